@@ -1,0 +1,48 @@
+# Two commands for a fresh Debian 12 machine:
+#   make run   installs what is missing, builds, and starts Rota on its embedded default
+#   make test  installs what is missing, builds, and runs every test (also under ASan/UBSan)
+SHELL := /bin/bash
+BUILD ?= build
+BUILD_SAN ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build build-san test test-unit test-san run bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD_SAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+build-san: deps $(BUILD_SAN)/CMakeCache.txt
+	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-san: build-san
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -E 'Slow'
+
+test: test-unit test-san
+	@scripts/check-no-clock.sh
+
+# Until the daemon exists, `make run` replays the bundled Philly slice through the three policies.
+run: build
+	$(BUILD)/rota simulate --trace data/traces/philly-ed69ec.csv --format philly --gpus 8 \
+	  --policy fifo,backfill,rota
+
+bench: build
+	$(BUILD)/rota_bench
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,114 @@
+// CapacityPlan: the schedulable units of a cluster and what is committed on them over time.
+//
+// A unit is a whole card (not in MIG mode) or one MIG slice. Every unit has a memory capacity;
+// a whole-GPU allocation or a MIG slice commits all of it, a memory share commits its memory.
+// Commitments are intervals [start, end): running jobs (until their expected end), reservations
+// for waiting jobs (conservative backfill), and bookings (held for their owner only). The plan
+// answers "when is the earliest time this request fits, and where", which is both the start-now
+// test and the reservation of a blocked job, so backfill never starts a job that would still be
+// running on a unit when a reservation or a booking begins there.
+//
+// Thread-compatible; borrows the ClusterState it was built from (it must outlive the plan).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "core/types.h"
+
+namespace rota {
+
+struct Commitment {
+  Time start = 0;
+  Time end = 0;
+  MiB amount = 0;
+  int booking_user = -1;  // >= 0: a booking, which does not bind this (interned) user
+  int running = -1;       // >= 0: index into ClusterState::running
+};
+
+struct Unit {
+  int gpu = 0;
+  int mig = -1;  // slice index, or -1 for a whole card
+  int node = 0;
+  MiB capacity = 0;
+  MiB used_now = 0;      // held by running jobs now
+  MiB device_free = -1;  // free memory the device reports now; -1 unknown
+  bool usable = true;    // not drained
+  bool shared = false;   // holds (or is planned to hold) memory shares
+  std::vector<Commitment> commits;
+};
+
+// When a running job is expected to release its capacity: its kill time when a stop is under way,
+// else start + time limit; a job already past that is assumed to end within a second (limits
+// enforced) or Policy::overdue_grace (not enforced).
+Time ExpectedEnd(const RunningJob& r, const Policy& policy, Time now);
+
+struct Placement {
+  Time start = kNever;     // kNever: does not fit
+  std::vector<int> units;  // indices into CapacityPlan::units()
+};
+
+class CapacityPlan {
+ public:
+  CapacityPlan(const ClusterState& state, const Policy& policy, Time now);
+  CapacityPlan(const CapacityPlan&) = delete;
+  CapacityPlan& operator=(const CapacityPlan&) = delete;
+
+  // Interned id of a user for booking checks; -1 when the user holds no booking.
+  int UserId(std::string_view user) const;
+
+  // Whether some unit of this cluster (drained or not) could ever hold the request.
+  bool Possible(const Request& req) const;
+  // Fast test: could the request fit now on free capacity, ignoring reservations and bookings?
+  bool PhysicallyFitsNow(const Request& req) const;
+
+  // The earliest start >= not_before at which `req` fits for `duration` on usable units, and
+  // where. Bookings of others bind unless `ignore_bookings`. `now_only` stops after checking
+  // not_before (cheaper). Returns start == kNever when it does not fit.
+  Placement Earliest(const Request& req, Duration duration, int user, Time not_before, bool now_only,
+                     bool ignore_bookings = false) const;
+
+  // Commits the request on the placement over [start, end); a start <= now also counts as used now.
+  void Commit(const Placement& p, const Request& req, Time start, Time end);
+  // Moves the end of every commitment of running job `running` (a preemption victim) to `end`,
+  // returning the previous end (for undo).
+  Time SetRunningEnd(int running, Time end);
+
+  Allocation ToAllocation(const Placement& p, const Request& req) const;
+  const std::vector<Unit>& units() const { return units_; }
+  Time now() const { return now_; }
+
+ private:
+  MiB Amount(const Unit& u, const Request& req) const;
+  // Highest total amount committed on `u` at any instant of [s, e).
+  MiB Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const;
+  Time EarliestOnUnit(const Unit& u, MiB amount, Duration d, int user, Time t0, bool now_only,
+                      bool ignore_bookings) const;
+  Placement EarliestSingle(const Request& req, Duration d, int user, Time t0, bool now_only,
+                           bool ignore_bookings) const;
+  Placement EarliestMulti(const Request& req, Duration d, int user, Time t0, bool now_only,
+                          bool ignore_bookings) const;
+  std::vector<int> PickWithinNode(std::vector<int> candidates, int n) const;
+  void RefreshNowSummary();
+
+  const ClusterState& state_;
+  Time now_;
+  std::vector<Unit> units_;
+  std::vector<int> whole_units_;  // non-MIG cards
+  std::unordered_map<std::string, std::vector<int>> mig_units_;  // by profile
+  std::unordered_map<std::string_view, int> booking_users_;
+  std::unordered_map<int, std::vector<int>> running_units_;  // running index -> units
+  int max_node_size_ = 0;
+  // Summary of what is free now (see PhysicallyFitsNow).
+  int free_whole_ = 0;
+  int max_node_free_ = 0;
+  MiB max_share_free_ = 0;
+  std::unordered_map<std::string, int> free_mig_;
+};
+
+}  // namespace rota

@@ -1,0 +1,84 @@
+// Policy: everything an admin tunes about how decisions are made. A plain value, read from the
+// configuration by the daemon and from flags by the simulator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/types.h"
+
+namespace rota {
+
+enum class Algorithm : std::uint8_t {
+  kFifo,      // strict first come first served, head-of-line blocking
+  kBackfill,  // FIFO order with EASY backfill: the Slurm-like baseline
+  kRota,      // multifactor priority, conservative backfill, quotas, preemption
+};
+const char* AlgorithmName(Algorithm a);
+
+// Whose usage counts for fair share and quota.
+enum class AccountMode : std::uint8_t {
+  kUser,     // each user
+  kProject,  // each project
+  kHybrid,   // users have a guaranteed base quota; projects an elastic pool on top
+};
+const char* AccountModeName(AccountMode m);
+
+// Weights of the priority factors; each factor is in [0, 1] (see priority.h).
+struct Weights {
+  double tier = 10000;
+  double fairshare = 1000;
+  double age = 1000;
+  double size = 1000;  // smaller requests (GPU-hours) rank higher
+  double penalty = 1000;
+};
+
+// A window of the week in the server's local time with a priority multiplier for heavy jobs.
+struct TimeOfDayRule {
+  std::uint8_t weekdays = 0x7f;  // bit 0 = Monday ... bit 6 = Sunday (the day the window starts)
+  int start_minute = 0;          // minutes after local midnight
+  int end_minute = 0;            // exclusive; may be <= start to wrap past midnight
+  double factor = 1.0;
+};
+
+struct QuotaPolicy {
+  std::unordered_map<std::string, double> role_hours;      // weekly GPU-hours per role
+  std::unordered_map<std::string, std::string> user_role;  // user -> role
+  std::unordered_map<std::string, double> user_hours;      // per-user overrides
+  // kProject: each project's quota. kHybrid: each project's elastic pool on top of user quotas.
+  std::unordered_map<std::string, double> project_hours;
+  double default_hours = -1;      // users without role or override; negative = unlimited
+  int week_start_day = 0;         // 0 = Monday ... 6 = Sunday, local midnight
+  bool overflow_as_explore = true;  // over-quota jobs may run preemptible in the explore tier
+};
+
+struct Policy {
+  Algorithm algorithm = Algorithm::kRota;
+  AccountMode mode = AccountMode::kUser;
+  Weights weights;
+  Duration age_max = kDay;                // age factor reaches 1 after this long in the queue
+  Duration fairshare_half_life = kWeek;   // usage halves in this time
+  double size_max_gpu_hours = 256;        // requests this large or larger get size factor 0
+  // Heavy jobs (>= heavy_gpus GPUs or a limit >= heavy_time) get the time-of-day multiplier on
+  // the non-tier part of their priority. Default table: weekdays 14:00-18:00 x0.5, nights x1.5.
+  std::vector<TimeOfDayRule> time_of_day = DefaultTimeOfDay();
+  int heavy_gpus = 2;
+  Duration heavy_time = 4 * kHour;
+  int utc_offset = 0;  // seconds east of UTC of the server's zone (DST is not modelled)
+  QuotaPolicy quota;
+  bool preemption = true;
+  std::uint8_t preemptible_tiers = 1u << static_cast<int>(Tier::kExplore);
+  // Blocked jobs that get an exact reservation (conservative backfill), in priority order. Every
+  // pending job is still considered for starting now; later ones get an estimated start.
+  int plan_depth = 1000;
+  bool enforce_time_limits = true;  // the simulator may turn this off (estimates are not limits)
+  // A running job past its expected end (limits not enforced) is assumed to end this much later.
+  Duration overdue_grace = 5 * kMinute;
+
+  static std::vector<TimeOfDayRule> DefaultTimeOfDay();
+  bool IsPreemptible(Tier t) const { return (preemptible_tiers >> static_cast<int>(t)) & 1u; }
+};
+
+}  // namespace rota

@@ -1,0 +1,125 @@
+// Tested by priority_test.cc.
+//
+// Fair share follows Slurm's classic formula F = 2^(-U/S) with equal shares among the accounts
+// the state knows (those with usage, pending or running jobs): an account that used exactly its
+// share gets 0.5, one that used nothing gets 1.
+#include "core/priority.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/quota.h"
+#include "core/usage.h"
+
+namespace rota {
+
+namespace {
+
+bool RuleContains(const TimeOfDayRule& r, int weekday, int minute) {
+  auto on = [&r](int day) { return (r.weekdays >> day) & 1u; };
+  if (r.start_minute < r.end_minute) return on(weekday) && minute >= r.start_minute && minute < r.end_minute;
+  // Wraps past midnight: the evening part belongs to today, the morning part to yesterday's rule.
+  if (minute >= r.start_minute) return on(weekday);
+  if (minute < r.end_minute) return on((weekday + 6) % 7);
+  return false;
+}
+
+using UsageMap = std::unordered_map<std::string, Usage>;
+
+// Fair-share factor per account from decayed usage plus running jobs' elapsed GPU-seconds.
+template <typename KeyOf>
+std::unordered_map<std::string_view, double> FairShares(const ClusterState& state, const UsageMap& usage,
+                                                        KeyOf key_of, const Policy& policy, Time now) {
+  std::unordered_map<std::string_view, double> used;
+  for (const auto& [k, u] : usage) used[k] += DecayedUsage(u, now, policy.fairshare_half_life);
+  for (const RunningJob& r : state.running) {
+    double elapsed = static_cast<double>(std::max<Time>(0, now - r.start_time));
+    used[key_of(r.job)] += AllocationGpus(state, r.alloc) * elapsed;
+  }
+  for (const Job& j : state.pending) used.try_emplace(key_of(j), 0.0);
+  double total = 0;
+  for (const auto& [k, v] : used) total += v;
+  double n = static_cast<double>(used.size());
+  for (auto& [k, v] : used) v = total > 0 ? std::exp2(-(v / total) * n) : 1.0;
+  return used;
+}
+
+}  // namespace
+
+double TimeOfDayFactor(const Policy& policy, Time now) {
+  int weekday = LocalWeekday(now, policy.utc_offset);
+  int minute = LocalMinuteOfDay(now, policy.utc_offset);
+  for (const TimeOfDayRule& r : policy.time_of_day) {
+    if (RuleContains(r, weekday, minute)) return r.factor;
+  }
+  return 1.0;
+}
+
+Time NextTimeOfDayChange(const Policy& policy, Time now) {
+  if (policy.time_of_day.empty()) return kNever;
+  int minute = LocalMinuteOfDay(now, policy.utc_offset);
+  Time midnight = LocalMidnight(now, policy.utc_offset);
+  Time best = midnight + kDay;  // weekdays change at midnight
+  for (const TimeOfDayRule& r : policy.time_of_day) {
+    for (int m : {r.start_minute, r.end_minute}) {
+      Time t = midnight + m * kMinute;
+      if (m <= minute) t += kDay;
+      best = std::min(best, t);
+    }
+  }
+  return std::max(best, now + 1);
+}
+
+bool IsHeavy(const Job& job, double gpus, const Policy& policy) {
+  return gpus >= policy.heavy_gpus || job.time_limit >= policy.heavy_time;
+}
+
+PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now)
+    : state_(state), policy_(policy), now_(now), tod_(TimeOfDayFactor(policy, now)) {
+  if (policy.mode != AccountMode::kProject) {
+    user_fs_ = FairShares(state, state.user_usage, [](const Job& j) -> std::string_view { return j.user; },
+                          policy, now);
+  }
+  if (policy.mode != AccountMode::kUser) {
+    project_fs_ = FairShares(state, state.project_usage,
+                             [](const Job& j) -> std::string_view { return j.project; }, policy, now);
+  }
+}
+
+double PriorityModel::Lookup(const Shares& shares, std::string_view key) {
+  auto it = shares.find(key);
+  return it == shares.end() ? 1.0 : it->second;
+}
+
+double PriorityModel::UserFairShare(const std::string& user) const { return Lookup(user_fs_, user); }
+double PriorityModel::ProjectFairShare(const std::string& project) const {
+  return Lookup(project_fs_, project);
+}
+
+PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_explore) const {
+  PriorityFactors f;
+  f.tier = as_explore ? 0.0 : static_cast<double>(job.tier) / (kTierCount - 1);
+  switch (policy_.mode) {
+    case AccountMode::kUser: f.fairshare = Lookup(user_fs_, job.user); break;
+    case AccountMode::kProject: f.fairshare = Lookup(project_fs_, job.project); break;
+    case AccountMode::kHybrid:
+      f.fairshare = 0.5 * (Lookup(user_fs_, job.user) + Lookup(project_fs_, job.project));
+      break;
+  }
+  if (policy_.age_max > 0) {
+    f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, 1.0);
+  }
+  double gpu_hours = gpus * static_cast<double>(job.time_limit) / kHour;
+  double max_h = std::max(policy_.size_max_gpu_hours, 1e-9);
+  f.size = std::clamp(1.0 - std::log1p(gpu_hours) / std::log1p(max_h), 0.0, 1.0);
+  f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;
+  if (auto it = state_.penalty.find(job.user); it != state_.penalty.end()) {
+    f.penalty = std::clamp(it->second, 0.0, 1.0);
+  }
+  const Weights& w = policy_.weights;
+  f.priority = w.tier * f.tier + f.time_of_day * (w.fairshare * f.fairshare + w.age * f.age + w.size * f.size) -
+               w.penalty * f.penalty;
+  return f;
+}
+
+}  // namespace rota

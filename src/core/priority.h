@@ -1,0 +1,59 @@
+// Multifactor priority (in the spirit of Slurm's priority/multifactor and `sprio`):
+//
+//   priority = w_tier * tier + tod * (w_fairshare * fairshare + w_age * age + w_size * size)
+//              - w_penalty * penalty
+//
+// Each factor is in [0, 1]:
+//   tier       explore 0, regular 0.5, thesis 1 (a job over quota running as explore counts 0);
+//   fairshare  2^(-U/S): U the account's share of all decayed usage (plus running jobs' elapsed
+//              GPU-seconds), S its share of the cluster (equal among known accounts); heavy
+//              recent users rank lower. Hybrid mode averages the user's and the project's;
+//   age        time in the queue over Policy::age_max, capped at 1;
+//   size       1 - log(1 + gpu_hours) / log(1 + size_max_gpu_hours): small requests first;
+//   penalty    the owner's overtime / no-show penalty, given in the state;
+//   tod        the time-of-day multiplier, applied to heavy jobs only (>= heavy_gpus GPUs or a
+//              limit >= heavy_time) so that in the afternoon short jobs go first and long ones
+//              gain at night. The tier term is outside it, so tiers stay ordered.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/cluster.h"
+#include "core/decisions.h"
+#include "core/policy.h"
+
+namespace rota {
+
+// The multiplier of the first time-of-day rule that contains `now` (1 if none does).
+double TimeOfDayFactor(const Policy& policy, Time now);
+// The next time after `now` at which TimeOfDayFactor may change (a rule boundary).
+Time NextTimeOfDayChange(const Policy& policy, Time now);
+
+bool IsHeavy(const Job& job, double gpus, const Policy& policy);
+
+// Computes factors for the jobs of one state at one time. Borrows `state` and `policy`, which
+// must outlive it.
+class PriorityModel {
+ public:
+  PriorityModel(const ClusterState& state, const Policy& policy, Time now);
+
+  // `as_explore`: the job runs over quota in the explore tier.
+  PriorityFactors Factors(const Job& job, double gpus, bool as_explore) const;
+  double UserFairShare(const std::string& user) const;
+  double ProjectFairShare(const std::string& project) const;
+
+ private:
+  using Shares = std::unordered_map<std::string_view, double>;
+  static double Lookup(const Shares& shares, std::string_view key);
+
+  const ClusterState& state_;
+  const Policy& policy_;
+  Time now_;
+  double tod_;
+  Shares user_fs_;
+  Shares project_fs_;
+};
+
+}  // namespace rota
