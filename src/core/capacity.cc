@@ -20,13 +20,73 @@ Time ExpectedEnd(const RunningJob& r, const Policy& policy, Time now) {
   return now + (policy.enforce_time_limits ? 1 : std::max<Duration>(1, policy.overdue_grace));
 }
 
+namespace {
+
+constexpr Time kMinusInfinity = std::numeric_limits<Time>::min();
+
+// Index of the breakpoint at time t, inserting one (with the value in force there) if needed.
+size_t Split(Profile& p, Time t) {
+  auto it = std::lower_bound(p.begin(), p.end(), t, [](const auto& bp, Time x) { return bp.first < x; });
+  if (it != p.end() && it->first == t) return static_cast<size_t>(it - p.begin());
+  MiB value = std::prev(it)->second;  // p starts at -infinity, so there is a previous breakpoint
+  size_t index = static_cast<size_t>(it - p.begin());
+  p.insert(it, {t, value});
+  return index;
+}
+
+// Adds `delta` over [s, e).
+void AddInterval(Profile& p, Time s, Time e, MiB delta) {
+  if (s >= e || delta == 0) return;
+  if (p.empty()) p.push_back({kMinusInfinity, 0});
+  size_t i = Split(p, s);
+  size_t j = e == kNever ? p.size() : Split(p, e);
+  for (size_t k = i; k < j; ++k) p[k].second += delta;
+}
+
+// Index of the segment containing t.
+size_t SegmentAt(const Profile& p, Time t) {
+  auto it = std::upper_bound(p.begin(), p.end(), t, [](Time x, const auto& bp) { return x < bp.first; });
+  return static_cast<size_t>(it - p.begin()) - 1;
+}
+
+Time SegmentEnd(const Profile& p, size_t k) { return k + 1 < p.size() ? p[k + 1].first : kNever; }
+
+MiB ProfilePeak(const Profile& p, Time s, Time e) {
+  if (p.empty()) return 0;
+  MiB best = 0;
+  for (size_t k = SegmentAt(p, s); k < p.size() && p[k].first < e; ++k) best = std::max(best, p[k].second);
+  return best;
+}
+
+// Earliest t >= t0 with the profile <= limit over [t, t + d), or kNever.
+Time ProfileEarliest(const Profile& p, MiB limit, Duration d, Time t0) {
+  if (limit < 0) return kNever;
+  if (p.empty()) return t0;
+  Time cand = t0;
+  for (size_t k = SegmentAt(p, t0); k < p.size(); ++k) {
+    Time end = SegmentEnd(p, k);
+    if (p[k].second > limit) {
+      cand = end;
+      if (cand == kNever) return kNever;
+      continue;
+    }
+    if (end == kNever || end - cand >= d) return cand;
+  }
+  return cand;
+}
+
+}  // namespace
+
 CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time now)
     : state_(state), now_(now) {
-  std::vector<int> first_unit(state.gpus.size(), -1);
-  std::unordered_map<int, int> node_size;
+  first_unit_.assign(state.gpus.size(), -1);
+  std::unordered_map<int, int> node_index;
+  std::vector<int> node_size;
   for (size_t gi = 0; gi < state.gpus.size(); ++gi) {
     const Gpu& g = state.gpus[gi];
-    first_unit[gi] = static_cast<int>(units_.size());
+    first_unit_[gi] = static_cast<int>(units_.size());
+    int dense = node_index.try_emplace(g.node, static_cast<int>(node_index.size())).first->second;
+    if (static_cast<size_t>(dense) >= node_size.size()) node_size.resize(dense + 1, 0);
     if (g.mig.empty()) {
       Unit u;
       u.gpu = static_cast<int>(gi);
@@ -36,7 +96,8 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
       u.usable = !g.drained;
       whole_units_.push_back(static_cast<int>(units_.size()));
       units_.push_back(std::move(u));
-      max_node_size_ = std::max(max_node_size_, ++node_size[g.node]);
+      dense_node_.push_back(dense);
+      max_node_size_ = std::max(max_node_size_, ++node_size[dense]);
     } else {
       for (size_t si = 0; si < g.mig.size(); ++si) {
         Unit u;
@@ -47,37 +108,28 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
         u.usable = !g.drained;
         mig_units_[g.mig[si].profile].push_back(static_cast<int>(units_.size()));
         units_.push_back(std::move(u));
+        dense_node_.push_back(dense);
       }
     }
   }
-  // Units an allocation occupies, with the amount on each.
-  auto for_alloc = [&](const Allocation& a, auto&& fn) {
-    for (int gi : a.gpus) {
-      if (gi < 0 || static_cast<size_t>(gi) >= state.gpus.size()) continue;
-      const Gpu& g = state.gpus[gi];
-      if (a.mig >= 0) {
-        if (static_cast<size_t>(a.mig) < g.mig.size()) fn(first_unit[gi] + a.mig, g.mig[a.mig].memory, false);
-      } else if (g.mig.empty()) {
-        fn(first_unit[gi], a.memory > 0 ? a.memory : g.memory, a.memory > 0);
-      }
-    }
-  };
+  node_free_.assign(node_size.size(), 0);
   for (const Booking& b : state.bookings) {
     if (b.end <= now) continue;
     int uid = booking_users_.try_emplace(b.user, static_cast<int>(booking_users_.size())).first->second;
-    for_alloc(b.alloc, [&](int ui, MiB amount, bool) {
-      units_[ui].commits.push_back({b.start, b.end, amount, uid, -1});
+    ForAllocation(b.alloc, [&](int ui, MiB amount, bool) {
+      units_[ui].bookings.push_back({b.start, b.end, amount, uid});
     });
   }
+  running_end_.resize(state.running.size());
   for (size_t ri = 0; ri < state.running.size(); ++ri) {
     const RunningJob& r = state.running[ri];
     Time end = ExpectedEnd(r, policy, now);
-    for_alloc(r.alloc, [&](int ui, MiB amount, bool share) {
+    running_end_[ri] = end;
+    ForAllocation(r.alloc, [&](int ui, MiB amount, bool share) {
       Unit& u = units_[ui];
-      u.commits.push_back({std::min(r.start_time, now), end, amount, -1, static_cast<int>(ri)});
+      AddInterval(u.profile, now, end, amount);
       u.used_now += amount;
       u.shared = u.shared || share;
-      running_units_[static_cast<int>(ri)].push_back(ui);
     });
   }
   RefreshNowSummary();
@@ -91,24 +143,32 @@ int CapacityPlan::UserId(std::string_view user) const {
 void CapacityPlan::RefreshNowSummary() {
   free_whole_ = 0;
   max_share_free_ = 0;
-  free_mig_.clear();
-  std::unordered_map<int, int> per_node;
+  free_whole_now_.clear();
+  std::fill(node_free_.begin(), node_free_.end(), 0);
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
     if (u.used_now == 0) {
       ++free_whole_;
-      ++per_node[u.node];
+      ++node_free_[dense_node_[ui]];
+      free_whole_now_.push_back(ui);
     }
     MiB free = u.capacity - u.used_now;
     if (u.device_free >= 0) free = std::min(free, u.device_free);
     max_share_free_ = std::max(max_share_free_, free);
   }
-  max_node_free_ = 0;
-  for (const auto& [node, n] : per_node) max_node_free_ = std::max(max_node_free_, n);
+  max_node_free_ = node_free_.empty() ? 0 : *std::max_element(node_free_.begin(), node_free_.end());
+  if (mig_units_.empty()) return;
+  free_mig_.clear();
+  gpu_free_slices_.assign(state_.gpus.size(), 0);
   for (const auto& [profile, list] : mig_units_) {
     int n = 0;
-    for (int ui : list) n += units_[ui].usable && units_[ui].used_now == 0;
+    for (int ui : list) {
+      if (units_[ui].usable && units_[ui].used_now == 0) {
+        ++n;
+        ++gpu_free_slices_[units_[ui].gpu];
+      }
+    }
     free_mig_[profile] = n;
   }
 }
@@ -146,86 +206,73 @@ MiB CapacityPlan::Amount(const Unit& u, const Request& req) const {
   return req.kind == RequestKind::kMemShare ? req.memory : u.capacity;
 }
 
-MiB CapacityPlan::Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const {
-  auto applies = [&](const Commitment& c) {
-    return c.booking_user < 0 || (!ignore_bookings && c.booking_user != user);
-  };
-  auto at = [&](Time p) {
-    MiB sum = 0;
-    for (const Commitment& c : u.commits) {
-      if (applies(c) && c.start <= p && p < c.end) sum += c.amount;
-    }
-    return sum;
-  };
-  MiB best = at(s);
-  for (const Commitment& c : u.commits) {
-    if (applies(c) && c.start > s && c.start < e) best = std::max(best, at(c.start));
+const Profile& CapacityPlan::Effective(const Unit& u, int user, bool ignore_bookings, Profile& scratch) const {
+  if (u.bookings.empty() || ignore_bookings) return u.profile;
+  bool any = false;
+  for (const BookingHold& b : u.bookings) {
+    if (b.user == user) continue;
+    if (!any) scratch = u.profile;
+    any = true;
+    AddInterval(scratch, b.start, b.end, b.amount);
   }
-  return best;
+  return any ? scratch : u.profile;
 }
 
-Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, Duration d, int user, Time t0, bool now_only,
-                                  bool ignore_bookings) const {
+MiB CapacityPlan::Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const {
+  Profile scratch;
+  return ProfilePeak(Effective(u, user, ignore_bookings, scratch), s, e);
+}
+
+Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, bool share, Duration d, int user, Time t0,
+                                  bool now_only, bool ignore_bookings) const {
   if (!u.usable || amount > u.capacity) return kNever;
-  auto ok = [&](Time t) {
-    if (Peak(u, t, t + d, user, ignore_bookings) + amount > u.capacity) return false;
-    // A share must also fit in what the device reports free now (other tenants' real use).
-    if (t == now_ && amount < u.capacity && u.device_free >= 0 && u.device_free < amount) return false;
-    return true;
-  };
-  if (ok(t0)) return t0;
-  if (now_only) return kNever;
-  std::vector<Time> ends;
-  for (const Commitment& c : u.commits) {
-    if (c.end > t0 && c.end != kNever && (c.booking_user < 0 || (!ignore_bookings && c.booking_user != user))) {
-      ends.push_back(c.end);
-    }
+  Profile scratch;
+  const Profile& p = Effective(u, user, ignore_bookings, scratch);
+  const MiB limit = u.capacity - amount;
+  // A share must also fit in what the device reports free now (other tenants' real use).
+  bool device_blocks_now = share && u.device_free >= 0 && u.device_free < amount;
+  if (now_only) {
+    if (t0 == now_ && device_blocks_now) return kNever;
+    return ProfilePeak(p, t0, t0 + d) <= limit ? t0 : kNever;
   }
-  std::sort(ends.begin(), ends.end());
-  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-  for (Time t : ends) {
-    if (ok(t)) return t;
+  Time t = ProfileEarliest(p, limit, d, t0);
+  if (t == now_ && device_blocks_now) {
+    // Not now: from the next change of the profile on.
+    Time next = p.empty() ? kNever : SegmentEnd(p, SegmentAt(p, now_));
+    t = next == kNever ? kNever : ProfileEarliest(p, limit, d, next);
   }
-  return kNever;
+  return t;
 }
 
 Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user, Time t0, bool now_only,
                                        bool ignore_bookings) const {
-  const std::vector<int>* candidates = &whole_units_;
   static const std::vector<int> kNone;
+  const std::vector<int>* candidates = &whole_units_;
   if (req.kind == RequestKind::kMig) {
     auto it = mig_units_.find(req.mig_profile);
     candidates = it == mig_units_.end() ? &kNone : &it->second;
+  } else if (req.kind == RequestKind::kWholeGpus && now_only && t0 == now_) {
+    candidates = &free_whole_now_;  // a whole card that is held now cannot start a job now
   }
   // Preference among units with the same start: shares go to cards already shared, best fit;
   // whole cards and slices go where the fewest others are free (pack, keep big holes whole).
   using Key = std::tuple<Time, int, MiB, int>;
   Key best{kNever, 0, 0, 0};
   int best_unit = -1;
-  std::unordered_map<int, int> free_on_gpu_node;  // lazily filled: free units per node / card
-  auto free_near = [&](const Unit& u) {
-    int key = req.kind == RequestKind::kMig ? u.gpu : u.node;
-    auto it = free_on_gpu_node.find(key);
-    if (it != free_on_gpu_node.end()) return it->second;
-    int n = 0;
-    for (int ui : *candidates) {
-      const Unit& v = units_[ui];
-      if ((req.kind == RequestKind::kMig ? v.gpu : v.node) == key && v.usable && v.used_now == 0) ++n;
-    }
-    free_on_gpu_node[key] = n;
-    return n;
-  };
   for (int ui : *candidates) {
     const Unit& u = units_[ui];
     MiB amount = Amount(u, req);
-    Time t = EarliestOnUnit(u, amount, d, user, t0, now_only, ignore_bookings);
+    if (t0 == now_ && now_only && u.used_now + amount > u.capacity) continue;
+    Time t = EarliestOnUnit(u, amount, req.kind == RequestKind::kMemShare, d, user, t0, now_only, ignore_bookings);
     if (t == kNever || t > std::get<0>(best)) continue;
     Key key;
     if (req.kind == RequestKind::kMemShare) {
       MiB leftover = u.capacity - Peak(u, t, t + d, user, ignore_bookings) - amount;
       key = Key{t, u.shared ? 0 : 1, leftover, u.gpu};
+    } else if (req.kind == RequestKind::kMig) {
+      key = Key{t, gpu_free_slices_[u.gpu], 0, ui};
     } else {
-      key = Key{t, free_near(u), 0, ui};
+      key = Key{t, node_free_[dense_node_[ui]], 0, ui};
     }
     if (best_unit < 0 || key < best) {
       best = key;
@@ -248,77 +295,86 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     int unit;
   };
   std::vector<Event> events;
-  std::vector<std::pair<Time, Time>> busy;
+  Profile scratch;
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
-    busy.clear();
-    for (const Commitment& c : u.commits) {
-      if (c.end <= t0) continue;
-      if (c.booking_user >= 0 && (ignore_bookings || c.booking_user == user)) continue;
-      busy.emplace_back(c.start, c.end);
-    }
-    std::sort(busy.begin(), busy.end());
-    Time cur = t0;
+    const Profile& prof = Effective(u, user, ignore_bookings, scratch);
     auto window = [&](Time a, Time b) {  // feasible starts [a, b]
       if (now_only && a > t0) return;
       events.push_back({a, +1, ui});
       if (b != kNever) events.push_back({b + 1, -1, ui});
     };
-    bool open = true;
-    for (const auto& [bs, be] : busy) {
-      if (bs > cur && bs - cur >= d) window(cur, bs - d);
-      if (be == kNever) {
-        open = false;
-        break;
-      }
-      cur = std::max(cur, be);
+    if (prof.empty()) {
+      window(t0, kNever);
+      continue;
     }
-    if (open) window(cur, kNever);
+    // Free stretches (nothing committed) from t0 on; each long enough gives a window of starts.
+    Time free_from = kNever;
+    for (size_t k = SegmentAt(prof, t0); k < prof.size(); ++k) {
+      Time seg_start = std::max(prof[k].first, t0);
+      if (prof[k].second == 0) {
+        if (free_from == kNever) free_from = seg_start;
+      } else if (free_from != kNever) {
+        if (seg_start - free_from >= d) window(free_from, seg_start - d);
+        free_from = kNever;
+      }
+    }
+    if (free_from != kNever) window(free_from, kNever);
   }
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
   std::vector<char> active(units_.size(), 0);
-  std::unordered_map<int, int> node_count;
+  std::vector<int> node_count(node_free_.size(), 0);
   int total = 0;
   Placement p;
   const int n = req.gpus;
   const bool one_node = n <= max_node_size_;
+  std::vector<int> grown;  // nodes that gained a card at the current time
   for (size_t i = 0; i < events.size();) {
     Time t = events[i].t;
     if (now_only && t > t0) break;
     bool feasible = false;
+    grown.clear();
     for (; i < events.size() && events[i].t == t; ++i) {
       const Event& e = events[i];
       active[e.unit] = e.delta > 0;
-      int c = (node_count[units_[e.unit].node] += e.delta);
+      node_count[dense_node_[e.unit]] += e.delta;
       total += e.delta;
-      if (e.delta > 0 && one_node && c >= n) feasible = true;
+      if (e.delta > 0) grown.push_back(dense_node_[e.unit]);
     }
-    if (!one_node && total >= n) feasible = true;
+    // Judged only once every event at t is applied: the events of one instant come in any order,
+    // and a window that closes at t must not count together with one that opens at t.
+    if (one_node) {
+      for (int node : grown) feasible = feasible || node_count[node] >= n;
+    } else {
+      feasible = total >= n;
+    }
     if (!feasible) continue;
     p.start = t;
     if (one_node) {
       // Best fit: the feasible node with the fewest usable cards at t.
       int best_node = 0, best_count = std::numeric_limits<int>::max();
-      for (const auto& [node, c] : node_count) {
-        if (c >= n && (c < best_count || (c == best_count && node < best_node))) {
-          best_node = node;
+      for (size_t node = 0; node < node_count.size(); ++node) {
+        int c = node_count[node];
+        if (c >= n && c < best_count) {
+          best_node = static_cast<int>(node);
           best_count = c;
         }
       }
       std::vector<int> cands;
-      for (int ui : whole_units_) if (active[ui] && units_[ui].node == best_node) cands.push_back(ui);
+      for (int ui : whole_units_) if (active[ui] && dense_node_[ui] == best_node) cands.push_back(ui);
       p.units = PickWithinNode(std::move(cands), n);
     } else {
       // Spread over whole nodes first: nodes with the most usable cards.
-      std::vector<std::pair<int, int>> nodes(node_count.begin(), node_count.end());
+      std::vector<std::pair<int, int>> nodes;
+      for (size_t node = 0; node < node_count.size(); ++node) nodes.emplace_back(static_cast<int>(node), node_count[node]);
       std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) {
         return a.second != b.second ? a.second > b.second : a.first < b.first;
       });
       for (const auto& [node, c] : nodes) {
         if (static_cast<int>(p.units.size()) >= n || c <= 0) break;
         std::vector<int> cands;
-        for (int ui : whole_units_) if (active[ui] && units_[ui].node == node) cands.push_back(ui);
+        for (int ui : whole_units_) if (active[ui] && dense_node_[ui] == node) cands.push_back(ui);
         int want = std::min<int>(n - static_cast<int>(p.units.size()), static_cast<int>(cands.size()));
         for (int ui : PickWithinNode(std::move(cands), want)) p.units.push_back(ui);
       }
@@ -373,7 +429,7 @@ void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Ti
   for (int ui : p.units) {
     Unit& u = units_[ui];
     MiB amount = Amount(u, req);
-    u.commits.push_back({start, end, amount, -1, -1});
+    AddInterval(u.profile, std::max(start, now_), end, amount);
     if (req.kind == RequestKind::kMemShare) u.shared = true;
     if (start <= now_) {
       u.used_now += amount;
@@ -384,17 +440,15 @@ void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Ti
 }
 
 Time CapacityPlan::SetRunningEnd(int running, Time end) {
-  Time old = kNever;
-  auto it = running_units_.find(running);
-  if (it == running_units_.end()) return old;
-  for (int ui : it->second) {
-    for (Commitment& c : units_[ui].commits) {
-      if (c.running == running) {
-        old = c.end;
-        c.end = end;
-      }
-    }
-  }
+  if (running < 0 || static_cast<size_t>(running) >= running_end_.size()) return kNever;
+  Time old = running_end_[running];
+  if (old == end) return old;
+  ForAllocation(state_.running[running].alloc, [&](int ui, MiB amount, bool) {
+    Profile& prof = units_[ui].profile;
+    if (end < old) AddInterval(prof, std::max(end, now_), old, -amount);
+    else AddInterval(prof, std::max(old, now_), end, amount);
+  });
+  running_end_[running] = end;
   return old;
 }
 

@@ -3,7 +3,8 @@
 // A unit is a whole card (not in MIG mode) or one MIG slice. Every unit has a memory capacity;
 // a whole-GPU allocation or a MIG slice commits all of it, a memory share commits its memory.
 // Commitments are intervals [start, end): running jobs (until their expected end), reservations
-// for waiting jobs (conservative backfill), and bookings (held for their owner only). The plan
+// for waiting jobs (conservative backfill), and bookings (held for their owner only). Each unit
+// keeps them as a step profile, so a query or a commit is linear in its breakpoints. The plan
 // answers "when is the earliest time this request fits, and where", which is both the start-now
 // test and the reservation of a blocked job, so backfill never starts a job that would still be
 // running on a unit when a reservation or a booking begins there.
@@ -23,13 +24,18 @@
 
 namespace rota {
 
-struct Commitment {
+// A booking's hold on a unit: binds everyone but its owner.
+struct BookingHold {
   Time start = 0;
   Time end = 0;
   MiB amount = 0;
-  int booking_user = -1;  // >= 0: a booking, which does not bind this (interned) user
-  int running = -1;       // >= 0: index into ClusterState::running
+  int user = 0;  // interned owner
 };
+
+// Memory committed on a unit over time, as a step function: breakpoints sorted by time, each
+// value holding from its time to the next breakpoint (the first is at -infinity, the last
+// extends to +infinity).
+using Profile = std::vector<std::pair<Time, MiB>>;
 
 struct Unit {
   int gpu = 0;
@@ -40,7 +46,8 @@ struct Unit {
   MiB device_free = -1;  // free memory the device reports now; -1 unknown
   bool usable = true;    // not drained
   bool shared = false;   // holds (or is planned to hold) memory shares
-  std::vector<Commitment> commits;
+  Profile profile;       // running jobs and reservations from now on
+  std::vector<BookingHold> bookings;
 };
 
 // When a running job is expected to release its capacity: its kill time when a stop is under way,
@@ -78,6 +85,9 @@ class CapacityPlan {
   // Moves the end of every commitment of running job `running` (a preemption victim) to `end`,
   // returning the previous end (for undo).
   Time SetRunningEnd(int running, Time end);
+  // Units an allocation occupies, with the amount on each and whether it is a share.
+  template <typename Fn>
+  void ForAllocation(const Allocation& a, Fn&& fn) const;
 
   Allocation ToAllocation(const Placement& p, const Request& req) const;
   const std::vector<Unit>& units() const { return units_; }
@@ -85,9 +95,14 @@ class CapacityPlan {
 
  private:
   MiB Amount(const Unit& u, const Request& req) const;
+  // The unit's profile with the bookings that bind `user` added (or the profile itself when none
+  // does); `scratch` holds the combined copy.
+  const Profile& Effective(const Unit& u, int user, bool ignore_bookings, Profile& scratch) const;
   // Highest total amount committed on `u` at any instant of [s, e).
   MiB Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const;
-  Time EarliestOnUnit(const Unit& u, MiB amount, Duration d, int user, Time t0, bool now_only,
+  // `share`: the request is a memory share (even of a whole card's memory), which must also fit
+  // in what the device reports free now; whole cards and slices are not held to that.
+  Time EarliestOnUnit(const Unit& u, MiB amount, bool share, Duration d, int user, Time t0, bool now_only,
                       bool ignore_bookings) const;
   Placement EarliestSingle(const Request& req, Duration d, int user, Time t0, bool now_only,
                            bool ignore_bookings) const;
@@ -102,13 +117,31 @@ class CapacityPlan {
   std::vector<int> whole_units_;  // non-MIG cards
   std::unordered_map<std::string, std::vector<int>> mig_units_;  // by profile
   std::unordered_map<std::string_view, int> booking_users_;
-  std::unordered_map<int, std::vector<int>> running_units_;  // running index -> units
+  std::vector<int> first_unit_;  // per GPU: its card unit, or its first slice unit
+  std::vector<Time> running_end_;  // per running job: when its profile entries end
+  std::vector<int> dense_node_;  // per unit: its node numbered 0..nodes-1
   int max_node_size_ = 0;
-  // Summary of what is free now (see PhysicallyFitsNow).
+  // Summary of what is free now (see PhysicallyFitsNow), refreshed after every start.
   int free_whole_ = 0;
   int max_node_free_ = 0;
   MiB max_share_free_ = 0;
   std::unordered_map<std::string, int> free_mig_;
+  std::vector<int> free_whole_now_;  // usable cards nobody holds now
+  std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
+  std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now
 };
+
+template <typename Fn>
+void CapacityPlan::ForAllocation(const Allocation& a, Fn&& fn) const {
+  for (int gi : a.gpus) {
+    if (gi < 0 || static_cast<size_t>(gi) >= state_.gpus.size()) continue;
+    const Gpu& g = state_.gpus[gi];
+    if (a.mig >= 0) {
+      if (static_cast<size_t>(a.mig) < g.mig.size()) fn(first_unit_[gi] + a.mig, g.mig[a.mig].memory, false);
+    } else if (g.mig.empty()) {
+      fn(first_unit_[gi], a.memory > 0 ? a.memory : g.memory, a.memory > 0);
+    }
+  }
+}
 
 }  // namespace rota

@@ -1,0 +1,30 @@
+// The `rota` command line. Exit codes: 0 success; 1 the operation failed (the message says why);
+// 2 the command line was wrong (unknown flag, bad value).
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/text.h"
+
+int main(int argc, char** argv) {
+  rota::cli::UseUtf8Locale();
+  CLI::App app{"rota: GPU time-sharing for lab servers"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "rota 0.1.0");
+  int exit_code = 0;
+  rota::cli::AddSimulateCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "rota: %s (see rota --help)\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,117 @@
+// Tested by text_test.cc.
+//
+// Width comes from wcwidth() of the C library under a UTF-8 locale: it knows East Asian wide
+// characters, combining marks and zero-width characters, and is maintained with glibc.
+#include "cli/text.h"
+
+#include <clocale>
+#include <cstring>
+#include <cwchar>
+
+namespace rota::cli {
+
+namespace {
+
+// Decodes one UTF-8 character at `s`; returns its byte length (1 for an invalid byte) and width.
+size_t NextChar(std::string_view s, int* width) {
+  std::mbstate_t st{};
+  wchar_t wc = 0;
+  size_t n = std::mbrtowc(&wc, s.data(), s.size(), &st);
+  if (n == static_cast<size_t>(-1) || n == static_cast<size_t>(-2) || n == 0) {
+    *width = 1;
+    return 1;
+  }
+  int w = ::wcwidth(wc);
+  *width = w < 0 ? 1 : w;
+  return n;
+}
+
+bool LooksNumeric(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == ',' || c == '-' || c == '%' || c == 's')) return false;
+  }
+  return s[0] != 's';
+}
+
+}  // namespace
+
+void UseUtf8Locale() {
+  const char* cur = std::setlocale(LC_CTYPE, "");
+  if (cur && (std::strstr(cur, "UTF-8") || std::strstr(cur, "utf8") || std::strstr(cur, "UTF8"))) return;
+  if (!std::setlocale(LC_CTYPE, "C.UTF-8")) std::setlocale(LC_CTYPE, "en_US.UTF-8");
+}
+
+int DisplayWidth(std::string_view text) {
+  int total = 0;
+  while (!text.empty()) {
+    int w = 0;
+    size_t n = NextChar(text, &w);
+    total += w;
+    text.remove_prefix(n);
+  }
+  return total;
+}
+
+std::string CutToWidth(std::string_view text, int width) {
+  if (DisplayWidth(text) <= width) return std::string(text);
+  if (width <= 0) return "";
+  std::string out;
+  int used = 0;
+  while (!text.empty()) {
+    int w = 0;
+    size_t n = NextChar(text, &w);
+    if (used + w > width - 1) break;  // keep one column for the ellipsis
+    out.append(text.substr(0, n));
+    used += w;
+    text.remove_prefix(n);
+  }
+  return out + "\u2026";
+}
+
+std::string PadToWidth(std::string_view text, int width, bool right) {
+  int pad = width - DisplayWidth(text);
+  if (pad <= 0) return std::string(text);
+  return right ? std::string(pad, ' ') + std::string(text) : std::string(text) + std::string(pad, ' ');
+}
+
+std::string Table::Render() const {
+  std::vector<int> widths(header_.size(), 0);
+  auto measure = [&widths](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
+    }
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row, bool header) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      std::string cell = i < row.size() ? row[i] : "";
+      bool last = i + 1 == widths.size();
+      bool right = !header && LooksNumeric(cell);
+      line += last && !right ? cell : PadToWidth(cell, widths[i], right);
+      if (!last) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  };
+  emit(header_, true);
+  for (const auto& r : rows_) emit(r, false);
+  return out;
+}
+
+std::string WithThousands(long long v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  int count = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (count && count % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+    ++count;
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,35 @@
+// Text output helpers for the command line: display width of UTF-8 text (CJK characters take two
+// columns), cutting and padding by display width, never by bytes, and simple aligned tables.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rota::cli {
+
+// Sets a UTF-8 character type for the process (keeps the user's locale when it is UTF-8).
+void UseUtf8Locale();
+// Columns `text` takes on a terminal; invalid bytes count one column each.
+int DisplayWidth(std::string_view text);
+// The longest prefix of `text` that fits `width` columns, with "…" when it was cut.
+std::string CutToWidth(std::string_view text, int width);
+// `text` padded with spaces to `width` columns (left-aligned, or right-aligned).
+std::string PadToWidth(std::string_view text, int width, bool right = false);
+
+// A table whose columns are aligned by display width. Numeric-looking cells align right.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "1,234,567" for 1234567.
+std::string WithThousands(long long v);
+
+}  // namespace rota::cli

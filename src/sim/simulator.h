@@ -1,0 +1,54 @@
+// The trace simulator: replays a job trace through the very same Schedule() that runs the lab,
+// in virtual time. It jumps from event to event (arrivals, completions, kill deadlines, the
+// core's next wake-up) and never sleeps, so months of a cluster replay in seconds.
+//
+// What it models and what it does not: jobs run exactly their trace duration; the core sees only
+// their time limits, which are the estimates chosen by SimConfig::estimates (exact, noisy or from
+// the user's history), as in a real lab where a job's limit is the user's guess. Limits are not
+// enforced (a trace duration is the truth), so a job that outlives a low estimate keeps running.
+// Preempted jobs keep the progress they had when signalled (they checkpoint on the signal) and
+// are requeued with their original submit time when they asked for it; the others end there.
+// Jobs that no card of the simulated cluster could ever hold are rejected and counted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/policy.h"
+#include "core/status.h"
+#include "sim/metrics.h"
+#include "sim/trace.h"
+
+namespace rota::sim {
+
+enum class Estimates : std::uint8_t { kExact, kNoisy, kHistory };
+const char* EstimatesName(Estimates e);
+
+struct SimConfig {
+  int gpus = 8;
+  int gpus_per_node = 8;
+  MiB gpu_memory = 80 * 1024;  // memory of each simulated card (shares are fractions of it)
+  Policy policy;               // algorithm and everything else; enforce_time_limits is forced off
+  Estimates estimates = Estimates::kExact;
+  double noise_max = 3.0;      // kNoisy: limit = duration * U[1, noise_max] (users overestimate)
+  int history_window = 5;      // kHistory: mean of the user's last N finished jobs
+  Duration history_default = kHour;  // kHistory: before a user has history
+  std::uint64_t seed = 1;
+  Time epoch = 1767571200;     // where relative trace times start: Monday 2026-01-05 00:00 UTC
+  bool keep_outcomes = false;  // fill SimResult::outcomes
+};
+
+struct SimResult {
+  std::string policy;
+  Metrics metrics;
+  std::int64_t rejected = 0;        // could never fit the simulated cluster
+  std::int64_t unfinished = 0;      // still waiting when nothing more could happen
+  std::int64_t preemptions = 0;
+  std::int64_t schedule_calls = 0;
+  std::vector<JobOutcome> outcomes;
+};
+
+StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config);
+
+}  // namespace rota::sim
