@@ -2,9 +2,11 @@
 // prints what each would have given (waits, completion times, utilisation, fairness).
 // Tested by tests/cli_e2e.sh and, through the simulator, by src/sim/simulator_test.cc.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,8 +35,48 @@ struct SimulateOptions {
   std::string start;
   int plan_depth = -1;
   bool no_preemption = false;
+  std::vector<std::string> settings;  // --set KEY=VALUE on the rota policy
   bool json = false;
+  std::string outcomes;  // write per-job outcomes (CSV) here
 };
+
+// Applies one `--set KEY=VALUE` to the policy. Keys name the policy's fields.
+Status ApplySetting(const std::string& kv, Policy& p) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos) return InvalidArgument("--set expects KEY=VALUE, got \"" + kv + "\"");
+  std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+  auto number = [&value](double* out) {
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0') return false;
+    *out = v;
+    return true;
+  };
+  double v = 0;
+  std::unordered_map<std::string, double*> weights = {
+      {"weight.tier", &p.weights.tier},       {"weight.fairshare", &p.weights.fairshare},
+      {"weight.age", &p.weights.age},         {"weight.size", &p.weights.size},
+      {"weight.penalty", &p.weights.penalty}, {"size_max_gpu_hours", &p.size_max_gpu_hours},
+      {"age_cap", &p.age_cap}};
+  if (auto it = weights.find(key); it != weights.end()) {
+    if (!number(&v) || v < 0) return InvalidArgument("--set " + key + ": expected a non-negative number");
+    *it->second = v;
+    return Status();
+  }
+  if (key == "age_max" || key == "fairshare_half_life") {
+    auto d = ParseDuration(value);
+    if (!d) return InvalidArgument("--set " + key + ": expected a duration such as 7d or 12h");
+    (key == "age_max" ? p.age_max : p.fairshare_half_life) = *d;
+    return Status();
+  }
+  if (key == "time_of_day" && value == "off") {
+    p.time_of_day.clear();
+    return Status();
+  }
+  return InvalidArgument("--set: unknown key \"" + key +
+                         "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
+                         "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off)");
+}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "rota simulate: %s\n", message.c_str());
@@ -96,15 +138,33 @@ int RunSimulate(const SimulateOptions& o) {
 
   std::vector<sim::SimResult> results;
   for (Algorithm a : algorithms) {
+    config.keep_outcomes = !o.outcomes.empty();
     config.policy = Policy{};
     config.policy.algorithm = a;
     if (o.plan_depth >= 0) config.policy.plan_depth = o.plan_depth;
     if (o.no_preemption) config.policy.preemption = false;
+    for (const std::string& kv : o.settings) {
+      Status st = ApplySetting(kv, config.policy);
+      if (!st.ok()) return Fail(st.message());
+    }
     auto r = sim::Simulate(*trace, config);
     if (!r.ok()) return Fail(r.status().message());
     results.push_back(std::move(*r));
   }
 
+  if (!o.outcomes.empty()) {
+    std::FILE* f = std::fopen(o.outcomes.c_str(), "w");
+    if (!f) return Fail("--outcomes: cannot write " + o.outcomes);
+    std::fprintf(f, "policy,job,user,submit,start,end,gpus,wait\n");
+    for (const auto& r : results) {
+      for (const sim::JobOutcome& j : r.outcomes) {
+        std::fprintf(f, "%s,%lld,%s,%lld,%lld,%lld,%g,%lld\n", r.policy.c_str(), static_cast<long long>(j.id),
+                     j.user.c_str(), static_cast<long long>(j.submit), static_cast<long long>(j.start),
+                     static_cast<long long>(j.end), j.gpus, static_cast<long long>(j.start - j.submit));
+      }
+    }
+    std::fclose(f);
+  }
   if (o.json) {
     nlohmann::json out;
     out["trace"] = o.trace;
@@ -179,6 +239,9 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--start", o->start, "Wall-clock start of traces with relative times (UTC)");
   cmd->add_option("--plan-depth", o->plan_depth, "Blocked jobs that get exact reservations (rota, fifo)");
   cmd->add_flag("--no-preemption", o->no_preemption, "Turn preemption off for the rota policy");
+  cmd->add_option("--set", o->settings,
+                  "Change a policy setting, e.g. weight.age=2000 or age_max=7d (repeatable)");
+  cmd->add_option("--outcomes", o->outcomes, "Write every job's submit, start and end to this CSV file");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, exit_code] { *exit_code = RunSimulate(*o); });
 }

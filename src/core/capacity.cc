@@ -128,6 +128,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
     ForAllocation(r.alloc, [&](int ui, MiB amount, bool share) {
       Unit& u = units_[ui];
       AddInterval(u.profile, now, end, amount);
+      Reindex(u);
       u.used_now += amount;
       u.shared = u.shared || share;
     });
@@ -138,6 +139,23 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
 int CapacityPlan::UserId(std::string_view user) const {
   auto it = booking_users_.find(user);
   return it == booking_users_.end() ? -1 : it->second;
+}
+
+void CapacityPlan::Reindex(Unit& u) const {
+  // Runs of segments with nothing committed, seen from now on; the open-ended last run is the tail.
+  u.max_hole = 0;
+  u.tail = kNever;
+  Time run = kNever;  // start of the current free run, or kNever inside a committed stretch
+  for (const auto& [t, value] : u.profile) {
+    Time at = std::max(t, now_);
+    if (value == 0) {
+      if (run == kNever) run = at;
+    } else if (run != kNever) {
+      u.max_hole = std::max<Duration>(u.max_hole, at - run);
+      run = kNever;
+    }
+  }
+  u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
 }
 
 void CapacityPlan::RefreshNowSummary() {
@@ -226,11 +244,14 @@ MiB CapacityPlan::Peak(const Unit& u, Time s, Time e, int user, bool ignore_book
 Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, bool share, Duration d, int user, Time t0,
                                   bool now_only, bool ignore_bookings) const {
   if (!u.usable || amount > u.capacity) return kNever;
+  // A share must also fit in what the device reports free now (other tenants' real use).
+  bool device_blocks_now = share && u.device_free >= 0 && u.device_free < amount;
+  if (!now_only && amount == u.capacity && u.bookings.empty() && !device_blocks_now && u.max_hole < d) {
+    return std::max(t0, u.tail);  // no hole fits: the first start is where the unit frees for good
+  }
   Profile scratch;
   const Profile& p = Effective(u, user, ignore_bookings, scratch);
   const MiB limit = u.capacity - amount;
-  // A share must also fit in what the device reports free now (other tenants' real use).
-  bool device_blocks_now = share && u.device_free >= 0 && u.device_free < amount;
   if (now_only) {
     if (t0 == now_ && device_blocks_now) return kNever;
     return ProfilePeak(p, t0, t0 + d) <= limit ? t0 : kNever;
@@ -263,7 +284,8 @@ Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user,
     const Unit& u = units_[ui];
     MiB amount = Amount(u, req);
     if (t0 == now_ && now_only && u.used_now + amount > u.capacity) continue;
-    Time t = EarliestOnUnit(u, amount, req.kind == RequestKind::kMemShare, d, user, t0, now_only, ignore_bookings);
+    const bool share = req.kind == RequestKind::kMemShare;
+    Time t = EarliestOnUnit(u, amount, share, d, user, t0, now_only, ignore_bookings);
     if (t == kNever || t > std::get<0>(best)) continue;
     Key key;
     if (req.kind == RequestKind::kMemShare) {
@@ -294,8 +316,21 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     int delta;
     int unit;
   };
-  std::vector<Event> events;
   Profile scratch;
+  if (now_only) {
+    // Only t0 matters: count, per node, the cards with nothing committed over [t0, t0 + d).
+    std::vector<int> free_at_t0;
+    std::vector<int> per_node(node_free_.size(), 0);
+    for (int ui : whole_units_) {
+      const Unit& u = units_[ui];
+      if (!u.usable) continue;
+      if (ProfilePeak(Effective(u, user, ignore_bookings, scratch), t0, t0 + d) != 0) continue;
+      free_at_t0.push_back(ui);
+      ++per_node[dense_node_[ui]];
+    }
+    return PickAt(t0, free_at_t0, per_node, req.gpus);
+  }
+  std::vector<Event> events;
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
@@ -326,7 +361,6 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
   std::vector<char> active(units_.size(), 0);
   std::vector<int> node_count(node_free_.size(), 0);
   int total = 0;
-  Placement p;
   const int n = req.gpus;
   const bool one_node = n <= max_node_size_;
   std::vector<int> grown;  // nodes that gained a card at the current time
@@ -350,38 +384,48 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
       feasible = total >= n;
     }
     if (!feasible) continue;
-    p.start = t;
-    if (one_node) {
-      // Best fit: the feasible node with the fewest usable cards at t.
-      int best_node = 0, best_count = std::numeric_limits<int>::max();
-      for (size_t node = 0; node < node_count.size(); ++node) {
-        int c = node_count[node];
-        if (c >= n && c < best_count) {
-          best_node = static_cast<int>(node);
-          best_count = c;
-        }
-      }
-      std::vector<int> cands;
-      for (int ui : whole_units_) if (active[ui] && dense_node_[ui] == best_node) cands.push_back(ui);
-      p.units = PickWithinNode(std::move(cands), n);
-    } else {
-      // Spread over whole nodes first: nodes with the most usable cards.
-      std::vector<std::pair<int, int>> nodes;
-      for (size_t node = 0; node < node_count.size(); ++node) nodes.emplace_back(static_cast<int>(node), node_count[node]);
-      std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) {
-        return a.second != b.second ? a.second > b.second : a.first < b.first;
-      });
-      for (const auto& [node, c] : nodes) {
-        if (static_cast<int>(p.units.size()) >= n || c <= 0) break;
-        std::vector<int> cands;
-        for (int ui : whole_units_) if (active[ui] && dense_node_[ui] == node) cands.push_back(ui);
-        int want = std::min<int>(n - static_cast<int>(p.units.size()), static_cast<int>(cands.size()));
-        for (int ui : PickWithinNode(std::move(cands), want)) p.units.push_back(ui);
-      }
-    }
-    return p;
+    std::vector<int> usable_at_t;
+    for (int ui : whole_units_) if (active[ui]) usable_at_t.push_back(ui);
+    return PickAt(t, usable_at_t, node_count, n);
   }
   return Placement{};
+}
+
+Placement CapacityPlan::PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node,
+                               int n) const {
+  Placement p;
+  if (n <= max_node_size_) {
+    // Best fit: the feasible node with the fewest usable cards at t.
+    int best_node = -1, best_count = std::numeric_limits<int>::max();
+    for (size_t node = 0; node < per_node.size(); ++node) {
+      int c = per_node[node];
+      if (c >= n && c < best_count) {
+        best_node = static_cast<int>(node);
+        best_count = c;
+      }
+    }
+    if (best_node < 0) return p;
+    std::vector<int> cands;
+    for (int ui : usable) if (dense_node_[ui] == best_node) cands.push_back(ui);
+    p.units = PickWithinNode(std::move(cands), n);
+  } else {
+    if (static_cast<int>(usable.size()) < n) return p;
+    // Spread over whole nodes first: nodes with the most usable cards.
+    std::vector<std::pair<int, int>> nodes;
+    for (size_t node = 0; node < per_node.size(); ++node) nodes.emplace_back(static_cast<int>(node), per_node[node]);
+    std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    for (const auto& [node, c] : nodes) {
+      if (static_cast<int>(p.units.size()) >= n || c <= 0) break;
+      std::vector<int> cands;
+      for (int ui : usable) if (dense_node_[ui] == node) cands.push_back(ui);
+      int want = std::min<int>(n - static_cast<int>(p.units.size()), static_cast<int>(cands.size()));
+      for (int ui : PickWithinNode(std::move(cands), want)) p.units.push_back(ui);
+    }
+  }
+  p.start = t;
+  return p;
 }
 
 std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, int n) const {
@@ -396,11 +440,11 @@ std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, int n) con
     int best = -1, best_links = -1, best_degree = -1;
     for (size_t i = 0; i < cands.size(); ++i) {
       if (used[i]) continue;
+      // Links into the chosen set first; then links to other cards still free, so that an
+      // orphan card (its partner taken) is not picked while whole pairs remain.
       int links = 0, degree = 0;
       for (int c : chosen) links += linked(cands[i], c);
-      if (chosen.empty()) {
-        for (int o : cands) degree += o != cands[i] && linked(cands[i], o);
-      }
+      for (size_t o = 0; o < cands.size(); ++o) degree += !used[o] && o != i && linked(cands[i], cands[o]);
       if (links > best_links || (links == best_links && degree > best_degree)) {
         best = static_cast<int>(i);
         best_links = links;
@@ -430,6 +474,7 @@ void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Ti
     Unit& u = units_[ui];
     MiB amount = Amount(u, req);
     AddInterval(u.profile, std::max(start, now_), end, amount);
+    Reindex(u);
     if (req.kind == RequestKind::kMemShare) u.shared = true;
     if (start <= now_) {
       u.used_now += amount;
@@ -447,6 +492,7 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
     Profile& prof = units_[ui].profile;
     if (end < old) AddInterval(prof, std::max(end, now_), old, -amount);
     else AddInterval(prof, std::max(old, now_), end, amount);
+    Reindex(units_[ui]);
   });
   running_end_[running] = end;
   return old;

@@ -48,6 +48,11 @@ struct Unit {
   bool shared = false;   // holds (or is planned to hold) memory shares
   Profile profile;       // running jobs and reservations from now on
   std::vector<BookingHold> bookings;
+  // Index of the profile for whole-unit requests (kept by CapacityPlan::Reindex): from `tail`
+  // on nothing is committed, and no stretch with nothing committed before it is longer than
+  // `max_hole`. A unit without a hole long enough is then answered without a scan.
+  Time tail = 0;
+  Duration max_hole = 0;
 };
 
 // When a running job is expected to release its capacity: its kill time when a stop is under way,
@@ -109,7 +114,11 @@ class CapacityPlan {
   Placement EarliestMulti(const Request& req, Duration d, int user, Time t0, bool now_only,
                           bool ignore_bookings) const;
   std::vector<int> PickWithinNode(std::vector<int> candidates, int n) const;
+  // Chooses `n` whole cards among `usable` (all free over the job's span from t), given how many
+  // there are per dense node. Returns start == kNever if they do not suffice.
+  Placement PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node, int n) const;
   void RefreshNowSummary();
+  void Reindex(Unit& u) const;
 
   const ClusterState& state_;
   Time now_;

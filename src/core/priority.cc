@@ -107,7 +107,7 @@ PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_expl
       break;
   }
   if (policy_.age_max > 0) {
-    f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, 1.0);
+    f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);
   }
   double gpu_hours = gpus * static_cast<double>(job.time_limit) / kHour;
   double max_h = std::max(policy_.size_max_gpu_hours, 1e-9);

@@ -60,8 +60,15 @@ double AllocationGpus(const ClusterState& state, const Allocation& alloc) {
 }
 
 QuotaBook::QuotaBook(const ClusterState& state, const Policy& policy, Time now)
-    : policy_(policy), week_start_(WeekStart(now, policy)) {
-  for (const auto& [user, u] : state.user_usage) user_spent_[user] = WeekUsage(u, week_start_);
+    : policy_(policy), week_start_(WeekStart(now, policy)),
+      unlimited_(policy.quota.default_hours < 0 && policy.quota.role_hours.empty() &&
+                 policy.quota.user_hours.empty() && policy.quota.project_hours.empty()) {
+  if (unlimited_) return;  // nothing to count
+  // Hybrid mode: what a user ran on the project pool does not eat into the user's own quota.
+  const bool hybrid = policy.mode == AccountMode::kHybrid;
+  for (const auto& [user, u] : state.user_usage) {
+    user_spent_[user] = WeekUsage(u, week_start_) - (hybrid ? PoolWeekUsage(u, week_start_) : 0.0);
+  }
   for (const auto& [project, u] : state.project_usage) {
     project_spent_[project] = policy.mode == AccountMode::kHybrid ? PoolWeekUsage(u, week_start_)
                                                                    : WeekUsage(u, week_start_);
@@ -71,10 +78,8 @@ QuotaBook::QuotaBook(const ClusterState& state, const Policy& policy, Time now)
     Time from = std::max(r.start_time, week_start_);
     if (end <= from) continue;
     double s = AllocationGpus(state, r.alloc) * static_cast<double>(end - from);
-    user_spent_[r.job.user] += s;
-    if (policy.mode == AccountMode::kProject || (policy.mode == AccountMode::kHybrid && r.from_pool)) {
-      project_spent_[r.job.project] += s;
-    }
+    if (!(hybrid && r.from_pool)) user_spent_[r.job.user] += s;
+    if (policy.mode == AccountMode::kProject || (hybrid && r.from_pool)) project_spent_[r.job.project] += s;
   }
 }
 
@@ -95,6 +100,7 @@ double QuotaBook::ProjectLeft(const std::string& project) const {
 }
 
 QuotaVerdict QuotaBook::Check(const Job& job, double need) const {
+  if (unlimited_) return QuotaVerdict::kOk;
   auto fits = [need](double left) { return left < 0 || need <= left + 1e-6; };
   switch (policy_.mode) {
     case AccountMode::kUser: return fits(UserLeft(job.user)) ? QuotaVerdict::kOk : QuotaVerdict::kExhausted;
@@ -112,7 +118,8 @@ QuotaVerdict QuotaBook::Check(const Job& job, double need) const {
 }
 
 void QuotaBook::Take(const Job& job, double need, bool from_pool) {
-  user_spent_[job.user] += need;
+  if (unlimited_) return;
+  if (!from_pool) user_spent_[job.user] += need;
   if (policy_.mode == AccountMode::kProject || from_pool) project_spent_[job.project] += need;
 }
 

@@ -35,6 +35,8 @@ class QuotaBook {
   double UserLeft(const std::string& user) const;
   double ProjectLeft(const std::string& project) const;
   Time week_start() const { return week_start_; }
+  // No quota is configured at all: every Check() is kOk.
+  bool Unlimited() const { return unlimited_; }
 
  private:
   double Left(const std::unordered_map<std::string, double>& spent, const std::string& key,
@@ -42,6 +44,7 @@ class QuotaBook {
 
   const Policy& policy_;
   Time week_start_;
+  bool unlimited_;
   std::unordered_map<std::string, double> user_spent_;     // GPU-seconds this week incl. running
   std::unordered_map<std::string, double> project_spent_;  // project mode: all; hybrid: pool only
 };

@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/capacity.h"
@@ -23,12 +24,15 @@ namespace {
 
 // Preemption attempts that found no victim set are expensive; a pass makes at most this many.
 constexpr int kMaxFailedPreemptions = 64;
+// Searches of the plan that preemption may make in one pass (each is a scan of every unit).
+constexpr int kMaxPreemptionSearches = 512;
 
+// A pending job in the pass's order; kept small because a long queue is sorted every pass.
 struct Entry {
-  int index;  // into state.pending
-  double gpus;
-  PriorityFactors factors;
-  bool over_quota;
+  double key;  // priority (rota), 0 otherwise
+  Time submit;
+  JobId id;
+  int index;  // into state.pending, factors_ and gpus_
 };
 
 void HandleRunning(const ClusterState& state, const Policy& policy, Time now, Decisions& out) {
@@ -69,12 +73,27 @@ class Pass {
       if (!g.drained) usable_gpus_ += g.mig.empty() ? 1.0 : 1.0;
     }
     preempting_.assign(state.running.size(), 0);
+    // Jobs warned of their time limit in this same decision (HandleRunning ran first) are already
+    // being stopped: Preempt may count on their end but must not signal them a second time.
+    limit_stop_.assign(state.running.size(), kNever);
+    std::unordered_map<JobId, Time> stopping;
+    for (const Signal& s : out.signals) stopping[s.job] = s.kill_at;
+    for (size_t ri = 0; ri < state.running.size(); ++ri) {
+      auto it = stopping.find(state.running[ri].job.id);
+      if (it != stopping.end()) limit_stop_[ri] = it->second;
+    }
   }
 
   void Run() {
     std::vector<Entry> order = Order();
+    out_.pending.reserve(order.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
-    const int depth = policy_.algorithm == Algorithm::kBackfill ? 1 : std::max(0, policy_.plan_depth);
+    // Reservations that decisions depend on: backfill protects its first blocked job, rota every
+    // blocked job to the depth. Fifo starts nothing behind a blocked job, so its reservations only
+    // give expected starts.
+    int depth = std::max(0, policy_.plan_depth);
+    if (policy_.algorithm == Algorithm::kBackfill) depth = 1;
+    if (policy_.algorithm == Algorithm::kFifo && !policy_.estimate_starts) depth = std::min(depth, 1);
     int reserved = 0;
     bool blocked_seen = false;
     Time fifo_floor = now_;
@@ -82,9 +101,10 @@ class Pass {
     Time last_reserved = now_;
     for (const Entry& e : order) {
       const Job& job = state_.pending[e.index];
+      const PriorityFactors& factors = factors_[e.index];
       PendingInfo info;
       info.job = job.id;
-      info.factors = e.factors;
+      info.factors = factors;
       if (!DependenciesMet(job)) {
         info.reason = WaitReason::kDependency;
         out_.pending.push_back(info);
@@ -96,7 +116,7 @@ class Pass {
         continue;
       }
       const Duration d = std::max<Duration>(1, job.time_limit);
-      const double need = e.gpus * static_cast<double>(d);
+      const double need = gpus_[e.index] * static_cast<double>(d);
       QuotaVerdict verdict = quota_.Check(job, need);
       bool as_explore = false;
       if (verdict == QuotaVerdict::kExhausted) {
@@ -113,8 +133,9 @@ class Pass {
       }
       const int uid = plan_.UserId(job.user);
       const bool physically = plan_.PhysicallyFitsNow(job.request);
-      if (!(fifo && blocked_seen) && physically) {
+      if (!(fifo && blocked_seen) && physically && !(uid < 0 && KnownToFailNow(job.request, d))) {
         Placement p = plan_.Earliest(job.request, d, uid, now_, /*now_only=*/true);
+        if (p.start != now_ && uid < 0) RememberFailedNow(job.request, d);
         if (p.start == now_) {
           plan_.Commit(p, job.request, now_, now_ + d);
           quota_.Take(job, need, verdict == QuotaVerdict::kFromPool);
@@ -135,9 +156,12 @@ class Pass {
       } else {
         info.reason = blocked_seen ? WaitReason::kPriority : WaitReason::kResources;
       }
-      if (info.reason == WaitReason::kPriority && e.factors.time_of_day < 1) info.reason = WaitReason::kPeakHours;
+      if (info.reason == WaitReason::kPriority && factors.time_of_day < 1) info.reason = WaitReason::kPeakHours;
       if (policy_.algorithm == Algorithm::kRota && policy_.preemption && !as_explore) {
-        if (Preempt(job, d, uid)) info.reason = WaitReason::kResources;
+        if (Preempt(job, d, uid)) {
+          info.reason = WaitReason::kResources;
+          failed_now_.clear();  // victims leave earlier: what failed may fit now
+        }
       }
       if (reserved < depth) {
         Placement p = plan_.Earliest(job.request, d, uid, fifo ? fifo_floor : now_, false);
@@ -149,7 +173,8 @@ class Pass {
           if (p.start > now_) out_.next_wakeup = std::min(out_.next_wakeup, p.start);
         }
         ++reserved;
-      } else if (policy_.algorithm == Algorithm::kBackfill && reserved < policy_.plan_depth) {
+      } else if (policy_.algorithm == Algorithm::kBackfill && policy_.estimate_starts &&
+                 reserved < policy_.plan_depth) {
         // EASY: later blocked jobs get no reservation, only an estimate from the plan as it is.
         info.expected_start = plan_.Earliest(job.request, d, uid, now_, false).start;
         info.estimated = true;
@@ -169,32 +194,60 @@ class Pass {
 
  private:
   std::vector<Entry> Order() {
-    std::vector<Entry> order;
-    order.reserve(state_.pending.size());
-    for (size_t i = 0; i < state_.pending.size(); ++i) {
+    const size_t n = state_.pending.size();
+    std::vector<Entry> order(n);
+    gpus_.resize(n);
+    factors_.assign(n, PriorityFactors{});
+    const bool rota = policy_.algorithm == Algorithm::kRota;
+    // Baselines order by submit time; their factors are only for display.
+    const bool want_factors = rota || policy_.estimate_starts;
+    for (size_t i = 0; i < n; ++i) {
       const Job& j = state_.pending[i];
-      double gpus = RequestGpus(state_, j.request);
-      double need = gpus * static_cast<double>(std::max<Duration>(1, j.time_limit));
-      bool over = quota_.Check(j, need) == QuotaVerdict::kExhausted && policy_.quota.overflow_as_explore &&
-                  policy_.algorithm == Algorithm::kRota;
-      order.push_back({static_cast<int>(i), gpus, priority_.Factors(j, gpus, over), over});
+      gpus_[i] = RequestGpus(state_, j.request);
+      if (want_factors) {
+        bool over = false;
+        if (rota && policy_.quota.overflow_as_explore && !quota_.Unlimited()) {
+          double need = gpus_[i] * static_cast<double>(std::max<Duration>(1, j.time_limit));
+          over = quota_.Check(j, need) == QuotaVerdict::kExhausted;
+        }
+        factors_[i] = priority_.Factors(j, gpus_[i], over);
+      }
+      order[i] = {rota ? factors_[i].priority : 0.0, j.submit_time, j.id, static_cast<int>(i)};
     }
-    const auto& pending = state_.pending;
-    if (policy_.algorithm == Algorithm::kRota) {
-      std::sort(order.begin(), order.end(), [&pending](const Entry& a, const Entry& b) {
-        if (a.factors.priority != b.factors.priority) return a.factors.priority > b.factors.priority;
-        const Job& x = pending[a.index];
-        const Job& y = pending[b.index];
-        return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
-      });
-    } else {
-      std::sort(order.begin(), order.end(), [&pending](const Entry& a, const Entry& b) {
-        const Job& x = pending[a.index];
-        const Job& y = pending[b.index];
-        return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
-      });
-    }
+    std::sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) {
+      if (a.key != b.key) return a.key > b.key;
+      return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+    });
     return order;
+  }
+
+  // Requests that could not start now in this pass. Within a pass commitments only grow (until a
+  // preemption, which clears the list), so a request at least as large for at least as long
+  // cannot start now either: a long queue of similar jobs is rejected without a search. Only for
+  // users without bookings, whose view of the capacity is everyone's.
+  struct FailedShape {
+    RequestKind kind;
+    int gpus;
+    MiB memory;
+    const std::string* profile;
+    Duration d;
+  };
+
+  bool KnownToFailNow(const Request& r, Duration d) const {
+    for (const FailedShape& f : failed_now_) {
+      if (f.kind != r.kind || d < f.d) continue;
+      switch (r.kind) {
+        case RequestKind::kWholeGpus: if (r.gpus >= f.gpus) return true; break;
+        case RequestKind::kMemShare: if (r.memory >= f.memory) return true; break;
+        case RequestKind::kMig: if (r.mig_profile == *f.profile) return true; break;
+      }
+    }
+    return false;
+  }
+
+  void RememberFailedNow(const Request& r, Duration d) {
+    constexpr size_t kMaxShapes = 64;
+    if (failed_now_.size() < kMaxShapes) failed_now_.push_back({r.kind, r.gpus, r.memory, &r.mig_profile, d});
   }
 
   bool DependenciesMet(const Job& job) const {
@@ -207,7 +260,7 @@ class Pass {
   // Preempts lower-tier preemptible jobs so that `job` can start within their grace, choosing the
   // least work lost (fewest GPU-seconds done, youngest first). Returns whether it preempted.
   bool Preempt(const Job& job, Duration d, int uid) {
-    if (failed_preemptions_ >= kMaxFailedPreemptions) return false;
+    if (failed_preemptions_ >= kMaxFailedPreemptions || preempt_searches_ >= kMaxPreemptionSearches) return false;
     struct Candidate {
       int running;
       double lost;
@@ -220,11 +273,28 @@ class Pass {
       Tier tier = r.preemptible ? Tier::kExplore : r.job.tier;
       bool preemptible = r.preemptible || policy_.IsPreemptible(r.job.tier);
       if (!preemptible || tier >= job.tier) continue;
-      double lost = AllocationGpus(state_, r.alloc) * static_cast<double>(std::max<Time>(0, now_ - r.start_time));
+      // Only victims holding the kind of unit the job needs can make room for it.
+      bool on_slice = r.alloc.mig >= 0;
+      if (on_slice != (job.request.kind == RequestKind::kMig)) continue;
+      if (on_slice && !r.alloc.gpus.empty() &&
+          state_.gpus[r.alloc.gpus[0]].mig[r.alloc.mig].profile != job.request.mig_profile) {
+        continue;
+      }
+      // A job stopping at its limit anyway (no later than now + grace) is lost already: it costs
+      // nothing to count on it, so it is tried first.
+      const double done = static_cast<double>(std::max<Time>(0, now_ - r.start_time));
+      double lost = limit_stop_[ri] != kNever ? 0.0 : AllocationGpus(state_, r.alloc) * done;
       cands.push_back({static_cast<int>(ri), lost, r.start_time});
     }
     if (cands.empty()) return false;
+    ++preempt_searches_;
     Time current = plan_.Earliest(job.request, d, uid, now_, false).start;
+    // Served by stops already under way: wait for them rather than preempt more.
+    Time stopping_until = now_ + 1;
+    for (const RunningJob& r : state_.running) {
+      if (r.preempted && r.kill_at != kNever) stopping_until = std::max(stopping_until, r.kill_at);
+    }
+    if (current <= stopping_until) return false;
     std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
       return a.lost != b.lost ? a.lost < b.lost : a.start > b.start;
     });
@@ -232,6 +302,7 @@ class Pass {
       int running;
       Time old_end;
       Time kill_at;
+      bool free;  // already stopping at its time limit: no signal, its planned end unchanged
     };
     std::vector<Chosen> chosen;
     auto deadline = [&chosen, this] {
@@ -239,11 +310,21 @@ class Pass {
       for (const Chosen& c : chosen) t = std::max(t, c.kill_at);
       return t;
     };
-    auto fits_by = [&](Time t) { return plan_.Earliest(job.request, d, uid, now_, false).start <= t; };
+    // Each search costs a scan of the plan; past the pass's budget a set is taken as not fitting.
+    auto fits_by = [&](Time t) {
+      if (++preempt_searches_ > kMaxPreemptionSearches) return false;
+      return plan_.Earliest(job.request, d, uid, now_, false).start <= t;
+    };
     bool found = false;
     for (const Candidate& c : cands) {
-      Time kill_at = now_ + std::max<Duration>(0, state_.running[c.running].job.grace);
-      chosen.push_back({c.running, plan_.SetRunningEnd(c.running, std::max(kill_at, now_ + 1)), kill_at});
+      if (limit_stop_[c.running] != kNever) {
+        const Time end = ExpectedEnd(state_.running[c.running], policy_, now_);
+        chosen.push_back({c.running, end, limit_stop_[c.running], true});
+      } else {
+        Time kill_at = now_ + std::max<Duration>(0, state_.running[c.running].job.grace);
+        const Time old_end = plan_.SetRunningEnd(c.running, std::max(kill_at, now_ + 1));
+        chosen.push_back({c.running, old_end, kill_at, false});
+      }
       if (fits_by(std::max(deadline(), now_ + 1))) {
         found = true;
         break;
@@ -267,6 +348,7 @@ class Pass {
     for (const Chosen& c : chosen) {
       const RunningJob& r = state_.running[c.running];
       preempting_[c.running] = 1;
+      if (c.free) continue;  // its time-limit signal stands
       out_.signals.push_back({r.job.id, r.job.signal, c.kill_at, StopCause::kPreempted, job.id, r.job.requeue});
       out_.next_wakeup = std::min(out_.next_wakeup, c.kill_at);
     }
@@ -292,8 +374,13 @@ class Pass {
   QuotaBook quota_;
   std::unordered_set<JobId> active_;
   std::vector<char> preempting_;
+  std::vector<double> gpus_;                // per pending job: GPU-equivalents requested
+  std::vector<PriorityFactors> factors_;    // per pending job
+  std::vector<FailedShape> failed_now_;
+  std::vector<Time> limit_stop_;  // per running job: kill time of a time-limit signal sent now
   double usable_gpus_ = 0;
   int failed_preemptions_ = 0;
+  int preempt_searches_ = 0;
   bool quota_blocked_ = false;
 };
 

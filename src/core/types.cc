@@ -79,7 +79,7 @@ std::optional<Duration> ParseDuration(std::string_view text) {
     if (auto dash = rest.find('-'); dash != std::string_view::npos) {
       std::string_view d = rest.substr(0, dash);
       auto n = TakeNumber(d);
-      if (!n || !d.empty() || *n != std::floor(*n)) return std::nullopt;
+      if (!n || !d.empty() || *n != std::floor(*n) || *n > 1e11) return std::nullopt;
       days = static_cast<Duration>(*n);
       rest.remove_prefix(dash + 1);
     }
@@ -87,7 +87,7 @@ std::optional<Duration> ParseDuration(std::string_view text) {
     int count = 0;
     while (true) {
       auto n = TakeNumber(rest);
-      if (!n || *n != std::floor(*n) || count == 3) return std::nullopt;
+      if (!n || *n != std::floor(*n) || count == 3 || *n > 1e11) return std::nullopt;
       parts[count++] = static_cast<Duration>(*n);
       if (rest.empty()) break;
       if (rest[0] != ':') return std::nullopt;
@@ -102,6 +102,7 @@ std::optional<Duration> ParseDuration(std::string_view text) {
     } else {
       secs = parts[0] * kMinute + parts[1];  // minutes:seconds
     }
+    if (days > 1e11 / kDay || secs > 1e11 || days * kDay + secs > 1e11) return std::nullopt;
     return days * kDay + secs;
   }
   // Unit forms: 90s, 30m, 4h, 2d, 1h30m, 1.5h; a bare number is minutes.

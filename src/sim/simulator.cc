@@ -49,6 +49,7 @@ class Replay {
   Replay(const Trace& trace, const SimConfig& config) : trace_(trace), config_(config), rng_(config.seed) {
     policy_ = config.policy;
     policy_.enforce_time_limits = false;
+    policy_.estimate_starts = false;
     for (int i = 0; i < config.gpus; ++i) {
       Gpu g;
       g.index = i;

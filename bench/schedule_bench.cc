@@ -1,0 +1,61 @@
+// Benchmarks of one Schedule() pass on large realistic states (src/testing/random_state.h):
+// 1k / 10k / 100k pending jobs on 8 / 64 / 1,024 GPUs, mostly full of running jobs, for each
+// policy. Targets (issue 2): 10k pending on 64 GPUs <= 5 ms; 100k pending on 1,024 GPUs
+// <= 100 ms on a 2-core machine. Results go to docs/benchmarks.md with the command line.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "core/scheduler.h"
+#include "testing/random_state.h"
+
+namespace {
+
+using rota::Algorithm;
+
+const rota::ClusterState& State(int gpus, int pending) {
+  static std::map<std::pair<int, int>, std::unique_ptr<rota::ClusterState>> cache;
+  auto& slot = cache[{gpus, pending}];
+  if (!slot) {
+    slot = std::make_unique<rota::ClusterState>(
+        rota::testing::LargeState(gpus, 8, pending, /*running_fraction_pct=*/90, /*seed=*/42));
+  }
+  return *slot;
+}
+
+void BM_Schedule(benchmark::State& st) {
+  const int gpus = static_cast<int>(st.range(0));
+  const int pending = static_cast<int>(st.range(1));
+  rota::Policy policy;
+  policy.algorithm = static_cast<Algorithm>(st.range(2));
+  const rota::ClusterState& state = State(gpus, pending);
+  size_t starts = 0, reasons = 0;
+  for (auto _ : st) {
+    rota::Decisions d = rota::Schedule(state, policy, rota::testing::kLargeStateNow);
+    starts = d.starts.size();
+    reasons = d.pending.size();
+    benchmark::DoNotOptimize(d);
+  }
+  st.counters["starts"] = static_cast<double>(starts);
+  st.counters["pending"] = static_cast<double>(reasons);
+  st.SetLabel(rota::AlgorithmName(policy.algorithm));
+}
+
+void Args(benchmark::internal::Benchmark* b) {
+  for (int a : {static_cast<int>(Algorithm::kFifo), static_cast<int>(Algorithm::kBackfill),
+                static_cast<int>(Algorithm::kRota)}) {
+    for (auto [gpus, pending] : {std::pair{8, 1000}, std::pair{64, 10000}, std::pair{1024, 100000}}) {
+      b->Args({gpus, pending, a});
+    }
+  }
+  b->ArgNames({"gpus", "pending", "policy"});
+  b->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Schedule)->Apply(Args);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,576 @@
+#include "core/capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rota {
+namespace {
+
+constexpr Time kNow = 1704110400;  // 2024-01-01 12:00 UTC, a Monday
+constexpr MiB k80G = 81920;
+constexpr MiB k40G = 40960;
+
+Gpu Card(int index, MiB memory = k80G, int node = 0) {
+  Gpu g;
+  g.index = index;
+  g.memory = memory;
+  g.node = node;
+  return g;
+}
+
+// `n` cards per node on `nodes` nodes; gpu index i is unit index i.
+ClusterState Nodes(int nodes, int n, MiB memory = k80G) {
+  ClusterState s;
+  for (int node = 0; node < nodes; ++node) {
+    for (int i = 0; i < n; ++i) s.gpus.push_back(Card(i, memory, node));
+  }
+  return s;
+}
+
+// An 8-card node with NVLink pairs (0,1) (2,3) (4,5) (6,7).
+ClusterState EightWithPairs() {
+  ClusterState s = Nodes(1, 8);
+  for (int i = 0; i < 8; ++i) s.gpus[i].nvlink = {i ^ 1};
+  return s;
+}
+
+Request Whole(int n) {
+  Request r;
+  r.kind = RequestKind::kWholeGpus;
+  r.gpus = n;
+  return r;
+}
+
+Request Share(MiB memory) {
+  Request r;
+  r.kind = RequestKind::kMemShare;
+  r.memory = memory;
+  return r;
+}
+
+Request Mig(std::string profile) {
+  Request r;
+  r.kind = RequestKind::kMig;
+  r.mig_profile = std::move(profile);
+  return r;
+}
+
+// A running job of `user` on `cards` (whole, or a share of `memory` on one card) from `start`
+// with limit `limit`.
+RunningJob Busy(JobId id, std::vector<int> cards, Time start, Duration limit, MiB memory = 0,
+               std::string user = "other") {
+  RunningJob r;
+  r.job.id = id;
+  r.job.user = std::move(user);
+  r.job.time_limit = limit;
+  r.alloc.gpus = std::move(cards);
+  r.alloc.memory = memory;
+  r.start_time = start;
+  return r;
+}
+
+std::vector<int> Sorted(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+int LinksWithin(const ClusterState& s, const std::vector<int>& gpus) {
+  int links = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    for (size_t j = i + 1; j < gpus.size(); ++j) {
+      const auto& peers = s.gpus[gpus[i]].nvlink;
+      links += std::find(peers.begin(), peers.end(), gpus[j]) != peers.end();
+    }
+  }
+  return links;
+}
+
+// ---- ExpectedEnd -----------------------------------------------------------------------------
+
+TEST(ExpectedEndTest, Rules) {
+  Policy p;
+  RunningJob r = Busy(1, {0}, kNow - 100, 1000);
+  EXPECT_EQ(ExpectedEnd(r, p, kNow), kNow + 900);  // start + limit
+  r.kill_at = kNow + 50;
+  EXPECT_EQ(ExpectedEnd(r, p, kNow), kNow + 50);  // a stop under way: the kill time
+  r.kill_at = kNow - 5;
+  EXPECT_EQ(ExpectedEnd(r, p, kNow), kNow + 1);  // overdue kill: any moment now
+  r.kill_at = kNever;
+  r.job.time_limit = 50;  // past its limit
+  EXPECT_EQ(ExpectedEnd(r, p, kNow), kNow + 1);
+  p.enforce_time_limits = false;
+  p.overdue_grace = 300;
+  EXPECT_EQ(ExpectedEnd(r, p, kNow), kNow + 300);
+}
+
+// ---- Whole cards ---------------------------------------------------------------------------
+
+TEST(CapacityTest, WholeCardOnlyOnAWholeFreeCard) {
+  ClusterState s = Nodes(1, 2);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 1000, /*memory=*/8192));  // a small share on card 0
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement pl = plan.Earliest(Whole(1), 3600, -1, kNow, /*now_only=*/true);
+  EXPECT_EQ(pl.start, kNow);
+  EXPECT_EQ(pl.units, (std::vector<int>{1}));
+  // With card 1 taken too, the share on card 0 blocks a whole-card job until it ends.
+  s.running.push_back(Busy(2, {1}, kNow - 10, 5000));
+  CapacityPlan plan2(s, p, kNow);
+  EXPECT_EQ(plan2.Earliest(Whole(1), 3600, -1, kNow, true).start, kNever);
+  Placement later = plan2.Earliest(Whole(1), 3600, -1, kNow, false);
+  EXPECT_EQ(later.start, kNow + 990);
+  EXPECT_EQ(later.units, (std::vector<int>{0}));
+}
+
+TEST(CapacityTest, NvlinkPairForTwoGpus) {
+  ClusterState s = EightWithPairs();
+  Policy p;
+  {
+    CapacityPlan plan(s, p, kNow);
+    Placement pl = plan.Earliest(Whole(2), 3600, -1, kNow, true);
+    ASSERT_EQ(pl.start, kNow);
+    EXPECT_EQ(LinksWithin(s, pl.units), 1) << "got " << pl.units[0] << "," << pl.units[1];
+  }
+  // Cards 0 and 2 busy: 1 and 3 have lost their partners; the job takes a full pair, 4+5 or 6+7.
+  s.running.push_back(Busy(1, {0}, kNow - 10, 1000));
+  s.running.push_back(Busy(2, {2}, kNow - 10, 1000));
+  CapacityPlan plan(s, p, kNow);
+  Placement pl = plan.Earliest(Whole(2), 3600, -1, kNow, true);
+  ASSERT_EQ(pl.start, kNow);
+  ASSERT_EQ(pl.units.size(), 2u);
+  EXPECT_EQ(LinksWithin(s, pl.units), 1) << "got " << pl.units[0] << "," << pl.units[1];
+  EXPECT_NE(pl.units[0], 1);
+  EXPECT_NE(pl.units[0], 3);
+}
+
+TEST(CapacityTest, NvlinkTwoPairsForFourGpusWhenAllFree) {
+  ClusterState s = EightWithPairs();
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement pl = plan.Earliest(Whole(4), 3600, -1, kNow, true);
+  ASSERT_EQ(pl.units.size(), 4u);
+  EXPECT_EQ(LinksWithin(s, pl.units), 2);
+}
+
+// One card busy: free are 1..7, and 1 has lost its partner. Two full pairs (e.g. 2+3, 4+5) are
+// available and a 4-GPU job should get them, not the orphan 1 plus half of another pair.
+TEST(CapacityTest, NvlinkTwoPairsForFourGpusAroundAnOrphan) {
+  ClusterState s = EightWithPairs();
+  s.running.push_back(Busy(1, {0}, kNow - 10, 1000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement pl = plan.Earliest(Whole(4), 3600, -1, kNow, true);
+  ASSERT_EQ(pl.start, kNow);
+  ASSERT_EQ(pl.units.size(), 4u);
+  EXPECT_EQ(LinksWithin(s, pl.units), 2) << "got " << pl.units[0] << "," << pl.units[1] << ","
+                                         << pl.units[2] << "," << pl.units[3];
+  EXPECT_EQ(std::count(pl.units.begin(), pl.units.end(), 1), 0);
+}
+
+TEST(CapacityTest, BestFitNode) {
+  // Node 0: cards 0-3, two busy. Node 1: cards 4-7, all free.
+  ClusterState s = Nodes(2, 4);
+  s.running.push_back(Busy(1, {0, 1}, kNow - 10, 1000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  // Two cards go where exactly two are free, keeping node 1 whole for a 4-GPU job.
+  Placement two = plan.Earliest(Whole(2), 3600, -1, kNow, true);
+  EXPECT_EQ(two.start, kNow);
+  EXPECT_EQ(Sorted(two.units), (std::vector<int>{2, 3}));
+  // One card too: the node with the fewest free cards.
+  Placement one = plan.Earliest(Whole(1), 3600, -1, kNow, true);
+  ASSERT_EQ(one.units.size(), 1u);
+  EXPECT_LT(one.units[0], 4);
+  EXPECT_GE(one.units[0], 2);
+}
+
+TEST(CapacityTest, MultiGpuJobStaysOnOneNodeWhenItCan) {
+  // Two 4-card nodes, two cards busy on each: 4 free in all but never 4 on one node until
+  // node 0's jobs end at now+1000.
+  ClusterState s = Nodes(2, 4);
+  s.running.push_back(Busy(1, {0, 1}, kNow - 10, 1010));  // ends kNow + 1000
+  s.running.push_back(Busy(2, {4, 5}, kNow - 10, 2010));  // ends kNow + 2000
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Whole(4)));
+  EXPECT_EQ(plan.Earliest(Whole(4), 3600, -1, kNow, true).start, kNever);
+  Placement pl = plan.Earliest(Whole(4), 3600, -1, kNow, false);
+  EXPECT_EQ(pl.start, kNow + 1000);
+  EXPECT_EQ(Sorted(pl.units), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(CapacityTest, JobLargerThanANodeSpreadsOverNodes) {
+  ClusterState s = Nodes(2, 4);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_TRUE(plan.Possible(Whole(8)));
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Whole(8)));
+  Placement pl = plan.Earliest(Whole(8), 3600, -1, kNow, true);
+  EXPECT_EQ(pl.start, kNow);
+  EXPECT_EQ(Sorted(pl.units), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // Six cards: a whole node plus two of the other.
+  Placement six = plan.Earliest(Whole(6), 3600, -1, kNow, true);
+  ASSERT_EQ(six.units.size(), 6u);
+  int on_node0 = static_cast<int>(std::count_if(six.units.begin(), six.units.end(), [](int u) { return u < 4; }));
+  EXPECT_TRUE(on_node0 == 4 || on_node0 == 2) << on_node0;
+}
+
+// ---- Memory shares ------------------------------------------------------------------------
+
+TEST(CapacityTest, SharesPackBestFitOntoSharedCardsSoWholeCardsStayWhole) {
+  // Three 40G cards: card 0 holds a 20G share, card 1 a 10G share, card 2 is free.
+  ClusterState s = Nodes(1, 3, k40G);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 1000, 20480));
+  s.running.push_back(Busy(2, {1}, kNow - 10, 1000, 10240));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  // 8G: leftover 12G on card 0 vs 22.5G on card 1: best fit is card 0; never the free card 2.
+  Placement a = plan.Earliest(Share(8192), 3600, -1, kNow, true);
+  EXPECT_EQ(a.start, kNow);
+  EXPECT_EQ(a.units, (std::vector<int>{0}));
+  // 25G does not fit next to card 0's 20G (45G > 40G): card 1 (10G + 25G = 35G).
+  Placement b = plan.Earliest(Share(25000), 3600, -1, kNow, true);
+  EXPECT_EQ(b.units, (std::vector<int>{1}));
+  // After committing the 8G share, a whole-card job still finds card 2 whole.
+  plan.Commit(a, Share(8192), kNow, kNow + 3600);
+  Placement w = plan.Earliest(Whole(1), 3600, -1, kNow, true);
+  EXPECT_EQ(w.start, kNow);
+  EXPECT_EQ(w.units, (std::vector<int>{2}));
+  // 30G fits no shared card now (card 0: 28G used, card 1: 10G + 30G = 40G fits exactly).
+  Placement c = plan.Earliest(Share(30720), 3600, -1, kNow, true);
+  EXPECT_EQ(c.units, (std::vector<int>{1}));
+}
+
+TEST(CapacityTest, ShareOnFreeCardsIsBestFitBySize) {
+  ClusterState s;
+  s.gpus = {Card(0, k80G), Card(1, 24576), Card(2, k40G)};
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  // 16G: leftovers 64G, 8G, 24G: the 24G card.
+  Placement pl = plan.Earliest(Share(16384), 3600, -1, kNow, true);
+  EXPECT_EQ(pl.units, (std::vector<int>{1}));
+  // 30G does not fit the 24G card: the 40G card.
+  EXPECT_EQ(plan.Earliest(Share(30720), 3600, -1, kNow, true).units, (std::vector<int>{2}));
+}
+
+TEST(CapacityTest, ShareNeedsUnallocatedAndDeviceReportedFreeMemory) {
+  ClusterState s = Nodes(1, 1, k40G);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 1010, 10240));  // 10G allocated until kNow + 1000
+  s.gpus[0].reported_free = 8000;  // the device says only ~7.8G are free (others' real use)
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  // 16G: 30G unallocated, but only 8000 MiB really free now.
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Share(16384)));
+  EXPECT_EQ(plan.Earliest(Share(16384), 3600, -1, kNow, true).start, kNever);
+  // 4G fits both.
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Share(4096)));
+  Placement small = plan.Earliest(Share(4096), 3600, -1, kNow, true);
+  ASSERT_EQ(small.start, kNow);
+  // Committing it lowers the device's free memory as well: 8000 - 4096 = 3904 left.
+  plan.Commit(small, Share(4096), kNow, kNow + 3600);
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Share(4000)));
+  EXPECT_EQ(plan.Earliest(Share(4000), 3600, -1, kNow, true).start, kNever);
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Share(3904)));
+  // And the unallocated side: a 27G share does not fit next to 10G + 4G (41G > 40G).
+  s.gpus[0].reported_free = -1;
+  CapacityPlan plan2(s, p, kNow);
+  plan2.Commit(plan2.Earliest(Share(4096), 3600, -1, kNow, true), Share(4096), kNow, kNow + 3600);
+  EXPECT_FALSE(plan2.PhysicallyFitsNow(Share(27648)));
+  EXPECT_TRUE(plan2.PhysicallyFitsNow(Share(26624)));  // 10 + 4 + 26 = 40G exactly
+}
+
+// A share as large as the whole card is still a share: it must fit in what the device reports
+// free. (A whole-card request is not held to the device's number, which always lies a little
+// below the total because of the driver's own use.)
+TEST(CapacityTest, FullCardShareStillNeedsDeviceReportedFreeMemory) {
+  ClusterState s = Nodes(1, 1, k80G);
+  s.gpus[0].reported_free = 81620;  // 300 MiB used by the driver or another tenant
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, -1, kNow, true).start, kNow);
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Share(k80G)));
+  EXPECT_EQ(plan.Earliest(Share(k80G), 3600, -1, kNow, true).start, kNever);
+  EXPECT_EQ(plan.Earliest(Share(81620), 3600, -1, kNow, true).start, kNow);
+}
+
+// ---- MIG ----------------------------------------------------------------------------------
+
+ClusterState MigCluster() {
+  // Card 0: whole. Cards 1 and 2 in MIG mode with seven 1g.10gb slices each.
+  ClusterState s;
+  s.gpus.push_back(Card(0));
+  for (int c = 1; c <= 2; ++c) {
+    Gpu g = Card(c);
+    for (int i = 0; i < 7; ++i) g.mig.push_back({"", "1g.10gb", 10240});
+    s.gpus.push_back(g);
+  }
+  s.gpus[2].mig[0] = {"", "3g.40gb", 40960};  // card 2: one 3g slice and six 1g slices
+  return s;
+}
+
+RunningJob RunMig(JobId id, int card, int slice, Time start, Duration limit) {
+  RunningJob r = Busy(id, {card}, start, limit);
+  r.alloc.mig = slice;
+  return r;
+}
+
+TEST(CapacityTest, MigByProfileAndPacked) {
+  ClusterState s = MigCluster();
+  // Card 1: three of its seven slices in use; card 2's six 1g slices are all free.
+  for (int i = 0; i < 3; ++i) s.running.push_back(RunMig(i + 1, 1, i, kNow - 10, 1000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  // Units: 0 = card 0; 1..7 = card 1 slices 0..6; 8..14 = card 2 slices 0..6.
+  ASSERT_EQ(plan.units().size(), 15u);
+  Placement pl = plan.Earliest(Mig("1g.10gb"), 3600, -1, kNow, true);
+  ASSERT_EQ(pl.start, kNow);
+  ASSERT_EQ(pl.units.size(), 1u);
+  const Unit& u = plan.units()[pl.units[0]];
+  EXPECT_EQ(u.gpu, 1);  // pack onto the card with fewer free slices
+  EXPECT_GE(u.mig, 3);  // a free slice
+  Allocation a = plan.ToAllocation(pl, Mig("1g.10gb"));
+  EXPECT_EQ(a.gpus, (std::vector<int>{1}));
+  EXPECT_EQ(a.mig, u.mig);
+  EXPECT_EQ(a.memory, 0);
+  // The 3g profile exists only on card 2.
+  Placement big = plan.Earliest(Mig("3g.40gb"), 3600, -1, kNow, true);
+  ASSERT_EQ(big.units.size(), 1u);
+  EXPECT_EQ(plan.units()[big.units[0]].gpu, 2);
+  EXPECT_EQ(plan.units()[big.units[0]].mig, 0);
+  // Whole-card requests never land on MIG cards; shares neither.
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, -1, kNow, true).units, (std::vector<int>{0}));
+  EXPECT_EQ(plan.Earliest(Share(1024), 3600, -1, kNow, true).units, (std::vector<int>{0}));
+  EXPECT_FALSE(plan.Possible(Whole(2)));  // only one whole card
+}
+
+TEST(CapacityTest, MigSliceBusyUntilItsJobEnds) {
+  ClusterState s = MigCluster();
+  s.running.push_back(RunMig(1, 2, 0, kNow - 10, 510));  // the only 3g slice, until kNow + 500
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Mig("3g.40gb")));
+  EXPECT_EQ(plan.Earliest(Mig("3g.40gb"), 3600, -1, kNow, true).start, kNever);
+  EXPECT_EQ(plan.Earliest(Mig("3g.40gb"), 3600, -1, kNow, false).start, kNow + 500);
+}
+
+// ---- Drained cards ------------------------------------------------------------------------
+
+TEST(CapacityTest, DrainedCardsGetNoWork) {
+  ClusterState s = Nodes(1, 2);
+  s.gpus[0].drained = true;
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, -1, kNow, true).units, (std::vector<int>{1}));
+  EXPECT_EQ(plan.Earliest(Share(1024), 3600, -1, kNow, true).units, (std::vector<int>{1}));
+  EXPECT_TRUE(plan.Possible(Whole(2)));  // the hardware exists...
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Whole(2)));
+  EXPECT_EQ(plan.Earliest(Whole(2), 3600, -1, kNow, false).start, kNever);  // ...but is not used
+  s.gpus[1].drained = true;
+  CapacityPlan none(s, p, kNow);
+  EXPECT_FALSE(none.PhysicallyFitsNow(Whole(1)));
+  EXPECT_EQ(none.Earliest(Whole(1), 3600, -1, kNow, false).start, kNever);
+  EXPECT_EQ(none.Earliest(Share(1024), 3600, -1, kNow, false).start, kNever);
+}
+
+TEST(CapacityTest, DrainedMigCard) {
+  ClusterState s = MigCluster();
+  s.gpus[2].drained = true;  // the only card with a 3g slice
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_TRUE(plan.Possible(Mig("3g.40gb")));
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Mig("3g.40gb")));
+  EXPECT_EQ(plan.Earliest(Mig("3g.40gb"), 60, -1, kNow, false).start, kNever);
+  Placement pl = plan.Earliest(Mig("1g.10gb"), 60, -1, kNow, true);
+  ASSERT_EQ(pl.units.size(), 1u);
+  EXPECT_EQ(plan.units()[pl.units[0]].gpu, 1);
+}
+
+// ---- Times --------------------------------------------------------------------------------
+
+TEST(CapacityTest, EarliestWithRunningJobsAndReservations) {
+  // Card 0 busy until kNow + 900; card 1 free now but reserved over [kNow + 500, kNow + 1500).
+  ClusterState s = Nodes(1, 2);
+  s.running.push_back(Busy(1, {0}, kNow - 100, 1000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement res;
+  res.start = kNow + 500;
+  res.units = {1};
+  plan.Commit(res, Whole(1), kNow + 500, kNow + 1500);
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Whole(1)));  // a future reservation does not use card 1 now
+  // 400 s fits before the reservation on card 1.
+  Placement a = plan.Earliest(Whole(1), 400, -1, kNow, false);
+  EXPECT_EQ(a.start, kNow);
+  EXPECT_EQ(a.units, (std::vector<int>{1}));
+  // 501 s does not: card 0 frees at kNow + 900 ([900, 1401) is free there).
+  Placement b = plan.Earliest(Whole(1), 501, -1, kNow, false);
+  EXPECT_EQ(b.start, kNow + 900);
+  EXPECT_EQ(b.units, (std::vector<int>{0}));
+  // not_before is respected: from kNow + 1000 card 0 is free.
+  EXPECT_EQ(plan.Earliest(Whole(1), 60, -1, kNow + 1000, false).start, kNow + 1000);
+  // Two cards for 100 s: card 0 from 900, card 1 in [now, 400] or from 1500: at kNow + 1500.
+  EXPECT_EQ(plan.Earliest(Whole(2), 100, -1, kNow, false).start, kNow + 1500);
+  // The same on one unit, through EarliestOnUnit's candidate times.
+  EXPECT_EQ(plan.Earliest(Whole(1), 600, -1, kNow + 950, false).start, kNow + 950);
+}
+
+TEST(CapacityTest, MultiGpuFitsExactlyIntoAGap) {
+  // Card 0 free from kNow + 100; card 1 busy until kNow + 300, then reserved [500, 600).
+  ClusterState s = Nodes(1, 2);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 110));
+  s.running.push_back(Busy(2, {1}, kNow - 10, 310));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement res;
+  res.start = kNow + 500;
+  res.units = {1};
+  plan.Commit(res, Whole(1), kNow + 500, kNow + 600);
+  // 200 s fits [300, 500) exactly; 201 s must wait until 600.
+  Placement fits = plan.Earliest(Whole(2), 200, -1, kNow, false);
+  EXPECT_EQ(fits.start, kNow + 300);
+  EXPECT_EQ(Sorted(fits.units), (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.Earliest(Whole(2), 201, -1, kNow, false).start, kNow + 600);
+}
+
+// At the same instant card 0 becomes free and card 1's last feasible start passes. The job needs
+// both cards at once, which happens only after card 1's reservation ends.
+TEST(CapacityTest, MultiGpuWindowOpeningAndClosingAtTheSameInstant) {
+  ClusterState s = Nodes(1, 2);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 210));  // card 0 busy until kNow + 200
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement res;
+  res.start = kNow + 299;
+  res.units = {1};
+  plan.Commit(res, Whole(1), kNow + 299, kNow + 400);  // card 1 reserved [299, 400)
+  // 100 s on both: card 0 from 200; card 1 in [now, 199] or from 400. Answer: 400 on both cards.
+  Placement pl = plan.Earliest(Whole(2), 100, -1, kNow, false);
+  EXPECT_EQ(pl.start, kNow + 400);
+  EXPECT_EQ(Sorted(pl.units), (std::vector<int>{0, 1}));
+}
+
+TEST(CapacityTest, SetRunningEndMovesTheRelease) {
+  ClusterState s = Nodes(1, 1);
+  s.running.push_back(Busy(1, {0}, kNow - 10, 10010));  // until kNow + 10000
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_EQ(plan.Earliest(Whole(1), 60, -1, kNow, false).start, kNow + 10000);
+  EXPECT_EQ(plan.SetRunningEnd(0, kNow + 120), kNow + 10000);  // returns the old end
+  EXPECT_EQ(plan.Earliest(Whole(1), 60, -1, kNow, false).start, kNow + 120);
+  EXPECT_EQ(plan.SetRunningEnd(0, kNow + 10000), kNow + 120);
+  EXPECT_EQ(plan.Earliest(Whole(1), 60, -1, kNow, false).start, kNow + 10000);
+  EXPECT_EQ(plan.SetRunningEnd(5, kNow), kNever);  // no such running job
+}
+
+TEST(CapacityTest, CommitNowUsesCapacityNow) {
+  ClusterState s = Nodes(1, 1);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  Placement pl = plan.Earliest(Whole(1), 600, -1, kNow, true);
+  ASSERT_EQ(pl.start, kNow);
+  plan.Commit(pl, Whole(1), kNow, kNow + 600);
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Whole(1)));
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Share(1)));
+  EXPECT_EQ(plan.Earliest(Whole(1), 60, -1, kNow, false).start, kNow + 600);
+}
+
+// ---- Bookings ------------------------------------------------------------------------------
+
+TEST(CapacityTest, BookingsBindOthersButNotTheirOwner) {
+  ClusterState s = Nodes(1, 1);
+  Booking b;
+  b.id = 1;
+  b.user = "bob";
+  b.alloc.gpus = {0};
+  b.start = kNow + 100;
+  b.end = kNow + 1000;
+  s.bookings.push_back(b);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  const int bob = plan.UserId("bob");
+  const int alice = plan.UserId("alice");
+  EXPECT_GE(bob, 0);
+  EXPECT_EQ(alice, -1);  // holds no booking
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Whole(1)));  // bookings are not physical use
+  // alice: 50 s ends before the booking; 200 s would run into it and waits for its end.
+  EXPECT_EQ(plan.Earliest(Whole(1), 50, alice, kNow, true).start, kNow);
+  EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, true).start, kNever);
+  EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, false).start, kNow + 1000);
+  EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, true, /*ignore_bookings=*/true).start, kNow);
+  // bob uses his own booking freely.
+  EXPECT_EQ(plan.Earliest(Whole(1), 2000, bob, kNow, true).start, kNow);
+  // Shares and multi-card requests of others are bound too.
+  EXPECT_EQ(plan.Earliest(Share(1024), 200, alice, kNow, false).start, kNow + 1000);
+}
+
+TEST(CapacityTest, BookedShareLeavesTheRestOfTheCard) {
+  ClusterState s = Nodes(1, 1, k40G);
+  Booking b;
+  b.user = "bob";
+  b.alloc.gpus = {0};
+  b.alloc.memory = 30720;  // 30G of the 40G card booked over [now, now + 1000)
+  b.start = kNow;
+  b.end = kNow + 1000;
+  s.bookings.push_back(b);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_EQ(plan.Earliest(Share(10240), 600, -1, kNow, true).start, kNow);  // 30 + 10 = 40
+  EXPECT_EQ(plan.Earliest(Share(10241), 600, -1, kNow, false).start, kNow + 1000);
+  EXPECT_EQ(plan.Earliest(Whole(1), 600, -1, kNow, false).start, kNow + 1000);
+}
+
+TEST(CapacityTest, PastBookingsAreIgnored) {
+  ClusterState s = Nodes(1, 1);
+  Booking b;
+  b.user = "bob";
+  b.alloc.gpus = {0};
+  b.start = kNow - 1000;
+  b.end = kNow;  // just ended
+  s.bookings.push_back(b);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_EQ(plan.UserId("bob"), -1);
+  EXPECT_EQ(plan.Earliest(Whole(1), 600, -1, kNow, true).start, kNow);
+}
+
+// ---- Possible / PhysicallyFitsNow ------------------------------------------------------------
+
+TEST(CapacityTest, Possible) {
+  ClusterState s = Nodes(2, 4, k40G);
+  s.gpus.push_back(Card(8, k80G, 2));
+  Gpu mig = Card(9, k80G, 2);
+  mig.mig = {{"", "3g.40gb", 40960}};
+  s.gpus.push_back(mig);
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_TRUE(plan.Possible(Whole(1)));
+  EXPECT_TRUE(plan.Possible(Whole(4)));
+  EXPECT_TRUE(plan.Possible(Whole(9)));    // spread over nodes: 9 whole cards exist
+  EXPECT_FALSE(plan.Possible(Whole(10)));  // the MIG card is not a whole card
+  EXPECT_FALSE(plan.Possible(Whole(0)));
+  EXPECT_TRUE(plan.Possible(Share(k80G)));       // the 80G card
+  EXPECT_FALSE(plan.Possible(Share(k80G + 1)));  // larger than any card
+  EXPECT_FALSE(plan.Possible(Share(0)));
+  EXPECT_TRUE(plan.Possible(Mig("3g.40gb")));
+  EXPECT_FALSE(plan.Possible(Mig("1g.10gb")));
+}
+
+TEST(CapacityTest, PhysicallyFitsNow) {
+  // Node 0: cards 0-3; node 1: cards 4-7. Cards 0, 1, 4 busy: 2 free on node 0, 3 on node 1.
+  ClusterState s = Nodes(2, 4, k40G);
+  s.running.push_back(Busy(1, {0, 1}, kNow - 10, 1000));
+  s.running.push_back(Busy(2, {4}, kNow - 10, 1000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Whole(3)));   // node 1
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Whole(4)));  // 5 free, but at most 3 on one node
+  EXPECT_TRUE(plan.PhysicallyFitsNow(Share(k40G)));
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Mig("1g.10gb")));
+}
+
+}  // namespace
+}  // namespace rota

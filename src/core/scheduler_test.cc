@@ -1,0 +1,796 @@
+// Hand-made states with hand-computed decisions. Every test sets policy.time_of_day = {} unless it
+// is about the time of day, so that factor is 1 for every job.
+#include "core/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rota {
+namespace {
+
+constexpr Time kMon = 1704067200;                  // 2024-01-01 00:00 UTC, a Monday
+constexpr Time kNow = kMon + 2 * kDay + 11 * kHour;  // Wednesday 11:00
+
+ClusterState Cards(int n, MiB memory = 81920) {
+  ClusterState s;
+  for (int i = 0; i < n; ++i) {
+    Gpu g;
+    g.index = i;
+    g.memory = memory;
+    s.gpus.push_back(g);
+  }
+  return s;
+}
+
+Job MakeJob(JobId id, int gpus, Duration limit, Time submit, Tier tier = Tier::kRegular, std::string user = "u") {
+  Job j;
+  j.id = id;
+  j.user = std::move(user);
+  j.project = "p";
+  j.tier = tier;
+  j.request.gpus = gpus;
+  j.time_limit = limit;
+  j.submit_time = submit;
+  return j;
+}
+
+// A running job on `cards` that started at `start` with `limit`. Regular tier and not
+// preemptible unless said otherwise.
+RunningJob Running(JobId id, std::vector<int> cards, Time start, Duration limit, Tier tier = Tier::kRegular,
+                   bool preemptible = false, std::string user = "other") {
+  RunningJob r;
+  r.job = MakeJob(id, static_cast<int>(cards.size()), limit, start - 10, tier, std::move(user));
+  r.alloc.gpus = std::move(cards);
+  r.start_time = start;
+  r.preemptible = preemptible;
+  return r;
+}
+
+Policy Quiet(Algorithm a = Algorithm::kRota) {
+  Policy p;
+  p.algorithm = a;
+  p.time_of_day = {};
+  return p;
+}
+
+bool IsPending(const Decisions& d, JobId id) {
+  return std::any_of(d.pending.begin(), d.pending.end(), [id](const PendingInfo& p) { return p.job == id; });
+}
+
+bool IsStarted(const Decisions& d, JobId id) {
+  return std::any_of(d.starts.begin(), d.starts.end(), [id](const Start& s) { return s.job == id; });
+}
+
+// The pending entry of `id`; a failure (and an entry for job -1) when there is none.
+const PendingInfo& Info(const Decisions& d, JobId id) {
+  for (const PendingInfo& p : d.pending) {
+    if (p.job == id) return p;
+  }
+  ADD_FAILURE() << "job " << id << " is not pending";
+  static const PendingInfo kMissing = [] {
+    PendingInfo p;
+    p.job = -1;
+    return p;
+  }();
+  return kMissing;
+}
+
+const Start& Started(const Decisions& d, JobId id) {
+  for (const Start& s : d.starts) {
+    if (s.job == id) return s;
+  }
+  ADD_FAILURE() << "job " << id << " did not start";
+  static const Start kMissing = [] {
+    Start s;
+    s.job = -1;
+    return s;
+  }();
+  return kMissing;
+}
+
+std::vector<JobId> PendingIds(const Decisions& d) {
+  std::vector<JobId> v;
+  for (const PendingInfo& p : d.pending) v.push_back(p.job);
+  return v;
+}
+
+std::vector<JobId> SignalledIds(const Decisions& d) {
+  std::vector<JobId> v;
+  for (const Signal& s : d.signals) v.push_back(s.job);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// ---- fifo and EASY backfill ----------------------------------------------------------------
+
+// Two cards; card 0 busy until kNow + 1000 (started kNow - 2600 with a 1 h limit, so its warning
+// is due at kNow + 880). A (first) needs both cards for 1 h; B (second) one card.
+ClusterState HeadOfLine(Duration b_limit) {
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 2600, kHour));
+  s.pending.push_back(MakeJob(1, 2, kHour, kNow - 200));
+  s.pending.push_back(MakeJob(2, 1, b_limit, kNow - 100));
+  return s;
+}
+
+TEST(SchedulerFifoTest, HeadOfLineBlocking) {
+  ClusterState s = HeadOfLine(600);
+  Decisions d = Schedule(s, Quiet(Algorithm::kFifo), kNow);
+  // B would fit on card 1 and end before A can start, but fifo never passes the head.
+  EXPECT_TRUE(d.starts.empty());
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1, 2}));
+  const PendingInfo& a = Info(d, 1);
+  EXPECT_EQ(a.reason, WaitReason::kResources);
+  EXPECT_EQ(a.expected_start, kNow + 1000);  // when card 0 frees
+  EXPECT_FALSE(a.estimated);
+  const PendingInfo& b = Info(d, 2);
+  EXPECT_EQ(b.reason, WaitReason::kPriority);
+  EXPECT_EQ(b.expected_start, kNow + 1000 + 3600);  // after A, never before it
+  EXPECT_FALSE(b.estimated);
+  // The running job's warning (kNow + 880) comes first.
+  EXPECT_EQ(d.next_wakeup, kNow + 880);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.kills.empty());
+}
+
+TEST(SchedulerFifoTest, StartsInOrderWhileNothingIsBlocked) {
+  ClusterState s = Cards(2);
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow - 100));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 200));
+  s.pending.push_back(MakeJob(3, 1, kHour, kNow - 50));
+  Decisions d = Schedule(s, Quiet(Algorithm::kFifo), kNow);
+  ASSERT_EQ(d.starts.size(), 2u);
+  EXPECT_EQ(d.starts[0].job, 1);  // by submit time
+  EXPECT_EQ(d.starts[1].job, 2);
+  EXPECT_FALSE(d.starts[0].preemptible);  // only rota starts jobs preemptible
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{3}));
+  EXPECT_EQ(Info(d, 3).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 3).expected_start, kNow + kHour);
+}
+
+TEST(SchedulerBackfillTest, EasyStartsShortJobThatDoesNotDelayTheHead) {
+  ClusterState s = HeadOfLine(600);  // B: 600 s on card 1 ends at kNow + 600 < kNow + 1000
+  Decisions d = Schedule(s, Quiet(Algorithm::kBackfill), kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+  EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{1}));
+  EXPECT_FALSE(d.starts[0].preemptible);
+  EXPECT_FALSE(d.starts[0].from_pool);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1}));
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 1000);  // not delayed
+  EXPECT_FALSE(Info(d, 1).estimated);
+}
+
+TEST(SchedulerBackfillTest, EasyRefusesLongJobThatWouldDelayTheHead) {
+  ClusterState s = HeadOfLine(2000);  // B: 2000 s on card 1 would run past kNow + 1000
+  Decisions d = Schedule(s, Quiet(Algorithm::kBackfill), kNow);
+  EXPECT_TRUE(d.starts.empty());
+  ASSERT_TRUE(IsPending(d, 2));
+  const PendingInfo& b = Info(d, 2);
+  EXPECT_EQ(b.reason, WaitReason::kPriority);
+  // EASY: no reservation for B, an estimate from the plan: after A, kNow + 4600.
+  EXPECT_EQ(b.expected_start, kNow + 4600);
+  EXPECT_TRUE(b.estimated);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 1000);
+}
+
+// Three cards. Card 0 busy until kNow + 1000, card 1 until kNow + 3000, card 2 free.
+// A: 3 cards x 1 h; B: 2 cards x 1000 s; C: 1 card x 1500 s; D: 1 card x 500 s (submit order).
+//   A can start at kNow + 3000 (all three) -> reserved [3000, 6600).
+//   B fits [1000, 2000) on cards 0 and 2 before A.
+//   C on card 2 now would end at 1500: harmless to A (3000) but runs into B's [1000, 2000).
+//   D on card 2 now ends at 500: harmless to both.
+ClusterState EasyVersusConservative() {
+  ClusterState s = Cards(3);
+  s.running.push_back(Running(100, {0}, kNow - 2600, kHour));  // until kNow + 1000
+  s.running.push_back(Running(101, {1}, kNow - 600, kHour));   // until kNow + 3000
+  s.pending.push_back(MakeJob(1, 3, kHour, kNow - 400));
+  s.pending.push_back(MakeJob(2, 2, 1000, kNow - 300));
+  s.pending.push_back(MakeJob(3, 1, 1500, kNow - 200));
+  s.pending.push_back(MakeJob(4, 1, 500, kNow - 100));
+  return s;
+}
+
+TEST(SchedulerBackfillTest, EasyProtectsOnlyTheFirstBlockedJob) {
+  Decisions d = Schedule(EasyVersusConservative(), Quiet(Algorithm::kBackfill), kNow);
+  // C starts on card 2 (it does not delay A); B, which EASY does not protect, is pushed back.
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 3);
+  EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{2}));
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
+  EXPECT_FALSE(Info(d, 1).estimated);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kPriority);
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 1000);  // estimated before C started
+  EXPECT_TRUE(Info(d, 2).estimated);
+  // D no longer fits anywhere now (card 2 went to C).
+  EXPECT_EQ(Info(d, 4).reason, WaitReason::kPriority);
+  EXPECT_EQ(Info(d, 4).expected_start, kNow + 1000);  // card 0 after its job: B holds no reservation
+  EXPECT_TRUE(Info(d, 4).estimated);
+}
+
+TEST(SchedulerRotaTest, ConservativeBackfillProtectsEveryReservation) {
+  Policy p = Quiet(Algorithm::kRota);
+  p.weights.size = 0;  // one user, equal tiers: priority order = age order = submit order
+  Decisions d = Schedule(EasyVersusConservative(), p, kNow);
+  // Only D starts (card 2, ends at kNow + 500, before B's reservation at kNow + 1000).
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 4);
+  EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{2}));
+  EXPECT_FALSE(d.starts[0].preemptible);  // a regular job within quota
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1, 2, 3}));
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kPriority);
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 1000);  // reserved in the gap before A
+  // C: no 1500 s gap on any card before A ends (card 0: [2000, 3000), card 2: [0, 1000) and
+  // [2000, 3000)): after A, kNow + 6600.
+  EXPECT_EQ(Info(d, 3).reason, WaitReason::kPriority);
+  EXPECT_EQ(Info(d, 3).expected_start, kNow + 6600);
+  for (JobId id : {1, 2, 3}) EXPECT_FALSE(Info(d, id).estimated) << id;
+  // Wakeups: the running jobs' warnings at kNow + 880 and kNow + 2880; reservations later.
+  EXPECT_EQ(d.next_wakeup, kNow + 880);
+}
+
+TEST(SchedulerRotaTest, EstimatesPastThePlanDepth) {
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 2600, kHour));  // until kNow + 1000
+  s.running.push_back(Running(101, {1}, kNow - 1600, kHour));  // until kNow + 2000
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 200));
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow - 100));
+  Policy p = Quiet();
+  p.plan_depth = 1;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 1000);
+  EXPECT_FALSE(Info(d, 1).estimated);
+  // Past the depth: the 3600 GPU-s of blocked work ahead spread over 2 GPUs: kNow + 1800.
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 1800);
+  EXPECT_TRUE(Info(d, 2).estimated);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kPriority);
+}
+
+TEST(SchedulerRotaTest, HigherPriorityStartsFirst) {
+  // One free card. The regular job waited a day; the thesis job arrived just now and takes it.
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 100, 10 * kHour));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - kDay));
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow, Tier::kThesis));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+  EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{1}));
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + kHour);  // after the thesis job on card 1
+  // fifo would have started the old job instead.
+  Decisions f = Schedule(s, Quiet(Algorithm::kFifo), kNow);
+  ASSERT_EQ(f.starts.size(), 1u);
+  EXPECT_EQ(f.starts[0].job, 1);
+}
+
+TEST(SchedulerRotaTest, ExploreJobsStartPreemptible) {
+  ClusterState s = Cards(2);
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, Tier::kExplore));
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow - 100, Tier::kRegular));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.starts.size(), 2u);
+  EXPECT_TRUE(Started(d, 1).preemptible);
+  EXPECT_FALSE(Started(d, 2).preemptible);
+}
+
+TEST(SchedulerRotaTest, OverdueJobWithoutEnforcedLimitsIsAssumedToEndSoon) {
+  // Limits not enforced (simulating estimates): a job 400 s past its estimate is assumed to end
+  // overdue_grace (300 s) from now.
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 4000, kHour));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100));
+  Policy p = Quiet();
+  p.enforce_time_limits = false;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 300);
+  EXPECT_EQ(d.next_wakeup, kNow + 300);
+}
+
+// ---- Reasons -------------------------------------------------------------------------------
+
+TEST(SchedulerReasonTest, QuotaExhaustedWaitsForNextWeek) {
+  ClusterState s = Cards(2);  // all free
+  s.pending.push_back(MakeJob(1, 1, 2 * kHour, kNow - 100));  // 2 GPU-h
+  s.pending.push_back(MakeJob(2, 1, 30 * kMinute, kNow - 50));  // 0.5 GPU-h
+  for (Algorithm a : {Algorithm::kBackfill, Algorithm::kRota}) {
+    Policy p = Quiet(a);
+    p.quota.default_hours = 1;
+    p.quota.overflow_as_explore = false;
+    Decisions d = Schedule(s, p, kNow);
+    ASSERT_EQ(d.starts.size(), 1u) << AlgorithmName(a);
+    EXPECT_EQ(d.starts[0].job, 2);
+    ASSERT_TRUE(IsPending(d, 1));
+    const PendingInfo& i = Info(d, 1);
+    EXPECT_EQ(i.reason, WaitReason::kQuotaExhausted);
+    EXPECT_EQ(i.expected_start, kMon + kWeek);  // next Monday 00:00
+    EXPECT_TRUE(i.estimated);
+    EXPECT_EQ(d.next_wakeup, kMon + kWeek);
+  }
+}
+
+TEST(SchedulerReasonTest, OverQuotaRunsPreemptibleAsExplore) {
+  ClusterState s = Cards(1);
+  s.pending.push_back(MakeJob(1, 1, 2 * kHour, kNow - 100, Tier::kThesis));
+  Policy p = Quiet();
+  p.quota.default_hours = 1;  // overflow_as_explore is on by default
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 1);
+  EXPECT_TRUE(d.starts[0].preemptible);  // a thesis job, but over quota
+  EXPECT_FALSE(d.starts[0].from_pool);
+  EXPECT_TRUE(d.pending.empty());
+}
+
+TEST(SchedulerReasonTest, OverQuotaJobRanksAsExploreAndPreemptsNobody) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 100, 10 * kHour, Tier::kExplore, /*preemptible=*/true));
+  s.pending.push_back(MakeJob(1, 1, 2 * kHour, kNow - 100, Tier::kThesis));
+  Policy p = Quiet();
+  p.quota.default_hours = 1;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_TRUE(d.signals.empty());  // an over-quota job may not preempt
+  ASSERT_TRUE(IsPending(d, 1));
+  const PendingInfo& i = Info(d, 1);
+  EXPECT_DOUBLE_EQ(i.factors.tier, 0.0);
+  EXPECT_EQ(i.reason, WaitReason::kResources);
+  EXPECT_EQ(i.expected_start, kNow - 100 + 10 * kHour);
+}
+
+TEST(SchedulerReasonTest, Dependency) {
+  ClusterState s = Cards(4);
+  s.running.push_back(Running(100, {0}, kNow - 100, kHour));
+  Job on_running = MakeJob(1, 1, kHour, kNow - 100);
+  on_running.after = {100};
+  Job on_pending = MakeJob(2, 1, kHour, kNow - 90);
+  on_pending.after = {1};
+  Job on_gone = MakeJob(3, 1, kHour, kNow - 80);
+  on_gone.after = {999};  // ended long ago: no longer in the state
+  Job on_self = MakeJob(4, 1, kHour, kNow - 70);
+  on_self.after = {4};
+  s.pending = {on_running, on_pending, on_gone, on_self};
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kDependency);
+  EXPECT_EQ(Info(d, 1).expected_start, kNever);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kDependency);
+  ASSERT_EQ(d.starts.size(), 2u);
+  EXPECT_TRUE(IsStarted(d, 3));
+  EXPECT_TRUE(IsStarted(d, 4));
+}
+
+TEST(SchedulerReasonTest, BookingBlocksOthersButNotItsOwner) {
+  ClusterState s = Cards(1);
+  Booking b;
+  b.id = 7;
+  b.user = "bob";
+  b.alloc.gpus = {0};
+  b.start = kNow + 100;
+  b.end = kNow + 1000;
+  s.bookings.push_back(b);
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 200, Tier::kRegular, "alice"));  // older: first
+  s.pending.push_back(MakeJob(2, 1, 900, kNow - 100, Tier::kRegular, "bob"));
+  Policy p = Quiet();
+  p.weights.size = 0;  // alice ranks first by age alone
+  Decisions d = Schedule(s, p, kNow);
+  // alice's hour would run into bob's booking: she waits for its end and gets [1000, 4600).
+  ASSERT_TRUE(IsPending(d, 1));
+  const PendingInfo& a = Info(d, 1);
+  EXPECT_EQ(a.reason, WaitReason::kBooking);
+  EXPECT_EQ(a.expected_start, kNow + 1000);
+  // bob's 900 s run inside his own booking and end before alice's reservation.
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+  EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{0}));
+  // Wake up when the booking starts.
+  EXPECT_EQ(d.next_wakeup, kNow + 100);
+}
+
+TEST(SchedulerReasonTest, PeakHoursForHeavyJobsHeldBackByPriority) {
+  Time now = kMon + 15 * kHour;  // Monday 15:00: heavy jobs x0.5
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, now - 2600, kHour));  // card 0 until now + 1000
+  s.pending.push_back(MakeJob(1, 2, kHour, now - 300, Tier::kThesis));  // reserved at now + 1000
+  s.pending.push_back(MakeJob(2, 1, 5 * kHour, now - 200));  // heavy (5 h), fits card 1 but not before A
+  s.pending.push_back(MakeJob(3, 1, 2000, now - 100));       // light, same situation
+  Policy p;  // the default time-of-day table
+  p.preemption = false;
+  Decisions d = Schedule(s, p, now);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kPeakHours);
+  EXPECT_DOUBLE_EQ(Info(d, 2).factors.time_of_day, 0.5);
+  EXPECT_EQ(Info(d, 3).reason, WaitReason::kPriority);
+  EXPECT_DOUBLE_EQ(Info(d, 3).factors.time_of_day, 1.0);
+  // Wakeups: the warning at now + 880 precedes the table's next change at 18:00.
+  EXPECT_EQ(d.next_wakeup, now + 880);
+}
+
+TEST(SchedulerReasonTest, Impossible) {
+  ClusterState s = Cards(2, 40960);
+  s.pending.push_back(MakeJob(1, 3, kHour, kNow - 100));  // three cards on a two-card cluster
+  Job mig = MakeJob(2, 1, kHour, kNow - 90);
+  mig.request.kind = RequestKind::kMig;
+  mig.request.mig_profile = "1g.10gb";  // no MIG here
+  Job big = MakeJob(3, 1, kHour, kNow - 80);
+  big.request.kind = RequestKind::kMemShare;
+  big.request.memory = 40961;  // larger than any card
+  s.pending.push_back(mig);
+  s.pending.push_back(big);
+  s.pending.push_back(MakeJob(4, 2, kHour, kNow - 70));  // possible: starts
+  Decisions d = Schedule(s, Quiet(), kNow);
+  for (JobId id : {1, 2, 3}) {
+    ASSERT_TRUE(IsPending(d, id)) << id;
+    EXPECT_EQ(Info(d, id).reason, WaitReason::kImpossible) << id;
+    EXPECT_EQ(Info(d, id).expected_start, kNever) << id;
+  }
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 4);
+}
+
+TEST(SchedulerReasonTest, NamesOfReasons) {
+  EXPECT_STREQ(WaitReasonName(WaitReason::kResources), "Resources");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kPriority), "Priority");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kQuotaExhausted), "QuotaExhausted");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kDependency), "Dependency");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kBooking), "Booking");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kPeakHours), "PeakHours");
+  EXPECT_STREQ(WaitReasonName(WaitReason::kImpossible), "Impossible");
+}
+
+TEST(SchedulerTest, HybridPoolStartIsMarked) {
+  ClusterState s = Cards(2);
+  s.pending.push_back(MakeJob(1, 1, 2 * kHour, kNow - 100));  // 2 GPU-h, user "u" project "p"
+  Policy p = Quiet();
+  p.mode = AccountMode::kHybrid;
+  p.quota.default_hours = 1;
+  p.quota.project_hours = {{"p", 10}};
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_TRUE(d.starts[0].from_pool);
+  EXPECT_FALSE(d.starts[0].preemptible);  // within the pool: a normal start
+}
+
+TEST(SchedulerTest, SharesAndMigStart) {
+  ClusterState s = Cards(1, 40960);
+  Gpu mig;
+  mig.index = 1;
+  mig.memory = 81920;
+  mig.mig = {{"", "3g.40gb", 40960}, {"", "3g.40gb", 40960}};
+  s.gpus.push_back(mig);
+  Job share = MakeJob(1, 1, kHour, kNow - 100);
+  share.request.kind = RequestKind::kMemShare;
+  share.request.memory = 10240;
+  Job slice = MakeJob(2, 1, kHour, kNow - 90);
+  slice.request.kind = RequestKind::kMig;
+  slice.request.mig_profile = "3g.40gb";
+  s.pending = {share, slice};
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.starts.size(), 2u);
+  ASSERT_TRUE(IsStarted(d, 1));
+  const Start& a = Started(d, 1);
+  EXPECT_EQ(a.alloc.gpus, (std::vector<int>{0}));
+  EXPECT_EQ(a.alloc.memory, 10240);
+  EXPECT_EQ(a.alloc.mig, -1);
+  ASSERT_TRUE(IsStarted(d, 2));
+  const Start& b = Started(d, 2);
+  EXPECT_EQ(b.alloc.gpus, (std::vector<int>{1}));
+  EXPECT_GE(b.alloc.mig, 0);
+  EXPECT_EQ(b.alloc.memory, 0);
+}
+
+// ---- Time limits ---------------------------------------------------------------------------
+
+TEST(SchedulerTimeLimitTest, SignalAtLimitMinusGraceKillAtEnd) {
+  ClusterState s = Cards(1);
+  RunningJob r = Running(100, {0}, kNow - 3500, kHour);  // ends kNow + 100; grace 120: warn at -20
+  r.job.signal = 12;
+  s.running.push_back(r);
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.signals.size(), 1u);
+  const Signal& sig = d.signals[0];
+  EXPECT_EQ(sig.job, 100);
+  EXPECT_EQ(sig.signal, 12);
+  EXPECT_EQ(sig.kill_at, kNow + 100);  // the end of its limit, not now + grace
+  EXPECT_EQ(sig.cause, StopCause::kTimeLimit);
+  EXPECT_FALSE(sig.requeue);
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_EQ(d.next_wakeup, kNow + 100);
+}
+
+TEST(SchedulerTimeLimitTest, NothingBeforeTheWarningButWakeUpForIt) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 1000, kHour));  // warn at kNow - 1000 + 3480
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_EQ(d.next_wakeup, kNow + 2480);
+}
+
+TEST(SchedulerTimeLimitTest, WarningExactlyAtLimitMinusGrace) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 3480, kHour));  // warn time is exactly now
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.signals.size(), 1u);
+  EXPECT_EQ(d.signals[0].kill_at, kNow + 120);
+  // One second earlier: not yet.
+  Decisions before = Schedule(s, Quiet(), kNow - 1);
+  EXPECT_TRUE(before.signals.empty());
+  EXPECT_EQ(before.next_wakeup, kNow);
+}
+
+TEST(SchedulerTimeLimitTest, GraceLongerThanTheLimitWarnsAtStart) {
+  ClusterState s = Cards(1);
+  RunningJob r = Running(100, {0}, kNow, 60);
+  r.job.grace = 120;
+  s.running.push_back(r);
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.signals.size(), 1u);
+  EXPECT_EQ(d.signals[0].kill_at, kNow + 60);
+}
+
+TEST(SchedulerTimeLimitTest, FoundPastItsEndStillGetsItsGrace) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 4000, kHour));  // ended at kNow - 400 (daemon was down)
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_EQ(d.signals.size(), 1u);
+  EXPECT_EQ(d.signals[0].kill_at, kNow + 120);
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_EQ(d.next_wakeup, kNow + 120);
+}
+
+TEST(SchedulerTimeLimitTest, KillWhenKillTimePassed) {
+  ClusterState s = Cards(2);
+  RunningJob limit = Running(100, {0}, kNow - 4000, kHour);
+  limit.signalled = true;
+  limit.kill_at = kNow;  // due now
+  RunningJob preempted = Running(101, {1}, kNow - 500, kHour, Tier::kExplore, true);
+  preempted.signalled = true;
+  preempted.preempted = true;
+  preempted.kill_at = kNow - 5;  // overdue
+  s.running = {limit, preempted};
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());  // no second warning
+  ASSERT_EQ(d.kills.size(), 2u);
+  EXPECT_EQ(d.kills[0].job, 100);
+  EXPECT_EQ(d.kills[0].cause, StopCause::kTimeLimit);
+  EXPECT_EQ(d.kills[1].job, 101);
+  EXPECT_EQ(d.kills[1].cause, StopCause::kPreempted);
+}
+
+TEST(SchedulerTimeLimitTest, StopUnderWayWaitsForItsKillTime) {
+  ClusterState s = Cards(1);
+  RunningJob r = Running(100, {0}, kNow - 3550, kHour);
+  r.signalled = true;
+  r.kill_at = kNow + 50;
+  s.running.push_back(r);
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_EQ(d.next_wakeup, kNow + 50);
+}
+
+TEST(SchedulerTimeLimitTest, NotEnforcedNoSignal) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 4000, kHour));
+  Policy p = Quiet();
+  p.enforce_time_limits = false;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_EQ(d.next_wakeup, kNever);
+}
+
+// ---- Preemption ----------------------------------------------------------------------------
+
+// Two cards, both held by preemptible explore jobs with 10 h limits: X (id 10) on card 0 since
+// kNow - 1000, Y (id 11) on card 1 since kNow - 100. A thesis job T (id 1) needs one card.
+ClusterState TwoExplorers() {
+  ClusterState s = Cards(2);
+  RunningJob x = Running(10, {0}, kNow - 1000, 10 * kHour, Tier::kExplore, true);
+  RunningJob y = Running(11, {1}, kNow - 100, 10 * kHour, Tier::kExplore, true);
+  y.job.grace = 300;
+  y.job.signal = 15;
+  y.job.requeue = true;
+  s.running = {x, y};
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50, Tier::kThesis, "t"));
+  return s;
+}
+
+TEST(SchedulerPreemptionTest, ThesisPreemptsTheYoungestExploreJob) {
+  Decisions d = Schedule(TwoExplorers(), Quiet(), kNow);
+  EXPECT_TRUE(d.starts.empty());  // it starts once the victim is gone
+  ASSERT_EQ(d.signals.size(), 1u);
+  const Signal& s = d.signals[0];
+  EXPECT_EQ(s.job, 11);                 // Y: 100 GPU-s of work lost, against X's 1000
+  EXPECT_EQ(s.signal, 15);              // the victim's own signal
+  EXPECT_EQ(s.kill_at, kNow + 300);     // now + the victim's grace
+  EXPECT_EQ(s.cause, StopCause::kPreempted);
+  EXPECT_EQ(s.preempted_by, 1);
+  EXPECT_TRUE(s.requeue);               // carried from the victim
+  EXPECT_TRUE(d.kills.empty());
+  ASSERT_TRUE(IsPending(d, 1));
+  const PendingInfo& t = Info(d, 1);
+  EXPECT_EQ(t.reason, WaitReason::kResources);
+  EXPECT_EQ(t.expected_start, kNow + 300);  // on the victim's card when it is killed
+  EXPECT_FALSE(t.estimated);
+  EXPECT_EQ(d.next_wakeup, kNow + 300);
+}
+
+TEST(SchedulerPreemptionTest, LeastWorkLostBeatsYoungest) {
+  // X: 1 card since kNow - 100 (100 GPU-s); Y: 2 cards since kNow - 80 (160 GPU-s), younger.
+  ClusterState s = Cards(3);
+  s.running.push_back(Running(10, {0}, kNow - 100, 10 * kHour, Tier::kExplore, true));
+  s.running.push_back(Running(11, {1, 2}, kNow - 80, 10 * kHour, Tier::kExplore, true));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50, Tier::kThesis, "t"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{10}));
+  EXPECT_EQ(d.signals[0].kill_at, kNow + 120);
+  EXPECT_FALSE(d.signals[0].requeue);
+}
+
+TEST(SchedulerPreemptionTest, OnlyAsManyVictimsAsNeeded) {
+  // Four explore jobs on four cards, started 400, 300, 200, 100 s ago; a thesis job needs two.
+  ClusterState s = Cards(4);
+  for (int i = 0; i < 4; ++i) {
+    s.running.push_back(Running(10 + i, {i}, kNow - 400 + 100 * i, 10 * kHour, Tier::kExplore, true));
+  }
+  s.pending.push_back(MakeJob(1, 2, kHour, kNow - 50, Tier::kThesis, "t"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{12, 13}));  // the two youngest
+  for (const Signal& sig : d.signals) {
+    EXPECT_EQ(sig.cause, StopCause::kPreempted);
+    EXPECT_EQ(sig.preempted_by, 1);
+    EXPECT_EQ(sig.kill_at, kNow + 120);
+  }
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 120);
+}
+
+TEST(SchedulerPreemptionTest, DropsAVictimThatTurnsOutUnneeded) {
+  // P: 1 card, 50 s old (50 GPU-s); Q: 2 cards, 100 s old (200 GPU-s). A thesis job needs 2 cards.
+  // P alone is not enough, P + Q is; then Q alone is enough, so P is spared.
+  ClusterState s = Cards(3);
+  s.running.push_back(Running(10, {0}, kNow - 50, 10 * kHour, Tier::kExplore, true));
+  s.running.push_back(Running(11, {1, 2}, kNow - 100, 10 * kHour, Tier::kExplore, true));
+  s.pending.push_back(MakeJob(1, 2, kHour, kNow - 50, Tier::kThesis, "t"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{11}));
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 120);
+}
+
+TEST(SchedulerPreemptionTest, NoSecondPreemptionWhileTheVictimStops) {
+  // The state after the first pass of ThesisPreemptsTheYoungestExploreJob was applied: Y has been
+  // signalled and is killed at kNow + 300. Ten seconds later, nothing new happens. (X's grace is
+  // as long as Y's here, so stopping X could not free a card sooner either.)
+  ClusterState s = TwoExplorers();
+  s.running[0].job.grace = 300;
+  s.running[1].signalled = true;
+  s.running[1].preempted = true;
+  s.running[1].kill_at = kNow + 300;
+  Time later = kNow + 10;
+  Decisions d = Schedule(s, Quiet(), later);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.kills.empty());
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 300);
+  EXPECT_EQ(d.next_wakeup, kNow + 300);
+  // At the kill time, the kill.
+  Decisions at = Schedule(s, Quiet(), kNow + 300);
+  ASSERT_EQ(at.kills.size(), 1u);
+  EXPECT_EQ(at.kills[0].job, 11);
+  EXPECT_EQ(at.kills[0].cause, StopCause::kPreempted);
+  EXPECT_TRUE(at.signals.empty());
+}
+
+// As above, but the other explore job X has a short grace (60 s): stopping X too would free a
+// card at later + 60, sooner than Y's kill. The job is already served by Y's stop; a second victim
+// for the same job is work lost for 230 s of waiting.
+TEST(SchedulerPreemptionTest, NoSecondVictimEvenIfItWouldStopSooner) {
+  ClusterState s = TwoExplorers();
+  s.running[0].job.grace = 60;
+  s.running[1].signalled = true;
+  s.running[1].preempted = true;
+  s.running[1].kill_at = kNow + 300;
+  Decisions d = Schedule(s, Quiet(), kNow + 10);
+  EXPECT_TRUE(d.signals.empty()) << "signalled job " << d.signals[0].job;
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 300);
+}
+
+TEST(SchedulerPreemptionTest, WhoMayPreemptWhom) {
+  // Regular jobs preempt explore jobs; explore jobs do not preempt explore jobs; nobody preempts
+  // a non-preemptible regular job; a regular job running over quota (preemptible) counts as
+  // explore.
+  struct Case {
+    Tier pending;
+    Tier running;
+    bool running_preemptible;
+    bool expect;
+  };
+  for (const Case& c : {Case{Tier::kRegular, Tier::kExplore, true, true},
+                        Case{Tier::kExplore, Tier::kExplore, true, false},
+                        Case{Tier::kThesis, Tier::kRegular, false, false},
+                        Case{Tier::kRegular, Tier::kRegular, true, true},
+                        Case{Tier::kThesis, Tier::kThesis, true, true}}) {
+    ClusterState s = Cards(1);
+    s.running.push_back(Running(10, {0}, kNow - 100, 10 * kHour, c.running, c.running_preemptible));
+    s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50, c.pending, "t"));
+    Decisions d = Schedule(s, Quiet(), kNow);
+    EXPECT_EQ(d.signals.size(), c.expect ? 1u : 0u)
+        << TierName(c.pending) << " vs " << TierName(c.running) << (c.running_preemptible ? " (p)" : "");
+  }
+}
+
+TEST(SchedulerPreemptionTest, OffWhenDisabledOrNotRota) {
+  Policy off = Quiet();
+  off.preemption = false;
+  EXPECT_TRUE(Schedule(TwoExplorers(), off, kNow).signals.empty());
+  EXPECT_TRUE(Schedule(TwoExplorers(), Quiet(Algorithm::kBackfill), kNow).signals.empty());
+  EXPECT_TRUE(Schedule(TwoExplorers(), Quiet(Algorithm::kFifo), kNow).signals.empty());
+}
+
+TEST(SchedulerPreemptionTest, NoPreemptionWhenCapacityComesSoonerAnyway) {
+  // Card 1's explore job Y ends by its own limit at kNow + 60, sooner than any kill (grace 120).
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(10, {0}, kNow - 1000, 10 * kHour, Tier::kExplore, true));
+  RunningJob y = Running(11, {1}, kNow - 3540, kHour, Tier::kExplore, true);  // ends kNow + 60
+  y.signalled = true;  // its time-limit warning went out already
+  s.running.push_back(y);
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50, Tier::kThesis, "t"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 60);
+}
+
+// ---- next_wakeup ---------------------------------------------------------------------------
+
+TEST(SchedulerWakeupTest, EmptyStateNever) {
+  Decisions d = Schedule(Cards(2), Policy{}, kNow);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_TRUE(d.pending.empty());
+  EXPECT_EQ(d.next_wakeup, kNever);
+}
+
+TEST(SchedulerWakeupTest, TimeOfDayChangeWhenJobsWait) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 100, 10 * kHour));  // warns at kNow + 35780
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50));
+  Policy p;  // default table; Wednesday 11:00 -> next change at 14:00
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_EQ(d.next_wakeup, kNow + 3 * kHour);
+  // Without a table: the reservation at the running job's end.
+  Decisions q = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(q.next_wakeup, kNow - 100 + 10 * kHour - 120);  // the warning comes before the end
+}
+
+TEST(SchedulerWakeupTest, NoTimeOfDayWakeupWithoutPendingJobs) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 100, 10 * kHour));
+  Decisions d = Schedule(s, Policy{}, kNow);
+  EXPECT_EQ(d.next_wakeup, kNow - 100 + 10 * kHour - 120);
+}
+
+TEST(SchedulerWakeupTest, ReservationStart) {
+  ClusterState s = Cards(1);
+  RunningJob r = Running(100, {0}, kNow - 100, 10 * kHour);
+  r.signalled = true;
+  r.kill_at = kNow + 500;  // a stop under way
+  s.running.push_back(r);
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50));
+  Policy p = Quiet();
+  p.preemption = false;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 500);
+  EXPECT_EQ(d.next_wakeup, kNow + 500);
+}
+
+}  // namespace
+}  // namespace rota
