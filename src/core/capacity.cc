@@ -128,23 +128,29 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
     ForAllocation(r.alloc, [&](int ui, MiB amount, bool share) {
       Unit& u = units_[ui];
       AddInterval(u.profile, now, end, amount);
-      Reindex(u);
       u.used_now += amount;
       u.shared = u.shared || share;
     });
   }
+  for (size_t ui = 0; ui < units_.size(); ++ui) Reindex(static_cast<int>(ui));
   RefreshNowSummary();
 }
 
 int CapacityPlan::UserId(std::string_view user) const {
+  if (booking_users_.empty()) return -1;
   auto it = booking_users_.find(user);
   return it == booking_users_.end() ? -1 : it->second;
 }
 
-void CapacityPlan::Reindex(Unit& u) const {
+void CapacityPlan::Reindex(int ui) {
+  Unit& u = units_[ui];
+  const bool indexed = u.mig < 0 && u.usable;  // whole usable cards are in tails_
+  if (indexed) {
+    tails_.erase({u.tail, ui});
+    hole_units_.erase(ui);
+  }
   // Runs of segments with nothing committed, seen from now on; the open-ended last run is the tail.
   u.max_hole = 0;
-  u.tail = kNever;
   Time run = kNever;  // start of the current free run, or kNever inside a committed stretch
   for (const auto& [t, value] : u.profile) {
     Time at = std::max(t, now_);
@@ -156,6 +162,62 @@ void CapacityPlan::Reindex(Unit& u) const {
     }
   }
   u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
+  if (indexed) {
+    tails_.insert({u.tail, ui});
+    if (u.max_hole > 0) hole_units_.insert(ui);
+  }
+}
+
+std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, Time t0) const {
+  if (!booking_users_.empty()) return std::nullopt;
+  if (n == 1) {
+    // The card that frees for good first, unless a hole elsewhere fits earlier.
+    Placement p;
+    if (tails_.empty()) return p;
+    auto [tail, ui] = *tails_.begin();
+    Time best = std::max(t0, tail);
+    int best_unit = ui;
+    for (int hu : hole_units_) {
+      const Unit& u = units_[hu];
+      if (u.max_hole < d) continue;
+      Time t = EarliestOnUnit(u, u.capacity, false, d, -1, t0, false, false);
+      if (t < best || (t == best && hu < best_unit)) {
+        best = t;
+        best_unit = hu;
+      }
+    }
+    if (best == kNever) return p;
+    p.start = best;
+    p.units.push_back(best_unit);
+    return p;
+  }
+  for (int hu : hole_units_) {
+    if (units_[hu].max_hole >= d) return std::nullopt;  // a hole may fit: sweep the windows
+  }
+  // Every card is usable from max(t0, tail) on for good: walk the tails in order until a node
+  // (or, for jobs larger than a node, the cluster) has n of them.
+  std::vector<int> per_node(node_free_.size(), 0);
+  int total = 0;
+  Time t = kNever;
+  for (const auto& [tail, ui] : tails_) {
+    if (tail == kNever) break;
+    int c = ++per_node[dense_node_[ui]];
+    ++total;
+    if (n <= max_node_size_ ? c >= n : total >= n) {
+      t = std::max(t0, tail);
+      break;
+    }
+  }
+  if (t == kNever) return Placement{};
+  // All cards free from t on (ties at t included), then the usual choice among them.
+  std::vector<int> usable;
+  std::fill(per_node.begin(), per_node.end(), 0);
+  for (const auto& [tail, ui] : tails_) {
+    if (std::max(t0, tail) > t) break;
+    usable.push_back(ui);
+    ++per_node[dense_node_[ui]];
+  }
+  return PickAt(t, usable, per_node, n);
 }
 
 void CapacityPlan::RefreshNowSummary() {
@@ -462,6 +524,9 @@ Placement CapacityPlan::Earliest(const Request& req, Duration duration, int user
                                  bool ignore_bookings) const {
   Time t0 = std::max(not_before, now_);
   Duration d = std::max<Duration>(duration, 1);
+  if (req.kind == RequestKind::kWholeGpus && req.gpus >= 1 && !now_only) {
+    if (auto p = EarliestWholeByTails(req.gpus, d, t0)) return *p;
+  }
   if (req.kind == RequestKind::kWholeGpus && req.gpus > 1) {
     return EarliestMulti(req, d, user, t0, now_only, ignore_bookings);
   }
@@ -474,7 +539,7 @@ void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Ti
     Unit& u = units_[ui];
     MiB amount = Amount(u, req);
     AddInterval(u.profile, std::max(start, now_), end, amount);
-    Reindex(u);
+    Reindex(ui);
     if (req.kind == RequestKind::kMemShare) u.shared = true;
     if (start <= now_) {
       u.used_now += amount;
@@ -492,7 +557,7 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
     Profile& prof = units_[ui].profile;
     if (end < old) AddInterval(prof, std::max(end, now_), old, -amount);
     else AddInterval(prof, std::max(old, now_), end, amount);
-    Reindex(units_[ui]);
+    Reindex(ui);
   });
   running_end_[running] = end;
   return old;

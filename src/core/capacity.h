@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -118,7 +120,10 @@ class CapacityPlan {
   // there are per dense node. Returns start == kNever if they do not suffice.
   Placement PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node, int n) const;
   void RefreshNowSummary();
-  void Reindex(Unit& u) const;
+  void Reindex(int ui);
+  // Earliest start for whole cards from the tails alone, valid when no booking exists and no
+  // usable card has a hole of d or longer; nullopt when that does not hold.
+  std::optional<Placement> EarliestWholeByTails(int n, Duration d, Time t0) const;
 
   const ClusterState& state_;
   Time now_;
@@ -138,6 +143,9 @@ class CapacityPlan {
   std::vector<int> free_whole_now_;  // usable cards nobody holds now
   std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
   std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now
+  // Usable whole cards by the time from which nothing is committed on them, and those with holes.
+  std::set<std::pair<Time, int>> tails_;
+  std::set<int> hole_units_;
 };
 
 template <typename Fn>

@@ -67,12 +67,22 @@ class Pass {
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out)
       : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
         priority_(state, policy, now), quota_(state, policy, now) {
-    for (const Job& j : state.pending) active_.insert(j.id);
-    for (const RunningJob& r : state.running) active_.insert(r.job.id);
+    // Ids still pending or running, for `after` dependencies; built only when some job has one.
+    bool any_after = false;
+    for (const Job& j : state.pending) any_after = any_after || !j.after.empty();
+    if (any_after) {
+      for (const Job& j : state.pending) active_.insert(j.id);
+      for (const RunningJob& r : state.running) active_.insert(r.job.id);
+    }
     for (const Gpu& g : state.gpus) {
       if (!g.drained) usable_gpus_ += g.mig.empty() ? 1.0 : 1.0;
     }
     preempting_.assign(state.running.size(), 0);
+    // Running jobs that preemption may ever pick: scanned once, not once per blocked job.
+    for (size_t ri = 0; ri < state.running.size(); ++ri) {
+      const RunningJob& r = state.running[ri];
+      if (r.preemptible || policy.IsPreemptible(r.job.tier)) preemptible_running_.push_back(static_cast<int>(ri));
+    }
     // Jobs warned of their time limit in this same decision (HandleRunning ran first) are already
     // being stopped: Preempt may count on their end but must not signal them a second time.
     limit_stop_.assign(state.running.size(), kNever);
@@ -160,7 +170,7 @@ class Pass {
       if (policy_.algorithm == Algorithm::kRota && policy_.preemption && !as_explore) {
         if (Preempt(job, d, uid)) {
           info.reason = WaitReason::kResources;
-          failed_now_.clear();  // victims leave earlier: what failed may fit now
+          ForgetFailedNow();  // victims leave earlier: what failed may fit now
         }
       }
       if (reserved < depth) {
@@ -225,29 +235,54 @@ class Pass {
   // preemption, which clears the list), so a request at least as large for at least as long
   // cannot start now either: a long queue of similar jobs is rejected without a search. Only for
   // users without bookings, whose view of the capacity is everyone's.
-  struct FailedShape {
-    RequestKind kind;
-    int gpus;
-    MiB memory;
-    const std::string* profile;
-    Duration d;
-  };
-
   bool KnownToFailNow(const Request& r, Duration d) const {
-    for (const FailedShape& f : failed_now_) {
-      if (f.kind != r.kind || d < f.d) continue;
-      switch (r.kind) {
-        case RequestKind::kWholeGpus: if (r.gpus >= f.gpus) return true; break;
-        case RequestKind::kMemShare: if (r.memory >= f.memory) return true; break;
-        case RequestKind::kMig: if (r.mig_profile == *f.profile) return true; break;
+    switch (r.kind) {
+      case RequestKind::kWholeGpus: {
+        if (failed_whole_.empty()) return false;
+        // Requests larger than any seen use the last entry: the minimum over all smaller ones.
+        size_t n = std::min<size_t>(static_cast<size_t>(std::max(r.gpus, 0)), failed_whole_.size() - 1);
+        return failed_whole_[n] <= d;
+      }
+      case RequestKind::kMemShare:
+        for (const auto& [mem, fd] : failed_shares_) {
+          if (r.memory >= mem && d >= fd) return true;
+        }
+        return false;
+      case RequestKind::kMig: {
+        auto it = failed_mig_.find(r.mig_profile);
+        return it != failed_mig_.end() && d >= it->second;
       }
     }
     return false;
   }
 
   void RememberFailedNow(const Request& r, Duration d) {
-    constexpr size_t kMaxShapes = 64;
-    if (failed_now_.size() < kMaxShapes) failed_now_.push_back({r.kind, r.gpus, r.memory, &r.mig_profile, d});
+    switch (r.kind) {
+      case RequestKind::kWholeGpus: {
+        // failed_whole_[n]: the shortest duration known to fail for some request of <= n cards.
+        size_t n = static_cast<size_t>(std::max(r.gpus, 0));
+        if (failed_whole_.size() <= n) {
+          // New entries carry the prefix minimum of the smaller requests.
+          failed_whole_.resize(n + 1, failed_whole_.empty() ? kNever : failed_whole_.back());
+        }
+        for (size_t k = n; k < failed_whole_.size(); ++k) failed_whole_[k] = std::min(failed_whole_[k], d);
+        break;
+      }
+      case RequestKind::kMemShare:
+        if (failed_shares_.size() < 64) failed_shares_.emplace_back(r.memory, d);
+        break;
+      case RequestKind::kMig: {
+        auto [it, inserted] = failed_mig_.try_emplace(r.mig_profile, d);
+        if (!inserted) it->second = std::min(it->second, d);
+        break;
+      }
+    }
+  }
+
+  void ForgetFailedNow() {
+    failed_whole_.clear();
+    failed_shares_.clear();
+    failed_mig_.clear();
   }
 
   bool DependenciesMet(const Job& job) const {
@@ -267,7 +302,7 @@ class Pass {
       Time start;
     };
     std::vector<Candidate> cands;
-    for (size_t ri = 0; ri < state_.running.size(); ++ri) {
+    for (int ri : preemptible_running_) {
       const RunningJob& r = state_.running[ri];
       if (preempting_[ri] || r.kill_at != kNever) continue;
       Tier tier = r.preemptible ? Tier::kExplore : r.job.tier;
@@ -284,7 +319,7 @@ class Pass {
       // nothing to count on it, so it is tried first.
       const double done = static_cast<double>(std::max<Time>(0, now_ - r.start_time));
       double lost = limit_stop_[ri] != kNever ? 0.0 : AllocationGpus(state_, r.alloc) * done;
-      cands.push_back({static_cast<int>(ri), lost, r.start_time});
+      cands.push_back({ri, lost, r.start_time});
     }
     if (cands.empty()) return false;
     ++preempt_searches_;
@@ -374,9 +409,16 @@ class Pass {
   QuotaBook quota_;
   std::unordered_set<JobId> active_;
   std::vector<char> preempting_;
+  std::vector<int> preemptible_running_;  // indices into state.running
   std::vector<double> gpus_;                // per pending job: GPU-equivalents requested
   std::vector<PriorityFactors> factors_;    // per pending job
-  std::vector<FailedShape> failed_now_;
+  // Requests that could not start now in this pass. Within a pass commitments only grow (until a
+  // preemption, which forgets them), so a request at least as large for at least as long cannot
+  // start now either: a long queue of similar jobs is rejected without a search. Only used for
+  // users without bookings, whose view of the capacity is everyone's.
+  std::vector<Duration> failed_whole_;                       // by card count (see Remember)
+  std::vector<std::pair<MiB, Duration>> failed_shares_;
+  std::unordered_map<std::string, Duration> failed_mig_;
   std::vector<Time> limit_stop_;  // per running job: kill time of a time-limit signal sent now
   double usable_gpus_ = 0;
   int failed_preemptions_ = 0;

@@ -88,6 +88,7 @@ class Replay {
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
     Time now = jobs_.empty() ? 0 : jobs_[0].job.submit_time;
+    Time idle_since = kNever;  // since when nothing runs, starts or is left to arrive
     while (true) {
       Finish(now, result);
       while (next_arrival < jobs_.size() && jobs_[next_arrival].job.submit_time <= now) {
@@ -111,10 +112,26 @@ class Replay {
           !(d.next_wakeup > now && d.next_wakeup != kNever)) {
         break;
       }
+      // Jobs left waiting on an idle cluster wait for a quota week (the only thing that changes
+      // when nothing runs or arrives). Once a whole week has passed idle, nothing more can start:
+      // without this, a job larger than a week's quota would wake the replay every week forever.
+      if (state_.running.empty() && next_arrival >= jobs_.size() && d.starts.empty()) {
+        idle_since = std::min(idle_since, now);
+        if (now - idle_since > 2 * kWeek) break;
+      } else {
+        idle_since = kNever;
+      }
       now = std::max(now + 1, next);
     }
     result.unfinished = static_cast<std::int64_t>(state_.pending.size());
     result.metrics = ComputeMetrics(outcomes_, static_cast<double>(config_.gpus));
+    // An outcome spans first start to end, which for a requeued job includes its time back in the
+    // queue: utilisation comes from the runs actually charged instead.
+    if (result.metrics.makespan > 0) {
+      const double capacity =
+          static_cast<double>(config_.gpus) * static_cast<double>(result.metrics.makespan);
+      result.metrics.utilisation = busy_gpu_seconds_ / capacity;
+    }
     if (config_.keep_outcomes) result.outcomes = std::move(outcomes_);
     return result;
   }

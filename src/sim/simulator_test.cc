@@ -1,0 +1,594 @@
+// Hand-computed replays of tiny traces through Simulate(), and conservation checks on the bundled
+// Philly slice. Every expected value below is worked out in the comment next to it.
+//
+// Conventions: trace times are relative, so the simulator places them at SimConfig::epoch
+// (kEpoch below); job ids are 1-based positions in the (submit-sorted) trace. Tests set
+// policy.time_of_day = {} so that no heavy job is re-weighted and no time-of-day wake-up occurs.
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/trace.h"
+
+namespace rota::sim {
+namespace {
+
+constexpr Time kEpoch = 1767571200;  // SimConfig's default epoch: Monday 2026-01-05 00:00 UTC
+
+TraceJob Whole(Time submit, Duration duration, int gpus, std::string user = "u", std::string tier = "") {
+  TraceJob j;
+  j.submit = submit;
+  j.duration = duration;
+  j.gpus = gpus;
+  j.user = std::move(user);
+  j.tier = std::move(tier);
+  return j;
+}
+
+TraceJob Share(Time submit, Duration duration, double fraction, std::string user = "u") {
+  TraceJob j;
+  j.submit = submit;
+  j.duration = duration;
+  j.gpus = 0;
+  j.gpu_fraction = fraction;
+  j.user = std::move(user);
+  return j;
+}
+
+Trace MakeTrace(std::vector<TraceJob> jobs) {
+  Trace t;
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].line = static_cast<std::int64_t>(i) + 2;
+  t.jobs = std::move(jobs);
+  return t;
+}
+
+SimConfig Config(Algorithm algorithm, int gpus) {
+  SimConfig c;
+  c.gpus = gpus;
+  c.gpus_per_node = gpus;
+  c.policy.algorithm = algorithm;
+  c.policy.time_of_day = {};
+  c.keep_outcomes = true;
+  return c;
+}
+
+SimResult Replay(const Trace& trace, const SimConfig& config) {
+  StatusOr<SimResult> r = Simulate(trace, config);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? std::move(*r) : SimResult{};
+}
+
+// Outcomes by job id; fails the test on a duplicate id.
+std::map<std::int64_t, JobOutcome> ById(const SimResult& r) {
+  std::map<std::int64_t, JobOutcome> m;
+  for (const JobOutcome& o : r.outcomes) {
+    EXPECT_TRUE(m.emplace(o.id, o).second) << "job " << o.id << " finished twice";
+  }
+  return m;
+}
+
+// Waits (start - submit) by job id.
+std::map<std::int64_t, Time> Waits(const SimResult& r) {
+  std::map<std::int64_t, Time> m;
+  for (const auto& [id, o] : ById(r)) m[id] = o.start - o.submit;
+  return m;
+}
+
+using WaitMap = std::map<std::int64_t, Time>;
+
+bool SameOutcomes(const SimResult& a, const SimResult& b) {
+  if (a.outcomes.size() != b.outcomes.size()) return false;
+  for (size_t i = 0; i < a.outcomes.size(); ++i) {
+    const JobOutcome& x = a.outcomes[i];
+    const JobOutcome& y = b.outcomes[i];
+    if (x.id != y.id || x.user != y.user || x.submit != y.submit || x.start != y.start || x.end != y.end ||
+        x.gpus != y.gpus) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The trace of the fifo test, as CSV text with relative seconds.
+constexpr std::string_view kHeadOfLineCsv =
+    "submit,duration,gpus,user\n"
+    "0,100,2,alice\n"
+    "10,50,1,bob\n"
+    "20,10,1,carol\n";
+
+Trace HeadOfLineTrace() {
+  auto options = ParseColumnsFlag("submit=submit,duration=duration,gpus=gpus,user=user", TraceOptions{});
+  EXPECT_TRUE(options.ok()) << options.status().ToString();
+  auto t = ParseTrace(kHeadOfLineCsv, options.ok() ? *options : TraceOptions{});
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.ok() ? *t : Trace{};
+}
+
+// ---- Policies on hand-made traces ----
+
+TEST(SimulatorTest, FifoHeadOfLineBlocking) {
+  // 2 GPUs. A (2 GPUs, 100 s) at 0, B (1 GPU, 50 s) at 10, C (1 GPU, 10 s) at 20.
+  // A runs [0,100). B waits for a card; C waits behind B. At 100 both start: B [100,150),
+  // C [100,110). Waits: A 0, B 90, C 80.
+  Trace t = HeadOfLineTrace();
+  ASSERT_EQ(t.jobs.size(), 3u);
+  ASSERT_FALSE(t.absolute_times);
+  SimResult r = Replay(t, Config(Algorithm::kFifo, 2));
+  EXPECT_EQ(r.policy, "fifo");
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_EQ(r.unfinished, 0);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 90}, {3, 80}}));
+  auto o = ById(r);
+  EXPECT_EQ(o[1].submit, kEpoch);  // relative times start at the epoch
+  EXPECT_EQ(o[1].start, kEpoch);
+  EXPECT_EQ(o[1].end, kEpoch + 100);
+  EXPECT_EQ(o[1].gpus, 2);
+  EXPECT_EQ(o[1].user, "alice");
+  EXPECT_EQ(o[2].start, kEpoch + 100);
+  EXPECT_EQ(o[2].end, kEpoch + 150);
+  EXPECT_EQ(o[3].start, kEpoch + 100);
+  EXPECT_EQ(o[3].end, kEpoch + 110);
+}
+
+TEST(SimulatorTest, FifoMetricsEqualHandValues) {
+  // Same replay as above: waits {0, 80, 90}; JCTs A 100, B 150-10 = 140, C 110-20 = 90.
+  SimResult r = Replay(HeadOfLineTrace(), Config(Algorithm::kFifo, 2));
+  const Metrics& m = r.metrics;
+  EXPECT_EQ(m.jobs, 3);
+  EXPECT_DOUBLE_EQ(m.avg_wait, 170.0 / 3);  // (0 + 90 + 80) / 3
+  EXPECT_EQ(m.p50_wait, 80);                // rank ceil(1.5) = 2 of {0, 80, 90}
+  EXPECT_EQ(m.p99_wait, 90);                // rank ceil(2.97) = 3
+  EXPECT_EQ(m.max_wait, 90);
+  EXPECT_DOUBLE_EQ(m.avg_jct, 110.0);       // (100 + 140 + 90) / 3
+  EXPECT_EQ(m.p99_jct, 140);
+  EXPECT_EQ(m.makespan, 150);               // last end 150 - first submit 0
+  // Busy GPU-seconds: 2*100 + 50 + 10 = 260 over 2 GPUs * 150 s = 300.
+  EXPECT_DOUBLE_EQ(m.utilisation, 260.0 / 300.0);
+  EXPECT_EQ(m.users, 3);
+}
+
+// 3 GPUs. A (2 GPUs, 100 s) at 0; B (3 GPUs, 50 s) at 10; C (1 GPU, 200 s) at 20;
+// D (1 GPU, 60 s) at 30.
+Trace BackfillTrace() {
+  return MakeTrace({Whole(0, 100, 2), Whole(10, 50, 3), Whole(20, 200, 1), Whole(30, 60, 1)});
+}
+
+TEST(SimulatorTest, BackfillShortJobBackfillsLongDoesNot) {
+  // EASY: A runs [0,100). B is the first blocked job: reservation [100,150) on all three cards.
+  // C (200 s) could start on the free card at 20 but would run to 220, into B's reservation: it
+  // waits. D (60 s) fits the hole [30,90) before 100: it backfills, wait 0.
+  // At 100 A ends and B starts, [100,150); C starts at 150, [150,350).
+  // Waits: A 0, B 90, C 130, D 0.
+  SimResult r = Replay(BackfillTrace(), Config(Algorithm::kBackfill, 3));
+  EXPECT_EQ(r.policy, "backfill");
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 90}, {3, 130}, {4, 0}}));
+  auto o = ById(r);
+  EXPECT_EQ(o[4].end, kEpoch + 90);
+  EXPECT_EQ(o[2].start, kEpoch + 100);  // the reservation held: D did not delay B
+  EXPECT_EQ(o[3].end, kEpoch + 350);
+  // avg wait (0 + 90 + 130 + 0) / 4 = 55.
+  EXPECT_DOUBLE_EQ(r.metrics.avg_wait, 55.0);
+}
+
+TEST(SimulatorTest, FifoDoesNotBackfill) {
+  // Same trace under fifo: nothing starts behind B. A [0,100), B [100,150), then C and D both
+  // start at 150. Waits: A 0, B 90, C 130, D 120.
+  SimResult r = Replay(BackfillTrace(), Config(Algorithm::kFifo, 3));
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 90}, {3, 130}, {4, 120}}));
+  EXPECT_DOUBLE_EQ(r.metrics.avg_wait, 85.0);  // 340 / 4
+}
+
+TEST(SimulatorTest, RotaRunsShortJobAheadOfLongOne) {
+  // 1 GPU, one user. A (100 s) at 0 runs [0,100). B (1000 s) at 10 and C (10 s) at 20 both wait.
+  // Same tier and fair share; the size factor 1 - log1p(gpu-hours)/log1p(256) is 0.956 for B
+  // (0.278 GPU-h) and 0.9995 for C, worth about 44 priority points (weight 1000), far more than
+  // B's 10 s of age (500 * 10 / 14 days = 0.004). So C goes first: C [100,110), B [110,1110).
+  // Waits: A 0, B 100, C 80.
+  Trace t = MakeTrace({Whole(0, 100, 1), Whole(10, 1000, 1), Whole(20, 10, 1)});
+  SimResult rota = Replay(t, Config(Algorithm::kRota, 1));
+  EXPECT_EQ(rota.policy, "rota");
+  EXPECT_EQ(Waits(rota), (WaitMap{{1, 0}, {2, 100}, {3, 80}}));
+  // Fifo keeps submit order: B [100,1100), C [1100,1110). Waits: A 0, B 90, C 1080.
+  SimResult fifo = Replay(t, Config(Algorithm::kFifo, 1));
+  EXPECT_EQ(Waits(fifo), (WaitMap{{1, 0}, {2, 90}, {3, 1080}}));
+}
+
+// ---- Rejections and shares ----
+
+TEST(SimulatorTest, JobLargerThanClusterIsRejected) {
+  // 2 GPUs on one node. X asks for 4: no node or cluster could ever hold it, so it is rejected.
+  // A (1 GPU, 10 s) at 0 and B (1 GPU, 20 s) at 5 run at once on the two cards: waits 0 and 0.
+  Trace t = MakeTrace({Whole(0, 10, 1), Whole(0, 100, 4), Whole(5, 20, 1)});
+  for (Algorithm a : {Algorithm::kFifo, Algorithm::kBackfill, Algorithm::kRota}) {
+    SimResult r = Replay(t, Config(a, 2));
+    EXPECT_EQ(r.rejected, 1) << AlgorithmName(a);
+    EXPECT_EQ(r.unfinished, 0) << AlgorithmName(a);
+    EXPECT_EQ(r.metrics.jobs, 2) << AlgorithmName(a);
+    EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {3, 0}})) << AlgorithmName(a);
+  }
+}
+
+TEST(SimulatorTest, QuotaWaitsForNextWeekAndStopsWhenHopeless) {
+  // Backfill, 1 GPU, every user 0.01 GPU-h = 36 GPU-s a week; the epoch is a Monday 00:00 UTC,
+  // where quota weeks start. A (u, 30 s) at 0 runs [0,30). B (u, 30 s) at 0: 30 of u's 36 s are
+  // promised to A, 6 < 30 left, so B waits for the next week and starts at 1 week: wait 604800.
+  // C (w, 100 s) at 0 needs more than a whole week's quota: it can never start. The replay must
+  // still end (nothing runs, nothing arrives) and count C as unfinished.
+  Trace t = MakeTrace({Whole(0, 30, 1, "u"), Whole(0, 30, 1, "u"), Whole(0, 100, 1, "w")});
+  SimConfig c = Config(Algorithm::kBackfill, 1);
+  c.policy.quota.default_hours = 0.01;
+  SimResult r = Replay(t, c);
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_EQ(r.unfinished, 1);
+  EXPECT_EQ(r.metrics.jobs, 2);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, kWeek}}));
+  EXPECT_LT(r.schedule_calls, 100);
+}
+
+TEST(SimulatorTest, MemorySharesAreCoLocated) {
+  // 1 GPU of 80 GiB. S1 and S2 (half a card each, 100 s) at 0 share it: both [0,100). S3 (half,
+  // 50 s) at 10 finds the card full and waits until 100: [100,150). Waits 0, 0, 90.
+  Trace t = MakeTrace({Share(0, 100, 0.5), Share(0, 100, 0.5), Share(10, 50, 0.5)});
+  SimResult r = Replay(t, Config(Algorithm::kRota, 1));
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 90}}));
+  auto o = ById(r);
+  EXPECT_EQ(o[1].end, kEpoch + 100);
+  EXPECT_EQ(o[2].end, kEpoch + 100);
+  EXPECT_EQ(o[3].start, kEpoch + 100);
+  EXPECT_EQ(o[3].end, kEpoch + 150);
+  EXPECT_DOUBLE_EQ(o[1].gpus, 0.5);  // 40 GiB of an 80 GiB card
+  // Busy: 0.5*100 + 0.5*100 + 0.5*50 = 125 GPU-s over 1 GPU * 150 s.
+  EXPECT_DOUBLE_EQ(r.metrics.utilisation, 125.0 / 150.0);
+}
+
+TEST(SimulatorTest, SharesFromCsvFractions) {
+  // The same as above from CSV text: "0.5" GPUs is a half-card share.
+  auto options = ParseColumnsFlag("submit=t,duration=d,gpus=g", TraceOptions{});
+  ASSERT_TRUE(options.ok());
+  auto t = ParseTrace("t,d,g\n0,100,0.5\n0,100,0.5\n10,50,0.5\n", *options);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  SimResult r = Replay(*t, Config(Algorithm::kFifo, 1));
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 90}}));
+}
+
+// ---- Estimates ----
+
+// 2 GPUs. A (1 GPU, 100 s) at 0; B (2 GPUs, 10 s) at 1; C (1 GPU, 300 s) at 2.
+// B is blocked and reserved at A's estimated end E_A >= 100. C could backfill on the free card
+// only if 2 + L_C <= E_A, where E_A <= 300 when A's limit is at most 3x its duration.
+Trace NoisyProbeTrace() {
+  return MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2), Whole(2, 300, 1)});
+}
+
+TEST(SimulatorEstimatesTest, ExactEstimates) {
+  // Exact: E_A = 100, L_C = 300: C cannot backfill. At 100 A ends, B runs [100,110), C [110,410).
+  // Waits: A 0, B 99, C 108.
+  SimConfig c = Config(Algorithm::kBackfill, 2);
+  c.estimates = Estimates::kExact;
+  SimResult r = Replay(NoisyProbeTrace(), c);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 99}, {3, 108}}));
+  EXPECT_STREQ(EstimatesName(Estimates::kExact), "exact");
+  EXPECT_STREQ(EstimatesName(Estimates::kNoisy), "noisy");
+  EXPECT_STREQ(EstimatesName(Estimates::kHistory), "history");
+}
+
+TEST(SimulatorEstimatesTest, NoisyLimitsNeverBelowDurations) {
+  // Noisy limits are duration x U[1,3], so L_C >= 300 > 298 >= E_A - 2 whatever the draw: C never
+  // backfills and every seed gives the exact replay's waits (0, 99, 108). Limits are not
+  // enforced: every job runs exactly its duration.
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    SimConfig c = Config(Algorithm::kBackfill, 2);
+    c.estimates = Estimates::kNoisy;
+    c.seed = seed;
+    SimResult r = Replay(NoisyProbeTrace(), c);
+    EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 99}, {3, 108}})) << "seed " << seed;
+    auto o = ById(r);
+    EXPECT_EQ(o[1].end - o[1].start, 100) << "seed " << seed;
+    EXPECT_EQ(o[2].end - o[2].start, 10) << "seed " << seed;
+    EXPECT_EQ(o[3].end - o[3].start, 300) << "seed " << seed;
+  }
+}
+
+TEST(SimulatorEstimatesTest, NoisyWithNoNoiseIsExact) {
+  // noise_max = 1: the factor is exactly 1, so noisy limits equal the durations.
+  Trace t = MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2), Whole(2, 50, 1), Whole(3, 97, 1)});
+  SimConfig exact = Config(Algorithm::kBackfill, 2);
+  SimConfig noisy = exact;
+  noisy.estimates = Estimates::kNoisy;
+  noisy.noise_max = 1.0;
+  noisy.seed = 12345;
+  EXPECT_TRUE(SameOutcomes(Replay(t, exact), Replay(t, noisy)));
+}
+
+TEST(SimulatorEstimatesTest, NoisyIsDeterministicPerSeed) {
+  // 2 GPUs. A (1 GPU, 100 s) at 0; B (2 GPUs, 10 s) at 1; C (1 GPU, 90 s) at 2.
+  // C backfills iff 2 + ceil(90 f_C) <= ceil(100 f_A), f uniform in [1,3]: true for roughly half
+  // the draws. Backfilled: C [2,92), B [100,110): waits 0, 99, 0. Not: B [100,110),
+  // C [110,200): waits 0, 99, 108. Exact estimates backfill (92 <= 100).
+  Trace t = MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2), Whole(2, 90, 1)});
+  SimResult exact = Replay(t, Config(Algorithm::kBackfill, 2));
+  EXPECT_EQ(Waits(exact), (WaitMap{{1, 0}, {2, 99}, {3, 0}}));
+  SimConfig c = Config(Algorithm::kBackfill, 2);
+  c.estimates = Estimates::kNoisy;
+  c.seed = 1;
+  SimResult first = Replay(t, c);
+  SimResult again = Replay(t, c);
+  EXPECT_TRUE(SameOutcomes(first, again)) << "same seed, different replay";
+  std::set<Time> c_waits;
+  bool some_seed_differs = false;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    c.seed = seed;
+    SimResult r = Replay(t, c);
+    WaitMap w = Waits(r);
+    EXPECT_EQ(w[1], 0);
+    EXPECT_EQ(w[2], 99);
+    EXPECT_TRUE(w[3] == 0 || w[3] == 108) << "seed " << seed << ": C waited " << w[3];
+    c_waits.insert(w[3]);
+    if (!SameOutcomes(r, first)) some_seed_differs = true;
+    EXPECT_TRUE(SameOutcomes(r, Replay(t, c))) << "seed " << seed;
+  }
+  EXPECT_TRUE(some_seed_differs);
+  EXPECT_EQ(c_waits, (std::set<Time>{0, 108}));  // both outcomes occur over 20 seeds
+}
+
+// History: H1 (user a, 1 GPU, 100 s) and H2 (user h, 1 GPU, 10 s) at 0 build the history
+// a = [100], h = [10]. Then at 200 A (a, 1 GPU, 100 s), at 201 B (b, 2 GPUs, 10 s), at 202
+// C (h, 1 GPU, 500 s) on 2 GPUs under EASY backfill.
+Trace HistoryTrace() {
+  return MakeTrace({Whole(0, 100, 1, "a"), Whole(0, 10, 1, "h"), Whole(200, 100, 1, "a"),
+                    Whole(201, 10, 2, "b"), Whole(202, 500, 1, "h")});
+}
+
+TEST(SimulatorEstimatesTest, HistoryEstimateChangesBackfill) {
+  // History: H1 and H2 start at 0 (estimates: the 1 h default). A's estimate is a's mean, 100:
+  // A runs [200,300), expected to end at 300. B (b has no history: 3600 s) is blocked and
+  // reserved at 300. C's estimate is h's mean, 10 s: [202,212) fits before 300, so C backfills
+  // at 202 -- but really runs 500 s, to 702. At 300 A ends; C is past its estimate, so the core
+  // expects it to end overdue_grace (300 s) from each pass: B is reserved at 600, then at 900;
+  // C ends at 702 and B starts then, [702,712).
+  // Waits: H1 0, H2 0, A 0, B 501, C 0.
+  SimConfig c = Config(Algorithm::kBackfill, 2);
+  c.estimates = Estimates::kHistory;
+  SimResult r = Replay(HistoryTrace(), c);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 0}, {4, 501}, {5, 0}}));
+  auto o = ById(r);
+  EXPECT_EQ(o[5].end, kEpoch + 702);  // limits are not enforced: C runs its full 500 s
+  EXPECT_EQ(o[4].end, kEpoch + 712);
+}
+
+TEST(SimulatorEstimatesTest, ExactEstimateKeepsTheReservation) {
+  // The same trace with exact estimates: C's 500 s limit would run past B's reservation at 300,
+  // so C waits. At 300 A ends: B [300,310), then C [310,810).
+  // Waits: H1 0, H2 0, A 0, B 99, C 108.
+  SimResult r = Replay(HistoryTrace(), Config(Algorithm::kBackfill, 2));
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 0}, {4, 99}, {5, 108}}));
+}
+
+// History window: user h finishes H1 (10 s) at 10, H2 (20 s) at 20 and H3 (90 s, started at 30)
+// at 120, so h's history is [10, 20, 90]. With history_default = 100: L (user l, 1 GPU, 1000 s)
+// starts at 200 expecting to end at 300; B (user b, 2 GPUs, 10 s) at 201 is reserved at 300;
+// P (user h, 1 GPU, 40 s) at 260 backfills at once iff its estimate is <= 300 - 260 = 40.
+Trace WindowTrace() {
+  return MakeTrace({Whole(0, 10, 1, "h"), Whole(0, 20, 1, "h"), Whole(30, 90, 1, "h"),
+                    Whole(200, 1000, 1, "l"), Whole(201, 10, 2, "b"), Whole(260, 40, 1, "h")});
+}
+
+TEST(SimulatorEstimatesTest, HistoryIsMeanOfLastWindow) {
+  // Window 3 (and the default 5): P's estimate is (10 + 20 + 90) / 3 = 40, which just fits:
+  // P runs [260,300). L outlives its estimate: from 300 on the core expects it overdue_grace
+  // (300 s) later at every pass, so B is reserved at 600, 900, ... and starts when L really
+  // ends, at 1200. Waits: 0, 0, 0, L 0, B 999, P 0.
+  for (int window : {3, 5}) {
+    SimConfig c = Config(Algorithm::kBackfill, 2);
+    c.estimates = Estimates::kHistory;
+    c.history_default = 100;
+    c.history_window = window;
+    SimResult r = Replay(WindowTrace(), c);
+    EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 999}, {6, 0}})) << "window " << window;
+  }
+  // Window 2: only H2 and H3 count, (20 + 90) / 2 = 55 > 40: P waits. At 300 L is overdue and
+  // expected at 600, B is reserved at [600,700), and P's [300,355) fits before it: P backfills at
+  // 300 (wait 40). B still starts at 1200.
+  SimConfig c = Config(Algorithm::kBackfill, 2);
+  c.estimates = Estimates::kHistory;
+  c.history_default = 100;
+  c.history_window = 2;
+  SimResult r = Replay(WindowTrace(), c);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 999}, {6, 40}}));
+}
+
+// ---- Preemption ----
+
+TEST(SimulatorTest, ThesisJobPreemptsExploreJob) {
+  // Rota, 2 GPUs. E1 (explore, 1 GPU, 1000 s) at 0 and E2 (explore, 1 GPU, 1000 s) at 10 hold
+  // both cards. T (thesis, 1 GPU, 100 s) arrives at 100 and preempts the victim with the least
+  // work lost: E2 (90 GPU-s done, against E1's 100). E2 is signalled at 100 and killed at
+  // 100 + 120 s grace = 220; it keeps the work done until the signal, 100 - 10 = 90 s, so 910 s
+  // remain. T starts at 220: [220,320). E2 is requeued with its submit time 10 and restarts when
+  // T's card frees at 320: ends 320 + 910 = 1230. E1 runs undisturbed [0,1000).
+  Trace t = MakeTrace({Whole(0, 1000, 1, "e1", "explore"), Whole(10, 1000, 1, "e2", "explore"),
+                       Whole(100, 100, 1, "t", "thesis")});
+  SimResult r = Replay(t, Config(Algorithm::kRota, 2));
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_EQ(r.unfinished, 0);
+  ASSERT_EQ(r.outcomes.size(), 3u);  // every job finishes exactly once
+  auto o = ById(r);
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[1].start, kEpoch);
+  EXPECT_EQ(o[1].end, kEpoch + 1000);
+  EXPECT_EQ(o[2].submit, kEpoch + 10);  // original submit time kept on requeue
+  EXPECT_EQ(o[2].start, kEpoch + 10);   // its first start
+  EXPECT_EQ(o[2].end, kEpoch + 1230);
+  EXPECT_EQ(o[3].start, kEpoch + 220);
+  EXPECT_EQ(o[3].end, kEpoch + 320);
+  // Waits 0, 0, 120; makespan 1230. Busy GPU-seconds: E1 1000, E2 [10,220) + [320,1230) =
+  // 210 + 910 = 1120 (the 120 s of grace are lost work, but the card was busy), T 100: 2220 over
+  // 2 GPUs * 1230 s. E2's idle time in the queue [220,320) is not busy time.
+  EXPECT_DOUBLE_EQ(r.metrics.avg_wait, 40.0);
+  EXPECT_EQ(r.metrics.makespan, 1230);
+  EXPECT_DOUBLE_EQ(r.metrics.utilisation, 2220.0 / 2460.0);
+}
+
+TEST(SimulatorTest, RequeuedJobKeepsItsPlaceInLine) {
+  // As above, plus E3 (explore, user x like E1 and E2, 1 GPU, 1000 s) at 150. E3 cannot preempt
+  // (same tier) and waits; T does not preempt again (E2's stop, due at 220, already serves it).
+  // At 220 E2 is requeued with its submit time 10 and T starts [220,320). E2 and E3 now differ
+  // only in age (same tier, user, size): E2, submitted at 10, is older than E3 and is reserved
+  // first, on T's card at 320; E3 gets E1's card at 1000.
+  // E2 [10,220) + [320,1230); E3 [1000,2000). Waits: E1 0, E2 0, T 120, E3 850.
+  Trace t = MakeTrace({Whole(0, 1000, 1, "x", "explore"), Whole(10, 1000, 1, "x", "explore"),
+                       Whole(100, 100, 1, "t", "thesis"), Whole(150, 1000, 1, "x", "explore")});
+  SimResult r = Replay(t, Config(Algorithm::kRota, 2));
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 120}, {4, 850}}));
+  auto o = ById(r);
+  EXPECT_EQ(o[2].end, kEpoch + 1230);
+  EXPECT_EQ(o[4].start, kEpoch + 1000);
+  EXPECT_EQ(o[4].end, kEpoch + 2000);
+}
+
+TEST(SimulatorTest, FifoNeverPreempts) {
+  // The same trace under fifo: T waits for E1 to end at 1000. E2 ends at 1010. Waits 0, 0, 900.
+  Trace t = MakeTrace({Whole(0, 1000, 1, "e1", "explore"), Whole(10, 1000, 1, "e2", "explore"),
+                       Whole(100, 100, 1, "t", "thesis")});
+  SimResult r = Replay(t, Config(Algorithm::kFifo, 2));
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 900}}));
+}
+
+TEST(SimulatorTest, ManyPreemptionsEveryJobFinishesOnce) {
+  // 4 GPUs filled with explore work, then a stream of thesis and regular jobs: every job ends
+  // exactly once, count == trace size - rejected, and nothing waits forever.
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 8; ++i) jobs.push_back(Whole(i, 2000 + 100 * i, 1, "e" + std::to_string(i), "explore"));
+  for (int i = 0; i < 6; ++i) jobs.push_back(Whole(100 + 50 * i, 300, 1 + i % 2, "t", "thesis"));
+  jobs.push_back(Whole(400, 50, 8, "big"));  // larger than the cluster: rejected
+  for (int i = 0; i < 5; ++i) jobs.push_back(Whole(500 + 10 * i, 200, 1, "r"));
+  Trace t = MakeTrace(jobs);
+  SimResult r = Replay(t, Config(Algorithm::kRota, 4));
+  EXPECT_GT(r.preemptions, 0);
+  EXPECT_EQ(r.rejected, 1);
+  EXPECT_EQ(r.unfinished, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(r.outcomes.size()),
+            static_cast<std::int64_t>(t.jobs.size()) - r.rejected);
+  auto o = ById(r);
+  EXPECT_EQ(o.size(), r.outcomes.size());
+  for (const auto& [id, x] : o) {
+    EXPECT_GE(x.start, x.submit) << id;
+    EXPECT_GE(x.end - x.start, t.jobs[id - 1].duration) << id;  // preempted jobs end later
+  }
+}
+
+// ---- Determinism ----
+
+TEST(SimulatorTest, DeterministicReplay) {
+  std::vector<TraceJob> jobs;
+  const char* tiers[] = {"", "explore", "thesis", "regular"};
+  for (int i = 0; i < 60; ++i) {
+    const Time submit = 37 * i;
+    const Duration d = 50 + (i * 7919) % 900;
+    if (i % 5 == 4) {
+      jobs.push_back(Share(submit, d, 0.25 + 0.25 * (i % 3)));
+    } else {
+      jobs.push_back(Whole(submit, d, 1 + (i * 13) % 4, "user" + std::to_string(i % 4), tiers[i % 4]));
+    }
+  }
+  Trace t = MakeTrace(jobs);
+  for (Algorithm a : {Algorithm::kFifo, Algorithm::kBackfill, Algorithm::kRota}) {
+    for (Estimates e : {Estimates::kExact, Estimates::kNoisy, Estimates::kHistory}) {
+      SimConfig c = Config(a, 4);
+      c.gpus_per_node = 2;
+      c.estimates = e;
+      c.seed = 7;
+      SimResult first = Replay(t, c);
+      SimResult second = Replay(t, c);
+      EXPECT_TRUE(SameOutcomes(first, second)) << AlgorithmName(a) << " " << EstimatesName(e);
+      EXPECT_EQ(first.preemptions, second.preemptions);
+      EXPECT_EQ(first.schedule_calls, second.schedule_calls);
+      EXPECT_EQ(first.metrics.avg_wait, second.metrics.avg_wait);
+      EXPECT_EQ(first.metrics.jobs + first.rejected + first.unfinished, 60);
+    }
+  }
+}
+
+TEST(SimulatorTest, EmptyTraceAndBadConfig) {
+  SimResult r = Replay(Trace{}, Config(Algorithm::kRota, 2));
+  EXPECT_EQ(r.metrics.jobs, 0);
+  EXPECT_EQ(r.unfinished, 0);
+  EXPECT_TRUE(r.outcomes.empty());
+  SimConfig bad = Config(Algorithm::kRota, 0);
+  EXPECT_FALSE(Simulate(Trace{}, bad).ok());
+}
+
+// ---- The bundled Philly slice ----
+
+TEST(SimulatorPhillyTest, ConservationOnPhillySlice) {
+  TraceOptions options;
+  options.format = "philly";
+  auto loaded = LoadTrace(ROTA_SOURCE_DIR "/data/traces/philly-ed69ec.csv", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Trace& t = *loaded;
+  ASSERT_EQ(t.jobs.size(), 1137u);
+  ASSERT_TRUE(t.absolute_times);
+  double trace_gpu_seconds = 0;
+  for (const TraceJob& j : t.jobs) {
+    trace_gpu_seconds += static_cast<double>(j.gpus) * static_cast<double>(j.duration);
+  }
+
+  std::map<Algorithm, double> avg_wait;
+  for (Algorithm a : {Algorithm::kFifo, Algorithm::kBackfill, Algorithm::kRota}) {
+    SimConfig c;
+    c.gpus = 8;
+    c.gpus_per_node = 8;
+    c.policy.algorithm = a;
+    c.keep_outcomes = true;
+    SimResult r = Replay(t, c);
+    const char* name = AlgorithmName(a);
+    EXPECT_EQ(r.metrics.jobs + r.rejected + r.unfinished, 1137) << name;
+    EXPECT_EQ(r.rejected, 0) << name;
+    EXPECT_EQ(r.unfinished, 0) << name;
+    EXPECT_EQ(r.preemptions, 0) << name;  // no tiers in the trace: nothing is preemptible
+    ASSERT_EQ(r.outcomes.size(), 1137u) << name;
+    // Sweep: +gpus at start, -gpus at end (ends before starts at the same instant).
+    std::vector<std::pair<Time, double>> events;
+    double busy = 0;
+    std::set<std::int64_t> ids;
+    for (const JobOutcome& o : r.outcomes) {
+      EXPECT_TRUE(ids.insert(o.id).second) << name << ": job " << o.id << " twice";
+      EXPECT_GE(o.start, o.submit) << name << ": job " << o.id;
+      EXPECT_GE(o.end, o.start) << name << ": job " << o.id;
+      EXPECT_EQ(o.end - o.start, t.jobs[o.id - 1].duration) << name << ": job " << o.id;
+      events.emplace_back(o.start, o.gpus);
+      events.emplace_back(o.end, -o.gpus);
+      busy += o.gpus * static_cast<double>(o.end - o.start);
+    }
+    std::sort(events.begin(), events.end());
+    double in_use = 0;
+    double peak = 0;
+    for (const auto& [when, delta] : events) {
+      in_use += delta;
+      peak = std::max(peak, in_use);
+    }
+    EXPECT_LE(peak, 8.0) << name;
+    EXPECT_EQ(in_use, 0.0) << name;
+    EXPECT_DOUBLE_EQ(busy, trace_gpu_seconds) << name;
+    EXPECT_LE(r.metrics.utilisation, 1.0) << name;
+    avg_wait[a] = r.metrics.avg_wait;
+  }
+  EXPECT_LE(avg_wait[Algorithm::kBackfill], avg_wait[Algorithm::kFifo]);
+}
+
+}  // namespace
+}  // namespace rota::sim
