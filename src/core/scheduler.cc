@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -66,7 +67,9 @@ class Pass {
  public:
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out)
       : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
-        priority_(state, policy, now), quota_(state, policy, now) {
+        quota_(state, policy, now) {
+    // Fair shares cost a pass over every account; the baselines only need them for display.
+    if (policy.algorithm == Algorithm::kRota || policy.estimate_starts) priority_.emplace(state, policy, now);
     // Ids still pending or running, for `after` dependencies; built only when some job has one.
     bool any_after = false;
     for (const Job& j : state.pending) any_after = any_after || !j.after.empty();
@@ -220,14 +223,16 @@ class Pass {
           double need = gpus_[i] * static_cast<double>(std::max<Duration>(1, j.time_limit));
           over = quota_.Check(j, need) == QuotaVerdict::kExhausted;
         }
-        factors_[i] = priority_.Factors(j, gpus_[i], over);
+        factors_[i] = priority_->Factors(j, gpus_[i], over);
       }
       order[i] = {rota ? factors_[i].priority : 0.0, j.submit_time, j.id, static_cast<int>(i)};
     }
-    std::sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) {
+    auto before = [](const Entry& a, const Entry& b) {
       if (a.key != b.key) return a.key > b.key;
       return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
-    });
+    };
+    // States kept in submit order (the simulator's) need no sort for fifo and backfill.
+    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
     return order;
   }
 
@@ -405,7 +410,7 @@ class Pass {
   const Time now_;
   Decisions& out_;
   CapacityPlan plan_;
-  PriorityModel priority_;
+  std::optional<PriorityModel> priority_;
   QuotaBook quota_;
   std::unordered_set<JobId> active_;
   std::vector<char> preempting_;

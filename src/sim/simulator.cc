@@ -65,6 +65,8 @@ class Replay {
     SimResult result;
     result.policy = AlgorithmName(policy_.algorithm);
     jobs_.resize(trace_.jobs.size());
+    pending_pos_.assign(trace_.jobs.size() + 1, 0);
+    removed_.assign(trace_.jobs.size() + 1, 0);
     for (size_t i = 0; i < trace_.jobs.size(); ++i) {
       const TraceJob& t = trace_.jobs[i];
       SimJob& s = jobs_[i];
@@ -98,6 +100,7 @@ class Replay {
       Decisions d = Schedule(state_, policy_, now);
       ++result.schedule_calls;
       Apply(d, now, result);
+      Compact();
       // The next event.
       Time next = kNever;
       if (next_arrival < jobs_.size()) next = jobs_[next_arrival].job.submit_time;
@@ -158,19 +161,32 @@ class Replay {
 
   void Arrive(SimJob& s, Time /*now*/) {
     s.job.time_limit = Estimate(s);
-    pending_index_[s.job.id] = state_.pending.size();
+    pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
     state_.pending.push_back(s.job);
   }
 
+  // Marks a pending job for removal; Compact() removes the marked ones keeping the others in
+  // order (arrival order, which keeps the core's sort by submit time cheap).
   void RemovePending(JobId id) {
-    auto it = pending_index_.find(id);
-    size_t i = it->second;
-    pending_index_.erase(it);
-    if (i + 1 != state_.pending.size()) {
-      state_.pending[i] = std::move(state_.pending.back());
-      pending_index_[state_.pending[i].id] = i;
+    removed_[static_cast<size_t>(id)] = 1;
+    any_removed_ = true;
+  }
+
+  void Compact() {
+    if (!any_removed_) return;
+    auto& p = state_.pending;
+    size_t out = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+      const size_t id = static_cast<size_t>(p[i].id);
+      if (removed_[id]) {
+        removed_[id] = 0;
+        continue;
+      }
+      if (out != i) p[out] = std::move(p[i]);
+      pending_pos_[id] = out++;
     }
-    state_.pending.pop_back();
+    p.resize(out);
+    any_removed_ = false;
   }
 
   RunningJob TakeRunning(size_t i) {
@@ -210,7 +226,7 @@ class Replay {
         s.remaining = std::max<Duration>(1, s.remaining - (kept_until - s.run_start));
         if (ended.job.requeue) {
           Job again = ended.job;  // original submit time kept
-          pending_index_[again.id] = state_.pending.size();
+          pending_pos_[static_cast<size_t>(again.id)] = state_.pending.size();
           state_.pending.push_back(std::move(again));
         } else {
           Complete(s, ended.kill_at, AllocationGpus(state_, ended.alloc));
@@ -238,7 +254,7 @@ class Replay {
     for (const Start& st : d.starts) {
       SimJob& s = jobs_[st.job - 1];
       RunningJob r;
-      r.job = state_.pending[pending_index_.at(st.job)];
+      r.job = state_.pending[pending_pos_[static_cast<size_t>(st.job)]];
       RemovePending(st.job);
       r.alloc = st.alloc;
       r.start_time = now;
@@ -267,7 +283,9 @@ class Replay {
   Rng rng_;
   ClusterState state_;
   std::vector<SimJob> jobs_;
-  std::unordered_map<JobId, size_t> pending_index_;
+  std::vector<size_t> pending_pos_;  // by job id: index in state_.pending (valid until Compact)
+  std::vector<char> removed_;        // by job id: marked by RemovePending
+  bool any_removed_ = false;
   std::unordered_map<std::string, std::deque<Duration>> history_;
   std::vector<JobOutcome> outcomes_;
   double busy_gpu_seconds_ = 0;
