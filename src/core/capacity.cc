@@ -37,7 +37,10 @@ size_t Split(Profile& p, Time t) {
 // Adds `delta` over [s, e).
 void AddInterval(Profile& p, Time s, Time e, MiB delta) {
   if (s >= e || delta == 0) return;
-  if (p.empty()) p.push_back({kMinusInfinity, 0});
+  if (p.empty()) {
+    p.reserve(4);  // a running job and a reservation or two: one allocation per unit
+    p.push_back({kMinusInfinity, 0});
+  }
   size_t i = Split(p, s);
   size_t j = e == kNever ? p.size() : Split(p, e);
   for (size_t k = i; k < j; ++k) p[k].second += delta;
@@ -144,7 +147,7 @@ int CapacityPlan::UserId(std::string_view user) const {
 
 void CapacityPlan::Reindex(int ui) {
   Unit& u = units_[ui];
-  const bool indexed = u.mig < 0 && u.usable;  // whole usable cards are in tails_
+  const bool indexed = tails_built_ && u.mig < 0 && u.usable;  // whole usable cards are in tails_
   if (indexed) {
     tails_.erase({u.tail, ui});
     hole_units_.erase(ui);
@@ -168,8 +171,23 @@ void CapacityPlan::Reindex(int ui) {
   }
 }
 
+void CapacityPlan::BuildTails() const {
+  std::vector<std::pair<Time, int>> all;
+  all.reserve(whole_units_.size());
+  for (int ui : whole_units_) {
+    const Unit& u = units_[ui];
+    if (!u.usable) continue;
+    all.emplace_back(u.tail, ui);
+    if (u.max_hole > 0) hole_units_.insert(ui);
+  }
+  std::sort(all.begin(), all.end());
+  tails_.insert(all.begin(), all.end());
+  tails_built_ = true;
+}
+
 std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, Time t0) const {
   if (!booking_users_.empty()) return std::nullopt;
+  if (!tails_built_) BuildTails();  // most passes never plan a whole-card reservation
   if (n == 1) {
     // The card that frees for good first, unless a hole elsewhere fits earlier.
     Placement p;

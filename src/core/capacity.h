@@ -121,6 +121,7 @@ class CapacityPlan {
   Placement PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node, int n) const;
   void RefreshNowSummary();
   void Reindex(int ui);
+  void BuildTails() const;
   // Earliest start for whole cards from the tails alone, valid when no booking exists and no
   // usable card has a hole of d or longer; nullopt when that does not hold.
   std::optional<Placement> EarliestWholeByTails(int n, Duration d, Time t0) const;
@@ -144,8 +145,10 @@ class CapacityPlan {
   std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
   std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now
   // Usable whole cards by the time from which nothing is committed on them, and those with holes.
-  std::set<std::pair<Time, int>> tails_;
-  std::set<int> hole_units_;
+  // Built on first use (BuildTails), then kept current by Reindex.
+  mutable std::set<std::pair<Time, int>> tails_;
+  mutable std::set<int> hole_units_;
+  mutable bool tails_built_ = false;
 };
 
 template <typename Fn>
