@@ -20,14 +20,15 @@ d = json.load(open(path))
 print(f"### {title}\n")
 print(f"`rota simulate {args}` ({d['jobs']} jobs, {d['gpus']} GPUs, estimates {d['estimates']}; "
       f"replay of all three policies took {secs:.1f} s)\n")
-print("| policy | jobs | rejected | avg wait | p50 wait | p99 wait | max wait | avg JCT | p99 JCT | util | Jain(wait) |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| policy | jobs | rejected | avg wait | p50 wait | p99 wait | max wait | avg JCT | p99 JCT | util | Jain(wait) | Jain(slowdown) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 base = {r["policy"]: r for r in d["results"]}
 for r in d["results"]:
     j = "-" if r["jain_wait"] < 0 else f"{r['jain_wait']:.3f}"
+    js = "-" if r["jain_slowdown"] < 0 else f"{r['jain_slowdown']:.3f}"
     print(f"| {r['policy']} | {r['jobs']:,} | {r['rejected']:,} | {r['avg_wait']:,.0f} | {r['p50_wait']:,.0f} | "
           f"{r['p99_wait']:,.0f} | {r['max_wait']:,.0f} | {r['avg_jct']:,.0f} | {r['p99_jct']:,.0f} | "
-          f"{100*r['utilisation']:.1f}% | {j} |")
+          f"{100*r['utilisation']:.1f}% | {j} | {js} |")
 if "backfill" in base and "rota" in base and base["backfill"]["avg_wait"] > 0:
     b, r = base["backfill"], base["rota"]
     print(f"\nrota / backfill: average wait {r['avg_wait']/b['avg_wait']:.2f}, "
