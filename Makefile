@@ -31,7 +31,7 @@ test-unit: build
 
 test-san: build-san
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -E 'Slow'
+	  ctest --output-on-failure -j $(JOBS)
 
 test: test-unit test-san
 	@scripts/check-no-clock.sh

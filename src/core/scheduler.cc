@@ -77,9 +77,7 @@ class Pass {
       for (const Job& j : state.pending) active_.insert(j.id);
       for (const RunningJob& r : state.running) active_.insert(r.job.id);
     }
-    for (const Gpu& g : state.gpus) {
-      if (!g.drained) usable_gpus_ += g.mig.empty() ? 1.0 : 1.0;
-    }
+    for (const Gpu& g : state.gpus) usable_gpus_ += g.drained ? 0.0 : 1.0;
     preempting_.assign(state.running.size(), 0);
     // Running jobs that preemption may ever pick: scanned once, not once per blocked job.
     for (size_t ri = 0; ri < state.running.size(); ++ri) {
