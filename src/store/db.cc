@@ -1,0 +1,244 @@
+// Tested by db_test.cc (and, through the job store, store_test.cc).
+//
+// Design: every sqlite3 handle lives in exactly one owner (Db owns the connection, Statement the
+// prepared statement) and is finalized in its destructor. Errors are turned into Status at the
+// call that saw them, with sqlite3_errmsg() text and the database path, so that a message in the
+// daemon's log says both what failed and why ("database or disk is full"). SQLite's extended
+// result codes are enabled and reduced to their primary code for the mapping.
+//
+// Durability: journal_mode=WAL with synchronous=FULL. In WAL mode synchronous=NORMAL already
+// survives a crash of the process (kill -9), but a power loss may drop the last commits; FULL
+// syncs the WAL on every commit, so a submission acknowledged to a client survives both. The
+// cost is one fsync per write transaction (see docs/store.md).
+#include "store/db.h"
+
+#include <string>
+#include <utility>
+
+namespace rota::store {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+std::string Describe(std::string_view what, std::string_view detail) {
+  std::string m(what);
+  if (!detail.empty()) {
+    m += ": ";
+    m += detail;
+  }
+  return m;
+}
+
+}  // namespace
+
+Status SqliteStatus(int code, std::string_view what, std::string_view detail) {
+  std::string m = Describe(what, detail);
+  switch (code & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+      return Status::Ok();
+    case SQLITE_FULL:
+      return ResourceExhausted(m + " (free disk space, then retry)");
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Unavailable(m + " (another process holds the database lock)");
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return Unavailable(m);
+    case SQLITE_CONSTRAINT:
+      return FailedPrecondition(m);
+    case SQLITE_MISUSE:
+    case SQLITE_RANGE:
+      return Internal(m);
+    default:
+      return Internal(m);
+  }
+}
+
+// --- Statement ---
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      bind_error_(other.bind_error_) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = std::exchange(other.db_, nullptr);
+    stmt_ = std::exchange(other.stmt_, nullptr);
+    bind_error_ = other.bind_error_;
+  }
+  return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::Bind(int index, std::int64_t value) {
+  int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view text) {
+  int rc = sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::optional<std::int64_t> value) {
+  return value ? Bind(index, *value) : BindNull(index);
+}
+
+StatusOr<bool> Statement::Step() {
+  if (bind_error_ != SQLITE_OK) {
+    return SqliteStatus(bind_error_, "binding a parameter", sqlite3_errstr(bind_error_));
+  }
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const char* sql = sqlite3_sql(stmt_);
+  std::string what = "running \"" + std::string(sql ? std::string_view(sql).substr(0, 60) : "") + "\"";
+  return SqliteStatus(rc, what, sqlite3_errmsg(db_));
+}
+
+Status Statement::Run() {
+  while (true) {
+    StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+  }
+}
+
+void Statement::Reset() { sqlite3_reset(stmt_); }
+
+bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+std::int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::Real(int column) const { return sqlite3_column_double(stmt_, column); }
+
+std::string Statement::Text(int column) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, column);
+  if (p == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, column));
+}
+
+std::optional<std::int64_t> Statement::OptionalInt(int column) const {
+  if (IsNull(column)) return std::nullopt;
+  return Int(column);
+}
+
+// --- Db ---
+
+StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string detail = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    return SqliteStatus(rc, "opening database " + path, detail);
+  }
+  std::unique_ptr<Db> db(new Db(raw, path));
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+
+  // journal_mode answers with the mode in force; anything but "wal" (e.g. a read-only
+  // directory where the -wal file cannot be created) is refused rather than silently degraded.
+  StatusOr<std::string> mode = db->QueryText("PRAGMA journal_mode=WAL");
+  if (!mode.ok()) return mode.status();
+  if (*mode != "wal") {
+    return Unavailable("opening database " + path + ": cannot switch to WAL mode (journal_mode is " + *mode +
+                       ")");
+  }
+  // See the design note at the top: acknowledged writes must survive power loss.
+  if (Status s = db->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"); !s.ok()) return s;
+  return db;
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Status Db::Exec(std::string_view sql) {
+  std::string copy(sql);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, copy.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::Ok();
+  std::string detail = err ? err : sqlite3_errmsg(db_);
+  sqlite3_free(err);
+  return SqliteStatus(rc, "executing SQL on " + path_, detail);
+}
+
+StatusOr<Statement> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return SqliteStatus(rc, "preparing \"" + std::string(sql.substr(0, 60)) + "\"", sqlite3_errmsg(db_));
+  }
+  return Statement(db_, stmt);
+}
+
+StatusOr<std::string> Db::QueryText(std::string_view sql) {
+  StatusOr<Statement> st = Prepare(sql);
+  if (!st.ok()) return st.status();
+  StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::string();
+  return st->Text(0);
+}
+
+std::int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
+
+Status Db::LastError(std::string_view what) const {
+  return SqliteStatus(sqlite3_errcode(db_), what, sqlite3_errmsg(db_));
+}
+
+// --- Transaction ---
+
+Transaction::~Transaction() { Rollback(); }
+
+Status Transaction::Begin() {
+  if (Status s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  open_ = true;
+  return Status::Ok();
+}
+
+Status Transaction::Commit() {
+  if (!open_) return Internal("commit without an open transaction");
+  Status s = db_.Exec("COMMIT");
+  if (!s.ok()) {
+    Rollback();
+    return s;
+  }
+  open_ = false;
+  return Status::Ok();
+}
+
+void Transaction::Rollback() {
+  if (!open_) return;
+  open_ = false;
+  // SQLite may already have rolled back on its own (e.g. after SQLITE_FULL); ROLLBACK would then
+  // fail with "no transaction is active".
+  if (sqlite3_get_autocommit(db_.handle()) == 0) {
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+}  // namespace rota::store

@@ -1,0 +1,92 @@
+#include "store/db.h"
+
+#include <gtest/gtest.h>
+
+#include "store/test_dir.h"
+
+namespace rota::store {
+namespace {
+
+TEST(DbTest, OpenAppliesConnectionSettings) {
+  TestDir dir;
+  ASSERT_TRUE(dir.ok());
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(*(*db)->QueryText("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(*(*db)->QueryText("PRAGMA synchronous"), "2");  // FULL
+  EXPECT_EQ(*(*db)->QueryText("PRAGMA foreign_keys"), "1");
+  EXPECT_EQ(*(*db)->QueryText("PRAGMA busy_timeout"), "5000");
+}
+
+TEST(DbTest, StatementBindStepReset) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER, b TEXT, c REAL)").ok());
+  auto ins = (*db)->Prepare("INSERT INTO t VALUES (?1, ?2, ?3)");
+  ASSERT_TRUE(ins.ok());
+  for (int i = 0; i < 3; ++i) {
+    ins->Bind(1, i).Bind(2, "x" + std::to_string(i)).Bind(3, i * 0.5);
+    ASSERT_TRUE(ins->Run().ok());
+    ins->Reset();
+  }
+  ins->Bind(1, std::optional<std::int64_t>()).Bind(2, "null").Bind(3, 0.0);
+  ASSERT_TRUE(ins->Run().ok());
+  auto sel = (*db)->Prepare("SELECT a, b, c FROM t ORDER BY rowid");
+  ASSERT_TRUE(sel.ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(*sel->Step());
+    EXPECT_EQ(sel->Int(0), i);
+    EXPECT_EQ(sel->Text(1), "x" + std::to_string(i));
+    EXPECT_DOUBLE_EQ(sel->Real(2), i * 0.5);
+  }
+  ASSERT_TRUE(*sel->Step());
+  EXPECT_TRUE(sel->IsNull(0));
+  EXPECT_EQ(sel->OptionalInt(0), std::nullopt);
+  EXPECT_FALSE(*sel->Step());
+}
+
+TEST(DbTest, ErrorsCarrySqliteText) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  auto bad = (*db)->Prepare("SELEKT 1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
+  EXPECT_NE(bad.status().message().find("syntax error"), std::string::npos) << bad.status().ToString();
+
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE u (k TEXT PRIMARY KEY)").ok());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO u VALUES ('a')").ok());
+  Status dup = (*db)->Exec("INSERT INTO u VALUES ('a')");
+  EXPECT_EQ(dup.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(dup.message().find("UNIQUE constraint failed"), std::string::npos) << dup.ToString();
+}
+
+TEST(DbTest, OpenFailsCleanlyOnMissingDirectory) {
+  auto db = Db::Open("/nonexistent-rota-dir/x/a.db");
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(db.status().message().find("/nonexistent-rota-dir/x/a.db"), std::string::npos);
+}
+
+TEST(DbTest, TransactionRollsBackUnlessCommitted) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER)").ok());
+  {
+    Transaction tx(**db);
+    ASSERT_TRUE(tx.Begin().ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES (1)").ok());
+  }  // dropped: rolled back
+  {
+    Transaction tx(**db);
+    ASSERT_TRUE(tx.Begin().ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES (2)").ok());
+    ASSERT_TRUE(tx.Commit().ok());
+  }
+  EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "2");
+}
+
+}  // namespace
+}  // namespace rota::store

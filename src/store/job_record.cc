@@ -1,0 +1,54 @@
+// Tested by store_test.cc.
+//
+// Design: state names are the exact strings stored in jobs.state and job_events (and checked by
+// the schema's CHECK constraint), so they must never change once released.
+#include "store/job_record.h"
+
+namespace rota::store {
+
+const char* JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kPending:
+      return "pending";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kCompleted:
+      return "completed";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kTimeout:
+      return "timeout";
+    case JobState::kPreempted:
+      return "preempted";
+    case JobState::kNodeFail:
+      return "node_fail";
+  }
+  return "pending";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kCompleted, JobState::kFailed,
+                     JobState::kCancelled, JobState::kTimeout, JobState::kPreempted, JobState::kNodeFail}) {
+    if (name == JobStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+bool IsFinal(JobState state) { return state != JobState::kPending && state != JobState::kRunning; }
+
+RunningJob JobRecord::ToRunningJob() const {
+  RunningJob r;
+  r.job = job;
+  r.alloc = placement.alloc;
+  r.start_time = start_time;
+  r.preemptible = preemptible;
+  r.signalled = signalled;
+  r.kill_at = kill_at;
+  r.preempted = preempted;
+  r.from_pool = from_pool;
+  return r;
+}
+
+}  // namespace rota::store

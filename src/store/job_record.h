@@ -1,0 +1,98 @@
+// What the store keeps about one job: the core's Job plus everything the daemon needs to run,
+// re-adopt and report it (owner uid, command, environment, state, times, the allocation with
+// GPU UUIDs, the processes, the end).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/types.h"
+
+namespace rota::store {
+
+// Job states as stored (column jobs.state). Pending and running are active; the rest are final.
+// "Stopping" (design.md) is running with kill_at set.
+enum class JobState : std::uint8_t {
+  kPending,
+  kRunning,
+  kCompleted,  // exit 0
+  kFailed,     // non-zero exit, or could not start (missing command, vanished cwd)
+  kCancelled,
+  kTimeout,    // killed at its time limit
+  kPreempted,  // killed for a higher tier and not requeued
+  kNodeFail,   // processes vanished (e.g. found gone after a daemon restart) and not requeued
+};
+
+const char* JobStateName(JobState state);  // "pending", ..., "node_fail"
+std::optional<JobState> ParseJobState(std::string_view name);
+bool IsFinal(JobState state);
+
+// Where a running job runs. `alloc` indices refer to the ClusterState the daemon built when it
+// started the job; the UUIDs are the durable identity (indices may change across restarts or
+// reconfiguration, UUIDs do not).
+struct Placement {
+  Allocation alloc;
+  std::vector<std::string> gpu_uuids;  // one per alloc.gpus entry, same order
+  std::string mig_uuid;                // the slice's UUID when alloc.mig >= 0
+  bool operator==(const Placement&) const = default;
+};
+
+// What MarkStarted records.
+struct StartInfo {
+  Placement placement;
+  bool preemptible = false;
+  bool from_pool = false;
+  std::int64_t pid = 0;   // the job's leader process; 0 when not known yet
+  std::int64_t pgid = 0;  // its process group (== pid after setsid)
+  std::string cgroup;     // cgroup v2 path, "" when the process group is the fallback
+};
+
+struct JobRecord {
+  Job job;  // job.id is assigned by Submit; job.submit_time is Submit's `now`
+
+  // Submission context, captured by the client and checked by the daemon.
+  std::int64_t uid = -1;
+  std::vector<std::string> command;        // argv; command[0] is the program
+  std::string cwd;                         // submit directory
+  std::map<std::string, std::string> env;  // environment captured at submit
+  std::string output;                      // log file path
+
+  // Lifecycle.
+  JobState state = JobState::kPending;
+  Time start_time = 0;  // 0 while never started (or after a requeue)
+  Time end_time = 0;    // 0 until final
+  std::optional<int> exit_code;
+  std::string end_reason;  // "Completed", "Failed(exit 3)", "Cancelled by alice", ...
+
+  // While running (cleared by Requeue).
+  Placement placement;
+  bool preemptible = false;
+  bool from_pool = false;
+  bool signalled = false;
+  Time kill_at = kNever;
+  bool preempted = false;
+  std::int64_t pid = 0;
+  std::int64_t pgid = 0;
+  std::string cgroup;
+
+  // The core's view of a running job. REQUIRES: state == kRunning.
+  RunningJob ToRunningJob() const;
+};
+
+// One line of the audit trail: a state change (or a signal, from running to running).
+struct JobEvent {
+  JobId job_id = 0;
+  Time time = 0;
+  std::optional<JobState> from;  // empty for the submission
+  JobState to = JobState::kPending;
+  std::string reason;
+  std::string actor;  // the user who asked, or "rotad"
+  bool operator==(const JobEvent&) const = default;
+};
+
+}  // namespace rota::store

@@ -1,0 +1,87 @@
+// The daemon's durable record of jobs, their audit trail and accumulated usage, on SQLite.
+//
+// Contracts:
+// - Every mutating call runs in one transaction and is durable when it returns OK
+//   (synchronous=FULL); on any error nothing of it is written.
+// - Every state change writes a job_events row in the same transaction, with `now`, a reason
+//   and an actor. The store never reads a clock: callers pass `now`.
+// - Transitions are checked: an unknown id is NotFound, a transition the job's state does not
+//   allow is FailedPrecondition. A full disk is ResourceExhausted, a read-only or unwritable
+//   database Unavailable; messages carry SQLite's own text.
+// - One JobStore (one process) writes a database; it is not thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "store/db.h"
+#include "store/job_record.h"
+
+namespace rota::store {
+
+enum class AccountKind : std::uint8_t { kUser, kProject };
+
+// Accumulated usage by account, shaped like ClusterState::user_usage / project_usage.
+struct UsageMaps {
+  std::unordered_map<std::string, Usage> users;
+  std::unordered_map<std::string, Usage> projects;
+};
+
+class JobStore {
+ public:
+  // Opens (creating or migrating) the store at `path`. Fails with FailedPrecondition when the
+  // file was written by a newer schema version.
+  static StatusOr<std::unique_ptr<JobStore>> Open(const std::string& path);
+
+  // Records a new pending job and its "Submitted" event (actor: the job's user). Ignores the
+  // record's id, state and run fields; job.submit_time becomes `now`. Returns the new id, which
+  // is durable when this returns. InvalidArgument when user or command is empty.
+  StatusOr<JobId> Submit(const JobRecord& record, Time now);
+
+  // pending -> running, with where and as which processes it runs.
+  Status MarkStarted(JobId id, const StartInfo& start, Time now);
+  // Records that the job's warning signal was sent and it will be killed at `kill_at`
+  // (a preemption when `preempted`, else its time limit). REQUIRES state running.
+  Status MarkSignalled(JobId id, Time kill_at, bool preempted, Time now);
+  // running -> a final state other than pending, e.g. (kFailed, 3, "Failed(exit 3)").
+  // `actor` is who caused it ("rotad", or the user who cancelled a running job).
+  Status MarkEnded(JobId id, JobState state, std::optional<int> exit_code, std::string_view reason, Time now,
+                   std::string_view actor = "rotad");
+  // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
+  // clears the start time, placement, signal and process fields.
+  Status Requeue(JobId id, std::string_view reason, Time now);
+  // pending -> cancelled, reason "Cancelled by <actor>". A running job is FailedPrecondition:
+  // the daemon stops its processes first and then calls MarkEnded(kCancelled, ...).
+  Status Cancel(JobId id, std::string_view actor, Time now);
+
+  // Pending and running jobs, by id: what a restarted daemon rebuilds its state from.
+  StatusOr<std::vector<JobRecord>> LoadActive();
+  StatusOr<JobRecord> Get(JobId id);
+  // The job's audit trail, oldest first. NotFound for an unknown id.
+  StatusOr<std::vector<JobEvent>> Events(JobId id);
+  // Jobs that reached a final state at or after `since`, by end time.
+  StatusOr<std::vector<JobRecord>> History(Time since);
+
+  // Inserts or replaces one account's usage.
+  Status SaveUsage(AccountKind kind, std::string_view name, const Usage& usage);
+  // Inserts or replaces every account in `usage`, in one transaction.
+  Status SaveAllUsage(const UsageMaps& usage);
+  StatusOr<UsageMaps> LoadUsage();
+
+  // The connection, for tests and maintenance (backups, PRAGMAs).
+  Db& db() { return *db_; }
+
+ private:
+  explicit JobStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+
+  std::unique_ptr<Db> db_;
+};
+
+}  // namespace rota::store

@@ -1,0 +1,150 @@
+// Tested by schema_test.cc.
+//
+// Design: the version check and each step run inside one BEGIN IMMEDIATE transaction, and the
+// version is re-read inside it, so two processes opening the same file at once cannot apply a
+// step twice. The `meta` table is created by the first transaction itself (it is not part of
+// any step) so that version 0 means "nothing here yet". Step texts are plain SQL scripts; the
+// CHECK constraints in them are the last line of defence behind the job store's own checks.
+#include "store/schema.h"
+
+#include <array>
+#include <charconv>
+#include <string>
+
+namespace rota::store {
+
+namespace {
+
+// Version 1: jobs, their audit trail, and accumulated usage. Column meanings in docs/store.md.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE jobs (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  user                TEXT    NOT NULL,
+  uid                 INTEGER NOT NULL,
+  project             TEXT    NOT NULL DEFAULT '',
+  name                TEXT    NOT NULL DEFAULT '',
+  tier                TEXT    NOT NULL CHECK (tier IN ('explore', 'regular', 'thesis')),
+  request_kind        TEXT    NOT NULL CHECK (request_kind IN ('gpus', 'mem_share', 'mig')),
+  request_gpus        INTEGER NOT NULL,
+  request_memory      INTEGER NOT NULL,
+  request_mig_profile TEXT    NOT NULL DEFAULT '',
+  time_limit          INTEGER NOT NULL,
+  submit_time         INTEGER NOT NULL,
+  after_jobs          TEXT    NOT NULL DEFAULT '[]',
+  signal              INTEGER NOT NULL,
+  grace               INTEGER NOT NULL,
+  requeue             INTEGER NOT NULL,
+  host_mem_per_gpu    INTEGER NOT NULL,
+  command             TEXT    NOT NULL DEFAULT '[]',
+  cwd                 TEXT    NOT NULL DEFAULT '',
+  env                 TEXT    NOT NULL DEFAULT '{}',
+  output              TEXT    NOT NULL DEFAULT '',
+  state               TEXT    NOT NULL CHECK (state IN ('pending', 'running', 'completed', 'failed',
+                                                        'cancelled', 'timeout', 'preempted', 'node_fail')),
+  start_time          INTEGER,
+  end_time            INTEGER,
+  alloc_gpus          TEXT    NOT NULL DEFAULT '[]',
+  alloc_gpu_uuids     TEXT    NOT NULL DEFAULT '[]',
+  alloc_mig           INTEGER NOT NULL DEFAULT -1,
+  alloc_mig_uuid      TEXT    NOT NULL DEFAULT '',
+  alloc_memory        INTEGER NOT NULL DEFAULT 0,
+  exit_code           INTEGER,
+  end_reason          TEXT    NOT NULL DEFAULT '',
+  preemptible         INTEGER NOT NULL DEFAULT 0,
+  from_pool           INTEGER NOT NULL DEFAULT 0,
+  signalled           INTEGER NOT NULL DEFAULT 0,
+  kill_at             INTEGER,
+  preempted           INTEGER NOT NULL DEFAULT 0,
+  pid                 INTEGER,
+  pgid                INTEGER,
+  cgroup              TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX jobs_active ON jobs (state) WHERE state IN ('pending', 'running');
+CREATE INDEX jobs_end_time ON jobs (end_time) WHERE end_time IS NOT NULL;
+
+CREATE TABLE job_events (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id     INTEGER NOT NULL REFERENCES jobs (id),
+  time       INTEGER NOT NULL,
+  from_state TEXT,
+  to_state   TEXT    NOT NULL,
+  reason     TEXT    NOT NULL DEFAULT '',
+  actor      TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX job_events_job ON job_events (job_id, id);
+
+CREATE TABLE usage (
+  kind                TEXT    NOT NULL CHECK (kind IN ('user', 'project')),
+  name                TEXT    NOT NULL,
+  decayed_gpu_seconds REAL    NOT NULL DEFAULT 0,
+  as_of               INTEGER NOT NULL DEFAULT 0,
+  week_gpu_seconds    REAL    NOT NULL DEFAULT 0,
+  pool_gpu_seconds    REAL    NOT NULL DEFAULT 0,
+  week_start          INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (kind, name)
+);
+)sql";
+
+constexpr std::array<std::string_view, 1> kMigrations = {kV1};
+
+constexpr std::string_view kCreateMeta =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+
+// REQUIRES: inside a transaction, or the caller accepts a racy read.
+StatusOr<int> ReadVersion(Db& db) {
+  StatusOr<Statement> has_meta =
+      db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'");
+  if (!has_meta.ok()) return has_meta.status();
+  StatusOr<bool> row = has_meta->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return 0;
+  StatusOr<Statement> st = db.Prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!st.ok()) return st.status();
+  row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return 0;
+  std::string text = st->Text(0);
+  int version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size() || version < 0) {
+    return Internal("database " + db.path() + " has a malformed schema_version: '" + text + "'");
+  }
+  return version;
+}
+
+}  // namespace
+
+std::span<const std::string_view> Migrations() { return kMigrations; }
+
+int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+StatusOr<int> SchemaVersion(Db& db) { return ReadVersion(db); }
+
+Status Migrate(Db& db, std::span<const std::string_view> steps) {
+  const int target = static_cast<int>(steps.size());
+  while (true) {
+    Transaction tx(db);
+    if (Status s = tx.Begin(); !s.ok()) return s;
+    StatusOr<int> version = ReadVersion(db);
+    if (!version.ok()) return version.status();
+    if (*version > target) {
+      return FailedPrecondition("database " + db.path() + " has schema version " + std::to_string(*version) +
+                                " but this rotad knows only up to " + std::to_string(target) +
+                                ": it was written by a newer rotad; upgrade rotad or restore a backup");
+    }
+    if (*version == target) return tx.Commit();
+    if (Status s = db.Exec(kCreateMeta); !s.ok()) return s;
+    const int next = *version + 1;
+    if (Status s = db.Exec(steps[*version]); !s.ok()) {
+      return Status(s.code(), "migrating to schema version " + std::to_string(next) + ": " + s.message());
+    }
+    StatusOr<Statement> set = db.Prepare(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    if (!set.ok()) return set.status();
+    if (Status s = set->Bind(1, std::to_string(next)).Run(); !s.ok()) return s;
+    if (Status s = tx.Commit(); !s.ok()) return s;
+  }
+}
+
+}  // namespace rota::store

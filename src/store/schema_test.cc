@@ -1,0 +1,83 @@
+#include "store/schema.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "store/test_dir.h"
+
+namespace rota::store {
+namespace {
+
+TEST(SchemaTest, MigratesEmptyFileToLatest) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*SchemaVersion(**db), 0);
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
+  EXPECT_EQ(LatestSchemaVersion(), 1);
+  for (const char* table : {"meta", "jobs", "job_events", "usage"}) {
+    EXPECT_EQ(*(*db)->QueryText(
+                  std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
+                  table + "'"),
+              "1")
+        << table;
+  }
+  // Migrating again is a no-op.
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*SchemaVersion(**db), 1);
+}
+
+TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {
+  TestDir dir;
+  const std::array<std::string_view, 1> v1 = {"CREATE TABLE t (a INTEGER)"};
+  const std::array<std::string_view, 2> v2 = {"CREATE TABLE t (a INTEGER)",
+                                              "ALTER TABLE t ADD COLUMN b TEXT NOT NULL DEFAULT 'new'"};
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, v1).ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES (7)").ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*SchemaVersion(**db), 1);
+  ASSERT_TRUE(Migrate(**db, v2).ok());
+  EXPECT_EQ(*SchemaVersion(**db), 2);
+  EXPECT_EQ(*(*db)->QueryText("SELECT a || b FROM t"), "7new");
+}
+
+TEST(SchemaTest, RefusesNewerVersion) {
+  TestDir dir;
+  const std::array<std::string_view, 2> v2 = {"CREATE TABLE t (a INTEGER)", "CREATE TABLE u (a INTEGER)"};
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, v2).ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  Status s = Migrate(**db, std::span<const std::string_view>(v2).first(1));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("schema version 2"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("newer"), std::string::npos) << s.ToString();
+  EXPECT_EQ(*SchemaVersion(**db), 2);  // untouched
+}
+
+TEST(SchemaTest, FailedStepLeavesPreviousVersion) {
+  TestDir dir;
+  const std::array<std::string_view, 2> steps = {"CREATE TABLE t (a INTEGER)",
+                                                 "CREATE TABLE u (a INTEGER); SELEKT broken"};
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  Status s = Migrate(**db, steps);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("schema version 2"), std::string::npos) << s.ToString();
+  EXPECT_EQ(*SchemaVersion(**db), 1);
+  // The half-applied step was rolled back with its transaction.
+  EXPECT_EQ(*(*db)->QueryText("SELECT count(*) FROM sqlite_schema WHERE name = 'u'"), "0");
+}
+
+}  // namespace
+}  // namespace rota::store

@@ -1,0 +1,486 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/job_store.h"
+#include "store/test_dir.h"
+
+namespace rota::store {
+namespace {
+
+constexpr Time kT0 = 1'700'000'000;
+
+JobRecord MakeJob(std::string user = "alice", std::string name = "train") {
+  JobRecord r;
+  r.job.user = std::move(user);
+  r.job.project = "vision";
+  r.job.name = std::move(name);
+  r.job.tier = Tier::kThesis;
+  r.job.request.kind = RequestKind::kWholeGpus;
+  r.job.request.gpus = 2;
+  r.job.time_limit = 4 * kHour;
+  r.job.after = {3, 5};
+  r.job.signal = 10;
+  r.job.grace = 300;
+  r.job.requeue = true;
+  r.job.host_mem_per_gpu = 40 * 1024;
+  r.uid = 1001;
+  r.command = {"python", "train.py", "--lr", "3e-4"};
+  r.cwd = "/home/alice/proj";
+  r.env = {{"PATH", "/usr/bin"}, {"HOME", "/home/alice"}};
+  r.output = "/home/alice/proj/rota-%j.out";
+  return r;
+}
+
+StartInfo TwoGpus() {
+  StartInfo s;
+  s.placement.alloc.gpus = {0, 1};
+  s.placement.gpu_uuids = {"GPU-aaaa", "GPU-bbbb"};
+  s.preemptible = true;
+  s.pid = 4242;
+  s.pgid = 4242;
+  s.cgroup = "/sys/fs/cgroup/rota.slice/job-1";
+  return s;
+}
+
+std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
+  auto store = JobStore::Open(path);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+class JobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    store_ = OpenOrDie(path());
+    ASSERT_NE(store_, nullptr);
+  }
+  std::string path() const { return dir_.File("rota.db"); }
+  JobId SubmitOrDie(const JobRecord& r, Time now) {
+    auto id = store_->Submit(r, now);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : 0;
+  }
+  JobState StateOf(JobId id) { return store_->Get(id)->state; }
+
+  TestDir dir_;
+  std::unique_ptr<JobStore> store_;
+};
+
+TEST_F(JobStoreTest, SubmitAndGetRoundTrip) {
+  JobRecord in = MakeJob();
+  JobId id = SubmitOrDie(in, kT0);
+  EXPECT_EQ(id, 1);
+  auto out = store_->Get(id);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->job.id, id);
+  EXPECT_EQ(out->job.user, "alice");
+  EXPECT_EQ(out->job.project, "vision");
+  EXPECT_EQ(out->job.name, "train");
+  EXPECT_EQ(out->job.tier, Tier::kThesis);
+  EXPECT_EQ(out->job.request.kind, RequestKind::kWholeGpus);
+  EXPECT_EQ(out->job.request.gpus, 2);
+  EXPECT_EQ(out->job.time_limit, 4 * kHour);
+  EXPECT_EQ(out->job.submit_time, kT0);
+  EXPECT_EQ(out->job.after, (std::vector<JobId>{3, 5}));
+  EXPECT_EQ(out->job.grace, 300);
+  EXPECT_TRUE(out->job.requeue);
+  EXPECT_EQ(out->job.host_mem_per_gpu, 40 * 1024);
+  EXPECT_EQ(out->uid, 1001);
+  EXPECT_EQ(out->command, in.command);
+  EXPECT_EQ(out->cwd, in.cwd);
+  EXPECT_EQ(out->env, in.env);
+  EXPECT_EQ(out->output, in.output);
+  EXPECT_EQ(out->state, JobState::kPending);
+  EXPECT_EQ(out->start_time, 0);
+  EXPECT_EQ(out->kill_at, kNever);
+  EXPECT_EQ(out->exit_code, std::nullopt);
+
+  // MIG and memory-share requests keep their fields too.
+  JobRecord mig = MakeJob();
+  mig.job.request = {RequestKind::kMig, 1, 0, "3g.40gb"};
+  EXPECT_EQ(store_->Get(SubmitOrDie(mig, kT0))->job.request.mig_profile, "3g.40gb");
+  JobRecord share = MakeJob();
+  share.job.request = {RequestKind::kMemShare, 1, 20 * 1024, ""};
+  auto got = store_->Get(SubmitOrDie(share, kT0));
+  EXPECT_EQ(got->job.request.kind, RequestKind::kMemShare);
+  EXPECT_EQ(got->job.request.memory, 20 * 1024);
+}
+
+TEST_F(JobStoreTest, SubmitRejectsIncompleteJobs) {
+  JobRecord r = MakeJob();
+  r.command.clear();
+  EXPECT_EQ(store_->Submit(r, kT0).status().code(), StatusCode::kInvalidArgument);
+  r = MakeJob("");
+  EXPECT_EQ(store_->Submit(r, kT0).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobStoreTest, Utf8NamesRoundTrip) {
+  JobRecord r = MakeJob("张伟", "训练模型-第一轮");
+  r.job.project = "视觉组";
+  r.cwd = "/home/张伟/实验";
+  r.env["LANG"] = "zh_CN.UTF-8";
+  r.env["备注"] = "中文";
+  JobId id = SubmitOrDie(r, kT0);
+  store_.reset();
+  store_ = OpenOrDie(path());
+  auto out = store_->Get(id);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->job.user, "张伟");
+  EXPECT_EQ(out->job.name, "训练模型-第一轮");
+  EXPECT_EQ(out->job.project, "视觉组");
+  EXPECT_EQ(out->cwd, "/home/张伟/实验");
+  EXPECT_EQ(out->env.at("备注"), "中文");
+  EXPECT_EQ(store_->Events(id)->front().actor, "张伟");
+}
+
+TEST_F(JobStoreTest, ReopenKeepsData) {
+  JobId a = SubmitOrDie(MakeJob(), kT0);
+  JobId b = SubmitOrDie(MakeJob("bob"), kT0 + 1);
+  ASSERT_TRUE(store_->MarkStarted(a, TwoGpus(), kT0 + 10).ok());
+  store_.reset();
+  store_ = OpenOrDie(path());
+  EXPECT_EQ(StateOf(a), JobState::kRunning);
+  EXPECT_EQ(StateOf(b), JobState::kPending);
+  // Ids keep growing (AUTOINCREMENT never reuses one).
+  EXPECT_EQ(SubmitOrDie(MakeJob(), kT0 + 20), 3);
+}
+
+TEST_F(JobStoreTest, StartSignalEndRecordsEverything) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 5).ok());
+  auto r = store_->Get(id);
+  EXPECT_EQ(r->state, JobState::kRunning);
+  EXPECT_EQ(r->start_time, kT0 + 5);
+  EXPECT_EQ(r->placement, TwoGpus().placement);
+  EXPECT_TRUE(r->preemptible);
+  EXPECT_EQ(r->pid, 4242);
+  EXPECT_EQ(r->pgid, 4242);
+  EXPECT_EQ(r->cgroup, TwoGpus().cgroup);
+  EXPECT_FALSE(r->signalled);
+
+  ASSERT_TRUE(store_->MarkSignalled(id, kT0 + 400, /*preempted=*/true, kT0 + 100).ok());
+  r = store_->Get(id);
+  EXPECT_TRUE(r->signalled);
+  EXPECT_TRUE(r->preempted);
+  EXPECT_EQ(r->kill_at, kT0 + 400);
+  RunningJob rj = r->ToRunningJob();
+  EXPECT_EQ(rj.alloc.gpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(rj.kill_at, kT0 + 400);
+  EXPECT_EQ(rj.job.id, id);
+
+  ASSERT_TRUE(store_->MarkEnded(id, JobState::kFailed, 3, "Failed(exit 3)", kT0 + 200).ok());
+  r = store_->Get(id);
+  EXPECT_EQ(r->state, JobState::kFailed);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->end_reason, "Failed(exit 3)");
+  EXPECT_EQ(r->end_time, kT0 + 200);
+}
+
+TEST_F(JobStoreTest, InvalidTransitionsAreRefusedAndChangeNothing) {
+  JobId pending = SubmitOrDie(MakeJob(), kT0);
+  JobId running = SubmitOrDie(MakeJob(), kT0);
+  JobId done = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->MarkStarted(running, TwoGpus(), kT0 + 1).ok());
+  ASSERT_TRUE(store_->MarkStarted(done, TwoGpus(), kT0 + 1).ok());
+  ASSERT_TRUE(store_->MarkEnded(done, JobState::kCompleted, 0, "Completed", kT0 + 2).ok());
+
+  auto code = [](const Status& s) { return s.code(); };
+  constexpr auto kPre = StatusCode::kFailedPrecondition;
+  // Pending jobs cannot be signalled, ended or requeued.
+  EXPECT_EQ(code(store_->MarkSignalled(pending, kT0 + 9, false, kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->MarkEnded(pending, JobState::kCompleted, 0, "Completed", kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->Requeue(pending, "x", kT0 + 3)), kPre);
+  // Running jobs cannot be started again or cancelled directly.
+  EXPECT_EQ(code(store_->MarkStarted(running, TwoGpus(), kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->Cancel(running, "alice", kT0 + 3)), kPre);
+  // Final jobs accept nothing.
+  EXPECT_EQ(code(store_->MarkStarted(done, TwoGpus(), kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->MarkSignalled(done, kT0 + 9, false, kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->MarkEnded(done, JobState::kFailed, 1, "Failed(exit 1)", kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->Requeue(done, "x", kT0 + 3)), kPre);
+  EXPECT_EQ(code(store_->Cancel(done, "alice", kT0 + 3)), kPre);
+  Status msg = store_->Cancel(done, "alice", kT0 + 3);
+  EXPECT_EQ(msg.message(), "job 3 is completed, not pending: cannot cancel it");
+  // Ending into a non-final state is a caller bug.
+  EXPECT_EQ(code(store_->MarkEnded(running, JobState::kPending, 0, "", kT0 + 3)),
+            StatusCode::kInvalidArgument);
+  // Allocation and UUID lists must agree.
+  StartInfo bad = TwoGpus();
+  bad.placement.gpu_uuids.pop_back();
+  EXPECT_EQ(code(store_->MarkStarted(pending, bad, kT0 + 3)), StatusCode::kInvalidArgument);
+  // Unknown ids.
+  constexpr auto kNf = StatusCode::kNotFound;
+  EXPECT_EQ(code(store_->MarkStarted(99, TwoGpus(), kT0)), kNf);
+  EXPECT_EQ(code(store_->MarkSignalled(99, kT0, false, kT0)), kNf);
+  EXPECT_EQ(code(store_->MarkEnded(99, JobState::kCompleted, 0, "", kT0)), kNf);
+  EXPECT_EQ(code(store_->Requeue(99, "", kT0)), kNf);
+  EXPECT_EQ(code(store_->Cancel(99, "alice", kT0)), kNf);
+  EXPECT_EQ(store_->Get(99).status().code(), kNf);
+  EXPECT_EQ(store_->Events(99).status().code(), kNf);
+
+  // Nothing changed, and no event was written by the refused calls.
+  EXPECT_EQ(StateOf(pending), JobState::kPending);
+  EXPECT_EQ(StateOf(running), JobState::kRunning);
+  EXPECT_EQ(StateOf(done), JobState::kCompleted);
+  EXPECT_EQ(store_->Events(pending)->size(), 1u);
+  EXPECT_EQ(store_->Events(running)->size(), 2u);
+  EXPECT_EQ(store_->Events(done)->size(), 3u);
+}
+
+TEST_F(JobStoreTest, EveryFinalStateFromRunning) {
+  for (JobState s : {JobState::kCompleted, JobState::kFailed, JobState::kCancelled, JobState::kTimeout,
+                     JobState::kPreempted, JobState::kNodeFail}) {
+    JobId id = SubmitOrDie(MakeJob(), kT0);
+    ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 1).ok());
+    ASSERT_TRUE(store_->MarkEnded(id, s, std::nullopt, JobStateName(s), kT0 + 2).ok()) << JobStateName(s);
+    EXPECT_EQ(StateOf(id), s);
+    EXPECT_TRUE(IsFinal(s));
+    EXPECT_EQ(ParseJobState(JobStateName(s)), s);
+  }
+}
+
+TEST_F(JobStoreTest, EventsInOrderWithReasons) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 10).ok());
+  ASSERT_TRUE(store_->MarkSignalled(id, kT0 + 320, true, kT0 + 20).ok());
+  ASSERT_TRUE(store_->Requeue(id, "Preempted by job 42 (requeued)", kT0 + 30).ok());
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 40).ok());
+  ASSERT_TRUE(
+      store_->MarkEnded(id, JobState::kCancelled, std::nullopt, "Cancelled by bob", kT0 + 50, "bob").ok());
+  JobId other = SubmitOrDie(MakeJob("carol"), kT0 + 60);
+  ASSERT_TRUE(store_->Cancel(other, "carol", kT0 + 70).ok());
+
+  using S = JobState;
+  std::vector<JobEvent> want = {
+      {id, kT0, std::nullopt, S::kPending, "Submitted", "alice"},
+      {id, kT0 + 10, S::kPending, S::kRunning, "Started", "rotad"},
+      {id, kT0 + 20, S::kRunning, S::kRunning,
+       "Signalled for preemption, kill at " + std::to_string(kT0 + 320), "rotad"},
+      {id, kT0 + 30, S::kRunning, S::kPending, "Preempted by job 42 (requeued)", "rotad"},
+      {id, kT0 + 40, S::kPending, S::kRunning, "Started", "rotad"},
+      {id, kT0 + 50, S::kRunning, S::kCancelled, "Cancelled by bob", "bob"},
+  };
+  auto events = store_->Events(id);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  EXPECT_EQ(*events, want);
+  auto other_events = store_->Events(other);
+  ASSERT_EQ(other_events->size(), 2u);
+  EXPECT_EQ((*other_events)[1],
+            (JobEvent{other, kT0 + 70, S::kPending, S::kCancelled, "Cancelled by carol", "carol"}));
+  EXPECT_EQ(store_->Get(other)->end_reason, "Cancelled by carol");
+  EXPECT_EQ(store_->Get(other)->end_time, kT0 + 70);
+}
+
+TEST_F(JobStoreTest, RequeueKeepsSubmitTimeAndClearsRun) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 100).ok());
+  ASSERT_TRUE(store_->MarkSignalled(id, kT0 + 500, true, kT0 + 200).ok());
+  ASSERT_TRUE(store_->Requeue(id, "Preempted by job 9 (requeued)", kT0 + 500).ok());
+  auto r = store_->Get(id);
+  EXPECT_EQ(r->state, JobState::kPending);
+  EXPECT_EQ(r->job.submit_time, kT0);
+  EXPECT_EQ(r->start_time, 0);
+  EXPECT_EQ(r->placement, Placement{});
+  EXPECT_FALSE(r->signalled);
+  EXPECT_FALSE(r->preempted);
+  EXPECT_FALSE(r->preemptible);
+  EXPECT_EQ(r->kill_at, kNever);
+  EXPECT_EQ(r->pid, 0);
+  EXPECT_EQ(r->cgroup, "");
+  // It can run again.
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 600).ok());
+  EXPECT_EQ(store_->Get(id)->start_time, kT0 + 600);
+}
+
+TEST_F(JobStoreTest, LoadActiveAfterCrashAndHistory) {
+  JobId p1 = SubmitOrDie(MakeJob(), kT0);
+  JobId r1 = SubmitOrDie(MakeJob(), kT0 + 1);
+  JobId done = SubmitOrDie(MakeJob(), kT0 + 2);
+  JobId cancelled = SubmitOrDie(MakeJob(), kT0 + 3);
+  JobId p2 = SubmitOrDie(MakeJob("bob"), kT0 + 4);
+  ASSERT_TRUE(store_->MarkStarted(r1, TwoGpus(), kT0 + 10).ok());
+  ASSERT_TRUE(store_->MarkStarted(done, TwoGpus(), kT0 + 10).ok());
+  ASSERT_TRUE(store_->MarkEnded(done, JobState::kCompleted, 0, "Completed", kT0 + 100).ok());
+  ASSERT_TRUE(store_->Cancel(cancelled, "alice", kT0 + 50).ok());
+
+  // "Crash": a second connection reads the file while the first was never closed cleanly (the
+  // WAL is not checkpointed); then the first one is dropped.
+  auto reopened = OpenOrDie(path());
+  ASSERT_NE(reopened, nullptr);
+  auto active = reopened->LoadActive();
+  ASSERT_TRUE(active.ok()) << active.status().ToString();
+  ASSERT_EQ(active->size(), 3u);
+  EXPECT_EQ((*active)[0].job.id, p1);
+  EXPECT_EQ((*active)[1].job.id, r1);
+  EXPECT_EQ((*active)[1].state, JobState::kRunning);
+  EXPECT_EQ((*active)[1].placement.gpu_uuids, TwoGpus().placement.gpu_uuids);
+  EXPECT_EQ((*active)[1].pid, 4242);
+  EXPECT_EQ((*active)[2].job.id, p2);
+
+  auto history = reopened->History(kT0);
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ((*history)[0].job.id, cancelled);  // ended first
+  EXPECT_EQ((*history)[1].job.id, done);
+  EXPECT_EQ(reopened->History(kT0 + 60)->size(), 1u);
+  EXPECT_EQ(reopened->History(kT0 + 101)->size(), 0u);
+}
+
+TEST_F(JobStoreTest, UsageRoundTrip) {
+  Usage a{1234.5, kT0, 3600.25, 100, kT0 - 86400};
+  Usage b{99, kT0 + 1, 0, 0, kT0 - 86400};
+  ASSERT_TRUE(store_->SaveUsage(AccountKind::kUser, "alice", a).ok());
+  ASSERT_TRUE(store_->SaveUsage(AccountKind::kProject, "alice", b).ok());  // same name, other kind
+  UsageMaps all;
+  all.users["张伟"] = b;
+  all.projects["vision"] = a;
+  ASSERT_TRUE(store_->SaveAllUsage(all).ok());
+  const Usage original_a = a;
+  a.decayed_gpu_seconds = 2000;  // overwrite
+  ASSERT_TRUE(store_->SaveUsage(AccountKind::kUser, "alice", a).ok());
+
+  store_.reset();
+  store_ = OpenOrDie(path());
+  auto u = store_->LoadUsage();
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  ASSERT_EQ(u->users.size(), 2u);
+  ASSERT_EQ(u->projects.size(), 2u);
+  auto same = [](const Usage& x, const Usage& y) {
+    return x.decayed_gpu_seconds == y.decayed_gpu_seconds && x.as_of == y.as_of &&
+           x.week_gpu_seconds == y.week_gpu_seconds && x.pool_gpu_seconds == y.pool_gpu_seconds &&
+           x.week_start == y.week_start;
+  };
+  EXPECT_TRUE(same(u->users.at("alice"), a));
+  EXPECT_TRUE(same(u->users.at("张伟"), b));
+  EXPECT_TRUE(same(u->projects.at("alice"), b));
+  EXPECT_TRUE(same(u->projects.at("vision"), original_a));
+  // Shaped for ClusterState.
+  ClusterState state;
+  state.user_usage = u->users;
+  state.project_usage = u->projects;
+  EXPECT_EQ(state.user_usage.size(), 2u);
+}
+
+TEST_F(JobStoreTest, NewerSchemaIsRefusedOnOpen) {
+  ASSERT_TRUE(store_->db().Exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'").ok());
+  store_.reset();
+  auto s = JobStore::Open(path());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos) << s.status().ToString();
+}
+
+TEST_F(JobStoreTest, DiskFullFailsCleanlyAndKeepsAcknowledgedJobs) {
+  std::vector<JobId> acked;
+  for (int i = 0; i < 5; ++i) acked.push_back(SubmitOrDie(MakeJob(), kT0 + i));
+  // Cap the file at its current size: the next writes that need a new page fail with SQLITE_FULL.
+  std::string pages = *store_->db().QueryText("PRAGMA page_count");
+  ASSERT_TRUE(store_->db().Exec("PRAGMA max_page_count = " + pages).ok());
+  JobRecord big = MakeJob();
+  big.env["BLOB"] = std::string(8192, 'x');  // each submission needs fresh pages
+  Status failure;
+  for (int i = 0; i < 50 && failure.ok(); ++i) {
+    auto id = store_->Submit(big, kT0 + 100 + i);
+    if (id.ok()) {
+      acked.push_back(*id);
+    } else {
+      failure = id.status();
+    }
+  }
+  ASSERT_FALSE(failure.ok()) << "max_page_count never stopped a write";
+  EXPECT_EQ(failure.code(), StatusCode::kResourceExhausted) << failure.ToString();
+  EXPECT_NE(failure.message().find("full"), std::string::npos) << failure.ToString();
+  // A transition that fits in existing pages still works; the store stays usable.
+  EXPECT_TRUE(store_->Cancel(acked[0], "alice", kT0 + 200).ok());
+
+  store_.reset();
+  store_ = OpenOrDie(path());
+  auto active = store_->LoadActive();
+  ASSERT_TRUE(active.ok());
+  std::vector<JobId> ids;
+  for (const JobRecord& r : *active) ids.push_back(r.job.id);
+  std::vector<JobId> want(acked.begin() + 1, acked.end());
+  EXPECT_EQ(ids, want);
+  for (JobId id : acked) EXPECT_FALSE(store_->Events(id)->empty());
+  EXPECT_EQ(*store_->db().QueryText("PRAGMA integrity_check"), "ok");
+  // Submissions work again once there is room (max_page_count is per connection).
+  EXPECT_TRUE(store_->Submit(big, kT0 + 300).ok());
+}
+
+TEST_F(JobStoreTest, ReadOnlyDatabaseFailsCleanly) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->db().Exec("PRAGMA query_only = ON").ok());
+  auto s = store_->Submit(MakeJob(), kT0 + 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("readonly"), std::string::npos) << s.status().ToString();
+  EXPECT_EQ(store_->Cancel(id, "alice", kT0 + 2).code(), StatusCode::kUnavailable);
+  ASSERT_TRUE(store_->db().Exec("PRAGMA query_only = OFF").ok());
+  EXPECT_EQ(StateOf(id), JobState::kPending);
+  EXPECT_EQ(store_->Events(id)->size(), 1u);
+  EXPECT_EQ(SubmitOrDie(MakeJob(), kT0 + 3), id + 1);
+}
+
+// A child process submits jobs and writes each acknowledged id to a pipe; it is SIGKILLed
+// mid-way. Every id it acknowledged must be in the database, exactly once.
+TEST(StoreDurabilityTest, AcknowledgedSubmissionsSurviveKill9) {
+  TestDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.File("rota.db");
+  { ASSERT_NE(OpenOrDie(path), nullptr); }  // create and migrate before forking
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  constexpr int kJobs = 100000;  // far more than it can submit before the kill
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    auto store = JobStore::Open(path);
+    if (!store.ok()) _exit(2);
+    for (int i = 0; i < kJobs; ++i) {
+      auto id = (*store)->Submit(MakeJob("user" + std::to_string(i)), kT0 + i);
+      if (!id.ok()) _exit(3);
+      std::string line = std::to_string(*id) + "\n";
+      if (write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(4);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  FILE* in = fdopen(fds[0], "r");
+  ASSERT_NE(in, nullptr);
+  std::vector<JobId> acked;
+  long long id = 0;
+  while (acked.size() < 40 && fscanf(in, "%lld", &id) == 1) acked.push_back(id);
+  kill(child, SIGKILL);
+  while (fscanf(in, "%lld", &id) == 1) acked.push_back(id);  // what it acknowledged before dying
+  fclose(in);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited on its own with " << WEXITSTATUS(status);
+  ASSERT_GE(acked.size(), 40u);
+
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  auto active = store->LoadActive();
+  ASSERT_TRUE(active.ok()) << active.status().ToString();
+  std::set<JobId> stored;
+  for (const JobRecord& r : *active) {
+    EXPECT_TRUE(stored.insert(r.job.id).second) << "duplicate id " << r.job.id;
+    EXPECT_EQ(r.job.user, "user" + std::to_string(r.job.id - 1));
+  }
+  for (JobId a : acked) EXPECT_TRUE(stored.count(a)) << "acknowledged job " << a << " lost";
+  // At most the one submission in flight at the kill may be stored without an acknowledgement.
+  EXPECT_LE(stored.size(), acked.size() + 1);
+  EXPECT_EQ(*store->db().QueryText("PRAGMA integrity_check"), "ok");
+}
+
+}  // namespace
+}  // namespace rota::store
