@@ -58,5 +58,25 @@ assert r["backfill"]["avg_wait"] <= r["fifo"]["avg_wait"] + 1e-6, (r["backfill"]
 PY
 check "philly slice figures are consistent" $?
 
+# rota config check: the bundled example passes; a broken file reports every mistake with its line.
+out=$("$ROTA" config check "$SRC/packaging/rota.toml")
+check "example config passes" $?
+printf '%s\n' "$out" | grep -q 'rota.toml: OK'; check "config check says OK" $?
+cat > "$tmp/bad.toml" <<'TOML'
+[policy]
+algoritm = "rota"
+
+[gpus]
+source = "simulated"
+[[gpus.card]]
+memory = "80 GB"
+TOML
+"$ROTA" config check "$tmp/bad.toml" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ]; check "broken config: exit 1" $?
+grep -q 'bad.toml:2:1: .*unknown key "algoritm"' "$tmp/err"; check "broken config: typo reported at line 2" $?
+grep -q 'bad.toml:7:10: .*memory "80 GB" is not a size' "$tmp/err"; check "broken config: bad size reported at line 7" $?
+"$ROTA" config check "$tmp/missing.toml" 2>/dev/null; rc=$?
+[ $rc -eq 1 ]; check "missing config: exit 1" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

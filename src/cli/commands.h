@@ -8,4 +8,7 @@ namespace rota::cli {
 // Registers `rota simulate`; the command's exit status is written to *exit_code when it runs.
 void AddSimulateCommand(CLI::App& app, int* exit_code);
 
+// Registers `rota config check FILE`.
+void AddConfigCommand(CLI::App& app, int* exit_code);
+
 }  // namespace rota::cli

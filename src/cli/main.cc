@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "rota 0.1.0");
   int exit_code = 0;
   rota::cli::AddSimulateCommand(app, &exit_code);
+  rota::cli::AddConfigCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,76 @@
+// The daemon's configuration (`/etc/rota/rota.toml`): the scheduling policy, where the GPUs come
+// from, who the users and projects are, and a few paths. ParseConfig reads it into a plain value
+// and reports every mistake in the file at once, each with file:line:column and what would be
+// accepted; an empty file is a valid configuration equal to the defaults (Policy{}).
+// The documented example of every key is packaging/rota.toml.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::config {
+
+enum class GpuSource : std::uint8_t {
+  kNvml,       // the real cards, through libnvidia-ml loaded at run time
+  kSimulated,  // the cards described under [[gpus.card]]
+};
+const char* GpuSourceName(GpuSource s);
+
+// [users.NAME]: who a user is and how to reach them. Their quota override is also written into
+// Config::policy.quota.user_hours, their role into policy.quota.user_role.
+struct UserConfig {
+  std::string role;                  // a key of [quota.roles], or empty
+  std::optional<double> quota_hours; // weekly GPU-hours overriding the role's; nullopt = the role's
+  std::string email;
+  // Chat mention ids for the notifier, one per platform; empty = none.
+  std::string feishu;
+  std::string dingtalk;
+  std::string wecom;
+  std::string slack;
+};
+
+// [projects.NAME]: weekly GPU-hours of the project (mode "project") or its elastic pool on top of
+// its users' quotas (mode "hybrid"). Also written into Config::policy.quota.project_hours.
+struct ProjectConfig {
+  double hours = -1;  // negative = unlimited
+};
+
+struct Config {
+  Policy policy;
+  std::string timezone = "UTC";  // as written: an offset, "UTC", or a label given with utc_offset
+
+  GpuSource gpu_source = GpuSource::kNvml;
+  std::string nvml_library;  // empty: libnvidia-ml.so.1 from the loader's search path
+  // source = "simulated": the cards, ordered by index; Gpu::nvlink holds positions in this vector.
+  std::vector<Gpu> simulated_gpus;
+
+  std::map<std::string, UserConfig> users;        // by user name (UTF-8)
+  std::map<std::string, ProjectConfig> projects;  // by project name
+
+  std::string admin_group;        // Unix group whose members are admins (root always is); empty = root only
+  MiB default_mem_per_gpu = 0;    // host memory per GPU for jobs that ask for none; 0 = no limit
+  std::string log = "stderr";     // "stderr" (journald picks it up) or an absolute file path
+  std::string state_dir;          // empty: decided by the daemon (system or user mode)
+  std::string socket;             // empty: decided by the daemon
+};
+
+// Parses configuration text. `name` is used in messages ("rota.toml:12:9: ..."). On error the
+// Status (InvalidArgument) holds every problem found, one per line, in file order.
+StatusOr<Config> ParseConfig(std::string_view text, std::string_view name);
+
+// Reads and parses a file; a file that cannot be read is NotFound or PermissionDenied.
+StatusOr<Config> LoadConfig(const std::string& path);
+
+// One line for `rota config check`: GPUs, users, roles, projects and the policy.
+std::string Summary(const Config& config);
+
+}  // namespace rota::config

@@ -1,0 +1,223 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace rota::config {
+namespace {
+
+// The error lines of a config that must not parse.
+std::vector<std::string> Errors(const std::string& text) {
+  auto c = ParseConfig(text, "rota.toml");
+  EXPECT_FALSE(c.ok()) << text;
+  std::vector<std::string> lines;
+  if (c.ok()) return lines;
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  std::string m = c.status().message();
+  for (std::size_t at = 0; at <= m.size();) {
+    std::size_t nl = m.find('\n', at);
+    if (nl == std::string::npos) nl = m.size();
+    lines.push_back(m.substr(at, nl - at));
+    at = nl + 1;
+  }
+  return lines;
+}
+
+// The single error of `text`, which must start with "rota.toml:LINE:".
+std::string OneError(const std::string& text, int line) {
+  auto lines = Errors(text);
+  if (lines.size() != 1) {
+    ADD_FAILURE() << "expected one error, got " << lines.size() << " for:\n" << text;
+    return "";
+  }
+  EXPECT_EQ(lines[0].rfind("rota.toml:" + std::to_string(line) + ":", 0), 0u) << lines[0];
+  return lines[0];
+}
+
+bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Config, EmptyFileIsTheDefaults) {
+  auto c = ParseConfig("", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Policy d;
+  const Policy& p = c->policy;
+  EXPECT_EQ(p.algorithm, d.algorithm);
+  EXPECT_EQ(p.mode, d.mode);
+  EXPECT_EQ(p.weights.tier, d.weights.tier);
+  EXPECT_EQ(p.weights.age, d.weights.age);
+  EXPECT_EQ(p.age_max, d.age_max);
+  EXPECT_EQ(p.fairshare_half_life, d.fairshare_half_life);
+  EXPECT_EQ(p.time_of_day.size(), d.time_of_day.size());
+  EXPECT_EQ(p.utc_offset, 0);
+  EXPECT_EQ(p.quota.default_hours, d.quota.default_hours);
+  EXPECT_EQ(p.quota.week_start_day, 0);
+  EXPECT_TRUE(p.quota.role_hours.empty());
+  EXPECT_EQ(p.preemption, d.preemption);
+  EXPECT_EQ(p.preemptible_tiers, d.preemptible_tiers);
+  EXPECT_EQ(p.plan_depth, d.plan_depth);
+  EXPECT_EQ(c->gpu_source, GpuSource::kNvml);
+  EXPECT_TRUE(c->simulated_gpus.empty());
+  EXPECT_TRUE(c->users.empty());
+  EXPECT_EQ(c->log, "stderr");
+  EXPECT_EQ(c->default_mem_per_gpu, 0);
+  EXPECT_TRUE(c->state_dir.empty() && c->socket.empty() && c->admin_group.empty());
+}
+
+TEST(Config, BundledExampleLoadsWithEveryValue) {
+  auto c = LoadConfig(std::string(ROTA_SOURCE_DIR) + "/packaging/rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const Policy& p = c->policy;
+  EXPECT_EQ(c->admin_group, "rota-admin");
+  EXPECT_EQ(c->default_mem_per_gpu, 32 * 1024);
+  EXPECT_EQ(p.algorithm, Algorithm::kRota);
+  EXPECT_EQ(p.age_max, 14 * kDay);
+  EXPECT_EQ(p.heavy_time, 4 * kHour);
+  EXPECT_EQ(p.utc_offset, 8 * 3600);
+  EXPECT_EQ(c->timezone, "+08:00");
+  ASSERT_EQ(p.time_of_day.size(), 2u);
+  EXPECT_EQ(p.time_of_day[0].weekdays, 0x1f);
+  EXPECT_EQ(p.time_of_day[0].start_minute, 14 * 60);
+  EXPECT_EQ(p.time_of_day[0].end_minute, 18 * 60);
+  EXPECT_EQ(p.time_of_day[0].factor, 0.5);
+  EXPECT_EQ(p.time_of_day[1].weekdays, 0x7f);
+  EXPECT_EQ(p.quota.role_hours.at("phd"), 300);
+  EXPECT_EQ(p.quota.role_hours.at("staff"), -1);  // unlimited
+  EXPECT_EQ(p.quota.default_hours, -1);
+  EXPECT_EQ(p.quota.user_role.at("bob"), "master");
+  EXPECT_EQ(p.quota.user_hours.at("bob"), 200);
+  EXPECT_EQ(p.quota.project_hours.at("llm"), 500);
+  EXPECT_EQ(p.quota.project_hours.at("vision"), -1);
+  EXPECT_TRUE(p.preemption);
+  EXPECT_TRUE(p.IsPreemptible(Tier::kExplore));
+  EXPECT_FALSE(p.IsPreemptible(Tier::kRegular));
+
+  EXPECT_EQ(c->gpu_source, GpuSource::kSimulated);
+  ASSERT_EQ(c->simulated_gpus.size(), 5u);
+  const Gpu& g0 = c->simulated_gpus[0];
+  EXPECT_EQ(g0.memory, 80 * 1024);
+  EXPECT_EQ(g0.model, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g0.nvlink, std::vector<int>{1});
+  EXPECT_EQ(c->simulated_gpus[3].nvlink, std::vector<int>{2});
+  const Gpu& g4 = c->simulated_gpus[4];
+  EXPECT_EQ(g4.index, 4);
+  ASSERT_EQ(g4.mig.size(), 4u);
+  EXPECT_EQ(g4.mig[0].profile, "3g.40gb");
+  EXPECT_EQ(g4.mig[0].memory, 40 * 1024);
+  EXPECT_EQ(g4.mig[3].memory, 10 * 1024);
+  EXPECT_NE(g4.mig[0].uuid, g4.mig[1].uuid);
+
+  ASSERT_EQ(c->users.size(), 4u);
+  EXPECT_EQ(c->users.at("alice").email, "alice@lab.example.edu");
+  EXPECT_EQ(c->users.at("alice").slack, "U012AB3CD");
+  EXPECT_EQ(c->users.at("bob").quota_hours, 200);
+  EXPECT_EQ(c->users.at("bob").wecom, "bob");
+  EXPECT_EQ(c->users.at("张三").role, "phd");
+  EXPECT_EQ(c->users.at("张三").dingtalk, "13800000000");
+  EXPECT_FALSE(c->users.at("张三").feishu.empty());
+  EXPECT_EQ(c->projects.size(), 2u);
+  EXPECT_TRUE(Has(Summary(*c), "5 simulated GPUs"));
+  EXPECT_TRUE(Has(Summary(*c), "4 users"));
+}
+
+TEST(Config, ChineseUserNames) {
+  auto c = ParseConfig("[quota.roles]\n\"博士\" = 100\n[users.\"张三\"]\nrole = \"博士\"\nquota = 50\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.quota.user_role.at("张三"), "博士");
+  EXPECT_EQ(c->policy.quota.user_hours.at("张三"), 50);
+  // TOML allows only ASCII bare keys: an unquoted Chinese key is a syntax error with its position.
+  EXPECT_TRUE(Has(OneError("[users.张三]\n", 1), "not valid TOML"));
+  auto e = OneError("[users.\"李四\"]\nrole = \"硕士\"\n", 2);
+  EXPECT_TRUE(Has(e, "[users.\"李四\"] role \"硕士\" is not defined")) << e;
+}
+
+TEST(Config, TimezoneNeedsAnOffset) {
+  auto e = OneError("[policy]\ntimezone = \"Asia/Shanghai\"\n", 2);
+  EXPECT_TRUE(Has(e, "tz database")) << e;
+  auto c = ParseConfig("[policy]\ntimezone = \"Asia/Shanghai\"\nutc_offset = \"+08:00\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.utc_offset, 8 * 3600);
+  EXPECT_EQ(c->timezone, "Asia/Shanghai");
+  OneError("[policy]\ntimezone = \"+08:00\"\nutc_offset = \"+09:00\"\n", 3);
+  c = ParseConfig("[policy]\ntimezone = \"UTC\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->policy.utc_offset, 0);
+}
+
+TEST(Config, TimeOfDayCanBeTurnedOff) {
+  auto c = ParseConfig("[policy]\ntime_of_day = []\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->policy.time_of_day.empty());
+}
+
+TEST(Config, EachErrorKindNamesItsLineAndWhatIsAccepted) {
+  EXPECT_TRUE(Has(OneError("[policy]\nalgoritm = \"rota\"\n", 2), "unknown key \"algoritm\" (known: algorithm, mode"));
+  EXPECT_TRUE(Has(OneError("admin = \"x\"\n", 1), "known: admin_group"));
+  EXPECT_TRUE(Has(OneError("[gpus]\nsource = \"simulated\"\n[[gpus.card]]\nmemory = \"80 GB\"\n", 4),
+                  "rota.toml:4:10: [[gpus.card]] memory \"80 GB\" is not a size (use 80G, 81920M)"));
+  EXPECT_TRUE(Has(OneError("[policy]\nplan_depth = \"many\"\n", 2), "whole number"));
+  EXPECT_TRUE(Has(OneError("[policy]\nage_max = 14\n", 2), "is not a duration"));
+  EXPECT_TRUE(Has(OneError("[policy]\nalgorithm = \"slurm\"\n", 2), "fifo, backfill, rota"));
+  EXPECT_TRUE(Has(OneError("[policy.weights]\nage = -1\n", 2), "number >= 0"));
+  EXPECT_TRUE(Has(OneError("[quota.roles]\nphd = -5\n", 2), "is not a quota"));
+  EXPECT_TRUE(Has(OneError("[quota]\nweek_start_day = \"someday\"\n", 2), "is not a weekday"));
+  EXPECT_TRUE(Has(OneError("[projects.x]\nhours = -1\n", 2), "is not a quota"));
+  EXPECT_TRUE(Has(OneError("[users.a]\nquota = -1\n", 2), "is not a quota"));
+  EXPECT_TRUE(Has(OneError("[[policy.time_of_day]]\nfrom = \"25:00\"\nto = \"8:00\"\nfactor = 1\n", 2),
+                  "from \"25:00\" is not a time of day (use HH:MM"));
+  EXPECT_TRUE(Has(OneError("[[policy.time_of_day]]\ndays = \"mon-fry\"\nfrom = \"1:00\"\nto = \"8:00\"\nfactor = 1\n", 2),
+                  "is not a set of weekdays"));
+  EXPECT_TRUE(Has(OneError("[[policy.time_of_day]]\nfrom = \"1:00\"\nfactor = 1\n", 1), "needs to"));
+  EXPECT_TRUE(Has(OneError("[preemption]\ntiers = [\"explore\", \"explor\"]\n", 2), "\"explor\" is not a tier"));
+  EXPECT_TRUE(Has(OneError("[preemption]\nenabled = \"yes\"\n", 2), "true or false"));
+  EXPECT_TRUE(Has(OneError("[quota.roles]\nphd = 1\n[users.a]\nrole = \"ph\"\n", 4), "(defined: phd)"));
+  EXPECT_TRUE(Has(OneError("[users.a]\nemail = \"nobody\"\n", 2), "is not an email address"));
+  EXPECT_TRUE(Has(OneError("log = \"rota.log\"\n", 1), "absolute"));
+  EXPECT_TRUE(Has(OneError("socket = \"rota.sock\"\n", 1), "absolute path"));
+  EXPECT_TRUE(Has(OneError("policy = 3\n", 1), "is not a table"));
+  EXPECT_TRUE(Has(OneError("a = \n", 1), "not valid TOML"));
+  EXPECT_TRUE(Has(OneError("[gpus]\nsource = \"simulated\"\n", 1), "needs at least one [[gpus.card]]"));
+  EXPECT_TRUE(Has(OneError("[gpus]\n[[gpus.card]]\nmemory = \"8G\"\n", 2), "only used with source = \"simulated\""));
+}
+
+TEST(Config, GpuErrors) {
+  const std::string head = "[gpus]\nsource = \"simulated\"\n";
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"80G\"\ncount = 2\n[[gpus.card]]\nmemory = \"80G\"\nindex = 1\n", 8),
+                  "card index 1 is already taken by the group at line 3"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"40G\"\nmig = [\"3g.40\"]\n", 5), "is not a MIG profile"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"40G\"\nmig = [\"7g.80gb\"]\n", 5), "need 80G but the card has 40G"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"80G\"\nmig = [\"4g.40gb\", \"4g.40gb\"]\n", 5),
+                  "8 compute slices"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"80G\"\ncount = 2\nnvlink = [[0, 2]]\n", 6),
+                  "nvlink entry [0, 2] does not join"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmodel = \"x\"\n", 3), "needs memory"));
+  EXPECT_TRUE(Has(OneError(head + "[[gpus.card]]\nmemory = \"8G\"\ncount = 0\n", 5), "count 0 is not a whole number"));
+}
+
+TEST(Config, AllErrorsAreReportedTogetherInFileOrder) {
+  auto lines = Errors(
+      "[users.zed]\n"             // 1
+      "emial = \"z@x\"\n"         // 2: unknown key
+      "[policy]\n"                // 3
+      "age_max = \"soon\"\n"      // 4: bad duration
+      "[gpus]\n"                  // 5
+      "source = \"gpu\"\n"        // 6: bad choice
+      "[quota.roles]\n"           // 7
+      "phd = \"lots\"\n");        // 8: bad quota
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("rota.toml:2:1: [users.zed] unknown key \"emial\"", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("rota.toml:4:", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("rota.toml:6:", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("rota.toml:8:", 0), 0u) << lines[3];
+}
+
+TEST(Config, UnreadableFile) {
+  auto c = LoadConfig("/nonexistent/rota.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Has(c.status().message(), "/nonexistent/rota.toml"));
+}
+
+}  // namespace
+}  // namespace rota::config

@@ -1,0 +1,15 @@
+// Internal to rota_config: one reader per part of the file, each filling its part of Config from
+// the top-level section and recording its errors there.
+#pragma once
+
+#include "config/config.h"
+#include "config/reader.h"
+
+namespace rota::config::internal {
+
+void ReadPolicy(Section& root, Config& config);      // [policy], [policy.weights], [[policy.time_of_day]]
+void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], [preemption]
+void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
+void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota
+
+}  // namespace rota::config::internal
