@@ -1,0 +1,76 @@
+// The GPU layer's interface: what Rota reads from the cards. One implementation per source (NVML
+// loaded at run time, simulated cards from the config); the daemon samples through this
+// interface only, so tests and the demo run the same daemon code without a GPU.
+//
+// Units: memory in MiB, utilisation in percent (-1 when the source cannot say), temperature in
+// degrees Celsius, power in milliwatts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::device {
+
+struct ProcessInfo {
+  int pid = 0;
+  MiB used_memory = -1;  // -1 unknown (NVML may not say, e.g. without permission)
+  int sm_util = -1;      // per-process SM utilisation where the source gives it
+};
+
+struct MigInstance {
+  std::string uuid;
+  std::string profile;  // e.g. "3g.40gb"
+  MiB memory_total = 0;
+  MiB memory_used = -1;
+  std::vector<ProcessInfo> processes;
+};
+
+struct GpuInfo {
+  std::string uuid;
+  int index = 0;
+  std::string pci_bus_id;  // "00000000:3B:00.0"
+  std::string name;        // "NVIDIA A100-SXM4-80GB"
+  MiB memory_total = 0;
+  MiB memory_used = -1;
+  MiB memory_free = -1;
+  int util_gpu = -1;
+  int util_memory = -1;
+  int temperature = -1;
+  int power_mw = -1;
+  bool mig_capable = false;
+  bool mig_enabled = false;
+  std::vector<MigInstance> mig;
+  std::vector<std::string> nvlink_peers;  // PCI bus ids of the cards this one has NVLink to
+  std::vector<ProcessInfo> processes;     // compute processes on the whole card
+  // OK, or why this card could not be read completely (lost, reset needed, call timed out). A
+  // card that errors is still listed, so the daemon can move it towards drained.
+  Status health;
+};
+
+struct Snapshot {
+  std::string driver_version;  // empty when unknown
+  std::vector<GpuInfo> gpus;
+};
+
+// A source of GPU information. Implementations must be safe to call from one thread at a time
+// and must never block the caller for longer than their configured deadline.
+class Devices {
+ public:
+  virtual ~Devices() = default;
+  Devices() = default;
+  Devices(const Devices&) = delete;
+  Devices& operator=(const Devices&) = delete;
+
+  // Reads every card. Fails as a whole only when the source is unusable (library missing,
+  // initialisation failed, the driver hung beyond the deadline); per-card problems are reported
+  // in GpuInfo::health.
+  virtual StatusOr<Snapshot> Sample() = 0;
+  // "nvml (/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)", "simulated".
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace rota::device
