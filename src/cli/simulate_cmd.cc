@@ -126,10 +126,9 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::vector<Algorithm> algorithms;
   for (const std::string& p : Split(o.policies, ',')) {
-    if (p == "fifo") algorithms.push_back(Algorithm::kFifo);
-    else if (p == "backfill") algorithms.push_back(Algorithm::kBackfill);
-    else if (p == "rota") algorithms.push_back(Algorithm::kRota);
-    else return Fail("--policy: unknown policy \"" + p + "\" (use fifo, backfill, rota)");
+    auto a = ParseAlgorithm(p);
+    if (!a) return Fail("--policy: unknown policy \"" + p + "\" (use fifo, backfill, rota)");
+    algorithms.push_back(*a);
   }
   if (algorithms.empty()) return Fail("--policy: give at least one of fifo, backfill, rota");
 

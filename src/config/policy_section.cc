@@ -108,16 +108,13 @@ void ReadPolicy(Section& root, Config& config) {
   if (!t) return;
   Section s(*t, "[policy]", root.errors());
   Policy& p = config.policy;
-  if (auto a = s.Choice<Algorithm>("algorithm", {{"fifo", Algorithm::kFifo},
-                                                 {"backfill", Algorithm::kBackfill},
-                                                 {"rota", Algorithm::kRota}})) {
-    p.algorithm = *a;
-  }
-  if (auto m = s.Choice<AccountMode>("mode", {{"user", AccountMode::kUser},
-                                              {"project", AccountMode::kProject},
-                                              {"hybrid", AccountMode::kHybrid}})) {
-    p.mode = *m;
-  }
+  // The names come from the core, so the config and the command line accept the same words.
+  std::vector<std::pair<std::string, Algorithm>> algorithms;
+  for (Algorithm a : kAlgorithms) algorithms.emplace_back(AlgorithmName(a), a);
+  if (auto a = s.Choice<Algorithm>("algorithm", algorithms)) p.algorithm = *a;
+  std::vector<std::pair<std::string, AccountMode>> modes;
+  for (AccountMode m : kAccountModes) modes.emplace_back(AccountModeName(m), m);
+  if (auto m = s.Choice<AccountMode>("mode", modes)) p.mode = *m;
   ReadWeights(s, p.weights);
   if (auto d = s.DurationOf("age_max", 1)) p.age_max = *d;
   if (auto v = s.Number("age_cap", 1, "a cap of 1 or more, such as 1.0 or 2.0")) p.age_cap = *v;

@@ -21,6 +21,20 @@ const char* AccountModeName(AccountMode m) {
   return "user";
 }
 
+std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
+  for (Algorithm a : kAlgorithms) {
+    if (name == AlgorithmName(a)) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<AccountMode> ParseAccountMode(std::string_view name) {
+  for (AccountMode m : kAccountModes) {
+    if (name == AccountModeName(m)) return m;
+  }
+  return std::nullopt;
+}
+
 std::vector<TimeOfDayRule> Policy::DefaultTimeOfDay() {
   constexpr std::uint8_t kWeekdays = 0x1f;  // Monday to Friday
   return {

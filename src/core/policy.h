@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -16,7 +18,9 @@ enum class Algorithm : std::uint8_t {
   kBackfill,  // FIFO order with EASY backfill: the Slurm-like baseline
   kRota,      // multifactor priority, conservative backfill, quotas, preemption
 };
-const char* AlgorithmName(Algorithm a);
+inline constexpr Algorithm kAlgorithms[] = {Algorithm::kFifo, Algorithm::kBackfill, Algorithm::kRota};
+const char* AlgorithmName(Algorithm a);                      // "fifo", "backfill", "rota"
+std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 
 // Whose usage counts for fair share and quota.
 enum class AccountMode : std::uint8_t {
@@ -24,7 +28,9 @@ enum class AccountMode : std::uint8_t {
   kProject,  // each project
   kHybrid,   // users have a guaranteed base quota; projects an elastic pool on top
 };
-const char* AccountModeName(AccountMode m);
+inline constexpr AccountMode kAccountModes[] = {AccountMode::kUser, AccountMode::kProject, AccountMode::kHybrid};
+const char* AccountModeName(AccountMode m);                  // "user", "project", "hybrid"
+std::optional<AccountMode> ParseAccountMode(std::string_view name);
 
 // Weights of the priority factors; each factor is in [0, 1] (see priority.h).
 struct Weights {
