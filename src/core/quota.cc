@@ -26,25 +26,33 @@ double ProjectQuotaHours(const QuotaPolicy& q, const std::string& project) {
   return -1;
 }
 
-double RequestGpus(const ClusterState& state, const Request& request) {
+RequestGpuTable::RequestGpuTable(const ClusterState& state) {
+  for (const Gpu& g : state.gpus) {
+    if (g.mig.empty()) largest_card_ = std::max(largest_card_, g.memory);
+    for (const MigSlice& slice : g.mig) {
+      if (g.memory > 0) {
+        mig_fraction_.try_emplace(slice.profile, static_cast<double>(slice.memory) / static_cast<double>(g.memory));
+      }
+    }
+  }
+}
+
+double RequestGpuTable::Of(const Request& request) const {
   switch (request.kind) {
     case RequestKind::kWholeGpus: return request.gpus;
-    case RequestKind::kMemShare: {
-      MiB largest = 0;
-      for (const Gpu& g : state.gpus) if (g.mig.empty()) largest = std::max(largest, g.memory);
-      return largest > 0 ? std::min(1.0, static_cast<double>(request.memory) / largest) : 1.0;
+    case RequestKind::kMemShare:
+      return largest_card_ > 0 ? std::min(1.0, static_cast<double>(request.memory) / static_cast<double>(largest_card_))
+                               : 1.0;
+    case RequestKind::kMig: {
+      auto it = mig_fraction_.find(request.mig_profile);
+      return it == mig_fraction_.end() ? 1.0 : it->second;
     }
-    case RequestKind::kMig:
-      for (const Gpu& g : state.gpus) {
-        for (const MigSlice& s : g.mig) {
-          if (s.profile == request.mig_profile && g.memory > 0) {
-            return static_cast<double>(s.memory) / static_cast<double>(g.memory);
-          }
-        }
-      }
-      return 1.0;
   }
   return 1.0;
+}
+
+double RequestGpus(const ClusterState& state, const Request& request) {
+  return RequestGpuTable(state).Of(request);
 }
 
 double AllocationGpus(const ClusterState& state, const Allocation& alloc) {

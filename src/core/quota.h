@@ -18,6 +18,18 @@ double ProjectQuotaHours(const QuotaPolicy& q, const std::string& project);
 // GPU-equivalents of a request on this cluster (1 per whole card; memory / card memory for a
 // share, on the largest card; slice memory / card memory for a MIG profile).
 double RequestGpus(const ClusterState& state, const Request& request);
+
+// RequestGpus for many requests on one state: the largest card and the slice fractions are
+// looked up once, not once per job. Borrows nothing after construction.
+class RequestGpuTable {
+ public:
+  explicit RequestGpuTable(const ClusterState& state);
+  double Of(const Request& request) const;
+
+ private:
+  MiB largest_card_ = 0;                                 // largest card not in MIG mode
+  std::unordered_map<std::string, double> mig_fraction_;  // first slice of each profile
+};
 double AllocationGpus(const ClusterState& state, const Allocation& alloc);
 
 enum class QuotaVerdict { kOk, kFromPool, kExhausted };

@@ -212,9 +212,10 @@ class Pass {
     const bool rota = policy_.algorithm == Algorithm::kRota;
     // Baselines order by submit time; their factors are only for display.
     const bool want_factors = rota || policy_.estimate_starts;
+    const RequestGpuTable request_gpus(state_);
     for (size_t i = 0; i < n; ++i) {
       const Job& j = state_.pending[i];
-      gpus_[i] = RequestGpus(state_, j.request);
+      gpus_[i] = request_gpus.Of(j.request);
       if (want_factors) {
         bool over = false;
         if (rota && policy_.quota.overflow_as_explore && !quota_.Unlimited()) {
