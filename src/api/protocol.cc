@@ -1,0 +1,103 @@
+// Tested by protocol_test.cc.
+#include "api/protocol.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace rota::api {
+
+namespace {
+
+struct CodeName {
+  StatusCode code;
+  const char* name;
+  int exit_code;
+};
+
+constexpr CodeName kCodes[] = {
+    {StatusCode::kInvalidArgument, "invalid_argument", kExitUsage},
+    {StatusCode::kNotFound, "not_found", kExitFailed},
+    {StatusCode::kPermissionDenied, "permission_denied", kExitFailed},
+    {StatusCode::kAlreadyExists, "already_exists", kExitFailed},
+    {StatusCode::kFailedPrecondition, "failed_precondition", kExitFailed},
+    {StatusCode::kResourceExhausted, "resource_exhausted", kExitFailed},
+    {StatusCode::kUnavailable, "unavailable", kExitUnreachable},
+    {StatusCode::kInternal, "internal", kExitFailed},
+};
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+const char* ErrorCode(StatusCode code) {
+  for (const CodeName& c : kCodes) {
+    if (c.code == code) return c.name;
+  }
+  return "internal";
+}
+
+StatusCode ParseErrorCode(std::string_view code) {
+  for (const CodeName& c : kCodes) {
+    if (code == c.name) return c.code;
+  }
+  if (code == "unsupported_version") return StatusCode::kInvalidArgument;
+  return StatusCode::kInternal;
+}
+
+int ExitCodeForError(std::string_view code) {
+  if (code == "unsupported_version") return kExitUsage;
+  for (const CodeName& c : kCodes) {
+    if (code == c.name) return c.exit_code;
+  }
+  return kExitFailed;
+}
+
+nlohmann::json ErrorReply(std::string_view code, std::string_view message) {
+  return {{"v", kVersion}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+nlohmann::json ErrorReply(const Status& status) { return ErrorReply(ErrorCode(status.code()), status.message()); }
+
+nlohmann::json OkReply() { return {{"v", kVersion}, {"ok", true}}; }
+
+Status StatusOfReply(const nlohmann::json& reply) {
+  if (!reply.is_object()) return Internal("the daemon sent a reply that is not a JSON object");
+  auto ok = reply.find("ok");
+  if (ok != reply.end() && ok->is_boolean() && ok->get<bool>()) return Status();
+  auto err = reply.find("error");
+  if (err == reply.end() || !err->is_object()) return Internal("the daemon sent an error without a reason");
+  std::string code = err->value("code", "internal");
+  std::string message = err->value("message", "");
+  return Status(ParseErrorCode(code), message);
+}
+
+std::string UserSocketPath() {
+  std::string runtime = Env("XDG_RUNTIME_DIR");
+  if (!runtime.empty()) return runtime + "/rota/rota.sock";
+  return "/tmp/rota-" + std::to_string(getuid()) + "/rota.sock";
+}
+
+std::string UserStateDir() {
+  std::string state = Env("XDG_STATE_HOME");
+  if (!state.empty()) return state + "/rota";
+  std::string home = Env("HOME");
+  if (home.empty()) home = "/tmp/rota-" + std::to_string(getuid());
+  return home + "/.local/state/rota";
+}
+
+std::string ClientSocketPath(std::string_view flag) {
+  if (!flag.empty()) return std::string(flag);
+  if (std::string env = Env("ROTA_SOCKET"); !env.empty()) return env;
+  std::string user = UserSocketPath();
+  struct stat st {};
+  if (::stat(user.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return user;
+  return kSystemSocket;
+}
+
+}  // namespace rota::api

@@ -1,0 +1,54 @@
+// The wire protocol shared by rotad and its clients (docs/api.md): version, framing limits,
+// error codes, where the socket is, and where state lives in system and user mode.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/status.h"
+
+namespace rota::api {
+
+inline constexpr int kVersion = 1;
+inline constexpr std::size_t kMaxLineBytes = 1 << 20;  // one request or reply, newline included
+inline constexpr const char* kDaemonVersion = "0.2.0";
+inline constexpr const char* kSystemSocket = "/run/rota/rota.sock";
+inline constexpr const char* kSystemStateDir = "/var/lib/rota";
+inline constexpr const char* kSystemConfig = "/etc/rota/rota.toml";
+
+// Exit codes of `rota` (docs/api.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitUnreachable = 3;
+
+// The wire name of a status code ("invalid_argument", ...); "unsupported_version" is separate.
+const char* ErrorCode(StatusCode code);
+// The StatusCode of a wire name; kInternal for names this client does not know.
+StatusCode ParseErrorCode(std::string_view code);
+// The exit code `rota` uses for an error reply with this wire code.
+int ExitCodeForError(std::string_view code);
+
+// {"v":1,"ok":false,"error":{"code":...,"message":...}} (tag added by the caller).
+nlohmann::json ErrorReply(const Status& status);
+nlohmann::json ErrorReply(std::string_view code, std::string_view message);
+// {"v":1,"ok":true}
+nlohmann::json OkReply();
+// The Status an error reply carries (OK for an ok reply).
+Status StatusOfReply(const nlohmann::json& reply);
+
+// User mode paths for `uid`: $XDG_RUNTIME_DIR/rota/rota.sock when XDG_RUNTIME_DIR is set (and
+// belongs to... whoever set it), else /tmp/rota-<uid>/rota.sock.
+std::string UserSocketPath();
+// $XDG_STATE_HOME/rota, else $HOME/.local/state/rota.
+std::string UserStateDir();
+
+// The socket a client should use: `flag` if non-empty, else $ROTA_SOCKET, else the user-mode
+// socket if one exists there, else the system socket.
+std::string ClientSocketPath(std::string_view flag);
+
+}  // namespace rota::api

@@ -1,0 +1,2 @@
+// Placeholder until the executor lands.
+namespace rota::exec {}

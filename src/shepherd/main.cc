@@ -1,0 +1,2 @@
+// Placeholder until the shepherd lands.
+int main() { return 0; }
