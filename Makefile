@@ -7,7 +7,7 @@ BUILD_SAN ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-san test test-unit test-san run bench clean
+.PHONY: all deps build build-san test test-unit test-san run replay bench clean
 
 all: build
 
@@ -24,7 +24,7 @@ $(BUILD_SAN)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 
 build-san: deps $(BUILD_SAN)/CMakeCache.txt
-	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota
+	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota rotad rota-shepherd
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -36,8 +36,12 @@ test-san: build-san
 test: test-unit test-san
 	@scripts/check-no-clock.sh
 
-# Until the daemon exists, `make run` replays the bundled Philly slice through the three policies.
+# Starts rotad in the foreground: the real GPUs through NVML, or simulated ones where there are none.
 run: build
+	BUILD=$(BUILD) scripts/run.sh
+
+# Replays the bundled Philly slice through the three policies (the simulator).
+replay: build
 	$(BUILD)/rota simulate --trace data/traces/philly-ed69ec.csv --format philly --gpus 8 \
 	  --policy fifo,backfill,rota
 

@@ -1,14 +1,33 @@
 // Each `rota` subcommand lives in its own file and registers itself on the app here.
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace rota::cli {
+
+// Options every command that talks to rotad shares. `rota --socket PATH CMD` and
+// `rota CMD --socket PATH` both set it. Must outlive app.parse().
+struct ClientOptions {
+  std::string socket;  // empty: $ROTA_SOCKET, then the user-mode socket, then the system one
+};
 
 // Registers `rota simulate`; the command's exit status is written to *exit_code when it runs.
 void AddSimulateCommand(CLI::App& app, int* exit_code);
 
 // Registers `rota config check FILE`.
 void AddConfigCommand(CLI::App& app, int* exit_code);
+
+// The commands that talk to rotad (docs/api.md). Exit codes: 0 done, 1 refused or failed,
+// 2 bad command line or request, 3 rotad unreachable.
+void AddSubmitCommand(CLI::App& app, ClientOptions* options, int* exit_code);   // submit_cmd.cc
+void AddRunCommands(CLI::App& app, ClientOptions* options, int* exit_code);     // run_cmd.cc: run, shell
+void AddQueueCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // queue_cmd.cc
+void AddShowCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // show_cmd.cc
+void AddCancelCommand(CLI::App& app, ClientOptions* options, int* exit_code);   // cancel_cmd.cc
+void AddLogsCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // logs_cmd.cc
+void AddHistoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // history_cmd.cc
+void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // status_cmd.cc: status, reload
 
 }  // namespace rota::cli

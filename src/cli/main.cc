@@ -1,5 +1,5 @@
 // The `rota` command line. Exit codes: 0 success; 1 the operation failed (the message says why);
-// 2 the command line was wrong (unknown flag, bad value).
+// 2 the command line or the request was wrong (unknown flag, bad value); 3 rotad unreachable.
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +13,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "rota 0.1.0");
   int exit_code = 0;
+  rota::cli::ClientOptions client;
+  app.add_option("--socket", client.socket, "rotad's socket (default: $ROTA_SOCKET, the user-mode socket, "
+                                            "/run/rota/rota.sock)");
+  rota::cli::AddSubmitCommand(app, &client, &exit_code);
+  rota::cli::AddRunCommands(app, &client, &exit_code);
+  rota::cli::AddQueueCommand(app, &client, &exit_code);
+  rota::cli::AddShowCommand(app, &client, &exit_code);
+  rota::cli::AddCancelCommand(app, &client, &exit_code);
+  rota::cli::AddLogsCommand(app, &client, &exit_code);
+  rota::cli::AddHistoryCommand(app, &client, &exit_code);
+  rota::cli::AddStatusCommands(app, &client, &exit_code);
   rota::cli::AddSimulateCommand(app, &exit_code);
   rota::cli::AddConfigCommand(app, &exit_code);
   try {

@@ -1,2 +1,275 @@
-// Placeholder until the daemon lands.
-namespace rota::daemon {}
+// Tested by the integration tests in tests/daemon/ (real rotad and rota processes).
+//
+// Design: one thread. Every event (a request line, a shepherd's exit, a signal, the timer) is
+// handled to completion, marking the schedule dirty; after each batch of events the loop's idle
+// hook runs one scheduling pass. The store is written before memory and before any reply, so
+// what a client was told is on disk.
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <spdlog/spdlog.h>
+
+#include "api/protocol.h"
+#include "daemon/clock.h"
+#include "daemon/systemd_notify.h"
+#include "device/nvml_devices.h"
+#include "device/simulated_devices.h"
+
+namespace rota::daemon {
+
+namespace {
+
+// Creates `dir` and its parents with `mode` (for the ones it creates).
+Status MakeDirs(const std::string& dir, mode_t mode) {
+  std::string path;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    path = dir.substr(0, pos);
+    if (path.empty()) continue;
+    if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
+      return Unavailable("cannot create " + path + ": " + std::strerror(errno));
+    }
+  }
+  return Status();
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Daemon::Daemon(const DaemonOptions& options, config::Config config)
+    : options_(options), config_(std::move(config)) {}
+
+Daemon::~Daemon() {
+  for (auto& [id, a] : jobs_) {
+    if (a.pidfd >= 0) {
+      loop_->Remove(a.pidfd);
+      ::close(a.pidfd);
+    }
+  }
+  server_.reset();
+  if (signal_fd_ >= 0) ::close(signal_fd_);
+  if (timer_fd_ >= 0) ::close(timer_fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, config::Config config) {
+  std::unique_ptr<Daemon> d(new Daemon(options, std::move(config)));
+  if (Status s = d->Open(); !s.ok()) return s;
+  return d;
+}
+
+Status Daemon::Open() {
+  started_ = Now();
+  const mode_t dir_mode = options_.user_mode ? 0700 : 0755;
+  if (Status s = MakeDirs(options_.state_dir, 0700); !s.ok()) return s;
+  if (Status s = MakeDirs(DirName(options_.socket_path), dir_mode); !s.ok()) return s;
+
+  // One daemon per state directory.
+  const std::string lock_path = options_.state_dir + "/rotad.lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Unavailable("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return FailedPrecondition("another rotad is using " + options_.state_dir + " (lock " + lock_path + ")");
+  }
+
+  StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(options_.state_dir + "/rota.db");
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  StatusOr<store::UsageMaps> usage = store_->LoadUsage();
+  if (!usage.ok()) return usage.status();
+  usage_ = std::move(*usage);
+
+  exec::ExecutorOptions eo;
+  eo.shepherd_path = options_.shepherd_path;
+  eo.run_dir = options_.state_dir + "/run";
+  StatusOr<std::unique_ptr<exec::Executor>> executor = exec::Executor::Create(eo);
+  if (!executor.ok()) return executor.status();
+  executor_ = std::move(*executor);
+  spdlog::info("executor: {}", executor_->cgroup_note());
+
+  if (Status s = LoadInventory(); !s.ok()) return s;
+
+  StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
+  if (!loop.ok()) return loop.status();
+  loop_ = std::move(*loop);
+
+  // Signals arrive through a signalfd; children must not inherit the blocked mask (the
+  // executor resets it in the shepherd).
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGHUP, SIGTERM, SIGINT, SIGCHLD}) sigaddset(&mask, s);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return Internal("sigprocmask failed");
+  ::signal(SIGPIPE, SIG_IGN);
+  signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) return Internal(std::string("signalfd: ") + std::strerror(errno));
+  if (Status s = loop_->Add(signal_fd_, EPOLLIN, [this](std::uint32_t) { OnSignal(); }); !s.ok()) return s;
+
+  timer_fd_ = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (timer_fd_ < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
+  if (Status s = loop_->Add(timer_fd_, EPOLLIN,
+                            [this](std::uint32_t) {
+                              std::uint64_t expirations;
+                              while (::read(timer_fd_, &expirations, sizeof expirations) > 0) {
+                              }
+                              dirty_ = true;
+                            });
+      !s.ok()) {
+    return s;
+  }
+  loop_->SetIdleHook([this] {
+    ProcessInbox();
+    // A pass that started or signalled jobs asks for another; a few rounds always settle (each
+    // round starts only jobs that were pending), the limit guards against a bug looping.
+    for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
+  });
+
+  if (Status s = Recover(); !s.ok()) return s;
+
+  server_ = std::make_unique<Server>(*loop_, *this);
+  // System mode: everyone may connect (identity comes from the kernel); user mode: the
+  // directory is private to the user anyway.
+  if (Status s = server_->Listen(options_.socket_path, options_.user_mode ? 0600 : 0666); !s.ok()) return s;
+  return Status();
+}
+
+Status Daemon::LoadInventory() {
+  if (config_.gpu_source == config::GpuSource::kSimulated) {
+    // The simulated cards report the load the running jobs declare in their environment.
+    devices_ = device::MakeSimulatedDevices(config_.simulated_gpus, [this] {
+      std::vector<device::SimulatedLoad> loads;
+      for (const auto& [id, a] : jobs_) {
+        if (a.rec.state != store::JobState::kRunning) continue;
+        std::vector<std::string> uuids = a.rec.placement.gpu_uuids;
+        if (!a.rec.placement.mig_uuid.empty()) uuids = {a.rec.placement.mig_uuid};
+        for (const std::string& uuid : uuids) {
+          if (auto load = device::ParseSimulatedLoad(a.rec.env, static_cast<int>(a.rec.pid), uuid)) {
+            loads.push_back(*load);
+          }
+        }
+      }
+      return loads;
+    });
+  } else if (!devices_) {
+    device::NvmlOptions no;
+    no.library_path = config_.nvml_library;
+    devices_ = device::MakeNvmlDevices(no);
+  }
+  StatusOr<device::Snapshot> snap = devices_->Sample();
+  std::vector<Gpu> gpus;
+  if (!snap.ok()) {
+    devices_error_ = snap.status().message();
+    spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
+                  devices_->Describe(), devices_error_);
+  } else {
+    devices_error_.clear();
+    std::map<std::string, int> by_pci;
+    for (size_t i = 0; i < snap->gpus.size(); ++i) by_pci[snap->gpus[i].pci_bus_id] = static_cast<int>(i);
+    for (const device::GpuInfo& info : snap->gpus) {
+      Gpu g;
+      g.uuid = info.uuid;
+      g.index = info.index;
+      g.model = info.name;
+      g.memory = info.memory_total;
+      for (const device::MigInstance& m : info.mig) g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
+      for (const std::string& peer : info.nvlink_peers) {
+        if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
+      }
+      g.drained = !info.health.ok();
+      if (g.drained) spdlog::warn("GPU {} ({}): {}", info.index, info.uuid, info.health.message());
+      gpus.push_back(std::move(g));
+    }
+    spdlog::info("GPUs: {} from {}, driver {}", gpus.size(), devices_->Describe(), snap->driver_version);
+  }
+  gpus_ = std::move(gpus);
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
+  }
+  dirty_ = true;
+  return Status();
+}
+
+void Daemon::RemapPlacement(store::JobRecord& rec) const {
+  // Indices are per inventory; UUIDs are durable. A card that disappeared keeps index -1 out of
+  // the state (the job still runs; it just no longer blocks that card's capacity).
+  std::vector<int> gpus;
+  for (const std::string& uuid : rec.placement.gpu_uuids) {
+    for (const Gpu& g : gpus_) {
+      if (g.uuid == uuid) {
+        gpus.push_back(static_cast<int>(&g - gpus_.data()));
+        break;
+      }
+    }
+  }
+  rec.placement.alloc.gpus = gpus;
+  if (!rec.placement.mig_uuid.empty() && !gpus.empty()) {
+    const Gpu& g = gpus_[static_cast<size_t>(gpus[0])];
+    rec.placement.alloc.mig = -1;
+    for (size_t i = 0; i < g.mig.size(); ++i) {
+      if (g.mig[i].uuid == rec.placement.mig_uuid) rec.placement.alloc.mig = static_cast<int>(i);
+    }
+  }
+}
+
+void Daemon::OnSignal() {
+  signalfd_siginfo info;
+  while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    switch (info.ssi_signo) {
+      case SIGHUP:
+        NotifySystemd("RELOADING=1");
+        if (Status s = ReloadConfig(); !s.ok()) {
+          spdlog::error("reload: {}; keeping the configuration in force", s.message());
+        }
+        NotifySystemd("READY=1");
+        break;
+      case SIGTERM:
+      case SIGINT:
+        spdlog::info("stopping on signal {}; running jobs keep running and are re-adopted on start",
+                     info.ssi_signo);
+        NotifySystemd("STOPPING=1");
+        loop_->Stop();
+        break;
+      default:
+        break;  // SIGCHLD: children are reaped through their pidfds
+    }
+  }
+}
+
+Status Daemon::ReloadConfig() {
+  if (options_.config_path.empty()) return Status();
+  StatusOr<config::Config> fresh = config::LoadConfig(options_.config_path);
+  if (!fresh.ok()) return fresh.status();
+  const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library;
+  config_ = std::move(*fresh);
+  if (source_changed) devices_.reset();
+  if (Status s = LoadInventory(); !s.ok()) return s;
+  spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
+  dirty_ = true;
+  return Status();
+}
+
+int Daemon::Run() {
+  NotifySystemd("READY=1");
+  spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,
+               options_.user_mode ? "user" : "system", options_.state_dir);
+  for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
+  loop_->Run();
+  return exit_code_;
+}
+
+}  // namespace rota::daemon

@@ -1,2 +1,283 @@
-// Placeholder until the executor lands.
-namespace rota::exec {}
+// Tested by executor_test.cc (real jobs under the real rota-shepherd).
+//
+// Design: the executor only prepares and collects; everything that happens while the job runs
+// is the shepherd's (src/shepherd). The shepherd is started with posix_spawn, which is safe in a
+// multithreaded daemon (no code of ours runs between fork and exec), in a new session, with
+// /dev/null as stdio, every other fd closed, default signal dispositions, and the forwarding
+// signals blocked so that a Signal() right after Launch() cannot kill the shepherd before it has
+// set up its signalfd. A shepherd stays our unreaped child until Collect, so its pid cannot be
+// reused meanwhile; after a restart pids are checked against /proc/<pid>/cmdline through a pidfd.
+#include "exec/executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "exec/cgroup.h"
+#include "exec/files.h"
+#include "exec/process.h"
+#include "exec/spec.h"
+
+extern char** environ;
+
+namespace rota::exec {
+namespace {
+
+// Closes a pidfd unless released.
+class PidfdGuard {
+ public:
+  explicit PidfdGuard(int fd) : fd_(fd) {}
+  ~PidfdGuard() {
+    if (fd_ >= 0) close(fd_);
+  }
+  PidfdGuard(const PidfdGuard&) = delete;
+  PidfdGuard& operator=(const PidfdGuard&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+Status CheckSpec(const LaunchSpec& spec) {
+  if (spec.job_id <= 0) return InvalidArgument("job id must be positive");
+  if (spec.argv.empty() || spec.argv[0].empty()) return InvalidArgument("empty command");
+  if (spec.cwd.empty() || spec.cwd[0] != '/') return InvalidArgument("working directory must be absolute: '" + spec.cwd + "'");
+  if (spec.output.empty() || spec.output[0] != '/') return InvalidArgument("output must be an absolute path: '" + spec.output + "'");
+  if (spec.memory_limit_bytes < 0) return InvalidArgument("negative memory limit");
+  return Status::Ok();
+}
+
+Status PrepareRunDir(const std::string& dir) {
+  if (dir.empty() || dir[0] != '/') return InvalidArgument("run_dir must be absolute: '" + dir + "'");
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Internal(ErrnoMessage("cannot create " + dir, errno));
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0) return Internal(ErrnoMessage("cannot stat " + dir, errno));
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a directory");
+  if (st.st_uid != geteuid()) return FailedPrecondition(dir + " is owned by uid " + std::to_string(st.st_uid));
+  if ((st.st_mode & 07777) != 0700 && chmod(dir.c_str(), 0700) != 0) {
+    return Internal(ErrnoMessage("cannot chmod 0700 " + dir, errno));
+  }
+  return Status::Ok();
+}
+
+// posix_spawn's attributes and file actions, destroyed on scope exit.
+struct SpawnSetup {
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  SpawnSetup() {
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_init(&actions);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args) {
+  SpawnSetup s;
+  sigset_t defaults, blocked;
+  sigemptyset(&defaults);
+  for (int sig = 1; sig < NSIG; ++sig) sigaddset(&defaults, sig);  // glibc-internal ones refuse
+  sigemptyset(&blocked);
+  for (int sig : {ForwardSignal(), SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&blocked, sig);
+  int err = posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (err == 0) err = posix_spawnattr_setsigmask(&s.attr, &blocked);
+  if (err == 0) err = posix_spawnattr_setsigdefault(&s.attr, &defaults);
+  if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+  if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);
+  if (err == 0) err = posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
+  if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&s.actions, 3);
+  if (err != 0) return Internal(ErrnoMessage("cannot prepare posix_spawn", err));
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  err = posix_spawn(&pid, argv[0], &s.actions, &s.attr, argv.data(), environ);
+  if (err != 0) return Internal(ErrnoMessage("cannot start " + args[0], err));
+  return pid;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+}  // namespace
+
+const char* ExitKindName(ExitInfo::Kind kind) {
+  switch (kind) {
+    case ExitInfo::Kind::kExited: return "exited";
+    case ExitInfo::Kind::kSignalled: return "signalled";
+    case ExitInfo::Kind::kStartFailed: return "start_failed";
+    case ExitInfo::Kind::kVanished: return "vanished";
+  }
+  return "vanished";
+}
+
+Executor::Executor(const ExecutorOptions& options) : options_(options) {}
+Executor::~Executor() = default;
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& options) {
+  if (access(options.shepherd_path.c_str(), X_OK) != 0) {
+    return InvalidArgument(ErrnoMessage("cannot execute shepherd " + options.shepherd_path, errno));
+  }
+  if (Status s = PrepareRunDir(options.run_dir); !s.ok()) return s;
+  std::unique_ptr<Executor> executor(new Executor(options));
+  if (options.use_cgroups) {
+    CgroupBase base = SetUpCgroupBase();
+    executor->base_ = base.path;
+    executor->memory_ = base.memory;
+    executor->note_ = base.note;
+  } else {
+    executor->note_ = "cgroups disabled by configuration: jobs are tracked by process group";
+  }
+  return executor;
+}
+
+std::string Executor::JobCgroup(JobId job) const {
+  return base_.empty() ? "" : base_ + "/job-" + std::to_string(job);
+}
+
+void Executor::RetryStaleCgroups() {
+  std::vector<std::string> still;
+  for (const std::string& cgroup : stale_cgroups_) {
+    (void)KillCgroup(cgroup);
+    if (!exec::RemoveCgroup(cgroup).ok()) still.push_back(cgroup);
+  }
+  stale_cgroups_ = std::move(still);
+}
+
+StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
+  if (Status s = CheckSpec(spec); !s.ok()) return s;
+  RetryStaleCgroups();
+  JobSpec job{spec, ""};
+  if (!base_.empty()) {
+    StatusOr<std::string> cgroup = CreateJobCgroup(base_, spec.job_id, memory_, spec.memory_limit_bytes);
+    if (!cgroup.ok()) return cgroup.status();
+    job.cgroup = *cgroup;
+  }
+  auto undo = [&] {
+    (void)RemoveFile(SpecPath(options_.run_dir, spec.job_id));
+    if (!job.cgroup.empty()) (void)exec::RemoveCgroup(job.cgroup);
+  };
+  std::string spec_path = SpecPath(options_.run_dir, spec.job_id);
+  if (Status s = RemoveFile(ResultPath(options_.run_dir, spec.job_id)); !s.ok()) {
+    undo();
+    return s;
+  }
+  if (Status s = WriteFileAtomic(spec_path, SpecToJson(job), 0600); !s.ok()) {
+    undo();
+    return s;
+  }
+  StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir));
+  if (!pid.ok()) {
+    undo();
+    return pid.status();
+  }
+  StatusOr<int> pidfd = OpenPidfd(*pid);
+  if (!pidfd.ok()) {  // cannot happen for an unreaped child short of fd exhaustion
+    kill(*pid, SIGKILL);
+    while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    undo();
+    return Internal("cannot watch the shepherd: " + pidfd.status().message());
+  }
+  children_.insert(*pid);
+  return Launched{*pid, *pidfd, job.cgroup};
+}
+
+StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {
+  StatusOr<int> pidfd = OpenPidfd(pid);
+  if (!pidfd.ok()) return pidfd.status();
+  PidfdGuard guard(*pidfd);
+  std::string what = "process " + std::to_string(pid);
+  if (!IsShepherdCommand(ReadCmdline(pid), options_.shepherd_path, job, options_.run_dir)) {
+    return NotFound(what + " is not the shepherd of job " + std::to_string(job));
+  }
+  // The pidfd was opened before /proc was read: if it is still running, the command line read
+  // was its own and not that of a process that reused the pid.
+  if (PidfdExited(guard.get())) return NotFound(what + " has exited");
+  std::string cgroup = JobCgroup(job);
+  if (!cgroup.empty() && access(cgroup.c_str(), F_OK) != 0) cgroup.clear();
+  return Launched{pid, guard.release(), cgroup};
+}
+
+Status Executor::Signal(pid_t shepherd, int signo) {
+  if (signo < 1 || signo >= NSIG) return InvalidArgument("bad signal number " + std::to_string(signo));
+  StatusOr<int> pidfd = OpenPidfd(shepherd);
+  if (!pidfd.ok()) return pidfd.status().code() == StatusCode::kNotFound ? Status::Ok() : pidfd.status();
+  PidfdGuard guard(*pidfd);
+  // A child of ours is known to be a shepherd; others are checked against pid reuse. (Right
+  // after posix_spawn returns, the exec may not have set up the new command line yet.)
+  if (children_.count(shepherd) == 0 &&
+      !IsShepherdCommand(ReadCmdline(shepherd), options_.shepherd_path, 0, options_.run_dir)) {
+    return Status::Ok();  // exited (a zombie has no command line) or the pid was reused
+  }
+  Status s = PidfdQueueSignal(guard.get(), ForwardSignal(), signo);
+  return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+}
+
+ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
+  ExitInfo info;
+  info.kind = ExitInfo::Kind::kVanished;
+  std::string shepherd_name = "rota-shepherd " + std::to_string(shepherd);
+  int status = 0;
+  pid_t reaped = 0;
+  if (shepherd > 0) {
+    do {
+      reaped = waitpid(shepherd, &status, WNOHANG);
+    } while (reaped < 0 && errno == EINTR);
+  }
+  if (reaped == 0 && shepherd > 0) {
+    info.reason = shepherd_name + " is still running (Collect called before its pidfd was readable)";
+    return info;
+  }
+  children_.erase(shepherd);
+  std::string result_path = ResultPath(options_.run_dir, job);
+  StatusOr<std::string> text = ReadFile(result_path);
+  if (text.ok()) {
+    StatusOr<ExitInfo> parsed = ResultFromJson(*text);
+    if (parsed.ok()) {
+      info = *parsed;
+    } else {
+      info.reason = parsed.status().message();
+    }
+  } else if (reaped > 0) {
+    info.reason = shepherd_name + " " + DescribeWaitStatus(status) + " before recording the job's end";
+  } else {
+    info.reason = shepherd_name + " ended without recording the job's end (" + text.status().message() + ")";
+  }
+  std::string cgroup = JobCgroup(job);
+  if (!cgroup.empty() && access(cgroup.c_str(), F_OK) == 0) {
+    (void)KillCgroup(cgroup);  // what a vanished shepherd left running
+    if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
+  }
+  (void)RemoveFile(result_path);
+  (void)RemoveFile(result_path + ".tmp");
+  (void)RemoveFile(SpecPath(options_.run_dir, job));
+  RetryStaleCgroups();
+  return info;
+}
+
+StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {
+  if (base_.empty()) return std::string();
+  if (job <= 0) return InvalidArgument("job id must be positive");
+  return CreateJobCgroup(base_, job, memory_, memory_limit_bytes);
+}
+
+Status Executor::MoveToCgroup(const std::string& cgroup, pid_t pid) { return exec::MoveToCgroup(cgroup, pid); }
+Status Executor::KillCgroup(const std::string& cgroup) { return exec::KillCgroup(cgroup); }
+Status Executor::RemoveCgroup(const std::string& cgroup) { return exec::RemoveCgroup(cgroup); }
+
+}  // namespace rota::exec

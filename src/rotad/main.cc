@@ -1,2 +1,122 @@
-// Placeholder until the daemon lands.
-int main() { return 0; }
+// rotad: the Rota daemon. Runs in the foreground (systemd's Type=notify, or a terminal).
+// As root it serves the whole server (socket /run/rota/rota.sock, state /var/lib/rota); run by
+// an ordinary user it serves that user alone (socket and state under the user's runtime and
+// state directories). Exit codes: 0 stopped on SIGTERM/SIGINT; 1 could not start; 2 bad usage
+// or an invalid configuration.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <climits>
+#include <cstdlib>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "api/protocol.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
+
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string SelfDir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+std::string UserConfigPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) return std::string(xdg) + "/rota/rota.toml";
+  return std::string(home ? home : "") + "/.config/rota/rota.toml";
+}
+
+void SetUpLogging(const std::string& destination) {
+  std::shared_ptr<spdlog::logger> logger;
+  if (destination != "stderr") {
+    try {
+      logger = spdlog::basic_logger_mt("rotad", destination);
+    } catch (const spdlog::spdlog_ex& e) {
+      std::fprintf(stderr, "rotad: cannot log to %s: %s; logging to stderr\n", destination.c_str(), e.what());
+    }
+  }
+  if (!logger) logger = spdlog::stderr_logger_mt("rotad-stderr");
+  // Under journald the journal stamps each line itself.
+  const bool journal = std::getenv("JOURNAL_STREAM") != nullptr && destination == "stderr";
+  logger->set_pattern(journal ? "%l: %v" : "%Y-%m-%d %H:%M:%S.%e %l: %v");
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rotad: the Rota GPU scheduling daemon"};
+  std::string config_path;
+  std::string state_dir;
+  std::string socket_path;
+  std::string shepherd;
+  int kill_wait = 10;
+  bool verbose = false;
+  app.add_option("-c,--config", config_path,
+                 std::string("configuration file (default: ") + rota::api::kSystemConfig +
+                     " as root, ~/.config/rota/rota.toml otherwise; built-in defaults when absent)");
+  app.add_option("--state-dir", state_dir, "where the database and run files live (overrides the config)");
+  app.add_option("--socket", socket_path, "the Unix socket to serve (overrides the config)");
+  app.add_option("--shepherd", shepherd, "the rota-shepherd program (default: next to rotad)");
+  app.add_option("--kill-wait", kill_wait, "seconds between SIGTERM and SIGKILL when stopping a job")
+      ->check(CLI::Range(1, 3600));
+  app.add_flag("-v,--verbose", verbose, "log debug messages");
+  app.set_version_flag("--version", std::string("rotad ") + rota::api::kDaemonVersion);
+  CLI11_PARSE(app, argc, argv);
+
+  const bool user_mode = ::geteuid() != 0;
+  const bool explicit_config = !config_path.empty();
+  if (!explicit_config) config_path = user_mode ? UserConfigPath() : rota::api::kSystemConfig;
+  rota::config::Config config;
+  if (explicit_config || Exists(config_path)) {
+    rota::StatusOr<rota::config::Config> loaded = rota::config::LoadConfig(config_path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "rotad: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    config = std::move(*loaded);
+  } else {
+    config_path.clear();
+  }
+  SetUpLogging(config.log);
+  if (verbose) spdlog::set_level(spdlog::level::debug);
+
+  rota::daemon::DaemonOptions options;
+  options.config_path = config_path;
+  options.user_mode = user_mode;
+  options.state_dir = !state_dir.empty() ? state_dir
+                      : !config.state_dir.empty() ? config.state_dir
+                      : user_mode ? rota::api::UserStateDir()
+                                  : rota::api::kSystemStateDir;
+  options.socket_path = !socket_path.empty() ? socket_path
+                        : !config.socket.empty() ? config.socket
+                        : user_mode ? rota::api::UserSocketPath()
+                                    : rota::api::kSystemSocket;
+  options.shepherd_path = !shepherd.empty() ? shepherd : SelfDir() + "/rota-shepherd";
+  options.kill_wait = kill_wait;
+  if (!Exists(options.shepherd_path)) {
+    spdlog::error("cannot find rota-shepherd at {} (use --shepherd)", options.shepherd_path);
+    return 1;
+  }
+  spdlog::info("configuration: {}", config_path.empty() ? std::string("built-in defaults") : config_path);
+  rota::StatusOr<std::unique_ptr<rota::daemon::Daemon>> daemon = rota::daemon::Daemon::Create(options, std::move(config));
+  if (!daemon.ok()) {
+    spdlog::error("cannot start: {}", daemon.status().message());
+    return 1;
+  }
+  return (*daemon)->Run();
+}

@@ -50,6 +50,7 @@ struct StartInfo {
   std::int64_t pid = 0;   // the job's leader process; 0 when not known yet
   std::int64_t pgid = 0;  // its process group (== pid after setsid)
   std::string cgroup;     // cgroup v2 path, "" when the process group is the fallback
+  std::string reason = "Started";  // the audit trail's reason, e.g. "Started on GPU 0,1"
 };
 
 struct JobRecord {
@@ -60,7 +61,8 @@ struct JobRecord {
   std::vector<std::string> command;        // argv; command[0] is the program
   std::string cwd;                         // submit directory
   std::map<std::string, std::string> env;  // environment captured at submit
-  std::string output;                      // log file path
+  std::string output;                      // log file path ("%j" stands for the job id)
+  bool interactive = false;                // `rota run`/`rota shell`: the client runs the command
 
   // Lifecycle.
   JobState state = JobState::kPending;

@@ -27,7 +27,7 @@ constexpr std::string_view kColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup";
+    "pgid, cgroup, interactive";
 
 const char* RequestKindName(RequestKind kind) {
   switch (kind) {
@@ -150,6 +150,7 @@ StatusOr<JobRecord> ReadRow(const Statement& st) {
   r.pid = st.OptionalInt(36).value_or(0);
   r.pgid = st.OptionalInt(37).value_or(0);
   r.cgroup = st.Text(38);
+  r.interactive = st.Int(39) != 0;
   return r;
 }
 
@@ -213,41 +214,74 @@ StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
   return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
 }
 
-StatusOr<JobId> JobStore::Submit(const JobRecord& record, Time now) {
+namespace {
+
+// Inserts one new pending job and its "Submitted" event. REQUIRES: inside a write transaction.
+StatusOr<JobId> InsertJob(Db& db, const JobRecord& record, Time now) {
   const Job& j = record.job;
   if (j.user.empty()) return InvalidArgument("a job needs a user");
   if (record.command.empty()) return InvalidArgument("a job needs a command");
-  Transaction tx(*db_);
-  if (Status s = tx.Begin(); !s.ok()) return s;
-  StatusOr<Statement> st = db_->Prepare(
+  StatusOr<Statement> st = db.Prepare(
       "INSERT INTO jobs (user, uid, project, name, tier, request_kind, request_gpus, request_memory, "
       "request_mig_profile, time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, "
-      "command, cwd, env, output, state) "
+      "command, cwd, env, output, interactive, state) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-      "'pending')");
+      "?21, 'pending')");
   if (!st.ok()) return st.status();
   st->Bind(1, j.user).Bind(2, record.uid).Bind(3, j.project).Bind(4, j.name).Bind(5, TierName(j.tier));
   st->Bind(6, RequestKindName(j.request.kind)).Bind(7, j.request.gpus).Bind(8, j.request.memory);
   st->Bind(9, j.request.mig_profile).Bind(10, j.time_limit).Bind(11, now).Bind(12, ToJson(j.after));
   st->Bind(13, j.signal).Bind(14, j.grace).Bind(15, j.requeue ? 1 : 0).Bind(16, j.host_mem_per_gpu);
   st->Bind(17, ToJson(record.command)).Bind(18, record.cwd).Bind(19, ToJson(record.env));
-  st->Bind(20, record.output);
+  st->Bind(20, record.output).Bind(21, record.interactive ? 1 : 0);
   if (Status s = st->Run(); !s.ok()) return s;
-  const JobId id = db_->LastInsertRowId();
-  if (Status s = AddEvent(*db_, id, now, std::nullopt, JobState::kPending, "Submitted", j.user); !s.ok()) {
-    return s;
-  }
-  if (Status s = tx.Commit(); !s.ok()) return s;
+  const JobId id = db.LastInsertRowId();
+  if (Status s = AddEvent(db, id, now, std::nullopt, JobState::kPending, "Submitted", j.user); !s.ok()) return s;
   return id;
 }
 
+}  // namespace
+
+Status JobStore::Durability(bool full) {
+  if (full == full_sync_) return Status();
+  if (Status s = db_->Exec(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !s.ok()) return s;
+  full_sync_ = full;
+  return Status();
+}
+
+StatusOr<JobId> JobStore::Submit(const JobRecord& record, Time now) {
+  StatusOr<std::vector<JobId>> ids = SubmitMany({record}, now);
+  if (!ids.ok()) return ids.status();
+  return ids->front();
+}
+
+StatusOr<std::vector<JobId>> JobStore::SubmitMany(const std::vector<JobRecord>& records, Time now) {
+  for (const JobRecord& r : records) {
+    if (r.job.user.empty()) return InvalidArgument("a job needs a user");
+    if (r.command.empty()) return InvalidArgument("a job needs a command");
+  }
+  if (Status s = Durability(true); !s.ok()) return s;
+  Transaction tx(*db_);
+  if (Status s = tx.Begin(); !s.ok()) return s;
+  std::vector<JobId> ids;
+  ids.reserve(records.size());
+  for (const JobRecord& r : records) {
+    StatusOr<JobId> id = InsertJob(*db_, r, now);
+    if (!id.ok()) return id.status();
+    ids.push_back(*id);
+  }
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return ids;
+}
+
 Status JobStore::MarkStarted(JobId id, const StartInfo& start, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
   const Placement& p = start.placement;
   if (p.gpu_uuids.size() != p.alloc.gpus.size()) {
     return InvalidArgument("job " + std::to_string(id) + ": " + std::to_string(p.alloc.gpus.size()) +
                            " GPUs but " + std::to_string(p.gpu_uuids.size()) + " GPU UUIDs");
   }
-  return Transition(*db_, id, JobState::kPending, JobState::kRunning, "start", "Started", "rotad", now, [&] {
+  return Transition(*db_, id, JobState::kPending, JobState::kRunning, "start", start.reason, "rotad", now, [&] {
     StatusOr<Statement> st = db_->Prepare(
         "UPDATE jobs SET state = 'running', start_time = ?2, alloc_gpus = ?3, alloc_gpu_uuids = ?4, "
         "alloc_mig = ?5, alloc_mig_uuid = ?6, alloc_memory = ?7, preemptible = ?8, from_pool = ?9, "
@@ -262,6 +296,7 @@ Status JobStore::MarkStarted(JobId id, const StartInfo& start, Time now) {
 }
 
 Status JobStore::MarkSignalled(JobId id, Time kill_at, bool preempted, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
   std::string reason = std::string(preempted ? "Signalled for preemption" : "Signalled for time limit") +
                        ", kill at " + std::to_string(kill_at);
   return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "signal", reason, "rotad", now, [&] {
@@ -274,6 +309,7 @@ Status JobStore::MarkSignalled(JobId id, Time kill_at, bool preempted, Time now)
 
 Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_code, std::string_view reason,
                            Time now, std::string_view actor) {
+  if (Status s = Durability(false); !s.ok()) return s;
   if (!IsFinal(state)) {
     return InvalidArgument("job " + std::to_string(id) + ": " + JobStateName(state) +
                            " is not a final state");
@@ -289,6 +325,7 @@ Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_cod
 }
 
 Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
   return Transition(*db_, id, JobState::kRunning, JobState::kPending, "requeue", reason, "rotad", now, [&] {
     StatusOr<Statement> st = db_->Prepare(
         "UPDATE jobs SET state = 'pending', start_time = NULL, alloc_gpus = '[]', alloc_gpu_uuids = '[]', "
@@ -299,8 +336,9 @@ Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {
   });
 }
 
-Status JobStore::Cancel(JobId id, std::string_view actor, Time now) {
-  std::string reason = "Cancelled by " + std::string(actor);
+Status JobStore::Cancel(JobId id, std::string_view actor, Time now, std::string_view why) {
+  if (Status s = Durability(true); !s.ok()) return s;
+  std::string reason = why.empty() ? "Cancelled by " + std::string(actor) : std::string(why);
   return Transition(*db_, id, JobState::kPending, JobState::kCancelled, "cancel", reason, actor, now, [&] {
     StatusOr<Statement> st =
         db_->Prepare("UPDATE jobs SET state = 'cancelled', end_time = ?2, end_reason = ?3 WHERE id = ?1");
@@ -392,10 +430,12 @@ Status UpsertUsage(Db& db, AccountKind kind, std::string_view name, const Usage&
 }  // namespace
 
 Status JobStore::SaveUsage(AccountKind kind, std::string_view name, const Usage& usage) {
+  if (Status s = Durability(false); !s.ok()) return s;
   return UpsertUsage(*db_, kind, name, usage);  // one statement: its own transaction
 }
 
 Status JobStore::SaveAllUsage(const UsageMaps& usage) {
+  if (Status s = Durability(false); !s.ok()) return s;
   Transaction tx(*db_);
   if (Status s = tx.Begin(); !s.ok()) return s;
   for (const auto& [name, u] : usage.users) {

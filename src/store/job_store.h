@@ -1,8 +1,14 @@
 // The daemon's durable record of jobs, their audit trail and accumulated usage, on SQLite.
 //
 // Contracts:
-// - Every mutating call runs in one transaction and is durable when it returns OK
-//   (synchronous=FULL); on any error nothing of it is written.
+// - Every mutating call runs in one transaction; on any error nothing of it is written.
+// - Two levels of durability (docs/store.md, Durability). What a user asked for and was told
+//   about (Submit, SubmitMany, Cancel) is durable, power loss included, when it returns OK
+//   (synchronous=FULL). The daemon's own bookkeeping (MarkStarted, MarkSignalled, MarkEnded,
+//   Requeue, usage) is committed without waiting for the disk (synchronous=NORMAL in WAL mode):
+//   it survives a crash or kill -9 of rotad, and the next FULL commit makes it durable too; a
+//   power loss may drop the last of it, which recovery treats like the jobs it was about (they
+//   died with the machine).
 // - Every state change writes a job_events row in the same transaction, with `now`, a reason
 //   and an actor. The store never reads a clock: callers pass `now`.
 // - Transitions are checked: an unknown id is NotFound, a transition the job's state does not
@@ -44,6 +50,9 @@ class JobStore {
   // record's id, state and run fields; job.submit_time becomes `now`. Returns the new id, which
   // is durable when this returns. InvalidArgument when user or command is empty.
   StatusOr<JobId> Submit(const JobRecord& record, Time now);
+  // Submit for many jobs in one transaction (group commit: one disk sync for all). All or none:
+  // on error nothing is written. Ids are returned in the order of `records`.
+  StatusOr<std::vector<JobId>> SubmitMany(const std::vector<JobRecord>& records, Time now);
 
   // pending -> running, with where and as which processes it runs.
   Status MarkStarted(JobId id, const StartInfo& start, Time now);
@@ -57,9 +66,10 @@ class JobStore {
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.
   Status Requeue(JobId id, std::string_view reason, Time now);
-  // pending -> cancelled, reason "Cancelled by <actor>". A running job is FailedPrecondition:
-  // the daemon stops its processes first and then calls MarkEnded(kCancelled, ...).
-  Status Cancel(JobId id, std::string_view actor, Time now);
+  // pending -> cancelled, reason `why`, or "Cancelled by <actor>" when `why` is empty. A running
+  // job is FailedPrecondition: the daemon stops its processes first and then calls
+  // MarkEnded(kCancelled, ...).
+  Status Cancel(JobId id, std::string_view actor, Time now, std::string_view why = {});
 
   // Pending and running jobs, by id: what a restarted daemon rebuilds its state from.
   StatusOr<std::vector<JobRecord>> LoadActive();
@@ -81,7 +91,11 @@ class JobStore {
  private:
   explicit JobStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
 
+  // Sets synchronous=FULL (`full`) or NORMAL for the next transactions.
+  Status Durability(bool full);
+
   std::unique_ptr<Db> db_;
+  bool full_sync_ = true;  // what Db::Open set
 };
 
 }  // namespace rota::store

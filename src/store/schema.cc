@@ -85,7 +85,13 @@ CREATE TABLE usage (
 );
 )sql";
 
-constexpr std::array<std::string_view, 1> kMigrations = {kV1};
+// Version 2: interactive allocations (`rota run`, `rota shell`), whose command is run by the
+// client rather than by a shepherd.
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE jobs ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<std::string_view, 2> kMigrations = {kV1, kV2};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -16,7 +16,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 1);
+  EXPECT_EQ(LatestSchemaVersion(), 2);
   for (const char* table : {"meta", "jobs", "job_events", "usage"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -26,7 +26,24 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   }
   // Migrating again is a no-op.
   ASSERT_TRUE(Migrate(**db).ok());
-  EXPECT_EQ(*SchemaVersion(**db), 1);
+  EXPECT_EQ(*SchemaVersion(**db), 2);
+}
+
+TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
+  TestDir dir;
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, Migrations().first(1)).ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO jobs (user, uid, tier, request_kind, request_gpus, request_memory, "
+                            "time_limit, submit_time, signal, grace, requeue, host_mem_per_gpu, state) "
+                            "VALUES ('alice', 1000, 'regular', 'gpus', 1, 0, 60, 5, 10, 120, 0, 0, 'pending')")
+                    .ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || interactive FROM jobs"), "alice:0");
 }
 
 TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {

@@ -122,6 +122,47 @@ TEST_F(JobStoreTest, SubmitRejectsIncompleteJobs) {
   EXPECT_EQ(store_->Submit(r, kT0).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(JobStoreTest, SubmitManyIsAllOrNothingAndKeepsOrder) {
+  JobRecord a = MakeJob("alice");
+  JobRecord b = MakeJob("bob");
+  JobRecord bad = MakeJob("carol");
+  bad.command.clear();
+  EXPECT_EQ(store_->SubmitMany({a, bad, b}, kT0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store_->LoadActive()->empty());
+
+  auto ids = store_->SubmitMany({a, b}, kT0);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  ASSERT_EQ(ids->size(), 2u);
+  EXPECT_LT((*ids)[0], (*ids)[1]);
+  EXPECT_EQ(store_->Get((*ids)[0])->job.user, "alice");
+  EXPECT_EQ(store_->Get((*ids)[1])->job.user, "bob");
+  EXPECT_EQ(store_->Events((*ids)[1])->size(), 1u);
+}
+
+TEST_F(JobStoreTest, UserRequestsAreFullySyncedBookkeepingIsNot) {
+  auto sync = [&] { return *store_->db().QueryText("PRAGMA synchronous"); };
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  EXPECT_EQ(sync(), "2");  // FULL: the submission survives a power loss
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 1).ok());
+  EXPECT_EQ(sync(), "1");  // NORMAL: survives a crash of rotad
+  ASSERT_TRUE(store_->MarkEnded(id, JobState::kCompleted, 0, "Completed", kT0 + 2).ok());
+  EXPECT_EQ(sync(), "1");
+  JobId other = SubmitOrDie(MakeJob(), kT0 + 3);
+  ASSERT_TRUE(store_->Cancel(other, "alice", kT0 + 4).ok());
+  EXPECT_EQ(sync(), "2");
+  // Bookkeeping written with NORMAL is still there after reopening.
+  store_.reset();
+  store_ = OpenOrDie(path());
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+}
+
+TEST_F(JobStoreTest, InteractiveFlagRoundTrips) {
+  JobRecord r = MakeJob();
+  r.interactive = true;
+  EXPECT_TRUE(store_->Get(SubmitOrDie(r, kT0))->interactive);
+  EXPECT_FALSE(store_->Get(SubmitOrDie(MakeJob(), kT0))->interactive);
+}
+
 TEST_F(JobStoreTest, Utf8NamesRoundTrip) {
   JobRecord r = MakeJob("张伟", "训练模型-第一轮");
   r.job.project = "视觉组";

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `make run`: starts rotad in the foreground on this machine's GPUs, or on simulated ones (the
+# embedded default, packaging/rota-demo.toml) when the machine has none. Stop it with Ctrl-C;
+# jobs that are still running keep running and are re-adopted by the next start.
+set -euo pipefail
+BUILD=${BUILD:-build}
+config=packaging/rota-demo.toml
+if [ -e /dev/nvidiactl ] && ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1'; then
+  config=""  # the real cards through NVML (the default GPU source)
+fi
+args=()
+[ -n "$config" ] && args+=(--config "$config")
+if [ -z "$config" ]; then
+  echo "rota: NVIDIA driver found: scheduling this machine's GPUs through NVML"
+else
+  echo "rota: no NVIDIA driver here: scheduling the simulated GPUs of $config"
+fi
+cat <<MSG
+rota: in another terminal, try:
+  $BUILD/rota submit --gpus 1 -- sh -c 'echo hello from \$CUDA_VISIBLE_DEVICES; sleep 30'
+  $BUILD/rota queue --all
+  $BUILD/rota run --gpu-mem 20G -- sh -c 'echo \$CUDA_VISIBLE_DEVICES'
+  $BUILD/rota status
+MSG
+exec "$BUILD/rotad" "${args[@]}"

@@ -1,0 +1,78 @@
+// Tested through the commands by tests/cli_e2e.sh; the exit-code mapping by job_format_test.cc.
+#include "cli/daemon_client.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "api/protocol.h"
+
+namespace rota::cli {
+
+void AddSocketFlag(CLI::App* command, ClientOptions* options) {
+  command
+      ->add_option("--socket", options->socket,
+                   "rotad's socket (default: $ROTA_SOCKET, then the user-mode socket if rotad runs as you, "
+                   "then /run/rota/rota.sock)")
+      ->type_name("PATH");
+}
+
+void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
+  c->add_option("--gpus", f->gpus, "whole GPUs (default 1); only one of --gpus, --gpu-mem, --mig")
+      ->type_name("N");
+  c->add_option("--gpu-mem", f->gpu_mem, "a share of one GPU's memory, e.g. 20G")->type_name("SIZE");
+  c->add_option("--mig", f->mig, "a MIG slice by profile, e.g. 3g.40gb")->type_name("PROFILE");
+  c->add_option("--time", f->time, "time limit: 90 (minutes), 30m, 4h, 2d, 1:30:00, 2-00:00:00 (default 1h)")
+      ->type_name("TIME");
+  c->add_option("--tier", f->tier, "thesis, regular (default) or explore")->type_name("TIER");
+  c->add_option("--project", f->project, "the project to account the job to")->type_name("PROJECT");
+  c->add_option("--name", f->name, "the job's name (default: the command's base name)")->type_name("NAME");
+  c->add_option("--mem-per-gpu", f->mem_per_gpu,
+                "host memory per GPU, e.g. 40G (default: the configured one)")
+      ->type_name("SIZE");
+  c->add_option(
+       "--signal", f->signal,
+       "signal sent before the kill, and how long before: USR1@120 (default), SIGUSR2@60, 10@30, TERM "
+       "(120 s)")
+      ->type_name("SIG[@SECS]");
+  c->add_option("--after", f->after, "start only after these jobs ended: ID[,ID...]")->type_name("ID[,ID]");
+  if (batch) {
+    c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")
+        ->type_name("FILE");
+    c->add_flag("--requeue", f->requeue, "requeue the job when it is preempted instead of ending it");
+  }
+}
+
+int ExitCodeFor(const Status& status) {
+  if (status.ok()) return api::kExitOk;
+  return api::ExitCodeForError(api::ErrorCode(status.code()));
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "rota: %s\n", status.message().c_str());
+  return ExitCodeFor(status);
+}
+
+int Fail(const std::string& prefix, const Status& status) {
+  std::fprintf(stderr, "rota: %s: %s\n", prefix.c_str(), status.message().c_str());
+  return ExitCodeFor(status);
+}
+
+StatusOr<client::Connection> Connect(const ClientOptions& options) {
+  return client::Connection::Open(api::ClientSocketPath(options.socket));
+}
+
+StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann::json& request) {
+  auto conn = Connect(options);
+  if (!conn.ok()) return conn.status();
+  return conn->Call(request);
+}
+
+void PrintJson(const nlohmann::json& value) {
+  std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+long long Now() { return static_cast<long long>(std::time(nullptr)); }
+
+}  // namespace rota::cli

@@ -1,0 +1,40 @@
+// What the commands that talk to rotad share: the --socket flag, connecting, one-line errors
+// with the documented exit codes, request flags for submit and run, and JSON output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/commands.h"
+#include "client/connection.h"
+#include "client/job_request.h"
+#include "core/status.h"
+
+namespace rota::cli {
+
+// Adds `--socket PATH` to a subcommand, writing the same place as the global flag.
+void AddSocketFlag(CLI::App* command, ClientOptions* options);
+
+// Adds the request flags of submit and run (--gpus, --gpu-mem, --mig, --time, --tier, --project,
+// --name, --mem-per-gpu, --signal, --after; with `batch` also --output, --requeue).
+void AddRequestFlags(CLI::App* command, client::RequestFlags* flags, bool batch);
+
+// The exit code for an error: 2 invalid argument, 3 unreachable/unavailable, else 1.
+int ExitCodeFor(const Status& status);
+// Prints "rota: <message>" on stderr; returns ExitCodeFor(status).
+int Fail(const Status& status);
+// Prints "rota: <prefix>: <message>" on stderr; returns ExitCodeFor(status).
+int Fail(const std::string& prefix, const Status& status);
+
+// Connects to the daemon's socket (api::ClientSocketPath of the flag).
+StatusOr<client::Connection> Connect(const ClientOptions& options);
+// Connects, sends one request and reads its reply (an error reply is a non-OK status).
+StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann::json& request);
+
+// Prints `value` as indented JSON and a newline on stdout.
+void PrintJson(const nlohmann::json& value);
+// The current time (the client, unlike the core, may read the clock).
+long long Now();
+
+}  // namespace rota::cli

@@ -1,0 +1,70 @@
+// `rota history [--since 7d] [--all] [--json]`: jobs that ended since then, oldest end first.
+// Tested by tests/cli_e2e.sh; the table by job_format_test.cc.
+#include <time.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/daemon_client.h"
+#include "cli/job_format.h"
+#include "core/types.h"
+
+namespace rota::cli {
+
+namespace {
+
+struct HistoryArgs {
+  std::string since = "7d";
+  bool all = false;
+  bool json = false;
+};
+
+// "7d", "12h" (ago) or a local date "2026-11-01" / "2026-11-01 14:00".
+StatusOr<long long> SinceTime(const std::string& text, long long now) {
+  if (auto d = ParseDuration(text); d && text.find('-') == std::string::npos) return now - *d;
+  for (const char* format : {"%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
+    struct tm tm {};
+    const char* end = ::strptime(text.c_str(), format, &tm);
+    if (end && *end == '\0') {
+      tm.tm_isdst = -1;
+      return static_cast<long long>(::mktime(&tm));
+    }
+  }
+  return InvalidArgument("--since \"" + text +
+                         "\": expected how long ago (7d, 12h, 90m) or a local date (2026-11-01 or "
+                         "\"2026-11-01 14:00\")");
+}
+
+int RunHistory(const ClientOptions& options, const HistoryArgs& args) {
+  auto since = SinceTime(args.since, Now());
+  if (!since.ok()) return Fail(since.status());
+  auto reply = CallDaemon(options, {{"op", "history"}, {"since", *since}, {"all", args.all}});
+  if (!reply.ok()) return Fail(reply.status());
+  nlohmann::json jobs = reply->value("jobs", nlohmann::json::array());
+  if (args.json) {
+    PrintJson(jobs);
+    return 0;
+  }
+  std::vector<nlohmann::json> list(jobs.begin(), jobs.end());
+  std::string table = RenderHistory(list);
+  std::fwrite(table.data(), 1, table.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void AddHistoryCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
+  auto args = std::make_shared<HistoryArgs>();
+  CLI::App* c = app.add_subcommand("history", "List finished jobs (yours; --all for everyone's)");
+  c->footer(
+      "Columns: JOBID USER NAME STATE WAIT RUN GPU-HOURS REASON (STATE: COMPLETED, FAILED, CANCELLED,\n"
+      "TIMEOUT, PREEMPTED, NODE_FAIL). --json prints the daemon's job objects.");
+  AddSocketFlag(c, options);
+  c->add_option("--since", args->since,
+                "jobs that ended since: 7d (default), 12h, 2026-11-01, \"2026-11-01 14:00\"");
+  c->add_flag("--all,-a", args->all, "everyone's jobs");
+  c->add_flag("--json", args->json, "print the jobs as JSON");
+  c->callback([options, args, exit_code] { *exit_code = RunHistory(*options, *args); });
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,345 @@
+// Tested by job_format_test.cc.
+//
+// Design: every accessor tolerates a missing or null field (an older or newer daemon may leave
+// one out), so a listing never fails because one job lacks a detail; it shows "-" instead.
+#include "cli/job_format.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "cli/text.h"
+
+namespace rota::cli {
+
+namespace {
+
+using nlohmann::json;
+
+long long Int(const json& j, const char* key, long long fallback = 0) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return fallback;
+  return it->get<long long>();
+}
+
+double Num(const json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
+std::string Str(const json& j, const char* key, const std::string& fallback = "") {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
+const json& Obj(const json& j, const char* key) {
+  static const json kEmpty = json::object();
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_object()) return kEmpty;
+  return *it;
+}
+
+std::string Ints(const json& j, const char* key, const char* sep) {
+  std::string out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const json& v : *it) {
+    if (!v.is_number()) continue;
+    if (!out.empty()) out += sep;
+    out += std::to_string(v.get<long long>());
+  }
+  return out;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// A command line as a shell would need it typed: words with spaces or quotes in single quotes.
+std::string ShellJoin(const json& words) {
+  std::string out;
+  if (!words.is_array()) return out;
+  for (const json& w : words) {
+    if (!w.is_string()) continue;
+    std::string s = w.get<std::string>();
+    bool plain = !s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;!#~") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += s;
+    } else {
+      out += '\'';
+      for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+std::string SignalText(long long sig) {
+  if (sig <= 0) return "-";
+  const char* name = sig < 65 ? ::sigabbrev_np(static_cast<int>(sig)) : nullptr;
+  return name ? std::string("SIG") + name : std::to_string(sig);
+}
+
+std::string LocalTime(Time t, const char* format) {
+  if (t <= 0) return "-";
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  if (!::localtime_r(&tt, &tm)) return "-";
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+bool IsRunning(const json& job) { return Str(job, "state") == "running"; }
+
+// Columns aligned by display width, two spaces apart; `right` marks right-aligned columns.
+// Unlike Table, alignment is per column (a "-" in a time column stays on the left).
+std::string RenderColumns(const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<int> widths(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) widths[i] = DisplayWidth(header[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
+  }
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      if (i) line += "  ";
+      line += PadToWidth(i < row.size() ? row[i] : "", widths[i], i < right.size() && right[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  };
+  emit(header);
+  for (const auto& row : rows) emit(row);
+  return out;
+}
+
+}  // namespace
+
+std::string FormatElapsed(Duration d) {
+  if (d < 0) d = 0;
+  long long days = d / kDay, h = (d % kDay) / kHour, m = (d % kHour) / kMinute, s = d % kMinute;
+  char buf[64];
+  if (days > 0)
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", days, h, m, s);
+  else if (h > 0)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", h, m, s);
+  else
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", m, s);
+  return buf;
+}
+
+std::string FormatLocalTime(Time t) { return LocalTime(t, "%Y-%m-%d %H:%M"); }
+
+std::string FormatShortTime(Time t, Time now) {
+  if (t <= 0) return "-";
+  if (LocalTime(t, "%Y-%m-%d") == LocalTime(now, "%Y-%m-%d")) return LocalTime(t, "%H:%M");
+  return FormatLocalTime(t);
+}
+
+std::string StateCode(const json& job) {
+  std::string state = Str(job, "state");
+  if (state == "pending") return "PD";
+  if (state == "running") return Int(job, "kill_at") > 0 ? "CG" : "R";
+  std::string upper;
+  for (char c : state) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return upper.empty() ? "-" : upper;
+}
+
+std::string RequestCell(const json& request) {
+  if (!request.is_object()) return "-";
+  std::string kind = Str(request, "kind");
+  if (kind == "gpus") return std::to_string(Int(request, "gpus", 1));
+  if (kind == "gpu_mem") return FormatMemory(Int(request, "memory"));
+  if (kind == "mig") return Str(request, "profile", "-");
+  return "-";
+}
+
+std::string ReasonLabel(const std::string& reason) {
+  if (reason == "peak_hours") return "PeakHours";
+  if (reason.empty()) return "None";
+  std::string out;
+  bool up = true;
+  for (char c : reason) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    up = false;
+  }
+  return out;
+}
+
+std::string WhereCell(const json& job) {
+  if (!IsRunning(job)) {
+    if (Str(job, "state") != "pending") return "";
+    return "(" + ReasonLabel(Str(Obj(job, "pending"), "reason")) + ")";
+  }
+  std::string gpus = Ints(job, "gpus", ",");
+  if (gpus.empty()) return "-";
+  std::string kind = Str(Obj(job, "request"), "kind");
+  if (kind == "gpu_mem") {
+    long long mem = Int(job, "gpu_mem");
+    if (mem <= 0) mem = Int(Obj(job, "request"), "memory");
+    return "gpu" + gpus + ":" + FormatMemory(mem);
+  }
+  if (kind == "mig") {
+    long long index = Int(job, "mig_index", -1);
+    return "gpu" + gpus + "/mig" + (index >= 0 ? std::to_string(index) : std::string());
+  }
+  return "gpu" + gpus;
+}
+
+std::string StartCell(const json& job) {
+  if (IsRunning(job)) return FormatLocalTime(Int(job, "start_time"));
+  const json& pending = Obj(job, "pending");
+  long long expected = Int(pending, "expected_start");
+  if (expected <= 0) return "-";
+  bool estimated = pending.value("estimated", false);
+  return (estimated ? "~" : "") + FormatLocalTime(expected);
+}
+
+std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start) {
+  std::vector<std::string> header = {"JOBID", "USER", "TIER", "NAME", "ST", "TIME", "GPUS", "WHERE(REASON)"};
+  if (with_start) header.push_back("START");
+  std::vector<std::vector<std::string>> rows;
+  for (const json& job : jobs) {
+    Time since = IsRunning(job) ? Int(job, "start_time") : Int(job, "submit_time");
+    std::vector<std::string> row = {
+        std::to_string(Int(job, "id")),
+        Str(job, "user", "-"),
+        Str(job, "tier", "-"),
+        CutToWidth(Str(job, "name", "-"), 20),
+        StateCode(job),
+        since > 0 ? FormatElapsed(now - since) : "-",
+        RequestCell(job.contains("request") ? job["request"] : json()),
+        WhereCell(job),
+    };
+    if (with_start) row.push_back(StartCell(job));
+    rows.push_back(std::move(row));
+  }
+  return RenderColumns(header, rows, {true, false, false, false, false, true, true, false, false});
+}
+
+std::string RenderHistory(const std::vector<json>& jobs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const json& job : jobs) {
+    Time submit = Int(job, "submit_time"), start = Int(job, "start_time"), end = Int(job, "end_time");
+    std::string wait = "-", run = "-", gpu_hours = "-";
+    if (submit > 0 && (start > 0 || end > 0)) wait = FormatElapsed((start > 0 ? start : end) - submit);
+    if (start > 0 && end >= start) {
+      run = FormatElapsed(end - start);
+      const json& request = Obj(job, "request");
+      if (job.contains("gpu_hours") && job["gpu_hours"].is_number()) {
+        gpu_hours = Fixed(job["gpu_hours"].get<double>(), 2);
+      } else if (Str(request, "kind") == "gpus") {
+        gpu_hours = Fixed(
+            static_cast<double>(Int(request, "gpus", 1)) * static_cast<double>(end - start) / 3600.0, 2);
+      }
+    }
+    rows.push_back({std::to_string(Int(job, "id")), Str(job, "user", "-"),
+                    CutToWidth(Str(job, "name", "-"), 20), StateCode(job), wait, run, gpu_hours,
+                    Str(job, "end_reason")});
+  }
+  return RenderColumns({"JOBID", "USER", "NAME", "STATE", "WAIT", "RUN", "GPU-HOURS", "REASON"}, rows,
+                       {true, false, false, false, true, true, true, false});
+}
+
+std::string RenderShow(const json& job, const json& events, Time now) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  auto add = [&lines](std::string key, std::string value) {
+    lines.emplace_back(std::move(key), std::move(value));
+  };
+  std::string state = Str(job, "state", "-");
+  add("JobId", std::to_string(Int(job, "id")));
+  add("Name", Str(job, "name", "-"));
+  add("User",
+      Str(job, "user", "-") + (job.contains("uid") ? " (uid " + std::to_string(Int(job, "uid")) + ")" : ""));
+  add("Project", Str(job, "project").empty() ? "-" : Str(job, "project"));
+  add("Tier", Str(job, "tier", "-"));
+  add("State", state + (IsRunning(job) && Int(job, "kill_at") > 0
+                            ? " (stopping; killed at " + FormatLocalTime(Int(job, "kill_at")) + ")"
+                            : ""));
+  const json& request = Obj(job, "request");
+  std::string kind = Str(request, "kind");
+  std::string req = kind == "gpus"      ? RequestCell(request) + " GPU(s)"
+                    : kind == "gpu_mem" ? RequestCell(request) + " of GPU memory"
+                    : kind == "mig"     ? "MIG slice " + RequestCell(request)
+                                        : "-";
+  add("Request", req);
+  if (Int(job, "mem_per_gpu") > 0) add("MemPerGpu", FormatMemory(Int(job, "mem_per_gpu")));
+  add("TimeLimit", Int(job, "time_limit") > 0 ? FormatElapsed(Int(job, "time_limit")) : "-");
+  add("Interactive", job.value("interactive", false) ? "yes" : "no");
+  add("Signal",
+      SignalText(Int(job, "signal")) +
+          (Int(job, "signal") > 0 ? " " + std::to_string(Int(job, "grace")) + "s before the kill" : ""));
+  add("Requeue", job.value("requeue", false) ? "yes" : "no");
+  add("Preemptible", job.value("preemptible", false) ? "yes" : "no");
+  std::string after = Ints(job, "after", ",");
+  add("After", after.empty() ? "-" : after);
+  add("Submitted", FormatLocalTime(Int(job, "submit_time")));
+  add("Started", FormatLocalTime(Int(job, "start_time")));
+  add("Ended", FormatLocalTime(Int(job, "end_time")));
+  if (IsRunning(job) && Int(job, "start_time") > 0)
+    add("Elapsed", FormatElapsed(now - Int(job, "start_time")));
+  if (!Str(job, "end_reason").empty()) add("EndReason", Str(job, "end_reason"));
+  auto exit_code = job.find("exit_code");
+  add("ExitCode",
+      exit_code != job.end() && exit_code->is_number() ? std::to_string(exit_code->get<long long>()) : "-");
+  std::string gpus = Ints(job, "gpus", ",");
+  add("Gpus", gpus.empty() ? "-" : IsRunning(job) ? WhereCell(job) : gpus);
+  if (auto uuids = job.find("gpu_uuids"); uuids != job.end() && uuids->is_array() && !uuids->empty()) {
+    std::string list;
+    for (const json& u : *uuids) {
+      if (!u.is_string()) continue;
+      if (!list.empty()) list += ",";
+      list += u.get<std::string>();
+    }
+    add("GpuUuids", list);
+  }
+  if (!Str(job, "mig_uuid").empty()) add("MigUuid", Str(job, "mig_uuid"));
+  if (job.contains("command")) add("Command", ShellJoin(job["command"]));
+  if (job.contains("cwd")) add("WorkDir", Str(job, "cwd", "-"));
+  if (!Str(job, "output").empty()) add("Output", Str(job, "output"));
+  if (state == "pending") {
+    const json& pending = Obj(job, "pending");
+    add("Reason", pending.empty() ? "None (not yet scheduled)" : ReasonLabel(Str(pending, "reason")));
+    add("ExpectedStart", StartCell(job));
+    if (!pending.empty()) {
+      add("Priority", Fixed(Num(pending, "priority"), 1));
+      const json& f = Obj(pending, "factors");
+      std::string factors;
+      for (const char* k : {"tier", "fairshare", "age", "size", "penalty", "time_of_day"}) {
+        if (!factors.empty()) factors += " ";
+        factors += std::string(k) + "=" + Fixed(Num(f, k), 2);
+      }
+      add("Factors", factors);
+    }
+  }
+  std::string out;
+  for (const auto& [key, value] : lines) out += key + ": " + value + "\n";
+  out += "History:\n";
+  if (events.is_array()) {
+    for (const json& e : events) {
+      std::string from = e.contains("from") && e["from"].is_string() ? e["from"].get<std::string>() : "-";
+      out += "  " + LocalTime(Int(e, "time"), "%Y-%m-%d %H:%M:%S") + "  " + from + " \u2192 " +
+             Str(e, "to", "-");
+      if (!Str(e, "reason").empty()) out += "  " + Str(e, "reason");
+      if (!Str(e, "actor").empty()) out += " (by " + Str(e, "actor") + ")";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace rota::cli

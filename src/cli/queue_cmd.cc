@@ -1,0 +1,53 @@
+// `rota queue [--all] [--start] [--json]`: pending and running jobs, running first, then pending
+// in priority order (the daemon's order). Tested by tests/cli_e2e.sh; the table by
+// job_format_test.cc.
+#include <cstdio>
+#include <memory>
+
+#include "cli/daemon_client.h"
+#include "cli/job_format.h"
+
+namespace rota::cli {
+
+namespace {
+
+struct QueueArgs {
+  bool all = false;
+  bool start = false;
+  bool json = false;
+};
+
+int RunQueue(const ClientOptions& options, const QueueArgs& args) {
+  auto reply = CallDaemon(options, {{"op", "queue"}, {"all", args.all}});
+  if (!reply.ok()) return Fail(reply.status());
+  nlohmann::json jobs = reply->value("jobs", nlohmann::json::array());
+  if (args.json) {
+    PrintJson(jobs);
+    return 0;
+  }
+  std::vector<nlohmann::json> list(jobs.begin(), jobs.end());
+  std::string table = RenderQueue(list, Now(), args.start);
+  std::fwrite(table.data(), 1, table.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void AddQueueCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
+  auto args = std::make_shared<QueueArgs>();
+  CLI::App* c = app.add_subcommand("queue", "List pending and running jobs (yours; --all for everyone's)");
+  c->footer(
+      "Columns: JOBID USER TIER NAME ST TIME GPUS WHERE(REASON) [START].\n"
+      "ST: PD pending, R running, CG stopping. TIME: run time so far (running) or wait so far (pending).\n"
+      "GPUS: 2 (whole GPUs), 20G (memory share), 3g.40gb (MIG). WHERE: gpu0,1, gpu3:20G, gpu2/mig1;\n"
+      "for pending jobs the reason: (Resources) (Priority) (Quota) (Dependency) (Booking) (PeakHours)\n"
+      "(Impossible). START: expected start, ~ when estimated, - when unknown.\n"
+      "--json prints the daemon's job objects (docs/api.md).");
+  AddSocketFlag(c, options);
+  c->add_flag("--all,-a", args->all, "everyone's jobs");
+  c->add_flag("--start", args->start, "add the expected start time");
+  c->add_flag("--json", args->json, "print the jobs as JSON");
+  c->callback([options, args, exit_code] { *exit_code = RunQueue(*options, *args); });
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,277 @@
+// `rota run [OPTIONS] -- COMMAND [ARGS...]` and `rota shell [OPTIONS]`: an interactive allocation
+// (docs/api.md, op "run"). Waits for GPUs, then runs the command here, in the foreground, with
+// the allocation's environment, and exits with its exit code (128 + signal when killed).
+// Tested by tests/cli_e2e.sh.
+//
+// Design: one poll() loop over the daemon's socket and a signalfd. The signals rota handles are
+// blocked for the whole session and read from the signalfd; the child gets the old mask back
+// before exec. The child stays in rota's process group, so the terminal's Ctrl-C reaches it
+// directly while rota ignores SIGINT/SIGQUIT (as system() does). Closing the connection is how
+// the daemon learns that a waiting request was given up or that a session ended.
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "api/protocol.h"
+#include "cli/daemon_client.h"
+#include "cli/job_format.h"
+
+extern char** environ;
+
+namespace rota::cli {
+
+namespace {
+
+struct RunArgs {
+  client::RequestFlags flags;
+  std::vector<std::string> command;
+};
+
+// Blocks the signals the session handles and opens a signalfd for them; restores on destruction.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set_, s);
+    sigprocmask(SIG_BLOCK, &set_, &old_);
+    fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~SignalGuard() {
+    if (fd_ >= 0) ::close(fd_);
+    sigprocmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+  int fd() const { return fd_; }
+  const sigset_t& old_mask() const { return old_; }
+  // The next pending signal, or 0.
+  int Next() {
+    signalfd_siginfo info{};
+    ssize_t n = ::read(fd_, &info, sizeof info);
+    return n == static_cast<ssize_t>(sizeof info) ? static_cast<int>(info.ssi_signo) : 0;
+  }
+
+ private:
+  sigset_t set_{};
+  sigset_t old_{};
+  int fd_ = -1;
+};
+
+std::string WaitingLine(long long id, const nlohmann::json& m, long long now) {
+  std::string line = "rota: job " + std::to_string(id) + " waiting";
+  std::string reason = m.value("reason", "");
+  if (!reason.empty()) line += " (" + ReasonLabel(reason) + ")";
+  if (m.contains("position") && m["position"].is_number())
+    line += ", position " + std::to_string(m["position"].get<long long>());
+  long long expected = m.value("expected_start", 0LL);
+  if (expected > 0) line += ", expected start " + FormatShortTime(expected, now);
+  return line;
+}
+
+// Starts the command with the allocation's environment added. In the child: the old signal mask,
+// default dispositions, exec; 127 (126 for permission) with a message when exec fails.
+pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& env, long long id,
+                 const sigset_t& old_mask) {
+  std::vector<std::pair<std::string, std::string>> vars;
+  if (env.is_object()) {
+    for (auto it = env.begin(); it != env.end(); ++it) {
+      if (it.value().is_string())
+        vars.emplace_back(it.key(), it.value().get<std::string>());
+      else if (it.value().is_number())
+        vars.emplace_back(it.key(), it.value().dump());
+    }
+  }
+  vars.emplace_back("ROTA_JOB_ID", std::to_string(id));
+  std::vector<char*> argv;
+  for (const std::string& w : command) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::signal(s, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  for (const auto& [k, v] : vars) {
+    if (k == "ROTA_JOB_ID" && env.is_object() && env.contains(k)) continue;
+    ::setenv(k.c_str(), v.c_str(), 1);
+  }
+  ::execvp(argv[0], argv.data());
+  int err = errno;
+  std::fprintf(stderr, "rota: cannot run %s: %s\n", argv[0], std::strerror(err));
+  ::_exit(err == ENOENT ? 127 : 126);
+}
+
+std::string AllocatedLine(long long id, const nlohmann::json& m) {
+  std::string gpus;
+  for (const nlohmann::json& g : m.value("gpus", nlohmann::json::array())) {
+    if (!g.is_number()) continue;
+    gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<long long>());
+  }
+  std::string line = "rota: job " + std::to_string(id) + " running";
+  if (!gpus.empty()) line += " on gpu" + gpus;
+  long long limit = m.value("time_limit", 0LL);
+  if (limit > 0) line += ", time limit " + FormatElapsed(limit);
+  return line;
+}
+
+// Tells the daemon how the command ended and waits briefly for the acknowledgement. Best effort:
+// a closed connection ends the session too.
+void EndSession(client::Connection& conn, int code) {
+  if (!conn.Send({{"op", "session_end"}, {"exit_code", code}}).ok()) return;
+  for (int i = 0; i < 16; ++i) {
+    auto reply = conn.Receive(5000);
+    if (!reply.ok() || !reply->contains("event")) return;  // late events are skipped
+  }
+}
+
+int ExitCodeOf(int wstatus) {
+  if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return 1;
+}
+
+int RunSession(const ClientOptions& options, const client::RequestFlags& flags,
+               const std::vector<std::string>& command) {
+  if (command.empty())
+    return Fail(InvalidArgument("no command given (rota run [OPTIONS] -- COMMAND [ARGS...])"));
+  char* cwd = ::getcwd(nullptr, 0);
+  if (!cwd) return Fail(Internal(std::string("cannot read the working directory: ") + std::strerror(errno)));
+  client::JobContext context{command, cwd, client::EnvironmentMap(environ), true};
+  std::free(cwd);
+  auto job = client::BuildJob(flags, context);
+  if (!job.ok()) return Fail(job.status());
+
+  SignalGuard signals;
+  if (signals.fd() < 0) return Fail(Internal(std::string("cannot open a signalfd: ") + std::strerror(errno)));
+  auto conn = Connect(options);
+  if (!conn.ok()) return Fail(conn.status());
+  auto first = conn->Call({{"op", "run"}, {"job", *job}});
+  if (!first.ok()) return Fail(first.status());
+  long long id = first->value("job_id", 0LL);
+  std::fprintf(stderr, "rota: job %lld queued\n", id);
+
+  pid_t child = -1;
+  bool connected = true;
+  std::string last_waiting;
+  // Handles one message from the daemon; returns an exit code when the session must end.
+  auto handle = [&](const nlohmann::json& m) -> std::optional<int> {
+    if (m.contains("ok")) {
+      Status st = api::StatusOfReply(m);
+      if (!st.ok()) {
+        if (child < 0) return Fail(st);
+        std::fprintf(stderr, "rota: job %lld: %s\n", id, st.message().c_str());
+        return std::nullopt;
+      }
+    }
+    std::string event = m.value("event", "");
+    if (event == "waiting" && child < 0) {
+      std::string line = WaitingLine(id, m, Now());
+      if (line != last_waiting) std::fprintf(stderr, "%s\n", line.c_str());
+      last_waiting = line;
+    } else if (event == "allocated" && child < 0) {
+      std::fprintf(stderr, "%s\n", AllocatedLine(id, m).c_str());
+      child = StartChild(command, m.value("env", nlohmann::json::object()), id, signals.old_mask());
+      if (child < 0) return Fail(Internal(std::string("cannot start the command: ") + std::strerror(errno)));
+    } else if (event == "signal" && child > 0) {
+      int sig = m.value("signal", 0);
+      if (sig > 0 && sig < 65) ::kill(child, sig);
+    } else if (event == "kill" && child > 0) {
+      ::kill(child, SIGKILL);
+    }
+    return std::nullopt;
+  };
+  // The connection failed: fatal while waiting; while the command runs, a warning.
+  auto lost = [&](const Status& st) -> std::optional<int> {
+    connected = false;
+    if (child < 0) return Fail(st);
+    std::fprintf(stderr, "rota: warning: lost the connection to rotad (%s); the command keeps running\n",
+                 st.message().c_str());
+    return std::nullopt;
+  };
+
+  while (true) {
+    // Messages already buffered first: poll() would not show them.
+    while (connected && conn->HasBufferedLine()) {
+      auto m = conn->Receive(0);
+      std::optional<int> done = m.ok() ? handle(*m) : lost(m.status());
+      if (done) return *done;
+    }
+    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {connected ? conn->fd() : -1, POLLIN, 0}};
+    int rc = ::poll(fds, 2, -1);
+    if (rc < 0 && errno != EINTR) return Fail(Internal(std::string("poll: ") + std::strerror(errno)));
+    if (rc <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      while (int sig = signals.Next()) {
+        if (sig == SIGCHLD) {
+          if (child < 0) continue;
+          int wstatus = 0;
+          if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
+          int code = ExitCodeOf(wstatus);
+          if (connected) EndSession(*conn, code);
+          return code;
+        }
+        if (child < 0) {  // still waiting for the allocation: give up (closing the connection cancels)
+          std::fprintf(stderr, "\nrota: job %lld: gave up waiting\n", id);
+          return 128 + sig;
+        }
+        if (sig == SIGTERM || sig == SIGHUP) ::kill(child, sig);  // SIGINT/SIGQUIT reach it from the terminal
+      }
+    }
+    if (connected && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      auto m = conn->Receive(0);
+      std::optional<int> done;
+      if (m.ok())
+        done = handle(*m);
+      else if (!conn->TimedOut())
+        done = lost(m.status());
+      if (done) return *done;
+    }
+  }
+}
+
+std::string LoginShell() {
+  if (const char* s = std::getenv("SHELL"); s && *s) return s;
+  if (struct passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_shell && *pw->pw_shell) return pw->pw_shell;
+  return "/bin/sh";
+}
+
+}  // namespace
+
+void AddRunCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
+  auto run = std::make_shared<RunArgs>();
+  CLI::App* c =
+      app.add_subcommand("run", "Wait for GPUs, then run a command here: rota run [OPTIONS] -- COMMAND");
+  c->footer(
+      "Waits for the allocation (progress on stderr), then runs COMMAND in the foreground with the\n"
+      "allocation's environment (CUDA_VISIBLE_DEVICES, ROTA_JOB_ID, ...) and exits with its exit code\n"
+      "(128 + signal when killed). Ctrl-C while waiting gives up (exit 130). When the time limit\n"
+      "nears, rotad's signal (--signal) is forwarded to the command, then it is killed.");
+  c->positionals_at_end();
+  AddSocketFlag(c, options);
+  AddRequestFlags(c, &run->flags, /*batch=*/false);
+  c->add_option("COMMAND", run->command, "the command and its arguments (after --)")->required();
+  c->callback([options, run, exit_code] { *exit_code = RunSession(*options, run->flags, run->command); });
+
+  auto shell = std::make_shared<RunArgs>();
+  CLI::App* s = app.add_subcommand("shell", "Wait for GPUs, then start your shell with them");
+  s->footer(
+      "Like rota run -- $SHELL -l (your login shell from the password database when SHELL is unset).\n"
+      "Exit the shell to end the session.");
+  AddSocketFlag(s, options);
+  AddRequestFlags(s, &shell->flags, /*batch=*/false);
+  s->callback([options, shell, exit_code] {
+    *exit_code = RunSession(*options, shell->flags, {LoginShell(), "-l"});
+  });
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,80 @@
+// `rota status [--json]`: what the daemon runs and has; `rota reload`: rereads its configuration.
+// Tested by tests/cli_e2e.sh.
+#include <cstdio>
+#include <memory>
+
+#include "cli/daemon_client.h"
+#include "cli/job_format.h"
+#include "cli/text.h"
+#include "core/types.h"
+
+namespace rota::cli {
+
+namespace {
+
+int RunStatus(const ClientOptions& options, bool json) {
+  auto conn = Connect(options);
+  if (!conn.ok()) return Fail(conn.status());
+  auto hello = conn->Call({{"op", "hello"}});
+  if (!hello.ok()) return Fail(hello.status());
+  auto status = conn->Call({{"op", "status"}});
+  if (!status.ok()) return Fail(status.status());
+  nlohmann::json s = *status;
+  s.erase("v");
+  s.erase("ok");
+  s.erase("tag");
+  if (json) {
+    PrintJson(s);
+    return 0;
+  }
+  std::printf("rotad %s, %s mode, %s devices, up since %s\n", s.value("version", "?").c_str(),
+              s.value("mode", "?").c_str(), s.value("devices", "?").c_str(),
+              FormatLocalTime(s.value("started", 0LL)).c_str());
+  std::printf("You: %s (uid %lld)%s\n", hello->value("user", "?").c_str(), hello->value("uid", -1LL),
+              hello->value("admin", false) ? ", admin" : "");
+  nlohmann::json jobs = s.value("jobs", nlohmann::json::object());
+  std::printf("Jobs: %lld running, %lld pending\n", jobs.value("running", 0LL), jobs.value("pending", 0LL));
+  Table table({"GPU", "MODEL", "MEMORY", "MIG", "DRAINED", "UUID"});
+  for (const nlohmann::json& g : s.value("gpus", nlohmann::json::array())) {
+    nlohmann::json mig = g.value("mig", nlohmann::json::array());
+    std::string mig_text = "none";
+    if (mig.is_array() && !mig.empty()) {
+      mig_text.clear();
+      for (const nlohmann::json& m : mig) {
+        if (!mig_text.empty()) mig_text += ",";
+        mig_text += m.is_string() ? m.get<std::string>() : m.value("profile", std::string("?"));
+      }
+    }
+    table.AddRow({std::to_string(g.value("index", -1LL)), g.value("model", "-"),
+                  FormatMemory(g.value("memory", 0LL)), mig_text, g.value("drained", false) ? "yes" : "no",
+                  g.value("uuid", "-")});
+  }
+  std::string text = table.Render();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+int RunReload(const ClientOptions& options) {
+  auto reply = CallDaemon(options, {{"op", "reload"}});
+  if (!reply.ok()) return Fail(reply.status());
+  std::printf("Reloaded the configuration\n");
+  return 0;
+}
+
+}  // namespace
+
+void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* status = app.add_subcommand("status", "Show rotad's version, mode, GPUs and job counts");
+  status->footer("--json prints the daemon's status object (docs/api.md).");
+  AddSocketFlag(status, options);
+  status->add_flag("--json", *json, "print the status as JSON");
+  status->callback([options, json, exit_code] { *exit_code = RunStatus(*options, *json); });
+
+  CLI::App* reload = app.add_subcommand("reload", "Make rotad read its configuration again (admins)");
+  reload->footer("On errors the old configuration stays in force and every problem is printed; exit 2.");
+  AddSocketFlag(reload, options);
+  reload->callback([options, exit_code] { *exit_code = RunReload(*options); });
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,152 @@
+// rotad: owns the server's GPUs. It keeps the active jobs in memory (the store is the truth on
+// disk), answers API requests from the Unix socket, runs the scheduling core after every batch
+// of events, and applies its decisions through the executor (batch jobs) or the client
+// connection (interactive sessions). docs/design.md, "The daemon", describes the loop, the
+// recovery on start and the kill sequence.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "core/cluster.h"
+#include "core/decisions.h"
+#include "daemon/event_loop.h"
+#include "daemon/identity.h"
+#include "daemon/server.h"
+#include "device/devices.h"
+#include "exec/executor.h"
+#include "store/job_store.h"
+
+namespace rota::daemon {
+
+struct DaemonOptions {
+  std::string config_path;  // "" = no file: the built-in defaults
+  bool user_mode = false;   // run by an ordinary user for that user alone
+  std::string state_dir;    // resolved: the database, the run directory, the lock
+  std::string socket_path;  // resolved
+  std::string shepherd_path;
+  Duration kill_wait = 10;  // SIGTERM to SIGKILL
+};
+
+class Daemon : public Server::Handler {
+ public:
+  // Opens the store, builds the GPU inventory, recovers jobs left by a previous run and starts
+  // listening. Fails with a message an admin can act on.
+  static StatusOr<std::unique_ptr<Daemon>> Create(const DaemonOptions& options, config::Config config);
+  ~Daemon() override;
+
+  // Serves until SIGTERM or SIGINT. Running jobs keep running under their shepherds.
+  int Run();
+
+  void OnLine(ConnId conn, std::string_view line) override;
+  void OnClose(ConnId conn) override;
+
+ private:
+  struct Active {
+    store::JobRecord rec;
+    int pidfd = -1;            // running batch job: its shepherd; adopted session: its client
+    ConnId session = 0;        // interactive job: its client's connection (0: none)
+    pid_t session_pid = 0;     // interactive job: the client process
+    Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
+    std::string cancelled_by;  // a running job being cancelled, by whom
+    JobId preempted_by = 0;    // a running job being preempted, for whom
+    // Last waiting update sent to a session client, so only changes are sent.
+    std::string last_waiting;
+  };
+
+  Daemon(const DaemonOptions& options, config::Config config);
+  Status Open();
+
+  // Requests (requests.cc).
+  nlohmann::json Dispatch(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  nlohmann::json Hello(const Caller& caller);
+  void ProcessInbox();
+  void FlushSubmits();
+  StatusOr<store::JobRecord> PrepareJob(const Caller& caller, const nlohmann::json& request, bool interactive,
+                                        ConnId conn);
+  nlohmann::json RunSession(const Caller& caller, const nlohmann::json& request, ConnId conn);
+  nlohmann::json Queue(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json Show(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json History(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json Logs(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json StatusReply();
+  nlohmann::json Reload(const Caller& caller);
+  StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
+  Status CheckSubmittable(const store::JobRecord& rec);
+  nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
+
+  // Sessions (sessions.cc).
+  nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  void StartSession(Active& a, const rota::Start& start, Time now);
+  void SendWaitingUpdates();
+  void EndSessionOnClose(ConnId conn);
+
+  // Scheduling (scheduling.cc).
+  void SchedulePass();
+  ClusterState BuildState() const;
+  void ApplyStart(const rota::Start& start, Time now);
+  void ApplySignal(const Signal& signal, Time now);
+  void ApplyKill(JobId id, Time now);
+  void BeginStop(Active& a, Time now);  // SIGTERM now, SIGKILL after kill_wait
+  void EscalateKills(Time now);
+  void ArmTimer(Time next_wakeup);
+  void OnJobExit(JobId id);
+  void FinishJob(Active& a, const exec::ExitInfo& info, Time now);
+  void ChargeUsage(const store::JobRecord& rec, Time end);
+  void Watch(JobId id, int pidfd);
+  std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
+  store::Placement PlacementOf(const Allocation& alloc) const;
+
+  // Start-up and configuration (daemon.cc, recovery.cc).
+  Status LoadInventory();
+  Status Recover();
+  void RemapPlacement(store::JobRecord& rec) const;
+  void OnSignal();
+  Status ReloadConfig();
+
+  DaemonOptions options_;
+  config::Config config_;
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<store::JobStore> store_;
+  std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<device::Devices> devices_;
+  std::string devices_error_;
+  std::vector<Gpu> gpus_;
+  store::UsageMaps usage_;
+  std::map<JobId, Active> jobs_;  // pending and running
+  std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
+  std::unordered_map<JobId, PendingInfo> pending_info_;
+  std::vector<JobId> pending_order_;  // priority order of the last pass
+  struct InboxLine {
+    ConnId conn;
+    std::string line;
+  };
+  struct BatchedSubmit {
+    ConnId conn;
+    nlohmann::json tag;
+    store::JobRecord rec;
+  };
+  std::vector<InboxLine> inbox_;              // request lines read in this batch of events
+  std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
+  std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
+  bool dirty_ = true;    // a pass is due at the end of this batch of events
+  int signal_fd_ = -1;
+  int timer_fd_ = -1;
+  int lock_fd_ = -1;
+  Time started_ = 0;
+  int exit_code_ = 0;
+};
+
+}  // namespace rota::daemon

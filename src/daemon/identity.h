@@ -1,0 +1,40 @@
+// Who is calling: the peer's uid and gid (from SO_PEERCRED) resolved through the system's user
+// and group databases. Admins are uid 0 and the members of the configured admin group.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rota::daemon {
+
+struct Caller {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+  std::string name;  // empty when the uid has no passwd entry
+  bool admin = false;
+};
+
+// Resolves the name and admin flag. `admin_group` empty: only root is an admin.
+Caller Identify(uid_t uid, gid_t gid, pid_t pid, const std::string& admin_group);
+
+// The passwd name of `uid`, or nullopt.
+std::optional<std::string> UserName(uid_t uid);
+
+// A user's primary gid and supplementary groups (getgrouplist), for running a job as them.
+struct UnixAccount {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::string name;
+  std::string home;
+  std::string shell;
+};
+StatusOr<UnixAccount> LookUpAccount(uid_t uid);
+
+}  // namespace rota::daemon

@@ -1,0 +1,435 @@
+// The API operations (docs/api.md) on the daemon's state. Every check of who may do what is
+// here, with the caller taken from the connection's peer credentials.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+#include "api/job_json.h"
+#include "api/protocol.h"
+#include "core/capacity.h"
+#include "core/quota.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+json WithError(const Status& s) { return api::ErrorReply(s); }
+
+json Ok(json fields) {
+  json out = api::OkReply();
+  for (auto it = fields.begin(); it != fields.end(); ++it) out[it.key()] = it.value();
+  return out;
+}
+
+StatusOr<JobId> JobIdField(const json& request, const char* field = "job_id") {
+  auto it = request.find(field);
+  if (it == request.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) {
+    return InvalidArgument(std::string("\"") + field + "\" must be a job id (a positive whole number)");
+  }
+  return it->get<JobId>();
+}
+
+bool BoolField(const json& request, const char* field) {
+  auto it = request.find(field);
+  return it != request.end() && it->is_boolean() && it->get<bool>();
+}
+
+// Replaces invalid UTF-8 so the bytes can travel as a JSON string.
+std::string ValidUtf8(const std::string& in) {
+  return json::parse(json(in).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+}
+
+}  // namespace
+
+void Daemon::OnLine(ConnId conn, std::string_view line) {
+  // Lines are handled after the whole batch of events has been read, so that submissions that
+  // arrive together share one disk sync (group commit; see ProcessInbox).
+  inbox_.push_back(InboxLine{conn, std::string(line)});
+}
+
+void Daemon::ProcessInbox() {
+  std::vector<InboxLine> lines;
+  lines.swap(inbox_);
+  for (InboxLine& in : lines) {
+    const Peer* peer = server_->PeerOf(in.conn);
+    if (peer == nullptr) continue;  // closed meanwhile
+    json request = json::parse(in.line, nullptr, /*allow_exceptions=*/false);
+    json reply;
+    if (request.is_discarded() || !request.is_object()) {
+      reply = api::ErrorReply("invalid_argument", "the request is not a JSON object (see docs/api.md)");
+    } else {
+      auto v = request.find("v");
+      auto op = request.find("op");
+      if (v == request.end() || !v->is_number_integer()) {
+        reply = api::ErrorReply("invalid_argument", "the request has no API version \"v\"");
+      } else if (v->get<std::int64_t>() != api::kVersion) {
+        reply = api::ErrorReply("unsupported_version", "this rotad speaks API version " +
+                                                           std::to_string(api::kVersion) + ", not " + v->dump());
+      } else if (op == request.end() || !op->is_string()) {
+        reply = api::ErrorReply("invalid_argument", "the request has no operation \"op\"");
+      } else if (options_.user_mode && peer->uid != ::getuid()) {
+        reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
+                                                         std::to_string(::getuid()) + " only");
+      } else {
+        Caller caller = Identify(peer->uid, peer->gid, peer->pid, config_.admin_group);
+        if (op->get<std::string>() == "submit") {
+          StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
+          if (rec.ok()) {
+            json tag = request.contains("tag") ? request["tag"] : json();
+            submit_batch_.push_back(BatchedSubmit{in.conn, std::move(tag), std::move(*rec)});
+            continue;
+          }
+          reply = api::ErrorReply(rec.status());
+        } else {
+          FlushSubmits();  // replies go out in request order
+          reply = Dispatch(in.conn, caller, request);
+        }
+      }
+      if (auto tag = request.is_object() ? request.find("tag") : request.end();
+          request.is_object() && tag != request.end()) {
+        reply["tag"] = *tag;
+      }
+    }
+    FlushSubmits();
+    if (!reply.is_null()) server_->Send(in.conn, reply);
+  }
+  FlushSubmits();
+}
+
+void Daemon::FlushSubmits() {
+  if (submit_batch_.empty()) return;
+  std::vector<BatchedSubmit> batch;
+  batch.swap(submit_batch_);
+  std::vector<store::JobRecord> records;
+  records.reserve(batch.size());
+  for (const BatchedSubmit& b : batch) records.push_back(b.rec);
+  const Time now = Now();
+  StatusOr<std::vector<JobId>> ids = store_->SubmitMany(records, now);
+  if (!ids.ok()) spdlog::error("submitting {} job(s): {}", batch.size(), ids.status().message());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    json reply;
+    if (ids.ok()) {
+      const JobId id = (*ids)[i];
+      Active& a = jobs_[id];
+      a.rec = std::move(batch[i].rec);
+      a.rec.job.id = id;
+      a.rec.job.submit_time = now;
+      reply = Ok({{"job_id", id}});
+      dirty_ = true;
+    } else {
+      reply = api::ErrorReply(ids.status());
+    }
+    if (!batch[i].tag.is_null()) reply["tag"] = batch[i].tag;
+    server_->Send(batch[i].conn, reply);
+  }
+}
+
+json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
+  const std::string op = request["op"].get<std::string>();
+  if (op == "hello") return Hello(caller);
+  if (op == "run") return RunSession(caller, request, conn);
+  if (op == "session_end") return SessionEnd(conn, caller, request);
+  if (op == "queue") return Queue(caller, request);
+  if (op == "show") return Show(caller, request);
+  if (op == "cancel") return CancelJobs(caller, request);
+  if (op == "history") return History(caller, request);
+  if (op == "logs") return Logs(caller, request);
+  if (op == "status") return StatusReply();
+  if (op == "reload") return Reload(caller);
+  return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
+                                                 "\" (hello, submit, run, session_end, queue, show, cancel, "
+                                                 "history, logs, status, reload)");
+}
+
+json Daemon::Hello(const Caller& caller) {
+  return Ok({{"server", "rotad"},
+             {"version", api::kDaemonVersion},
+             {"api", api::kVersion},
+             {"mode", options_.user_mode ? "user" : "system"},
+             {"user", caller.name},
+             {"uid", caller.uid},
+             {"admin", caller.admin}});
+}
+
+Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
+  const Job& j = rec.job;
+  if (!config_.projects.empty() && !j.project.empty() && !config_.projects.count(j.project)) {
+    std::string known;
+    for (const auto& [name, p] : config_.projects) known += (known.empty() ? "" : ", ") + name;
+    return InvalidArgument("unknown project \"" + j.project + "\" (this server has: " + known + ")");
+  }
+  for (JobId dep : j.after) {
+    if (!jobs_.count(dep)) {
+      StatusOr<store::JobRecord> r = store_->Get(dep);
+      if (!r.ok()) return InvalidArgument("--after " + std::to_string(dep) + ": no such job");
+    }
+  }
+  // Whether any card of this server could ever hold the request: the core's own test.
+  ClusterState cluster;
+  cluster.gpus = gpus_;
+  CapacityPlan plan(cluster, config_.policy, Now());
+  if (!plan.Possible(j.request)) {
+    std::string what;
+    switch (j.request.kind) {
+      case RequestKind::kWholeGpus:
+        what = std::to_string(j.request.gpus) + " GPUs, but this server has " + std::to_string(gpus_.size());
+        break;
+      case RequestKind::kMemShare:
+        what = "a share of " + std::to_string(j.request.memory) + " MiB, larger than any card";
+        break;
+      case RequestKind::kMig:
+        what = "MIG profile " + j.request.mig_profile + ", which no card here offers";
+        break;
+    }
+    return ResourceExhausted("this job can never run here: it asks for " + what);
+  }
+  return Status();
+}
+
+StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& request, bool interactive,
+                                               ConnId conn) {
+  if (caller.name.empty()) {
+    return PermissionDenied("uid " + std::to_string(caller.uid) + " has no user name on this server");
+  }
+  if (interactive && sessions_.count(conn)) return FailedPrecondition("this connection already holds a session");
+  auto job = request.find("job");
+  if (job == request.end()) return InvalidArgument("the request has no \"job\"");
+  StatusOr<store::JobRecord> rec = api::JobFromRequest(*job, interactive);
+  if (!rec.ok()) return rec.status();
+  rec->job.user = caller.name;
+  rec->uid = caller.uid;
+  if (rec->command.empty()) rec->command = {"(session)"};
+  if (Status s = CheckSubmittable(*rec); !s.ok()) return s;
+  return rec;
+}
+
+json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) {
+  StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/true, conn);
+  if (!rec.ok()) return WithError(rec.status());
+  const Time now = Now();
+  StatusOr<JobId> id = store_->Submit(*rec, now);
+  if (!id.ok()) {
+    spdlog::error("session for {}: {}", caller.name, id.status().message());
+    return WithError(id.status());
+  }
+  rec->job.id = *id;
+  rec->job.submit_time = now;
+  Active& a = jobs_[*id];
+  a.rec = std::move(*rec);
+  a.session = conn;
+  a.session_pid = caller.pid;
+  sessions_[conn] = *id;
+  dirty_ = true;
+  return Ok({{"job_id", *id}, {"event", "queued"}});
+}
+
+json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
+  auto it = pending_info_.find(rec.job.id);
+  const PendingInfo* info = it == pending_info_.end() ? nullptr : &it->second;
+  json out = api::JobToJson(rec, info, caller.admin || caller.uid == static_cast<uid_t>(rec.uid));
+  // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
+  if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
+    ClusterState cluster;
+    cluster.gpus = gpus_;
+    const Time end = rec.end_time > 0 ? rec.end_time : Now();
+    out["gpu_hours"] = AllocationGpus(cluster, rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
+  }
+  return out;
+}
+
+json Daemon::Queue(const Caller& caller, const json& request) {
+  const bool all = BoolField(request, "all");
+  json jobs = json::array();
+  auto visible = [&](const store::JobRecord& r) { return all || r.uid == static_cast<std::int64_t>(caller.uid); };
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kRunning && visible(a.rec)) jobs.push_back(JobJson(a.rec, caller));
+  }
+  std::set<JobId> listed;
+  for (JobId id : pending_order_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending || !visible(it->second.rec)) continue;
+    jobs.push_back(JobJson(it->second.rec, caller));
+    listed.insert(id);
+  }
+  for (const auto& [id, a] : jobs_) {  // submitted since the last pass
+    if (a.rec.state == store::JobState::kPending && !listed.count(id) && visible(a.rec)) {
+      jobs.push_back(JobJson(a.rec, caller));
+    }
+  }
+  return Ok({{"jobs", std::move(jobs)}});
+}
+
+StatusOr<store::JobRecord> Daemon::Visible(const Caller& caller, JobId id) {
+  store::JobRecord rec;
+  if (auto it = jobs_.find(id); it != jobs_.end()) {
+    rec = it->second.rec;
+  } else {
+    StatusOr<store::JobRecord> r = store_->Get(id);
+    if (!r.ok()) return r.status().code() == StatusCode::kNotFound ? NotFound("no job " + std::to_string(id)) : r.status();
+    rec = std::move(*r);
+  }
+  if (!caller.admin && rec.uid != static_cast<std::int64_t>(caller.uid)) {
+    // Other users' jobs are listed by `queue --all` but their details are private.
+    return PermissionDenied("job " + std::to_string(id) + " belongs to " + rec.job.user +
+                            "; only they and admins may see its details or act on it");
+  }
+  return rec;
+}
+
+json Daemon::Show(const Caller& caller, const json& request) {
+  StatusOr<JobId> id = JobIdField(request);
+  if (!id.ok()) return WithError(id.status());
+  StatusOr<store::JobRecord> rec = Visible(caller, *id);
+  if (!rec.ok()) return WithError(rec.status());
+  StatusOr<std::vector<store::JobEvent>> events = store_->Events(*id);
+  if (!events.ok()) return WithError(events.status());
+  json ev = json::array();
+  for (const store::JobEvent& e : *events) ev.push_back(api::EventToJson(e));
+  return Ok({{"job", JobJson(*rec, caller)}, {"events", std::move(ev)}});
+}
+
+json Daemon::CancelJobs(const Caller& caller, const json& request) {
+  auto ids = request.find("job_ids");
+  if (ids == request.end() || !ids->is_array() || ids->empty()) {
+    return WithError(InvalidArgument("\"job_ids\" must be a non-empty list of job ids"));
+  }
+  const Time now = Now();
+  json results = json::array();
+  for (const json& v : *ids) {
+    if (!v.is_number_integer()) {
+      results.push_back({{"job_id", v}, {"ok", false}, {"error", {{"code", "invalid_argument"}, {"message", "not a job id"}}}});
+      continue;
+    }
+    const JobId id = v.get<JobId>();
+    auto fail = [&](const Status& s) {
+      results.push_back({{"job_id", id}, {"ok", false}, {"error", {{"code", api::ErrorCode(s.code())}, {"message", s.message()}}}});
+    };
+    StatusOr<store::JobRecord> rec = Visible(caller, id);
+    if (!rec.ok()) {
+      fail(rec.status());
+      continue;
+    }
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      fail(FailedPrecondition("job " + std::to_string(id) + " has already ended (" +
+                              store::JobStateName(rec->state) + ")"));
+      continue;
+    }
+    Active& a = it->second;
+    if (a.rec.state == store::JobState::kPending) {
+      if (Status s = store_->Cancel(id, caller.name, now); !s.ok()) {
+        fail(s);
+        continue;
+      }
+      if (a.session) {
+        server_->Send(a.session, {{"v", api::kVersion}, {"ok", false}, {"event", "cancelled"},
+                                  {"error", {{"code", "failed_precondition"}, {"message", "Cancelled by " + caller.name}}}});
+        sessions_.erase(a.session);
+      }
+      jobs_.erase(it);
+      pending_info_.erase(id);
+      results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelled"}});
+    } else {
+      if (a.cancelled_by.empty()) a.cancelled_by = caller.name;
+      BeginStop(a, now);
+      results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelling"}});
+    }
+    dirty_ = true;
+  }
+  return Ok({{"results", std::move(results)}});
+}
+
+json Daemon::History(const Caller& caller, const json& request) {
+  std::int64_t since = 0;
+  if (auto it = request.find("since"); it != request.end() && it->is_number_integer()) since = it->get<std::int64_t>();
+  const bool all = BoolField(request, "all");
+  StatusOr<std::vector<store::JobRecord>> jobs = store_->History(since);
+  if (!jobs.ok()) return WithError(jobs.status());
+  json out = json::array();
+  for (const store::JobRecord& r : *jobs) {
+    if (!all && r.uid != static_cast<std::int64_t>(caller.uid)) continue;
+    out.push_back(JobJson(r, caller));
+  }
+  return Ok({{"jobs", std::move(out)}});
+}
+
+json Daemon::Logs(const Caller& caller, const json& request) {
+  StatusOr<JobId> id = JobIdField(request);
+  if (!id.ok()) return WithError(id.status());
+  StatusOr<store::JobRecord> rec = Visible(caller, *id);
+  if (!rec.ok()) return WithError(rec.status());
+  if (rec->interactive) {
+    return WithError(FailedPrecondition("job " + std::to_string(*id) + " is an interactive session: its output went to its terminal"));
+  }
+  std::int64_t offset = 0;
+  std::int64_t max_bytes = 65536;
+  if (auto it = request.find("offset"); it != request.end() && it->is_number_integer()) offset = std::max<std::int64_t>(0, it->get<std::int64_t>());
+  if (auto it = request.find("max_bytes"); it != request.end() && it->is_number_integer()) {
+    max_bytes = std::clamp<std::int64_t>(it->get<std::int64_t>(), 1, 1 << 20);
+  }
+  const std::string path = api::ExpandOutput(rec->output, *id);
+  const bool final = store::IsFinal(rec->state);
+  json reply = Ok({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
+  if (rec->state == store::JobState::kPending) return reply;
+  // Never follow a link, and serve only a regular file owned by the job's owner: the path is
+  // in a directory its owner controls.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return reply;
+    return WithError(FailedPrecondition("cannot read " + path + ": " + std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != static_cast<uid_t>(rec->uid)) {
+    ::close(fd);
+    return WithError(PermissionDenied(path + " is not a regular file owned by " + rec->job.user + "; not serving it"));
+  }
+  std::string data(static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, st.st_size - offset))), '\0');
+  ssize_t n = data.empty() ? 0 : ::pread(fd, data.data(), data.size(), offset);
+  ::close(fd);
+  if (n < 0) return WithError(Unavailable("reading " + path + ": " + std::strerror(errno)));
+  data.resize(static_cast<size_t>(n));
+  reply["data"] = ValidUtf8(data);
+  reply["offset"] = offset + n;
+  reply["eof"] = offset + n >= st.st_size;
+  return reply;
+}
+
+json Daemon::StatusReply() {
+  json gpus = json::array();
+  for (const Gpu& g : gpus_) {
+    json mig = json::array();
+    for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
+    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}});
+  }
+  int pending = 0, running = 0;
+  for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;
+  json out = Ok({{"version", api::kDaemonVersion},
+                 {"mode", options_.user_mode ? "user" : "system"},
+                 {"started", started_},
+                 {"gpus", gpus},
+                 {"jobs", {{"pending", pending}, {"running", running}}},
+                 {"devices", devices_ ? devices_->Describe() : std::string("none")},
+                 {"executor", executor_->cgroup_note()}});
+  if (!devices_error_.empty()) out["devices_error"] = devices_error_;
+  return out;
+}
+
+json Daemon::Reload(const Caller& caller) {
+  if (!caller.admin) return WithError(PermissionDenied("only admins may reload the configuration"));
+  if (Status s = ReloadConfig(); !s.ok()) {
+    spdlog::error("reload requested by {}: {}; keeping the configuration in force", caller.name, s.message());
+    return WithError(s);
+  }
+  return api::OkReply();
+}
+
+}  // namespace rota::daemon

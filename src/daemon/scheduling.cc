@@ -1,0 +1,356 @@
+// The scheduling pass and applying its decisions: starting batch jobs through the executor,
+// signals and the kill sequence, and recording how each job ended.
+//
+// The kill sequence: the core's Signal sends the job's own signal (default SIGUSR1) `grace`
+// seconds before its kill time; its Kill (at the kill time), a cancel of a running job, or a
+// lost session sends SIGTERM; SIGKILL follows kill_wait seconds later if the job is still there.
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+
+#include "api/job_json.h"
+#include "api/protocol.h"
+#include "core/quota.h"
+#include "core/scheduler.h"
+#include "core/usage.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+}  // namespace
+
+ClusterState Daemon::BuildState() const {
+  ClusterState st;
+  st.gpus = gpus_;
+  st.user_usage = usage_.users;
+  st.project_usage = usage_.projects;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kPending) {
+      st.pending.push_back(a.rec.job);
+    } else if (!a.rec.placement.alloc.gpus.empty()) {
+      st.running.push_back(a.rec.ToRunningJob());
+    }
+  }
+  return st;
+}
+
+void Daemon::SchedulePass() {
+  dirty_ = false;
+  const Time now = Now();
+  EscalateKills(now);
+  ClusterState state = BuildState();
+  Decisions d = Schedule(state, config_.policy, now);
+  for (const rota::Start& s : d.starts) ApplyStart(s, now);
+  for (const Signal& s : d.signals) ApplySignal(s, now);
+  // Starts and signals change the state this pass was computed on (a started job's time-limit
+  // warning is a new deadline): run another pass before sleeping.
+  if (!d.starts.empty() || !d.signals.empty()) dirty_ = true;
+  for (const Kill& k : d.kills) ApplyKill(k.job, now);
+  pending_info_.clear();
+  pending_order_.clear();
+  for (const PendingInfo& p : d.pending) {
+    pending_info_[p.job] = p;
+    pending_order_.push_back(p.job);
+  }
+  SendWaitingUpdates();
+  for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
+    it = executor_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
+  }
+  Time wake = d.next_wakeup;
+  for (const auto& [id, a] : jobs_) {
+    if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
+  }
+  ArmTimer(wake);
+}
+
+void Daemon::ArmTimer(Time next_wakeup) {
+  itimerspec spec{};
+  if (next_wakeup != kNever) {
+    spec.it_value.tv_sec = std::max<Time>(next_wakeup, 1);  // absolute; a past time fires at once
+  }
+  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+store::Placement Daemon::PlacementOf(const Allocation& alloc) const {
+  store::Placement p;
+  p.alloc = alloc;
+  for (int g : alloc.gpus) p.gpu_uuids.push_back(gpus_[static_cast<size_t>(g)].uuid);
+  if (alloc.mig >= 0 && !alloc.gpus.empty()) {
+    p.mig_uuid = gpus_[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
+  }
+  return p;
+}
+
+std::map<std::string, std::string> Daemon::AllocationEnv(const store::JobRecord& rec) const {
+  std::map<std::string, std::string> env;
+  const store::Placement& p = rec.placement;
+  std::string visible;
+  if (!p.mig_uuid.empty()) {
+    visible = p.mig_uuid;
+  } else {
+    for (const std::string& u : p.gpu_uuids) visible += (visible.empty() ? "" : ",") + u;
+  }
+  std::vector<int> indices;
+  for (int g : p.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
+  env["CUDA_VISIBLE_DEVICES"] = visible;
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["ROTA_JOB_ID"] = std::to_string(rec.job.id);
+  env["ROTA_GPUS"] = JoinInts(indices);
+  if (p.alloc.memory > 0) env["ROTA_GPU_MEM"] = std::to_string(p.alloc.memory) + "M";
+  if (!p.mig_uuid.empty()) env["ROTA_MIG_PROFILE"] = rec.job.request.mig_profile;
+  return env;
+}
+
+void Daemon::ApplyStart(const rota::Start& start, Time now) {
+  auto it = jobs_.find(start.job);
+  if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending) return;
+  Active& a = it->second;
+  a.rec.placement = PlacementOf(start.alloc);
+  a.rec.preemptible = start.preemptible;
+  a.rec.from_pool = start.from_pool;
+  if (a.rec.interactive) {
+    StartSession(a, start, now);
+    return;
+  }
+  std::vector<int> indices;
+  for (int g : start.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
+  store::StartInfo info;
+  info.placement = a.rec.placement;
+  info.preemptible = start.preemptible;
+  info.from_pool = start.from_pool;
+  info.reason = "Started on GPU " + JoinInts(indices) + (start.preemptible ? " (preemptible)" : "");
+
+  exec::LaunchSpec spec;
+  spec.job_id = a.rec.job.id;
+  StatusOr<UnixAccount> account = LookUpAccount(static_cast<uid_t>(a.rec.uid));
+  std::string launch_error;
+  if (!account.ok()) {
+    launch_error = account.status().message();
+  } else {
+    spec.uid = account->uid;
+    spec.gid = account->gid;
+    spec.groups = account->groups;
+    spec.user = account->name;
+  }
+  spec.argv = a.rec.command;
+  spec.cwd = a.rec.cwd;
+  spec.env = a.rec.env;
+  for (auto& [k, v] : AllocationEnv(a.rec)) spec.env[k] = v;
+  spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
+  const MiB per_gpu = a.rec.job.host_mem_per_gpu > 0 ? a.rec.job.host_mem_per_gpu : config_.default_mem_per_gpu;
+  spec.memory_limit_bytes = per_gpu * static_cast<std::int64_t>(std::max<size_t>(1, start.alloc.gpus.size())) * 1024 * 1024;
+
+  StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));
+  if (launched.ok()) {
+    info.pid = launched->pid;
+    info.cgroup = launched->cgroup;
+  }
+  if (Status s = store_->MarkStarted(a.rec.job.id, info, now); !s.ok()) {
+    // Not recorded as started: stop what was launched and leave the job pending.
+    spdlog::error("job {}: cannot record its start: {}", a.rec.job.id, s.message());
+    if (launched.ok()) {
+      (void)executor_->Signal(launched->pid, SIGKILL);
+      ::close(launched->pidfd);
+    }
+    a.rec.placement = {};
+    return;
+  }
+  a.rec.state = store::JobState::kRunning;
+  a.rec.start_time = now;
+  a.rec.cgroup = info.cgroup;
+  a.rec.pid = info.pid;
+  if (!launched.ok()) {
+    spdlog::error("job {}: cannot launch: {}", a.rec.job.id, launched.status().message());
+    exec::ExitInfo failed;
+    failed.kind = exec::ExitInfo::Kind::kStartFailed;
+    failed.reason = launched.status().message();
+    FinishJob(a, failed, now);
+    return;
+  }
+  spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, JoinInts(indices),
+               launched->pid);
+  Watch(a.rec.job.id, launched->pidfd);
+}
+
+void Daemon::Watch(JobId id, int pidfd) {
+  jobs_[id].pidfd = pidfd;
+  (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnJobExit(id); });
+}
+
+void Daemon::ApplySignal(const Signal& sig, Time now) {
+  auto it = jobs_.find(sig.job);
+  if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;
+  Active& a = it->second;
+  const bool preempted = sig.cause == StopCause::kPreempted;
+  if (Status s = store_->MarkSignalled(sig.job, sig.kill_at, preempted, now); !s.ok()) {
+    spdlog::error("job {}: cannot record its signal: {}", sig.job, s.message());
+    return;
+  }
+  a.rec.signalled = true;
+  a.rec.kill_at = sig.kill_at;
+  a.rec.preempted = preempted;
+  a.preempted_by = sig.preempted_by;
+  if (a.rec.interactive) {
+    server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", sig.signal},
+                              {"kill_at", sig.kill_at}, {"reason", preempted ? "preempted" : "time_limit"}});
+  } else {
+    (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), sig.signal);
+  }
+  spdlog::info("job {}: signal {} ({}), kill at {}", sig.job, sig.signal,
+               preempted ? "preempted by job " + std::to_string(sig.preempted_by) : "time limit", sig.kill_at);
+}
+
+void Daemon::ApplyKill(JobId id, Time now) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;
+  BeginStop(it->second, now);
+}
+
+void Daemon::BeginStop(Active& a, Time now) {
+  if (a.term_sent != 0) return;
+  a.term_sent = now;
+  if (a.rec.interactive) {
+    server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
+    if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGTERM);  // adopted session
+  } else {
+    (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), SIGTERM);
+  }
+}
+
+void Daemon::EscalateKills(Time now) {
+  for (auto& [id, a] : jobs_) {
+    if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || a.rec.state != store::JobState::kRunning) continue;
+    if (a.rec.interactive) {
+      server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
+      if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
+      if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGKILL);  // adopted session
+      a.term_sent = now;  // again after another kill_wait if the client does not answer
+    } else {
+      (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), SIGKILL);
+      a.term_sent = now;
+    }
+  }
+}
+
+void Daemon::OnJobExit(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  Active& a = it->second;
+  loop_->Remove(a.pidfd);
+  ::close(a.pidfd);
+  a.pidfd = -1;
+  const Time now = Now();
+  if (a.rec.interactive) {
+    // An adopted session whose client exited while rotad was away.
+    exec::ExitInfo info;
+    info.kind = exec::ExitInfo::Kind::kExited;
+    FinishJob(a, info, now);
+    return;
+  }
+  exec::ExitInfo info = executor_->Collect(id, static_cast<pid_t>(a.rec.pid));
+  FinishJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now);
+}
+
+void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
+  const JobId id = a.rec.job.id;
+  store::JobState state = store::JobState::kCompleted;
+  std::string reason = "Completed";
+  std::optional<int> code;
+  std::string actor = "rotad";
+  bool requeue = false;
+  using K = exec::ExitInfo::Kind;
+  if (info.kind == K::kExited) code = info.exit_code;
+  if (!a.cancelled_by.empty()) {
+    state = store::JobState::kCancelled;
+    reason = "Cancelled by " + a.cancelled_by;
+    actor = a.cancelled_by;
+  } else if (a.rec.kill_at != kNever && a.rec.preempted) {
+    // Preempted, whether it was killed or ended on its own after the warning (a checkpoint):
+    // either way it did not finish its work.
+    requeue = a.rec.job.requeue && !a.rec.interactive;
+    reason = "Preempted by job " + std::to_string(a.preempted_by) + (requeue ? " (requeued)" : "");
+    if (a.preempted_by == 0) reason = requeue ? "Preempted (requeued)" : "Preempted";
+    state = store::JobState::kPreempted;
+  } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
+    state = store::JobState::kTimeout;
+    reason = "TimeLimit";
+  } else if (info.kind == K::kExited && info.exit_code == 0) {
+    state = store::JobState::kCompleted;
+  } else if (info.kind == K::kExited) {
+    state = store::JobState::kFailed;
+    reason = "Failed(exit " + std::to_string(info.exit_code) + ")";
+  } else if (info.kind == K::kSignalled) {
+    state = store::JobState::kFailed;
+    reason = "Failed(signal " + std::to_string(info.signal) + ")";
+  } else if (info.kind == K::kStartFailed) {
+    state = store::JobState::kFailed;
+    reason = "Failed: " + info.reason;
+  } else {  // kVanished
+    requeue = a.rec.job.requeue && !a.rec.interactive;
+    state = store::JobState::kNodeFail;
+    reason = "NodeFail: " + info.reason + (requeue ? " (requeued)" : "");
+  }
+  if (a.rec.interactive && info.kind == K::kExited && a.cancelled_by.empty() && state == store::JobState::kCompleted) {
+    reason = "Completed";
+  }
+  ChargeUsage(a.rec, now);
+  Status s = requeue ? store_->Requeue(id, reason, now) : store_->MarkEnded(id, state, code, reason, now, actor);
+  if (!s.ok()) {
+    // The record stays "running" on disk; the next start re-examines it (the result file is gone
+    // but the job is recorded as vanished, not lost). Drop it from memory so it is not re-run now.
+    spdlog::error("job {}: cannot record its end ({}): {}", id, reason, s.message());
+  } else {
+    spdlog::info("job {} ({}): {}", id, a.rec.job.user, reason);
+  }
+  if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
+  if (a.session) sessions_.erase(a.session);
+  if (requeue && s.ok()) {
+    store::JobRecord rec = a.rec;
+    rec.state = store::JobState::kPending;
+    rec.start_time = 0;
+    rec.placement = {};
+    rec.preemptible = rec.from_pool = rec.signalled = rec.preempted = false;
+    rec.kill_at = kNever;
+    rec.pid = rec.pgid = 0;
+    rec.cgroup.clear();
+    Active fresh;
+    fresh.rec = std::move(rec);
+    jobs_.erase(id);
+    jobs_[id] = std::move(fresh);
+  } else {
+    jobs_.erase(id);
+  }
+  dirty_ = true;
+}
+
+void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
+  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
+  ClusterState st;
+  st.gpus = gpus_;
+  const double gpus = AllocationGpus(st, rec.placement.alloc);
+  ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, config_.policy);
+  if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
+    spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
+  }
+  if (!rec.job.project.empty()) {
+    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, config_.policy);
+    (void)store_->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
+  }
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,154 @@
+// Interactive allocations (`rota run`, `rota shell`): the client runs the command itself, as the
+// user it already is; the daemon holds the GPUs for it and talks to it over its connection.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include "api/job_json.h"
+#include "api/protocol.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
+  const JobId id = a.rec.job.id;
+  store::StartInfo info;
+  info.placement = a.rec.placement;
+  info.preemptible = start.preemptible;
+  info.from_pool = start.from_pool;
+  info.pid = a.session_pid;
+  std::string gpus;
+  for (int g : start.alloc.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(gpus_[static_cast<size_t>(g)].index);
+  info.reason = "Session started on GPU " + gpus;
+  // Account the session's processes to the job where cgroups allow: the client's children
+  // (the command) inherit its cgroup.
+  const MiB per_gpu = a.rec.job.host_mem_per_gpu > 0 ? a.rec.job.host_mem_per_gpu : config_.default_mem_per_gpu;
+  StatusOr<std::string> cgroup = executor_->CreateCgroup(id, per_gpu * static_cast<std::int64_t>(start.alloc.gpus.size()) * 1024 * 1024);
+  if (cgroup.ok() && !cgroup->empty()) {
+    if (Status s = executor_->MoveToCgroup(*cgroup, a.session_pid); s.ok()) {
+      info.cgroup = *cgroup;
+    } else {
+      spdlog::warn("job {}: session process {} stays outside its cgroup: {}", id, a.session_pid, s.message());
+      (void)executor_->RemoveCgroup(*cgroup);
+    }
+  }
+  if (Status s = store_->MarkStarted(id, info, now); !s.ok()) {
+    spdlog::error("job {}: cannot record the session's start: {}", id, s.message());
+    a.rec.placement = {};
+    if (!info.cgroup.empty()) (void)executor_->RemoveCgroup(info.cgroup);
+    return;
+  }
+  a.rec.state = store::JobState::kRunning;
+  a.rec.start_time = now;
+  a.rec.pid = info.pid;
+  a.rec.cgroup = info.cgroup;
+  json env = json::object();
+  for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;
+  json indices = json::array();
+  for (int g : start.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
+  server_->Send(a.session, {{"v", api::kVersion},
+                            {"ok", true},
+                            {"event", "allocated"},
+                            {"job_id", id},
+                            {"env", env},
+                            {"gpus", indices},
+                            {"time_limit", a.rec.job.time_limit},
+                            {"preemptible", start.preemptible}});
+  spdlog::info("job {} ({}): session started on GPU {}", id, a.rec.job.user, gpus);
+}
+
+void Daemon::SendWaitingUpdates() {
+  for (const auto& [conn, id] : sessions_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending) continue;
+    auto info = pending_info_.find(id);
+    if (info == pending_info_.end()) continue;
+    int position = 1;
+    for (JobId p : pending_order_) {
+      if (p == id) break;
+      ++position;
+    }
+    const Time expected = info->second.expected_start == kNever ? 0 : info->second.expected_start;
+    json update = {{"v", api::kVersion},
+                   {"ok", true},
+                   {"event", "waiting"},
+                   {"job_id", id},
+                   {"position", position},
+                   {"reason", api::WaitReasonWire(info->second.reason)},
+                   {"expected_start", expected}};
+    std::string key = update.dump();
+    if (key == it->second.last_waiting) continue;
+    it->second.last_waiting = key;
+    server_->Send(conn, update);
+  }
+}
+
+json Daemon::SessionEnd(ConnId conn, const Caller& caller, const json& request) {
+  (void)caller;
+  auto s = sessions_.find(conn);
+  if (s == sessions_.end()) return api::ErrorReply("failed_precondition", "this connection holds no session");
+  auto it = jobs_.find(s->second);
+  if (it == jobs_.end()) {
+    sessions_.erase(s);
+    return api::OkReply();
+  }
+  Active& a = it->second;
+  const Time now = Now();
+  if (a.rec.state == store::JobState::kPending) {
+    if (Status st = store_->Cancel(a.rec.job.id, a.rec.job.user, now, "Session ended before its allocation"); !st.ok()) {
+      return api::ErrorReply(st);
+    }
+    sessions_.erase(s);
+    jobs_.erase(it);
+    dirty_ = true;
+    return api::OkReply();
+  }
+  exec::ExitInfo info;
+  info.kind = exec::ExitInfo::Kind::kExited;
+  if (auto code = request.find("exit_code"); code != request.end() && code->is_number_integer()) {
+    const int c = code->get<int>();
+    if (c > 128 && c < 128 + 65) {
+      info.kind = exec::ExitInfo::Kind::kSignalled;
+      info.signal = c - 128;
+    } else {
+      info.exit_code = c;
+    }
+  }
+  a.session = 0;  // the reply below is the last message of this session
+  FinishJob(a, info, now);
+  sessions_.erase(conn);
+  return api::OkReply();
+}
+
+void Daemon::OnClose(ConnId conn) {
+  auto s = sessions_.find(conn);
+  if (s == sessions_.end()) return;
+  const JobId id = s->second;
+  sessions_.erase(s);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  Active& a = it->second;
+  const Time now = Now();
+  dirty_ = true;
+  if (a.rec.state == store::JobState::kPending) {
+    if (Status st = store_->Cancel(id, a.rec.job.user, now, "Session closed"); !st.ok()) {
+      spdlog::error("job {}: {}", id, st.message());
+      return;
+    }
+    jobs_.erase(it);
+    return;
+  }
+  // The terminal closed with the command still holding the allocation: stop what is left.
+  if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
+  ChargeUsage(a.rec, now);
+  if (Status st = store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session closed", now, a.rec.job.user);
+      !st.ok()) {
+    spdlog::error("job {}: {}", id, st.message());
+  }
+  if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);
+  jobs_.erase(it);
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,66 @@
+// cgroup v2 helpers: finding the hierarchy, choosing the base for job cgroups, and the
+// operations on one job's cgroup. Used by the Executor (daemon side) and by rota-shepherd.
+//
+// Paths are absolute directories under the cgroup2 mount, e.g. /sys/fs/cgroup/rota/job-5.
+// Every function returns errors as values and none blocks for long: WaitCgroupEmpty is bounded.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::exec {
+
+struct Cgroup2Mount {
+  std::string mount_point;  // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
+  std::string root;         // the mounted subtree ("/" unless bind-mounted from inside)
+};
+
+// Parses /proc/self/mountinfo text; the first cgroup2 mount, if any. Unescapes \040 and friends.
+std::optional<Cgroup2Mount> FindCgroup2Mount(std::string_view mountinfo);
+
+// Parses /proc/<pid>/cgroup text; the path on the "0::" line (cgroup v2), e.g. "/" or
+// "/system.slice/rotad.service".
+std::optional<std::string> ParseOwnCgroup(std::string_view proc_cgroup);
+
+// Where job cgroups go, as chosen by SetUpCgroupBase.
+struct CgroupBase {
+  std::string path;     // "" when cgroups are not used
+  bool memory = false;  // the memory controller is enabled for children of path
+  std::string note;     // the line for Executor::cgroup_note()
+};
+
+// Probes cgroup v2 and prepares the base (docs/design.md, Executor):
+//   own cgroup "/":          base = <mount>/rota (created);
+//   own cgroup ".../daemon": base = its parent (a restarted daemon already moved there);
+//   other own cgroup X:      the process moves itself into <mount>X/daemon, base = <mount>X.
+// Then "+memory" is written to the base's cgroup.subtree_control when the controller is
+// available to it. Never fails: without a writable cgroup v2 the result has an empty path and
+// a note that says why.
+CgroupBase SetUpCgroupBase();
+
+// Creates <base>/job-<id> (an existing empty one is reused) and writes memory.max when
+// `memory` and limit > 0. FailedPrecondition if it exists and holds processes.
+StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool memory,
+                                      std::int64_t memory_limit_bytes);
+
+Status MoveToCgroup(const std::string& cgroup, pid_t pid);  // writes pid to cgroup.procs
+// Kills every process in the cgroup: cgroup.kill, or SIGKILL to each pid in cgroup.procs
+// (a few passes) when the kernel lacks cgroup.kill. A missing cgroup is OK.
+Status KillCgroup(const std::string& cgroup);
+// rmdir; a missing cgroup is OK; FailedPrecondition (EBUSY) while it has processes.
+Status RemoveCgroup(const std::string& cgroup);
+// From cgroup.events; NotFound when the cgroup is gone.
+StatusOr<bool> CgroupPopulated(const std::string& cgroup);
+// Polls cgroup.events until "populated 0" (or the cgroup is gone), at most timeout_ms.
+bool WaitCgroupEmpty(const std::string& cgroup, int timeout_ms);
+// The oom_kill count of memory.events; 0 when unknown.
+std::int64_t CgroupOomKills(const std::string& cgroup);
+
+}  // namespace rota::exec

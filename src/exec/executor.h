@@ -1,0 +1,143 @@
+// The local executor: runs jobs as their owner under rota-shepherd, in a cgroup where possible.
+//
+// Each job runs under its own rota-shepherd process (src/shepherd), like Slurm's slurmstepd: the
+// daemon starts the shepherd in a new session, the shepherd starts the job, waits for it, kills
+// what the job left behind and records how it ended in <run_dir>/<job>.result. The shepherd does
+// not depend on the daemon, so a job survives a daemon restart and its end is still recorded;
+// the restarted daemon re-adopts live shepherds (Adopt) and collects dead ones (Collect).
+//
+// Lifecycle of one job, as the daemon drives it:
+//   Launch -> Launched{pid, pidfd}; poll pidfd; Signal(pid, SIGTERM) ... Signal(pid, SIGKILL);
+//   pidfd readable -> close(pidfd); Collect(job, pid) -> ExitInfo.
+// After a restart: for each job the store says is running, Adopt(job, pid); on NotFound call
+// Collect(job, pid) (it reads the result file the shepherd left, or reports kVanished).
+//
+// Thread-safety: an Executor is thread-compatible (the daemon calls it from its event loop).
+// REQUIRES of the calling process: it reaps shepherds only through Collect (no waitpid(-1)
+// elsewhere, SIGCHLD not set to SIG_IGN), so that a Launched pid stays valid until Collect.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::exec {
+
+// What to run, as whom, where. Filled in completely by the caller (the executor adds nothing).
+struct LaunchSpec {
+  JobId job_id = 0;                  // > 0
+  uid_t uid = 0;                     // the job's user; the shepherd drops to it when it differs
+  gid_t gid = 0;                     //   from the daemon's euid (the daemon must then be root)
+  std::vector<gid_t> groups;         // supplementary groups, already resolved by the caller
+  std::string user;                  // for messages
+  std::vector<std::string> argv;     // non-empty; argv[0] is searched in env's PATH like execvp
+  std::string cwd;                   // absolute
+  std::map<std::string, std::string> env;  // the complete environment (caller adds CUDA vars)
+  std::string output;                // absolute path of the log; stdout+stderr appended
+  std::int64_t memory_limit_bytes = 0;     // host memory limit (cgroup memory.max); 0 = none
+};
+
+// A started shepherd. The caller owns pidfd (O_CLOEXEC) and must close it.
+struct Launched {
+  pid_t pid = 0;       // the shepherd's pid (not the job's)
+  int pidfd = -1;      // becomes readable (poll POLLIN) when the shepherd exits
+  std::string cgroup;  // the job's cgroup directory, or "" when jobs are tracked by process group
+};
+
+// How a job ended.
+struct ExitInfo {
+  enum class Kind { kExited, kSignalled, kStartFailed, kVanished };
+  Kind kind = Kind::kVanished;
+  int exit_code = 0;   // kExited
+  int signal = 0;      // kSignalled
+  // kStartFailed: e.g. "cannot run 'nosuchcmd': No such file or directory",
+  //   "cannot chdir to /x: No such file or directory",
+  //   "cannot open output /x/rota-5.out: Permission denied".
+  // kVanished: why, e.g. "shepherd 123 was killed by signal 9 before recording the job's end".
+  // kSignalled: "out of memory (memory.max reached)" when the cgroup saw an OOM kill, else "".
+  std::string reason;
+  std::int64_t end_time = 0;  // Unix seconds when the job ended, as the shepherd saw it; 0 unknown
+};
+
+const char* ExitKindName(ExitInfo::Kind kind);  // "exited", "signalled", "start_failed", "vanished"
+
+struct ExecutorOptions {
+  std::string shepherd_path;  // the rota-shepherd binary (absolute)
+  std::string run_dir;        // private dir for spec and result files; created 0700 if missing
+  bool use_cgroups = true;    // false: never touch cgroups, track jobs by process group
+};
+
+class Executor {
+ public:
+  // Creates run_dir (0700; an existing one must be a directory owned by the euid) and probes
+  // cgroup v2 (see docs/design.md, Executor): the base is <mount><own>/rota when the process is
+  // in the root cgroup; otherwise (delegated systemd service) the process moves itself into
+  // <mount><own>/daemon and jobs go in <mount><own>. No writable cgroup v2 is not an error.
+  static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // One line for the daemon's log, e.g. "cgroup v2 at /sys/fs/cgroup/rota (memory limits: yes)",
+  // "cgroup v2 at /sys/fs/cgroup/unified/rota (memory limits: no: controller not available)",
+  // "no writable cgroup v2 (mkdir /sys/fs/cgroup/rota: Permission denied): jobs are tracked by
+  // process group".
+  const std::string& cgroup_note() const { return note_; }
+  // The directory that holds job-<id> cgroups, or "" without cgroups.
+  const std::string& cgroup_base() const { return base_; }
+  bool memory_limits() const { return memory_; }
+
+  // Writes <run_dir>/<job>.spec, creates the job's cgroup (when available) and starts the
+  // shepherd in its own session. Returns as soon as the shepherd runs; whether the job's command
+  // could be started is reported later by Collect (kStartFailed). Errors: InvalidArgument for a
+  // bad spec, FailedPrecondition when the job's cgroup exists and holds processes, Internal.
+  StatusOr<Launched> Launch(const LaunchSpec& spec);
+
+  // Re-adopts a shepherd found alive after a daemon restart: checks that `pid` runs this
+  // executor's shepherd for `job` (guards against pid reuse) and returns a new pidfd for it.
+  // NotFound when it is not (or no longer) that shepherd: then Collect(job, pid).
+  StatusOr<Launched> Adopt(JobId job, pid_t pid);
+
+  // Delivers `signo` to the job's processes, not to the shepherd: the shepherd forwards it to the
+  // job's process group; SIGKILL kills the whole job (its cgroup when it has one, else its
+  // process group). A shepherd already gone is OK. InvalidArgument for a bad signal number.
+  Status Signal(pid_t shepherd, int signo);
+
+  // After the pidfd became readable (or at startup for a shepherd found dead): reaps the shepherd
+  // if it is a child, reads <run_dir>/<job>.result, removes the job's files and cgroup (killing
+  // what is left in it). No result file => kVanished with a reason. Never blocks.
+  ExitInfo Collect(JobId job, pid_t shepherd);
+
+  // For interactive sessions (rota run), where the client runs the command, not a shepherd.
+  // Returns the cgroup path, or "" when cgroups are unavailable (not an error).
+  StatusOr<std::string> CreateCgroup(JobId job, std::int64_t memory_limit_bytes);
+  Status MoveToCgroup(const std::string& cgroup, pid_t pid);
+  // cgroup.kill, or SIGKILL each pid in cgroup.procs on kernels without it.
+  Status KillCgroup(const std::string& cgroup);
+  // rmdir once empty; a cgroup already gone is OK; FailedPrecondition while it has processes.
+  Status RemoveCgroup(const std::string& cgroup);
+
+ private:
+  explicit Executor(const ExecutorOptions& options);
+  std::string JobCgroup(JobId job) const;
+  void RetryStaleCgroups();
+
+  ExecutorOptions options_;
+  std::string base_;    // "" without cgroups
+  bool memory_ = false;  // memory.max can be set on job cgroups
+  std::string note_;
+  std::vector<std::string> stale_cgroups_;  // killed but not yet removable; retried later
+  // Shepherds started by Launch and not yet collected: unreaped children, so their pids cannot
+  // have been reused (and their /proc cmdline may still be empty right after the spawn).
+  std::set<pid_t> children_;
+};
+
+}  // namespace rota::exec

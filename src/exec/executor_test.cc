@@ -1,0 +1,428 @@
+// Tests of the executor with real jobs under the real rota-shepherd (ROTA_SHEPHERD), once with
+// cgroups (when this machine has a writable cgroup v2) and once tracking jobs by process group.
+#include "exec/executor.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "exec/exec_test_util.h"
+
+namespace rota::exec {
+namespace {
+
+using testing::FileHasLine;
+using testing::NextJobId;
+using testing::ProcessDead;
+using testing::ReadText;
+using testing::TempDir;
+using testing::WaitFor;
+using testing::WaitReadable;
+
+class ExecutorTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(tmp_.path().empty());
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create(Options());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    executor_ = std::move(e).value();
+    if (GetParam() && executor_->cgroup_base().empty()) {
+      GTEST_SKIP() << "no writable cgroup v2 here: " << executor_->cgroup_note();
+    }
+  }
+
+  // A failed test must not leave its job running.
+  void TearDown() override {
+    for (const auto& [pid, job] : running_) {
+      (void)executor_->Signal(pid, SIGKILL);
+      (void)executor_->Collect(job, pid);
+    }
+  }
+
+  StatusOr<Launched> Launch(const LaunchSpec& spec) {
+    StatusOr<Launched> launched = executor_->Launch(spec);
+    if (launched.ok()) running_[launched->pid] = spec.job_id;
+    return launched;
+  }
+
+  ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam()}; }
+  bool cgroups() const { return !executor_->cgroup_base().empty(); }
+
+  LaunchSpec Spec(std::vector<std::string> argv) const {
+    LaunchSpec spec;
+    spec.job_id = NextJobId();
+    spec.uid = geteuid();
+    spec.gid = getegid();
+    spec.user = "tester";
+    spec.argv = std::move(argv);
+    spec.cwd = tmp_.path();
+    spec.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", tmp_.path()}};
+    spec.output = tmp_ / "job.out";
+    return spec;
+  }
+  LaunchSpec Shell(const std::string& script) const { return Spec({"sh", "-c", script}); }
+
+  // Waits for the shepherd to end, then collects.
+  ExitInfo Finish(const Launched& launched, JobId job) {
+    EXPECT_TRUE(WaitReadable(launched.pidfd)) << "job " << job << " did not end";
+    close(launched.pidfd);
+    running_.erase(launched.pid);
+    return executor_->Collect(job, launched.pid);
+  }
+
+  ExitInfo Run(const LaunchSpec& spec) {
+    StatusOr<Launched> launched = Launch(spec);
+    EXPECT_TRUE(launched.ok()) << launched.status().ToString();
+    if (!launched.ok()) return {};
+    return Finish(*launched, spec.job_id);
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<Executor> executor_;
+  std::map<pid_t, JobId> running_;  // launched, not yet collected
+};
+
+TEST_P(ExecutorTest, RecordsExitCodes) {
+  ExitInfo ok = Run(Shell("exit 0"));
+  EXPECT_EQ(ok.kind, ExitInfo::Kind::kExited) << ok.reason;
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_GT(ok.end_time, 1'600'000'000);
+  ExitInfo three = Run(Shell("exit 3"));
+  EXPECT_EQ(three.kind, ExitInfo::Kind::kExited) << three.reason;
+  EXPECT_EQ(three.exit_code, 3);
+}
+
+TEST_P(ExecutorTest, CollectRemovesTheJobsFiles) {
+  LaunchSpec spec = Shell("exit 0");
+  Run(spec);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp_ / "run"));
+  if (cgroups()) {
+    EXPECT_FALSE(std::filesystem::exists(executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id)));
+  }
+}
+
+TEST_P(ExecutorTest, AppendsStdoutAndStderrToTheLog) {
+  LaunchSpec spec = Shell("echo out; echo err >&2");
+  { std::ofstream(spec.output) << "before\n"; }
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  EXPECT_EQ(ReadText(spec.output), "before\nout\nerr\n");
+}
+
+TEST_P(ExecutorTest, AppliesExactlyTheJobsEnvironmentAndItsPath) {
+  std::filesystem::create_directory(tmp_ / "bin");
+  std::filesystem::create_symlink("/usr/bin/env", tmp_ / "bin/rota-test-env");
+  LaunchSpec spec = Spec({"rota-test-env"});  // found only through the job's PATH
+  spec.env = {{"PATH", tmp_ / "bin"}, {"FOO", "bar baz"}, {"EMPTY", ""}};
+  ExitInfo info = Run(spec);
+  ASSERT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  std::vector<std::string> lines;
+  std::istringstream in(ReadText(spec.output));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"EMPTY=", "FOO=bar baz", "PATH=" + tmp_ / "bin"}));
+}
+
+TEST_P(ExecutorTest, SearchesOnlyTheJobsPath) {
+  std::filesystem::create_directory(tmp_ / "empty");
+  LaunchSpec spec = Shell("exit 0");
+  spec.env["PATH"] = tmp_ / "empty";
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_EQ(info.reason, "cannot run 'sh': No such file or directory");
+}
+
+TEST_P(ExecutorTest, MissingCommandIsAStartFailure) {
+  LaunchSpec spec = Spec({"rota-no-such-command", "x"});
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_EQ(info.reason, "cannot run 'rota-no-such-command': No such file or directory");
+  EXPECT_GT(info.end_time, 0);
+  // The owner finds the reason in the log too.
+  EXPECT_NE(ReadText(spec.output).find("cannot run 'rota-no-such-command'"), std::string::npos);
+}
+
+TEST_P(ExecutorTest, VanishedWorkingDirectoryIsAStartFailure) {
+  LaunchSpec spec = Shell("exit 0");
+  spec.cwd = tmp_ / "gone";
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_EQ(info.reason, "cannot chdir to " + tmp_ / "gone" + ": No such file or directory");
+}
+
+TEST_P(ExecutorTest, UnwritableOutputIsAStartFailure) {
+  std::filesystem::create_directory(tmp_ / "ro");
+  chmod((tmp_ / "ro").c_str(), 0555);
+  LaunchSpec spec = Shell("exit 0");
+  spec.output = tmp_ / "ro/rota-5.out";
+  if (geteuid() == 0) {  // root writes anywhere: run the job as nobody
+    passwd* nobody = getpwnam("nobody");
+    if (nobody == nullptr) GTEST_SKIP() << "no user nobody";
+    spec.uid = nobody->pw_uid;
+    spec.gid = nobody->pw_gid;
+    spec.groups = {nobody->pw_gid};
+    spec.user = "nobody";
+  }
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_EQ(info.reason, "cannot open output " + spec.output + ": Permission denied");
+}
+
+TEST_P(ExecutorTest, SignalReachesTheJobWhichKeepsRunning) {
+  LaunchSpec spec = Shell("trap 'echo got > usr1' USR1; echo ready > ready; while :; do sleep 0.05; done");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "ready"); }));
+  ASSERT_TRUE(executor_->Signal(launched->pid, SIGUSR1).ok());
+  EXPECT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "usr1"); }));
+  pollfd p{launched->pidfd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the job ended on SIGUSR1";
+  ASSERT_TRUE(executor_->Signal(launched->pid, SIGKILL).ok());
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kSignalled);
+  EXPECT_EQ(info.signal, SIGKILL);
+}
+
+TEST_P(ExecutorTest, SignalRightAfterLaunchIsNotLost) {
+  LaunchSpec spec = Shell("while :; do sleep 0.05; done");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  ASSERT_TRUE(executor_->Signal(launched->pid, SIGTERM).ok());
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kSignalled) << info.reason;
+  EXPECT_EQ(info.signal, SIGTERM);
+}
+
+TEST_P(ExecutorTest, KillEndsTheWholeJob) {
+  // One helper stays in the job's process group and ignores TERM; one escapes with setsid.
+  LaunchSpec spec = Shell(
+      "sh -c 'trap \"\" TERM; echo $$ > grouped; while :; do sleep 1; done' & "
+      "setsid sh -c 'trap \"\" TERM; echo $$ > escaped; while :; do sleep 1; done' & "
+      "wait");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "grouped") && FileHasLine(tmp_ / "escaped"); }));
+  pid_t grouped = std::stoi(ReadText(tmp_ / "grouped"));
+  pid_t escaped = std::stoi(ReadText(tmp_ / "escaped"));
+  ASSERT_TRUE(executor_->Signal(launched->pid, SIGKILL).ok());
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kSignalled) << info.reason;
+  EXPECT_EQ(info.signal, SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return ProcessDead(grouped); }));
+  if (cgroups()) {
+    EXPECT_TRUE(WaitFor([&] { return ProcessDead(escaped); })) << "escaped child survived";
+  } else {
+    kill(escaped, SIGKILL);  // beyond the reach of a process group
+  }
+}
+
+TEST_P(ExecutorTest, KillsStragglersWhenTheLeaderExits) {
+  LaunchSpec spec = Shell("sleep 1000 & echo $! > straggler; exit 0");
+  ExitInfo info = Run(spec);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  ASSERT_TRUE(FileHasLine(tmp_ / "straggler"));
+  pid_t straggler = std::stoi(ReadText(tmp_ / "straggler"));
+  EXPECT_TRUE(WaitFor([&] { return ProcessDead(straggler); }));
+}
+
+TEST_P(ExecutorTest, SignalToAShepherdThatIsGoneIsOk) {
+  LaunchSpec spec = Shell("exit 0");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok());
+  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  EXPECT_TRUE(executor_->Signal(launched->pid, SIGTERM).ok());  // a zombie
+  close(launched->pidfd);
+  executor_->Collect(spec.job_id, launched->pid);
+  running_.erase(launched->pid);
+  EXPECT_TRUE(executor_->Signal(launched->pid, SIGTERM).ok());  // reaped
+  EXPECT_TRUE(executor_->Signal(getpid(), SIGTERM).ok());       // not a shepherd: untouched
+  EXPECT_EQ(executor_->Signal(launched->pid, 0).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(executor_->Signal(launched->pid, 1000).code(), StatusCode::kInvalidArgument);
+}
+
+// The "daemon" (a forked child) launches a job and exits; a new executor adopts the shepherd.
+TEST_P(ExecutorTest, AdoptsAShepherdAfterTheDaemonExits) {
+  LaunchSpec spec = Shell("echo ready > ready; while :; do sleep 0.05; done");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t daemon = fork();
+  ASSERT_GE(daemon, 0);
+  if (daemon == 0) {
+    close(fds[0]);
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create(Options());
+    if (!e.ok()) _exit(1);
+    StatusOr<Launched> launched = (*e)->Launch(spec);
+    if (!launched.ok()) _exit(2);
+    pid_t pid = launched->pid;
+    _exit(write(fds[1], &pid, sizeof pid) == sizeof pid ? 0 : 3);
+  }
+  close(fds[1]);
+  pid_t shepherd = 0;
+  ASSERT_EQ(read(fds[0], &shepherd, sizeof shepherd), static_cast<ssize_t>(sizeof shepherd));
+  close(fds[0]);
+  running_[shepherd] = spec.job_id;
+  int status = 0;
+  ASSERT_EQ(waitpid(daemon, &status, 0), daemon);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "ready"); }));
+
+  StatusOr<std::unique_ptr<Executor>> restarted = Executor::Create(Options());
+  ASSERT_TRUE(restarted.ok());
+  Executor& e = **restarted;
+  EXPECT_EQ(e.Adopt(spec.job_id + 1, shepherd).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(e.Adopt(spec.job_id, getpid()).status().code(), StatusCode::kNotFound);
+  StatusOr<Launched> adopted = e.Adopt(spec.job_id, shepherd);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(adopted->pid, shepherd);
+  if (cgroups()) {
+    EXPECT_EQ(adopted->cgroup, e.cgroup_base() + "/job-" + std::to_string(spec.job_id));
+  }
+  ASSERT_TRUE(e.Signal(shepherd, SIGKILL).ok());
+  ASSERT_TRUE(WaitReadable(adopted->pidfd));
+  close(adopted->pidfd);
+  ExitInfo info = e.Collect(spec.job_id, shepherd);  // not our child: nothing to reap
+  running_.erase(shepherd);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kSignalled) << info.reason;
+  EXPECT_EQ(info.signal, SIGKILL);
+}
+
+TEST_P(ExecutorTest, ShepherdKilledIsVanishedAndItsJobIsCleanedUp) {
+  LaunchSpec spec = Shell("echo $$ > pid; while :; do sleep 0.05; done");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok());
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "pid"); }));
+  pid_t job = std::stoi(ReadText(tmp_ / "pid"));
+  ASSERT_EQ(kill(launched->pid, SIGKILL), 0);
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
+  EXPECT_EQ(info.reason, "rota-shepherd " + std::to_string(launched->pid) +
+                             " was killed by signal 9 before recording the job's end");
+  if (cgroups()) {
+    EXPECT_TRUE(WaitFor([&] { return ProcessDead(job); })) << "Collect left the job running";
+  } else {
+    kill(-job, SIGKILL);
+  }
+}
+
+TEST_P(ExecutorTest, CollectWithoutResultIsVanished) {
+  JobId job = NextJobId();
+  ExitInfo info = executor_->Collect(job, getppid());  // not our child, no result file
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
+  EXPECT_NE(info.reason.find("without recording the job's end"), std::string::npos) << info.reason;
+}
+
+TEST_P(ExecutorTest, RunsTheJobAsItsUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  passwd* pw = getpwnam("nobody");
+  if (pw == nullptr) GTEST_SKIP() << "no user nobody";
+  uid_t uid = pw->pw_uid;
+  gid_t gid = pw->pw_gid;
+  std::vector<gid_t> groups(64);
+  int n = static_cast<int>(groups.size());
+  ASSERT_GE(getgrouplist("nobody", gid, groups.data(), &n), 0);
+  groups.resize(static_cast<std::size_t>(n));
+  std::filesystem::create_directory(tmp_ / "world");
+  chmod((tmp_ / "world").c_str(), 01777);
+
+  LaunchSpec spec = Shell("id -u; id -g; id -G");
+  spec.uid = uid;
+  spec.gid = gid;
+  spec.groups = groups;
+  spec.user = "nobody";
+  spec.cwd = tmp_ / "world";
+  spec.output = tmp_ / "world/job.out";
+  ExitInfo info = Run(spec);
+  ASSERT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  std::string expected_groups;
+  std::sort(groups.begin(), groups.end());
+  for (gid_t g : groups) expected_groups += (expected_groups.empty() ? "" : " ") + std::to_string(g);
+  std::istringstream in(ReadText(spec.output));
+  std::string line_uid, line_gid, line_groups;
+  std::getline(in, line_uid);
+  std::getline(in, line_gid);
+  std::getline(in, line_groups);
+  EXPECT_EQ(line_uid, std::to_string(uid));
+  EXPECT_EQ(line_gid, std::to_string(gid));
+  std::istringstream gin(line_groups);
+  std::vector<gid_t> got;
+  for (gid_t g; gin >> g;) got.push_back(g);
+  std::sort(got.begin(), got.end());
+  std::string got_groups;
+  for (gid_t g : got) got_groups += (got_groups.empty() ? "" : " ") + std::to_string(g);
+  EXPECT_EQ(got_groups, expected_groups);
+  EXPECT_EQ(std::find(got.begin(), got.end(), 0u), got.end());
+  EXPECT_NE(line_uid, "0");
+  struct stat st;
+  ASSERT_EQ(stat(spec.output.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST_P(ExecutorTest, JobRunsInItsCgroup) {
+  if (!cgroups()) GTEST_SKIP() << "jobs are tracked by process group here";
+  LaunchSpec spec = Shell("cat /proc/self/cgroup");
+  ExitInfo info = Run(spec);
+  ASSERT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  std::string text = ReadText(spec.output);
+  EXPECT_NE(text.find("0::/"), std::string::npos) << text;
+  EXPECT_NE(text.find("/job-" + std::to_string(spec.job_id) + "\n"), std::string::npos) << text;
+}
+
+TEST_P(ExecutorTest, MemoryLimitIsWrittenToTheCgroup) {
+  if (!cgroups() || !executor_->memory_limits()) GTEST_SKIP() << executor_->cgroup_note();
+  LaunchSpec spec = Shell("");
+  spec.argv[2] = "cat " + executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id) + "/memory.max";
+  spec.memory_limit_bytes = 256 << 20;
+  ExitInfo info = Run(spec);
+  ASSERT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  EXPECT_NE(ReadText(spec.output).find(std::to_string(256 << 20)), std::string::npos);
+}
+
+TEST_P(ExecutorTest, RejectsBadSpecs) {
+  LaunchSpec spec = Shell("exit 0");
+  spec.argv.clear();
+  EXPECT_EQ(executor_->Launch(spec).status().code(), StatusCode::kInvalidArgument);
+  spec = Shell("exit 0");
+  spec.cwd = "relative";
+  EXPECT_EQ(executor_->Launch(spec).status().code(), StatusCode::kInvalidArgument);
+  spec = Shell("exit 0");
+  spec.job_id = 0;
+  EXPECT_EQ(executor_->Launch(spec).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(ExecutorTest, NoteSaysHowJobsAreTracked) {
+  const std::string& note = executor_->cgroup_note();
+  if (cgroups()) {
+    EXPECT_EQ(note.rfind("cgroup v2 at " + executor_->cgroup_base() + " (memory limits: ", 0), 0u) << note;
+  } else {
+    EXPECT_NE(note.find("process group"), std::string::npos) << note;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Executor, ExecutorTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Cgroups" : "ProcessGroups"; });
+
+TEST(ExecutorCreateTest, MakesAPrivateRunDir) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  struct stat st;
+  ASSERT_EQ(stat((tmp / "run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST(ExecutorCreateTest, RejectsAMissingShepherd) {
+  TempDir tmp;
+  EXPECT_EQ(Executor::Create({tmp / "nope", tmp / "run", false}).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace rota::exec

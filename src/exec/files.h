@@ -1,0 +1,33 @@
+// Small POSIX file helpers shared by the executor and rota-shepherd.
+//
+// All return errors as values; messages name the path and the system error, e.g.
+// "cannot open /run/rota/5.spec: Permission denied". No function here throws or allocates after
+// a fork (none is meant to be called between fork and exec).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "core/status.h"
+
+namespace rota::exec {
+
+// "<what>: <strerror(err)>".
+std::string ErrnoMessage(const std::string& what, int err);
+
+// The whole content of a (small) file.
+StatusOr<std::string> ReadFile(const std::string& path);
+
+// Writes `content` to `path` atomically: a temporary file beside it (mode `mode`), fsync, rename,
+// fsync of the directory. Readers see the old file or the whole new one, even after a crash.
+Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode);
+
+// Writes `content` with a single write(2) to an existing file, without creating or truncating it:
+// the way control files such as cgroup.procs are written.
+Status WriteControlFile(const std::string& path, const std::string& content);
+
+// Removes a file; a file that does not exist is not an error.
+Status RemoveFile(const std::string& path);
+
+}  // namespace rota::exec

@@ -1,0 +1,38 @@
+// Process handles for the executor: pidfds, queued signals through a pidfd, and recognising a
+// rota-shepherd by its command line (which is how pid reuse is told apart after a restart).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::exec {
+
+// pidfd_open(2); the fd is O_CLOEXEC. NotFound (ESRCH) when no such process.
+StatusOr<int> OpenPidfd(pid_t pid);
+
+// True when the process behind pidfd has exited (the pidfd polls readable). Does not block.
+bool PidfdExited(int pidfd);
+
+// Queues signal `sig` with si_value.sival_int = value to the process behind pidfd, like
+// sigqueue(3) but immune to pid reuse. NotFound (ESRCH) when it has exited.
+Status PidfdQueueSignal(int pidfd, int sig, int value);
+
+// The NUL-separated /proc/<pid>/cmdline; empty for a zombie or a vanished process.
+std::vector<std::string> ReadCmdline(pid_t pid);
+
+// The arguments rota-shepherd is started with; IsShepherdCommand recognises them. job 0 matches
+// any job; an empty run_dir any run directory.
+std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job,
+                                      const std::string& spec_path, const std::string& run_dir);
+bool IsShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
+                       JobId job, const std::string& run_dir);
+
+// The signal the executor uses to ask a shepherd to forward a signal (its value) to the job.
+int ForwardSignal();  // SIGRTMIN + 1
+
+}  // namespace rota::exec

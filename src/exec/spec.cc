@@ -1,0 +1,89 @@
+// Tested by spec_test.cc. nlohmann::json throws; every exception is caught here.
+#include "exec/spec.h"
+
+#include <nlohmann/json.hpp>
+
+namespace rota::exec {
+
+using nlohmann::json;
+
+std::string SpecPath(const std::string& run_dir, JobId job) {
+  return run_dir + "/" + std::to_string(job) + ".spec";
+}
+
+std::string ResultPath(const std::string& run_dir, JobId job) {
+  return run_dir + "/" + std::to_string(job) + ".result";
+}
+
+std::string SpecToJson(const JobSpec& spec) {
+  const LaunchSpec& l = spec.launch;
+  json j = {{"job_id", l.job_id},
+            {"uid", l.uid},
+            {"gid", l.gid},
+            {"groups", l.groups},
+            {"user", l.user},
+            {"argv", l.argv},
+            {"cwd", l.cwd},
+            {"env", l.env},
+            {"output", l.output},
+            {"memory_limit_bytes", l.memory_limit_bytes},
+            {"cgroup", spec.cgroup}};
+  return j.dump();
+}
+
+StatusOr<JobSpec> SpecFromJson(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    JobSpec spec;
+    LaunchSpec& l = spec.launch;
+    l.job_id = j.at("job_id").get<JobId>();
+    l.uid = j.at("uid").get<uid_t>();
+    l.gid = j.at("gid").get<gid_t>();
+    l.groups = j.at("groups").get<std::vector<gid_t>>();
+    l.user = j.at("user").get<std::string>();
+    l.argv = j.at("argv").get<std::vector<std::string>>();
+    l.cwd = j.at("cwd").get<std::string>();
+    l.env = j.at("env").get<std::map<std::string, std::string>>();
+    l.output = j.at("output").get<std::string>();
+    l.memory_limit_bytes = j.at("memory_limit_bytes").get<std::int64_t>();
+    spec.cgroup = j.at("cgroup").get<std::string>();
+    return spec;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("bad job spec: ") + e.what());
+  }
+}
+
+std::string ResultToJson(const ExitInfo& info) {
+  json j = {{"kind", ExitKindName(info.kind)},
+            {"exit_code", info.exit_code},
+            {"signal", info.signal},
+            {"reason", info.reason},
+            {"end_time", info.end_time}};
+  return j.dump();
+}
+
+StatusOr<ExitInfo> ResultFromJson(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    ExitInfo info;
+    std::string kind = j.at("kind").get<std::string>();
+    if (kind == "exited") {
+      info.kind = ExitInfo::Kind::kExited;
+    } else if (kind == "signalled") {
+      info.kind = ExitInfo::Kind::kSignalled;
+    } else if (kind == "start_failed") {
+      info.kind = ExitInfo::Kind::kStartFailed;
+    } else {
+      return InvalidArgument("bad job result: unknown kind '" + kind + "'");
+    }
+    info.exit_code = j.value("exit_code", 0);
+    info.signal = j.value("signal", 0);
+    info.reason = j.value("reason", std::string());
+    info.end_time = j.value("end_time", std::int64_t{0});
+    return info;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("bad job result: ") + e.what());
+  }
+}
+
+}  // namespace rota::exec

@@ -1,0 +1,78 @@
+// Tests of the spec and result files shared by the executor and rota-shepherd.
+#include "exec/spec.h"
+
+#include <gtest/gtest.h>
+
+namespace rota::exec {
+namespace {
+
+TEST(ExecutorSpecTest, SpecRoundTrips) {
+  JobSpec spec;
+  spec.launch.job_id = 42;
+  spec.launch.uid = 1000;
+  spec.launch.gid = 100;
+  spec.launch.groups = {100, 27};
+  spec.launch.user = "ana";
+  spec.launch.argv = {"python", "train.py", "--lr=0.1", "with space"};
+  spec.launch.cwd = "/home/ana";
+  spec.launch.env = {{"PATH", "/usr/bin"}, {"CUDA_VISIBLE_DEVICES", "GPU-1"}, {"UNICODE", "héllo"}};
+  spec.launch.output = "/home/ana/rota-42.out";
+  spec.launch.memory_limit_bytes = 1LL << 34;
+  spec.cgroup = "/sys/fs/cgroup/rota/job-42";
+  StatusOr<JobSpec> back = SpecFromJson(SpecToJson(spec));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->launch.job_id, 42);
+  EXPECT_EQ(back->launch.uid, 1000u);
+  EXPECT_EQ(back->launch.gid, 100u);
+  EXPECT_EQ(back->launch.groups, spec.launch.groups);
+  EXPECT_EQ(back->launch.user, "ana");
+  EXPECT_EQ(back->launch.argv, spec.launch.argv);
+  EXPECT_EQ(back->launch.cwd, spec.launch.cwd);
+  EXPECT_EQ(back->launch.env, spec.launch.env);
+  EXPECT_EQ(back->launch.output, spec.launch.output);
+  EXPECT_EQ(back->launch.memory_limit_bytes, spec.launch.memory_limit_bytes);
+  EXPECT_EQ(back->cgroup, spec.cgroup);
+}
+
+TEST(ExecutorSpecTest, BadSpecIsInvalidArgument) {
+  EXPECT_EQ(SpecFromJson("{").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SpecFromJson("{\"job_id\":1}").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SpecFromJson("[]").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ExecutorSpecTest, ResultRoundTrips) {
+  ExitInfo info;
+  info.kind = ExitInfo::Kind::kSignalled;
+  info.signal = 9;
+  info.reason = "out of memory (memory.max reached)";
+  info.end_time = 1'700'000'000;
+  StatusOr<ExitInfo> back = ResultFromJson(ResultToJson(info));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->kind, info.kind);
+  EXPECT_EQ(back->signal, 9);
+  EXPECT_EQ(back->reason, info.reason);
+  EXPECT_EQ(back->end_time, info.end_time);
+
+  StatusOr<ExitInfo> exited = ResultFromJson(R"({"kind":"exited","exit_code":3,"end_time":5})");
+  ASSERT_TRUE(exited.ok());
+  EXPECT_EQ(exited->kind, ExitInfo::Kind::kExited);
+  EXPECT_EQ(exited->exit_code, 3);
+  StatusOr<ExitInfo> failed = ResultFromJson(R"({"kind":"start_failed","reason":"cannot run 'x': No such file or directory"})");
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->kind, ExitInfo::Kind::kStartFailed);
+}
+
+TEST(ExecutorSpecTest, BadResultIsInvalidArgument) {
+  EXPECT_EQ(ResultFromJson("").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResultFromJson(R"({"kind":"vanished"})").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResultFromJson(R"({"kind":"exited","exit_code":"x"})").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ExecutorSpecTest, FileNames) {
+  EXPECT_EQ(SpecPath("/run/rota", 5), "/run/rota/5.spec");
+  EXPECT_EQ(ResultPath("/run/rota", 5), "/run/rota/5.result");
+  EXPECT_STREQ(ExitKindName(ExitInfo::Kind::kStartFailed), "start_failed");
+}
+
+}  // namespace
+}  // namespace rota::exec

@@ -1,0 +1,131 @@
+// Tested by src/exec/executor_test.cc (start failures, users, environment, PATH).
+//
+// Design: the order matters. The child joins the cgroup and its own session while still
+// privileged, then drops privileges (groups, gid, uid; each checked, and verified after), and
+// only then opens the log, so root never creates or follows a file in a user-writable place.
+#include "shepherd/job_start.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "exec/files.h"
+
+namespace rota::shepherd {
+namespace {
+
+[[noreturn]] void Fail(int error_fd, const std::string& message) {
+  const char* p = message.data();
+  std::size_t left = message.size();
+  while (left > 0) {
+    ssize_t n = write(error_fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  _exit(127);
+}
+
+[[noreturn]] void FailErrno(int error_fd, const std::string& what, int err) {
+  Fail(error_fd, exec::ErrnoMessage(what, err));
+}
+
+void DropPrivileges(const exec::LaunchSpec& spec, int error_fd) {
+  if (spec.uid == geteuid()) return;
+  std::string who = "cannot switch to user " + spec.user + " (uid " + std::to_string(spec.uid) + ")";
+  if (setgroups(spec.groups.size(), spec.groups.data()) != 0) FailErrno(error_fd, who + ": setgroups", errno);
+  if (setgid(spec.gid) != 0) FailErrno(error_fd, who + ": setgid", errno);
+  if (setuid(spec.uid) != 0) FailErrno(error_fd, who + ": setuid", errno);
+  if (getuid() != spec.uid || geteuid() != spec.uid || getgid() != spec.gid || getegid() != spec.gid) {
+    Fail(error_fd, who + ": ids did not change");
+  }
+  if (spec.uid != 0 && setuid(0) == 0) Fail(error_fd, who + ": root privileges could be regained");
+}
+
+void ResetSignals() {
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // some refuse: fine
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+bool KeepSearching(int err) {
+  return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG ||
+         err == ESTALE || err == ENODEV || err == ETIMEDOUT;
+}
+
+}  // namespace
+
+PreparedJob::PreparedJob(const exec::JobSpec& spec) : spec_(spec) {
+  const exec::LaunchSpec& l = spec_.launch;
+  for (const auto& [key, value] : l.env) env_strings_.push_back(key + "=" + value);
+  for (const std::string& arg : l.argv) argv_.push_back(const_cast<char*>(arg.c_str()));
+  argv_.push_back(nullptr);
+  for (const std::string& kv : env_strings_) envp_.push_back(const_cast<char*>(kv.c_str()));
+  envp_.push_back(nullptr);
+
+  const std::string& name = l.argv.empty() ? std::string() : l.argv[0];
+  if (name.find('/') != std::string::npos) {
+    candidates_.push_back(name);
+    return;
+  }
+  auto path = l.env.find("PATH");
+  std::string dirs = path == l.env.end() ? "/bin:/usr/bin" : path->second;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    candidates_.push_back(dir.empty() ? name : dir + "/" + name);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+}
+
+void RunJobChild(const PreparedJob& job, int error_fd) {
+  const exec::LaunchSpec& spec = job.spec().launch;
+  const std::string& cgroup = job.spec().cgroup;
+  if (!cgroup.empty()) {
+    if (Status s = exec::WriteControlFile(cgroup + "/cgroup.procs", "0"); !s.ok()) {
+      Fail(error_fd, "cannot join cgroup " + cgroup + ": " + s.message());
+    }
+  }
+  if (setsid() < 0) FailErrno(error_fd, "cannot start a session", errno);
+  DropPrivileges(spec, error_fd);
+  if (chdir(spec.cwd.c_str()) != 0) FailErrno(error_fd, "cannot chdir to " + spec.cwd, errno);
+  umask(022);
+  int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
+  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0) FailErrno(error_fd, "cannot open /dev/null", errno);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) FailErrno(error_fd, "dup2", errno);
+  if (in > 2) close(in);
+  if (out > 2) close(out);
+
+  ResetSignals();
+  int err = ENOENT;
+  bool denied = false;
+  for (const std::string& candidate : job.candidates()) {
+    execve(candidate.c_str(), job.argv(), job.envp());
+    err = errno;
+    if (err == EACCES) denied = true;
+    if (!KeepSearching(err)) break;
+  }
+  if (KeepSearching(err)) err = denied ? EACCES : ENOENT;
+  std::string message = exec::ErrnoMessage("cannot run '" + spec.argv[0] + "'", err);
+  std::string line = "rota: " + message + "\n";  // also in the job's log, for its owner
+  if (write(2, line.data(), line.size()) < 0) {
+    // nothing more to do: the pipe still carries the reason
+  }
+  Fail(error_fd, message);
+}
+
+}  // namespace rota::shepherd

@@ -1,0 +1,155 @@
+// Tested by src/exec/executor_test.cc (signals, stragglers, exit statuses).
+//
+// Design: one poll loop over a signalfd and the start-error pipe; no signal handlers. The job's
+// leader is observed with waitid(WNOWAIT) and reaped only after its stragglers are killed, so
+// its pid (= its process group id) cannot be reused while kill(-pgid) is still aimed at it. A
+// signal that arrives before the child has called setsid() goes to the child itself (kill(-pgid)
+// fails with ESRCH); the child keeps signals blocked until just before exec, so it is not lost.
+#include "shepherd/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "exec/cgroup.h"
+#include "exec/files.h"
+#include "exec/process.h"
+#include "shepherd/job_start.h"
+
+namespace rota::shepherd {
+namespace {
+
+constexpr int kStragglerWaitMs = 2000;
+
+class Supervisor {
+ public:
+  explicit Supervisor(const exec::JobSpec& spec) : spec_(spec), job_(spec) {}
+
+  exec::ExitInfo Run() {
+    exec::ExitInfo info;
+    info.kind = exec::ExitInfo::Kind::kStartFailed;
+    sigset_t set;
+    ShepherdSignals(&set);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) return Failed(info, "shepherd: signalfd", errno);
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return Failed(info, "shepherd: pipe", errno);
+    child_ = fork();
+    if (child_ < 0) return Failed(info, "cannot fork", errno);
+    if (child_ == 0) {
+      close(pipefd[0]);
+      close(sfd);
+      RunJobChild(job_, pipefd[1]);
+    }
+    close(pipefd[1]);
+    int status = Loop(sfd, pipefd[0]);
+    close(pipefd[0]);
+    info.end_time = static_cast<std::int64_t>(time(nullptr));
+    std::string oom = KillStragglers();
+    while (waitpid(child_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (!spec_.cgroup.empty()) (void)exec::RemoveCgroup(spec_.cgroup);  // else the executor retries
+    close(sfd);
+    if (!start_error_.empty()) {
+      info.reason = start_error_;
+    } else if (status_kind_ == CLD_EXITED) {
+      info.kind = exec::ExitInfo::Kind::kExited;
+      info.exit_code = status;
+    } else {
+      info.kind = exec::ExitInfo::Kind::kSignalled;
+      info.signal = status;
+      info.reason = oom;
+    }
+    return info;
+  }
+
+ private:
+  exec::ExitInfo& Failed(exec::ExitInfo& info, const std::string& what, int err) {
+    info.reason = exec::ErrnoMessage(what, err);
+    info.end_time = static_cast<std::int64_t>(time(nullptr));
+    return info;
+  }
+
+  // Until the leader has exited and the start pipe is closed; returns the exit code or signal.
+  int Loop(int sfd, int pipe_fd) {
+    bool pipe_open = true;
+    bool exited = false;
+    int status = 0;
+    while (!exited || pipe_open) {
+      pollfd fds[2] = {{sfd, POLLIN, 0}, {pipe_open ? pipe_fd : -1, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      if (pipe_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        char buf[512];
+        ssize_t n = read(pipe_fd, buf, sizeof buf);
+        if (n > 0) start_error_.append(buf, static_cast<std::size_t>(n));
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) pipe_open = false;
+      }
+      signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        if (exited) continue;
+        if (static_cast<int>(si.ssi_signo) == exec::ForwardSignal()) {
+          Forward(si.ssi_int);
+        } else if (si.ssi_signo != SIGCHLD) {
+          Forward(static_cast<int>(si.ssi_signo));
+        }
+      }
+      if (!exited) {
+        siginfo_t wi;
+        wi.si_pid = 0;
+        if (waitid(P_PID, static_cast<id_t>(child_), &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == child_) {
+          exited = true;
+          status_kind_ = wi.si_code;
+          status = wi.si_status;
+        }
+      }
+    }
+    return status;
+  }
+
+  void Forward(int sig) {
+    if (sig < 1 || sig >= NSIG) return;
+    if (sig == SIGKILL && !spec_.cgroup.empty()) (void)exec::KillCgroup(spec_.cgroup);
+    if (kill(-child_, sig) != 0 && errno == ESRCH) kill(child_, sig);  // before its setsid()
+  }
+
+  // With the leader a zombie (its pgid still reserved): kills the rest of the job. Returns a
+  // note when the cgroup saw an OOM kill.
+  std::string KillStragglers() {
+    std::string oom;
+    if (!spec_.cgroup.empty()) {
+      if (exec::CgroupOomKills(spec_.cgroup) > 0) oom = "out of memory (memory.max reached)";
+      StatusOr<bool> populated = exec::CgroupPopulated(spec_.cgroup);
+      if (populated.ok() && *populated) {
+        (void)exec::KillCgroup(spec_.cgroup);
+        exec::WaitCgroupEmpty(spec_.cgroup, kStragglerWaitMs);
+      }
+    }
+    kill(-child_, SIGKILL);
+    return oom;
+  }
+
+  const exec::JobSpec& spec_;
+  PreparedJob job_;
+  pid_t child_ = -1;
+  int status_kind_ = 0;
+  std::string start_error_;
+};
+
+}  // namespace
+
+void ShepherdSignals(sigset_t* set) {
+  sigemptyset(set);
+  for (int sig : {exec::ForwardSignal(), SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(set, sig);
+}
+
+exec::ExitInfo SuperviseJob(const exec::JobSpec& spec) { return Supervisor(spec).Run(); }
+
+}  // namespace rota::shepherd

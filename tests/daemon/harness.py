@@ -1,0 +1,222 @@
+"""Test harness for the daemon integration tests: real rotad and rota processes.
+
+Each test gets its own directory (state, socket, job files) and its own rotad, started with a
+configuration written by the test. The binaries come from $ROTA_BIN_DIR (set by ctest).
+When the tests run as root (CI does), real Unix users are created for permission tests.
+"""
+import grp
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("ROTA_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+ROTAD = os.path.join(BIN, "rotad")
+ROTA = os.path.join(BIN, "rota")
+IS_ROOT = os.geteuid() == 0
+
+# Two GPUs, one MIG card: small enough to fill, varied enough for shares and slices.
+SMALL_CLUSTER = """
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 2
+nvlink = [[0, 1]]
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 1
+mig = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
+"""
+
+FINAL = {"completed", "failed", "cancelled", "timeout", "preempted", "node_fail"}
+
+
+def ensure_user(name, groups=()):
+    """Creates a real Unix user (root only) and returns its passwd entry."""
+    for g in groups:
+        try:
+            grp.getgrnam(g)
+        except KeyError:
+            subprocess.run(["groupadd", g], check=True)
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
+    for g in groups:
+        subprocess.run(["usermod", "-a", "-G", g, name], check=True)
+    return pwd.getpwnam(name)
+
+
+def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Rotad:
+    """One rotad process with its own state directory and socket."""
+
+    def __init__(self, config=SMALL_CLUSTER, kill_wait=2, run_as=None):
+        self.dir = tempfile.mkdtemp(prefix="rota-it-")
+        os.chmod(self.dir, 0o755)  # other users' rota must reach the socket and their job dirs
+        self.config_path = os.path.join(self.dir, "rota.toml")
+        self.state = os.path.join(self.dir, "state")
+        self.socket = os.path.join(self.dir, "run", "rota.sock")
+        self.log_path = os.path.join(self.dir, "rotad.log")
+        self.kill_wait = kill_wait
+        self.run_as = run_as
+        self.proc = None
+        self.write_config(config)
+
+    def write_config(self, text):
+        with open(self.config_path, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(self.config_path, 0o644)
+
+    def start(self, wait=True):
+        cmd = [ROTAD, "--config", self.config_path, "--state-dir", self.state, "--socket", self.socket,
+               "--kill-wait", str(self.kill_wait)]
+        if self.run_as:
+            cmd = ["runuser", "-u", self.run_as, "--"] + cmd
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        if wait:
+            wait_for(self._answers, timeout=20, what="rotad to answer on " + self.socket)
+        return self
+
+    def _answers(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("rotad exited with %s:\n%s" % (self.proc.returncode, self.read_log()))
+        try:
+            return self.api({"op": "hello"}) is not None
+        except OSError:
+            return False
+
+    def read_log(self):
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.log.close()
+
+    def cleanup(self):
+        self.stop()
+        # Cancel whatever is still running (as root with the jobs' shepherds).
+        subprocess.run(["pkill", "-f", "rota-shepherd --job [0-9]* --spec " + self.state], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # --- clients -----------------------------------------------------------------------------
+
+    def rota(self, *args, user=None, check=True, cwd=None, env=None, timeout=60, input=None):
+        """Runs the rota command line; returns the CompletedProcess (stdout/stderr as text)."""
+        e = dict(os.environ)
+        e["ROTA_SOCKET"] = self.socket
+        e["LANG"] = e["LC_ALL"] = "C.UTF-8"
+        if env:
+            e.update(env)
+        cmd = [ROTA] + list(args)
+        if user:
+            keep = ",".join(k for k in ("ROTA_SOCKET", "LANG", "LC_ALL") + tuple(env or {}))
+            cmd = ["runuser", "-u", user, "--", "env"] + [f"{k}={e[k]}" for k in keep.split(",")] + cmd
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd or self.dir, env=e, timeout=timeout,
+                           input=input)
+        if check and r.returncode != 0:
+            raise AssertionError(f"rota {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def submit(self, *args, user=None, cwd=None, env=None):
+        r = self.rota("submit", "--parsable", *args, user=user, cwd=cwd, env=env)
+        return int(r.stdout.strip())
+
+    def show(self, job, user=None):
+        return json.loads(self.rota("show", str(job), "--json", user=user).stdout)
+
+    def job(self, job):
+        return self.show(job)["job"]
+
+    def wait_state(self, job, states, timeout=20):
+        states = {states} if isinstance(states, str) else set(states)
+        return wait_for(lambda: (lambda j: j if j["state"] in states else None)(self.job(job)), timeout=timeout,
+                        what=f"job {job} to reach {states}")
+
+    def api(self, *requests, raw=None):
+        """Sends requests (dicts, or raw bytes) on one connection; returns the replies."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(20)
+        try:
+            s.connect(self.socket)
+        except OSError:
+            s.close()
+            raise
+        f = s.makefile("rwb")
+        replies = []
+        try:
+            for r in requests:
+                data = r if isinstance(r, bytes) else (json.dumps(dict({"v": 1}, **r)) + "\n").encode()
+                f.write(data)
+                f.flush()
+                line = f.readline()
+                if not line:
+                    replies.append(None)
+                    break
+                replies.append(json.loads(line))
+        finally:
+            f.close()
+            s.close()
+        return replies[0] if len(requests) == 1 else replies
+
+
+class DaemonTest(unittest.TestCase):
+    """Base class: self.d is a started rotad; subclasses may set CONFIG."""
+    CONFIG = SMALL_CLUSTER
+    KILL_WAIT = 2
+
+    def setUp(self):
+        self.d = Rotad(self.CONFIG, kill_wait=self.KILL_WAIT)
+        self.addCleanup(self._cleanup)
+        self.d.start()
+
+    def _cleanup(self):
+        if self._outcome_failed():
+            print("---- rotad log ----\n" + self.d.read_log())
+        self.d.cleanup()
+
+    def _outcome_failed(self):
+        result = getattr(getattr(self, "_outcome", None), "result", None)
+        if result is None:
+            return False
+        return any(test is self for test, _ in list(result.failures) + list(result.errors))
+
+    def path(self, name):
+        return os.path.join(self.d.dir, name)
+
+    def read(self, name):
+        with open(self.path(name), encoding="utf-8") as f:
+            return f.read()

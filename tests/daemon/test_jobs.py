@@ -1,0 +1,129 @@
+"""Batch jobs through real rotad and rota processes: run, output, exit codes, cancel, failures,
+time limits, dependencies, shares and MIG slices."""
+import os
+import time
+import unittest
+
+from harness import DaemonTest, wait_for
+
+
+class JobLifecycleTest(DaemonTest):
+    def test_job_runs_writes_its_log_and_records_exit_code(self):
+        ok = self.d.submit("--name", "hello", "--", "sh", "-c", "echo out-line; echo err-line >&2")
+        bad = self.d.submit("--", "sh", "-c", "exit 3")
+        job = self.d.wait_state(ok, "completed")
+        self.assertEqual(job["exit_code"], 0)
+        self.assertEqual(job["end_reason"], "Completed")
+        log = self.read(f"rota-{ok}.out")
+        self.assertIn("out-line", log)
+        self.assertIn("err-line", log)
+        job = self.d.wait_state(bad, "failed")
+        self.assertEqual(job["exit_code"], 3)
+        self.assertEqual(job["end_reason"], "Failed(exit 3)")
+        # `rota logs` serves the same bytes, and history lists both with their reasons.
+        self.assertIn("out-line", self.d.rota("logs", str(ok)).stdout)
+        hist = self.d.rota("history").stdout
+        self.assertIn("Failed(exit 3)", hist)
+        events = [e["to"] for e in self.d.show(ok)["events"]]
+        self.assertEqual(events, ["pending", "running", "completed"])
+
+    def test_environment_and_cuda_visible_devices(self):
+        job = self.d.submit("--gpus", "2", "--", "sh", "-c",
+                            'echo "$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_ORDER|$ROTA_JOB_ID|$ROTA_GPUS|$MY_VAR"',
+                            env={"MY_VAR": "captured"})
+        rec = self.d.wait_state(job, "completed")
+        line = self.read(f"rota-{job}.out").strip()
+        self.assertEqual(line, f"{','.join(rec['gpu_uuids'])}|PCI_BUS_ID|{job}|0,1|captured")
+
+    def test_memory_share_and_mig_slice_get_their_uuids(self):
+        share = self.d.submit("--gpu-mem", "20G", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES $ROTA_GPU_MEM"')
+        mig = self.d.submit("--mig", "2g.20gb", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES $ROTA_MIG_PROFILE"')
+        s = self.d.wait_state(share, "completed")
+        m = self.d.wait_state(mig, "completed")
+        self.assertEqual(self.read(f"rota-{share}.out").split(), [s["gpu_uuids"][0], "20480M"])
+        self.assertEqual(s["gpu_mem"], 20480)
+        self.assertTrue(m["mig_uuid"].startswith("MIG-"), m)
+        self.assertEqual(self.read(f"rota-{mig}.out").split(), [m["mig_uuid"], "2g.20gb"])
+
+    def test_output_option_and_percent_j(self):
+        job = self.d.submit("--output", "logs-%j.txt", "--", "echo", "custom")
+        self.d.wait_state(job, "completed")
+        self.assertEqual(self.read(f"logs-{job}.txt").strip(), "custom")
+
+    def test_cancel_pending_and_running(self):
+        running = self.d.submit("--gpus", "2", "--", "sleep", "60")
+        self.d.wait_state(running, "running")
+        pending = self.d.submit("--gpus", "2", "--", "sleep", "60")
+        self.assertEqual(self.d.job(pending)["state"], "pending")
+        out = self.d.rota("cancel", str(pending), str(running)).stdout
+        self.assertIn(f"Cancelled job {pending}", out)
+        job = self.d.wait_state(pending, "cancelled")
+        self.assertEqual(job["end_reason"], "Cancelled by " + self.d.job(running)["user"])
+        job = self.d.wait_state(running, "cancelled")
+        self.assertTrue(job["end_reason"].startswith("Cancelled by"))
+        # Cancelling a finished job is refused with a reason and exit code 1.
+        r = self.d.rota("cancel", str(pending), check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("already ended", r.stderr)
+
+    def test_missing_command_and_vanished_cwd_fail_and_free_the_gpu(self):
+        missing = self.d.submit("--gpus", "2", "--", "no-such-command-xyz")
+        job = self.d.wait_state(missing, "failed")
+        self.assertIn("no-such-command-xyz", job["end_reason"])
+        gone = os.path.join(self.d.dir, "gone")
+        os.mkdir(gone)
+        os.chmod(gone, 0o777)
+        blocker = self.d.submit("--gpus", "2", "--", "sleep", "2")
+        vanished = self.d.submit("--gpus", "2", "--", "true", cwd=gone)
+        os.rmdir(gone)
+        job = self.d.wait_state(vanished, "failed", timeout=30)
+        self.assertIn("chdir", job["end_reason"])
+        self.d.wait_state(blocker, "completed")
+        # Both GPUs are free again: a 2-GPU job starts at once.
+        after = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(after, "completed")
+
+    def test_time_limit_sends_the_signal_before_the_kill(self):
+        script = self.path("ckpt.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\ntrap 'echo saved > checkpoint' USR1\n"
+                    "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done\n")
+        os.chmod(script, 0o755)
+        job = self.d.submit("--time", "4s", "--signal", "USR1@2", "--", script)
+        rec = self.d.wait_state(job, "timeout", timeout=30)
+        self.assertEqual(rec["end_reason"], "TimeLimit")
+        self.assertEqual(self.read("checkpoint").strip(), "saved")
+        self.assertLessEqual(rec["end_time"] - rec["start_time"], 4 + self.KILL_WAIT + 2)
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
+
+    def test_dependency_waits_for_the_first_job(self):
+        first = self.d.submit("--", "sh", "-c", "sleep 1; echo first >> order")
+        second = self.d.submit("--after", str(first), "--", "sh", "-c", "echo second >> order")
+        self.assertEqual(self.d.job(second)["state"], "pending")
+        wait_for(lambda: self.d.job(second).get("pending", {}).get("reason") == "dependency" or
+                 self.d.job(second)["state"] != "pending", what="dependency reason")
+        self.d.wait_state(second, "completed")
+        self.assertEqual(self.read("order").split(), ["first", "second"])
+
+    def test_next_job_starts_when_one_ends(self):
+        a = self.d.submit("--gpus", "2", "--", "sleep", "1")
+        b = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(b, "completed", timeout=20)
+        ra, rb = self.d.job(a), self.d.job(b)
+        self.assertGreaterEqual(rb["start_time"], ra["end_time"])
+        self.assertLessEqual(rb["start_time"] - ra["end_time"], 1)
+
+    def test_queue_lists_jobs_with_reasons(self):
+        big = self.d.submit("--gpus", "2", "--name", "大模型训练", "--", "sleep", "30")
+        self.d.wait_state(big, "running")
+        waiting = self.d.submit("--gpus", "2", "--", "true")
+        out = wait_for(lambda: (lambda o: o if "(Resources)" in o or "(Priority)" in o else None)(
+            self.d.rota("queue").stdout), what="a reason in rota queue")
+        self.assertIn("大模型训练", out)
+        self.assertIn(str(waiting), out)
+        self.d.rota("cancel", str(big), str(waiting))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,128 @@
+"""Identity and permissions with real Unix users (root only: CI runs as root). Identity comes
+from the socket's peer credentials; a user acts only on their own jobs; admins on all; jobs run
+as their owner, never as root."""
+import os
+import pwd
+import unittest
+
+from harness import IS_ROOT, DaemonTest, SMALL_CLUSTER, ensure_user
+
+ALICE, BOB, CAROL = "rota-it-alice", "rota-it-bob", "rota-it-carol"
+ADMIN_GROUP = "rota-it-admin"
+
+
+@unittest.skipUnless(IS_ROOT, "creates real users: run as root (CI does)")
+class PermissionTest(DaemonTest):
+    CONFIG = f'admin_group = "{ADMIN_GROUP}"\n' + SMALL_CLUSTER
+
+    @classmethod
+    def setUpClass(cls):
+        cls.alice = ensure_user(ALICE, groups=("rota-it-extra",))
+        cls.bob = ensure_user(BOB)
+        cls.carol = ensure_user(CAROL, groups=(ADMIN_GROUP,))
+
+    def alice_dir(self):
+        d = self.path("alice")
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, self.alice.pw_uid, self.alice.pw_gid)
+        return d
+
+    def test_job_runs_as_its_owner_with_their_groups(self):
+        d = self.alice_dir()
+        job = self.d.submit("--", "sh", "-c", "id -u; id -g; id -G", user=ALICE, cwd=d)
+        rec = self.d.wait_state(job, "completed")
+        self.assertEqual(rec["user"], ALICE)
+        self.assertEqual(rec["uid"], self.alice.pw_uid)
+        out_path = os.path.join(d, f"rota-{job}.out")
+        uid, gid, groups = open(out_path).read().split("\n")[:3]
+        self.assertEqual(int(uid), self.alice.pw_uid)
+        self.assertEqual(int(gid), self.alice.pw_gid)
+        expected = sorted(os.getgrouplist(ALICE, self.alice.pw_gid))
+        self.assertEqual(sorted(int(g) for g in groups.split()), expected)
+        self.assertNotIn(0, expected)
+        # The log file was created by the job's user, not by root.
+        self.assertEqual(os.stat(out_path).st_uid, self.alice.pw_uid)
+
+    def test_other_users_cannot_act_on_a_job_but_admins_can(self):
+        d = self.alice_dir()
+        job = self.d.submit("--name", "alice-train", "--", "sh", "-c", "echo secret-output; sleep 60",
+                            user=ALICE, cwd=d)
+        self.d.wait_state(job, "running")
+        # Bob sees the job in the lab-wide queue, with its owner and name...
+        out = self.d.rota("queue", "--all", user=BOB).stdout
+        self.assertIn("alice-train", out)
+        self.assertIn(ALICE[:8], out)
+        # ...but not in his own queue, and he cannot see its details or logs or cancel it.
+        self.assertNotIn("alice-train", self.d.rota("queue", user=BOB).stdout)
+        for args in (("cancel", str(job)), ("show", str(job)), ("logs", str(job))):
+            r = self.d.rota(*args, user=BOB, check=False)
+            self.assertEqual(r.returncode, 1, (args, r.stdout, r.stderr))
+            self.assertIn("belongs to", r.stderr)
+            self.assertNotIn("secret-output", r.stdout)
+        self.assertEqual(self.d.job(job)["state"], "running")
+        # The queue does not reveal the command of others' jobs.
+        import json
+        mine = json.loads(self.d.rota("queue", "--all", "--json", user=BOB).stdout)
+        jobs = mine["jobs"] if isinstance(mine, dict) else mine
+        alices = [j for j in jobs if j["id"] == job][0]
+        self.assertNotIn("command", alices)
+        # Carol, in the admin group, can read and cancel it.
+        self.assertIn("secret-output", self.d.rota("logs", str(job), user=CAROL).stdout)
+        self.d.rota("cancel", str(job), user=CAROL)
+        rec = self.d.wait_state(job, "cancelled")
+        self.assertEqual(rec["end_reason"], f"Cancelled by {CAROL}")
+
+    def test_identity_comes_from_the_kernel_not_the_request(self):
+        # A request that claims to be someone else is still the caller's.
+        d = self.alice_dir()
+        r = self.d.rota("submit", "--parsable", "--", "true", user=BOB, cwd="/tmp")
+        job = int(r.stdout)
+        rec = self.d.wait_state(job, "completed")
+        self.assertEqual(rec["user"], BOB)
+        hello = self.d.rota("status", "--json", user=BOB)
+        self.assertEqual(hello.returncode, 0)
+        del d
+
+    def test_logs_never_follow_a_link_to_a_file_the_owner_does_not_own(self):
+        d = self.alice_dir()
+        job = self.d.submit("--output", "link.out", "--", "true", user=ALICE, cwd=d)
+        self.d.wait_state(job, "completed")
+        link = os.path.join(d, "link.out")
+        os.remove(link)
+        os.symlink("/etc/shadow", link)
+        r = self.d.rota("logs", str(job), user=ALICE, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("root:", r.stdout)
+
+
+@unittest.skipUnless(IS_ROOT, "needs a real user to run the daemon as")
+class UserModeTest(unittest.TestCase):
+    def test_ordinary_user_runs_rotad_for_themselves(self):
+        from harness import Rotad
+        user = ensure_user(ALICE)
+        d = Rotad(SMALL_CLUSTER, run_as=ALICE)
+        self.addCleanup(d.cleanup)
+        os.chown(d.dir, user.pw_uid, user.pw_gid)
+        os.chown(d.config_path, user.pw_uid, user.pw_gid)
+        d.start()
+        hello = d.api({"op": "hello"})
+        # Root connecting to a user-mode daemon is refused: it serves its user alone.
+        self.assertFalse(hello["ok"])
+        self.assertEqual(hello["error"]["code"], "permission_denied")
+        job = int(d.rota("submit", "--parsable", "--", "sh", "-c", "id -u", user=ALICE, cwd=d.dir).stdout)
+        rec = d.wait_state(job, {"completed", "failed"}) if False else None
+        import json
+        import time
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            rec = json.loads(d.rota("show", str(job), "--json", user=ALICE).stdout)["job"]
+            if rec["state"] not in ("pending", "running"):
+                break
+            time.sleep(0.1)
+        self.assertEqual(rec["state"], "completed", (rec, d.read_log()))
+        self.assertEqual(open(os.path.join(d.dir, f"rota-{job}.out")).read().strip(), str(user.pw_uid))
+        self.assertIn("user mode", d.read_log())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,88 @@
+"""Bad input over the socket and at submit: an error reply, and the daemon keeps serving."""
+import json
+import socket
+import unittest
+
+from harness import DaemonTest, SMALL_CLUSTER
+
+
+class ProtocolTest(DaemonTest):
+    def assertServes(self):
+        self.assertTrue(self.d.api({"op": "hello"})["ok"])
+
+    def test_malformed_requests_get_errors_and_the_connection_stays(self):
+        replies = self.d.api(b"this is not json\n", b"[1,2]\n", b'{"op":"hello"}\n', b'{"v":99,"op":"hello"}\n',
+                             b'{"v":1,"op":"frobnicate"}\n', b'{"v":1,"op":"show","job_id":"x"}\n',
+                             b'{"v":1,"op":"submit","job":{"command":[],"cwd":"/"}}\n',
+                             b'{"v":1,"op":"hello","tag":7}\n')
+        codes = [r["error"]["code"] if not r["ok"] else "ok" for r in replies]
+        self.assertEqual(codes, ["invalid_argument", "invalid_argument", "invalid_argument", "unsupported_version",
+                                 "invalid_argument", "invalid_argument", "invalid_argument", "ok"])
+        self.assertEqual(replies[-1]["tag"], 7)
+        self.assertServes()
+
+    def test_truncated_request_then_disconnect(self):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.d.socket)
+        s.sendall(b'{"v":1,"op":"submit","job":{"command":["tr')
+        s.close()
+        self.assertServes()
+        self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])
+
+    def test_oversized_line_is_refused_and_closed(self):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.d.socket)
+        s.settimeout(20)
+        chunk = b"x" * 65536
+        try:
+            for _ in range(20):  # 1.25 MiB without a newline
+                s.sendall(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = b""
+        try:
+            while not data.endswith(b"\n"):
+                more = s.recv(65536)
+                if not more:
+                    break
+                data += more
+        except ConnectionResetError:
+            pass
+        s.close()
+        reply = json.loads(data.split(b"\n")[0])
+        self.assertFalse(reply["ok"])
+        self.assertIn("longer than", reply["error"]["message"])
+        self.assertServes()
+
+    def test_impossible_requests_are_refused_at_submit(self):
+        for args, words in ((["--gpus", "9"], "never run"), (["--mig", "7g.80gb"], "MIG profile"),
+                            (["--gpu-mem", "200G"], "larger than any card")):
+            r = self.d.rota("submit", *args, "--", "true", check=False)
+            self.assertEqual(r.returncode, 1, r)
+            self.assertIn(words, r.stderr)
+        r = self.d.rota("submit", "--time", "0", "--", "true", check=False)
+        self.assertEqual(r.returncode, 2)
+        r = self.d.rota("submit", "--after", "999", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("999", r.stderr)
+        self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])
+
+    def test_unreachable_daemon_is_exit_3(self):
+        r = self.d.rota("queue", env={"ROTA_SOCKET": self.d.dir + "/nowhere.sock"}, check=False)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("rotad", r.stderr)
+
+
+class ProjectsTest(DaemonTest):
+    CONFIG = SMALL_CLUSTER + '\n[projects.nlp]\nhours = 100\n'
+
+    def test_unknown_project_is_refused(self):
+        r = self.d.rota("submit", "--project", "vision", "--", "true", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown project", r.stderr)
+        job = self.d.submit("--project", "nlp", "--", "true")
+        self.assertEqual(self.d.wait_state(job, "completed")["project"], "nlp")
+
+
+if __name__ == "__main__":
+    unittest.main()

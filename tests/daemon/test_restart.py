@@ -1,0 +1,88 @@
+"""Restarts and reloads: kill -9 of rotad with jobs running and waiting, jobs that end or vanish
+while it is down, SIGHUP with a good and a bad configuration."""
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import DaemonTest, SMALL_CLUSTER, wait_for
+
+
+class RestartTest(DaemonTest):
+    def test_kill9_while_jobs_run_and_wait_loses_and_duplicates_nothing(self):
+        running = [self.d.submit("--", "sh", "-c", "echo ran; sleep 3") for _ in range(2)]
+        for j in running:
+            self.d.wait_state(j, "running")
+        waiting = [self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran") for _ in range(3)]
+        before = {j: self.d.job(j)["state"] for j in running + waiting}
+        self.assertEqual(set(before[j] for j in waiting), {"pending"})
+        self.d.kill9()
+        time.sleep(0.5)
+        self.d.start()
+        for j in running:
+            self.assertEqual(self.d.job(j)["state"], "running")
+        for j in running + waiting:
+            self.d.wait_state(j, "completed", timeout=40)
+        for j in running + waiting:
+            self.assertEqual(self.read(f"rota-{j}.out").split(), ["ran"], f"job {j} ran more than once")
+            starts = [e for e in self.d.show(j)["events"] if e["to"] == "running"]
+            self.assertEqual(len(starts), 1, f"job {j} started {len(starts)} times")
+        all_jobs = self.d.api({"op": "history", "since": 0, "all": True})["jobs"]
+        self.assertEqual(sorted(j["id"] for j in all_jobs), sorted(running + waiting))
+        self.assertIn("re-adopted", self.d.read_log())
+
+    def test_job_that_ends_while_rotad_is_down_is_recorded(self):
+        job = self.d.submit("--", "sh", "-c", "sleep 1; exit 4")
+        self.d.wait_state(job, "running")
+        self.d.kill9()
+        time.sleep(2.5)
+        self.d.start()
+        rec = self.d.job(job)
+        self.assertEqual(rec["state"], "failed")
+        self.assertEqual(rec["exit_code"], 4)
+        self.assertLess(rec["end_time"] - rec["start_time"], 3)
+
+    def test_job_whose_processes_vanish_is_node_fail_or_requeued(self):
+        keep = self.d.submit("--requeue", "--", "sh", "-c", "echo run >> runs-a; [ $(wc -l < runs-a) -ge 2 ] || sleep 60")
+        lose = self.d.submit("--", "sh", "-c", "sleep 60")
+        for j in (keep, lose):
+            self.d.wait_state(j, "running")
+        self.d.kill9()
+        # The machine "loses" the jobs: shepherds and jobs killed outright.
+        subprocess.run(["pkill", "-9", "-f", "rota-shepherd --job [0-9]+ --spec " + self.d.state], check=False)
+        subprocess.run(["pkill", "-9", "-f", "sleep 60"], check=False)
+        time.sleep(0.5)
+        self.d.start()
+        rec = self.d.wait_state(lose, "node_fail")
+        self.assertIn("NodeFail", rec["end_reason"])
+        rec = self.d.wait_state(keep, "completed", timeout=30)
+        reasons = [e["reason"] for e in self.d.show(keep)["events"]]
+        self.assertTrue(any("requeued" in r for r in reasons), reasons)
+
+
+class ReloadTest(DaemonTest):
+    def test_sighup_applies_a_good_config_and_keeps_the_old_on_a_bad_one(self):
+        job = self.d.submit("--", "sleep", "30")
+        self.d.wait_state(job, "running")
+        # Good: projects now listed, so an unknown one is refused.
+        self.d.write_config(SMALL_CLUSTER + "\n[projects.nlp]\nhours = 10\n")
+        self.d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: "reloaded" in self.d.read_log(), what="the reload")
+        r = self.d.rota("submit", "--project", "other", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        # Bad: a syntax error; the old configuration stays, the job keeps running.
+        self.d.write_config(SMALL_CLUSTER + "\n[projects.nlp\n")
+        self.d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: "keeping the configuration" in self.d.read_log(), what="the refused reload")
+        self.assertIn("rota.toml:", self.d.read_log().split("keeping the configuration")[0].splitlines()[-1])
+        self.assertEqual(self.d.job(job)["state"], "running")
+        r = self.d.rota("submit", "--project", "other", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        ok = self.d.submit("--project", "nlp", "--", "true")
+        self.d.wait_state(ok, "completed")
+        self.d.rota("cancel", str(job))
+
+
+if __name__ == "__main__":
+    unittest.main()

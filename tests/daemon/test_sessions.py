@@ -1,0 +1,72 @@
+"""Interactive allocations: `rota run` waits for GPUs, runs the command with the allocation's
+environment, passes its exit code on, and a closed terminal gives the GPUs back."""
+import json
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import ROTA, DaemonTest, wait_for
+
+
+class SessionTest(DaemonTest):
+    def test_run_gets_the_allocation_environment_and_exit_code(self):
+        r = self.d.rota("run", "--gpus", "2", "--", "sh", "-c",
+                        'echo "gpus=$ROTA_GPUS cvd=$CUDA_VISIBLE_DEVICES id=$ROTA_JOB_ID"; exit 7', check=False)
+        self.assertEqual(r.returncode, 7, r.stderr)
+        line = [l for l in r.stdout.splitlines() if l.startswith("gpus=")][0]
+        fields = dict(f.split("=", 1) for f in line.split())
+        self.assertEqual(fields["gpus"], "0,1")
+        job = self.d.job(int(fields["id"]))
+        self.assertEqual(fields["cvd"], ",".join(job["gpu_uuids"]))
+        self.assertTrue(job["interactive"])
+        self.assertEqual(job["state"], "failed")
+        self.assertEqual(job["exit_code"], 7)
+
+    def test_run_waits_for_busy_gpus_and_holds_them_while_it_runs(self):
+        batch = self.d.submit("--gpus", "2", "--", "sleep", "2")
+        self.d.wait_state(batch, "running")
+        t0 = time.time()
+        r = self.d.rota("run", "--gpus", "2", "--", "sh", "-c", "echo session-ran", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("session-ran", r.stdout)
+        self.assertIn("waiting", r.stderr)
+        self.assertGreaterEqual(time.time() - t0, 0.5)
+        self.assertEqual(self.d.job(batch)["state"], "completed")
+
+    def test_closing_the_client_while_waiting_cancels_and_while_running_frees(self):
+        batch = self.d.submit("--gpus", "2", "--", "sleep", "30")
+        self.d.wait_state(batch, "running")
+        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
+        waiting = subprocess.Popen([ROTA, "run", "--gpus", "2", "--", "true"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
+        jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
+                        what="the session to be queued")
+        waiting.send_signal(signal.SIGKILL)
+        waiting.wait()
+        rec = self.d.wait_state(jobs[0]["id"], "cancelled")
+        self.assertEqual(rec["end_reason"], "Session closed")
+        self.d.rota("cancel", str(batch))
+        self.d.wait_state(batch, "cancelled")
+        # A session whose client dies while it runs gives its GPUs back.
+        holder = subprocess.Popen([ROTA, "run", "--gpus", "2", "--", "sleep", "60"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
+        sess = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
+                                 if j["interactive"] and j["state"] == "running"], what="the session to run")
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        subprocess.run(["pkill", "-f", "sleep 60"], check=False)
+        rec = self.d.wait_state(sess[0]["id"], {"cancelled", "completed", "failed"})
+        after = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(after, "completed")
+
+    def test_session_time_limit_signals_the_command(self):
+        r = self.d.rota("run", "--time", "3s", "--signal", "USR1@1", "--", "sh", "-c",
+                        "trap 'echo got-usr1; exit 0' USR1; i=0; while [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done",
+                        check=False, timeout=60)
+        self.assertIn("got-usr1", r.stdout, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
