@@ -92,7 +92,7 @@ pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& 
         vars.emplace_back(it.key(), it.value().dump());
     }
   }
-  vars.emplace_back("ROTA_JOB_ID", std::to_string(id));
+  if (!env.is_object() || !env.contains("ROTA_JOB_ID")) vars.emplace_back("ROTA_JOB_ID", std::to_string(id));
   std::vector<char*> argv;
   for (const std::string& w : command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
@@ -101,10 +101,7 @@ pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& 
   if (pid != 0) return pid;
   for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::signal(s, SIG_DFL);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  for (const auto& [k, v] : vars) {
-    if (k == "ROTA_JOB_ID" && env.is_object() && env.contains(k)) continue;
-    ::setenv(k.c_str(), v.c_str(), 1);
-  }
+  for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
   ::execvp(argv[0], argv.data());
   int err = errno;
   std::fprintf(stderr, "rota: cannot run %s: %s\n", argv[0], std::strerror(err));

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <functional>
 #include <cstring>
 #include <ctime>
 #include <spdlog/spdlog.h>
@@ -98,6 +100,13 @@ Status Daemon::Open() {
   exec::ExecutorOptions eo;
   eo.shepherd_path = options_.shepherd_path;
   eo.run_dir = options_.state_dir + "/run";
+  // One cgroup base per daemon: the system daemon's is "rota"; any other (user mode, tests,
+  // a second instance) gets one named after its state directory, stable across restarts.
+  if (options_.user_mode || options_.state_dir != api::kSystemStateDir) {
+    char name[32];
+    std::snprintf(name, sizeof name, "rota-%016zx", std::hash<std::string>{}(options_.state_dir));
+    eo.cgroup_name = name;
+  }
   StatusOr<std::unique_ptr<exec::Executor>> executor = exec::Executor::Create(eo);
   if (!executor.ok()) return executor.status();
   executor_ = std::move(*executor);

@@ -99,7 +99,7 @@ std::optional<std::string> ParseOwnCgroup(std::string_view proc_cgroup) {
   return std::nullopt;
 }
 
-CgroupBase SetUpCgroupBase() {
+CgroupBase SetUpCgroupBase(const std::string& name) {
   StatusOr<std::string> mountinfo = ReadFile("/proc/self/mountinfo");
   if (!mountinfo.ok()) return NoCgroups(mountinfo.status().message());
   std::optional<Cgroup2Mount> mount = FindCgroup2Mount(*mountinfo);
@@ -117,7 +117,7 @@ CgroupBase SetUpCgroupBase() {
 
   std::string base;
   if (*own == "/") {
-    base = mount->mount_point + "/rota";
+    base = mount->mount_point + "/" + name;
     if (Status s = MakeDir(base); !s.ok()) return NoCgroups(s.message());
   } else if (own->size() > 7 && own->substr(own->size() - 7) == "/daemon") {
     base = Join(mount->mount_point, Parent(*own));  // moved there by an earlier start
@@ -130,6 +130,13 @@ CgroupBase SetUpCgroupBase() {
       return NoCgroups(s.message());
     }
   }
+
+  // Can we create job cgroups here? (An existing base may belong to someone else.)
+  const std::string probe = base + "/probe-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0755) != 0 && errno != EEXIST) {
+    return NoCgroups(ErrnoMessage("cannot create cgroups under " + base, errno));
+  }
+  rmdir(probe.c_str());
 
   CgroupBase result{base, false, ""};
   std::string why_not = "controller not available";

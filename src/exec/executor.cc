@@ -126,7 +126,14 @@ const char* ExitKindName(ExitInfo::Kind kind) {
 }
 
 Executor::Executor(const ExecutorOptions& options) : options_(options) {}
-Executor::~Executor() = default;
+// Last chance for cgroups whose processes were still dying when they were collected.
+Executor::~Executor() {
+  for (const std::string& cgroup : stale_cgroups_) {
+    (void)exec::KillCgroup(cgroup);
+    WaitCgroupEmpty(cgroup, 1000);
+    (void)exec::RemoveCgroup(cgroup);
+  }
+}
 
 StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& options) {
   if (access(options.shepherd_path.c_str(), X_OK) != 0) {
@@ -135,7 +142,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
   if (Status s = PrepareRunDir(options.run_dir); !s.ok()) return s;
   std::unique_ptr<Executor> executor(new Executor(options));
   if (options.use_cgroups) {
-    CgroupBase base = SetUpCgroupBase();
+    CgroupBase base = SetUpCgroupBase(options.cgroup_name);
     executor->base_ = base.path;
     executor->memory_ = base.memory;
     executor->note_ = base.note;

@@ -73,6 +73,9 @@ struct ExecutorOptions {
   std::string shepherd_path;  // the rota-shepherd binary (absolute)
   std::string run_dir;        // private dir for spec and result files; created 0700 if missing
   bool use_cgroups = true;    // false: never touch cgroups, track jobs by process group
+  // The base cgroup's name when the daemon runs in the root cgroup (<mount>/<name>); must be
+  // unique per daemon on the machine.
+  std::string cgroup_name = "rota";
 };
 
 class Executor {
@@ -82,6 +85,8 @@ class Executor {
   // in the root cgroup; otherwise (delegated systemd service) the process moves itself into
   // <mount><own>/daemon and jobs go in <mount><own>. No writable cgroup v2 is not an error.
   static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
+  // Leaves shepherds running. Removes the job cgroups that Collect killed but could not remove
+  // yet (waiting up to 1 s for each to empty).
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -113,7 +118,8 @@ class Executor {
 
   // After the pidfd became readable (or at startup for a shepherd found dead): reaps the shepherd
   // if it is a child, reads <run_dir>/<job>.result, removes the job's files and cgroup (killing
-  // what is left in it). No result file => kVanished with a reason. Never blocks.
+  // what is left in it; a cgroup whose processes are still dying is removed by a later call or
+  // the destructor). No result file => kVanished with a reason. Never blocks.
   ExitInfo Collect(JobId job, pid_t shepherd);
 
   // For interactive sessions (rota run), where the client runs the command, not a shepherd.
