@@ -28,6 +28,7 @@ bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/
 
 void ReadTopLevel(internal::Section& s, Config& c) {
   if (auto g = s.String("admin_group")) c.admin_group = *g;
+  if (auto r = s.Bool("allow_root_jobs")) c.allow_root_jobs = *r;
   if (auto m = s.Memory("default_mem_per_gpu")) c.default_mem_per_gpu = *m;
   if (auto log = s.String("log")) {
     if (*log == "stderr" || IsAbsolute(*log)) {

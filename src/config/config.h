@@ -57,6 +57,7 @@ struct Config {
   std::map<std::string, ProjectConfig> projects;  // by project name
 
   std::string admin_group;        // Unix group whose members are admins (root always is); empty = root only
+  bool allow_root_jobs = false;   // may uid 0 submit jobs (which then run as root)? Off: jobs never run as root
   MiB default_mem_per_gpu = 0;    // host memory per GPU for jobs that ask for none; 0 = no limit
   std::string log = "stderr";     // "stderr" (journald picks it up) or an absolute file path
   std::string state_dir;          // empty: decided by the daemon (system or user mode)

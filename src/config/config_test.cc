@@ -63,6 +63,7 @@ TEST(Config, EmptyFileIsTheDefaults) {
   EXPECT_EQ(c->log, "stderr");
   EXPECT_EQ(c->default_mem_per_gpu, 0);
   EXPECT_TRUE(c->state_dir.empty() && c->socket.empty() && c->admin_group.empty());
+  EXPECT_FALSE(c->allow_root_jobs);
 }
 
 TEST(Config, BundledExampleLoadsWithEveryValue) {
@@ -70,6 +71,7 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   const Policy& p = c->policy;
   EXPECT_EQ(c->admin_group, "rota-admin");
+  EXPECT_FALSE(c->allow_root_jobs);
   EXPECT_EQ(c->default_mem_per_gpu, 32 * 1024);
   EXPECT_EQ(p.algorithm, Algorithm::kRota);
   EXPECT_EQ(p.age_max, 14 * kDay);

@@ -205,6 +205,10 @@ StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& 
   if (job == request.end()) return InvalidArgument("the request has no \"job\"");
   StatusOr<store::JobRecord> rec = api::JobFromRequest(*job, interactive);
   if (!rec.ok()) return rec.status();
+  if (caller.uid == 0 && !options_.user_mode && !config_.allow_root_jobs) {
+    return PermissionDenied("rotad does not run jobs as root; submit as the user the job should run as "
+                            "(sudo -u USER rota ...), or set allow_root_jobs = true in the configuration");
+  }
   rec->job.user = caller.name;
   rec->uid = caller.uid;
   if (rec->command.empty()) rec->command = {"(session)"};

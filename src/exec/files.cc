@@ -39,13 +39,6 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
   return Status::Ok();
 }
 
-std::string DirName(const std::string& path) {
-  std::size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 }  // namespace
 
 std::string ErrnoMessage(const std::string& what, int err) { return what + ": " + std::strerror(err); }
@@ -81,19 +74,12 @@ Status WriteFileAtomic(const std::string& path, const std::string& content, mode
       unlink(tmp.c_str());
       return s;
     }
-    if (fsync(fd.get()) != 0) {
-      int err = errno;
-      unlink(tmp.c_str());
-      return Internal(ErrnoMessage("cannot fsync " + tmp, err));
-    }
   }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     unlink(tmp.c_str());
     return Internal(ErrnoMessage("cannot rename " + tmp + " to " + path, err));
   }
-  Fd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() >= 0) fsync(dir.get());  // best effort: the rename is done either way
   return Status::Ok();
 }
 

@@ -39,6 +39,10 @@ mig = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
 
 FINAL = {"completed", "failed", "cancelled", "timeout", "preempted", "node_fail"}
 
+# rotad never runs jobs as root: when the tests run as root, clients run as this user unless a
+# test names another.
+DEFAULT_USER = "rota-it-user" if IS_ROOT else None
+
 
 def ensure_user(name, groups=()):
     """Creates a real Unix user (root only) and returns its passwd entry."""
@@ -54,6 +58,15 @@ def ensure_user(name, groups=()):
     for g in groups:
         subprocess.run(["usermod", "-a", "-G", g, name], check=True)
     return pwd.getpwnam(name)
+
+
+def as_user(user, argv, env_vars):
+    """argv run as `user` (no intermediate process: setpriv and env exec), with env_vars set."""
+    if not user:
+        return list(argv)
+    ensure_user(user)
+    return (["setpriv", "--reuid", user, "--regid", user, "--init-groups", "--", "env"] +
+            [f"{k}={v}" for k, v in env_vars.items()] + list(argv))
 
 
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
@@ -72,7 +85,7 @@ class Rotad:
 
     def __init__(self, config=SMALL_CLUSTER, kill_wait=2, run_as=None):
         self.dir = tempfile.mkdtemp(prefix="rota-it-")
-        os.chmod(self.dir, 0o755)  # other users' rota must reach the socket and their job dirs
+        os.chmod(self.dir, 0o1777)  # jobs of the test users write here, like in /tmp
         self.config_path = os.path.join(self.dir, "rota.toml")
         self.state = os.path.join(self.dir, "state")
         self.socket = os.path.join(self.dir, "run", "rota.sock")
@@ -134,19 +147,26 @@ class Rotad:
 
     # --- clients -----------------------------------------------------------------------------
 
+    def client_env(self, env=None):
+        e = {"ROTA_SOCKET": self.socket, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        if env:
+            e.update(env)
+        return e
+
+    def command(self, *args, user=None, env=None):
+        """The argv that runs `rota ARGS` as `user` (default: DEFAULT_USER when root)."""
+        user = user or DEFAULT_USER
+        if user in (None, "root"):
+            return [ROTA] + list(args)
+        return as_user(user, [ROTA] + list(args), self.client_env(env))
+
     def rota(self, *args, user=None, check=True, cwd=None, env=None, timeout=60, input=None):
         """Runs the rota command line; returns the CompletedProcess (stdout/stderr as text)."""
         e = dict(os.environ)
-        e["ROTA_SOCKET"] = self.socket
-        e["LANG"] = e["LC_ALL"] = "C.UTF-8"
-        if env:
-            e.update(env)
-        cmd = [ROTA] + list(args)
-        if user:
-            keep = ",".join(k for k in ("ROTA_SOCKET", "LANG", "LC_ALL") + tuple(env or {}))
-            cmd = ["runuser", "-u", user, "--", "env"] + [f"{k}={e[k]}" for k in keep.split(",")] + cmd
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd or self.dir, env=e, timeout=timeout,
-                           input=input)
+        e.update(self.client_env(env))
+        r = subprocess.run(self.command(*args, user=user, env=env), capture_output=True, text=True,
+                           cwd=cwd or self.dir, env=e, timeout=timeout, input=input)
         if check and r.returncode != 0:
             raise AssertionError(f"rota {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
@@ -155,7 +175,8 @@ class Rotad:
         r = self.rota("submit", "--parsable", *args, user=user, cwd=cwd, env=env)
         return int(r.stdout.strip())
 
-    def show(self, job, user=None):
+    def show(self, job, user="root"):
+        """`rota show --json`, by default as root (an admin sees every job)."""
         return json.loads(self.rota("show", str(job), "--json", user=user).stdout)
 
     def job(self, job):

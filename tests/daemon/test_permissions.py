@@ -126,3 +126,17 @@ class UserModeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(IS_ROOT, "submits as root")
+class RootJobsTest(DaemonTest):
+    def test_root_may_not_submit_unless_the_config_allows(self):
+        r = self.d.rota("submit", "--", "true", user="root", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("does not run jobs as root", r.stderr)
+        r = self.d.rota("run", "--", "true", user="root", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.d.write_config("allow_root_jobs = true\n" + SMALL_CLUSTER)
+        self.d.rota("reload", user="root")
+        job = int(self.d.rota("submit", "--parsable", "--", "id", "-u", user="root").stdout)
+        self.assertEqual(self.d.wait_state(job, "completed")["uid"], 0)

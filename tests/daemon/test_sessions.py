@@ -7,7 +7,7 @@ import subprocess
 import time
 import unittest
 
-from harness import ROTA, DaemonTest, wait_for
+from harness import DaemonTest, wait_for
 
 
 class SessionTest(DaemonTest):
@@ -39,7 +39,7 @@ class SessionTest(DaemonTest):
         batch = self.d.submit("--gpus", "2", "--", "sleep", "30")
         self.d.wait_state(batch, "running")
         env = dict(os.environ, ROTA_SOCKET=self.d.socket)
-        waiting = subprocess.Popen([ROTA, "run", "--gpus", "2", "--", "true"], env=env,
+        waiting = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "true"), env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
         jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
                         what="the session to be queued")
@@ -50,7 +50,7 @@ class SessionTest(DaemonTest):
         self.d.rota("cancel", str(batch))
         self.d.wait_state(batch, "cancelled")
         # A session whose client dies while it runs gives its GPUs back.
-        holder = subprocess.Popen([ROTA, "run", "--gpus", "2", "--", "sleep", "60"], env=env,
+        holder = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sleep", "60"), env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
         sess = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
                                  if j["interactive"] and j["state"] == "running"], what="the session to run")
