@@ -65,6 +65,7 @@ Daemon::~Daemon() {
     }
   }
   server_.reset();
+  if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);

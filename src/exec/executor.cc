@@ -29,21 +29,6 @@ extern char** environ;
 namespace rota::exec {
 namespace {
 
-// Closes a pidfd unless released.
-class PidfdGuard {
- public:
-  explicit PidfdGuard(int fd) : fd_(fd) {}
-  ~PidfdGuard() {
-    if (fd_ >= 0) close(fd_);
-  }
-  PidfdGuard(const PidfdGuard&) = delete;
-  PidfdGuard& operator=(const PidfdGuard&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 Status CheckSpec(const LaunchSpec& spec) {
   if (spec.job_id <= 0) return InvalidArgument("job id must be positive");
@@ -165,6 +150,13 @@ void Executor::RetryStaleCgroups() {
   stale_cgroups_ = std::move(still);
 }
 
+void Executor::RemoveBaseIfUnused() {
+  const std::string suffix = "/" + options_.cgroup_name;
+  if (base_.size() > suffix.size() && base_.compare(base_.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    rmdir(base_.c_str());  // fails (EBUSY) while job cgroups remain: then it is still in use
+  }
+}
+
 StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   if (Status s = CheckSpec(spec); !s.ok()) return s;
   RetryStaleCgroups();
@@ -207,7 +199,7 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
 StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {
   StatusOr<int> pidfd = OpenPidfd(pid);
   if (!pidfd.ok()) return pidfd.status();
-  PidfdGuard guard(*pidfd);
+  UniqueFd guard(*pidfd);
   std::string what = "process " + std::to_string(pid);
   if (!IsShepherdCommand(ReadCmdline(pid), options_.shepherd_path, job, options_.run_dir)) {
     return NotFound(what + " is not the shepherd of job " + std::to_string(job));
@@ -224,7 +216,7 @@ Status Executor::Signal(pid_t shepherd, int signo) {
   if (signo < 1 || signo >= NSIG) return InvalidArgument("bad signal number " + std::to_string(signo));
   StatusOr<int> pidfd = OpenPidfd(shepherd);
   if (!pidfd.ok()) return pidfd.status().code() == StatusCode::kNotFound ? Status::Ok() : pidfd.status();
-  PidfdGuard guard(*pidfd);
+  UniqueFd guard(*pidfd);
   // A child of ours is known to be a shepherd; others are checked against pid reuse. (Right
   // after posix_spawn returns, the exec may not have set up the new command line yet.)
   if (children_.count(shepherd) == 0 &&

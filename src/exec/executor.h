@@ -61,7 +61,7 @@ struct ExitInfo {
   // kStartFailed: e.g. "cannot run 'nosuchcmd': No such file or directory",
   //   "cannot chdir to /x: No such file or directory",
   //   "cannot open output /x/rota-5.out: Permission denied".
-  // kVanished: why, e.g. "shepherd 123 was killed by signal 9 before recording the job's end".
+  // kVanished: why, e.g. "rota-shepherd 123 was killed by signal 9 before recording the job's end".
   // kSignalled: "out of memory (memory.max reached)" when the cgroup saw an OOM kill, else "".
   std::string reason;
   std::int64_t end_time = 0;  // Unix seconds when the job ended, as the shepherd saw it; 0 unknown
@@ -81,8 +81,8 @@ struct ExecutorOptions {
 class Executor {
  public:
   // Creates run_dir (0700; an existing one must be a directory owned by the euid) and probes
-  // cgroup v2 (see docs/design.md, Executor): the base is <mount><own>/rota when the process is
-  // in the root cgroup; otherwise (delegated systemd service) the process moves itself into
+  // cgroup v2 (see docs/design.md, Executor): the base is <mount>/<cgroup_name> when the process
+  // is in the root cgroup; otherwise (delegated systemd service) the process moves itself into
   // <mount><own>/daemon and jobs go in <mount><own>. No writable cgroup v2 is not an error.
   static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
   // Leaves shepherds running. Removes the job cgroups that Collect killed but could not remove
@@ -96,6 +96,10 @@ class Executor {
   // "no writable cgroup v2 (mkdir /sys/fs/cgroup/rota: Permission denied): jobs are tracked by
   // process group".
   const std::string& cgroup_note() const { return note_; }
+
+  // Removes the base cgroup this executor created under the root cgroup (<mount>/<name>) when
+  // no job cgroup is left in it; for a daemon that is stopping. Never the service's own cgroup.
+  void RemoveBaseIfUnused();
   // The directory that holds job-<id> cgroups, or "" without cgroups.
   const std::string& cgroup_base() const { return base_; }
   bool memory_limits() const { return memory_; }

@@ -11,20 +11,6 @@
 namespace rota::exec {
 namespace {
 
-// Closes an fd on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status WriteAll(int fd, const std::string& content, const std::string& path) {
   std::size_t done = 0;
@@ -44,7 +30,7 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
 std::string ErrnoMessage(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
 StatusOr<std::string> ReadFile(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     int err = errno;
     std::string message = ErrnoMessage("cannot open " + path, err);
@@ -67,7 +53,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
   std::string tmp = path + ".tmp";
   {
-    Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
+    UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
     if (fd.get() < 0) return Internal(ErrnoMessage("cannot create " + tmp, errno));
     if (fchmod(fd.get(), mode) != 0) return Internal(ErrnoMessage("cannot chmod " + tmp, errno));
     if (Status s = WriteAll(fd.get(), content, tmp); !s.ok()) {
@@ -84,7 +70,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& content, mode
 }
 
 Status WriteControlFile(const std::string& path, const std::string& content) {
-  Fd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     int err = errno;
     std::string message = ErrnoMessage("cannot open " + path, err);

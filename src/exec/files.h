@@ -5,6 +5,8 @@
 // a fork (none is meant to be called between fork and exec).
 #pragma once
 
+#include <unistd.h>
+
 #include <sys/types.h>
 
 #include <string>
@@ -18,6 +20,26 @@ std::string ErrnoMessage(const std::string& what, int err);
 
 // The whole content of a (small) file.
 StatusOr<std::string> ReadFile(const std::string& path);
+
+// Owns a file descriptor (a pidfd, a file) and closes it on scope exit unless released.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
 
 // Writes `content` to `path` atomically: a temporary file beside it (mode `mode`), then rename.
 // Readers see the old file or the whole new one, also after rotad or the shepherd crash. It does
