@@ -13,6 +13,7 @@ ROTA=${ROTA:-$ROOT/build/rota}
 bench_mkwork rota
 export ROTA_SOCKET="$WORK/rota.sock"
 cat > "$WORK/rota.toml" <<TOML
+allow_root_jobs = true   # the baselines run as root too
 [gpus]
 source = "simulated"
 [[gpus.card]]

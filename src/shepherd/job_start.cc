@@ -90,10 +90,10 @@ PreparedJob::PreparedJob(const exec::JobSpec& spec) : spec_(spec) {
   }
 }
 
-void RunJobChild(const PreparedJob& job, int error_fd) {
+void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup) {
   const exec::LaunchSpec& spec = job.spec().launch;
   const std::string& cgroup = job.spec().cgroup;
-  if (!cgroup.empty()) {
+  if (!cgroup.empty() && join_cgroup) {
     if (Status s = exec::WriteControlFile(cgroup + "/cgroup.procs", "0"); !s.ok()) {
       Fail(error_fd, "cannot join cgroup " + cgroup + ": " + s.message());
     }

@@ -38,6 +38,7 @@ class PreparedJob {
 // its cwd, opens its log, resets signals and execs the command. Never returns: on any failure it
 // writes one line (e.g. "cannot chdir to /x: No such file or directory") to error_fd, a
 // close-on-exec pipe, and exits with status 127.
-[[noreturn]] void RunJobChild(const PreparedJob& job, int error_fd);
+// `join_cgroup`: write itself into the spec's cgroup (false when it was created inside it).
+[[noreturn]] void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup);
 
 }  // namespace rota::shepherd
