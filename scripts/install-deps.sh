@@ -4,7 +4,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config git
       libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev
-      libgtest-dev libgmock-dev libbenchmark-dev python3)
+      libgtest-dev libgmock-dev libbenchmark-dev python3
+      procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

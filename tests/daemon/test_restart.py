@@ -44,14 +44,21 @@ class RestartTest(DaemonTest):
         self.assertLess(rec["end_time"] - rec["start_time"], 3)
 
     def test_job_whose_processes_vanish_is_node_fail_or_requeued(self):
-        keep = self.d.submit("--requeue", "--", "sh", "-c", "echo run >> runs-a; [ $(wc -l < runs-a) -ge 2 ] || sleep 60")
-        lose = self.d.submit("--", "sh", "-c", "sleep 60")
+        keep = self.d.submit("--requeue", "--", "sh", "-c",
+                             "echo run >> runs-a; [ $(wc -l < runs-a) -ge 2 ] || { echo $$ > keep.pid; exec sleep 60; }")
+        lose = self.d.submit("--", "sh", "-c", "echo $$ > lose.pid; exec sleep 60")
         for j in (keep, lose):
             self.d.wait_state(j, "running")
+        wait_for(lambda: os.path.exists(self.path("keep.pid")) and os.path.exists(self.path("lose.pid")),
+                 what="the jobs to start")
         self.d.kill9()
         # The machine "loses" the jobs: shepherds and jobs killed outright.
         subprocess.run(["pkill", "-9", "-f", "rota-shepherd --job [0-9]+ --spec " + self.d.state], check=False)
-        subprocess.run(["pkill", "-9", "-f", "sleep 60"], check=False)
+        for name in ("keep.pid", "lose.pid"):  # only this test's jobs: other tests run beside it
+            try:
+                os.kill(int(self.read(name)), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         time.sleep(0.5)
         self.d.start()
         rec = self.d.wait_state(lose, "node_fail")

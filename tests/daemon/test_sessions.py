@@ -50,13 +50,19 @@ class SessionTest(DaemonTest):
         self.d.rota("cancel", str(batch))
         self.d.wait_state(batch, "cancelled")
         # A session whose client dies while it runs gives its GPUs back.
-        holder = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sleep", "60"), env=env,
+        holder = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c",
+                                                 "echo $$ > holder.pid; exec sleep 60"), env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
         sess = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
                                  if j["interactive"] and j["state"] == "running"], what="the session to run")
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-        subprocess.run(["pkill", "-f", "sleep 60"], check=False)
+        pid = int(wait_for(lambda: os.path.exists(self.path("holder.pid")) and self.read("holder.pid").strip(),
+                           what="the session's pid"))
+        try:  # the daemon may already have killed it with the session's cgroup
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         rec = self.d.wait_state(sess[0]["id"], {"cancelled", "completed", "failed"})
         after = self.d.submit("--gpus", "2", "--", "true")
         self.d.wait_state(after, "completed")
