@@ -1,0 +1,66 @@
+"""The rota command line against a real daemon: #ROTA scripts, logs -f, queue --start, and
+rotad's systemd readiness notification."""
+import os
+import socket
+import subprocess
+import tempfile
+import unittest
+
+from harness import DaemonTest, Rotad, SMALL_CLUSTER, wait_for
+
+
+class CliTest(DaemonTest):
+    def test_rota_lines_in_a_script_set_options_and_flags_override_them(self):
+        script = self.path("train.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\n#ROTA --gpus 2 --name from-script --time 30m\n#ROTA --tier explore\n"
+                    "echo \"$ROTA_GPUS\"\n")
+        os.chmod(script, 0o755)
+        job = self.d.submit(script)
+        rec = self.d.wait_state(job, "completed")
+        self.assertEqual(rec["request"], {"kind": "gpus", "gpus": 2})
+        self.assertEqual((rec["name"], rec["time_limit"], rec["tier"]), ("from-script", 1800, "explore"))
+        self.assertEqual(self.read(f"rota-{job}.out").strip(), "0,1")
+        job = self.d.submit("--name", "from-flag", script)
+        self.assertEqual(self.d.wait_state(job, "completed")["name"], "from-flag")
+
+    def test_logs_follow_prints_everything_and_ends_with_the_job(self):
+        job = self.d.submit("--", "sh", "-c", "for i in 1 2 3; do echo line-$i; sleep 0.3; done")
+        r = self.d.rota("logs", "-f", str(job), timeout=30)
+        self.assertEqual([l for l in r.stdout.splitlines() if l.startswith("line-")], ["line-1", "line-2", "line-3"])
+        self.assertEqual(self.d.job(job)["state"], "completed")
+
+    def test_queue_start_shows_expected_start_of_waiting_jobs(self):
+        blocker = self.d.submit("--gpus", "2", "--time", "2h", "--", "sleep", "30")
+        self.d.wait_state(blocker, "running")
+        waiting = self.d.submit("--gpus", "2", "--", "true")
+        out = wait_for(lambda: (lambda o: o if "START" in o and str(waiting) in o and "(" in o else None)(
+            self.d.rota("queue", "--start").stdout), what="queue --start")
+        row = [l for l in out.splitlines() if l.strip().startswith(str(waiting))][0]
+        self.assertRegex(row, r"\d{4}-\d\d-\d\d \d\d:\d\d")
+        self.d.rota("cancel", str(blocker), str(waiting))
+
+
+class SystemdNotifyTest(unittest.TestCase):
+    def test_rotad_tells_systemd_when_it_is_ready(self):
+        d = Rotad(SMALL_CLUSTER)
+        self.addCleanup(d.cleanup)
+        path = os.path.join(d.dir, "notify.sock")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(path)
+        s.settimeout(20)
+        self.addCleanup(s.close)
+        os.environ["NOTIFY_SOCKET"] = path
+        try:
+            d.start(wait=False)
+        finally:
+            del os.environ["NOTIFY_SOCKET"]
+        self.assertEqual(s.recv(64), b"READY=1")
+        # Ready means serving: the socket answers now.
+        self.assertTrue(d.api({"op": "hello"})["ok"])
+        d.stop()
+        self.assertEqual(s.recv(64), b"STOPPING=1")
+
+
+if __name__ == "__main__":
+    unittest.main()
