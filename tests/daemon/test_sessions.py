@@ -40,7 +40,7 @@ class SessionTest(DaemonTest):
         self.d.wait_state(batch, "running")
         env = dict(os.environ, ROTA_SOCKET=self.d.socket)
         waiting = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "true"), env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
         jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
                         what="the session to be queued")
         waiting.send_signal(signal.SIGKILL)
@@ -52,18 +52,19 @@ class SessionTest(DaemonTest):
         # A session whose client dies while it runs gives its GPUs back.
         holder = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c",
                                                  "echo $$ > holder.pid; exec sleep 60"), env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.d.dir)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
         sess = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
                                  if j["interactive"] and j["state"] == "running"], what="the session to run")
+        pid = int(wait_for(lambda: os.path.exists(self.path("holder.pid")) and self.read("holder.pid").strip(),
+                           what="the session's command to start"))
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-        pid = int(wait_for(lambda: os.path.exists(self.path("holder.pid")) and self.read("holder.pid").strip(),
-                           what="the session's pid"))
-        try:  # the daemon may already have killed it with the session's cgroup
+        rec = self.d.wait_state(sess[0]["id"], "cancelled")
+        self.assertEqual(rec["end_reason"], "Session closed")
+        try:  # the daemon killed it with the session's cgroup, where cgroups are writable
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        rec = self.d.wait_state(sess[0]["id"], {"cancelled", "completed", "failed"})
         after = self.d.submit("--gpus", "2", "--", "true")
         self.d.wait_state(after, "completed")
 
