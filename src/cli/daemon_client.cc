@@ -67,6 +67,18 @@ StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann
   return conn->Call(request);
 }
 
+int PrintJobs(const nlohmann::json& reply, bool json,
+              const std::function<std::string(const std::vector<nlohmann::json>&)>& render) {
+  nlohmann::json jobs = reply.value("jobs", nlohmann::json::array());
+  if (json) {
+    PrintJson(jobs);
+    return 0;
+  }
+  std::string table = render(std::vector<nlohmann::json>(jobs.begin(), jobs.end()));
+  std::fwrite(table.data(), 1, table.size(), stdout);
+  return 0;
+}
+
 void PrintJson(const nlohmann::json& value) {
   std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);

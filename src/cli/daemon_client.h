@@ -2,6 +2,10 @@
 // with the documented exit codes, request flags for submit and run, and JSON output.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,6 +38,11 @@ StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann
 
 // Prints `value` as indented JSON and a newline on stdout.
 void PrintJson(const nlohmann::json& value);
+
+// Prints the "jobs" of a listing reply: as JSON with `json`, else as the table `render` makes.
+// Returns the exit code (0).
+int PrintJobs(const nlohmann::json& reply, bool json,
+              const std::function<std::string(const std::vector<nlohmann::json>&)>& render);
 // The current time (the client, unlike the core, may read the clock).
 long long Now();
 

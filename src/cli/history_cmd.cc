@@ -40,15 +40,7 @@ int RunHistory(const ClientOptions& options, const HistoryArgs& args) {
   if (!since.ok()) return Fail(since.status());
   auto reply = CallDaemon(options, {{"op", "history"}, {"since", *since}, {"all", args.all}});
   if (!reply.ok()) return Fail(reply.status());
-  nlohmann::json jobs = reply->value("jobs", nlohmann::json::array());
-  if (args.json) {
-    PrintJson(jobs);
-    return 0;
-  }
-  std::vector<nlohmann::json> list(jobs.begin(), jobs.end());
-  std::string table = RenderHistory(list);
-  std::fwrite(table.data(), 1, table.size(), stdout);
-  return 0;
+  return PrintJobs(*reply, args.json, [](const std::vector<nlohmann::json>& jobs) { return RenderHistory(jobs); });
 }
 
 }  // namespace

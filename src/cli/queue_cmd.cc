@@ -20,15 +20,8 @@ struct QueueArgs {
 int RunQueue(const ClientOptions& options, const QueueArgs& args) {
   auto reply = CallDaemon(options, {{"op", "queue"}, {"all", args.all}});
   if (!reply.ok()) return Fail(reply.status());
-  nlohmann::json jobs = reply->value("jobs", nlohmann::json::array());
-  if (args.json) {
-    PrintJson(jobs);
-    return 0;
-  }
-  std::vector<nlohmann::json> list(jobs.begin(), jobs.end());
-  std::string table = RenderQueue(list, Now(), args.start);
-  std::fwrite(table.data(), 1, table.size(), stdout);
-  return 0;
+  return PrintJobs(*reply, args.json,
+                   [&](const std::vector<nlohmann::json>& jobs) { return RenderQueue(jobs, Now(), args.start); });
 }
 
 }  // namespace
