@@ -15,6 +15,12 @@ if [ -z "$config" ]; then
 else
   echo "rota: no NVIDIA driver here: scheduling the simulated GPUs of $config"
 fi
+if [ "$(id -u)" -eq 0 ]; then
+  cat <<MSG
+rota: rotad runs as root and serves everyone; it runs no job as root (allow_root_jobs), so
+rota: submit as an ordinary user, e.g. with: runuser -u nobody -- $PWD/$BUILD/rota ...
+MSG
+fi
 cat <<MSG
 rota: in another terminal, try:
   $BUILD/rota submit --gpus 1 -- sh -c 'echo hello from \$CUDA_VISIBLE_DEVICES; sleep 30'
