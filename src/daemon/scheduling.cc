@@ -305,14 +305,12 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     state = store::JobState::kNodeFail;
     reason = "NodeFail: " + info.reason + (requeue ? " (requeued)" : "");
   }
-  if (a.rec.interactive && info.kind == K::kExited && a.cancelled_by.empty() && state == store::JobState::kCompleted) {
-    reason = "Completed";
-  }
   ChargeUsage(a.rec, now);
   Status s = requeue ? store_->Requeue(id, reason, now) : store_->MarkEnded(id, state, code, reason, now, actor);
   if (!s.ok()) {
-    // The record stays "running" on disk; the next start re-examines it (the result file is gone
-    // but the job is recorded as vanished, not lost). Drop it from memory so it is not re-run now.
+    // The record stays "running" on disk (a full or broken disk); it leaves memory all the same,
+    // so its GPUs are not held forever. The next start finds it without shepherd or result file
+    // and records it as vanished (NodeFail, requeued if it asked): not lost, not run twice.
     spdlog::error("job {}: cannot record its end ({}): {}", id, reason, s.message());
   } else {
     spdlog::info("job {} ({}): {}", id, a.rec.job.user, reason);
