@@ -4,6 +4,7 @@ Each test gets its own directory (state, socket, job files) and its own rotad, s
 configuration written by the test. The binaries come from $ROTA_BIN_DIR (set by ctest).
 When the tests run as root (CI does), real Unix users are created for permission tests.
 """
+import fcntl
 import grp
 import json
 import os
@@ -45,7 +46,14 @@ DEFAULT_USER = "rota-it-user" if IS_ROOT else None
 
 
 def ensure_user(name, groups=()):
-    """Creates a real Unix user (root only) and returns its passwd entry."""
+    """Creates a real Unix user (root only) and returns its passwd entry. Test files run in
+    parallel: a lock file serialises useradd/groupadd (which refuse to run concurrently)."""
+    with open("/tmp/rota-it-users.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_user_locked(name, groups)
+
+
+def _ensure_user_locked(name, groups):
     for g in groups:
         try:
             grp.getgrnam(g)
