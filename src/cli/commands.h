@@ -29,5 +29,6 @@ void AddCancelCommand(CLI::App& app, ClientOptions* options, int* exit_code);   
 void AddLogsCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // logs_cmd.cc
 void AddHistoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // history_cmd.cc
 void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // status_cmd.cc: status, reload
+void AddGpusCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // gpus_cmd.cc
 
 }  // namespace rota::cli

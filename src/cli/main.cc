@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   rota::cli::AddLogsCommand(app, &client, &exit_code);
   rota::cli::AddHistoryCommand(app, &client, &exit_code);
   rota::cli::AddStatusCommands(app, &client, &exit_code);
+  rota::cli::AddGpusCommand(app, &client, &exit_code);
   rota::cli::AddSimulateCommand(app, &exit_code);
   rota::cli::AddConfigCommand(app, &exit_code);
   try {

@@ -81,6 +81,7 @@ class Daemon : public Server::Handler {
   nlohmann::json History(const Caller& caller, const nlohmann::json& request);
   nlohmann::json Logs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
+  nlohmann::json GpusReply(const Caller& caller);  // gpus.cc
   nlohmann::json Reload(const Caller& caller);
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);

@@ -144,10 +144,11 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "history") return History(caller, request);
   if (op == "logs") return Logs(caller, request);
   if (op == "status") return StatusReply();
+  if (op == "gpus") return GpusReply(caller);
   if (op == "reload") return Reload(caller);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
-                                                 "history, logs, status, reload)");
+                                                 "history, logs, status, gpus, reload)");
 }
 
 json Daemon::Hello(const Caller& caller) {
