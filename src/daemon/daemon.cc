@@ -206,7 +206,7 @@ Status Daemon::LoadInventory() {
     }
     spdlog::info("GPUs: {} from {}, driver {}", gpus.size(), devices_->Describe(), snap->driver_version);
   }
-  gpus_ = std::move(gpus);
+  cards_.gpus = std::move(gpus);
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
   }
@@ -219,16 +219,16 @@ void Daemon::RemapPlacement(store::JobRecord& rec) const {
   // the state (the job still runs; it just no longer blocks that card's capacity).
   std::vector<int> gpus;
   for (const std::string& uuid : rec.placement.gpu_uuids) {
-    for (const Gpu& g : gpus_) {
+    for (const Gpu& g : cards_.gpus) {
       if (g.uuid == uuid) {
-        gpus.push_back(static_cast<int>(&g - gpus_.data()));
+        gpus.push_back(static_cast<int>(&g - cards_.gpus.data()));
         break;
       }
     }
   }
   rec.placement.alloc.gpus = gpus;
   if (!rec.placement.mig_uuid.empty() && !gpus.empty()) {
-    const Gpu& g = gpus_[static_cast<size_t>(gpus[0])];
+    const Gpu& g = cards_.gpus[static_cast<size_t>(gpus[0])];
     rec.placement.alloc.mig = -1;
     for (size_t i = 0; i < g.mig.size(); ++i) {
       if (g.mig[i].uuid == rec.placement.mig_uuid) rec.placement.alloc.mig = static_cast<int>(i);

@@ -107,6 +107,10 @@ class Daemon : public Server::Handler {
   void ChargeUsage(const store::JobRecord& rec, Time end);
   void Watch(JobId id, int pidfd);
   std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
+  std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
+  // Host memory limit of a job on `alloc` in bytes (its memory per GPU, else the configured
+  // default, times its cards); 0 = none.
+  std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const;
   store::Placement PlacementOf(const Allocation& alloc) const;
 
   // Start-up and configuration (daemon.cc, recovery.cc).
@@ -124,7 +128,7 @@ class Daemon : public Server::Handler {
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<device::Devices> devices_;
   std::string devices_error_;
-  std::vector<Gpu> gpus_;
+  ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job

@@ -32,7 +32,7 @@ json Daemon::GpusReply(const Caller& caller) {
     // `rota queue --all`.
     json holders = json::array();
     bool drained = false;
-    for (const Gpu& g : gpus_) {
+    for (const Gpu& g : cards_.gpus) {
       if (g.uuid == info.uuid) drained = g.drained;
     }
     for (const auto& [id, a] : jobs_) {

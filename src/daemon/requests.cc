@@ -175,14 +175,15 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
     }
   }
   // Whether any card of this server could ever hold the request: the core's own test.
-  ClusterState cluster;
-  cluster.gpus = gpus_;
-  CapacityPlan plan(cluster, config_.policy, Now());
+  CapacityPlan plan(cards_, config_.policy, Now());
   if (!plan.Possible(j.request)) {
     std::string what;
     switch (j.request.kind) {
       case RequestKind::kWholeGpus:
-        what = std::to_string(j.request.gpus) + " GPUs, but this server has " + std::to_string(gpus_.size());
+        what = std::to_string(j.request.gpus) + " GPUs, but this server has " +
+               std::to_string(std::count_if(cards_.gpus.begin(), cards_.gpus.end(),
+                                            [](const Gpu& g) { return g.mig.empty(); })) +
+               " whole GPUs (cards in MIG mode are used by slice)";
         break;
       case RequestKind::kMemShare:
         what = "a share of " + std::to_string(j.request.memory) + " MiB, larger than any card";
@@ -243,10 +244,8 @@ json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
   json out = api::JobToJson(rec, info, caller.admin || caller.uid == static_cast<uid_t>(rec.uid));
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
-    ClusterState cluster;
-    cluster.gpus = gpus_;
     const Time end = rec.end_time > 0 ? rec.end_time : Now();
-    out["gpu_hours"] = AllocationGpus(cluster, rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
+    out["gpu_hours"] = AllocationGpus(cards_, rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
   }
   return out;
 }
@@ -410,7 +409,7 @@ json Daemon::Logs(const Caller& caller, const json& request) {
 
 json Daemon::StatusReply() {
   json gpus = json::array();
-  for (const Gpu& g : gpus_) {
+  for (const Gpu& g : cards_.gpus) {
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
     gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}});

@@ -36,7 +36,7 @@ std::string JoinInts(const std::vector<int>& v) {
 
 ClusterState Daemon::BuildState() const {
   ClusterState st;
-  st.gpus = gpus_;
+  st.gpus = cards_.gpus;
   st.user_usage = usage_.users;
   st.project_usage = usage_.projects;
   for (const auto& [id, a] : jobs_) {
@@ -89,9 +89,9 @@ void Daemon::ArmTimer(Time next_wakeup) {
 store::Placement Daemon::PlacementOf(const Allocation& alloc) const {
   store::Placement p;
   p.alloc = alloc;
-  for (int g : alloc.gpus) p.gpu_uuids.push_back(gpus_[static_cast<size_t>(g)].uuid);
+  for (int g : alloc.gpus) p.gpu_uuids.push_back(cards_.gpus[static_cast<size_t>(g)].uuid);
   if (alloc.mig >= 0 && !alloc.gpus.empty()) {
-    p.mig_uuid = gpus_[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
+    p.mig_uuid = cards_.gpus[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
   }
   return p;
 }
@@ -105,15 +105,24 @@ std::map<std::string, std::string> Daemon::AllocationEnv(const store::JobRecord&
   } else {
     for (const std::string& u : p.gpu_uuids) visible += (visible.empty() ? "" : ",") + u;
   }
-  std::vector<int> indices;
-  for (int g : p.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
   env["CUDA_VISIBLE_DEVICES"] = visible;
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
   env["ROTA_JOB_ID"] = std::to_string(rec.job.id);
-  env["ROTA_GPUS"] = JoinInts(indices);
+  env["ROTA_GPUS"] = GpuIndexList(p.alloc);
   if (p.alloc.memory > 0) env["ROTA_GPU_MEM"] = std::to_string(p.alloc.memory) + "M";
   if (!p.mig_uuid.empty()) env["ROTA_MIG_PROFILE"] = rec.job.request.mig_profile;
   return env;
+}
+
+std::string Daemon::GpuIndexList(const Allocation& alloc) const {
+  std::vector<int> indices;
+  for (int g : alloc.gpus) indices.push_back(cards_.gpus[static_cast<size_t>(g)].index);
+  return JoinInts(indices);
+}
+
+std::int64_t Daemon::HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const {
+  const MiB per_gpu = rec.job.host_mem_per_gpu > 0 ? rec.job.host_mem_per_gpu : config_.default_mem_per_gpu;
+  return per_gpu * static_cast<std::int64_t>(std::max<size_t>(1, alloc.gpus.size())) * 1024 * 1024;
 }
 
 void Daemon::ApplyStart(const rota::Start& start, Time now) {
@@ -127,13 +136,12 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     StartSession(a, start, now);
     return;
   }
-  std::vector<int> indices;
-  for (int g : start.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
+  const std::string indices = GpuIndexList(start.alloc);
   store::StartInfo info;
   info.placement = a.rec.placement;
   info.preemptible = start.preemptible;
   info.from_pool = start.from_pool;
-  info.reason = "Started on GPU " + JoinInts(indices) + (start.preemptible ? " (preemptible)" : "");
+  info.reason = "Started on GPU " + indices + (start.preemptible ? " (preemptible)" : "");
 
   exec::LaunchSpec spec;
   spec.job_id = a.rec.job.id;
@@ -152,8 +160,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spec.env = a.rec.env;
   for (auto& [k, v] : AllocationEnv(a.rec)) spec.env[k] = v;
   spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
-  const MiB per_gpu = a.rec.job.host_mem_per_gpu > 0 ? a.rec.job.host_mem_per_gpu : config_.default_mem_per_gpu;
-  spec.memory_limit_bytes = per_gpu * static_cast<std::int64_t>(std::max<size_t>(1, start.alloc.gpus.size())) * 1024 * 1024;
+  spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc);
 
   StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));
   if (launched.ok()) {
@@ -182,7 +189,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     FinishJob(a, failed, now);
     return;
   }
-  spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, JoinInts(indices),
+  spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid);
   Watch(a.rec.job.id, launched->pidfd);
 }
@@ -338,9 +345,7 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
 
 void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
   if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
-  ClusterState st;
-  st.gpus = gpus_;
-  const double gpus = AllocationGpus(st, rec.placement.alloc);
+  const double gpus = AllocationGpus(cards_, rec.placement.alloc);
   ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, config_.policy);
   if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());

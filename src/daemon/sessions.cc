@@ -19,13 +19,11 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   info.preemptible = start.preemptible;
   info.from_pool = start.from_pool;
   info.pid = a.session_pid;
-  std::string gpus;
-  for (int g : start.alloc.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(gpus_[static_cast<size_t>(g)].index);
+  const std::string gpus = GpuIndexList(start.alloc);
   info.reason = "Session started on GPU " + gpus;
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
-  const MiB per_gpu = a.rec.job.host_mem_per_gpu > 0 ? a.rec.job.host_mem_per_gpu : config_.default_mem_per_gpu;
-  StatusOr<std::string> cgroup = executor_->CreateCgroup(id, per_gpu * static_cast<std::int64_t>(start.alloc.gpus.size()) * 1024 * 1024);
+  StatusOr<std::string> cgroup = executor_->CreateCgroup(id, HostMemoryLimit(a.rec, start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
     if (Status s = executor_->MoveToCgroup(*cgroup, a.session_pid); s.ok()) {
       info.cgroup = *cgroup;
@@ -47,7 +45,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   json env = json::object();
   for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;
   json indices = json::array();
-  for (int g : start.alloc.gpus) indices.push_back(gpus_[static_cast<size_t>(g)].index);
+  for (int g : start.alloc.gpus) indices.push_back(cards_.gpus[static_cast<size_t>(g)].index);
   server_->Send(a.session, {{"v", api::kVersion},
                             {"ok", true},
                             {"event", "allocated"},
