@@ -25,6 +25,8 @@ Status Daemon::Recover() {
       continue;
     }
     RemapPlacement(a.rec);
+    StatusOr<std::string> cancel = store_->CancelRequestedBy(id);
+    if (cancel.ok()) a.cancelled_by = *cancel;
     if (a.rec.interactive) {
       int fd = a.rec.pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(a.rec.pid), 0)) : -1;
       if (fd >= 0) {
@@ -32,6 +34,7 @@ Status Daemon::Recover() {
         Watch(id, fd);
         ++adopted;
         spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
+        if (!a.cancelled_by.empty()) BeginStop(a, now);
       } else {
         ChargeUsage(a.rec, now);
         (void)store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt,
@@ -46,6 +49,7 @@ Status Daemon::Recover() {
       Watch(id, again->pidfd);
       ++adopted;
       spdlog::info("job {}: re-adopted (shepherd {})", id, a.rec.pid);
+      if (!a.cancelled_by.empty()) BeginStop(a, now);  // a cancel that was under way
       continue;
     }
     // Ended while we were away (the shepherd left a result), or vanished.

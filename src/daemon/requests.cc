@@ -343,7 +343,14 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
       pending_info_.erase(id);
       results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelled"}});
     } else {
-      if (a.cancelled_by.empty()) a.cancelled_by = caller.name;
+      if (a.cancelled_by.empty()) {
+        // On disk first: a daemon restarted before the job is gone finishes the stop.
+        if (Status s = store_->MarkCancelRequested(id, caller.name, now); !s.ok()) {
+          fail(s);
+          continue;
+        }
+        a.cancelled_by = caller.name;
+      }
       BeginStop(a, now);
       results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelling"}});
     }

@@ -232,7 +232,7 @@ void Daemon::BeginStop(Active& a, Time now) {
   if (a.term_sent != 0) return;
   a.term_sent = now;
   if (a.rec.interactive) {
-    server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
+    if (server_) server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
     if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGTERM);  // adopted session
   } else {
     (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), SIGTERM);

@@ -307,6 +307,26 @@ Status JobStore::MarkSignalled(JobId id, Time kill_at, bool preempted, Time now)
   });
 }
 
+Status JobStore::MarkCancelRequested(JobId id, std::string_view actor, Time now) {
+  if (Status s = Durability(true); !s.ok()) return s;
+  const std::string reason = std::string(kCancelRequested) + std::string(actor);
+  return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "cancel", reason, actor, now,
+                    [] { return Status(); });
+}
+
+StatusOr<std::string> JobStore::CancelRequestedBy(JobId id) {
+  StatusOr<std::vector<JobEvent>> events = Events(id);
+  if (!events.ok()) return events.status();
+  std::string by;
+  for (const JobEvent& e : *events) {
+    if (e.to == JobState::kPending) by.clear();  // requeued since: that request is spent
+    if (e.from == JobState::kRunning && e.to == JobState::kRunning && e.reason.rfind(kCancelRequested, 0) == 0) {
+      by = e.reason.substr(kCancelRequested.size());
+    }
+  }
+  return by;
+}
+
 Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_code, std::string_view reason,
                            Time now, std::string_view actor) {
   if (Status s = Durability(false); !s.ok()) return s;

@@ -59,6 +59,13 @@ class JobStore {
   // Records that the job's warning signal was sent and it will be killed at `kill_at`
   // (a preemption when `preempted`, else its time limit). REQUIRES state running.
   Status MarkSignalled(JobId id, Time kill_at, bool preempted, Time now);
+  // Records that `actor` asked to cancel the running job (its stop is under way), as the event
+  // "<kCancelRequested><actor>", durable like Cancel. A restarted daemon finds it with
+  // CancelRequestedBy and finishes the stop. REQUIRES state running.
+  Status MarkCancelRequested(JobId id, std::string_view actor, Time now);
+  // Who asked to cancel the running job `id` (the latest such event), or "" when nobody did.
+  StatusOr<std::string> CancelRequestedBy(JobId id);
+  static constexpr std::string_view kCancelRequested = "Cancel requested by ";
   // running -> a final state other than pending, e.g. (kFailed, 3, "Failed(exit 3)").
   // `actor` is who caused it ("rotad", or the user who cancelled a running job).
   Status MarkEnded(JobId id, JobState state, std::optional<int> exit_code, std::string_view reason, Time now,

@@ -156,6 +156,22 @@ TEST_F(JobStoreTest, UserRequestsAreFullySyncedBookkeepingIsNot) {
   EXPECT_EQ(StateOf(id), JobState::kCompleted);
 }
 
+TEST_F(JobStoreTest, CancelRequestOfARunningJobIsRecordedAndFoundAgain) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  EXPECT_EQ(store_->MarkCancelRequested(id, "bob", kT0).code(), StatusCode::kFailedPrecondition);  // pending
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 1).ok());
+  EXPECT_EQ(*store_->CancelRequestedBy(id), "");
+  ASSERT_TRUE(store_->MarkCancelRequested(id, "carol", kT0 + 2).ok());
+  EXPECT_EQ(StateOf(id), JobState::kRunning);
+  store_.reset();
+  store_ = OpenOrDie(path());
+  EXPECT_EQ(*store_->CancelRequestedBy(id), "carol");
+  EXPECT_EQ(store_->Events(id)->back().actor, "carol");
+  // A requeue spends the request.
+  ASSERT_TRUE(store_->Requeue(id, "NodeFail (requeued)", kT0 + 3).ok());
+  EXPECT_EQ(*store_->CancelRequestedBy(id), "");
+}
+
 TEST_F(JobStoreTest, InteractiveFlagRoundTrips) {
   JobRecord r = MakeJob();
   r.interactive = true;

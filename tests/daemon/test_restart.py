@@ -68,6 +68,24 @@ class RestartTest(DaemonTest):
         self.assertTrue(any("requeued" in r for r in reasons), reasons)
 
 
+class CancelAcrossRestartTest(DaemonTest):
+    KILL_WAIT = 3
+
+    def test_a_cancel_under_way_survives_a_restart(self):
+        # The job shrugs off SIGTERM, so only the SIGKILL after the kill wait ends it.
+        job = self.d.submit("--", "sh", "-c", "trap '' TERM; echo $$ > c.pid; while true; do sleep 0.2; done")
+        self.d.wait_state(job, "running")
+        wait_for(lambda: os.path.exists(self.path("c.pid")), what="the job to start")
+        out = self.d.rota("cancel", str(job)).stdout
+        self.assertIn(f"Stopping job {job}", out)
+        self.d.kill9()  # before the SIGKILL was due
+        self.d.start()
+        rec = self.d.wait_state(job, "cancelled", timeout=30)
+        self.assertEqual(rec["end_reason"], "Cancelled by " + rec["user"])
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertIn("Cancel requested by " + rec["user"], reasons)
+
+
 class ReloadTest(DaemonTest):
     def test_sighup_applies_a_good_config_and_keeps_the_old_on_a_bad_one(self):
         job = self.d.submit("--", "sleep", "30")
