@@ -148,6 +148,18 @@ class Rotad:
             self.log.close()
 
     def cleanup(self):
+        # Let the daemon stop what is still running (its SIGTERM-then-SIGKILL sequence reaches
+        # jobs that ignore SIGTERM, which killing their shepherds would not), then stop it.
+        if self.proc and self.proc.poll() is None:
+            try:
+                active = [j["id"] for j in self.api({"op": "queue", "all": True}).get("jobs", [])]
+                if active:
+                    self.api({"op": "cancel", "job_ids": active})
+                    deadline = time.time() + self.kill_wait + 10
+                    while time.time() < deadline and self.api({"op": "queue", "all": True}).get("jobs"):
+                        time.sleep(0.1)
+            except (OSError, ValueError, TypeError):
+                pass
         self.stop()
         # Cancel whatever is still running (as root with the jobs' shepherds).
         subprocess.run(["pkill", "-f", "rota-shepherd --job [0-9]* --spec " + self.state], check=False)
