@@ -258,6 +258,14 @@ class DaemonTest(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.d.dir, name)
 
+    def write_script(self, name, text):
+        """An executable script in the test directory; returns its path."""
+        script = self.path(name)
+        with open(script, "w") as f:
+            f.write(text)
+        os.chmod(script, 0o755)
+        return script
+
     def read(self, name):
         with open(self.path(name), encoding="utf-8") as f:
             return f.read()

@@ -11,11 +11,8 @@ from harness import DaemonTest, Rotad, SMALL_CLUSTER, wait_for
 
 class CliTest(DaemonTest):
     def test_rota_lines_in_a_script_set_options_and_flags_override_them(self):
-        script = self.path("train.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/sh\n#ROTA --gpus 2 --name from-script --time 30m\n#ROTA --tier explore\n"
-                    "echo \"$ROTA_GPUS\"\n")
-        os.chmod(script, 0o755)
+        script = self.write_script("train.sh", "#!/bin/sh\n#ROTA --gpus 2 --name from-script --time 30m\n"
+                                   "#ROTA --tier explore\necho \"$ROTA_GPUS\"\n")
         job = self.d.submit(script)
         rec = self.d.wait_state(job, "completed")
         self.assertEqual(rec["request"], {"kind": "gpus", "gpus": 2})

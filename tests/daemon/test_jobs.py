@@ -84,11 +84,8 @@ class JobLifecycleTest(DaemonTest):
         self.d.wait_state(after, "completed")
 
     def test_time_limit_sends_the_signal_before_the_kill(self):
-        script = self.path("ckpt.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/sh\ntrap 'echo saved > checkpoint' USR1\n"
-                    "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done\n")
-        os.chmod(script, 0o755)
+        script = self.write_script("ckpt.sh", "#!/bin/sh\ntrap 'echo saved > checkpoint' USR1\n"
+                                   "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done\n")
         job = self.d.submit("--time", "4s", "--signal", "USR1@2", "--", script)
         rec = self.d.wait_state(job, "timeout", timeout=30)
         self.assertEqual(rec["end_reason"], "TimeLimit")

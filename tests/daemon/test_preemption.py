@@ -8,13 +8,10 @@ from harness import DaemonTest, wait_for
 
 class PreemptionTest(DaemonTest):
     def test_thesis_preempts_explore_which_is_requeued_and_restarts(self):
-        script = self.path("explore.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/sh\ntrap 'echo checkpoint >> runs; exit 0' USR1\n"
-                    "echo start >> runs\n"
-                    "[ $(grep -c start runs) -ge 2 ] && exit 0\n"
-                    "while true; do sleep 0.1; done\n")
-        os.chmod(script, 0o755)
+        script = self.write_script("explore.sh", "#!/bin/sh\ntrap 'echo checkpoint >> runs; exit 0' USR1\n"
+                                   "echo start >> runs\n"
+                                   "[ $(grep -c start runs) -ge 2 ] && exit 0\n"
+                                   "while true; do sleep 0.1; done\n")
         explore = self.d.submit("--tier", "explore", "--gpus", "2", "--requeue", "--signal", "USR1@1", "--", script)
         first = self.d.wait_state(explore, "running")
         self.assertTrue(first["preemptible"])
