@@ -52,6 +52,11 @@ struct Config {
   std::string nvml_library;  // empty: libnvidia-ml.so.1 from the loader's search path
   // source = "simulated": the cards, ordered by index; Gpu::nvlink holds positions in this vector.
   std::vector<Gpu> simulated_gpus;
+  Duration sample_interval = 1;   // how often rotad samples the cards (seconds)
+  Duration nvml_timeout = 2;      // how long one NVML sample may take before it is abandoned
+  int drain_after = 3;            // failed samples of a card in a row before it is drained
+  // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
+  std::vector<std::string> storage_paths;
 
   std::map<std::string, UserConfig> users;        // by user name (UTF-8)
   std::map<std::string, ProjectConfig> projects;  // by project name

@@ -64,6 +64,33 @@ TEST(Config, EmptyFileIsTheDefaults) {
   EXPECT_EQ(c->default_mem_per_gpu, 0);
   EXPECT_TRUE(c->state_dir.empty() && c->socket.empty() && c->admin_group.empty());
   EXPECT_FALSE(c->allow_root_jobs);
+  EXPECT_EQ(c->sample_interval, 1);
+  EXPECT_EQ(c->nvml_timeout, 2);
+  EXPECT_EQ(c->drain_after, 3);
+  EXPECT_TRUE(c->storage_paths.empty());
+}
+
+TEST(Config, SamplingHealthAndInventory) {
+  auto c = ParseConfig(
+      "[gpus]\nsample_interval = \"5s\"\nnvml_timeout = \"3s\"\ndrain_after = 5\n"
+      "[inventory]\nstorage = [\"/home\", \"/data\"]\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->sample_interval, 5);
+  EXPECT_EQ(c->nvml_timeout, 3);
+  EXPECT_EQ(c->drain_after, 5);
+  EXPECT_EQ(c->storage_paths, (std::vector<std::string>{"/home", "/data"}));
+
+  auto bad = ParseConfig(
+      "[gpus]\nsample_interval = \"0s\"\ndrain_after = 0\n[inventory]\nstorage = [\"home\"]\nsize = 1\n",
+      "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  EXPECT_NE(m.find("rota.toml:2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("sample_interval"), std::string::npos) << m;
+  EXPECT_NE(m.find("drain_after"), std::string::npos) << m;
+  EXPECT_NE(m.find("is not an absolute path"), std::string::npos) << m;
+  EXPECT_NE(m.find("size"), std::string::npos) << m;  // unknown key in [inventory]
 }
 
 TEST(Config, BundledExampleLoadsWithEveryValue) {

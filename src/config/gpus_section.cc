@@ -102,6 +102,9 @@ void ReadGpus(Section& root, Config& config) {
     config.gpu_source = *src;
   }
   if (auto lib = s.String("nvml_library")) config.nvml_library = *lib;
+  if (auto d = s.DurationOf("sample_interval", 1)) config.sample_interval = *d;
+  if (auto d = s.DurationOf("nvml_timeout", 1)) config.nvml_timeout = *d;
+  if (auto n = s.Integer("drain_after", 1, 1000)) config.drain_after = static_cast<int>(*n);
   const toml::array* groups = s.Array("card");
   std::vector<Gpu> cards;
   std::map<int, std::uint32_t> taken;
@@ -140,6 +143,23 @@ void ReadGpus(Section& root, Config& config) {
     link(b->second, a->second);
   }
   if (simulated) config.simulated_gpus = std::move(cards);
+}
+
+void ReadInventory(Section& root, Config& config) {
+  const toml::table* t = root.Table("inventory");
+  if (!t) return;
+  Section s(*t, "[inventory]", root.errors());
+  if (const toml::array* paths = s.Array("storage")) {
+    for (const toml::node& n : *paths) {
+      const auto* path = n.as_string();
+      if (path && !path->get().empty() && path->get()[0] == '/') {
+        config.storage_paths.push_back(path->get());
+      } else {
+        s.Fail(n, "storage entry", "is not an absolute path (use [\"/home\", \"/data\"])");
+      }
+    }
+  }
+  s.Finish();
 }
 
 }  // namespace rota::config::internal

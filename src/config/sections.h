@@ -10,6 +10,7 @@ namespace rota::config::internal {
 void ReadPolicy(Section& root, Config& config);      // [policy], [policy.weights], [[policy.time_of_day]]
 void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], [preemption]
 void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
+void ReadInventory(Section& root, Config& config);   // [inventory]
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota
 
 }  // namespace rota::config::internal

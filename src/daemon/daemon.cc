@@ -65,6 +65,7 @@ Daemon::~Daemon() {
     }
   }
   server_.reset();
+  StopSampler();
   if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
@@ -113,6 +114,7 @@ Status Daemon::Open() {
   executor_ = std::move(*executor);
   spdlog::info("executor: {}", executor_->cgroup_note());
 
+  if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
@@ -147,9 +149,11 @@ Status Daemon::Open() {
     // A pass that started or signalled jobs asks for another; a few rounds always settle (each
     // round starts only jobs that were pending), the limit guards against a bug looping.
     for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
+    UpdateSimulatedLoads();
   });
 
   if (Status s = Recover(); !s.ok()) return s;
+  if (Status s = StartSampler(); !s.ok()) return s;
 
   server_ = std::make_unique<Server>(*loop_, *this);
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
@@ -159,25 +163,19 @@ Status Daemon::Open() {
 }
 
 Status Daemon::LoadInventory() {
+  StopSampler();  // the source is called from one thread at a time
   if (config_.gpu_source == config::GpuSource::kSimulated) {
     // The simulated cards report the load the running jobs declare in their environment.
-    devices_ = device::MakeSimulatedDevices(config_.simulated_gpus, [this] {
-      std::vector<device::SimulatedLoad> loads;
-      for (const auto& [id, a] : jobs_) {
-        if (a.rec.state != store::JobState::kRunning) continue;
-        std::vector<std::string> uuids = a.rec.placement.gpu_uuids;
-        if (!a.rec.placement.mig_uuid.empty()) uuids = {a.rec.placement.mig_uuid};
-        for (const std::string& uuid : uuids) {
-          if (auto load = device::ParseSimulatedLoad(a.rec.env, static_cast<int>(a.rec.pid), uuid)) {
-            loads.push_back(*load);
-          }
-        }
-      }
-      return loads;
+    std::shared_ptr<SimulatedLoads> loads = sim_loads_;
+    devices_ = device::MakeSimulatedDevices(config_.simulated_gpus, [loads] {
+      std::lock_guard<std::mutex> lock(loads->mu);
+      return loads->loads;
     });
+    UpdateSimulatedLoads();
   } else if (!devices_) {
     device::NvmlOptions no;
     no.library_path = config_.nvml_library;
+    no.deadline = std::chrono::seconds(config_.nvml_timeout);
     devices_ = device::MakeNvmlDevices(no);
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
@@ -200,8 +198,6 @@ Status Daemon::LoadInventory() {
       for (const std::string& peer : info.nvlink_peers) {
         if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
       }
-      g.drained = !info.health.ok();
-      if (g.drained) spdlog::warn("GPU {} ({}): {}", info.index, info.uuid, info.health.message());
       gpus.push_back(std::move(g));
     }
     spdlog::info("GPUs: {} from {}, driver {}", gpus.size(), devices_->Describe(), snap->driver_version);
@@ -210,6 +206,8 @@ Status Daemon::LoadInventory() {
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
   }
+  // Health, drains and who is on each card, from this first sample.
+  ApplySample(snap, Now());
   dirty_ = true;
   return Status();
 }
@@ -264,10 +262,15 @@ Status Daemon::ReloadConfig() {
   if (options_.config_path.empty()) return Status();
   StatusOr<config::Config> fresh = config::LoadConfig(options_.config_path);
   if (!fresh.ok()) return fresh.status();
-  const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library;
+  const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library ||
+                              fresh->nvml_timeout != config_.nvml_timeout;
   config_ = std::move(*fresh);
-  if (source_changed) devices_.reset();
+  if (source_changed) {
+    StopSampler();
+    devices_.reset();
+  }
   if (Status s = LoadInventory(); !s.ok()) return s;
+  if (Status s = StartSampler(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
   dirty_ = true;
   return Status();

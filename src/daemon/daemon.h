@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <mutex>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,10 +21,13 @@
 #include "config/config.h"
 #include "core/cluster.h"
 #include "core/decisions.h"
+#include "core/health.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/server.h"
 #include "device/devices.h"
+#include "device/sampler.h"
+#include "device/simulated_devices.h"
 #include "exec/executor.h"
 #include "store/job_store.h"
 
@@ -60,6 +64,7 @@ class Daemon : public Server::Handler {
     Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
     std::string cancelled_by;  // a running job being cancelled, by whom
     JobId preempted_by = 0;    // a running job being preempted, for whom
+    std::string node_fail;     // a running job being stopped because its card failed: why
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
   };
@@ -82,6 +87,9 @@ class Daemon : public Server::Handler {
   nlohmann::json Logs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
   nlohmann::json GpusReply(const Caller& caller);  // gpus.cc
+  nlohmann::json InventoryReply();                 // gpus.cc
+  nlohmann::json Drain(const Caller& caller, const nlohmann::json& request);   // monitor.cc
+  nlohmann::json Resume(const Caller& caller, const nlohmann::json& request);  // monitor.cc
   nlohmann::json Reload(const Caller& caller);
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
@@ -113,6 +121,33 @@ class Daemon : public Server::Handler {
   std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const;
   store::Placement PlacementOf(const Allocation& alloc) const;
 
+  // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
+  struct ProcessOwner {
+    std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
+    std::string user;
+    JobId job = 0;          // 0: outside Rota
+  };
+  struct CardState {
+    GpuHealth health;
+    std::optional<store::GpuDrain> admin_drain;
+  };
+  Status LoadDrains();
+  Status StartSampler();
+  void StopSampler();
+  void OnSample();
+  void ApplySample(const StatusOr<device::Snapshot>& sample, Time now);
+  void ObserveCard(size_t index, const std::string& error, bool held, Time now);
+  void StopJobsOnFailedCard(size_t index, Time now);
+  void UpdateSchedulable(const device::Snapshot* snap);
+  void UpdateSimulatedLoads();
+  void Attribute(const device::Snapshot& snap);
+  ProcessOwner OwnerOf(int pid, const std::map<std::int64_t, JobId>& job_pids);
+  // Index into cards_.gpus of a card named by index or UUID (a MIG UUID names its card).
+  StatusOr<size_t> FindCard(const std::string& name) const;
+  // Processes on card `index` that no Rota job placed on it accounts for: "pid 42 (bob)".
+  std::vector<std::string> Leftovers(size_t index) const;
+  const device::GpuInfo* SampledCard(const std::string& uuid) const;
+
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status LoadInventory();
   Status Recover();
@@ -126,8 +161,21 @@ class Daemon : public Server::Handler {
   std::unique_ptr<Server> server_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<exec::Executor> executor_;
-  std::unique_ptr<device::Devices> devices_;
+  std::shared_ptr<device::Devices> devices_;
   std::string devices_error_;
+  std::unique_ptr<device::Sampler> sampler_;
+  // What the simulated cards report: the loads the running jobs declare, handed to the sampler
+  // thread under a lock.
+  struct SimulatedLoads {
+    std::mutex mu;
+    std::vector<device::SimulatedLoad> loads;
+  };
+  std::shared_ptr<SimulatedLoads> sim_loads_ = std::make_shared<SimulatedLoads>();
+  device::Snapshot last_sample_;        // the last sample that succeeded
+  Time sampled_at_ = 0;                 // when it was taken
+  std::string sample_error_;            // why the last sample failed as a whole ("" = it did not)
+  std::map<std::string, CardState> card_state_;  // by card UUID
+  std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running

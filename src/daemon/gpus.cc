@@ -1,6 +1,9 @@
-// The `gpus` operation: what each card reports now (through the configured Devices, bounded by
-// its deadline) together with who holds it in Rota: the live view behind `rota gpus`.
-#include <spdlog/spdlog.h>
+// The `gpus` and `inventory` operations: what the cards reported at the last sample, joined with
+// who is on them (Rota's jobs and every GPU process, attributed) and their health and drains.
+// Requests never wait for the driver: they read the sampler's last result.
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "api/protocol.h"
 #include "daemon/clock.h"
@@ -12,35 +15,68 @@ using nlohmann::json;
 
 namespace {
 
-json Processes(const std::vector<device::ProcessInfo>& processes) {
-  json out = json::array();
-  for (const device::ProcessInfo& p : processes) {
-    out.push_back({{"pid", p.pid}, {"memory", p.used_memory}});
-  }
-  return out;
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 }  // namespace
 
 json Daemon::GpusReply(const Caller& caller) {
-  StatusOr<device::Snapshot> snap = devices_ ? devices_->Sample() : StatusOr<device::Snapshot>(Unavailable("no GPU source"));
-  if (!snap.ok()) return api::ErrorReply(Unavailable("cannot read the GPUs: " + snap.status().message()));
+  if (!devices_error_.empty() && last_sample_.gpus.empty() && cards_.gpus.empty()) {
+    return api::ErrorReply(Unavailable("cannot read the GPUs: " + devices_error_));
+  }
   const Time now = Now();
-  json gpus = json::array();
-  for (const device::GpuInfo& info : snap->gpus) {
-    // Who holds this card (or a slice of it) in Rota: everyone sees owner, job and name, as in
-    // `rota queue --all`.
-    json holders = json::array();
-    bool drained = false;
-    for (const Gpu& g : cards_.gpus) {
-      if (g.uuid == info.uuid) drained = g.drained;
+  // The Rota jobs on a card, and the memory their processes use there.
+  auto processes_json = [&](const std::vector<device::ProcessInfo>& processes, const std::string& uuid) {
+    json out = json::array();
+    for (const device::ProcessInfo& p : processes) {
+      auto it = owners_.find(p.pid);
+      const ProcessOwner owner = it == owners_.end() ? ProcessOwner{} : it->second;
+      bool allocated = false;
+      if (auto job = jobs_.find(owner.job); owner.job != 0 && job != jobs_.end()) {
+        const auto& uuids = job->second.rec.placement.gpu_uuids;
+        allocated = std::find(uuids.begin(), uuids.end(), uuid) != uuids.end();
+      }
+      out.push_back({{"pid", p.pid},
+                     {"memory", p.used_memory},
+                     {"sm_util", p.sm_util},
+                     {"uid", owner.uid},
+                     {"user", owner.user},
+                     {"job_id", owner.job},
+                     {"outside", owner.job == 0},
+                     {"allocated", allocated}});
     }
+    return out;
+  };
+  json gpus = json::array();
+  for (const Gpu& g : cards_.gpus) {
+    const device::GpuInfo* info = SampledCard(g.uuid);
+    device::GpuInfo empty;
+    if (info == nullptr) {
+      empty.uuid = g.uuid;
+      empty.index = g.index;
+      empty.name = g.model;
+      empty.memory_total = g.memory;
+      info = &empty;
+    }
+    json holders = json::array();
     for (const auto& [id, a] : jobs_) {
       if (a.rec.state != store::JobState::kRunning) continue;
       const store::Placement& p = a.rec.placement;
-      bool here = false;
-      for (const std::string& uuid : p.gpu_uuids) here = here || uuid == info.uuid;
-      if (!here) continue;
+      if (std::find(p.gpu_uuids.begin(), p.gpu_uuids.end(), g.uuid) == p.gpu_uuids.end()) continue;
+      // Memory its processes use on this card (or its slice).
+      MiB used = -1;
+      const std::vector<device::ProcessInfo>* where = &info->processes;
+      for (const device::MigInstance& m : info->mig) {
+        if (m.uuid == p.mig_uuid) where = &m.processes;
+      }
+      for (const device::ProcessInfo& proc : *where) {
+        auto it = owners_.find(proc.pid);
+        if (it == owners_.end() || it->second.job != id || proc.used_memory < 0) continue;
+        used = std::max<MiB>(used, 0) + proc.used_memory;
+      }
       const Time end = a.rec.start_time + a.rec.job.time_limit;
       holders.push_back({{"job_id", id},
                          {"user", a.rec.job.user},
@@ -50,34 +86,89 @@ json Daemon::GpusReply(const Caller& caller) {
                          {"gpu_mem", p.alloc.memory},
                          {"mig_uuid", p.mig_uuid},
                          {"time_left", std::max<Time>(0, (a.rec.kill_at != kNever ? a.rec.kill_at : end) - now)},
-                         {"mine", a.rec.uid == static_cast<std::int64_t>(caller.uid)}});
+                         {"mine", a.rec.uid == static_cast<std::int64_t>(caller.uid)},
+                         {"memory_used", used}});
     }
     json mig = json::array();
-    for (const device::MigInstance& m : info.mig) {
+    for (const device::MigInstance& m : info->mig) {
       mig.push_back({{"uuid", m.uuid},
                      {"profile", m.profile},
                      {"memory_total", m.memory_total},
                      {"memory_used", m.memory_used},
-                     {"processes", Processes(m.processes)}});
+                     {"processes", processes_json(m.processes, g.uuid)}});
     }
-    gpus.push_back({{"index", info.index},
-                    {"uuid", info.uuid},
-                    {"name", info.name},
-                    {"memory_total", info.memory_total},
-                    {"memory_used", info.memory_used},
-                    {"util", info.util_gpu},
-                    {"temperature", info.temperature},
-                    {"power_mw", info.power_mw},
+    const CardState& c = card_state_[g.uuid];
+    std::string drained_by, drain_reason;
+    Time since = 0;
+    if (c.admin_drain) {
+      drained_by = c.admin_drain->actor;
+      drain_reason = c.admin_drain->reason;
+      since = c.admin_drain->since;
+    } else if (c.health.state == HealthState::kDrained) {
+      drained_by = "health";
+      drain_reason = c.health.error;
+    }
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"name", info->name},
+                    {"pci_bus_id", info->pci_bus_id},
+                    {"memory_total", info->memory_total},
+                    {"memory_used", info->memory_used},
+                    {"util", info->util_gpu},
+                    {"util_memory", info->util_memory},
+                    {"temperature", info->temperature},
+                    {"power_mw", info->power_mw},
+                    {"health", HealthStateName(c.health.state)},
+                    {"health_error", c.health.error},
+                    {"drained", g.drained && (c.admin_drain || c.health.state == HealthState::kDrained)},
+                    {"drain_reason", drain_reason},
+                    {"drained_by", drained_by},
+                    {"drained_since", since},
                     {"mig", mig},
-                    {"processes", Processes(info.processes)},
-                    {"health", info.health.ok() ? std::string("ok") : info.health.message()},
-                    {"drained", drained},
+                    {"processes", processes_json(info->processes, g.uuid)},
                     {"jobs", holders}});
   }
   json out = api::OkReply();
-  out["driver_version"] = snap->driver_version;
   out["time"] = now;
+  out["sampled_at"] = sampled_at_;
+  out["source"] = devices_ ? devices_->Describe() : std::string("none");
+  out["driver_version"] = last_sample_.driver_version;
+  out["sample_error"] = sample_error_.empty() ? devices_error_ : sample_error_;
   out["gpus"] = std::move(gpus);
+  return out;
+}
+
+json Daemon::InventoryReply() {
+  json gpus = json::array();
+  for (const Gpu& g : cards_.gpus) {
+    const device::GpuInfo* info = SampledCard(g.uuid);
+    json mig = json::array();
+    for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory_total", m.memory}});
+    json nvlink = json::array();
+    for (int peer : g.nvlink) {
+      if (peer >= 0 && static_cast<size_t>(peer) < cards_.gpus.size()) nvlink.push_back(cards_.gpus[peer].index);
+    }
+    const CardState& c = card_state_[g.uuid];
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"name", g.model},
+                    {"pci_bus_id", info ? info->pci_bus_id : ""},
+                    {"memory_total", g.memory},
+                    {"mig_capable", info ? info->mig_capable : !g.mig.empty()},
+                    {"mig_enabled", info ? info->mig_enabled : !g.mig.empty()},
+                    {"mig", mig},
+                    {"nvlink", nvlink},
+                    {"health", HealthStateName(c.health.state)},
+                    {"drained", g.drained},
+                    {"drain_reason", c.admin_drain ? c.admin_drain->reason : c.health.error}});
+  }
+  json out = api::OkReply();
+  out["hostname"] = HostName();
+  out["source"] = devices_ ? devices_->Describe() : std::string("none");
+  out["driver_version"] = last_sample_.driver_version;
+  out["time"] = Now();
+  out["gpus"] = std::move(gpus);
+  out["storage"] = config_.storage_paths;
   return out;
 }
 

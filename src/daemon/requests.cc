@@ -81,6 +81,8 @@ void Daemon::ProcessInbox() {
                                                          std::to_string(::getuid()) + " only");
       } else {
         Caller caller = Identify(peer->uid, peer->gid, peer->pid, config_.admin_group);
+        // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
+        if (options_.user_mode) caller.admin = true;
         if (op->get<std::string>() == "submit") {
           StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
           if (rec.ok()) {
@@ -145,10 +147,13 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "logs") return Logs(caller, request);
   if (op == "status") return StatusReply();
   if (op == "gpus") return GpusReply(caller);
+  if (op == "inventory") return InventoryReply();
+  if (op == "drain") return Drain(caller, request);
+  if (op == "resume") return Resume(caller, request);
   if (op == "reload") return Reload(caller);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
-                                                 "history, logs, status, gpus, reload)");
+                                                 "history, logs, status, gpus, inventory, drain, resume, reload)");
 }
 
 json Daemon::Hello(const Caller& caller) {

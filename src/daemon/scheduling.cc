@@ -286,6 +286,11 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     state = store::JobState::kCancelled;
     reason = "Cancelled by " + a.cancelled_by;
     actor = a.cancelled_by;
+  } else if (!a.node_fail.empty()) {
+    // Its card failed under it: the job did not finish its work, whatever its exit status.
+    requeue = a.rec.job.requeue && !a.rec.interactive;
+    state = store::JobState::kNodeFail;
+    reason = "NodeFail: " + a.node_fail + (requeue ? " (requeued)" : "");
   } else if (a.rec.kill_at != kNever && a.rec.preempted) {
     // Preempted, whether it was killed or ended on its own after the warning (a checkpoint):
     // either way it did not finish its work.

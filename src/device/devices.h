@@ -71,6 +71,9 @@ class Devices {
   virtual StatusOr<Snapshot> Sample() = 0;
   // "nvml (/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)", "simulated".
   virtual std::string Describe() const = 0;
+  // After a Sample() that failed because the source hung: the index of the card it hung on, or
+  // -1 when that is unknown (or nothing hangs). Safe to call from any thread.
+  virtual int StuckCard() const { return -1; }
 };
 
 }  // namespace rota::device

@@ -10,6 +10,7 @@
 #include "device/nvml_devices.h"
 
 #include <cstdlib>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -32,6 +33,8 @@ struct Session {
   std::shared_ptr<nvml::Library> lib;
   bool initialised = false;
   std::string driver_version;
+  std::atomic<int> reading{-1};  // the card the current (or stuck) pass is reading
+  std::atomic<bool> stuck{false};  // the last Sample() found the driver hung
 };
 
 class NvmlDevices final : public Devices {
@@ -59,6 +62,7 @@ class NvmlDevices final : public Devices {
     auto result = std::make_shared<std::optional<StatusOr<Snapshot>>>();
     std::shared_ptr<Session> session = session_;
     DeadlineRunner::Outcome outcome = runner_.Run([session, result] { *result = Pass(*session); });
+    session_->stuck = outcome != DeadlineRunner::Outcome::kDone;
     switch (outcome) {
       case DeadlineRunner::Outcome::kDone:
         return std::move(**result);
@@ -71,6 +75,8 @@ class NvmlDevices final : public Devices {
     return Unavailable("NVML is still stuck in an earlier call that overran " +
                        FormatDeadline(runner_.deadline()) + " (" + session_->path + ")");
   }
+
+  int StuckCard() const override { return session_->stuck ? session_->reading.load() : -1; }
 
   std::string Describe() const override {
     std::lock_guard<std::mutex> lock(session_->mu);
@@ -111,7 +117,7 @@ class NvmlDevices final : public Devices {
       std::lock_guard<std::mutex> lock(s.mu);
       s.initialised = true;
     }
-    StatusOr<Snapshot> snap = nvml::ReadSnapshot(*lib);
+    StatusOr<Snapshot> snap = nvml::ReadSnapshot(*lib, &s.reading);
     if (snap.ok()) {
       std::lock_guard<std::mutex> lock(s.mu);
       s.driver_version = snap->driver_version;

@@ -219,9 +219,9 @@ TEST_F(NvmlDevicesTest, InitFailureIsUnavailableAndRetried) {
 }
 
 TEST_F(NvmlDevicesTest, HangBeyondDeadlineIsUnavailableAndRecovers) {
-  json card = A100(0);
+  json card = A100(1);
   card["hang_ms"] = 1500;
-  Write({{"cards", {card}}});
+  Write({{"cards", {A100(0), card}}});
   auto devices = Make(ROTA_FAKE_NVML, milliseconds(200));
   auto start = std::chrono::steady_clock::now();
   auto snap = devices->Sample();
@@ -230,11 +230,13 @@ TEST_F(NvmlDevicesTest, HangBeyondDeadlineIsUnavailableAndRecovers) {
   EXPECT_EQ(snap.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(snap.status().message().find("did not answer within 200 ms"), std::string::npos)
       << snap.status().message();
+  EXPECT_EQ(devices->StuckCard(), 1);  // the second card hung; the first read fine
   // While the first call is stuck, a second one does not start another thread.
-  Write({{"cards", {A100(0)}}});
+  Write({{"cards", {A100(0), A100(1)}}});
   snap = devices->Sample();
   ASSERT_FALSE(snap.ok());
   EXPECT_NE(snap.status().message().find("still stuck"), std::string::npos) << snap.status().message();
+  EXPECT_EQ(devices->StuckCard(), 1);
   // Once the driver answers again, sampling works (this also waits out the abandoned thread).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!snap.ok() && std::chrono::steady_clock::now() < deadline) {
@@ -243,6 +245,7 @@ TEST_F(NvmlDevicesTest, HangBeyondDeadlineIsUnavailableAndRecovers) {
   }
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   EXPECT_EQ(snap->gpus.at(0).memory_total, 81920);
+  EXPECT_EQ(devices->StuckCard(), -1);
 }
 
 TEST_F(NvmlDevicesTest, LibraryPathComesFromOptionsThenEnvironmentThenDefault) {

@@ -206,7 +206,7 @@ class CardReader {
 
 }  // namespace
 
-StatusOr<Snapshot> ReadSnapshot(const Library& lib) {
+StatusOr<Snapshot> ReadSnapshot(const Library& lib, std::atomic<int>* reading) {
   const Functions& f = lib.fn();
   Snapshot snap;
   if (f.get_driver_version) {
@@ -220,6 +220,7 @@ StatusOr<Snapshot> ReadSnapshot(const Library& lib) {
   nvmlReturn_t r = f.get_count(&count);
   if (r != NVML_SUCCESS) return Unavailable(lib.Error("nvmlDeviceGetCount", r));
   for (unsigned int i = 0; i < count; ++i) {
+    if (reading != nullptr) reading->store(static_cast<int>(i));
     GpuInfo gpu;
     gpu.index = static_cast<int>(i);
     CardReader reader(lib, gpu);
@@ -227,6 +228,7 @@ StatusOr<Snapshot> ReadSnapshot(const Library& lib) {
     if (reader.Check("nvmlDeviceGetHandleByIndex", f.get_handle(i, &dev), true)) reader.Read(dev);
     snap.gpus.push_back(std::move(gpu));
   }
+  if (reading != nullptr) reading->store(-1);
   return snap;
 }
 

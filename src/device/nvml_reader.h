@@ -1,6 +1,8 @@
 // ReadSnapshot: one pass over every card through a loaded NVML library.
 #pragma once
 
+#include <atomic>
+
 #include "core/status.h"
 #include "device/devices.h"
 #include "device/nvml_library.h"
@@ -12,7 +14,9 @@ namespace rota::device::nvml {
 // memory cannot be read, or whose optional calls fail with anything other than "not supported /
 // no permission / not found", is listed with that error in GpuInfo::health (Unavailable, the
 // message naming the call and the NVML error, e.g. "nvmlDeviceGetMemoryInfo: GPU_IS_LOST (...)").
-// Blocks as long as NVML does: call it from a worker with a deadline (nvml_devices.h).
-StatusOr<Snapshot> ReadSnapshot(const Library& lib);
+// Blocks as long as NVML does: call it from a worker with a deadline (nvml_devices.h). `reading`,
+// when given, holds the index of the card being read (-1 before the first and after the last), so
+// a pass abandoned in a hung call tells which card hung.
+StatusOr<Snapshot> ReadSnapshot(const Library& lib, std::atomic<int>* reading = nullptr);
 
 }  // namespace rota::device::nvml

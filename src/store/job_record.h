@@ -97,4 +97,26 @@ struct JobEvent {
   bool operator==(const JobEvent&) const = default;
 };
 
+// A card taken out of scheduling: by an admin (`rota drain`) or by its health.
+struct GpuDrain {
+  enum class Kind : std::uint8_t { kAdmin, kHealth };
+  std::string uuid;
+  Kind kind = Kind::kAdmin;
+  std::string actor;  // the admin, or "rotad"
+  std::string reason;
+  Time since = 0;
+  bool operator==(const GpuDrain&) const = default;
+};
+
+// One entry of a GPU's audit trail: "suspect", "drained", "healthy", "drain", "resume".
+struct GpuEvent {
+  Time time = 0;
+  std::string uuid;
+  int gpu_index = 0;
+  std::string event;
+  std::string reason;
+  std::string actor;
+  bool operator==(const GpuEvent&) const = default;
+};
+
 }  // namespace rota::store

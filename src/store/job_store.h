@@ -92,6 +92,16 @@ class JobStore {
   Status SaveAllUsage(const UsageMaps& usage);
   StatusOr<UsageMaps> LoadUsage();
 
+  // GPUs (gpu_state.cc). A drain is written with synchronous=FULL (an admin is told it holds);
+  // health events are the daemon's bookkeeping (NORMAL). Each call records its event.
+  Status SaveDrain(const GpuDrain& drain, int gpu_index);
+  Status RemoveDrain(std::string_view uuid, GpuDrain::Kind kind, int gpu_index, std::string_view actor,
+                     std::string_view reason, Time now);
+  StatusOr<std::vector<GpuDrain>> LoadDrains();
+  Status AddGpuEvent(const GpuEvent& event);
+  // The events of one card (all cards when `uuid` is empty), oldest first.
+  StatusOr<std::vector<GpuEvent>> GpuEvents(std::string_view uuid);
+
   // The connection, for tests and maintenance (backups, PRAGMAs).
   Db& db() { return *db_; }
 

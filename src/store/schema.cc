@@ -91,7 +91,31 @@ constexpr std::string_view kV2 = R"sql(
 ALTER TABLE jobs ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<std::string_view, 2> kMigrations = {kV1, kV2};
+// Version 3: the GPUs' side of the audit trail. A drain (by an admin, or by health after failed
+// samples) is kept until it ends, so a restart does not put a sick or reserved card back to work;
+// every health change, drain and resume is an event.
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE gpu_drains (
+  uuid   TEXT    NOT NULL,
+  kind   TEXT    NOT NULL CHECK (kind IN ('admin', 'health')),
+  actor  TEXT    NOT NULL DEFAULT '',
+  reason TEXT    NOT NULL DEFAULT '',
+  since  INTEGER NOT NULL,
+  PRIMARY KEY (uuid, kind)
+);
+CREATE TABLE gpu_events (
+  id        INTEGER PRIMARY KEY AUTOINCREMENT,
+  time      INTEGER NOT NULL,
+  uuid      TEXT    NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  event     TEXT    NOT NULL,
+  reason    TEXT    NOT NULL DEFAULT '',
+  actor     TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX gpu_events_uuid ON gpu_events (uuid, id);
+)sql";
+
+constexpr std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -62,7 +62,8 @@ def _ensure_user_locked(name, groups):
     try:
         pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
+        # --badname: lab accounts may have names useradd's default pattern refuses (e.g. Chinese).
+        subprocess.run(["useradd", "--badname", "--create-home", "--shell", "/bin/sh", name], check=True)
     for g in groups:
         subprocess.run(["usermod", "-a", "-G", g, name], check=True)
     return pwd.getpwnam(name)
@@ -91,7 +92,7 @@ def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
 class Rotad:
     """One rotad process with its own state directory and socket."""
 
-    def __init__(self, config=SMALL_CLUSTER, kill_wait=2, run_as=None):
+    def __init__(self, config=SMALL_CLUSTER, kill_wait=2, run_as=None, env=None):
         self.dir = tempfile.mkdtemp(prefix="rota-it-")
         os.chmod(self.dir, 0o1777)  # jobs of the test users write here, like in /tmp
         self.config_path = os.path.join(self.dir, "rota.toml")
@@ -100,6 +101,7 @@ class Rotad:
         self.log_path = os.path.join(self.dir, "rotad.log")
         self.kill_wait = kill_wait
         self.run_as = run_as
+        self.env = env  # extra environment of rotad (e.g. the fake NVML's state file)
         self.proc = None
         self.write_config(config)
 
@@ -114,7 +116,8 @@ class Rotad:
         if self.run_as:
             cmd = ["runuser", "-u", self.run_as, "--"] + cmd
         self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        env = dict(os.environ, **self.env) if self.env else None
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         if wait:
             wait_for(self._answers, timeout=20, what="rotad to answer on " + self.socket)
         return self

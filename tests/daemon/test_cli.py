@@ -62,23 +62,3 @@ class SystemdNotifyTest(unittest.TestCase):
 if __name__ == "__main__":
     unittest.main()
 
-
-class GpusTest(DaemonTest):
-    def test_gpus_shows_load_and_who_holds_each_card(self):
-        job = self.d.submit("--gpus", "1", "--tier", "thesis", "--", "sleep", "30",
-                            env={"ROTA_SIM_GPU_MEM": "20G", "ROTA_SIM_GPU_UTIL": "80"})
-        rec = self.d.wait_state(job, "running")
-        import json
-        gpus = json.loads(self.d.rota("gpus", "--json").stdout)
-        card = [g for g in gpus if g["uuid"] == rec["gpu_uuids"][0]][0]
-        self.assertEqual(card["memory_used"], 20480)
-        self.assertEqual(card["util"], 80)
-        self.assertEqual([(h["job_id"], h["user"], h["tier"]) for h in card["jobs"]], [(job, rec["user"], "thesis")])
-        others = [g for g in gpus if g["uuid"] != rec["gpu_uuids"][0] and not g["mig"]]
-        self.assertTrue(others and all(g["jobs"] == [] and g["memory_used"] == 0 for g in others))
-        table = self.d.rota("gpus").stdout
-        line = [l for l in table.splitlines() if l.split()[:1] == [str(card["index"])]][0]
-        self.assertIn(f"{rec['user']}/{job}(thesis", line)
-        self.assertIn("20.0/80.0G", line)
-        self.assertIn("MIG 3g.40gb", table)
-        self.d.rota("cancel", str(job))

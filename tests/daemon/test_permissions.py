@@ -122,6 +122,8 @@ class UserModeTest(unittest.TestCase):
         self.assertEqual(rec["state"], "completed", (rec, d.read_log()))
         self.assertEqual(open(os.path.join(d.dir, f"rota-{job}.out")).read().strip(), str(user.pw_uid))
         self.assertIn("user mode", d.read_log())
+        # Its one user administers it (a system daemon refuses reload from non-admins).
+        d.rota("reload", user=ALICE)
 
 
 if __name__ == "__main__":
