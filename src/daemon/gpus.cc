@@ -118,6 +118,8 @@ json Daemon::GpusReply(const Caller& caller) {
                     {"util_memory", info->util_memory},
                     {"temperature", info->temperature},
                     {"power_mw", info->power_mw},
+                    {"ecc_uncorrected", info->ecc_uncorrected},
+                    {"xids", info->xids},
                     {"health", HealthStateName(c.health.state)},
                     {"health_error", c.health.error},
                     {"drained", g.drained && (c.admin_drain || c.health.state == HealthState::kDrained)},

@@ -91,6 +91,9 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
     sampled_at_ = now;
     sample_error_.clear();
     Attribute(last_sample_);
+    for (const device::GpuInfo& info : last_sample_.gpus) {
+      for (int xid : info.xids) spdlog::warn("GPU {} ({}): Xid {} reported by the driver", info.index, info.uuid, xid);
+    }
   } else {
     if (sample_error_ != sample.status().message()) {
       spdlog::error("GPUs: sample failed: {}", sample.status().message());

@@ -46,8 +46,11 @@ struct GpuInfo {
   std::vector<MigInstance> mig;
   std::vector<std::string> nvlink_peers;  // PCI bus ids of the cards this one has NVLink to
   std::vector<ProcessInfo> processes;     // compute processes on the whole card
-  // OK, or why this card could not be read completely (lost, reset needed, call timed out). A
-  // card that errors is still listed, so the daemon can move it towards drained.
+  long long ecc_uncorrected = -1;         // uncorrected ECC errors since the driver loaded; -1 unknown
+  std::vector<int> xids;                  // Xid errors the driver reported since the last sample
+  // OK, or why this card could not be read completely (lost, reset needed, call timed out), or why
+  // it cannot be trusted (uncorrected ECC errors, a hardware Xid). A card that errors is still
+  // listed, so the daemon can move it towards drained.
   Status health;
 };
 

@@ -48,6 +48,21 @@ inline constexpr unsigned int NVML_TEMPERATURE_GPU = 0;  // nvmlTemperatureSenso
 inline constexpr unsigned int NVML_FEATURE_ENABLED = 1;  // nvmlEnableState_t
 inline constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ULL;
+inline constexpr unsigned int NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;  // nvmlMemoryErrorType_t
+inline constexpr unsigned int NVML_VOLATILE_ECC = 0;                   // nvmlEccCounterType_t
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
+
+struct nvmlEventSet_st;
+using nvmlEventSet_t = nvmlEventSet_st*;
+
+// Filled by nvmlEventSetWait_v2.
+struct nvmlEventData_t {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the Xid
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
 
 struct nvmlMemory_t {  // bytes
   unsigned long long total;
@@ -125,6 +140,13 @@ using nvmlDeviceGetNvLinkState_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsign
                                                      unsigned int* is_active);
 using nvmlDeviceGetNvLinkRemotePciInfo_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int link,
                                                              nvmlPciInfo_t* pci);
+using nvmlDeviceGetTotalEccErrors_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int error_type,
+                                                        unsigned int counter_type, unsigned long long* count);
+using nvmlEventSetCreate_fn = nvmlReturn_t (*)(nvmlEventSet_t* set);
+using nvmlDeviceRegisterEvents_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned long long types,
+                                                     nvmlEventSet_t set);
+using nvmlEventSetWait_fn = nvmlReturn_t (*)(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms);
+using nvmlEventSetFree_fn = nvmlReturn_t (*)(nvmlEventSet_t set);
 
 }  // extern "C"
 
@@ -132,6 +154,7 @@ static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t must match nvml.h");
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t must match nvml.h");
 static_assert(sizeof(nvmlProcessInfo_v2_t) == 24, "nvmlProcessInfo_v2_t must match nvml.h");
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "must match nvml.h");
+static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t must match nvml.h");
 
 // "GPU_IS_LOST" for NVML_ERROR_GPU_IS_LOST, "SUCCESS"; "UNKNOWN" for codes not listed above.
 // Inline so that the fake library (src/testing/fake_nvml) shares the table without linking Rota.

@@ -33,7 +33,7 @@ struct Session {
   std::shared_ptr<nvml::Library> lib;
   bool initialised = false;
   std::string driver_version;
-  std::atomic<int> reading{-1};  // the card the current (or stuck) pass is reading
+  nvml::PassState pass;  // across passes; `pass.reading` is the card a current (or stuck) pass reads
   std::atomic<bool> stuck{false};  // the last Sample() found the driver hung
 };
 
@@ -52,6 +52,7 @@ class NvmlDevices final : public Devices {
     }
     if (!runner_.Idle()) return;  // the driver is stuck; do not add a second thread to it
     (void)runner_.Run([session] {
+      if (session->pass.xid_set != nullptr) session->lib->fn().event_set_free(session->pass.xid_set);
       session->lib->fn().shutdown();
       std::lock_guard<std::mutex> lock(session->mu);
       session->initialised = false;
@@ -76,7 +77,7 @@ class NvmlDevices final : public Devices {
                        FormatDeadline(runner_.deadline()) + " (" + session_->path + ")");
   }
 
-  int StuckCard() const override { return session_->stuck ? session_->reading.load() : -1; }
+  int StuckCard() const override { return session_->stuck ? session_->pass.reading.load() : -1; }
 
   std::string Describe() const override {
     std::lock_guard<std::mutex> lock(session_->mu);
@@ -117,7 +118,7 @@ class NvmlDevices final : public Devices {
       std::lock_guard<std::mutex> lock(s.mu);
       s.initialised = true;
     }
-    StatusOr<Snapshot> snap = nvml::ReadSnapshot(*lib, &s.reading);
+    StatusOr<Snapshot> snap = nvml::ReadSnapshot(*lib, &s.pass);
     if (snap.ok()) {
       std::lock_guard<std::mutex> lock(s.mu);
       s.driver_version = snap->driver_version;

@@ -3,6 +3,7 @@
 // The fake reads its state from $FAKE_NVML_STATE on every call, so each test writes a state file
 // and points the variable at it. Tests run one at a time in this binary, so setenv is safe here.
 #include "device/nvml_devices.h"
+#include "device/nvml_reader.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -193,6 +194,60 @@ TEST_F(NvmlDevicesTest, MinimalLibraryFallsBackAndLeavesOptionalDataUnknown) {
   EXPECT_NE(describe.find("without"), std::string::npos) << describe;
   EXPECT_NE(describe.find("nvmlDeviceGetProcessUtilization"), std::string::npos) << describe;
   EXPECT_NE(describe.find("nvmlDeviceGetMigMode"), std::string::npos) << describe;
+  EXPECT_NE(describe.find("Xid events"), std::string::npos) << describe;
+  EXPECT_EQ(g.ecc_uncorrected, -1);
+  EXPECT_TRUE(g.xids.empty());
+}
+
+TEST_F(NvmlDevicesTest, UncorrectedEccErrorsMarkTheCard) {
+  json bad = A100(0);
+  bad["ecc_uncorrected"] = 2;
+  json good = A100(1);
+  good["ecc_uncorrected"] = 0;
+  Write({{"cards", {bad, good, A100(2)}}});
+  auto snap = Make(ROTA_FAKE_NVML)->Sample();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->gpus[0].ecc_uncorrected, 2);
+  EXPECT_FALSE(snap->gpus[0].health.ok());
+  EXPECT_NE(snap->gpus[0].health.message().find("2 uncorrected ECC errors"), std::string::npos);
+  EXPECT_EQ(snap->gpus[0].memory_used, 1024);  // still read: the values are shown, the card is not trusted
+  EXPECT_EQ(snap->gpus[1].ecc_uncorrected, 0);
+  EXPECT_TRUE(snap->gpus[1].health.ok());
+  EXPECT_EQ(snap->gpus[2].ecc_uncorrected, -1);  // ECC not supported: unknown, not a problem
+  EXPECT_TRUE(snap->gpus[2].health.ok());
+}
+
+TEST_F(NvmlDevicesTest, XidEventsAreDeliveredOnceAndHardwareOnesMarkTheCard) {
+  Write({{"cards", {A100(0), A100(1)}}});
+  auto devices = Make(ROTA_FAKE_NVML);
+  ASSERT_TRUE(devices->Sample().ok());  // registers the cards for events
+  json app = A100(0);
+  app["xid"] = {13};  // a program's fault: listed, the card stays trusted
+  json hw = A100(1);
+  hw["xid"] = {79};  // fallen off the bus
+  Write({{"cards", {app, hw}}});
+  auto snap = devices->Sample();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->gpus[0].xids, std::vector<int>{13});
+  EXPECT_TRUE(snap->gpus[0].health.ok());
+  EXPECT_EQ(snap->gpus[1].xids, std::vector<int>{79});
+  EXPECT_FALSE(snap->gpus[1].health.ok());
+  EXPECT_NE(snap->gpus[1].health.message().find("Xid 79"), std::string::npos);
+  // Events are consumed: the next sample has none.
+  snap = devices->Sample();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_TRUE(snap->gpus[0].xids.empty());
+  EXPECT_TRUE(snap->gpus[1].xids.empty());
+  EXPECT_TRUE(snap->gpus[1].health.ok());
+}
+
+TEST(NvmlXid, HardwareXidsAreTheCardsFault) {
+  EXPECT_TRUE(nvml::HardwareXid(79));
+  EXPECT_TRUE(nvml::HardwareXid(48));
+  EXPECT_TRUE(nvml::HardwareXid(94));
+  EXPECT_FALSE(nvml::HardwareXid(13));
+  EXPECT_FALSE(nvml::HardwareXid(31));
+  EXPECT_FALSE(nvml::HardwareXid(43));
 }
 
 TEST_F(NvmlDevicesTest, MissingLibraryIsUnavailableNamingThePath) {

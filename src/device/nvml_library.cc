@@ -74,6 +74,7 @@ StatusOr<std::unique_ptr<Library>> Library::Load(const std::string& path) {
       {"nvmlDeviceGetMigDeviceHandleByIndex", reinterpret_cast<void**>(&f.get_mig_handle)},
       {"nvmlDeviceGetProcessUtilization", reinterpret_cast<void**>(&f.get_process_utilization)},
       {"nvmlDeviceGetNvLinkState", reinterpret_cast<void**>(&f.get_nvlink_state)},
+      {"nvmlDeviceGetTotalEccErrors", reinterpret_cast<void**>(&f.get_ecc_errors)},
   };
   for (const Optional& o : optional) {
     if (lib->Bind({o.name}, o.out) < 0) lib->missing_.push_back(o.name);
@@ -82,6 +83,21 @@ StatusOr<std::unique_ptr<Library>> Library::Load(const std::string& path) {
   if (lib->Bind({"nvmlDeviceGetNvLinkRemotePciInfo_v2"}, reinterpret_cast<void**>(&f.get_nvlink_remote_pci)) <
       0) {
     lib->missing_.push_back("nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  }
+  const Optional events[] = {
+      {"nvmlEventSetCreate", reinterpret_cast<void**>(&f.event_set_create)},
+      {"nvmlDeviceRegisterEvents", reinterpret_cast<void**>(&f.register_events)},
+      {"nvmlEventSetWait_v2", reinterpret_cast<void**>(&f.event_set_wait)},
+      {"nvmlEventSetFree", reinterpret_cast<void**>(&f.event_set_free)},
+  };
+  bool all_events = true;
+  for (const Optional& o : events) all_events = lib->Bind({o.name}, o.out) >= 0 && all_events;
+  if (!all_events) {
+    f.event_set_create = nullptr;
+    f.register_events = nullptr;
+    f.event_set_wait = nullptr;
+    f.event_set_free = nullptr;
+    lib->missing_.push_back("Xid events (nvmlEventSetWait_v2)");
   }
   return lib;
 }

@@ -40,6 +40,12 @@ struct Functions {
   nvmlDeviceGetProcessUtilization_fn get_process_utilization = nullptr;
   nvmlDeviceGetNvLinkState_fn get_nvlink_state = nullptr;
   nvmlDeviceGetNvLinkRemotePciInfo_fn get_nvlink_remote_pci = nullptr;
+  nvmlDeviceGetTotalEccErrors_fn get_ecc_errors = nullptr;
+  // Xid events: all four or none (Load() clears the others when one is missing).
+  nvmlEventSetCreate_fn event_set_create = nullptr;
+  nvmlDeviceRegisterEvents_fn register_events = nullptr;
+  nvmlEventSetWait_fn event_set_wait = nullptr;  // _v2 (the v1 struct is shorter)
+  nvmlEventSetFree_fn event_set_free = nullptr;
 };
 
 class Library {

@@ -63,6 +63,12 @@ class CardReader {
     gpu_.processes = Processes(dev);
     ReadMig(dev);
     ReadNvLink(dev);
+    ReadEcc(dev);
+  }
+
+  // Marks the card after its values were read: they are still shown, but it is not trusted.
+  void Distrust(const std::string& why) {
+    if (gpu_.health.ok()) gpu_.health = Unavailable(why);
   }
 
  private:
@@ -180,6 +186,15 @@ class CardReader {
     }
   }
 
+  void ReadEcc(nvmlDevice_t dev) {
+    if (!f_.get_ecc_errors) return;
+    unsigned long long count = 0;
+    nvmlReturn_t r = f_.get_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &count);
+    if (!Check("nvmlDeviceGetTotalEccErrors", r, false)) return;  // ECC off or not supported
+    gpu_.ecc_uncorrected = static_cast<long long>(count);
+    if (count > 0) Distrust(std::to_string(count) + " uncorrected ECC errors (the card needs a reset)");
+  }
+
   void ReadNvLink(nvmlDevice_t dev) {
     if (!f_.get_nvlink_state || !f_.get_nvlink_remote_pci) return;
     for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
@@ -206,7 +221,54 @@ class CardReader {
 
 }  // namespace
 
-StatusOr<Snapshot> ReadSnapshot(const Library& lib, std::atomic<int>* reading) {
+namespace {
+
+// Registers `dev` for Xid events once (a card that cannot report them is simply not registered).
+void RegisterXids(const Functions& f, PassState& st, nvmlDevice_t dev) {
+  if (!f.event_set_create) return;
+  if (!st.xid_tried) {
+    st.xid_tried = true;
+    if (f.event_set_create(&st.xid_set) != NVML_SUCCESS) st.xid_set = nullptr;
+  }
+  if (st.xid_set == nullptr) return;
+  if (std::find(st.xid_registered.begin(), st.xid_registered.end(), dev) != st.xid_registered.end()) return;
+  st.xid_registered.push_back(dev);  // tried once, whatever the answer
+  (void)f.register_events(dev, nvmlEventTypeXidCriticalError, st.xid_set);
+}
+
+// Takes the Xid events waiting in the set (never waits) and files them under their cards.
+void CollectXids(const Functions& f, PassState& st, const std::vector<nvmlDevice_t>& handles, Snapshot& snap) {
+  if (st.xid_set == nullptr) return;
+  for (int guard = 0; guard < 1000; ++guard) {
+    nvmlEventData_t data{};
+    if (f.event_set_wait(st.xid_set, &data, 0) != NVML_SUCCESS) return;  // TIMEOUT: none left
+    if (data.eventType != nvmlEventTypeXidCriticalError) continue;
+    for (size_t i = 0; i < handles.size() && i < snap.gpus.size(); ++i) {
+      if (handles[i] != data.device) continue;
+      GpuInfo& gpu = snap.gpus[i];
+      const int xid = static_cast<int>(data.eventData);
+      gpu.xids.push_back(xid);
+      if (HardwareXid(xid) && gpu.health.ok()) gpu.health = Unavailable("Xid " + std::to_string(xid) + " reported");
+    }
+  }
+}
+
+}  // namespace
+
+bool HardwareXid(int xid) {
+  // NVIDIA's Xid catalogue: ECC (48, 63, 64, 92, 94, 95), internal micro-controller and GSP
+  // (61, 62, 119, 120), NVLink (74), fallen off the bus (79), unrecovered ECC (140).
+  switch (xid) {
+    case 48: case 61: case 62: case 63: case 64: case 74: case 79:
+    case 92: case 94: case 95: case 119: case 120: case 140:
+      return true;
+    default:
+      return false;
+  }
+}
+
+StatusOr<Snapshot> ReadSnapshot(const Library& lib, PassState* state) {
+  std::atomic<int>* reading = state ? &state->reading : nullptr;
   const Functions& f = lib.fn();
   Snapshot snap;
   if (f.get_driver_version) {
@@ -219,15 +281,21 @@ StatusOr<Snapshot> ReadSnapshot(const Library& lib, std::atomic<int>* reading) {
   unsigned int count = 0;
   nvmlReturn_t r = f.get_count(&count);
   if (r != NVML_SUCCESS) return Unavailable(lib.Error("nvmlDeviceGetCount", r));
+  std::vector<nvmlDevice_t> handles;
   for (unsigned int i = 0; i < count; ++i) {
     if (reading != nullptr) reading->store(static_cast<int>(i));
     GpuInfo gpu;
     gpu.index = static_cast<int>(i);
     CardReader reader(lib, gpu);
     nvmlDevice_t dev = nullptr;
-    if (reader.Check("nvmlDeviceGetHandleByIndex", f.get_handle(i, &dev), true)) reader.Read(dev);
+    if (reader.Check("nvmlDeviceGetHandleByIndex", f.get_handle(i, &dev), true)) {
+      reader.Read(dev);
+      if (state != nullptr) RegisterXids(f, *state, dev);
+    }
+    handles.push_back(dev);
     snap.gpus.push_back(std::move(gpu));
   }
+  if (state != nullptr) CollectXids(f, *state, handles, snap);
   if (reading != nullptr) reading->store(-1);
   return snap;
 }

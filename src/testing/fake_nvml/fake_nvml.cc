@@ -16,7 +16,9 @@
 //               "processes": [{"pid": 1234, "used_mib": 2048, "sm_util": 70}],
 //               "nvlink": ["00000000:3C:00.0"],  // one active link per entry; absent: none
 //               "error": "GPU_IS_LOST", "error_at": "memory",  // or "handle"
-//               "hang_ms": 1500}]}  // nvmlDeviceGetMemoryInfo sleeps (at most 10 s)
+//               "hang_ms": 1500,  // nvmlDeviceGetMemoryInfo sleeps (at most 10 s)
+//               "ecc_uncorrected": 2,  // volatile uncorrected ECC count; absent: ECC not supported
+//               "xid": [13, 79]}]}  // Xid events, each delivered once to a registered event set
 //
 // A shared object cannot hide its symbols at run time, so "missing symbols" are a second build:
 // FAKE_NVML_MINIMAL leaves out every versioned (_v2, _v3) and optional function. Malformed state
@@ -50,6 +52,9 @@ struct Handle {
 };
 Handle g_handles[kMaxCards][kMaxMig + 1];
 int g_init_count = 0;  // calls into the fake come from one thread at a time (Rota's contract)
+[[maybe_unused]] bool g_event_set_live = false;
+[[maybe_unused]] bool g_xid_registered[kMaxCards] = {};
+[[maybe_unused]] size_t g_xid_delivered[kMaxCards] = {};  // "xid" entries of each card delivered so far
 
 nvmlReturn_t ErrorCode(const std::string& name) {
   for (int code = NVML_SUCCESS; code <= NVML_ERROR_NO_DATA; ++code) {
@@ -406,6 +411,63 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
   const json& peers = card->at("nvlink");
   if (link >= peers.size() || !peers[link].is_string()) return NVML_ERROR_INVALID_ARGUMENT;
   return FillPci(peers[link].get<std::string>(), pci, true);
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error_type, unsigned int counter_type,
+                                         unsigned long long* count) {
+  json state;
+  const json *card, *mig;
+  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+  if (mig || !card->contains("ecc_uncorrected")) return NVML_ERROR_NOT_SUPPORTED;
+  if (error_type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter_type != NVML_VOLATILE_ECC || count == nullptr) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  *count = card->value("ecc_uncorrected", 0ULL);
+  return NVML_SUCCESS;
+}
+
+// One event set is enough for Rota (it creates one per session).
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  g_event_set_live = true;
+  // A fresh set (a new Rota session) starts with nothing registered or delivered.
+  std::fill(std::begin(g_xid_registered), std::end(g_xid_registered), false);
+  std::fill(std::begin(g_xid_delivered), std::end(g_xid_delivered), 0);
+  *set = reinterpret_cast<nvmlEventSet_t>(&g_event_set_live);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set) {
+  json state;
+  const json *card, *mig;
+  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+  if (set == nullptr || mig || types != nvmlEventTypeXidCriticalError) return NVML_ERROR_INVALID_ARGUMENT;
+  g_xid_registered[reinterpret_cast<const Handle*>(device)->card] = true;
+  return NVML_SUCCESS;
+}
+
+// Delivers each registered card's "xid" list, one event per call, each entry once.
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int /*timeout_ms*/) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  json state;
+  if (set == nullptr || data == nullptr || !LoadState(state)) return NVML_ERROR_INVALID_ARGUMENT;
+  const json* cards = Cards(state);
+  for (int i = 0; cards != nullptr && i < static_cast<int>(cards->size()) && i < kMaxCards; ++i) {
+    const json& xids = (*cards)[static_cast<size_t>(i)].value("xid", json::array());
+    if (!g_xid_registered[i] || g_xid_delivered[i] >= xids.size()) continue;
+    g_handles[i][0] = Handle{i, -1};
+    *data = nvmlEventData_t{reinterpret_cast<nvmlDevice_t>(&g_handles[i][0]), nvmlEventTypeXidCriticalError,
+                            xids[g_xid_delivered[i]++].get<unsigned long long>(), 0xFFFFFFFFu, 0xFFFFFFFFu};
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_TIMEOUT;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  g_event_set_live = false;
+  return NVML_SUCCESS;
 }
 
 #endif  // FAKE_NVML_MINIMAL
