@@ -20,8 +20,6 @@ const char* WaitReasonWire(WaitReason reason) {
   return "resources";
 }
 
-namespace {
-
 json RequestToJson(const Request& r) {
   switch (r.kind) {
     case RequestKind::kWholeGpus: return {{"kind", "gpus"}, {"gpus", r.gpus}};
@@ -30,6 +28,8 @@ json RequestToJson(const Request& r) {
   }
   return json::object();
 }
+
+namespace {
 
 Time OrZero(Time t) { return t == kNever ? 0 : t; }
 

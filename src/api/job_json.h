@@ -19,6 +19,8 @@ const char* WaitReasonWire(WaitReason reason);
 // command, cwd and output (the owner's and admins' view).
 nlohmann::json JobToJson(const store::JobRecord& job, const PendingInfo* pending, bool with_private);
 nlohmann::json EventToJson(const store::JobEvent& event);
+// {"kind": "gpus", "gpus": 2}, {"kind": "gpu_mem", "memory": MiB}, {"kind": "mig", "profile": "3g.40gb"}.
+nlohmann::json RequestToJson(const Request& request);
 
 // The output path of a job with "%j" replaced by its id.
 std::string ExpandOutput(const std::string& output, JobId id);

@@ -32,5 +32,8 @@ void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code);  
 void AddGpusCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // gpus_cmd.cc
 void AddInventoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // inventory_cmd.cc
 void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // drain_cmd.cc: drain, resume
+// book_cmd.cc: book, unbook, release, extend, approve, reject
+void AddBookCommands(CLI::App& app, ClientOptions* options, int* exit_code);
+void AddBookingsCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // bookings_cmd.cc: + export, import
 
 }  // namespace rota::cli

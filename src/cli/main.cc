@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   rota::cli::AddGpusCommand(app, &client, &exit_code);
   rota::cli::AddInventoryCommand(app, &client, &exit_code);
   rota::cli::AddDrainCommands(app, &client, &exit_code);
+  rota::cli::AddBookCommands(app, &client, &exit_code);
+  rota::cli::AddBookingsCommand(app, &client, &exit_code);
   rota::cli::AddSimulateCommand(app, &exit_code);
   rota::cli::AddConfigCommand(app, &exit_code);
   try {

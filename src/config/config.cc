@@ -67,6 +67,7 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::ReadQuota(root, c);
   internal::ReadGpus(root, c);
   internal::ReadInventory(root, c);
+  internal::ReadBookings(root, c);
   internal::ReadPeople(root, c);
   root.Finish();
   if (!errors.empty()) return InvalidArgument(errors.Join(name));

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/booking.h"
 #include "core/cluster.h"
 #include "core/policy.h"
 #include "core/status.h"
@@ -55,6 +56,7 @@ struct Config {
   Duration sample_interval = 1;   // how often rotad samples the cards (seconds)
   Duration nvml_timeout = 2;      // how long one NVML sample may take before it is abandoned
   int drain_after = 3;            // failed samples of a card in a row before it is drained
+  BookingRules bookings;          // [bookings]: the calendar's rules
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 #include <vector>
 
@@ -68,6 +70,39 @@ TEST(Config, EmptyFileIsTheDefaults) {
   EXPECT_EQ(c->nvml_timeout, 2);
   EXPECT_EQ(c->drain_after, 3);
   EXPECT_TRUE(c->storage_paths.empty());
+}
+
+TEST(Config, BookingRules) {
+  auto c = ParseConfig(
+      "[bookings]\nslot = \"15m\"\nmax_ahead = \"7d\"\nsame_day_needs_admin = false\nmax_length = \"8h\"\n"
+      "max_per_week = 3\nmax_gpu_hours_per_week = 40\nauto_confirm = false\nno_show_grace = \"10m\"\n"
+      "reminder = \"5m\"\npenalty_step = 0.5\npenalty_half_life = \"3d\"\npenalty_alert = 2\n"
+      "penalty_window = \"14d\"\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const BookingRules& r = c->bookings;
+  EXPECT_EQ(r.slot, 15 * kMinute);
+  EXPECT_EQ(r.max_ahead, 7 * kDay);
+  EXPECT_FALSE(r.same_day_needs_admin);
+  EXPECT_EQ(r.max_length, 8 * kHour);
+  EXPECT_EQ(r.max_per_week, 3);
+  EXPECT_EQ(r.max_gpu_hours_per_week, 40);
+  EXPECT_FALSE(r.auto_confirm);
+  EXPECT_EQ(r.no_show_grace, 10 * kMinute);
+  EXPECT_EQ(r.reminder, 5 * kMinute);
+  EXPECT_EQ(r.penalty_step, 0.5);
+  EXPECT_EQ(r.penalty_half_life, 3 * kDay);
+  EXPECT_EQ(r.penalty_alert, 2);
+  EXPECT_EQ(r.penalty_window, 14 * kDay);
+  auto unlimited = ParseConfig("[bookings]\nmax_gpu_hours_per_week = \"unlimited\"\n", "rota.toml");
+  ASSERT_TRUE(unlimited.ok());
+  EXPECT_TRUE(std::isinf(unlimited->bookings.max_gpu_hours_per_week));
+  auto quota = ParseConfig("[bookings]\nmax_gpu_hours_per_week = \"quota\"\n", "rota.toml");
+  ASSERT_TRUE(quota.ok());
+  EXPECT_LT(quota->bookings.max_gpu_hours_per_week, 0);
+  auto bad = ParseConfig("[bookings]\nslot = \"7m\"\n", "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("does not divide a day"), std::string::npos) << bad.status().message();
 }
 
 TEST(Config, SamplingHealthAndInventory) {

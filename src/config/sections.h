@@ -11,6 +11,7 @@ void ReadPolicy(Section& root, Config& config);      // [policy], [policy.weight
 void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], [preemption]
 void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
 void ReadInventory(Section& root, Config& config);   // [inventory]
+void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota
 
 }  // namespace rota::config::internal

@@ -116,6 +116,7 @@ Status Daemon::Open() {
 
   if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
+  if (Status s = LoadBookings(); !s.ok()) return s;
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
   if (!loop.ok()) return loop.status();
@@ -206,6 +207,7 @@ Status Daemon::LoadInventory() {
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
   }
+  for (auto& [id, b] : bookings_) RemapBooking(b);
   // Health, drains and who is on each card, from this first sample.
   ApplySample(snap, Now());
   dirty_ = true;

@@ -65,6 +65,7 @@ class Daemon : public Server::Handler {
     std::string cancelled_by;  // a running job being cancelled, by whom
     JobId preempted_by = 0;    // a running job being preempted, for whom
     std::string node_fail;     // a running job being stopped because its card failed: why
+    std::int64_t overrun_of = 0;  // a running job being stopped because its booking ended: which
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
   };
@@ -121,6 +122,29 @@ class Daemon : public Server::Handler {
   std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const;
   store::Placement PlacementOf(const Allocation& alloc) const;
 
+  // Bookings (bookings.cc: requests; booking_life.cc: the lifecycle and the scheduler's holds).
+  nlohmann::json Book(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json ListBookings(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json Unbook(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json ReleaseBooking(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json ExtendBooking(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json DecideBooking(const Caller& caller, const nlohmann::json& request, bool approve);
+  nlohmann::json ExportBookings(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json ImportBookings(const Caller& caller, const nlohmann::json& request);
+  StatusOr<BookingSpec> BookingSpecFrom(const Caller& caller, const nlohmann::json& booking, Time now);
+  nlohmann::json BookingJson(const store::BookingRecord& rec, const Caller& caller) const;
+  StatusOr<store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
+  Status SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
+                     const std::string& actor, Time now, bool durable);
+  void PlaceBooking(store::BookingRecord& rec, const Allocation& alloc) const;
+  std::string DescribeBooking(const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
+  std::string LocalTime(Time t) const;
+  Status LoadBookings();
+  void RemapBooking(store::BookingRecord& rec) const;
+  std::vector<BookingEntry> BookingEntries() const;
+  Time BookingPass(Time now);  // advances bookings; returns when it is due again
+  bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job) const;
+
   // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
   struct ProcessOwner {
     std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
@@ -176,6 +200,8 @@ class Daemon : public Server::Handler {
   std::string sample_error_;            // why the last sample failed as a whole ("" = it did not)
   std::map<std::string, CardState> card_state_;  // by card UUID
   std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
+  // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
+  std::map<std::int64_t, store::BookingRecord> bookings_;
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running

@@ -83,17 +83,24 @@ void Daemon::ProcessInbox() {
         Caller caller = Identify(peer->uid, peer->gid, peer->pid, config_.admin_group);
         // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
         if (options_.user_mode) caller.admin = true;
-        if (op->get<std::string>() == "submit") {
-          StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
-          if (rec.ok()) {
-            json tag = request.contains("tag") ? request["tag"] : json();
-            submit_batch_.push_back(BatchedSubmit{in.conn, std::move(tag), std::move(*rec)});
-            continue;
+        // Handlers read fields with defaults (`value`), which throws on a field of the wrong type:
+        // that is the client's mistake, answered as such, never a crash of the daemon.
+        try {
+          if (op->get<std::string>() == "submit") {
+            StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
+            if (rec.ok()) {
+              json tag = request.contains("tag") ? request["tag"] : json();
+              submit_batch_.push_back(BatchedSubmit{in.conn, std::move(tag), std::move(*rec)});
+              continue;
+            }
+            reply = api::ErrorReply(rec.status());
+          } else {
+            FlushSubmits();  // replies go out in request order
+            reply = Dispatch(in.conn, caller, request);
           }
-          reply = api::ErrorReply(rec.status());
-        } else {
-          FlushSubmits();  // replies go out in request order
-          reply = Dispatch(in.conn, caller, request);
+        } catch (const json::exception& e) {
+          reply = api::ErrorReply("invalid_argument",
+                                  std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
         }
       }
       if (auto tag = request.is_object() ? request.find("tag") : request.end();
@@ -151,9 +158,19 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "drain") return Drain(caller, request);
   if (op == "resume") return Resume(caller, request);
   if (op == "reload") return Reload(caller);
+  if (op == "book") return Book(caller, request);
+  if (op == "bookings") return ListBookings(caller, request);
+  if (op == "unbook") return Unbook(caller, request);
+  if (op == "release") return ReleaseBooking(caller, request);
+  if (op == "extend") return ExtendBooking(caller, request);
+  if (op == "approve") return DecideBooking(caller, request, true);
+  if (op == "reject") return DecideBooking(caller, request, false);
+  if (op == "bookings_export") return ExportBookings(caller, request);
+  if (op == "bookings_import") return ImportBookings(caller, request);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
-                                                 "history, logs, status, gpus, inventory, drain, resume, reload)");
+                                                 "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
+                                                 "release, extend, approve, reject, bookings_export, bookings_import)");
 }
 
 json Daemon::Hello(const Caller& caller) {
@@ -366,7 +383,10 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
 
 json Daemon::History(const Caller& caller, const json& request) {
   std::int64_t since = 0;
-  if (auto it = request.find("since"); it != request.end() && it->is_number_integer()) since = it->get<std::int64_t>();
+  if (auto it = request.find("since"); it != request.end()) {
+    if (!it->is_number_integer()) return WithError(InvalidArgument("\"since\" must be a time (Unix seconds)"));
+    since = it->get<std::int64_t>();
+  }
   const bool all = BoolField(request, "all");
   StatusOr<std::vector<store::JobRecord>> jobs = store_->History(since);
   if (!jobs.ok()) return WithError(jobs.status());

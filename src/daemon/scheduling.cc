@@ -46,6 +46,15 @@ ClusterState Daemon::BuildState() const {
       st.running.push_back(a.rec.ToRunningJob());
     }
   }
+  const Time now = Now();
+  const std::vector<BookingEntry> entries = BookingEntries();
+  st.bookings = BookingHolds(entries, config_.bookings, now);
+  // No-shows and overruns lower the owner's priority for a while.
+  for (const BookingEntry& e : entries) {
+    if (e.state != BookingState::kNoShow && e.state != BookingState::kOverrun) continue;
+    if (st.penalty.count(e.spec.user)) continue;
+    st.penalty[e.spec.user] = std::min(1.0, BookingPenalty(entries, e.spec.user, config_.bookings, now));
+  }
   return st;
 }
 
@@ -53,6 +62,7 @@ void Daemon::SchedulePass() {
   dirty_ = false;
   const Time now = Now();
   EscalateKills(now);
+  const Time bookings_due = BookingPass(now);
   ClusterState state = BuildState();
   Decisions d = Schedule(state, config_.policy, now);
   for (const rota::Start& s : d.starts) ApplyStart(s, now);
@@ -71,7 +81,7 @@ void Daemon::SchedulePass() {
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
     it = executor_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
   }
-  Time wake = d.next_wakeup;
+  Time wake = std::min(d.next_wakeup, bookings_due);
   for (const auto& [id, a] : jobs_) {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
   }
@@ -297,6 +307,10 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     requeue = a.rec.job.requeue && !a.rec.interactive;
     reason = "Preempted by job " + std::to_string(a.preempted_by) + (requeue ? " (requeued)" : "");
     if (a.preempted_by == 0) reason = requeue ? "Preempted (requeued)" : "Preempted";
+    if (a.overrun_of != 0) {
+      reason = "Stopped: booking " + std::to_string(a.overrun_of) + " ended and others wait" +
+               (requeue ? " (requeued)" : "");
+    }
     state = store::JobState::kPreempted;
   } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
     state = store::JobState::kTimeout;

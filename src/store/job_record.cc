@@ -51,4 +51,23 @@ RunningJob JobRecord::ToRunningJob() const {
   return r;
 }
 
+const char* RequestKindName(RequestKind kind) {
+  switch (kind) {
+    case RequestKind::kWholeGpus:
+      return "gpus";
+    case RequestKind::kMemShare:
+      return "mem_share";
+    case RequestKind::kMig:
+      return "mig";
+  }
+  return "gpus";
+}
+
+std::optional<RequestKind> ParseRequestKind(std::string_view name) {
+  if (name == "gpus") return RequestKind::kWholeGpus;
+  if (name == "mem_share") return RequestKind::kMemShare;
+  if (name == "mig") return RequestKind::kMig;
+  return std::nullopt;
+}
+
 }  // namespace rota::store

@@ -30,6 +30,8 @@ enum class JobState : std::uint8_t {
 
 const char* JobStateName(JobState state);  // "pending", ..., "node_fail"
 std::optional<JobState> ParseJobState(std::string_view name);
+const char* RequestKindName(RequestKind kind);  // "gpus", "mem_share", "mig" (the store's names)
+std::optional<RequestKind> ParseRequestKind(std::string_view name);
 bool IsFinal(JobState state);
 
 // Where a running job runs. `alloc` indices refer to the ClusterState the daemon built when it

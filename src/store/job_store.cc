@@ -29,25 +29,6 @@ constexpr std::string_view kColumns =
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
     "pgid, cgroup, interactive";
 
-const char* RequestKindName(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kWholeGpus:
-      return "gpus";
-    case RequestKind::kMemShare:
-      return "mem_share";
-    case RequestKind::kMig:
-      return "mig";
-  }
-  return "gpus";
-}
-
-std::optional<RequestKind> ParseRequestKind(std::string_view name) {
-  if (name == "gpus") return RequestKind::kWholeGpus;
-  if (name == "mem_share") return RequestKind::kMemShare;
-  if (name == "mig") return RequestKind::kMig;
-  return std::nullopt;
-}
-
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
 template <typename T>

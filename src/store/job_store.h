@@ -28,6 +28,7 @@
 #include "core/status.h"
 #include "core/types.h"
 #include "store/db.h"
+#include "store/booking_record.h"
 #include "store/job_record.h"
 
 namespace rota::store {
@@ -101,6 +102,19 @@ class JobStore {
   Status AddGpuEvent(const GpuEvent& event);
   // The events of one card (all cards when `uuid` is empty), oldest first.
   StatusOr<std::vector<GpuEvent>> GpuEvents(std::string_view uuid);
+
+  // Bookings (booking_store.cc). Creation and user- or admin-requested changes are written with
+  // synchronous=FULL (`durable`); the daemon's lifecycle steps with NORMAL. An update with a
+  // non-empty `reason` records an event (from -> the record's state).
+  StatusOr<std::int64_t> AddBooking(const BookingRecord& record, std::string_view actor, Time now);
+  Status UpdateBooking(const BookingRecord& record, std::optional<BookingState> from, std::string_view reason,
+                       std::string_view actor, Time now, bool durable);
+  StatusOr<BookingRecord> GetBooking(std::int64_t id);
+  // Open bookings and those that ended (or would have) at or after `since`.
+  StatusOr<std::vector<BookingRecord>> LoadBookings(Time since);
+  // Bookings of any state overlapping [from, to).
+  StatusOr<std::vector<BookingRecord>> BookingsBetween(Time from, Time to);
+  StatusOr<std::vector<BookingEvent>> BookingEvents(std::int64_t id);
 
   // The connection, for tests and maintenance (backups, PRAGMAs).
   Db& db() { return *db_; }

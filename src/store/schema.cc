@@ -115,7 +115,49 @@ CREATE TABLE gpu_events (
 CREATE INDEX gpu_events_uuid ON gpu_events (uuid, id);
 )sql";
 
-constexpr std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
+// Version 4: bookings, the lab's GPU calendar, with their own audit trail. Open bookings (and
+// recently closed ones, for weekly hours and penalties) are loaded at start.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE bookings (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  user                TEXT    NOT NULL,
+  uid                 INTEGER NOT NULL DEFAULT -1,
+  project             TEXT    NOT NULL DEFAULT '',
+  note                TEXT    NOT NULL DEFAULT '',
+  tier                TEXT    NOT NULL,
+  request_kind        TEXT    NOT NULL CHECK (request_kind IN ('gpus', 'mem_share', 'mig')),
+  request_gpus        INTEGER NOT NULL,
+  request_memory      INTEGER NOT NULL,
+  request_mig_profile TEXT    NOT NULL DEFAULT '',
+  asked_cards         TEXT    NOT NULL DEFAULT '[]',
+  gpu_uuids           TEXT    NOT NULL DEFAULT '[]',
+  mig_uuid            TEXT    NOT NULL DEFAULT '',
+  share_memory        INTEGER NOT NULL DEFAULT 0,
+  start_time          INTEGER NOT NULL,
+  end_time            INTEGER NOT NULL,
+  state               TEXT    NOT NULL,
+  actual_end          INTEGER NOT NULL DEFAULT 0,
+  reminded            INTEGER NOT NULL DEFAULT 0,
+  used                INTEGER NOT NULL DEFAULT 0,
+  created             INTEGER NOT NULL,
+  decided_by          TEXT    NOT NULL DEFAULT '',
+  reason              TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX bookings_open ON bookings (state) WHERE state IN ('requested', 'confirmed', 'active');
+CREATE INDEX bookings_start ON bookings (start_time);
+CREATE TABLE booking_events (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  booking_id INTEGER NOT NULL REFERENCES bookings (id),
+  time       INTEGER NOT NULL,
+  from_state TEXT,
+  to_state   TEXT    NOT NULL,
+  reason     TEXT    NOT NULL DEFAULT '',
+  actor      TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX booking_events_booking ON booking_events (booking_id, id);
+)sql";
+
+constexpr std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -21,6 +21,21 @@ class ProtocolTest(DaemonTest):
         self.assertEqual(replies[-1]["tag"], 7)
         self.assertServes()
 
+    def test_fields_of_the_wrong_type_are_refused_not_fatal(self):
+        # Every operation that reads fields, each given a field of the wrong type.
+        bad = [{"op": "drain", "gpu": 5, "reason": "x"},
+               {"op": "bookings", "all": 1, "from": [1]}, {"op": "book", "booking": {"gpus": 1, "start": 1.5}},
+               {"op": "book", "booking": {"gpus": 1, "start": "tomorrow 14:00", "for": 3600, "tier": 3}},
+               {"op": "history", "since": "x"}, {"op": "resume", "gpu": []}, {"op": "reject", "booking_id": 1,
+                                                                              "reason": 2}]
+        replies = self.d.api(*bad)
+        for request, reply in zip(bad, replies):
+            self.assertIsNotNone(reply, request)
+            self.assertFalse(reply["ok"], (request, reply))
+            self.assertIn(reply["error"]["code"], ("invalid_argument", "not_found", "permission_denied",
+                                                   "failed_precondition"), (request, reply))
+        self.assertServes()
+
     def test_truncated_request_then_disconnect(self):
         s = socket.socket(socket.AF_UNIX)
         s.connect(self.d.socket)

@@ -1,0 +1,383 @@
+// Tested by when_test.cc.
+//
+// The text is normalised (trimmed, ASCII lower case, full-width space and colon made ASCII),
+// split into at most a date word and a time of day, and each part is read by a small matcher.
+// A matcher answers "not this form" (nullopt), "this form, but impossible" (a reason such as
+// "2026-02 has 28 days") or a value, so that "2026-02-30 14:00" gets a precise message while
+// "next week" gets the list of accepted forms. Days are counted as local days since 1970-01-01:
+// day D starts at the instant D * 86400 - utc_offset.
+#include "api/when.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace rota::api {
+
+std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if (a % b != 0 && (a < 0) != (b < 0)) --q;
+  return q;
+}
+
+std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
+  const std::int64_t y = year - (month <= 2 ? 1 : 0);
+  const std::int64_t era = FloorDiv(y, 400);
+  const std::int64_t yoe = y - era * 400;                                             // [0, 399]
+  const std::int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;  // [0, 365]
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                     // [0, 146096]
+  return era * 146097 + doe - 719468;
+}
+
+CivilDate CivilFromDays(std::int64_t days) {
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = FloorDiv(z, 146097);
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  CivilDate c;
+  c.day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  c.month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  c.year = yoe + era * 400 + (c.month <= 2 ? 1 : 0);
+  return c;
+}
+
+int DaysInMonth(std::int64_t year, int month) {
+  static constexpr std::array<int, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+  if (month == 2 && leap) return 29;
+  return kDays[static_cast<std::size_t>(month - 1)];
+}
+
+std::string FormatLocal(Time t, int utc_offset) {
+  const std::int64_t local = t + utc_offset;
+  const std::int64_t day = FloorDiv(local, kDay);
+  const std::int64_t secs = local - day * kDay;
+  const CivilDate c = CivilFromDays(day);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04lld-%02d-%02d %02lld:%02lld", static_cast<long long>(c.year), c.month,
+                c.day, static_cast<long long>(secs / kHour), static_cast<long long>(secs % kHour / kMinute));
+  return buf;
+}
+
+std::string FormatOffset(int utc_offset) {
+  if (utc_offset == 0) return "UTC";
+  const int a = utc_offset < 0 ? -utc_offset : utc_offset;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%c%02d:%02d", utc_offset < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
+  return buf;
+}
+
+namespace {
+
+// A matcher's answer: nullopt = not this form; an error = this form, impossible (the message is
+// the reason only; ParseWhen adds the text); otherwise the value.
+using Match = std::optional<StatusOr<std::int64_t>>;
+
+constexpr std::int64_t kUnixFloor = 1'000'000'000;            // 2001-09-09: smaller numbers are typos
+constexpr std::string_view kFullWidthSpace = "\xE3\x80\x80";  // U+3000
+constexpr std::string_view kFullWidthColon = "\xEF\xBC\x9A";  // U+FF1A "："
+
+Match Impossible(std::string reason) { return StatusOr<std::int64_t>(InvalidArgument(std::move(reason))); }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::string_view TrimAscii(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Lower-cased ASCII, tabs and full-width spaces as spaces, full-width colons as colons, trimmed.
+std::string Normalize(std::string_view text) {
+  std::string s;
+  s.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::string_view rest = text.substr(i);
+    if (rest.starts_with(kFullWidthSpace)) {
+      s += ' ';
+      i += kFullWidthSpace.size();
+    } else if (rest.starts_with(kFullWidthColon)) {
+      s += ':';
+      i += kFullWidthColon.size();
+    } else {
+      char c = text[i++];
+      if (c == '\t' || c == '\r' || c == '\n') c = ' ';
+      s += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+  }
+  return std::string(TrimAscii(s));
+}
+
+// All of `s` as a number of min_len..max_len digits.
+std::optional<int> Digits(std::string_view s, std::size_t min_len, std::size_t max_len) {
+  if (s.size() < min_len || s.size() > max_len) return std::nullopt;
+  int v = 0;
+  for (char c : s) {
+    if (!IsDigit(c)) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// Leading digits of `s` (at most 4), consumed.
+std::string_view TakeDigits(std::string_view& s) {
+  std::size_t n = 0;
+  while (n < s.size() && n < 4 && IsDigit(s[n])) ++n;
+  std::string_view d = s.substr(0, n);
+  s.remove_prefix(n);
+  return d;
+}
+
+bool Consume(std::string_view& s, std::string_view prefix) {
+  if (!s.starts_with(prefix)) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+
+// Seconds since local midnight: "H:MM", "HH:MM", "HH:MM:SS", "14点", "14点30", "14点30分", "14点半".
+Match TimeOfDay(std::string_view s) {
+  const std::string_view token = s;
+  std::optional<int> h = Digits(TakeDigits(s), 1, 2);
+  if (!h) return std::nullopt;
+  int m = 0, sec = 0;
+  if (Consume(s, ":")) {
+    std::optional<int> mm = Digits(s.substr(0, 2), 2, 2);
+    if (!mm) return std::nullopt;
+    m = *mm;
+    s.remove_prefix(2);
+    if (Consume(s, ":")) {
+      std::optional<int> ss = Digits(s, 2, 2);
+      if (!ss) return std::nullopt;
+      sec = *ss;
+      s = {};
+    }
+  } else if (Consume(s, "点")) {
+    if (Consume(s, "半")) {
+      m = 30;
+    } else if (!s.empty()) {
+      std::optional<int> mm = Digits(TakeDigits(s), 1, 2);
+      if (!mm) return std::nullopt;
+      m = *mm;
+      Consume(s, "分");
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (!s.empty()) return std::nullopt;
+  if (m > 59) return Impossible(std::string(token) + " is not a time of day: minutes go from 00 to 59");
+  if (sec > 59) return Impossible(std::string(token) + " is not a time of day: seconds go from 00 to 59");
+  if (*h > 24 || (*h == 24 && (m != 0 || sec != 0))) {
+    return Impossible(std::string(token) +
+                      " is not a time of day (00:00 to 24:00, where 24:00 ends the day)");
+  }
+  return StatusOr<std::int64_t>(*h * kHour + m * kMinute + sec);
+}
+
+std::string Pad2(int v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%02d", v);
+  return buf;
+}
+
+// The local day of a year (or the next one not before `today` when absent), month and day.
+Match Ymd(std::optional<int> year, int month, int day, std::int64_t today) {
+  if (month < 1 || month > 12) return Impossible("there is no month " + std::to_string(month));
+  if (day < 1) return Impossible("there is no day 0");
+  if (year) {
+    const int max = DaysInMonth(*year, month);
+    if (day > max) {
+      return Impossible(std::to_string(*year) + "-" + Pad2(month) + " has " + std::to_string(max) + " days");
+    }
+    return StatusOr<std::int64_t>(DaysFromCivil(*year, month, day));
+  }
+  const int max = DaysInMonth(2000, month);  // a leap year: the most a month ever has
+  if (day > max) return Impossible("month " + Pad2(month) + " has at most " + std::to_string(max) + " days");
+  // The next occurrence not before today: this year, else the next year that has the date
+  // (02-29 waits for a leap year, at most 8 years away).
+  const std::int64_t this_year = CivilFromDays(today).year;
+  for (std::int64_t y = this_year; y <= this_year + 8; ++y) {
+    if (day > DaysInMonth(y, month)) continue;
+    const std::int64_t d = DaysFromCivil(y, month, day);
+    if (d >= today) return StatusOr<std::int64_t>(d);
+  }
+  return Impossible("no such date ahead");  // unreachable: some leap year falls within 8 years
+}
+
+// "2026-12-01", "2026/12/01", "12-01", "12/01" (one separator throughout).
+Match NumericDate(std::string_view s, std::int64_t today) {
+  const std::size_t first = s.find_first_of("-/");
+  if (first == std::string_view::npos) return std::nullopt;
+  const char sep = s[first];
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = s.find(sep, start);
+    parts.push_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (parts.size() == 3) {
+    std::optional<int> y = Digits(parts[0], 4, 4), m = Digits(parts[1], 1, 2), d = Digits(parts[2], 1, 2);
+    if (!y || !m || !d) return std::nullopt;
+    return Ymd(*y, *m, *d, today);
+  }
+  if (parts.size() == 2) {
+    std::optional<int> m = Digits(parts[0], 1, 2), d = Digits(parts[1], 1, 2);
+    if (!m || !d) return std::nullopt;
+    return Ymd(std::nullopt, *m, *d, today);
+  }
+  return std::nullopt;
+}
+
+// "2026年12月1日", "12月1日", "12月1号".
+Match ChineseDate(std::string_view s, std::int64_t today) {
+  std::optional<int> year;
+  std::string_view rest = s;
+  std::string_view first = TakeDigits(rest);
+  if (Consume(rest, "年")) {
+    year = Digits(first, 4, 4);
+    if (!year) return std::nullopt;
+    first = TakeDigits(rest);
+  }
+  std::optional<int> m = Digits(first, 1, 2);
+  if (!m || !Consume(rest, "月")) return std::nullopt;
+  std::optional<int> d = Digits(TakeDigits(rest), 1, 2);
+  if (!d || !(Consume(rest, "日") || Consume(rest, "号")) || !rest.empty()) return std::nullopt;
+  return Ymd(year, *m, *d, today);
+}
+
+struct DayWord {
+  std::string_view word;
+  int value;  // days after today for relative words; 0 (Monday) .. 6 for weekdays
+};
+constexpr std::array<DayWord, 5> kRelativeDays = {{
+    {"today", 0},
+    {"tomorrow", 1},
+    {"今天", 0},
+    {"明天", 1},
+    {"后天", 2},
+}};
+constexpr std::array<DayWord, 33> kWeekdays = {{
+    {"mon", 0},       {"monday", 0}, {"tue", 1},      {"tues", 1},   {"tuesday", 1},  {"wed", 2},
+    {"wednesday", 2}, {"thu", 3},    {"thur", 3},     {"thurs", 3},  {"thursday", 3}, {"fri", 4},
+    {"friday", 4},    {"sat", 5},    {"saturday", 5}, {"sun", 6},    {"sunday", 6},   {"周一", 0},
+    {"周二", 1},      {"周三", 2},   {"周四", 3},     {"周五", 4},   {"周六", 5},     {"周日", 6},
+    {"周天", 6},      {"星期一", 0}, {"星期二", 1},   {"星期三", 2}, {"星期四", 3},   {"星期五", 4},
+    {"星期六", 5},    {"星期日", 6}, {"星期天", 6},
+}};
+
+// The local day named by a date word.
+Match DateWord(std::string_view s, std::int64_t today) {
+  for (const DayWord& w : kRelativeDays) {
+    if (s == w.word) return StatusOr<std::int64_t>(today + w.value);
+  }
+  for (const DayWord& w : kWeekdays) {
+    if (s != w.word) continue;
+    const int today_weekday = static_cast<int>(((today + 3) % 7 + 7) % 7);  // 1970-01-01 was a Thursday
+    int ahead = (w.value - today_weekday + 7) % 7;
+    if (ahead == 0) ahead = 7;  // strictly after today: "mon" said on a Monday is next week's
+    return StatusOr<std::int64_t>(today + ahead);
+  }
+  if (Match m = NumericDate(s, today)) return m;
+  return ChineseDate(s, today);
+}
+
+// People type Chinese dates without a space before the time ("明天14点", "12月1日14:00") and
+// ISO dates with a T ("2026-12-01T14:00"): split such a token into its date and time.
+std::vector<std::string_view> SplitJoined(std::string_view t) {
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i] == 't' && IsDigit(t[i - 1]) && IsDigit(t[i + 1])) return {t.substr(0, i), t.substr(i + 1)};
+  }
+  // Only the Chinese words: "mon9:00" is more likely a typo than a form worth guessing at.
+  auto chinese_prefix = [&](const DayWord& w) {
+    return static_cast<unsigned char>(w.word[0]) >= 0x80 && t.size() > w.word.size() && t.starts_with(w.word);
+  };
+  for (const DayWord& w : kRelativeDays) {
+    if (chinese_prefix(w)) return {t.substr(0, w.word.size()), t.substr(w.word.size())};
+  }
+  for (const DayWord& w : kWeekdays) {
+    if (chinese_prefix(w)) return {t.substr(0, w.word.size()), t.substr(w.word.size())};
+  }
+  for (std::string_view mark : {"日", "号"}) {
+    const std::size_t p = t.find(mark);
+    if (p != std::string_view::npos && t.find("月") < p && p + mark.size() < t.size()) {
+      return {t.substr(0, p + mark.size()), t.substr(p + mark.size())};
+    }
+  }
+  return {t};
+}
+
+std::vector<std::string_view> SplitSpaces(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day) {
+  const std::string shown(TrimAscii(text));
+  const std::string s = Normalize(text);
+  auto unreadable = [&] {
+    return InvalidArgument(
+        "cannot read \"" + shown +
+        "\" as a time; use 2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) or "
+        "mon 09:00 (server time, " +
+        FormatOffset(utc_offset) + ")");
+  };
+  auto impossible = [&](const Status& why) {
+    return InvalidArgument("cannot read \"" + shown + "\" as a time: " + why.message());
+  };
+
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && end == s.data() + s.size() && v >= kUnixFloor) return v;
+    return unreadable();
+  }
+
+  std::vector<std::string_view> tokens = SplitSpaces(s);
+  if (tokens.size() == 1) tokens = SplitJoined(tokens[0]);
+  const std::int64_t today = FloorDiv(now + utc_offset, kDay);
+
+  std::int64_t day = 0;
+  std::string_view time_text;
+  if (tokens.size() == 1) {
+    time_text = tokens[0];
+    day = base_day != 0 ? FloorDiv(base_day + utc_offset, kDay) : today;
+    if (!TimeOfDay(time_text)) {
+      Match date = DateWord(time_text, today);
+      if (!date) return unreadable();
+      if (!date->ok()) return impossible(date->status());
+      return InvalidArgument("cannot read \"" + shown +
+                             "\" as a time: it has no time of day; add one, e.g. \"" + shown + " 14:00\"");
+    }
+  } else if (tokens.size() == 2) {
+    Match date = DateWord(tokens[0], today);
+    if (!date) return unreadable();
+    if (!date->ok()) return impossible(date->status());
+    day = **date;
+    time_text = tokens[1];
+  } else {
+    return unreadable();
+  }
+
+  Match secs = TimeOfDay(time_text);
+  if (!secs) return unreadable();
+  if (!secs->ok()) return impossible(secs->status());
+  return day * kDay + **secs - utc_offset;
+}
+
+}  // namespace rota::api

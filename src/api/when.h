@@ -1,0 +1,58 @@
+// Times as people type them ("tomorrow 14:00", "12-01 14:00", "明天 14点") read into Unix seconds,
+// and times written back in the server's zone. Pure: `now` and the zone's offset come in as
+// values, and all calendar arithmetic is done here on a proleptic Gregorian calendar (Howard
+// Hinnant's civil-date algorithms), so the server's TZ variable and C library never matter.
+//
+// Local time is UTC plus a fixed offset in seconds east of UTC (Policy::utc_offset; no DST).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::api {
+
+// Reads `text` as an instant. Case-insensitive; surrounding spaces, full-width spaces and
+// full-width colons (what Chinese input methods type) are fine. Accepted forms, all in local time:
+//   2026-12-01 14:00   2026-12-01T14:00   2026/12/01 14:00   2026-12-01 14:00:30   2026年12月1日 14:00
+//   12-01 14:00   12/01 14:00   12月1日 14:00   the next such date not before today (this year,
+//                                              else the next year that has it: 02-29 waits)
+//   today 14:00   tomorrow 14:00   今天 14:00   明天 14:00   后天 14:00
+//   mon 09:00   monday 09:00   周一 09:00   星期一 09:00   the next such weekday strictly after
+//                                                         today (on a Monday, "mon" is in 7 days)
+//   14:00   14点   14点30   14点半             today, or the local day of `base_day` when it is
+//                                              not 0 (an end time given without a date is on the
+//                                              start's day); a past time of today is returned as
+//                                              is: the caller decides whether the past is allowed
+//   1764576000                                 Unix seconds (any integer >= 1e9)
+// Times of day are 24-hour H:MM, HH:MM or HH:MM:SS; 24:00 is the midnight that ends the day.
+// Chinese day words may be followed by the time without a space ("明天14点").
+// Errors (InvalidArgument): a form not listed ("cannot read "next week" as a time; use ..."),
+// naming the zone; an impossible date or time naming what is wrong ("2026-02 has 28 days",
+// "25:00 is not a time of day (00:00 to 24:00)"); a date with no time of day.
+StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day = 0);
+
+// "2026-12-01 14:00": the local date and time, seconds dropped (rounded down to the minute).
+std::string FormatLocal(Time t, int utc_offset);
+
+// "+08:00", "-05:00", "+05:30"; "UTC" for 0. Seconds of an odd offset are dropped.
+std::string FormatOffset(int utc_offset);
+
+// Calendar arithmetic shared with the booking formats.
+struct CivilDate {
+  std::int64_t year = 1970;
+  int month = 1;  // 1..12
+  int day = 1;    // 1..31
+};
+// Days since 1970-01-01 of a proleptic Gregorian date. REQUIRES: a valid date.
+std::int64_t DaysFromCivil(std::int64_t year, int month, int day);
+// The date `days` after 1970-01-01 (negative: before).
+CivilDate CivilFromDays(std::int64_t days);
+int DaysInMonth(std::int64_t year, int month);
+// floor(a / b) for b > 0: the day of an instant before 1970 is still the day it falls in.
+std::int64_t FloorDiv(std::int64_t a, std::int64_t b);
+
+}  // namespace rota::api

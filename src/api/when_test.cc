@@ -1,0 +1,260 @@
+// Tests of reading typed times (ParseWhen) and writing local times. Expected instants are
+// constants worked out outside this code (Python's datetime), so a shared mistake in the civil
+// arithmetic cannot make a test agree with itself.
+#include "api/when.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace rota::api {
+namespace {
+
+constexpr int kCst = 8 * 3600;         // +08:00, the lab's zone
+constexpr Time kDec1 = 1796083200;     // 2026-12-01 00:00 UTC, a Tuesday
+constexpr Time kNov30 = kDec1 - kDay;  // a Monday
+// "now" for most tests: Monday 2026-11-30 10:00 at +08:00.
+constexpr Time kNow = 1796004000;
+static_assert(kNow == kNov30 - kCst + 10 * kHour);
+
+// 2026-12-01 plus `days`, at hh:mm local time in a zone `offset` east of UTC.
+Time Dec(int days, int hh, int mm, int offset) {
+  return kDec1 + days * kDay + hh * kHour + mm * kMinute - offset;
+}
+
+Time Parse(std::string_view text, Time now = kNow, int offset = kCst, Time base = 0) {
+  StatusOr<Time> t = ParseWhen(text, now, offset, base);
+  EXPECT_TRUE(t.ok()) << text << ": " << t.status().ToString();
+  return t.ok() ? *t : -1;
+}
+
+std::string Error(std::string_view text, Time now = kNow, int offset = kCst) {
+  StatusOr<Time> t = ParseWhen(text, now, offset);
+  EXPECT_FALSE(t.ok()) << text << " was read as " << (t.ok() ? *t : 0);
+  if (t.ok()) return "";
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  return t.status().message();
+}
+
+TEST(WhenTest, FullDatesInEveryAcceptedSpelling) {
+  const Time want = Dec(0, 14, 0, kCst);
+  EXPECT_EQ(want, 1796104800);  // 2026-12-01 06:00 UTC
+  for (const char* text :
+       {"2026-12-01 14:00", "2026-12-01T14:00", "2026-12-01t14:00", "2026/12/01 14:00", "2026-12-01 14:00:00",
+        "2026-12-1 14:00", "2026/12/1 14:00", "  2026-12-01   14:00 ", "2026年12月1日 14:00",
+        "2026年12月1日14:00", "2026-12-01 14点", "2026-12-01 14：00"}) {
+    EXPECT_EQ(Parse(text), want) << text;
+  }
+  // Seconds are kept, not rounded.
+  EXPECT_EQ(Parse("2026-12-01 14:00:30"), want + 30);
+  // The same text in UTC is eight hours later.
+  EXPECT_EQ(Parse("2026-12-01 14:00", kNow, 0), Dec(0, 14, 0, 0));
+  EXPECT_EQ(Parse("2026-12-01 14:00", kNow, 0), 1796133600);
+  // A full date in the past is still read (refusing the past is the booking rules' job).
+  EXPECT_EQ(Parse("2026-11-01 09:00"), Dec(-30, 9, 0, kCst));
+}
+
+TEST(WhenTest, LeapDays) {
+  EXPECT_EQ(Parse("2028-02-29 00:00", kNow, 0), 1835395200);
+  EXPECT_NE(Error("2026-02-29 10:00").find("2026-02 has 28 days"), std::string::npos);
+  EXPECT_NE(Error("2028-02-30 10:00").find("2028-02 has 29 days"), std::string::npos);
+  EXPECT_NE(Error("2100-02-29 10:00").find("2100-02 has 28 days"), std::string::npos);  // not a leap year
+  EXPECT_EQ(Parse("2000-02-29 00:00", kNow, 0), 951868800 - kDay);                      // 400 years: leap
+}
+
+TEST(WhenTest, MonthAndDayIsTheNextOccurrenceNotBeforeToday) {
+  EXPECT_EQ(Parse("12-01 14:00"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("12/01 14:00"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("12月1日 14:00"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("12月1号14:00"), Dec(0, 14, 0, kCst));
+  // Today stays this year even when the hour has passed (it is 10:00).
+  EXPECT_EQ(Parse("11-30 09:00"), Dec(-1, 9, 0, kCst));
+  // Yesterday means next year.
+  EXPECT_EQ(Parse("11-29 00:00", kNow, kCst), 1827446400 - kCst);  // 2027-11-29
+  // 02-29 waits for 2028.
+  EXPECT_EQ(Parse("02-29 00:00", kNow, 0), 1835395200);
+  EXPECT_NE(Error("02-30 10:00").find("month 02 has at most 29 days"), std::string::npos);
+  EXPECT_NE(Error("04-31 10:00").find("month 04 has at most 30 days"), std::string::npos);
+  EXPECT_NE(Error("13-01 10:00").find("there is no month 13"), std::string::npos);
+}
+
+TEST(WhenTest, RelativeDays) {
+  EXPECT_EQ(Parse("today 14:00"), Dec(-1, 14, 0, kCst));
+  EXPECT_EQ(Parse("Tomorrow 14:00"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("TOMORROW 9:30"), Dec(0, 9, 30, kCst));
+  EXPECT_EQ(Parse("今天 14:00"), Dec(-1, 14, 0, kCst));
+  EXPECT_EQ(Parse("明天 14:00"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("后天 14:00"), Dec(1, 14, 0, kCst));
+  // What Chinese input methods type: no space, 点/半/分, a full-width colon and space.
+  EXPECT_EQ(Parse("明天14点"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("明天 14点30"), Dec(0, 14, 30, kCst));
+  EXPECT_EQ(Parse("明天14点30分"), Dec(0, 14, 30, kCst));
+  EXPECT_EQ(Parse("明天 9点半"), Dec(0, 9, 30, kCst));
+  EXPECT_EQ(Parse("明天\xE3\x80\x80"
+                  "14：00"),
+            Dec(0, 14, 0, kCst));
+}
+
+TEST(WhenTest, TimeAloneIsTodayOrTheBaseDay) {
+  EXPECT_EQ(Parse("14:00"), Dec(-1, 14, 0, kCst));
+  EXPECT_EQ(Parse("9:05"), Dec(-1, 9, 5, kCst));  // in the past: returned as is
+  EXPECT_EQ(Parse("09:05"), Dec(-1, 9, 5, kCst));
+  EXPECT_EQ(Parse("14点"), Dec(-1, 14, 0, kCst));
+  EXPECT_EQ(Parse("00:00"), Dec(-1, 0, 0, kCst));
+  // An end given without a date is on the start's local day.
+  const Time start = Parse("2026-12-07 14:00");
+  EXPECT_EQ(Parse("18:00", kNow, kCst, start), Dec(6, 18, 0, kCst));
+  EXPECT_EQ(Parse("18:00", kNow, kCst, start), 1796601600 + 10 * kHour);  // 2026-12-07 10:00 UTC
+  // The base's local day, not its UTC day: 02:00 at +08:00 on 12-08 is still 12-07 in UTC.
+  const Time early = Parse("2026-12-08 02:00");
+  EXPECT_EQ(Parse("18:00", kNow, kCst, early), Dec(7, 18, 0, kCst));
+  // A date given with the end wins over the base day.
+  EXPECT_EQ(Parse("tomorrow 18:00", kNow, kCst, start), Dec(0, 18, 0, kCst));
+}
+
+TEST(WhenTest, TwentyFourHundredIsTheMidnightThatEndsTheDay) {
+  EXPECT_EQ(Parse("24:00"), Dec(0, 0, 0, kCst));
+  EXPECT_EQ(Parse("2026-12-01 24:00"), Dec(1, 0, 0, kCst));
+  EXPECT_EQ(Parse("24:00", kNow, kCst, Parse("2026-12-07 22:00")), Dec(7, 0, 0, kCst));
+  EXPECT_EQ(Parse("24:00:00"), Dec(0, 0, 0, kCst));
+  EXPECT_NE(Error("24:30").find("24:30 is not a time of day (00:00 to 24:00"), std::string::npos);
+  EXPECT_NE(Error("24:00:01").find("is not a time of day"), std::string::npos);
+}
+
+TEST(WhenTest, WeekdaysAreStrictlyAfterToday) {
+  // Today is Monday 2026-11-30.
+  EXPECT_EQ(Parse("mon 09:00"), Dec(6, 9, 0, kCst));  // next week's Monday, 2026-12-07
+  EXPECT_EQ(Parse("monday 09:00"), 1796601600 + 9 * kHour - kCst);
+  EXPECT_EQ(Parse("Tue 09:00"), Dec(0, 9, 0, kCst));
+  EXPECT_EQ(Parse("tuesday 09:00"), Dec(0, 9, 0, kCst));
+  EXPECT_EQ(Parse("wed 09:00"), Dec(1, 9, 0, kCst));
+  EXPECT_EQ(Parse("thurs 09:00"), Dec(2, 9, 0, kCst));
+  EXPECT_EQ(Parse("fri 09:00"), Dec(3, 9, 0, kCst));
+  EXPECT_EQ(Parse("sat 09:00"), Dec(4, 9, 0, kCst));
+  EXPECT_EQ(Parse("sunday 09:00"), Dec(5, 9, 0, kCst));  // 2026-12-06
+  EXPECT_EQ(Parse("周一 09:00"), Dec(6, 9, 0, kCst));
+  EXPECT_EQ(Parse("周三9:00"), Dec(1, 9, 0, kCst));
+  EXPECT_EQ(Parse("星期天 09:00"), Dec(5, 9, 0, kCst));
+  EXPECT_EQ(Parse("星期二 09:00"), Dec(0, 9, 0, kCst));
+}
+
+// 2026-11-30 20:00 UTC is already Tuesday 2026-12-01 04:00 at +08:00: "today" and the weekdays
+// follow the zone's day, not UTC's.
+TEST(WhenTest, NearMidnightTheLocalDayDecides) {
+  const Time now = 1796068800;
+  ASSERT_EQ(now, Dec(-1, 20, 0, 0));
+  EXPECT_EQ(FormatLocal(now, kCst), "2026-12-01 04:00");
+  EXPECT_EQ(FormatLocal(now, 0), "2026-11-30 20:00");
+  EXPECT_EQ(Parse("today 14:00", now, kCst), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("today 14:00", now, 0), Dec(-1, 14, 0, 0));
+  EXPECT_EQ(Parse("14:00", now, kCst), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(Parse("tomorrow 00:30", now, kCst), Dec(1, 0, 30, kCst));
+  // At +08:00 it is Tuesday: "tue" is a week away; in UTC it is Monday: "tue" is tomorrow.
+  EXPECT_EQ(Parse("tue 09:00", now, kCst), Dec(7, 9, 0, kCst));
+  EXPECT_EQ(Parse("tue 09:00", now, 0), Dec(0, 9, 0, 0));
+  // "11-30" at +08:00 is yesterday (next year); in UTC it is today.
+  EXPECT_EQ(Parse("11-30 09:00", now, 0), Dec(-1, 9, 0, 0));
+  EXPECT_EQ(Parse("11-30 09:00", now, kCst), Dec(364, 9, 0, kCst));
+  // West of UTC: 2026-12-01 02:00 UTC is still Monday 2026-11-30 21:00 at -05:00.
+  const Time late = Dec(0, 2, 0, 0);
+  EXPECT_EQ(FormatLocal(late, -5 * 3600), "2026-11-30 21:00");
+  EXPECT_EQ(Parse("today 23:00", late, -5 * 3600), Dec(-1, 23, 0, -5 * 3600));
+}
+
+TEST(WhenTest, UnixSeconds) {
+  EXPECT_EQ(Parse("1764576000"), 1764576000);
+  EXPECT_EQ(Parse(" 1000000000 "), 1000000000);
+  EXPECT_NE(Error("999999999").find("cannot read \"999999999\" as a time; use"), std::string::npos);
+  EXPECT_NE(Error("99999999999999999999999").find("cannot read"), std::string::npos);  // overflow
+  EXPECT_NE(Error("14").find("cannot read \"14\" as a time; use"), std::string::npos);
+}
+
+TEST(WhenTest, UnreadableTextListsTheFormsAndTheZone) {
+  EXPECT_EQ(
+      Error("next week"),
+      "cannot read \"next week\" as a time; use 2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) "
+      "or mon 09:00 (server time, +08:00)");
+  EXPECT_EQ(
+      Error("  Next Week ", kNow, 0),
+      "cannot read \"Next Week\" as a time; use 2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) "
+      "or mon 09:00 (server time, UTC)");
+  for (const char* text : {"", "   ", "tomorrow afternoon", "2026-12-01 14:00 extra", "12-01-2026 14:00",
+                           "2026-12-01 9:5", "mon9:00", "2026-12/01 14:00", "14:00 tomorrow", "下午3点",
+                           "2pm", "126-12-01 14:00", "2026-12-01 140:00", "12月 14:00", "明天后 14:00"}) {
+    EXPECT_NE(Error(text).find("as a time; use"), std::string::npos) << text;
+  }
+}
+
+TEST(WhenTest, ImpossibleDatesAndTimesSayWhatIsWrong) {
+  EXPECT_EQ(Error("2026-02-30 14:00"), "cannot read \"2026-02-30 14:00\" as a time: 2026-02 has 28 days");
+  EXPECT_EQ(Error("2026-13-01 10:00"), "cannot read \"2026-13-01 10:00\" as a time: there is no month 13");
+  EXPECT_EQ(Error("2026-12-00 10:00"), "cannot read \"2026-12-00 10:00\" as a time: there is no day 0");
+  EXPECT_EQ(Error("25:00"),
+            "cannot read \"25:00\" as a time: 25:00 is not a time of day (00:00 to 24:00, where 24:00 ends "
+            "the day)");
+  EXPECT_EQ(Error("tomorrow 14:60"),
+            "cannot read \"tomorrow 14:60\" as a time: 14:60 is not a time of day: minutes go from 00 to 59");
+  EXPECT_NE(Error("14:00:75").find("seconds go from 00 to 59"), std::string::npos);
+  EXPECT_NE(Error("明天 25点").find("25点 is not a time of day"), std::string::npos);
+  // A date on its own: say that the time is missing rather than list every form.
+  EXPECT_EQ(Error("tomorrow"),
+            "cannot read \"tomorrow\" as a time: it has no time of day; add one, e.g. "
+            "\"tomorrow 14:00\"");
+  EXPECT_NE(Error("2026-12-01").find("it has no time of day"), std::string::npos);
+  EXPECT_NE(Error("2026-02-30").find("2026-02 has 28 days"), std::string::npos);
+}
+
+TEST(WhenTest, FormatOffset) {
+  EXPECT_EQ(FormatOffset(kCst), "+08:00");
+  EXPECT_EQ(FormatOffset(0), "UTC");
+  EXPECT_EQ(FormatOffset(-5 * 3600), "-05:00");
+  EXPECT_EQ(FormatOffset(19800), "+05:30");
+  EXPECT_EQ(FormatOffset(20700), "+05:45");
+  EXPECT_EQ(FormatOffset(-9 * 3600 - 30 * 60), "-09:30");
+}
+
+TEST(WhenTest, FormatLocalDropsSecondsAndReadsBack) {
+  EXPECT_EQ(FormatLocal(Dec(0, 14, 0, kCst), kCst), "2026-12-01 14:00");
+  EXPECT_EQ(FormatLocal(Dec(0, 14, 0, kCst) + 59, kCst), "2026-12-01 14:00");
+  EXPECT_EQ(FormatLocal(Dec(0, 14, 0, kCst), 0), "2026-12-01 06:00");
+  EXPECT_EQ(FormatLocal(0, 0), "1970-01-01 00:00");
+  EXPECT_EQ(FormatLocal(-kMinute, 0), "1969-12-31 23:59");
+  EXPECT_EQ(FormatLocal(1835395200 + 23 * kHour + 59 * kMinute, 0), "2028-02-29 23:59");
+  for (int offset : {0, kCst, -5 * 3600, 19800}) {
+    for (Time t = kDec1 - 400 * kDay; t < kDec1 + 800 * kDay; t += 7 * kHour + 13 * kMinute) {
+      EXPECT_EQ(Parse(FormatLocal(t, offset), kNow, offset), t) << t << " at " << offset;
+    }
+  }
+}
+
+TEST(WhenTest, CivilDays) {
+  EXPECT_EQ(DaysFromCivil(1970, 1, 1), 0);
+  EXPECT_EQ(DaysFromCivil(1969, 12, 31), -1);
+  EXPECT_EQ(DaysFromCivil(2000, 3, 1), 11017);
+  EXPECT_EQ(DaysFromCivil(1900, 3, 1), -25508);
+  EXPECT_EQ(DaysFromCivil(2026, 12, 1), 20788);
+  EXPECT_EQ(DaysFromCivil(2028, 2, 29), 21243);
+  // Every day from 1800 to 2200 goes there and back, and consecutive days are consecutive dates.
+  CivilDate prev = CivilFromDays(DaysFromCivil(1800, 1, 1) - 1);
+  for (std::int64_t d = DaysFromCivil(1800, 1, 1); d < DaysFromCivil(2200, 1, 1); ++d) {
+    const CivilDate c = CivilFromDays(d);
+    ASSERT_EQ(DaysFromCivil(c.year, c.month, c.day), d);
+    const bool next_day = c.year == prev.year && c.month == prev.month && c.day == prev.day + 1;
+    const bool next_month = c.day == 1 && prev.day == DaysInMonth(prev.year, prev.month) &&
+                            ((c.year == prev.year && c.month == prev.month + 1) ||
+                             (c.year == prev.year + 1 && c.month == 1 && prev.month == 12));
+    ASSERT_TRUE(next_day || next_month) << d;
+    prev = c;
+  }
+  EXPECT_EQ(DaysInMonth(2026, 2), 28);
+  EXPECT_EQ(DaysInMonth(2024, 2), 29);
+  EXPECT_EQ(DaysInMonth(1900, 2), 28);
+  EXPECT_EQ(DaysInMonth(2000, 2), 29);
+  EXPECT_EQ(DaysInMonth(2026, 4), 30);
+  EXPECT_EQ(FloorDiv(-1, kDay), -1);
+  EXPECT_EQ(FloorDiv(-kDay, kDay), -1);
+  EXPECT_EQ(FloorDiv(kDay - 1, kDay), 0);
+}
+
+}  // namespace
+}  // namespace rota::api

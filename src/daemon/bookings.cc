@@ -1,0 +1,552 @@
+// Booking requests: book (with dry runs), list, cancel, release, extend, approve and reject. The
+// rules are the core's (core/booking.h); this file turns requests into specs, applies verdicts to
+// the store first and to memory second, and says what happened in words a student understands.
+// Tested by tests/daemon/test_bookings.py.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "api/job_json.h"
+#include "api/protocol.h"
+#include "api/when.h"
+#include "daemon/clock.h"
+#include "core/usage.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+json CheckJson(const BookingCheck& c) {
+  return {{"errors", c.errors},
+          {"needs_admin", c.needs_admin},
+          {"conflicts", c.conflicts},
+          {"alternatives", c.alternatives},
+          {"gpu_hours", c.gpu_hours}};
+}
+
+StatusOr<std::int64_t> BookingId(const json& request) {
+  auto it = request.find("booking_id");
+  if (it == request.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) {
+    return InvalidArgument("\"booking_id\" must be a booking id (a positive whole number)");
+  }
+  return it->get<std::int64_t>();
+}
+
+std::string ActorOf(const Caller& caller) { return caller.name.empty() ? std::to_string(caller.uid) : caller.name; }
+
+}  // namespace
+
+std::string Daemon::LocalTime(Time t) const { return api::FormatLocal(t, config_.policy.utc_offset); }
+
+std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
+  const BookingEntry& e = rec.entry;
+  std::vector<std::string> cards;
+  for (int g : e.alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) cards.push_back(std::to_string(cards_.gpus[g].index));
+  }
+  std::string where = cards.empty() ? "not placed" : "GPU " + Join(cards, ",");
+  if (e.alloc.mig >= 0 && !e.alloc.gpus.empty()) where += " slice " + e.spec.request.mig_profile;
+  if (e.spec.request.kind == RequestKind::kMemShare) where += " " + FormatMemory(e.spec.request.memory);
+  return std::to_string(e.id) + " (" + e.spec.user + ", " + where + ", " + LocalTime(e.spec.start) + " to " +
+         LocalTime(e.spec.end) + ")";
+}
+
+StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& b, Time now) {
+  if (!b.is_object()) return InvalidArgument("\"booking\" must be an object");
+  BookingSpec spec;
+  spec.user = caller.name;
+  if (b.contains("user") && b["user"].is_string() && b["user"].get<std::string>() != caller.name) {
+    if (!caller.admin) return PermissionDenied("only admins may book for someone else");
+    spec.user = b["user"].get<std::string>();
+  }
+  if (spec.user.empty()) return PermissionDenied("uid " + std::to_string(caller.uid) + " has no user name here");
+  // gpus (any N whole cards), or gpu_mem (a share) or mig (a slice); gpu_ids names the cards: with
+  // nothing else, that many whole cards; with a share or a slice, the card it must be on.
+  int kinds = 0;
+  if (auto it = b.find("gpu_ids"); it != b.end()) {
+    if (!it->is_array() || it->empty()) return InvalidArgument("\"gpu_ids\" must list GPUs (indices or UUIDs)");
+    for (const json& id : *it) {
+      const std::string name = id.is_string() ? id.get<std::string>() : id.dump();
+      StatusOr<size_t> card = FindCard(name);
+      if (!card.ok()) return InvalidArgument(card.status().message());
+      spec.cards.push_back(static_cast<int>(*card));
+    }
+    spec.request.kind = RequestKind::kWholeGpus;
+    spec.request.gpus = static_cast<int>(spec.cards.size());
+  }
+  if (auto it = b.find("gpus"); it != b.end()) {
+    if (!it->is_number_integer() || it->get<int>() < 1) return InvalidArgument("\"gpus\" must be a number of GPUs >= 1");
+    if (!spec.cards.empty() && it->get<int>() != static_cast<int>(spec.cards.size())) {
+      return InvalidArgument("\"gpus\" and the number of \"gpu_ids\" disagree");
+    }
+    spec.request.kind = RequestKind::kWholeGpus;
+    spec.request.gpus = it->get<int>();
+    ++kinds;
+  }
+  if (auto it = b.find("gpu_mem"); it != b.end()) {
+    if (!it->is_number_integer() || it->get<MiB>() <= 0) return InvalidArgument("\"gpu_mem\" must be MiB above zero");
+    spec.request.kind = RequestKind::kMemShare;
+    spec.request.memory = it->get<MiB>();
+    spec.request.gpus = 1;
+    ++kinds;
+  }
+  if (auto it = b.find("mig"); it != b.end()) {
+    if (!it->is_string()) return InvalidArgument("\"mig\" must be a MIG profile such as \"3g.40gb\"");
+    spec.request.kind = RequestKind::kMig;
+    spec.request.mig_profile = it->get<std::string>();
+    spec.request.gpus = 1;
+    ++kinds;
+  }
+  if (kinds == 0 && spec.cards.empty()) {
+    return InvalidArgument("say what to book: gpus (any N), gpu_ids (these cards), gpu_mem or mig");
+  }
+  if (kinds > 1) return InvalidArgument("book one kind of capacity: gpus, gpu_mem or mig");
+  const int offset = config_.policy.utc_offset;
+  auto when = [&](const char* key, Time base_day) -> StatusOr<Time> {
+    auto it = b.find(key);
+    if (it == b.end()) return NotFound(key);
+    if (it->is_number_integer()) return it->get<Time>();
+    if (!it->is_string()) return InvalidArgument(std::string("\"") + key + "\" must be a time");
+    return api::ParseWhen(it->get<std::string>(), now, offset, base_day);
+  };
+  StatusOr<Time> start = when("start", 0);
+  if (!start.ok()) {
+    if (start.status().code() == StatusCode::kNotFound) return InvalidArgument("a booking needs a start (--from)");
+    return start.status();
+  }
+  spec.start = *start;
+  StatusOr<Time> end = when("end", spec.start);
+  if (end.ok()) {
+    spec.end = *end;
+  } else if (end.status().code() != StatusCode::kNotFound) {
+    return end.status();
+  } else if (auto it = b.find("for"); it != b.end() && it->is_number_integer() && it->get<Duration>() > 0) {
+    spec.end = spec.start + it->get<Duration>();
+  } else {
+    return InvalidArgument("a booking needs an end (--until) or a length (--for)");
+  }
+  spec.project = b.value("project", "");
+  if (!config_.projects.empty() && !spec.project.empty() && !config_.projects.count(spec.project)) {
+    std::vector<std::string> known;
+    for (const auto& [name, p] : config_.projects) known.push_back(name);
+    return InvalidArgument("unknown project \"" + spec.project + "\" (this server has: " + Join(known, ", ") + ")");
+  }
+  std::optional<Tier> tier = ParseTier(b.value("tier", "regular"));
+  if (!tier) return InvalidArgument("tier must be explore, regular or thesis");
+  spec.tier = *tier;
+  spec.note = b.value("note", "");
+  return spec;
+}
+
+void Daemon::PlaceBooking(store::BookingRecord& rec, const Allocation& alloc) const {
+  rec.entry.alloc = alloc;
+  rec.gpu_uuids.clear();
+  rec.mig_uuid.clear();
+  for (int g : alloc.gpus) rec.gpu_uuids.push_back(cards_.gpus[static_cast<size_t>(g)].uuid);
+  if (alloc.mig >= 0 && !alloc.gpus.empty()) {
+    rec.mig_uuid = cards_.gpus[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
+  }
+}
+
+json Daemon::Book(const Caller& caller, const json& request) {
+  const Time now = Now();
+  StatusOr<BookingSpec> spec = BookingSpecFrom(caller, request.value("booking", json()), now);
+  if (!spec.ok()) return api::ErrorReply(spec.status());
+  const BookingCheck check =
+      CheckBooking(*spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin);
+  const bool dry_run = request.value("dry_run", false);
+  store::BookingRecord rec;
+  rec.entry.spec = *spec;
+  rec.uid = spec->user == caller.name ? static_cast<std::int64_t>(caller.uid) : -1;
+  for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus[static_cast<size_t>(c)].uuid);
+  rec.created = now;
+  rec.decided_by = "rotad";
+  // A dry run answers what would happen, refusals included, without storing anything.
+  auto refuse = [&](const Status& why) {
+    if (!dry_run) {
+      json err = api::ErrorReply(why);
+      err["error"]["details"] = CheckJson(check);
+      return err;
+    }
+    json out = api::OkReply();
+    out["dry_run"] = true;
+    out["check"] = CheckJson(check);
+    out["refused"] = why.message();
+    rec.entry.state = BookingState::kRejected;
+    rec.reason = why.message();
+    out["booking"] = BookingJson(rec, caller);
+    return out;
+  };
+  if (!check.errors.empty()) return refuse(InvalidArgument(Join(check.errors, "; ")));
+  const bool thesis_over_others = !check.alloc && spec->tier == Tier::kThesis && !check.conflicts.empty();
+  if (!check.alloc && !thesis_over_others) {
+    std::vector<std::string> in_way, free;
+    for (std::int64_t id : check.conflicts) {
+      if (auto it = bookings_.find(id); it != bookings_.end()) in_way.push_back(DescribeBooking(it->second));
+    }
+    for (Time t : check.alternatives) free.push_back(LocalTime(t));
+    std::string msg = "the capacity is booked then";
+    if (!in_way.empty()) msg += " (by booking " + Join(in_way, ", booking ") + ")";
+    msg += free.empty() ? "; no free start nearby" : "; free starts nearby: " + Join(free, ", ");
+    return refuse(FailedPrecondition(msg));
+  }
+  if (check.alloc) PlaceBooking(rec, *check.alloc);
+  if (check.needs_admin.empty()) {
+    rec.entry.state = BookingState::kConfirmed;
+    rec.reason = "within the rules";
+  } else {
+    rec.entry.state = BookingState::kRequested;
+    rec.reason = "needs an admin: " + Join(check.needs_admin, "; ");
+  }
+  json out = api::OkReply();
+  out["check"] = CheckJson(check);
+  if (!dry_run) {
+    StatusOr<std::int64_t> id = store_->AddBooking(rec, ActorOf(caller), now);
+    if (!id.ok()) return api::ErrorReply(Unavailable("cannot record the booking: " + id.status().message()));
+    rec.entry.id = *id;
+    bookings_[*id] = rec;
+    dirty_ = true;  // a new hold for the scheduler
+    spdlog::info("booking {}: {}, {}", DescribeBooking(rec), BookingStateName(rec.entry.state), rec.reason);
+  }
+  out["booking"] = BookingJson(rec, caller);
+  out["dry_run"] = dry_run;
+  return out;
+}
+
+json Daemon::BookingJson(const store::BookingRecord& rec, const Caller& caller) const {
+  const BookingEntry& e = rec.entry;
+  json gpus = json::array();
+  for (int g : e.alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) gpus.push_back(cards_.gpus[g].index);
+  }
+  return {{"id", e.id},
+          {"user", e.spec.user},
+          {"project", e.spec.project},
+          {"note", e.spec.note},
+          {"tier", TierName(e.spec.tier)},
+          {"request", api::RequestToJson(e.spec.request)},
+          {"gpus", gpus},
+          {"gpu_uuids", rec.gpu_uuids},
+          {"mig_uuid", rec.mig_uuid},
+          {"start", e.spec.start},
+          {"end", e.spec.end},
+          {"state", BookingStateName(e.state)},
+          {"actual_end", e.actual_end},
+          {"created", rec.created},
+          {"decided_by", rec.decided_by},
+          {"reason", rec.reason},
+          {"gpu_hours", HeldGpuHours(e, cards_.gpus)},
+          {"mine", e.spec.user == caller.name}};
+}
+
+json Daemon::ListBookings(const Caller& caller, const json& request) {
+  const Time now = Now();
+  if (auto it = request.find("id"); it != request.end()) {
+    if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"id\" must be a booking id"));
+    StatusOr<store::BookingRecord> rec = store_->GetBooking(it->get<std::int64_t>());
+    if (!rec.ok()) return api::ErrorReply(rec.status());
+    if (auto live = bookings_.find(rec->entry.id); live != bookings_.end()) rec = live->second;
+    StatusOr<std::vector<store::BookingEvent>> events = store_->BookingEvents(rec->entry.id);
+    if (!events.ok()) return api::ErrorReply(events.status());
+    json b = BookingJson(*rec, caller);
+    b["events"] = json::array();
+    for (const store::BookingEvent& e : *events) {
+      b["events"].push_back({{"time", e.time},
+                             {"from", e.from ? json(BookingStateName(*e.from)) : json()},
+                             {"to", BookingStateName(e.to)},
+                             {"reason", e.reason},
+                             {"actor", e.actor}});
+    }
+    json out = api::OkReply();
+    out["bookings"] = json::array({b});
+    return out;
+  }
+  const bool all = request.value("all", false);
+  const bool pending = request.value("pending", false);
+  const Time week = WeekStart(now, config_.policy);
+  auto time_field = [&](const char* key, Time fallback) -> StatusOr<Time> {
+    auto it = request.find(key);
+    if (it == request.end()) return fallback;
+    if (it->is_number_integer()) return it->get<Time>();
+    if (it->is_string()) return api::ParseWhen(it->get<std::string>(), now, config_.policy.utc_offset);
+    return InvalidArgument(std::string("\"") + key + "\" must be a time");
+  };
+  StatusOr<Time> from_field = time_field("from", week);
+  if (!from_field.ok()) return api::ErrorReply(from_field.status());
+  StatusOr<Time> to_field = time_field("to", *from_field + kWeek);
+  if (!to_field.ok()) return api::ErrorReply(to_field.status());
+  const Time from = *from_field;
+  const Time to = *to_field;
+  StatusOr<std::vector<store::BookingRecord>> rows = store_->BookingsBetween(from, to);
+  if (!rows.ok()) return api::ErrorReply(rows.status());
+  std::map<std::int64_t, store::BookingRecord> found;
+  for (store::BookingRecord& r : *rows) found[r.entry.id] = std::move(r);
+  for (const auto& [id, r] : bookings_) {
+    if (IsOpen(r.entry.state)) found[id] = r;  // open ones whatever their dates; memory is newer
+  }
+  json list = json::array();
+  for (auto& [id, r] : found) {
+    if (auto live = bookings_.find(id); live != bookings_.end()) r = live->second;
+    RemapBooking(r);
+    if (pending && r.entry.state != BookingState::kRequested) continue;
+    if (!all && !pending && r.entry.spec.user != caller.name) continue;
+    list.push_back(BookingJson(r, caller));
+  }
+  json out = api::OkReply();
+  out["bookings"] = std::move(list);
+  out["from"] = from;
+  out["to"] = to;
+  out["utc_offset"] = config_.policy.utc_offset;
+  return out;
+}
+
+StatusOr<store::BookingRecord*> Daemon::OwnBooking(const Caller& caller, const json& request) {
+  StatusOr<std::int64_t> id = BookingId(request);
+  if (!id.ok()) return id.status();
+  auto it = bookings_.find(*id);
+  if (it == bookings_.end()) {
+    StatusOr<store::BookingRecord> old = store_->GetBooking(*id);
+    if (!old.ok()) return old.status();
+    return FailedPrecondition("booking " + std::to_string(*id) + " is " + BookingStateName(old->entry.state));
+  }
+  if (!caller.admin && it->second.entry.spec.user != caller.name) {
+    return PermissionDenied("booking " + std::to_string(*id) + " belongs to " + it->second.entry.spec.user);
+  }
+  return &it->second;
+}
+
+Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
+                           const std::string& actor, Time now, bool durable) {
+  if (Status s = store_->UpdateBooking(rec, from, reason, actor, now, durable); !s.ok()) return s;
+  bookings_[rec.entry.id] = rec;
+  dirty_ = true;
+  spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
+               reason);
+  return Status();
+}
+
+json Daemon::Unbook(const Caller& caller, const json& request) {
+  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  if (!found.ok()) return api::ErrorReply(found.status());
+  store::BookingRecord rec = **found;
+  const BookingState from = rec.entry.state;
+  if (!IsOpen(from)) {
+    return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) + " is already " +
+                                              BookingStateName(from)));
+  }
+  if (from == BookingState::kActive) {
+    return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) +
+                                              " is active: end it with `rota release " +
+                                              std::to_string(rec.entry.id) + "`"));
+  }
+  const Time now = Now();
+  rec.entry.state = BookingState::kCancelled;
+  rec.entry.actual_end = now;
+  rec.reason = "cancelled by " + ActorOf(caller);
+  if (Status s = SaveBooking(rec, from, "Cancelled by " + ActorOf(caller), ActorOf(caller), now, true); !s.ok()) {
+    return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+  }
+  json out = api::OkReply();
+  out["booking"] = BookingJson(rec, caller);
+  return out;
+}
+
+json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
+  std::vector<store::BookingRecord*> targets;
+  if (request.contains("booking_id")) {
+    StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+    if (!found.ok()) return api::ErrorReply(found.status());
+    if ((*found)->entry.state != BookingState::kActive) {
+      return api::ErrorReply(FailedPrecondition("booking " + std::to_string((*found)->entry.id) + " is " +
+                                                BookingStateName((*found)->entry.state) +
+                                                ", not active (cancel a future one with `rota unbook`)"));
+    }
+    targets.push_back(*found);
+  } else {
+    for (auto& [id, r] : bookings_) {
+      if (r.entry.state == BookingState::kActive && r.entry.spec.user == caller.name) targets.push_back(&r);
+    }
+    if (targets.empty()) return api::ErrorReply(FailedPrecondition("you have no active booking"));
+  }
+  const Time now = Now();
+  json released = json::array();
+  for (store::BookingRecord* target : targets) {
+    store::BookingRecord rec = *target;
+    rec.entry.state = BookingState::kReleased;
+    rec.entry.actual_end = now;
+    rec.reason = "released by " + ActorOf(caller);
+    if (Status s = SaveBooking(rec, BookingState::kActive, "Released by " + ActorOf(caller), ActorOf(caller), now, true);
+        !s.ok()) {
+      return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+    }
+    released.push_back(BookingJson(rec, caller));
+  }
+  json out = api::OkReply();
+  out["bookings"] = std::move(released);
+  return out;
+}
+
+json Daemon::ExtendBooking(const Caller& caller, const json& request) {
+  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  if (!found.ok()) return api::ErrorReply(found.status());
+  store::BookingRecord rec = **found;
+  const BookingState from = rec.entry.state;
+  const Time now = Now();
+  Time end = rec.entry.spec.end;
+  if (auto it = request.find("end"); it != request.end()) {
+    StatusOr<Time> t = it->is_number_integer() ? StatusOr<Time>(it->get<Time>())
+                       : it->is_string()       ? api::ParseWhen(it->get<std::string>(), now,
+                                                                config_.policy.utc_offset, rec.entry.spec.start)
+                                               : StatusOr<Time>(InvalidArgument("\"end\" must be a time"));
+    if (!t.ok()) return api::ErrorReply(t.status());
+    end = *t;
+  } else if (auto f = request.find("for"); f != request.end() && f->is_number_integer() && f->get<Duration>() > 0) {
+    end += f->get<Duration>();
+  } else {
+    return api::ErrorReply(InvalidArgument("extend needs a new end (--until) or more time (--for)"));
+  }
+  if (end <= rec.entry.spec.end) {
+    return api::ErrorReply(InvalidArgument("the new end " + LocalTime(end) + " is not after the current end " +
+                                           LocalTime(rec.entry.spec.end)));
+  }
+  // The same cards, longer: checked as a booking of those cards from now (or its start) on.
+  BookingSpec spec = rec.entry.spec;
+  spec.start = std::max(spec.start, now - now % config_.bookings.slot);
+  spec.end = end;
+  if (rec.entry.alloc.mig < 0 && spec.request.kind == RequestKind::kWholeGpus) spec.cards = rec.entry.alloc.gpus;
+  BookingCheck check = CheckBooking(spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin,
+                                    rec.entry.id);
+  // A booking under way may start in the past; only the new end matters for the rules here.
+  std::erase_if(check.errors, [](const std::string& e) { return e.find("in the past") != std::string::npos; });
+  if (!check.errors.empty()) return api::ErrorReply(InvalidArgument(Join(check.errors, "; ")));
+  if (!check.alloc || (rec.entry.alloc.mig >= 0 && check.alloc->mig != rec.entry.alloc.mig) ||
+      (!rec.entry.alloc.gpus.empty() && check.alloc->gpus != rec.entry.alloc.gpus)) {
+    std::vector<std::string> in_way;
+    for (std::int64_t id : check.conflicts) {
+      if (auto it = bookings_.find(id); it != bookings_.end()) in_way.push_back(DescribeBooking(it->second));
+    }
+    return api::ErrorReply(FailedPrecondition("the same capacity is not free until " + LocalTime(end) +
+                                              (in_way.empty() ? "" : " (booking " + Join(in_way, ", booking ") + ")")));
+  }
+  const Time old_end = rec.entry.spec.end;
+  rec.entry.spec.end = end;
+  rec.entry.reminded = false;
+  const std::string why = "Extended from " + LocalTime(old_end) + " to " + LocalTime(end) + " by " + ActorOf(caller);
+  if (Status s = SaveBooking(rec, from, why, ActorOf(caller), now, true); !s.ok()) {
+    return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+  }
+  json out = api::OkReply();
+  out["booking"] = BookingJson(rec, caller);
+  return out;
+}
+
+json Daemon::DecideBooking(const Caller& caller, const json& request, bool approve) {
+  if (!caller.admin) return api::ErrorReply(PermissionDenied("only admins may approve or reject bookings"));
+  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  if (!found.ok()) return api::ErrorReply(found.status());
+  store::BookingRecord rec = **found;
+  if (rec.entry.state != BookingState::kRequested) {
+    return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) + " is " +
+                                              BookingStateName(rec.entry.state) + ", not requested"));
+  }
+  const std::string reason = request.value("reason", "");
+  const std::string admin = ActorOf(caller);
+  const Time now = Now();
+  if (!approve) {
+    if (reason.empty()) return api::ErrorReply(InvalidArgument("reject needs a reason (the owner is told)"));
+    rec.entry.state = BookingState::kRejected;
+    rec.entry.actual_end = now;
+    rec.decided_by = admin;
+    rec.reason = reason;
+    if (Status s = SaveBooking(rec, BookingState::kRequested, "Rejected by " + admin + ": " + reason, admin, now, true);
+        !s.ok()) {
+      return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+    }
+    json out = api::OkReply();
+    out["booking"] = BookingJson(rec, caller);
+    return out;
+  }
+  BookingCheck check = CheckBooking(rec.entry.spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy,
+                                    now, /*by_admin=*/true, rec.entry.id);
+  if (!check.errors.empty()) return api::ErrorReply(InvalidArgument(Join(check.errors, "; ")));
+  json displaced = json::array();
+  if (!check.alloc) {
+    // An admin's decision displaces the bookings in the way, never silently: a reason is needed,
+    // and their owners get it with the nearest free starts.
+    if (reason.empty()) {
+      return api::ErrorReply(InvalidArgument("approving booking " + std::to_string(rec.entry.id) +
+                                             " displaces others; give a reason (their owners are told)"));
+    }
+    // Where the approved booking goes once the future bookings in its way are gone: the displaced
+    // owners' nearest free starts are computed around it.
+    std::vector<std::int64_t> victims;
+    for (std::int64_t id : check.conflicts) {
+      auto it = bookings_.find(id);
+      if (it != bookings_.end() && it->second.entry.state != BookingState::kActive) victims.push_back(id);
+    }
+    std::vector<BookingEntry> remaining = BookingEntries();
+    std::erase_if(remaining, [&](const BookingEntry& e) {
+      return std::find(victims.begin(), victims.end(), e.id) != victims.end();
+    });
+    BookingCheck placed = CheckBooking(rec.entry.spec, remaining, cards_.gpus, config_.bookings, config_.policy, now,
+                                       true, rec.entry.id);
+    if (placed.alloc) {
+      BookingEntry approved = rec.entry;
+      approved.alloc = *placed.alloc;
+      approved.state = BookingState::kConfirmed;
+      std::erase_if(remaining, [&](const BookingEntry& e) { return e.id == rec.entry.id; });
+      remaining.push_back(approved);
+    }
+    for (std::int64_t id : victims) {
+      store::BookingRecord victim = bookings_[id];
+      const BookingState from = victim.entry.state;
+      BookingCheck moved = CheckBooking(victim.entry.spec, remaining, cards_.gpus, config_.bookings, config_.policy, now,
+                                        true, id);
+      std::vector<std::string> free;
+      for (Time t : moved.alternatives) free.push_back(LocalTime(t));
+      if (moved.alloc) free.insert(free.begin(), LocalTime(victim.entry.spec.start) + " on other cards");
+      victim.entry.state = BookingState::kRejected;
+      victim.entry.actual_end = now;
+      victim.decided_by = admin;
+      victim.reason = "displaced by booking " + std::to_string(rec.entry.id) + ": " + reason +
+                      (free.empty() ? "" : "; free: " + Join(free, ", "));
+      if (Status s = SaveBooking(victim, from, "Displaced by booking " + std::to_string(rec.entry.id) + " (" + admin +
+                                                   "): " + victim.reason,
+                                 admin, now, true);
+          !s.ok()) {
+        return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+      }
+      displaced.push_back(id);
+    }
+    check = CheckBooking(rec.entry.spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, true,
+                         rec.entry.id);
+    if (!check.alloc) {
+      return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) +
+                                                " still does not fit (an active booking is in the way)"));
+    }
+  }
+  PlaceBooking(rec, *check.alloc);
+  rec.entry.state = BookingState::kConfirmed;
+  rec.decided_by = admin;
+  rec.reason = reason.empty() ? "approved by " + admin : reason;
+  if (Status s = SaveBooking(rec, BookingState::kRequested, "Approved by " + admin + (reason.empty() ? "" : ": " + reason),
+                             admin, now, true);
+      !s.ok()) {
+    return api::ErrorReply(Unavailable("cannot record it: " + s.message()));
+  }
+  json out = api::OkReply();
+  out["booking"] = BookingJson(rec, caller);
+  out["displaced"] = displaced;
+  return out;
+}
+
+}  // namespace rota::daemon
