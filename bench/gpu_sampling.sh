@@ -14,9 +14,9 @@
 #   bench/gpu_sampling.sh [BUILD_DIR]        # default: build/ (configured here if it is not yet)
 #   DURATION=60 WARMUP=5 CARDS=8 PROCS=4 INTERVAL=1s bench/gpu_sampling.sh
 #
-# The fake re-reads and re-parses its JSON state on every NVML call (hundreds per sample), which
-# a real driver does not do, so the CPU figure is an upper bound of Rota's own cost: compare it
-# with rota_nvml_bench's time per sample (bench/nvml_sample_bench.cc), which is nearly all fake.
+# The fake parses its JSON state once and answers from memory until the file changes (as a real
+# driver answers from its own state), so the CPU figure is Rota's cost plus the fake's lookups:
+# compare it with rota_nvml_bench's time per sample (bench/nvml_sample_bench.cc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"

@@ -3,17 +3,14 @@
 // mode with two slices, cards paired by NVLink. Results go to docs/benchmarks.md ("GPU sampling
 // (issue 4)") with the command line.
 //
-// What the numbers mean: the fake re-reads and re-parses its JSON state file on every NVML call,
-// which a real driver does not do, so BM_NvmlSample's time is an upper bound of Rota's own cost
-// and mostly the fake's. To show how much, BM_NvmlSample counts how many times one Sample() opened
-// the state file (inotify IN_OPEN on it: exact, whatever the reader's call pattern) and multiplies
-// by the time of one load of that file (the same ifstream + json::parse the fake does):
+// What the numbers mean: the fake parses its JSON state file once and answers from memory while
+// the file is unchanged (as a driver answers from its own state), so BM_NvmlSample's time is
+// Rota's cost plus the fake's lookups in the parsed tree and the worker thread started per sample.
+// BM_NvmlSample still counts how many times one Sample() opened the state file (inotify IN_OPEN on
+// it: exact), to show the cache works (0 once warm):
 //   state_reads     loads of the state file per Sample()
-//   fake_parse_us   state_reads x one load: a lower bound of the fake's share (its lookups, copies
-//                   and frees of the parsed tree come on top), so the rest is not all Rota's.
-// BM_FakeStateLoad times one load on its own. Rota's own share is measured in instructions with
-// callgrind instead (docs/benchmarks.md, "GPU sampling (issue 4)"): time cannot be split by
-// library here because the fake's inline JSON code may bind to this program's copies.
+//   fake_parse_us   state_reads x one load (BM_FakeStateLoad: one ifstream + json::parse), the
+//                   cost a fake without the cache would add per sample.
 //
 // Sample() runs on a worker thread, so times are wall time (UseRealTime); the CPU column is the
 // whole process's CPU time (MeasureProcessCPUTime).
@@ -93,7 +90,7 @@ std::string WriteState(int cards) {
   return path;
 }
 
-// What the fake does at the start of every call (LoadState in fake_nvml.cc).
+// What the fake does when its state file changed (LoadState in fake_nvml.cc).
 bool LoadLikeTheFake(json& state) {
   const char* path = std::getenv("FAKE_NVML_STATE");
   if (path == nullptr) return false;

@@ -267,6 +267,8 @@ Status Daemon::ReloadConfig() {
   const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library ||
                               fresh->nvml_timeout != config_.nvml_timeout;
   config_ = std::move(*fresh);
+  user_names_.clear();  // accounts may have changed too
+  known_processes_.clear();
   if (source_changed) {
     StopSampler();
     devices_.reset();

@@ -200,6 +200,14 @@ class Daemon : public Server::Handler {
   std::string sample_error_;            // why the last sample failed as a whole ("" = it did not)
   std::map<std::string, CardState> card_state_;  // by card UUID
   std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
+  // Attribution between samples: a process (pid and start time) keeps its owner while its job
+  // runs, and user names are looked up once per uid (both cleared on reload).
+  struct KnownProcess {
+    unsigned long long start_time = 0;
+    ProcessOwner owner;
+  };
+  std::unordered_map<int, KnownProcess> known_processes_;
+  std::unordered_map<std::int64_t, std::string> user_names_;
   // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
   std::map<std::int64_t, store::BookingRecord> bookings_;
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)

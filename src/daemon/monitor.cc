@@ -202,9 +202,25 @@ void Daemon::Attribute(const device::Snapshot& snap) {
     if (a.rec.state == store::JobState::kRunning && a.rec.pid > 0) job_pids[a.rec.pid] = id;
   }
   std::unordered_map<int, ProcessOwner> owners;
+  std::unordered_map<int, KnownProcess> known;
   auto add = [&](const std::vector<device::ProcessInfo>& processes) {
     for (const device::ProcessInfo& p : processes) {
-      if (owners.count(p.pid) == 0) owners[p.pid] = OwnerOf(p.pid, job_pids);
+      if (owners.count(p.pid)) continue;
+      // The same process as last time (same start time) keeps its owner while that job runs:
+      // one small read instead of walking /proc again.
+      StatusOr<unsigned long long> started = exec::ProcessStartTime(p.pid);
+      auto it = known_processes_.find(p.pid);
+      if (started.ok() && it != known_processes_.end() && it->second.start_time == *started) {
+        const ProcessOwner& was = it->second.owner;
+        auto job = jobs_.find(was.job);
+        if (was.job == 0 || (job != jobs_.end() && job->second.rec.state == store::JobState::kRunning)) {
+          owners[p.pid] = was;
+          known[p.pid] = it->second;
+          continue;
+        }
+      }
+      owners[p.pid] = OwnerOf(p.pid, job_pids);
+      if (started.ok() && owners[p.pid].uid >= 0) known[p.pid] = KnownProcess{*started, owners[p.pid]};
     }
   };
   for (const device::GpuInfo& info : snap.gpus) {
@@ -212,6 +228,7 @@ void Daemon::Attribute(const device::Snapshot& snap) {
     for (const device::MigInstance& m : info.mig) add(m.processes);
   }
   owners_ = std::move(owners);
+  known_processes_ = std::move(known);  // processes no longer on a card are forgotten
 }
 
 Daemon::ProcessOwner Daemon::OwnerOf(int pid, const std::map<std::int64_t, JobId>& job_pids) {
@@ -219,8 +236,11 @@ Daemon::ProcessOwner Daemon::OwnerOf(int pid, const std::map<std::int64_t, JobId
   StatusOr<exec::ProcessIdentity> id = exec::ReadProcess(pid);
   if (!id.ok()) return owner;
   owner.uid = id->uid;
-  // A user name per uid per sample is cheap (nss caches), and names change rarely.
-  owner.user = UserName(id->uid).value_or(std::to_string(id->uid));
+  auto name = user_names_.find(id->uid);
+  if (name == user_names_.end()) {
+    name = user_names_.emplace(id->uid, UserName(id->uid).value_or(std::to_string(id->uid))).first;
+  }
+  owner.user = name->second;
   // Through the job's cgroup: everything the job started, however it daemonised.
   for (const auto& [jid, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning && exec::InCgroup(id->cgroup, a.rec.cgroup)) {

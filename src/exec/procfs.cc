@@ -36,6 +36,21 @@ StatusOr<ProcessIdentity> ReadProcess(pid_t pid, const std::string& proc) {
   return id;
 }
 
+StatusOr<unsigned long long> ProcessStartTime(pid_t pid, const std::string& proc) {
+  std::ifstream in(proc + "/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return NotFound("process " + std::to_string(pid) + " is gone");
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so count from the last ')'.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return Internal("malformed /proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(line.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return Internal("malformed /proc/" + std::to_string(pid) + "/stat");
+}
+
 bool InCgroup(const std::string& cgroup, const std::string& job_cgroup) {
   if (cgroup.empty() || cgroup == "/" || job_cgroup.empty()) return false;
   // The job's path is <mount>/<relative>; the process's is /<relative>[/more].

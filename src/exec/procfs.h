@@ -20,6 +20,10 @@ struct ProcessIdentity {
 // NotFound when the process is gone; other errors when /proc cannot be read.
 StatusOr<ProcessIdentity> ReadProcess(pid_t pid, const std::string& proc = "/proc");
 
+// The process's start time (clock ticks after boot, /proc/PID/stat field 22): with the pid, it
+// names one process for good (pids are reused, start times of a reused pid differ).
+StatusOr<unsigned long long> ProcessStartTime(pid_t pid, const std::string& proc = "/proc");
+
 // True when `cgroup` (a path as /proc/PID/cgroup gives it) is the job cgroup `job_cgroup` (an
 // absolute path under the cgroup mount, as the executor keeps it) or lies below it.
 bool InCgroup(const std::string& cgroup, const std::string& job_cgroup);

@@ -42,6 +42,30 @@ TEST(Procfs, AChildNamesItsParent) {
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
 }
 
+TEST(Procfs, StartTimeNamesOneProcess) {
+  StatusOr<unsigned long long> mine = ProcessStartTime(::getpid());
+  ASSERT_TRUE(mine.ok()) << mine.status().message();
+  StatusOr<unsigned long long> again = ProcessStartTime(::getpid());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*mine, *again);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  StatusOr<unsigned long long> theirs = ProcessStartTime(child);
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_GE(*theirs, *mine);  // started later (or within the same tick)
+  // Our own start is not 0 unless we started at boot: the field was read, not defaulted.
+  StatusOr<unsigned long long> init = ProcessStartTime(1);
+  ASSERT_TRUE(init.ok());
+  EXPECT_LT(*init, *theirs);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(ProcessStartTime(child).status().code(), StatusCode::kNotFound);
+}
+
 TEST(Procfs, CgroupMatchingAgainstTheExecutorsPaths) {
   EXPECT_TRUE(InCgroup("/rota/job-17", "/sys/fs/cgroup/rota/job-17"));
   EXPECT_TRUE(InCgroup("/rota/job-17/inner", "/sys/fs/cgroup/rota/job-17"));

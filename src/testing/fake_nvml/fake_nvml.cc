@@ -23,6 +23,7 @@
 // A shared object cannot hide its symbols at run time, so "missing symbols" are a second build:
 // FAKE_NVML_MINIMAL leaves out every versioned (_v2, _v3) and optional function. Malformed state
 // makes calls return NVML_ERROR_UNKNOWN; no exception leaves the library.
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <algorithm>
@@ -63,18 +64,38 @@ nvmlReturn_t ErrorCode(const std::string& name) {
   return NVML_ERROR_UNKNOWN;
 }
 
-// Loads the state file; false when it is missing or malformed.
-bool LoadState(json& state) {
+// Loads the state file; false when it is missing or malformed. The parsed state is reused while
+// the file is unchanged (same inode, size and modification time): a real driver answers from
+// memory, and re-parsing the JSON on each of a sample's hundreds of calls would make the fake,
+// not Rota, dominate what bench/gpu_sampling.sh measures. Tests replace the file (write, then
+// rename), which always changes the inode.
+bool LoadState(const json*& state) {
+  static std::string cached_path;
+  static struct stat cached_stat = {};
+  static json cached;
+  static bool cached_ok = false;
   const char* path = std::getenv("FAKE_NVML_STATE");
   if (path == nullptr) return false;
+  struct stat st = {};
+  if (::stat(path, &st) != 0) return false;
+  if (cached_path == path && st.st_ino == cached_stat.st_ino && st.st_size == cached_stat.st_size &&
+      st.st_mtim.tv_sec == cached_stat.st_mtim.tv_sec && st.st_mtim.tv_nsec == cached_stat.st_mtim.tv_nsec) {
+    state = &cached;
+    return cached_ok;
+  }
   std::ifstream in(path);
   if (!in) return false;
   try {
-    state = json::parse(in);
-    return state.is_object();
+    cached = json::parse(in);
+    cached_ok = cached.is_object();
   } catch (const std::exception&) {
-    return false;
+    cached = json();
+    cached_ok = false;
   }
+  cached_path = path;
+  cached_stat = st;
+  state = &cached;
+  return cached_ok;
 }
 
 const json* Cards(const json& state) {
@@ -83,12 +104,12 @@ const json* Cards(const json& state) {
 }
 
 // Resolves a handle to its card (and MIG instance, when mig >= 0) in `state`.
-nvmlReturn_t Resolve(nvmlDevice_t device, json& state, const json** card, const json** mig) {
+nvmlReturn_t Resolve(nvmlDevice_t device, const json*& state, const json** card, const json** mig) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (!LoadState(state)) return NVML_ERROR_UNKNOWN;
   const Handle* h = reinterpret_cast<const Handle*>(device);
-  const json* cards = Cards(state);
+  const json* cards = Cards(*state);
   if (cards == nullptr || h->card >= static_cast<int>(cards->size())) return NVML_ERROR_GPU_IS_LOST;
   *card = &(*cards)[static_cast<size_t>(h->card)];
   *mig = nullptr;
@@ -133,7 +154,7 @@ nvmlReturn_t FillPci(const std::string& bus_id, nvmlPciInfo_t* pci, bool current
 
 template <typename Info>
 nvmlReturn_t FillProcesses(nvmlDevice_t device, unsigned int* count, Info* infos) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -160,7 +181,7 @@ nvmlReturn_t FillProcesses(nvmlDevice_t device, unsigned int* count, Info* infos
 }
 
 nvmlReturn_t Pci(nvmlDevice_t device, nvmlPciInfo_t* pci, bool current_layout) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig) return NVML_ERROR_NOT_SUPPORTED;
@@ -168,9 +189,9 @@ nvmlReturn_t Pci(nvmlDevice_t device, nvmlPciInfo_t* pci, bool current_layout) {
 }
 
 nvmlReturn_t Init() {
-  json state;
-  if (LoadState(state) && state.contains("init_error")) {
-    return ErrorCode(state.value("init_error", std::string("UNKNOWN")));
+  const json* state = nullptr;
+  if (LoadState(state) && state->contains("init_error")) {
+    return ErrorCode(state->value("init_error", std::string("UNKNOWN")));
   }
   ++g_init_count;
   return NVML_SUCCESS;
@@ -178,9 +199,9 @@ nvmlReturn_t Init() {
 
 nvmlReturn_t Count(unsigned int* count) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  json state;
+  const json* state = nullptr;
   if (count == nullptr || !LoadState(state)) return NVML_ERROR_UNKNOWN;
-  const json* cards = Cards(state);
+  const json* cards = Cards(*state);
   *count = cards ? std::min<unsigned int>(static_cast<unsigned int>(cards->size()), kMaxCards) : 0;
   return NVML_SUCCESS;
 }
@@ -189,9 +210,9 @@ nvmlReturn_t HandleByIndex(unsigned int index, nvmlDevice_t* device) {
   unsigned int count = 0;
   if (nvmlReturn_t r = Count(&count); r != NVML_SUCCESS) return r;
   if (index >= count || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  json state;
+  const json* state = nullptr;
   if (!LoadState(state)) return NVML_ERROR_UNKNOWN;
-  if (nvmlReturn_t r = Injected((*Cards(state))[index], "handle"); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = Injected((*Cards(*state))[index], "handle"); r != NVML_SUCCESS) return r;
   g_handles[index][0] = Handle{static_cast<int>(index), -1};
   *device = reinterpret_cast<nvmlDevice_t>(&g_handles[index][0]);
   return NVML_SUCCESS;
@@ -199,7 +220,7 @@ nvmlReturn_t HandleByIndex(unsigned int index, nvmlDevice_t* device) {
 
 // Reads an unsigned number from the card; NOT_SUPPORTED when the state does not give it.
 [[maybe_unused]] nvmlReturn_t CardNumber(nvmlDevice_t device, const char* key, unsigned int* out) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig || !card->contains(key) || out == nullptr) return NVML_ERROR_NOT_SUPPORTED;
@@ -247,14 +268,14 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   return CopyString((mig ? *mig : *card).value("uuid", std::string()), uuid, length);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   std::string value = card->value("name", std::string("NVIDIA Fake GPU"));
@@ -263,7 +284,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -313,9 +334,9 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 // ---- Optional. ----
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  json state;
+  const json* state = nullptr;
   if (!LoadState(state)) return NVML_ERROR_UNKNOWN;
-  return CopyString(state.value("driver_version", std::string("0.0")), version, length);
+  return CopyString(state->value("driver_version", std::string("0.0")), version, length);
 }
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) {
@@ -349,7 +370,7 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* c
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t* mig_device) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig || mig_device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -363,7 +384,7 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* samples,
                                              unsigned int* count, unsigned long long /*last_seen_us*/) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -394,7 +415,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, unsigned int* is_active) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
@@ -404,7 +425,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, un
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
@@ -415,7 +436,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error_type, unsigned int counter_type,
                                          unsigned long long* count) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (mig || !card->contains("ecc_uncorrected")) return NVML_ERROR_NOT_SUPPORTED;
@@ -439,7 +460,7 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set) {
-  json state;
+  const json* state = nullptr;
   const json *card, *mig;
   if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
   if (set == nullptr || mig || types != nvmlEventTypeXidCriticalError) return NVML_ERROR_INVALID_ARGUMENT;
@@ -450,9 +471,9 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long ty
 // Delivers each registered card's "xid" list, one event per call, each entry once.
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int /*timeout_ms*/) {
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  json state;
+  const json* state = nullptr;
   if (set == nullptr || data == nullptr || !LoadState(state)) return NVML_ERROR_INVALID_ARGUMENT;
-  const json* cards = Cards(state);
+  const json* cards = Cards(*state);
   for (int i = 0; cards != nullptr && i < static_cast<int>(cards->size()) && i < kMaxCards; ++i) {
     const json& xids = (*cards)[static_cast<size_t>(i)].value("xid", json::array());
     if (!g_xid_registered[i] || g_xid_delivered[i] >= xids.size()) continue;
