@@ -162,6 +162,26 @@ class AttributionTest(FakeNvmlTest):
         self.assertRegex(line, rf"{owner}/{job}!.*not allocated here")
         self.assertRegex(table, rf"3g\.40gb .*{owner}/{mig_job}\b.*\(10\.0G")
 
+    def test_a_sessions_processes_count_as_inside(self):
+        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
+        pidfile = os.path.join(self.d.dir, "s.pid")
+        session = subprocess.Popen(self.d.command("run", "--gpus", "1", "--", "sh", "-c",
+                                                  f"echo $$ > {pidfile}; exec sleep 300"),
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
+        self.outside.append(session)  # stopped with the test
+        job = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
+                                if j["interactive"] and j["state"] == "running"], what="the session to run")[0]
+        pid = self.job_pid("s.pid")
+        uuid = job["gpu_uuids"][0]
+        idx = int(uuid.rsplit("-", 1)[1])
+        self.state["cards"][idx]["processes"] = [{"pid": pid, "used_mib": 4096}]
+        self.write_state()
+        c = wait_for(lambda: (lambda c: c if c["processes"] else None)(self.card_of(self.gpus(), uuid)),
+                     what="the session's process to show")
+        self.assertEqual((c["processes"][0]["job_id"], c["processes"][0]["outside"]), (job["id"], False))
+        held = [h for h in c["jobs"] if h["job_id"] == job["id"]][0]
+        self.assertEqual((held["interactive"], held["memory_used"]), (True, 4096))
+
     def test_a_process_that_is_gone_or_unknown_is_outside_with_no_user(self):
         self.state["cards"][0]["processes"] = [{"pid": 4194000, "used_mib": 100}]  # no such pid
         self.write_state()
