@@ -184,6 +184,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
     rec.entry.state = BookingState::kRejected;
     rec.reason = why.message();
     out["booking"] = BookingJson(rec, caller);
+    out["booking"]["gpu_hours"] = check.gpu_hours;  // what it would have held
     return out;
   };
   if (!check.errors.empty()) return refuse(InvalidArgument(Join(check.errors, "; ")));
