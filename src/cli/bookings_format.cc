@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/gpus_format.h"
+#include "cli/json_fields.h"
 #include "cli/text.h"
 
 namespace rota::cli {
@@ -22,6 +23,11 @@ namespace rota::cli {
 namespace {
 
 using nlohmann::json;
+using fields::Arr;
+using fields::Int;
+using fields::Num;
+using fields::Obj;
+using fields::Str;
 
 constexpr int kCellsPerDay = 12;  // two hours a cell
 constexpr Duration kCell = kDay / kCellsPerDay;
@@ -32,44 +38,6 @@ constexpr const char* kMarkers = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 constexpr char kManyMarker = '#';     // past the 62nd booking of the week
 constexpr char kSeveralMarker = '+';  // several bookings in one cell
 constexpr char kFreeMarker = '.';
-
-long long Int(const json& j, const char* key, long long fallback = 0) {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<long long>();
-}
-
-double Num(const json& j, const char* key, double fallback = 0) {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<double>();
-}
-
-// The string at `key`, made safe for a terminal (user text must not move the cursor).
-std::string Str(const json& j, const char* key, const std::string& fallback = "") {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  return TerminalSafe(it->get_ref<const std::string&>());
-}
-
-const json& Arr(const json& j, const char* key) {
-  static const json kEmpty = json::array();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return kEmpty;
-  return *it;
-}
-
-const json& Obj(const json& j, const char* key) {
-  static const json kEmpty = json::object();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_object()) return kEmpty;
-  return *it;
-}
 
 std::vector<long long> Ints(const json& j, const char* key) {
   std::vector<long long> out;

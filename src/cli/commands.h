@@ -30,6 +30,7 @@ void AddLogsCommand(CLI::App& app, ClientOptions* options, int* exit_code);     
 void AddHistoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // history_cmd.cc
 void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // status_cmd.cc: status, reload
 void AddGpusCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // gpus_cmd.cc
+void AddKeepCommands(CLI::App& app, ClientOptions* options, int* exit_code);    // keep_cmd.cc: keep, guard
 void AddInventoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // inventory_cmd.cc
 void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // drain_cmd.cc: drain, resume
 // book_cmd.cc: book, unbook, release, extend, approve, reject

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "cli/json_fields.h"
 #include "cli/text.h"
 
 namespace rota::cli {
@@ -20,6 +21,10 @@ namespace rota::cli {
 namespace {
 
 using nlohmann::json;
+using fields::Arr;
+using fields::Bool;
+using fields::Int;
+using fields::Str;
 
 constexpr const char* kRed = "\x1b[31m";
 constexpr const char* kGreen = "\x1b[32m";
@@ -32,32 +37,6 @@ constexpr int kNameWidth = 24;     // the card's model name
 constexpr int kJobNameWidth = 12;  // a holder's job name
 constexpr int kHotCelsius = 80;    // temperature shown red from here
 constexpr int kFullUtil = 90;      // utilisation shown yellow (saturated) from here
-
-long long Int(const json& j, const char* key, long long fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<long long>();
-}
-
-bool Bool(const json& j, const char* key, bool fallback = false) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_boolean()) return fallback;
-  return it->get<bool>();
-}
-
-std::string Str(const json& j, const char* key, const std::string& fallback = "") {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  return TerminalSafe(it->get_ref<const std::string&>());
-}
-
-const json& Arr(const json& j, const char* key) {
-  static const json kEmpty = json::array();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return kEmpty;
-  return *it;
-}
 
 // MiB as GiB with one decimal ("20.1"); "?" when the source cannot say (negative).
 std::string Gib(long long mib) {
@@ -286,24 +265,6 @@ std::string FormatTimeLeft(Duration d) {
     std::snprintf(buf, sizeof buf, "%lld:%02lld", hours, minutes % 60);
   }
   return buf;
-}
-
-std::string TerminalSafe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += '?';
-    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      out += '?';  // a C1 control (U+0080..U+009F); some terminals act on them like ESC sequences
-      ++i;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
 }
 
 std::string FormatGpus(const json& reply, const GpusFormat& options) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "cli/text.h"
 #include "core/types.h"
 
 namespace rota::cli {
@@ -35,8 +36,5 @@ std::string FormatGpus(const nlohmann::json& reply, const GpusFormat& options);
 // "0:59", "12:00", "2d03:04"; "0:00" for d <= 0.
 std::string FormatTimeLeft(Duration d);
 
-// `text` with control characters (C0, DEL, C1) replaced by '?': names and reasons come from
-// users and must not move the cursor or recolour the terminal. Valid UTF-8 otherwise passes.
-std::string TerminalSafe(std::string_view text);
 
 }  // namespace rota::cli

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/utc_test.h"
+
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
@@ -19,29 +21,7 @@ using nlohmann::json;
 
 constexpr Time kNow = 1764403600;  // 2025-11-29 08:06:40 UTC
 
-class GpusFormatTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    UseUtf8Locale();
-    const char* tz = std::getenv("TZ");
-    had_tz_ = tz != nullptr;
-    saved_tz_ = tz ? tz : "";
-    ::setenv("TZ", "UTC", 1);
-    ::tzset();
-  }
-  void TearDown() override {
-    if (had_tz_) {
-      ::setenv("TZ", saved_tz_.c_str(), 1);
-    } else {
-      ::unsetenv("TZ");
-    }
-    ::tzset();
-  }
-
- private:
-  std::string saved_tz_;
-  bool had_tz_ = false;
-};
+class GpusFormatTest : public UtcTest {};
 
 json Card(int index, std::string name = "NVIDIA A100-SXM4-80GB") {
   return {{"index", index},

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "cli/gpus_format.h"
+#include "cli/json_fields.h"
 #include "cli/text.h"
 
 namespace rota::cli {
@@ -18,31 +19,10 @@ namespace rota::cli {
 namespace {
 
 using nlohmann::json;
-
-long long Int(const json& j, const char* key, long long fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<long long>();
-}
-
-bool Bool(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string Str(const json& j, const char* key, const std::string& fallback = "") {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  return TerminalSafe(it->get_ref<const std::string&>());
-}
-
-const json& Arr(const json& j, const char* key) {
-  static const json kEmpty = json::array();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return kEmpty;
-  return *it;
-}
+using fields::Arr;
+using fields::Bool;
+using fields::Int;
+using fields::Str;
 
 std::string LocalTime(long long t, const char* format) {
   std::time_t tt = static_cast<std::time_t>(t);

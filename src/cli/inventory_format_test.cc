@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/utc_test.h"
+
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
@@ -21,29 +23,7 @@ constexpr long long kNow = 1764403600;  // 2025-11-29 08:06:40 UTC
 constexpr unsigned long long kGiB = 1ULL << 30;
 constexpr unsigned long long kTiB = 1ULL << 40;
 
-class InventoryFormatTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    UseUtf8Locale();
-    const char* tz = std::getenv("TZ");
-    had_tz_ = tz != nullptr;
-    saved_tz_ = tz ? tz : "";
-    ::setenv("TZ", "UTC", 1);
-    ::tzset();
-  }
-  void TearDown() override {
-    if (had_tz_) {
-      ::setenv("TZ", saved_tz_.c_str(), 1);
-    } else {
-      ::unsetenv("TZ");
-    }
-    ::tzset();
-  }
-
- private:
-  std::string saved_tz_;
-  bool had_tz_ = false;
-};
+class InventoryFormatTest : public UtcTest {};
 
 json Inventory() {
   json a100 = {{"index", 0},

@@ -32,4 +32,8 @@ class Table {
 // "1,234,567" for 1234567.
 std::string WithThousands(long long v);
 
+// `text` with control characters (C0, DEL, C1) replaced by '?': names and reasons come from
+// users and must not move the cursor or recolour the terminal. Valid UTF-8 otherwise passes.
+std::string TerminalSafe(std::string_view text);
+
 }  // namespace rota::cli

@@ -68,6 +68,7 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::ReadGpus(root, c);
   internal::ReadInventory(root, c);
   internal::ReadBookings(root, c);
+  internal::ReadWatch(root, c);
   internal::ReadPeople(root, c);
   root.Finish();
   if (!errors.empty()) return InvalidArgument(errors.Join(name));

@@ -14,6 +14,7 @@
 
 #include "core/booking.h"
 #include "core/cluster.h"
+#include "core/watch.h"
 #include "core/policy.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -57,6 +58,7 @@ struct Config {
   Duration nvml_timeout = 2;      // how long one NVML sample may take before it is abandoned
   int drain_after = 3;            // failed samples of a card in a row before it is drained
   BookingRules bookings;          // [bookings]: the calendar's rules
+  WatchRules watch;               // [watch]: idle, stuck and over-memory allocations
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

@@ -105,6 +105,27 @@ TEST(Config, BookingRules) {
   EXPECT_NE(bad.status().message().find("does not divide a day"), std::string::npos) << bad.status().message();
 }
 
+TEST(Config, WatchRules) {
+  auto c = ParseConfig(
+      "[watch]\nidle_util = 10\nidle_after = \"20m\"\nact_after = \"1h\"\naction = \"reclaim\"\n"
+      "stuck_memory = 0.8\nkeeps_per_day = 1\nover_memory = 1.2\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->watch.idle_util, 10);
+  EXPECT_EQ(c->watch.idle_after, 20 * kMinute);
+  EXPECT_EQ(c->watch.act_after, kHour);
+  EXPECT_TRUE(c->watch.reclaim);
+  EXPECT_EQ(c->watch.stuck_memory, 0.8);
+  EXPECT_EQ(c->watch.keeps_per_day, 1);
+  EXPECT_EQ(c->watch.over_memory, 1.2);
+  EXPECT_FALSE(ParseConfig("", "rota.toml")->watch.reclaim);  // notify by default: nothing stopped by surprise
+  auto bad = ParseConfig("[watch]\nidle_after = \"30m\"\nact_after = \"15m\"\naction = \"kill\"\n", "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  EXPECT_NE(m.find("act_after must not be shorter"), std::string::npos) << m;
+  EXPECT_NE(m.find("is not one of notify, reclaim"), std::string::npos) << m;
+}
+
 TEST(Config, SamplingHealthAndInventory) {
   auto c = ParseConfig(
       "[gpus]\nsample_interval = \"5s\"\nnvml_timeout = \"3s\"\ndrain_after = 5\n"

@@ -12,6 +12,7 @@ void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], 
 void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
 void ReadInventory(Section& root, Config& config);   // [inventory]
 void ReadBookings(Section& root, Config& config);    // [bookings]
+void ReadWatch(Section& root, Config& config);       // [watch]
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota
 
 }  // namespace rota::config::internal

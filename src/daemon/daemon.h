@@ -22,6 +22,7 @@
 #include "core/cluster.h"
 #include "core/decisions.h"
 #include "core/health.h"
+#include "core/watch.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/server.h"
@@ -65,7 +66,10 @@ class Daemon : public Server::Handler {
     std::string cancelled_by;  // a running job being cancelled, by whom
     JobId preempted_by = 0;    // a running job being preempted, for whom
     std::string node_fail;     // a running job being stopped because its card failed: why
-    std::int64_t overrun_of = 0;  // a running job being stopped because its booking ended: which
+    // A running job being stopped for a reason of the daemon's own (its booking ended and others
+    // wait, it was reclaimed as idle): the end reason it gets.
+    std::string stop_reason;
+    bool over_memory_noted = false;  // a share job was told it uses more than it declared
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
   };
@@ -145,6 +149,17 @@ class Daemon : public Server::Handler {
   Time BookingPass(Time now);  // advances bookings; returns when it is due again
   bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job) const;
 
+  // Watching allocations (watching.cc): idle, stuck and over-memory jobs and sessions.
+  struct AllocationReading {
+    int util = -1;        // percent, -1 unknown
+    double memory = -1;   // fraction of its memory in use, -1 unknown
+    MiB used = -1;        // MiB its processes use, -1 unknown
+  };
+  AllocationReading ReadAllocation(JobId id, const Active& a) const;
+  void WatchAllocations(Time now);
+  void NoteJob(JobId id, const std::string& reason, Time now);
+  nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
+
   // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
   struct ProcessOwner {
     std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
@@ -208,6 +223,7 @@ class Daemon : public Server::Handler {
   };
   std::unordered_map<int, KnownProcess> known_processes_;
   std::unordered_map<std::int64_t, std::string> user_names_;
+  std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
   std::map<std::int64_t, store::BookingRecord> bookings_;
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)

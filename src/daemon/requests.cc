@@ -158,6 +158,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "drain") return Drain(caller, request);
   if (op == "resume") return Resume(caller, request);
   if (op == "reload") return Reload(caller);
+  if (op == "keep") return Keep(caller, request);
   if (op == "book") return Book(caller, request);
   if (op == "bookings") return ListBookings(caller, request);
   if (op == "unbook") return Unbook(caller, request);
@@ -170,7 +171,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
-                                                 "release, extend, approve, reject, bookings_export, bookings_import)");
+                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep)");
 }
 
 json Daemon::Hello(const Caller& caller) {

@@ -307,10 +307,7 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     requeue = a.rec.job.requeue && !a.rec.interactive;
     reason = "Preempted by job " + std::to_string(a.preempted_by) + (requeue ? " (requeued)" : "");
     if (a.preempted_by == 0) reason = requeue ? "Preempted (requeued)" : "Preempted";
-    if (a.overrun_of != 0) {
-      reason = "Stopped: booking " + std::to_string(a.overrun_of) + " ended and others wait" +
-               (requeue ? " (requeued)" : "");
-    }
+    if (!a.stop_reason.empty()) reason = a.stop_reason + (requeue ? " (requeued)" : "");
     state = store::JobState::kPreempted;
   } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
     state = store::JobState::kTimeout;

@@ -295,6 +295,12 @@ Status JobStore::MarkCancelRequested(JobId id, std::string_view actor, Time now)
                     [] { return Status(); });
 }
 
+Status JobStore::NoteJob(JobId id, std::string_view reason, std::string_view actor, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "note", reason, actor, now,
+                    [] { return Status(); });
+}
+
 StatusOr<std::string> JobStore::CancelRequestedBy(JobId id) {
   StatusOr<std::vector<JobEvent>> events = Events(id);
   if (!events.ok()) return events.status();

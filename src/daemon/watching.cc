@@ -1,0 +1,190 @@
+// Watching allocations after each GPU sample: a job or session whose GPUs stay idle is warned,
+// then acted on (the admins told, or the job reclaimed), through core/watch.h; a memory share
+// using more than it declared is warned. Every step goes to the job's audit trail with the
+// measurements. `rota keep ID` restarts the idle clock. Tested by tests/daemon/test_watch.py.
+#include <signal.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "api/protocol.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Percent(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%"; }
+
+}  // namespace
+
+void Daemon::NoteJob(JobId id, const std::string& reason, Time now) {
+  if (Status s = store_->NoteJob(id, reason, "rotad", now); !s.ok()) {
+    spdlog::error("job {}: cannot record \"{}\": {}", id, reason, s.message());
+  }
+  spdlog::info("job {}: {}", id, reason);
+}
+
+Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) const {
+  AllocationReading r;
+  const store::Placement& p = a.rec.placement;
+  // The job's own processes where the card is shared (a slice, a share): their per-process
+  // utilisation and memory are the only honest measure of this job.
+  auto own = [&](const std::vector<device::ProcessInfo>& processes) {
+    int util = -1;
+    MiB used = -1;
+    for (const device::ProcessInfo& proc : processes) {
+      auto it = owners_.find(proc.pid);
+      if (it == owners_.end() || it->second.job != id) continue;
+      if (proc.sm_util >= 0) util = std::max(util, 0) + proc.sm_util;
+      if (proc.used_memory >= 0) used = std::max<MiB>(used, 0) + proc.used_memory;
+    }
+    return std::make_pair(std::min(util, 100), used);
+  };
+  if (!p.mig_uuid.empty()) {
+    for (const device::GpuInfo& info : last_sample_.gpus) {
+      for (const device::MigInstance& m : info.mig) {
+        if (m.uuid != p.mig_uuid) continue;
+        auto [util, used] = own(m.processes);
+        r.util = util;
+        r.used = used;
+        if (m.memory_used >= 0 && m.memory_total > 0) r.memory = static_cast<double>(m.memory_used) / m.memory_total;
+      }
+    }
+    return r;
+  }
+  if (p.alloc.memory > 0) {  // a share
+    for (const std::string& uuid : p.gpu_uuids) {
+      const device::GpuInfo* info = SampledCard(uuid);
+      if (info == nullptr) continue;
+      auto [util, used] = own(info->processes);
+      r.util = util;
+      r.used = used;
+      // Alone on the card: the card's utilisation is the job's.
+      bool alone = true;
+      for (const auto& [jid, other] : jobs_) {
+        if (jid == id || other.rec.state != store::JobState::kRunning) continue;
+        const auto& u = other.rec.placement.gpu_uuids;
+        alone = alone && std::find(u.begin(), u.end(), uuid) == u.end();
+      }
+      if (r.util < 0 && alone) r.util = info->util_gpu;
+      if (used >= 0) r.memory = static_cast<double>(used) / p.alloc.memory;
+    }
+    return r;
+  }
+  double util = 0;
+  int cards = 0;
+  MiB used = 0, total = 0;
+  for (const std::string& uuid : p.gpu_uuids) {
+    const device::GpuInfo* info = SampledCard(uuid);
+    if (info == nullptr) continue;
+    if (info->util_gpu >= 0) {
+      util += info->util_gpu;
+      ++cards;
+    }
+    if (info->memory_used >= 0 && info->memory_total > 0) {
+      used += info->memory_used;
+      total += info->memory_total;
+    }
+  }
+  if (cards > 0) r.util = static_cast<int>(std::lround(util / cards));
+  if (total > 0) {
+    r.memory = static_cast<double>(used) / total;
+    r.used = used;
+  }
+  return r;
+}
+
+void Daemon::WatchAllocations(Time now) {
+  const WatchRules& rules = config_.watch;
+  std::erase_if(watches_, [this](const auto& kv) {
+    auto it = jobs_.find(kv.first);
+    return it == jobs_.end() || it->second.rec.state != store::JobState::kRunning;
+  });
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning || a.term_sent != 0 || a.rec.kill_at != kNever) continue;
+    const AllocationReading r = ReadAllocation(id, a);
+    auto [it, fresh] = watches_.try_emplace(id, a.rec.start_time);
+    IdleWatch& w = it->second;
+    const WatchAlert alert = w.Observe(now, r.util, r.memory, rules);
+    const std::string window = FormatDuration(rules.idle_after);
+    const std::string measured = "GPU utilisation " + std::to_string(static_cast<int>(std::lround(w.mean_util()))) +
+                                 "% over the last " + window +
+                                 (w.mean_memory() >= 0 ? ", memory " + Percent(w.mean_memory()) + " in use" : "");
+    const std::string action = rules.reclaim ? "it is stopped (its signal, grace, then the stop" +
+                                                   std::string(a.rec.job.requeue ? "; requeued)" : ")")
+                                             : "the admins are told";
+    const int keeps = w.keeps_left(now, rules, config_.policy.utc_offset);
+    switch (alert) {
+      case WatchAlert::kIdleWarning:
+      case WatchAlert::kStuckWarning:
+        NoteJob(id,
+                std::string(alert == WatchAlert::kStuckWarning ? "Maybe stuck: " : "Idle: ") + measured + "; `rota keep " +
+                    std::to_string(id) + "` keeps it (" + std::to_string(keeps) + " left today), else at " +
+                    FormatDuration(rules.act_after) + " idle " + action,
+                now);
+        break;
+      case WatchAlert::kAction:
+        if (rules.reclaim) {
+          a.stop_reason = "Reclaimed: idle for " + FormatDuration(rules.act_after) + " (" + measured + ")";
+          NoteJob(id, a.stop_reason, now);
+          ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
+                      now);
+          dirty_ = true;
+        } else {
+          NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
+          spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
+                       GpuIndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
+        }
+        break;
+      case WatchAlert::kBusyAgain:
+        NoteJob(id, "Busy again: " + measured + "; the idle warning is withdrawn", now);
+        break;
+      case WatchAlert::kNone:
+        break;
+    }
+    // A share that uses more than it declared endangers its neighbours on the card.
+    const MiB declared = a.rec.placement.alloc.memory;
+    if (declared > 0 && r.used >= 0 && !a.over_memory_noted &&
+        static_cast<double>(r.used) > static_cast<double>(declared) * rules.over_memory) {
+      a.over_memory_noted = true;
+      NoteJob(id,
+              "Over its memory: uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) +
+                  " it declared; others on GPU " + GpuIndexList(a.rec.placement.alloc) + " may run out",
+              now);
+      spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),
+                   FormatMemory(declared));
+    }
+  }
+}
+
+json Daemon::Keep(const Caller& caller, const json& request) {
+  auto field = request.find("job_id");
+  if (field == request.end() || !field->is_number_integer()) {
+    return api::ErrorReply(InvalidArgument("\"job_id\" must be a job id"));
+  }
+  const JobId id = field->get<JobId>();
+  StatusOr<store::JobRecord> rec = Visible(caller, id);
+  if (!rec.ok()) return api::ErrorReply(rec.status());
+  auto job = jobs_.find(id);
+  if (job == jobs_.end() || job->second.rec.state != store::JobState::kRunning) {
+    return api::ErrorReply(FailedPrecondition("job " + std::to_string(id) + " is not running"));
+  }
+  const Time now = Now();
+  auto [it, fresh] = watches_.try_emplace(id, job->second.rec.start_time);
+  if (Status s = it->second.Keep(now, config_.watch, config_.policy.utc_offset); !s.ok()) return api::ErrorReply(s);
+  const int left = it->second.keeps_left(now, config_.watch, config_.policy.utc_offset);
+  const std::string who = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
+  NoteJob(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
+  json out = api::OkReply();
+  out["job_id"] = id;
+  out["keeps_left"] = left;
+  return out;
+}
+
+}  // namespace rota::daemon
