@@ -159,6 +159,7 @@ class Daemon : public Server::Handler {
   void WatchAllocations(Time now);
   void NoteJob(JobId id, const std::string& reason, Time now);
   nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json Events(const Caller& caller, const nlohmann::json& request);  // events.cc
 
   // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
   struct ProcessOwner {

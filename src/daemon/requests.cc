@@ -159,6 +159,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "resume") return Resume(caller, request);
   if (op == "reload") return Reload(caller);
   if (op == "keep") return Keep(caller, request);
+  if (op == "events") return Events(caller, request);
   if (op == "book") return Book(caller, request);
   if (op == "bookings") return ListBookings(caller, request);
   if (op == "unbook") return Unbook(caller, request);
@@ -171,7 +172,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
-                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep)");
+                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep, events)");
 }
 
 json Daemon::Hello(const Caller& caller) {

@@ -84,4 +84,29 @@ StatusOr<std::vector<GpuEvent>> JobStore::GpuEvents(std::string_view uuid) {
   }
 }
 
+StatusOr<std::vector<AuditEvent>> JobStore::AuditEvents(Time since, std::int64_t job, int limit) {
+  // The newest `limit` rows, returned oldest first.
+  StatusOr<Statement> st = db_->Prepare(
+      "SELECT * FROM ("
+      " SELECT e.time AS time, 'job' AS kind, e.job_id AS id, j.user AS owner, e.from_state AS from_state,"
+      "        e.to_state AS to_state, e.reason AS reason, e.actor AS actor, e.id AS seq"
+      " FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE e.time >= ?1 AND (?2 = 0 OR e.job_id = ?2)"
+      " UNION ALL"
+      " SELECT e.time, 'booking', e.booking_id, b.user, e.from_state, e.to_state, e.reason, e.actor, e.id"
+      " FROM booking_events e JOIN bookings b ON b.id = e.booking_id WHERE e.time >= ?1 AND ?2 = 0"
+      " UNION ALL"
+      " SELECT time, 'gpu', gpu_index, '', NULL, event, reason, actor, id FROM gpu_events WHERE time >= ?1 AND ?2 = 0"
+      " ORDER BY time DESC, seq DESC LIMIT ?3) ORDER BY time, kind, seq");
+  if (!st.ok()) return st.status();
+  st->Bind(1, since).Bind(2, job).Bind(3, limit);
+  std::vector<AuditEvent> out;
+  while (true) {
+    StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back({st->Int(0), st->Text(1), st->Int(2), st->Text(3), st->Text(4), st->Text(5), st->Text(6),
+                   st->Text(7)});
+  }
+}
+
 }  // namespace rota::store

@@ -58,3 +58,48 @@ TEST(GpuState, EventsFilterByCard) {
 
 }  // namespace
 }  // namespace rota::store
+
+namespace rota::store {
+namespace {
+
+TEST(AuditEvents, JobsBookingsAndGpusTogetherOldestFirst) {
+  TestDir dir;
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok());
+  JobRecord job;
+  job.job.user = "alice";
+  job.command = {"true"};
+  job.cwd = "/";
+  auto id = (*store)->Submit(job, kT0 + 10);
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE((*store)->AddGpuEvent({kT0 + 5, "GPU-a", 0, "suspect", "lost", "rotad"}).ok());
+  BookingRecord b;
+  b.entry.spec.user = "bob";
+  b.entry.spec.start = kT0 + kDay;
+  b.entry.spec.end = kT0 + kDay + kHour;
+  b.entry.state = BookingState::kConfirmed;
+  ASSERT_TRUE((*store)->AddBooking(b, "bob", kT0 + 20).ok());
+  auto all = (*store)->AuditEvents(kT0, 0, 100);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].kind, "gpu");
+  EXPECT_EQ((*all)[0].to, "suspect");
+  EXPECT_EQ((*all)[1].kind, "job");
+  EXPECT_EQ((*all)[1].owner, "alice");
+  EXPECT_EQ((*all)[1].from, "");
+  EXPECT_EQ((*all)[1].reason, "Submitted");
+  EXPECT_EQ((*all)[2].kind, "booking");
+  EXPECT_EQ((*all)[2].owner, "bob");
+  auto only_job = (*store)->AuditEvents(0, *id, 100);
+  ASSERT_TRUE(only_job.ok());
+  ASSERT_EQ(only_job->size(), 1u);
+  EXPECT_EQ((*only_job)[0].id, *id);
+  auto newest = (*store)->AuditEvents(kT0, 0, 1);  // the limit keeps the newest
+  ASSERT_TRUE(newest.ok());
+  ASSERT_EQ(newest->size(), 1u);
+  EXPECT_EQ((*newest)[0].kind, "booking");
+  EXPECT_TRUE((*store)->AuditEvents(kT0 + 30, 0, 100)->empty());
+}
+
+}  // namespace
+}  // namespace rota::store

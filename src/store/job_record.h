@@ -99,6 +99,18 @@ struct JobEvent {
   bool operator==(const JobEvent&) const = default;
 };
 
+// One line of the combined audit trail (`rota events`): a job's, a booking's or a GPU's event.
+struct AuditEvent {
+  Time time = 0;
+  std::string kind;     // "job", "booking", "gpu"
+  std::int64_t id = 0;  // the job id, booking id or GPU index
+  std::string owner;    // the job's or booking's user; "" for GPUs
+  std::string from;     // "" when there is none
+  std::string to;
+  std::string reason;
+  std::string actor;
+};
+
 // A card taken out of scheduling: by an admin (`rota drain`) or by its health.
 struct GpuDrain {
   enum class Kind : std::uint8_t { kAdmin, kHealth };

@@ -119,6 +119,10 @@ class JobStore {
   StatusOr<std::vector<BookingRecord>> BookingsBetween(Time from, Time to);
   StatusOr<std::vector<BookingEvent>> BookingEvents(std::int64_t id);
 
+  // The audit trails of jobs, bookings and GPUs together, oldest first, from `since` on (at most
+  // `limit`, the newest ones). `job` > 0: that job's events only.
+  StatusOr<std::vector<AuditEvent>> AuditEvents(Time since, std::int64_t job, int limit);
+
   // The connection, for tests and maintenance (backups, PRAGMAs).
   Db& db() { return *db_; }
 

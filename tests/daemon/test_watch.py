@@ -3,6 +3,8 @@ ROTA_SIM_GPU_UTIL/ROTA_SIM_GPU_MEM): an idle job is warned, then the action come
 told, or the job reclaimed), `rota keep` restarts the clock, a busy job is never touched, and a
 share using more than it declared is warned. The rules are the lab's, on a seconds-long window
 (idle_after 3s instead of 15m) so that a test takes seconds of real time."""
+import json
+import os
 import subprocess
 import time
 import unittest
@@ -47,6 +49,18 @@ class WatchTest(DaemonTest):
         self.assertIn(f"admins: job {idle}", self.d.read_log())
         self.assertEqual(self.d.job(idle)["state"], "running")  # notify only: it keeps running
         self.assertFalse([r for r in self.reasons(busy) if "dle" in r])
+        # `rota events` tells the same story, newest last.
+        events = json.loads(self.d.rota("events", "--json").stdout)["events"]
+        mine = [e["reason"] for e in events if e["kind"] == "job" and e["id"] == idle]
+        self.assertEqual(mine[0], "Submitted")
+        self.assertTrue(mine[-1].startswith("Idle for 6s"), mine)
+        table = self.d.rota("events", "--job", str(idle)).stdout
+        self.assertIn(f"job {idle}", table)
+        self.assertIn("Idle: GPU utilisation 0%", table)
+        r = self.d.rota("events", "--all", check=False)
+        if os.geteuid() == 0:  # the default client user is no admin
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("only admins", r.stderr)
 
     def test_keep_restarts_the_clock_and_is_limited(self):
         job = self.d.submit("--gpus", "1", "--", "sleep", "300", env=IDLE)
@@ -84,7 +98,6 @@ class WatchTest(DaemonTest):
                                 text=True, env={"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": "GPU-x",
                                                 "ROTA_JOB_ID": "7"})
         self.assertEqual(inside.stdout, "[GPU-x]")
-        import os
         self.assertEqual(out.stdout, "[0,1]" if os.geteuid() == 0 else "[]")  # root is left alone
 
 
