@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config git
       libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-      libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev
+      libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3
       procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
 missing=()

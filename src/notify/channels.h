@@ -1,0 +1,40 @@
+// Building channels from configuration: the one entry point the daemon needs. A [notify]
+// section (docs/notify.md) is read into ChannelSpec values by the configuration layer; MakeChannel
+// turns each into a Channel. Also the per-platform defaults the outbox should respect.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "notify/channel.h"
+#include "notify/email.h"
+#include "notify/tty.h"
+#include "notify/webhooks.h"
+
+namespace rota::notify {
+
+// One configured channel ([notify.channels.NAME]).
+struct ChannelSpec {
+  std::string name;        // NAME: how logs, `rota notify test --channel` and the audit trail call it
+  std::string type;        // "email", "feishu" (or "lark"), "dingtalk", "wecom", "slack", "webhook", "tty"
+  EmailOptions email;      // used when type is "email"
+  WebhookOptions webhook;  // used for the chat and webhook types
+  TtyOptions tty;          // used when type is "tty"
+};
+
+// The channel `spec` describes, or InvalidArgument "[notify.channels.NAME] ..." saying what to fix.
+StatusOr<std::unique_ptr<Channel>> MakeChannel(const ChannelSpec& spec);
+
+// The messages a minute a channel of `type` may send before the platform starts refusing them
+// (DingTalk and WeCom robots: 20; Feishu custom bots: 100; Slack incoming webhooks: about one a
+// second); 0 = no platform limit (email, terminals). The outbox paces each channel below it.
+int DefaultMessagesPerMinute(std::string_view type);
+
+// Which id of a user a channel of `type` takes in Message::mentions: "email", "feishu",
+// "dingtalk", "wecom", "slack" (the [users.NAME] key holding it), "user" (the user name itself,
+// for terminals), or "" for the generic webhook (which gets the user names).
+std::string_view MentionKey(std::string_view type);
+
+}  // namespace rota::notify

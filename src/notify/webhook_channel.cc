@@ -1,0 +1,78 @@
+// Tested by webhooks_test.cc against a real HTTP server on 127.0.0.1.
+//
+// Design: the channel is the glue of three pure steps (BuildWebhookRequest, the POST,
+// ReadWebhookAnswer); it keeps no state between sends, so it is safe to call from any thread.
+#include <utility>
+
+#include "notify/curl_util.h"
+#include "notify/webhooks.h"
+
+namespace rota::notify {
+
+namespace {
+
+class WebhookChannel final : public Channel {
+ public:
+  WebhookChannel(WebhookKind kind, WebhookOptions options) : kind_(kind), options_(std::move(options)) {}
+
+  std::string Describe() const override {
+    return std::string(WebhookKindName(kind_)) + " " + internal::RedactUrl(options_.url) +
+           (options_.secret.empty() ? "" : " (signed)");
+  }
+
+  Status Send(const Message& message) override {
+    WebhookRequest request = BuildWebhookRequest(kind_, options_, message, options_.clock());
+    std::string what = Describe();
+    auto response = internal::PostJson(request.url, request.body, request.headers,
+                                       {options_.timeout, options_.ca_file, options_.proxy}, what);
+    if (!response.ok()) return response.status();
+    return ReadWebhookAnswer(kind_, response->status, response->body, what);
+  }
+
+ private:
+  WebhookKind kind_;
+  WebhookOptions options_;
+};
+
+}  // namespace
+
+std::optional<WebhookKind> ParseWebhookKind(std::string_view name) {
+  if (name == "feishu" || name == "lark") return WebhookKind::kFeishu;
+  if (name == "dingtalk") return WebhookKind::kDingTalk;
+  if (name == "wecom") return WebhookKind::kWeCom;
+  if (name == "slack") return WebhookKind::kSlack;
+  if (name == "webhook") return WebhookKind::kJson;
+  return std::nullopt;
+}
+
+const char* WebhookKindName(WebhookKind kind) {
+  switch (kind) {
+    case WebhookKind::kFeishu:
+      return "feishu";
+    case WebhookKind::kDingTalk:
+      return "dingtalk";
+    case WebhookKind::kWeCom:
+      return "wecom";
+    case WebhookKind::kSlack:
+      return "slack";
+    case WebhookKind::kJson:
+      return "webhook";
+  }
+  return "webhook";
+}
+
+StatusOr<std::unique_ptr<Channel>> MakeWebhookChannel(WebhookKind kind, WebhookOptions options) {
+  std::string name = WebhookKindName(kind);
+  if (options.url.rfind("https://", 0) != 0 && options.url.rfind("http://", 0) != 0) {
+    return InvalidArgument(name + " url \"" + internal::RedactUrl(options.url) +
+                           "\" must start with https://");
+  }
+  if (!options.secret.empty() && (kind == WebhookKind::kWeCom || kind == WebhookKind::kSlack)) {
+    return InvalidArgument(name + " webhooks are not signed: drop the secret (the URL is the credential)");
+  }
+  if (options.timeout.count() <= 0) return InvalidArgument(name + " timeout must be positive");
+  if (!options.clock) options.clock = RealWallClockMs;
+  return std::unique_ptr<Channel>(new WebhookChannel(kind, std::move(options)));
+}
+
+}  // namespace rota::notify
