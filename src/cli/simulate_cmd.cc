@@ -1,19 +1,21 @@
 // `rota simulate`: replays a job trace through the scheduling core under one or more policies and
-// prints what each would have given (waits, completion times, utilisation, fairness).
+// prints what each would have given (waits, completion times, utilisation, fairness), and with
+// bookings (--bookings FILE, --book-rate R) what became of the booked capacity.
 // Tested by tests/cli_e2e.sh and, through the simulator, by src/sim/simulator_test.cc.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
 #include "cli/text.h"
 #include "core/types.h"
+#include "sim/bookings.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -38,6 +40,10 @@ struct SimulateOptions {
   std::vector<std::string> settings;  // --set KEY=VALUE on the rota policy
   bool json = false;
   std::string outcomes;  // write per-job outcomes (CSV) here
+  std::string bookings;  // booking CSV: user,gpus,start,end,show[,made]
+  double book_rate = 0;  // generated bookings per day
+  double no_show = 0.2;  // fraction of generated bookings whose owner does not come
+  std::string book_ahead = "1d";  // generated (and file bookings without `made`): made this early
 };
 
 // Applies one `--set KEY=VALUE` to the policy. Keys name the policy's fields.
@@ -95,6 +101,49 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 
 std::string Secs(double v) { return WithThousands(static_cast<long long>(v + 0.5)); }
 
+std::string GpuHours(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// "12.3 (4.5%)": GPU-hours and their share of the booked ones.
+std::string HoursOf(double v, double booked) {
+  char buf[48];
+  if (booked > 0)
+    std::snprintf(buf, sizeof buf, "%.1f (%.1f%%)", v, 100.0 * v / booked);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+nlohmann::json BookingsJson(const sim::BookingMetrics& b) {
+  return {{"requested", b.requested},
+          {"confirmed", b.confirmed},
+          {"refused", b.refused},
+          {"refused_rules", b.refused_rules},
+          {"refused_no_room", b.refused_no_room},
+          {"needs_admin", b.needs_admin},
+          {"shows", b.shows},
+          {"used", b.used},
+          {"no_shows", b.no_shows},
+          {"no_show_owner_blocked", b.no_show_owner_blocked},
+          {"owner_elsewhere", b.owner_elsewhere},
+          {"overruns", b.overruns},
+          {"booked_gpu_hours", b.booked_gpu_hours},
+          {"used_gpu_hours", b.used_gpu_hours},
+          {"released_gpu_hours", b.released_gpu_hours},
+          {"lent_gpu_hours", b.lent_gpu_hours},
+          {"in_way_gpu_hours", b.in_way_gpu_hours},
+          {"idle_gpu_hours", b.idle_gpu_hours},
+          {"elsewhere_gpu_hours", b.elsewhere_gpu_hours},
+          {"avg_wait_with", b.avg_wait_with},
+          {"avg_wait_without", b.avg_wait_without},
+          {"others_avg_wait_with", b.others_avg_wait_with},
+          {"others_avg_wait_without", b.others_avg_wait_without},
+          {"others_jobs", b.others_jobs}};
+}
+
 int RunSimulate(const SimulateOptions& o) {
   sim::TraceOptions topts;
   topts.format = o.format;
@@ -135,6 +184,30 @@ int RunSimulate(const SimulateOptions& o) {
   auto trace = sim::LoadTrace(o.trace, topts);
   if (!trace.ok()) return Fail(trace.status().message());
 
+  if (o.book_rate < 0) return Fail("--book-rate must not be negative");
+  if (o.no_show < 0 || o.no_show > 1) return Fail("--no-show must be a fraction from 0 to 1");
+  auto ahead = ParseDuration(o.book_ahead);
+  if (!ahead) return Fail("--book-ahead: \"" + o.book_ahead + "\" is not a duration (e.g. 1d or 36h)");
+  if (!o.bookings.empty()) {
+    auto b = sim::LoadBookings(o.bookings, trace->absolute_times, config.epoch, *ahead);
+    if (!b.ok()) return Fail(b.status().message());
+    config.bookings = std::move(*b);
+  }
+  if (o.book_rate > 0) {
+    sim::BookingGenOptions gen;
+    gen.per_day = o.book_rate;
+    gen.no_show = o.no_show;
+    gen.ahead = *ahead;
+    gen.slot = config.booking_rules.slot;  // on the rules' grid, in the policy's local time
+    gen.utc_offset = Policy{}.utc_offset;
+    gen.seed = o.seed;
+    std::vector<sim::SimBooking> made = sim::GenerateBookings(*trace, gen, config.epoch);
+    config.bookings.insert(config.bookings.end(), made.begin(), made.end());
+    std::stable_sort(config.bookings.begin(), config.bookings.end(),
+                     [](const sim::SimBooking& a, const sim::SimBooking& b) { return a.made < b.made; });
+  }
+  const bool with_bookings = !o.bookings.empty() || o.book_rate > 0;
+
   std::vector<sim::SimResult> results;
   for (Algorithm a : algorithms) {
     config.keep_outcomes = !o.outcomes.empty();
@@ -174,6 +247,13 @@ int RunSimulate(const SimulateOptions& o) {
     out["gpus_per_node"] = o.gpus_per_node;
     out["estimates"] = sim::EstimatesName(config.estimates);
     out["seed"] = o.seed;
+    if (with_bookings) {
+      out["bookings"] = {{"file", o.bookings},
+                         {"rate_per_day", o.book_rate},
+                         {"no_show", o.no_show},
+                         {"ahead", o.book_ahead},
+                         {"count", config.bookings.size()}};
+    }
     for (const auto& r : results) {
       const sim::Metrics& m = r.metrics;
       out["results"].push_back({{"policy", r.policy},
@@ -193,6 +273,7 @@ int RunSimulate(const SimulateOptions& o) {
                                 {"jain_wait", m.jain_wait},
                                 {"jain_slowdown", m.jain_slowdown},
                                 {"users", m.users}});
+      if (r.has_bookings) out["results"].back()["bookings"] = BookingsJson(r.bookings);
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -215,6 +296,54 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::printf("%s", t.Render().c_str());
   std::printf("Times in seconds. JAIN(WAIT): Jain's fairness index of per-user mean wait (1 = even).\n");
+  if (!with_bookings) return 0;
+  if (config.bookings.empty()) {
+    std::printf(
+        "\nBookings: none to replay (the file is empty, or the trace spans too little time for the rate)\n");
+    return 0;
+  }
+  std::printf("\nBookings: %zu asked for", config.bookings.size());
+  if (o.book_rate > 0)
+    std::printf(" (%g a day, %g no-shows, made %s ahead", o.book_rate, o.no_show, o.book_ahead.c_str());
+  if (o.book_rate > 0 && !o.bookings.empty()) std::printf(", and %s", o.bookings.c_str());
+  if (o.book_rate > 0)
+    std::printf(")");
+  else
+    std::printf(" (%s)", o.bookings.c_str());
+  std::printf("; GPU-hours of the confirmed ones\n");
+  Table b({"POLICY", "CONFIRMED", "REFUSED", "NO-SHOWS", "BOOKED", "USED", "RELEASED", "LENT", "IN THE WAY",
+           "IDLE", "AVG WAIT WITHOUT", "AVG WAIT WITH"});
+  for (const auto& r : results) {
+    const sim::BookingMetrics& m = r.bookings;
+    b.AddRow({r.policy, WithThousands(m.confirmed), WithThousands(m.refused), WithThousands(m.no_shows),
+              GpuHours(m.booked_gpu_hours), HoursOf(m.used_gpu_hours, m.booked_gpu_hours),
+              HoursOf(m.released_gpu_hours, m.booked_gpu_hours),
+              HoursOf(m.lent_gpu_hours, m.booked_gpu_hours), HoursOf(m.in_way_gpu_hours, m.booked_gpu_hours),
+              HoursOf(m.idle_gpu_hours, m.booked_gpu_hours), Secs(m.avg_wait_without),
+              Secs(m.avg_wait_with)});
+  }
+  std::printf("%s", b.Render().c_str());
+  std::printf(
+      "USED: the owner's jobs on the booked cards; RELEASED: from a no-show's release to the planned end; "
+      "LENT: "
+      "others' jobs\nstarted on the booked cards knowing of the booking (backfill); IN THE WAY: others' jobs "
+      "already there.\nREFUSED: not confirmed by the rules (no room, refused, or needing an admin). AVG "
+      "WAIT: the "
+      "trace's jobs,\nreplayed without and with the bookings.\n");
+  for (const auto& r : results) {
+    const sim::BookingMetrics& m = r.bookings;
+    std::printf(
+        "  %s: refused %lld (no room %lld, rules %lld, admin %lld); no-shows %lld of which %lld with the "
+        "owner's "
+        "job still waiting; owner's work off the booked cards in %lld bookings (%.1f GPU-h); "
+        "overruns %lld; others' avg wait %s -> %s (%lld jobs)\n",
+        r.policy.c_str(), static_cast<long long>(m.refused), static_cast<long long>(m.refused_no_room),
+        static_cast<long long>(m.refused_rules), static_cast<long long>(m.needs_admin),
+        static_cast<long long>(m.no_shows), static_cast<long long>(m.no_show_owner_blocked),
+        static_cast<long long>(m.owner_elsewhere), m.elsewhere_gpu_hours, static_cast<long long>(m.overruns),
+        Secs(m.others_avg_wait_without).c_str(), Secs(m.others_avg_wait_with).c_str(),
+        static_cast<long long>(m.others_jobs));
+  }
   return 0;
 }
 
@@ -234,13 +363,21 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--filter", o->filters, "Keep rows where COLUMN=VALUE (repeatable)");
   cmd->add_option("--estimates", o->estimates, "How time limits are made: exact, noisy or history")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed for noisy estimates")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed for noisy estimates and generated bookings")
+      ->capture_default_str();
   cmd->add_option("--start", o->start, "Wall-clock start of traces with relative times (UTC)");
   cmd->add_option("--plan-depth", o->plan_depth, "Blocked jobs that get exact reservations (rota, fifo)");
   cmd->add_flag("--no-preemption", o->no_preemption, "Turn preemption off for the rota policy");
   cmd->add_option("--set", o->settings,
                   "Change a policy setting, e.g. weight.age=2000 or age_max=7d (repeatable)");
   cmd->add_option("--outcomes", o->outcomes, "Write every job's submit, start and end to this CSV file");
+  cmd->add_option("--bookings", o->bookings,
+                  "Bookings to replay: CSV with user,gpus,start,end,show (times in the trace's time base)");
+  cmd->add_option("--book-rate", o->book_rate, "Generate this many bookings per day (2-8 h, 1-2 GPUs)");
+  cmd->add_option("--no-show", o->no_show, "Fraction of generated bookings whose owner does not come")
+      ->capture_default_str();
+  cmd->add_option("--book-ahead", o->book_ahead, "How long before its start a booking is made")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, exit_code] { *exit_code = RunSimulate(*o); });
 }

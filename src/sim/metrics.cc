@@ -5,6 +5,10 @@
 // the order of `outcomes`. Bounded slowdown uses a 10 s floor on the run time so that very short
 // jobs do not dominate the fairness index. Sums are in double: a year of 82k jobs stays far below
 // the range where double loses whole seconds.
+//
+// Bookings: each confirmed booking is checked against every run that overlaps its hold in time
+// (runs are sorted by start once, so a booking looks only at runs that started before its hold
+// ends); a run's share of a booked card-second goes to exactly one of used, lent or in the way.
 #include "sim/metrics.h"
 
 #include <algorithm>
@@ -97,6 +101,94 @@ Metrics ComputeMetrics(const std::vector<JobOutcome>& outcomes, double total_gpu
   }
   m.jain_wait = JainIndex(mean_wait);
   m.jain_slowdown = JainIndex(mean_slowdown);
+  return m;
+}
+
+const char* BookingVerdictName(BookingVerdict v) {
+  switch (v) {
+    case BookingVerdict::kConfirmed:
+      return "confirmed";
+    case BookingVerdict::kRefused:
+      return "refused";
+    case BookingVerdict::kNoRoom:
+      return "no_room";
+    case BookingVerdict::kNeedsAdmin:
+      return "needs_admin";
+  }
+  return "confirmed";
+}
+
+BookingMetrics ComputeBookingMetrics(const std::vector<BookingOutcome>& bookings,
+                                     const std::vector<RunSpan>& runs) {
+  BookingMetrics m;
+  std::vector<const RunSpan*> by_start;
+  by_start.reserve(runs.size());
+  for (const RunSpan& r : runs) by_start.push_back(&r);
+  std::sort(by_start.begin(), by_start.end(),
+            [](const RunSpan* a, const RunSpan* b) { return a->start < b->start; });
+  constexpr double kHourSeconds = 3600;
+  for (const BookingOutcome& b : bookings) {
+    ++m.requested;
+    switch (b.verdict) {
+      case BookingVerdict::kConfirmed:
+        ++m.confirmed;
+        break;
+      case BookingVerdict::kRefused:
+        ++m.refused_rules;
+        break;
+      case BookingVerdict::kNoRoom:
+        ++m.refused_no_room;
+        break;
+      case BookingVerdict::kNeedsAdmin:
+        ++m.needs_admin;
+        break;
+    }
+    if (b.verdict != BookingVerdict::kConfirmed || b.end <= b.start) continue;
+    m.shows += b.show;
+    m.used += b.used;
+    m.no_shows += b.state == rota::BookingState::kNoShow;
+    m.no_show_owner_blocked += b.state == rota::BookingState::kNoShow && b.owner_blocked;
+    m.owner_elsewhere += b.owner_elsewhere;
+    m.overruns += b.state == rota::BookingState::kOverrun;
+    const auto cards = static_cast<double>(b.cards.size());
+    const double booked = cards * static_cast<double>(b.end - b.start);
+    // Closed early (no-show, release): held until then, the rest released.
+    rota::Time hold_end = b.end;
+    if ((b.state == rota::BookingState::kNoShow || b.state == rota::BookingState::kReleased) &&
+        b.closed < b.end) {
+      hold_end = std::max(b.start, b.closed);
+    }
+    const double released = cards * static_cast<double>(b.end - hold_end);
+    double used = 0, lent = 0, in_way = 0, elsewhere = 0;
+    for (const RunSpan* r : by_start) {
+      if (r->start >= b.end) break;
+      int shared = 0;
+      for (int c : r->cards) shared += std::find(b.cards.begin(), b.cards.end(), c) != b.cards.end();
+      const int apart = static_cast<int>(r->cards.size()) - shared;
+      if (r->booking == b.id && apart > 0) {
+        const rota::Time from = std::max(r->start, b.start), to = std::min(r->end, b.end);
+        if (to > from) elsewhere += apart * r->per_card * static_cast<double>(to - from);
+      }
+      const rota::Time from = std::max(r->start, b.start), to = std::min(r->end, hold_end);
+      if (to <= from || shared == 0) continue;
+      const double amount = shared * r->per_card * static_cast<double>(to - from);
+      if (r->user == b.user) {
+        used += amount;
+      } else if (r->start >= b.made && r->planned_end > b.start) {
+        lent += amount;
+      } else {
+        in_way += amount;
+      }
+    }
+    m.booked_gpu_hours += booked / kHourSeconds;
+    m.used_gpu_hours += used / kHourSeconds;
+    m.released_gpu_hours += released / kHourSeconds;
+    m.lent_gpu_hours += lent / kHourSeconds;
+    m.in_way_gpu_hours += in_way / kHourSeconds;
+    m.idle_gpu_hours += std::max(0.0, booked - released - used - lent - in_way) / kHourSeconds;
+    m.elsewhere_gpu_hours += elsewhere / kHourSeconds;
+  }
+  m.refused = m.refused_rules + m.refused_no_room + m.needs_admin;
   return m;
 }
 

@@ -112,5 +112,94 @@ TEST(MetricsTest, MakespanFromFirstSubmitToLastEnd) {
   EXPECT_DOUBLE_EQ(m.utilisation, 1.0);
 }
 
+// ---- Bookings ----
+
+BookingOutcome Booked(std::int64_t id, std::string user, std::vector<int> cards, Time made, Time start,
+                      Time end, rota::BookingState state, Time closed) {
+  BookingOutcome b;
+  b.id = id;
+  b.user = std::move(user);
+  b.cards = std::move(cards);
+  b.made = made;
+  b.start = start;
+  b.end = end;
+  b.state = state;
+  b.closed = closed;
+  return b;
+}
+
+RunSpan Span(std::int64_t job, std::string user, std::vector<int> cards, Time start, Time end,
+             Time planned_end, double per_card = 1, std::int64_t booking = 0) {
+  return RunSpan{job, std::move(user), std::move(cards), per_card, start, end, planned_end, booking};
+}
+
+TEST(SimBookingMetricsTest, HandComputedSplitOfTheBookedHours) {
+  constexpr Time h = 3600;
+  // Booking 1: alice, cards {0, 1}, made at 0, [10h, 14h), ended at 14h: booked 8 GPU-h.
+  //  - carol's half share on card 0, started at 9h (after the booking was made) with a limit to
+  //    9h30m but running until 10h30m: in the way over [10h, 10h30m), 0.5 x 0.5 = 0.25.
+  //  - alice's 2-card run [10h30m, 13h): used 2 x 2.5 = 5.
+  //  - bob's run on card 1 [13h, 15h), started after the booking was made with a limit past its
+  //    start: lent (backfill) over [13h, 14h): 1.
+  //  - dan's run on card 5: not on the booking.
+  //  idle = 8 - 0.25 - 5 - 1 = 1.75.
+  // Booking 2: erin, card {2}, made at 1h, [10h, 12h), no-show at 10h15m: booked 2, released
+  //  1.75; frank's run on card 2 [0, 10h10m), started before the booking was made: in the way
+  //  10 m; idle 5 m. Frank's run after the release [10h20m, 11h) counts nowhere.
+  // Booking 6: gil, card {4}, [10h, 12h), ended; gil's job for it ran on cards {4, 6} [10h, 11h)
+  //  and his job for booking 7 on card 4 [11h, 12h): used 1 + 1 (his jobs, whichever booking),
+  //  elsewhere 1 (card 6, the job of booking 6). Booked 2.
+  // Booking 3: refused; booking 4: no room; booking 5: needs an admin.
+  std::vector<BookingOutcome> books = {
+      Booked(1, "alice", {0, 1}, 0, 10 * h, 14 * h, rota::BookingState::kEnded, 14 * h),
+      Booked(2, "erin", {2}, h, 10 * h, 12 * h, rota::BookingState::kNoShow, 10 * h + 900),
+      Booked(3, "x", {}, 0, 10 * h, 12 * h, rota::BookingState::kRejected, 0),
+      Booked(4, "x", {}, 0, 10 * h, 12 * h, rota::BookingState::kRejected, 0),
+      Booked(5, "x", {3}, 0, 10 * h, 12 * h, rota::BookingState::kRejected, 10 * h),
+      Booked(6, "gil", {4}, 0, 10 * h, 12 * h, rota::BookingState::kEnded, 12 * h)};
+  books[0].used = true;
+  books[1].show = false;
+  books[2].verdict = BookingVerdict::kRefused;
+  books[3].verdict = BookingVerdict::kNoRoom;
+  books[4].verdict = BookingVerdict::kNeedsAdmin;
+  std::vector<RunSpan> runs = {
+      Span(1, "alice", {0, 1}, 10 * h + 1800, 13 * h, 14 * h),
+      Span(2, "bob", {1}, 13 * h, 15 * h, 15 * h),
+      Span(3, "carol", {0}, 9 * h, 10 * h + 1800, 9 * h + 1800, 0.5),
+      Span(4, "dan", {5}, 0, 20 * h, 20 * h),
+      Span(5, "frank", {2}, 0, 10 * h + 600, 10 * h + 600),
+      Span(6, "frank", {2}, 10 * h + 1200, 11 * h, 11 * h),
+      Span(7, "gil", {4, 6}, 10 * h, 11 * h, 12 * h, 1, 6),
+      Span(8, "gil", {4}, 11 * h, 12 * h, 12 * h, 1, 7),
+  };
+  BookingMetrics m = ComputeBookingMetrics(books, runs);
+  EXPECT_EQ(m.requested, 6);
+  EXPECT_EQ(m.confirmed, 3);
+  EXPECT_EQ(m.refused, 3);
+  EXPECT_EQ(m.refused_rules, 1);
+  EXPECT_EQ(m.refused_no_room, 1);
+  EXPECT_EQ(m.needs_admin, 1);
+  EXPECT_EQ(m.shows, 2);
+  EXPECT_EQ(m.used, 1);
+  EXPECT_EQ(m.no_shows, 1);
+  EXPECT_DOUBLE_EQ(m.booked_gpu_hours, 12);
+  EXPECT_DOUBLE_EQ(m.used_gpu_hours, 7);
+  EXPECT_DOUBLE_EQ(m.elsewhere_gpu_hours, 1);
+  EXPECT_DOUBLE_EQ(m.lent_gpu_hours, 1);
+  EXPECT_NEAR(m.in_way_gpu_hours, 0.25 + 10.0 / 60, 1e-12);
+  EXPECT_DOUBLE_EQ(m.released_gpu_hours, 1.75);
+  EXPECT_NEAR(m.idle_gpu_hours, 1.75 + 5.0 / 60, 1e-12);
+  EXPECT_NEAR(
+      m.used_gpu_hours + m.lent_gpu_hours + m.in_way_gpu_hours + m.released_gpu_hours + m.idle_gpu_hours,
+      m.booked_gpu_hours, 1e-12);
+}
+
+TEST(SimBookingMetricsTest, NothingBookedIsAllZero) {
+  BookingMetrics m = ComputeBookingMetrics({}, {Span(1, "a", {0}, 0, 10, 10)});
+  EXPECT_EQ(m.requested, 0);
+  EXPECT_EQ(m.booked_gpu_hours, 0);
+  EXPECT_EQ(m.idle_gpu_hours, 0);
+}
+
 }  // namespace
 }  // namespace rota::sim

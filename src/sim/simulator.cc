@@ -3,37 +3,29 @@
 // The state handed to Schedule() is kept between calls and changed in place: pending and
 // running jobs are removed by swapping with the last element, so an event costs one pass of the
 // core plus O(changes). Usage is charged when a run ends, as the daemon does.
+//
+// Bookings follow the daemon's booking pass (daemon/booking_life.cc): before each Schedule()
+// call, bookings due are made (CheckBooking), StepBookings advances them with what runs and who
+// waits for a booking (the wait reasons of the previous pass), and their holds go into the state.
+// The owner's jobs get ids after the trace's; every run is recorded once bookings exist, for the
+// booked-capacity accounting in ComputeBookingMetrics.
 #include "sim/simulator.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/usage.h"
+#include "sim/rng.h"
 
 namespace rota::sim {
 
 namespace {
-
-// splitmix64: small, seeded, reproducible everywhere.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  std::uint64_t s_;
-};
 
 struct SimJob {
   const TraceJob* trace = nullptr;
@@ -42,6 +34,17 @@ struct SimJob {
   Time first_start = -1;
   Time run_start = -1;     // start of the current run
   Time signalled_at = -1;  // preemption signal of the current run
+};
+
+// A booking in the replay: the rules' entry plus what the metrics want to know.
+struct BookingLife {
+  const SimBooking* in = nullptr;
+  BookingVerdict verdict = BookingVerdict::kConfirmed;
+  JobId job = 0;           // the owner's job for it (0 = none)
+  bool submitted = false;  // the owner's job has arrived
+  bool started = false;    // ... and started
+  bool owner_blocked = false;
+  bool owner_elsewhere = false;
 };
 
 class Replay {
@@ -64,15 +67,17 @@ class Replay {
   SimResult Run() {
     SimResult result;
     result.policy = AlgorithmName(policy_.algorithm);
-    jobs_.resize(trace_.jobs.size());
-    pending_pos_.assign(trace_.jobs.size() + 1, 0);
-    removed_.assign(trace_.jobs.size() + 1, 0);
-    for (size_t i = 0; i < trace_.jobs.size(); ++i) {
+    n_trace_ = trace_.jobs.size();
+    const size_t n_books = config_.bookings.size();
+    jobs_.resize(n_trace_ + n_books);
+    pending_pos_.assign(n_trace_ + n_books + 1, 0);
+    removed_.assign(n_trace_ + n_books + 1, 0);
+    for (size_t i = 0; i < n_trace_; ++i) {
       const TraceJob& t = trace_.jobs[i];
       SimJob& s = jobs_[i];
       s.trace = &t;
       s.job.id = static_cast<JobId>(i + 1);
-      s.job.user = !t.user.empty() ? t.user : (!t.project.empty() ? t.project : "user");
+      s.job.user = TraceUserName(t);
       s.job.project = t.project;
       s.job.submit_time = trace_.absolute_times ? t.submit : config_.epoch + t.submit;
       s.job.tier = ParseTier(t.tier).value_or(Tier::kRegular);
@@ -87,23 +92,27 @@ class Replay {
       }
       s.remaining = std::max<Duration>(1, t.duration);
     }
+    InitBookings();
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
-    Time now = jobs_.empty() ? 0 : jobs_[0].job.submit_time;
+    Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
+    if (!books_.empty()) now = n_trace_ == 0 ? books_[0].in->made : std::min(now, books_[0].in->made);
     Time idle_since = kNever;  // since when nothing runs, starts or is left to arrive
     while (true) {
       Finish(now, result);
-      while (next_arrival < jobs_.size() && jobs_[next_arrival].job.submit_time <= now) {
+      while (next_arrival < n_trace_ && jobs_[next_arrival].job.submit_time <= now) {
         Arrive(jobs_[next_arrival], now);
         ++next_arrival;
       }
+      const Time bookings_due = books_.empty() ? kNever : BookingPass(now);
+      Compact();  // owner's jobs withdrawn with their booking
       Decisions d = Schedule(state_, policy_, now);
       ++result.schedule_calls;
       Apply(d, now, result);
       Compact();
       // The next event.
-      Time next = kNever;
-      if (next_arrival < jobs_.size()) next = jobs_[next_arrival].job.submit_time;
+      Time next = bookings_due;
+      if (next_arrival < n_trace_) next = std::min(next, jobs_[next_arrival].job.submit_time);
       for (const RunningJob& r : state_.running) {
         const SimJob& s = jobs_[r.job.id - 1];
         next = std::min(next, s.run_start + s.remaining);
@@ -111,14 +120,15 @@ class Replay {
       }
       if (d.next_wakeup > now) next = std::min(next, d.next_wakeup);
       if (next == kNever) break;
-      if (state_.running.empty() && next_arrival >= jobs_.size() && d.starts.empty() &&
-          !(d.next_wakeup > now && d.next_wakeup != kNever)) {
+      const bool bookings_left = bookings_due != kNever;
+      if (state_.running.empty() && next_arrival >= n_trace_ && d.starts.empty() &&
+          !(d.next_wakeup > now && d.next_wakeup != kNever) && !bookings_left) {
         break;
       }
       // Jobs left waiting on an idle cluster wait for a quota week (the only thing that changes
       // when nothing runs or arrives). Once a whole week has passed idle, nothing more can start:
       // without this, a job larger than a week's quota would wake the replay every week forever.
-      if (state_.running.empty() && next_arrival >= jobs_.size() && d.starts.empty()) {
+      if (state_.running.empty() && next_arrival >= n_trace_ && d.starts.empty() && !bookings_left) {
         idle_since = std::min(idle_since, now);
         if (now - idle_since > 2 * kWeek) break;
       } else {
@@ -126,7 +136,8 @@ class Replay {
       }
       now = std::max(now + 1, next);
     }
-    result.unfinished = static_cast<std::int64_t>(state_.pending.size());
+    result.unfinished = 0;
+    for (const Job& j : state_.pending) result.unfinished += IsTraceJob(j.id);
     result.metrics = ComputeMetrics(outcomes_, static_cast<double>(config_.gpus));
     // An outcome spans first start to end, which for a requeued job includes its time back in the
     // queue: utilisation comes from the runs actually charged instead.
@@ -135,11 +146,207 @@ class Replay {
           static_cast<double>(config_.gpus) * static_cast<double>(result.metrics.makespan);
       result.metrics.utilisation = busy_gpu_seconds_ / capacity;
     }
+    if (!books_.empty()) {
+      result.has_bookings = true;
+      std::vector<BookingOutcome> outcomes = BookingOutcomes();
+      result.bookings = ComputeBookingMetrics(outcomes, runs_);
+      if (config_.keep_outcomes) result.booking_outcomes = std::move(outcomes);
+    }
     if (config_.keep_outcomes) result.outcomes = std::move(outcomes_);
     return result;
   }
 
  private:
+  bool IsTraceJob(JobId id) const { return static_cast<size_t>(id) <= n_trace_; }
+
+  // ---- Bookings ----
+
+  void InitBookings() {
+    const size_t n = config_.bookings.size();
+    books_.resize(n);
+    booking_traces_.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      const SimBooking& in = config_.bookings[k];
+      books_[k].in = &in;
+      TraceJob& t = booking_traces_[k];
+      t.submit = in.start;
+      t.duration = std::max<Duration>(1, in.end - in.start);
+      t.gpus = in.gpus;
+      t.user = in.user;
+      SimJob& s = jobs_[n_trace_ + k];
+      s.trace = &t;
+      s.job.id = static_cast<JobId>(n_trace_ + k + 1);
+      s.job.user = in.user;
+      s.job.tier = Tier::kRegular;
+      s.job.requeue = false;
+      s.job.request.kind = RequestKind::kWholeGpus;
+      s.job.request.gpus = std::max(1, in.gpus);
+    }
+  }
+
+  // A booking is asked for: the rules decide, as for a user at `now` who is not an admin.
+  void MakeBooking(size_t k, Time now) {
+    const SimBooking& in = *books_[k].in;
+    BookingEntry e;
+    e.id = static_cast<std::int64_t>(k + 1);
+    e.spec.user = in.user;
+    e.spec.tier = Tier::kRegular;
+    e.spec.request.kind = RequestKind::kWholeGpus;
+    e.spec.request.gpus = in.gpus;
+    e.spec.start = in.start;
+    e.spec.end = in.end;
+    BookingCheck check =
+        CheckBooking(e.spec, entries_, state_.gpus, config_.booking_rules, policy_, now, false);
+    if (!check.errors.empty()) {
+      books_[k].verdict = BookingVerdict::kRefused;
+      e.state = BookingState::kRejected;
+      e.actual_end = now;
+    } else if (!check.alloc) {
+      books_[k].verdict = BookingVerdict::kNoRoom;
+      e.state = BookingState::kRejected;
+      e.actual_end = now;
+    } else {
+      e.alloc = *check.alloc;
+      // Waiting for an admin: requested (it counts in conflicts) until the rules reject it at its
+      // start for want of an approval.
+      books_[k].verdict =
+          check.needs_admin.empty() ? BookingVerdict::kConfirmed : BookingVerdict::kNeedsAdmin;
+      e.state = check.needs_admin.empty() ? BookingState::kConfirmed : BookingState::kRequested;
+    }
+    entries_.push_back(std::move(e));
+  }
+
+  bool OnBooking(const BookingEntry& b, const RunningJob& r) const {
+    for (int g : r.alloc.gpus) {
+      if (std::find(b.alloc.gpus.begin(), b.alloc.gpus.end(), g) != b.alloc.gpus.end()) return true;
+    }
+    return false;
+  }
+
+  // Makes the bookings due, advances them (StepBookings) and puts their holds and penalties in
+  // the state. Returns when something is next due: a booking to make, or the rules' next_wakeup.
+  Time BookingPass(Time now) {
+    while (entries_.size() < books_.size() && books_[entries_.size()].in->made <= now) {
+      MakeBooking(entries_.size(), now);
+    }
+    std::unordered_map<std::int64_t, BookingObservation> seen;
+    for (const BookingEntry& b : entries_) {
+      if (b.state != BookingState::kActive) continue;
+      BookingObservation o;
+      for (const RunningJob& r : state_.running) {
+        if (r.job.user == b.spec.user && OnBooking(b, r)) {
+          o.owner_running = true;
+          break;
+        }
+      }
+      o.others_waiting =
+          !booking_waiters_.empty() && (booking_waiters_.size() > 1 || !booking_waiters_.count(b.spec.user));
+      seen[b.id] = o;
+    }
+    const BookingRules& rules = config_.booking_rules;
+    BookingStep step = StepBookings(entries_, seen, rules, now);
+    for (std::int64_t id : step.mark_used) entries_[static_cast<size_t>(id - 1)].used = true;
+    for (std::int64_t id : step.reminders) entries_[static_cast<size_t>(id - 1)].reminded = true;
+    for (const BookingTransition& t : step.transitions) {
+      const size_t k = static_cast<size_t>(t.id - 1);
+      BookingEntry& e = entries_[k];
+      BookingLife& life = books_[k];
+      e.state = t.to;
+      if (!IsOpen(t.to)) e.actual_end = now;
+      if (t.to == BookingState::kActive && life.in->show && !life.submitted) SubmitOwnerJob(k, now);
+      if (!IsOpen(t.to) && life.submitted && !life.started) {
+        // The owner came for this booking only: their work goes home with it.
+        if (t.to == BookingState::kNoShow) life.owner_blocked = true;
+        RemovePending(life.job);
+        life.started = true;  // never again
+      }
+      if (t.to == BookingState::kNoShow || t.to == BookingState::kOverrun) struck_.insert(e.spec.user);
+    }
+    for (std::int64_t id : step.stop_owner_jobs) {
+      const BookingEntry& b = entries_[static_cast<size_t>(id - 1)];
+      for (RunningJob& r : state_.running) {
+        if (r.job.user != b.spec.user || !OnBooking(b, r) || r.kill_at != kNever) continue;
+        // Its signal, its grace, then the stop, as the daemon does (a preemption for the
+        // booking's sake: the job keeps its work and is requeued if it asked).
+        r.signalled = true;
+        r.preempted = true;
+        r.kill_at = now + r.job.grace;
+        jobs_[r.job.id - 1].signalled_at = now;
+      }
+    }
+    // The owner's waiting job asks for what is left of its booking.
+    for (size_t k = 0; k < entries_.size(); ++k) {
+      const BookingLife& life = books_[k];
+      if (!life.submitted || life.started) continue;
+      Job& j = state_.pending[pending_pos_[static_cast<size_t>(life.job)]];
+      j.time_limit = std::max<Duration>(1, entries_[k].spec.end - now);
+    }
+    state_.bookings = BookingHolds(entries_, rules, now);
+    for (const std::string& user : struck_) {
+      state_.penalty[user] = std::min(1.0, BookingPenalty(entries_, user, rules, now));
+    }
+    Time next = step.next_wakeup;
+    if (entries_.size() < books_.size()) next = std::min(next, books_[entries_.size()].in->made);
+    return next;
+  }
+
+  void SubmitOwnerJob(size_t k, Time now) {
+    BookingLife& life = books_[k];
+    SimJob& s = jobs_[n_trace_ + k];
+    life.job = s.job.id;
+    life.submitted = true;
+    s.job.submit_time = now;
+    s.job.time_limit = std::max<Duration>(1, entries_[k].spec.end - now);
+    pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
+    state_.pending.push_back(s.job);
+  }
+
+  std::vector<BookingOutcome> BookingOutcomes() const {
+    std::vector<BookingOutcome> out;
+    out.reserve(books_.size());
+    for (size_t k = 0; k < books_.size(); ++k) {
+      const BookingLife& life = books_[k];
+      BookingOutcome o;
+      o.id = static_cast<std::int64_t>(k + 1);
+      o.user = life.in->user;
+      o.made = life.in->made;
+      o.start = life.in->start;
+      o.end = life.in->end;
+      o.show = life.in->show;
+      o.verdict = life.verdict;
+      if (k < entries_.size()) {
+        const BookingEntry& e = entries_[k];
+        o.cards = e.alloc.gpus;
+        o.state = e.state;
+        o.closed = e.actual_end;
+        o.used = e.used;
+      }
+      o.owner_blocked = life.owner_blocked;
+      o.owner_elsewhere = life.owner_elsewhere;
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
+  void RecordRun(const RunningJob& r, Time end) {
+    if (books_.empty()) return;
+    RunSpan span;
+    span.job = r.job.id;
+    span.user = r.job.user;
+    span.cards = r.alloc.gpus;
+    if (r.alloc.memory > 0 && !r.alloc.gpus.empty()) {
+      span.per_card = static_cast<double>(r.alloc.memory) /
+                      static_cast<double>(state_.gpus[static_cast<size_t>(r.alloc.gpus[0])].memory);
+    } else if (r.alloc.mig >= 0) {
+      span.per_card = AllocationGpus(state_, r.alloc);
+    }
+    span.start = r.start_time;
+    span.end = end;
+    span.planned_end = r.start_time + r.job.time_limit;
+    if (!IsTraceJob(r.job.id)) span.booking = r.job.id - static_cast<JobId>(n_trace_);
+    runs_.push_back(std::move(span));
+  }
+
   Duration Estimate(const SimJob& s) {
     Duration actual = s.remaining;
     switch (config_.estimates) {
@@ -202,7 +409,9 @@ class Replay {
     if (!r.job.project.empty()) {
       ChargeRun(state_.project_usage[r.job.project], gpus, r.start_time, end, r.from_pool, policy_);
     }
-    busy_gpu_seconds_ += gpus * static_cast<double>(end - r.start_time);
+    // The main table is the trace's: a booking's work shows in the bookings' own figures.
+    if (IsTraceJob(r.job.id)) busy_gpu_seconds_ += gpus * static_cast<double>(end - r.start_time);
+    RecordRun(r, end);
   }
 
   // Ends runs that completed or were killed by `now`.
@@ -238,6 +447,7 @@ class Replay {
   }
 
   void Complete(SimJob& s, Time end, double gpus) {
+    if (!IsTraceJob(s.job.id)) return;  // a booking's work: not part of the trace's metrics
     outcomes_.push_back({s.job.id, s.job.user, s.job.submit_time, s.first_start, end, gpus});
     auto& h = history_[s.job.user];
     h.push_back(s.trace->duration);
@@ -245,10 +455,13 @@ class Replay {
   }
 
   void Apply(const Decisions& d, Time now, SimResult& result) {
+    if (!books_.empty()) booking_waiters_.clear();
     for (const PendingInfo& p : d.pending) {
       if (p.reason == WaitReason::kImpossible) {
         RemovePending(p.job);
-        ++result.rejected;
+        result.rejected += IsTraceJob(p.job);
+      } else if (p.reason == WaitReason::kBooking && !books_.empty()) {
+        booking_waiters_.insert(jobs_[p.job - 1].job.user);
       }
     }
     for (const Start& st : d.starts) {
@@ -263,6 +476,7 @@ class Replay {
       if (s.first_start < 0) s.first_start = now;
       s.run_start = now;
       s.signalled_at = -1;
+      if (!IsTraceJob(st.job)) StartOwnerJob(s, st.alloc, now);
       state_.running.push_back(std::move(r));
     }
     for (const Signal& sig : d.signals) {
@@ -277,6 +491,20 @@ class Replay {
     // Kills that are due are carried out by Finish() at the next event (kill_at <= now).
   }
 
+  // The owner's job for a booking starts: it works until the margin before the booking's end.
+  void StartOwnerJob(SimJob& s, const Allocation& alloc, Time now) {
+    const size_t k = static_cast<size_t>(s.job.id) - n_trace_ - 1;
+    BookingLife& life = books_[k];
+    const BookingEntry& e = entries_[k];
+    life.started = true;
+    const Duration margin = std::min(config_.booking_margin, (e.spec.end - e.spec.start) / 2);
+    s.remaining = std::max<Duration>(1, e.spec.end - margin - now);
+    for (int g : alloc.gpus) {
+      if (std::find(e.alloc.gpus.begin(), e.alloc.gpus.end(), g) == e.alloc.gpus.end())
+        life.owner_elsewhere = true;
+    }
+  }
+
   const Trace& trace_;
   const SimConfig& config_;
   Policy policy_;
@@ -289,6 +517,14 @@ class Replay {
   std::unordered_map<std::string, std::deque<Duration>> history_;
   std::vector<JobOutcome> outcomes_;
   double busy_gpu_seconds_ = 0;
+  size_t n_trace_ = 0;  // trace jobs have ids 1..n_trace_
+  // Bookings (index k = booking id - 1 = the owner's job id - n_trace_ - 1).
+  std::vector<BookingLife> books_;
+  std::vector<TraceJob> booking_traces_;   // the owner's jobs' trace rows (sized once)
+  std::vector<BookingEntry> entries_;      // the bookings made so far, in id order
+  std::set<std::string> booking_waiters_;  // users with a job waiting for a booking (last pass)
+  std::set<std::string> struck_;           // users with a no-show or an overrun
+  std::vector<RunSpan> runs_;
 };
 
 }  // namespace
@@ -306,7 +542,42 @@ StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config) {
   if (config.gpus < 1) return InvalidArgument("--gpus must be at least 1");
   if (config.gpus_per_node < 1) return InvalidArgument("--gpus-per-node must be at least 1");
   if (config.gpu_memory < 1) return InvalidArgument("--gpu-mem must be positive");
-  return Replay(trace, config).Run();
+  if (config.bookings.empty()) return Replay(trace, config).Run();
+  for (size_t k = 1; k < config.bookings.size(); ++k) {
+    if (config.bookings[k].made < config.bookings[k - 1].made) {
+      return InvalidArgument("bookings must be sorted by the time they are made");
+    }
+  }
+  // Both replays keep their outcomes for the comparison; the caller gets them only if it asked.
+  SimConfig with = config;
+  with.keep_outcomes = true;
+  SimConfig without = with;
+  without.bookings.clear();
+  SimResult result = Replay(trace, with).Run();
+  const SimResult base = Replay(trace, without).Run();
+  std::set<std::string> bookers;
+  for (const SimBooking& b : config.bookings) bookers.insert(b.user);
+  auto others = [&bookers](const std::vector<JobOutcome>& outcomes, std::int64_t* jobs) {
+    double sum = 0;
+    std::int64_t n = 0;
+    for (const JobOutcome& o : outcomes) {
+      if (bookers.count(o.user)) continue;
+      sum += static_cast<double>(o.start - o.submit);
+      ++n;
+    }
+    if (jobs) *jobs = n;
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  };
+  BookingMetrics& m = result.bookings;
+  m.avg_wait_with = result.metrics.avg_wait;
+  m.avg_wait_without = base.metrics.avg_wait;
+  m.others_avg_wait_with = others(result.outcomes, &m.others_jobs);
+  m.others_avg_wait_without = others(base.outcomes, nullptr);
+  if (!config.keep_outcomes) {
+    result.outcomes.clear();
+    result.booking_outcomes.clear();
+  }
+  return result;
 }
 
 }  // namespace rota::sim

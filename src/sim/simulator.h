@@ -9,14 +9,29 @@
 // Preempted jobs keep the progress they had when signalled (they checkpoint on the signal) and
 // are requeued with their original submit time when they asked for it; the others end there.
 // Jobs that no card of the simulated cluster could ever hold are rejected and counted.
+//
+// Bookings (SimConfig::bookings) go through the lab's real rules (core/booking.h), as the daemon
+// applies them: CheckBooking when a booking is made (refused, no room and needs-an-admin ones are
+// counted; the replay has no admin, so those last lapse at their start), StepBookings at every
+// event (the replay also wakes at every booking's start, grace end, reminder and end), and
+// BookingHolds in the state of every Schedule() call; no-shows and overruns raise the owner's
+// penalty as in the daemon. The owner's work: when a booking with `show` starts, the owner
+// submits one job of the booked GPUs that runs until `booking_margin` before the end, asking
+// for the rest of the booking as its time limit (updated while it waits); it is withdrawn if the
+// booking closes before it starts. Like the daemon, the rules count any running job of the owner
+// on the booked cards as the booking used, trace jobs of the owner included. Booking jobs are
+// not trace jobs: they are left out of the outcomes and of every figure in Metrics (waits,
+// utilisation), and show in BookingMetrics instead. A booking with `show` = 0 gets no job.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/booking.h"
 #include "core/policy.h"
 #include "core/status.h"
+#include "sim/bookings.h"
 #include "sim/metrics.h"
 #include "sim/trace.h"
 
@@ -36,7 +51,10 @@ struct SimConfig {
   Duration history_default = kHour;  // kHistory: before a user has history
   std::uint64_t seed = 1;
   Time epoch = 1767571200;     // where relative trace times start: Monday 2026-01-05 00:00 UTC
-  bool keep_outcomes = false;  // fill SimResult::outcomes
+  bool keep_outcomes = false;  // fill SimResult::outcomes (and SimResult::booking_outcomes)
+  std::vector<SimBooking> bookings;       // sorted by made time; empty: no bookings
+  BookingRules booking_rules;             // the rules they go through (the daemon's defaults)
+  Duration booking_margin = 5 * kMinute;  // the owner's work ends this long before the booking
 };
 
 struct SimResult {
@@ -47,8 +65,14 @@ struct SimResult {
   std::int64_t preemptions = 0;
   std::int64_t schedule_calls = 0;
   std::vector<JobOutcome> outcomes;
+  // With bookings only: what became of them, and the same trace replayed without them.
+  bool has_bookings = false;
+  BookingMetrics bookings;
+  std::vector<BookingOutcome> booking_outcomes;  // keep_outcomes only
 };
 
+// With config.bookings, the trace is replayed twice: with the bookings and without them, for
+// BookingMetrics' wait comparison; everything else in the result is the replay with them.
 StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config);
 
 }  // namespace rota::sim

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/bookings.h"
 #include "sim/trace.h"
 
 namespace rota::sim {
@@ -588,6 +589,339 @@ TEST(SimulatorPhillyTest, ConservationOnPhillySlice) {
     avg_wait[a] = r.metrics.avg_wait;
   }
   EXPECT_LE(avg_wait[Algorithm::kBackfill], avg_wait[Algorithm::kFifo]);
+}
+
+// ---- Bookings ----
+//
+// Booking times are absolute (the simulator's time); the traces are relative, so trace time t is
+// kEpoch + t. Bookings go through the default rules: a 30 m slot grid, made the day before (a
+// same-day booking needs an admin), a 15 m no-show grace. The owner's job ends 5 m before the
+// booking's end (SimConfig::booking_margin).
+
+constexpr Time kDayOne = kEpoch + kDay;  // Tuesday 2026-01-06 00:00 UTC
+
+SimBooking Book(std::string user, int gpus, Time start, Time end, bool show, Time made = kEpoch) {
+  SimBooking b;
+  b.user = std::move(user);
+  b.gpus = gpus;
+  b.start = start;
+  b.end = end;
+  b.show = show;
+  b.made = made;
+  return b;
+}
+
+const BookingOutcome& OutcomeOf(const SimResult& r, std::int64_t id) {
+  static const BookingOutcome kNone;
+  for (const BookingOutcome& o : r.booking_outcomes) {
+    if (o.id == id) return o;
+  }
+  ADD_FAILURE() << "no booking " << id;
+  return kNone;
+}
+
+TEST(SimBookingTest, HandComputedUsedNoShowAndRefused) {
+  // 2 GPUs, one trace job of zed at 0 (100 s). Bookings, all made at the epoch unless noted:
+  //  1 alice 1 GPU [D+10h, D+12h) comes     -> confirmed, card a
+  //  2 bob   1 GPU [D+10h, D+12h) no-show   -> confirmed, the other card
+  //  3 carol 1 GPU [D+11h, D+13h) comes     -> no room: both cards are booked over [11h, 12h)
+  //  4 dave  1 GPU [D+10h15m, D+11h)        -> refused: 10:15 is not on the 30 m grid
+  //  5 erin  1 GPU [D+14h, D+15h) made D+1h -> same day: needs an admin, lapses at its start
+  // At D+10h alice's job starts on her card (bob's holds the other) and runs to D+12h-5m:
+  // used 1 x (2h - 5m) = 1.9167 GPU-h, idle 5 m. Bob's booking is released at D+10h15m (grace):
+  // released 1 x 1h45m = 1.75 GPU-h, idle 15 m. Booked 2 x 2 h = 4 GPU-h; nothing lent.
+  Trace t = MakeTrace({Whole(0, 100, 1, "zed")});
+  SimConfig c = Config(Algorithm::kRota, 2);
+  const Time h = kHour;
+  c.bookings = {Book("alice", 1, kDayOne + 10 * h, kDayOne + 12 * h, true),
+                Book("bob", 1, kDayOne + 10 * h, kDayOne + 12 * h, false),
+                Book("carol", 1, kDayOne + 11 * h, kDayOne + 13 * h, true),
+                Book("dave", 1, kDayOne + 10 * h + 15 * kMinute, kDayOne + 11 * h, true),
+                Book("erin", 1, kDayOne + 14 * h, kDayOne + 15 * h, true, kDayOne + 1 * h)};
+  SimResult r = Replay(t, c);
+  ASSERT_TRUE(r.has_bookings);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.requested, 5);
+  EXPECT_EQ(m.confirmed, 2);
+  EXPECT_EQ(m.refused, 3);
+  EXPECT_EQ(m.refused_no_room, 1);
+  EXPECT_EQ(m.refused_rules, 1);
+  EXPECT_EQ(m.needs_admin, 1);
+  EXPECT_EQ(m.shows, 1);
+  EXPECT_EQ(m.used, 1);
+  EXPECT_EQ(m.no_shows, 1);
+  EXPECT_EQ(m.no_show_owner_blocked, 0);
+  EXPECT_EQ(m.owner_elsewhere, 0);
+  EXPECT_EQ(m.elsewhere_gpu_hours, 0);
+  EXPECT_DOUBLE_EQ(m.booked_gpu_hours, 4.0);
+  EXPECT_NEAR(m.used_gpu_hours, 2.0 - 5.0 / 60, 1e-9);
+  EXPECT_NEAR(m.released_gpu_hours, 1.75, 1e-9);
+  EXPECT_NEAR(m.idle_gpu_hours, (5.0 + 15.0) / 60, 1e-9);
+  EXPECT_EQ(m.lent_gpu_hours, 0);
+  EXPECT_EQ(m.in_way_gpu_hours, 0);
+  EXPECT_EQ(OutcomeOf(r, 1).state, BookingState::kEnded);
+  EXPECT_EQ(OutcomeOf(r, 1).closed, kDayOne + 12 * h);
+  EXPECT_EQ(OutcomeOf(r, 2).state, BookingState::kNoShow);
+  EXPECT_EQ(OutcomeOf(r, 2).closed, kDayOne + 10 * h + 15 * kMinute);
+  EXPECT_EQ(OutcomeOf(r, 3).verdict, BookingVerdict::kNoRoom);
+  EXPECT_EQ(OutcomeOf(r, 4).verdict, BookingVerdict::kRefused);
+  EXPECT_EQ(OutcomeOf(r, 5).verdict, BookingVerdict::kNeedsAdmin);
+  EXPECT_EQ(OutcomeOf(r, 5).state, BookingState::kRejected);  // not approved before its start
+  EXPECT_EQ(OutcomeOf(r, 1).cards.size(), 1u);
+  EXPECT_NE(OutcomeOf(r, 1).cards, OutcomeOf(r, 2).cards);
+  // The trace's metrics hold the trace's job only; the owner's job is not a trace job.
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].user, "zed");
+  EXPECT_EQ(r.metrics.jobs, 1);
+  EXPECT_EQ(r.unfinished, 0);
+}
+
+TEST(SimBookingTest, NoShowIsReleasedAfterTheGraceToAWaitingJob) {
+  // 1 GPU. Bob books it [D+10h, D+12h) and does not come. Carol submits at D+9h a 3 h job: it
+  // would still run at 10h, so it waits for the booking. At D+10h15m (the 15 m grace) the rules
+  // release the booking as a no-show, and carol starts then: wait 1h15m. Released 1h45m.
+  const Time h = kHour;
+  Trace t = MakeTrace({Whole(kDay + 9 * h, 3 * h, 1, "carol")});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.bookings = {Book("bob", 1, kDayOne + 10 * h, kDayOne + 12 * h, false)};
+  SimResult r = Replay(t, c);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].start, kDayOne + 10 * h + 15 * kMinute);
+  EXPECT_EQ(r.outcomes[0].start - r.outcomes[0].submit, h + 15 * kMinute);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.no_shows, 1);
+  EXPECT_NEAR(m.released_gpu_hours, 1.75, 1e-9);
+  EXPECT_NEAR(m.idle_gpu_hours, 0.25, 1e-9);
+  EXPECT_EQ(m.used_gpu_hours, 0);
+  EXPECT_EQ(m.lent_gpu_hours, 0);
+  // Without the booking carol starts at once.
+  EXPECT_EQ(m.avg_wait_without, 0);
+  EXPECT_EQ(m.avg_wait_with, static_cast<double>(h + 15 * kMinute));
+  EXPECT_EQ(m.others_avg_wait_with, m.avg_wait_with);  // carol made no booking
+  EXPECT_EQ(m.others_jobs, 1);
+}
+
+TEST(SimBookingTest, HoldMakesAnotherUsersJobWaitUntilTheBookingEnds) {
+  // 1 GPU. Bob books it [D+10h, D+12h) and comes: his job runs [10h, 12h - 5m). Carol submits at
+  // D+9h a 3 h job, which would collide with the booking: it starts at the booking's end, D+12h
+  // (the hold lasts to the end even though bob's work ended 5 m before). Dan's 30 m job at D+9h
+  // fits before the booking and runs at once.
+  const Time h = kHour;
+  Trace t =
+      MakeTrace({Whole(kDay + 9 * h, 3 * h, 1, "carol"), Whole(kDay + 9 * h + 60, 30 * kMinute, 1, "dan")});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.bookings = {Book("bob", 1, kDayOne + 10 * h, kDayOne + 12 * h, true)};
+  SimResult r = Replay(t, c);
+  std::map<std::int64_t, JobOutcome> by_id = ById(r);
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id[1].start, kDayOne + 12 * h);  // carol: after the booking, not into it
+  EXPECT_GE(by_id[1].start, kDayOne + 12 * h);
+  EXPECT_EQ(by_id[2].start, kDayOne + 9 * h + 60);  // dan: before it
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.confirmed, 1);
+  EXPECT_EQ(m.used, 1);
+  EXPECT_EQ(m.no_shows, 0);
+  EXPECT_NEAR(m.used_gpu_hours, 2.0 - 5.0 / 60, 1e-9);
+  EXPECT_EQ(m.lent_gpu_hours, 0);
+  EXPECT_EQ(m.in_way_gpu_hours, 0);
+  EXPECT_EQ(OutcomeOf(r, 1).state, BookingState::kEnded);
+}
+
+TEST(SimBookingTest, OwnerBlockedByAJobStartedBeforeTheBookingWasMade) {
+  // 1 GPU. Carol's job runs [0, 2D+9h). At D+9h bob books the card for [2D+8h, 2D+10h): the
+  // rules place bookings against other bookings only, so it is confirmed although carol's job,
+  // started before the booking was made, will still hold the card then. At 2D+8h bob's job
+  // cannot start; at 2D+8h15m the rules release the booking as a no-show (the owner was
+  // waiting) and his job goes home with it. Carol's run over the hold [2D+8h, 2D+8h15m) is in
+  // the way: 0.25 GPU-h; released 1.75; nothing idle.
+  const Time h = kHour;
+  Trace t = MakeTrace({Whole(0, 2 * kDay + 9 * h, 1, "carol")});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.bookings = {Book("bob", 1, kEpoch + 2 * kDay + 8 * h, kEpoch + 2 * kDay + 10 * h, true, kDayOne + 9 * h)};
+  SimResult r = Replay(t, c);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.confirmed, 1);
+  EXPECT_EQ(m.no_shows, 1);
+  EXPECT_EQ(m.no_show_owner_blocked, 1);
+  EXPECT_NEAR(m.in_way_gpu_hours, 0.25, 1e-9);
+  EXPECT_NEAR(m.released_gpu_hours, 1.75, 1e-9);
+  EXPECT_EQ(m.used_gpu_hours, 0);
+  EXPECT_EQ(m.idle_gpu_hours, 0);
+  ASSERT_EQ(r.outcomes.size(), 1u);  // bob's job went home with the booking
+  EXPECT_EQ(r.unfinished, 0);
+}
+
+TEST(SimBookingTest, OwnersTraceJobOnTheBookedCardCountsAsUse) {
+  // 1 GPU. Alice books [D+10h, D+12h) with show = 0 (no booking job), but her own trace job of
+  // 1 h arrives at D+10h and runs on the card: as in the daemon, any job of the owner on the
+  // booked capacity is the booking used. Ended at 12h; used 1 GPU-h, idle 1; no no-show.
+  const Time h = kHour;
+  Trace t = MakeTrace({Whole(kDay + 10 * h, h, 1, "alice")});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.bookings = {Book("alice", 1, kDayOne + 10 * h, kDayOne + 12 * h, false)};
+  SimResult r = Replay(t, c);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.used, 1);
+  EXPECT_EQ(m.no_shows, 0);
+  EXPECT_NEAR(m.used_gpu_hours, 1.0, 1e-9);
+  EXPECT_NEAR(m.idle_gpu_hours, 1.0, 1e-9);
+  EXPECT_EQ(OutcomeOf(r, 1).state, BookingState::kEnded);
+  // Alice is a booker: no "others" in this trace.
+  EXPECT_EQ(m.others_jobs, 0);
+}
+
+TEST(SimBookingTest, LentIsMeasuredWhenAPreemptibleJobBorrowsTheBooking) {
+  // 1 GPU. Bob books [D+10h, D+12h) and comes; carol's explore job (3 h) arrives at D+9h. Where
+  // the core lets preemptible jobs borrow booked capacity, carol starts at once on the booked
+  // card, is preempted when bob's job needs it and may come back after bob's work ends: her time
+  // on the card during the hold is "lent". Where it does not, she waits until the booking ends
+  // and nothing is lent. Either way the booked hours add up.
+  const Time h = kHour;
+  Trace t = MakeTrace({Whole(kDay + 9 * h, 3 * h, 1, "carol", "explore")});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.bookings = {Book("bob", 1, kDayOne + 10 * h, kDayOne + 12 * h, true)};
+  SimResult r = Replay(t, c);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  const BookingMetrics& m = r.bookings;
+  const bool borrowed = r.outcomes[0].start < kDayOne + 10 * h;
+  if (borrowed) {
+    EXPECT_GT(m.lent_gpu_hours, 0);
+    EXPECT_GE(r.preemptions, 1);
+  } else {
+    EXPECT_EQ(m.lent_gpu_hours, 0);
+  }
+  EXPECT_EQ(m.used, 1);
+  EXPECT_NEAR(
+      m.used_gpu_hours + m.lent_gpu_hours + m.in_way_gpu_hours + m.released_gpu_hours + m.idle_gpu_hours,
+      m.booked_gpu_hours, 1e-9);
+}
+
+TEST(SimBookingTest, NoBookingsChangesNothing) {
+  Trace t = HeadOfLineTrace();
+  SimConfig c = Config(Algorithm::kRota, 2);
+  SimResult a = Replay(t, c);
+  EXPECT_FALSE(a.has_bookings);
+  // A booking far after the trace, on a cluster where it binds nobody in the trace: the trace's
+  // outcomes are the same, and the replay without bookings inside Simulate gives the same waits.
+  c.bookings = {Book("zoe", 1, kDayOne + 10 * kHour, kDayOne + 11 * kHour, true)};
+  SimResult b = Replay(t, c);
+  EXPECT_TRUE(b.has_bookings);
+  EXPECT_TRUE(SameOutcomes(a, b));
+  EXPECT_EQ(b.bookings.avg_wait_with, b.bookings.avg_wait_without);
+  EXPECT_EQ(b.bookings.used, 1);
+}
+
+TEST(SimBookingTest, BookingsFromCsv) {
+  // Relative trace times: numbers are seconds from the epoch; dates are UTC.
+  const std::string csv =
+      "user,gpus,start,end,show,made\n"
+      "alice,2,122400,129600,1,\n"
+      "bob,1,2026-01-06 10:00,2026-01-06 12:00,0,3600\n";
+  auto b = ParseBookings(csv, "b.csv", false, kEpoch, kDay);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_EQ(b->size(), 2u);
+  // Sorted by made: bob's (epoch + 1 h) before alice's (start - 1 day = epoch + 10 h).
+  EXPECT_EQ((*b)[0].user, "bob");
+  EXPECT_EQ((*b)[0].made, kEpoch + 3600);
+  EXPECT_EQ((*b)[0].start, kDayOne + 10 * kHour);
+  EXPECT_FALSE((*b)[0].show);
+  EXPECT_EQ((*b)[1].user, "alice");
+  EXPECT_EQ((*b)[1].gpus, 2);
+  EXPECT_EQ((*b)[1].start, kEpoch + 122400);
+  EXPECT_EQ((*b)[1].made, kEpoch + 122400 - kDay);
+  EXPECT_TRUE((*b)[1].show);
+  // Absolute traces: numbers are Unix seconds.
+  auto abs = ParseBookings("user,gpus,start,end,show\nu,1,100,200,1\n", "a.csv", true, kEpoch, kDay);
+  ASSERT_TRUE(abs.ok());
+  EXPECT_EQ((*abs)[0].start, 100);
+  // Errors name the file and line.
+  auto bad = ParseBookings("user,gpus,start,end,show\nu,0,1,2,1\n", "x.csv", false, kEpoch, kDay);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.csv:2:"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseBookings("user,gpus,start,end\n", "x.csv", false, kEpoch, kDay).ok());
+  EXPECT_FALSE(ParseBookings("user,gpus,start,end,show\nu,1,5,2,1\n", "x.csv", false, kEpoch, kDay).ok());
+  EXPECT_FALSE(ParseBookings("user,gpus,start,end,show\nu,1,1,2,yes\n", "x.csv", false, kEpoch, kDay).ok());
+}
+
+TEST(SimBookingTest, GeneratorIsDeterministicAndWithinItsRanges) {
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 50; ++i) jobs.push_back(Whole(i * 3600 * 4, 600, 1, i % 2 ? "ann" : "ben"));
+  Trace t = MakeTrace(jobs);  // 49 x 4 h = 8.17 days
+  BookingGenOptions o;
+  o.per_day = 2;
+  o.no_show = 0.25;
+  o.seed = 9;
+  std::vector<SimBooking> a = GenerateBookings(t, o, kEpoch);
+  std::vector<SimBooking> b = GenerateBookings(t, o, kEpoch);
+  ASSERT_EQ(a.size(), 16u);  // round(2 x 8.1667)
+  int no_shows = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].user, b[i].user);
+    EXPECT_EQ(a[i].start, b[i].start);
+    EXPECT_EQ(a[i].end, b[i].end);
+    EXPECT_EQ(a[i].show, b[i].show);
+    EXPECT_TRUE(a[i].user == "ann" || a[i].user == "ben") << a[i].user;
+    EXPECT_GE(a[i].gpus, 1);
+    EXPECT_LE(a[i].gpus, 2);
+    EXPECT_GE(a[i].end - a[i].start, 2 * kHour);
+    EXPECT_LE(a[i].end - a[i].start, 8 * kHour);
+    EXPECT_EQ((a[i].end - a[i].start) % (30 * kMinute), 0);
+    EXPECT_EQ(a[i].start % (30 * kMinute), 0);
+    EXPECT_GE(a[i].start - a[i].made, kDay);
+    EXPECT_LT(a[i].start - a[i].made, kDay + 30 * kMinute);
+    EXPECT_GE(a[i].made, kEpoch);
+    if (i > 0) {
+      EXPECT_GE(a[i].made, a[i - 1].made);
+    }
+    no_shows += !a[i].show;
+  }
+  EXPECT_GT(no_shows, 0);
+  EXPECT_LT(no_shows, 16);
+  o.seed = 10;
+  std::vector<SimBooking> other = GenerateBookings(t, o, kEpoch);
+  bool differs = false;
+  for (size_t i = 0; i < other.size() && i < a.size(); ++i) differs = differs || other[i].start != a[i].start;
+  EXPECT_TRUE(differs);
+  // One user (or none): the bookers are lab members of their own.
+  Trace single = MakeTrace({Whole(0, 60, 1, ""), Whole(2 * kDay, 60, 1, "")});
+  EXPECT_EQ(BookingUsers(single), (std::vector<std::string>{"booker-1", "booker-2", "booker-3", "booker-4"}));
+}
+
+TEST(SimBookingTest, PhillySliceAccountsForEveryBookedHour) {
+  TraceOptions options;
+  options.format = "philly";
+  auto loaded = LoadTrace(ROTA_SOURCE_DIR "/data/traces/philly-ed69ec.csv", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  BookingGenOptions gen;
+  gen.per_day = 4;
+  gen.no_show = 0.2;
+  gen.seed = 1;
+  SimConfig c;
+  c.gpus = 8;
+  c.gpus_per_node = 8;
+  c.keep_outcomes = true;
+  c.bookings = GenerateBookings(*loaded, gen, c.epoch);
+  ASSERT_GT(c.bookings.size(), 200u);
+  SimConfig plain = c;
+  plain.bookings.clear();
+  SimResult base = Replay(*loaded, plain);
+  SimResult r = Replay(*loaded, c);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(r.metrics.jobs + r.rejected + r.unfinished, 1137);
+  EXPECT_EQ(m.requested, static_cast<std::int64_t>(c.bookings.size()));
+  EXPECT_EQ(m.confirmed + m.refused, m.requested);
+  EXPECT_GT(m.confirmed, 0);
+  EXPECT_NEAR(
+      m.used_gpu_hours + m.released_gpu_hours + m.lent_gpu_hours + m.in_way_gpu_hours + m.idle_gpu_hours,
+      m.booked_gpu_hours, 1e-6);
+  EXPECT_GT(m.used_gpu_hours, 0);
+  EXPECT_EQ(m.avg_wait_without, base.metrics.avg_wait);  // the second replay is the plain one
+  EXPECT_EQ(m.avg_wait_with, r.metrics.avg_wait);
+  // Trace jobs still run exactly their durations; booking jobs are not among them.
+  for (const JobOutcome& o : r.outcomes) {
+    ASSERT_LE(o.id, 1137);
+    EXPECT_EQ(o.end - o.start, loaded->jobs[o.id - 1].duration);
+  }
 }
 
 }  // namespace
