@@ -5,9 +5,17 @@
 // several whole cards it sweeps the free windows of every card once (O(W log W)). The summary of
 // what is free now is refreshed after each start so that PhysicallyFitsNow() is O(1): most of a
 // long queue is rejected by it without looking at any unit.
+//
+// Borrowing (Holds::kBorrow) adds no state: holds already live apart from the profile and are
+// added only for the requests they bind, so a request that no hold binds reads the profile
+// itself. The fast paths stay exact for it: card tails and holes are computed from the profile
+// alone (and EarliestWholeByTails is not used at all while bookings exist), and the scheduler
+// keeps its "failed shapes" per view (scheduler.cc). Preferences (BookingRank) only order units
+// that are free at the same time, so they never change when a request fits, only where.
 #include "core/capacity.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <tuple>
 
@@ -198,7 +206,7 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
     for (int hu : hole_units_) {
       const Unit& u = units_[hu];
       if (u.max_hole < d) continue;
-      Time t = EarliestOnUnit(u, u.capacity, false, d, -1, t0, false, false);
+      Time t = EarliestOnUnit(u, u.capacity, false, d, -1, t0, false, Holds::kOthers);
       if (t < best || (t == best && hu < best_unit)) {
         best = t;
         best_unit = hu;
@@ -235,7 +243,7 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
     usable.push_back(ui);
     ++per_node[dense_node_[ui]];
   }
-  return PickAt(t, usable, per_node, n);
+  return PickAt(t, d, -1, Holds::kOthers, usable, per_node, n);  // no bookings: no preference
 }
 
 void CapacityPlan::RefreshNowSummary() {
@@ -304,8 +312,7 @@ MiB CapacityPlan::Amount(const Unit& u, const Request& req) const {
   return req.kind == RequestKind::kMemShare ? req.memory : u.capacity;
 }
 
-const Profile& CapacityPlan::Effective(const Unit& u, int user, bool ignore_bookings, Profile& scratch) const {
-  if (u.bookings.empty() || ignore_bookings) return u.profile;
+const Profile& CapacityPlan::WithHolds(const Unit& u, int user, Profile& scratch) const {
   bool any = false;
   for (const BookingHold& b : u.bookings) {
     if (b.user == user) continue;
@@ -316,13 +323,24 @@ const Profile& CapacityPlan::Effective(const Unit& u, int user, bool ignore_book
   return any ? scratch : u.profile;
 }
 
-MiB CapacityPlan::Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const {
+MiB CapacityPlan::Peak(const Unit& u, Time s, Time e, int user, Holds holds) const {
   Profile scratch;
-  return ProfilePeak(Effective(u, user, ignore_bookings, scratch), s, e);
+  return ProfilePeak(Effective(u, user, holds, scratch), s, e);
+}
+
+int CapacityPlan::BookingRank(const Unit& u, int user, Holds holds, Time s, Time e) const {
+  if (u.bookings.empty() || holds == Holds::kNone) return 1;
+  bool others = false;
+  for (const BookingHold& b : u.bookings) {
+    if (b.start >= e || b.end <= s) continue;
+    if (user >= 0 && b.user == user) return 0;
+    others = true;
+  }
+  return others && holds == Holds::kBorrow ? 2 : 1;
 }
 
 Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, bool share, Duration d, int user, Time t0,
-                                  bool now_only, bool ignore_bookings) const {
+                                  bool now_only, Holds holds) const {
   if (!u.usable || amount > u.capacity) return kNever;
   // A share must also fit in what the device reports free now (other tenants' real use).
   bool device_blocks_now = share && u.device_free >= 0 && u.device_free < amount;
@@ -330,7 +348,7 @@ Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, bool share, Duratio
     return std::max(t0, u.tail);  // no hole fits: the first start is where the unit frees for good
   }
   Profile scratch;
-  const Profile& p = Effective(u, user, ignore_bookings, scratch);
+  const Profile& p = Effective(u, user, holds, scratch);
   const MiB limit = u.capacity - amount;
   if (now_only) {
     if (t0 == now_ && device_blocks_now) return kNever;
@@ -346,7 +364,7 @@ Time CapacityPlan::EarliestOnUnit(const Unit& u, MiB amount, bool share, Duratio
 }
 
 Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user, Time t0, bool now_only,
-                                       bool ignore_bookings) const {
+                                       Holds holds) const {
   static const std::vector<int> kNone;
   const std::vector<int>* candidates = &whole_units_;
   if (req.kind == RequestKind::kMig) {
@@ -355,26 +373,29 @@ Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user,
   } else if (req.kind == RequestKind::kWholeGpus && now_only && t0 == now_) {
     candidates = &free_whole_now_;  // a whole card that is held now cannot start a job now
   }
-  // Preference among units with the same start: shares go to cards already shared, best fit;
-  // whole cards and slices go where the fewest others are free (pack, keep big holes whole).
-  using Key = std::tuple<Time, int, MiB, int>;
-  Key best{kNever, 0, 0, 0};
+  // Preference among units with the same start: first by booking (BookingRank: the owner's own
+  // booked units, then unbooked ones, then, for a borrowing job, those others booked); then shares
+  // go to cards already shared, best fit; whole cards and slices go where the fewest others are
+  // free (pack, keep big holes whole).
+  using Key = std::tuple<Time, int, int, MiB, int>;
+  Key best{kNever, 0, 0, 0, 0};
   int best_unit = -1;
   for (int ui : *candidates) {
     const Unit& u = units_[ui];
     MiB amount = Amount(u, req);
     if (t0 == now_ && now_only && u.used_now + amount > u.capacity) continue;
     const bool share = req.kind == RequestKind::kMemShare;
-    Time t = EarliestOnUnit(u, amount, share, d, user, t0, now_only, ignore_bookings);
+    Time t = EarliestOnUnit(u, amount, share, d, user, t0, now_only, holds);
     if (t == kNever || t > std::get<0>(best)) continue;
+    const int rank = u.bookings.empty() ? 1 : BookingRank(u, user, holds, t, t + d);
     Key key;
     if (req.kind == RequestKind::kMemShare) {
-      MiB leftover = u.capacity - Peak(u, t, t + d, user, ignore_bookings) - amount;
-      key = Key{t, u.shared ? 0 : 1, leftover, u.gpu};
+      MiB leftover = u.capacity - Peak(u, t, t + d, user, holds) - amount;
+      key = Key{t, rank, u.shared ? 0 : 1, leftover, u.gpu};
     } else if (req.kind == RequestKind::kMig) {
-      key = Key{t, gpu_free_slices_[u.gpu], 0, ui};
+      key = Key{t, rank, gpu_free_slices_[u.gpu], 0, ui};
     } else {
-      key = Key{t, node_free_[dense_node_[ui]], 0, ui};
+      key = Key{t, rank, node_free_[dense_node_[ui]], 0, ui};
     }
     if (best_unit < 0 || key < best) {
       best = key;
@@ -390,7 +411,7 @@ Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user,
 }
 
 Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, Time t0, bool now_only,
-                                      bool ignore_bookings) const {
+                                      Holds holds) const {
   struct Event {
     Time t;
     int delta;
@@ -404,17 +425,17 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     for (int ui : whole_units_) {
       const Unit& u = units_[ui];
       if (!u.usable) continue;
-      if (ProfilePeak(Effective(u, user, ignore_bookings, scratch), t0, t0 + d) != 0) continue;
+      if (ProfilePeak(Effective(u, user, holds, scratch), t0, t0 + d) != 0) continue;
       free_at_t0.push_back(ui);
       ++per_node[dense_node_[ui]];
     }
-    return PickAt(t0, free_at_t0, per_node, req.gpus);
+    return PickAt(t0, d, user, holds, free_at_t0, per_node, req.gpus);
   }
   std::vector<Event> events;
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
-    const Profile& prof = Effective(u, user, ignore_bookings, scratch);
+    const Profile& prof = Effective(u, user, holds, scratch);
     auto window = [&](Time a, Time b) {  // feasible starts [a, b]
       if (now_only && a > t0) return;
       events.push_back({a, +1, ui});
@@ -466,49 +487,92 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     if (!feasible) continue;
     std::vector<int> usable_at_t;
     for (int ui : whole_units_) if (active[ui]) usable_at_t.push_back(ui);
-    return PickAt(t, usable_at_t, node_count, n);
+    return PickAt(t, d, user, holds, usable_at_t, node_count, n);
   }
   return Placement{};
 }
 
-Placement CapacityPlan::PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node,
-                               int n) const {
+Placement CapacityPlan::PickAt(Time t, Duration d, int user, Holds holds, const std::vector<int>& usable,
+                               const std::vector<int>& per_node, int n) const {
   Placement p;
+  // Booking ranks of the usable cards (same order), and per node how many of each rank; only
+  // when some card is ranked other than 1, so that without bookings nothing changes.
+  std::vector<int> rank;
+  std::vector<std::array<int, 3>> ranks_of_node;
+  if (HasBookings()) {
+    rank.reserve(usable.size());
+    bool ranked = false;
+    for (int ui : usable) {
+      rank.push_back(BookingRank(units_[ui], user, holds, t, t + d));
+      ranked = ranked || rank.back() != 1;
+    }
+    if (ranked) {
+      ranks_of_node.assign(per_node.size(), {0, 0, 0});
+      for (size_t i = 0; i < usable.size(); ++i) ++ranks_of_node[dense_node_[usable[i]]][rank[i]];
+    } else {
+      rank.clear();
+    }
+  }
+  // Cards of `node` among the usable ones, with their ranks.
+  auto on_node = [&](size_t node, std::vector<int>& cands, std::vector<int>& cand_rank) {
+    for (size_t i = 0; i < usable.size(); ++i) {
+      if (dense_node_[usable[i]] != static_cast<int>(node)) continue;
+      cands.push_back(usable[i]);
+      if (!rank.empty()) cand_rank.push_back(rank[i]);
+    }
+  };
   if (n <= max_node_size_) {
-    // Best fit: the feasible node with the fewest usable cards at t.
-    int best_node = -1, best_count = std::numeric_limits<int>::max();
+    // Best fit: the feasible node where the job's cards rank best (the owner's booked ones, or
+    // for a borrowing job the fewest booked by others), then with the fewest usable cards at t.
+    auto cost = [&](size_t node) {
+      if (ranks_of_node.empty()) return 0;
+      int left = n, c = 0;
+      for (int r = 0; r < 3 && left > 0; ++r) {
+        int take = std::min(left, ranks_of_node[node][r]);
+        c += take * r;
+        left -= take;
+      }
+      return c;
+    };
+    int best_node = -1, best_count = std::numeric_limits<int>::max(), best_cost = 0;
     for (size_t node = 0; node < per_node.size(); ++node) {
       int c = per_node[node];
-      if (c >= n && c < best_count) {
+      if (c < n) continue;
+      int k = cost(node);
+      if (best_node < 0 || k < best_cost || (k == best_cost && c < best_count)) {
         best_node = static_cast<int>(node);
         best_count = c;
+        best_cost = k;
       }
     }
     if (best_node < 0) return p;
-    std::vector<int> cands;
-    for (int ui : usable) if (dense_node_[ui] == best_node) cands.push_back(ui);
-    p.units = PickWithinNode(std::move(cands), n);
+    std::vector<int> cands, cand_rank;
+    on_node(static_cast<size_t>(best_node), cands, cand_rank);
+    p.units = PickWithinNode(std::move(cands), std::move(cand_rank), n);
   } else {
     if (static_cast<int>(usable.size()) < n) return p;
-    // Spread over whole nodes first: nodes with the most usable cards.
-    std::vector<std::pair<int, int>> nodes;
-    for (size_t node = 0; node < per_node.size(); ++node) nodes.emplace_back(static_cast<int>(node), per_node[node]);
-    std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) {
-      return a.second != b.second ? a.second > b.second : a.first < b.first;
-    });
-    for (const auto& [node, c] : nodes) {
-      if (static_cast<int>(p.units.size()) >= n || c <= 0) break;
-      std::vector<int> cands;
-      for (int ui : usable) if (dense_node_[ui] == node) cands.push_back(ui);
+    // Spread over whole nodes first: nodes with the most usable cards (with bookings: first those
+    // with the most of the owner's booked cards, then with the fewest booked by others).
+    std::vector<std::tuple<int, int, int, int>> nodes;  // (-own, others', -count, node)
+    for (size_t node = 0; node < per_node.size(); ++node) {
+      int own = ranks_of_node.empty() ? 0 : ranks_of_node[node][0];
+      int others = ranks_of_node.empty() ? 0 : ranks_of_node[node][2];
+      nodes.emplace_back(-own, others, -per_node[node], static_cast<int>(node));
+    }
+    std::sort(nodes.begin(), nodes.end());
+    for (const auto& [own, others, count, node] : nodes) {
+      if (static_cast<int>(p.units.size()) >= n || count >= 0) continue;
+      std::vector<int> cands, cand_rank;
+      on_node(static_cast<size_t>(node), cands, cand_rank);
       int want = std::min<int>(n - static_cast<int>(p.units.size()), static_cast<int>(cands.size()));
-      for (int ui : PickWithinNode(std::move(cands), want)) p.units.push_back(ui);
+      for (int ui : PickWithinNode(std::move(cands), std::move(cand_rank), want)) p.units.push_back(ui);
     }
   }
   p.start = t;
   return p;
 }
 
-std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, int n) const {
+std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, std::vector<int> rank, int n) const {
   if (static_cast<int>(cands.size()) <= n) return cands;
   auto linked = [&](int a, int b) {
     const auto& peers = state_.gpus[units_[a].gpu].nvlink;
@@ -517,16 +581,20 @@ std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, int n) con
   std::vector<int> chosen;
   std::vector<char> used(cands.size(), 0);
   while (static_cast<int>(chosen.size()) < n) {
-    int best = -1, best_links = -1, best_degree = -1;
+    int best = -1, best_rank = 0, best_links = -1, best_degree = -1;
     for (size_t i = 0; i < cands.size(); ++i) {
       if (used[i]) continue;
-      // Links into the chosen set first; then links to other cards still free, so that an
-      // orphan card (its partner taken) is not picked while whole pairs remain.
+      // Booking rank first (empty: all equal); then links into the chosen set; then links to
+      // other cards still free, so that an orphan card (its partner taken) is not picked while
+      // whole pairs remain.
+      int r = rank.empty() ? 1 : rank[i];
+      if (best >= 0 && r > best_rank) continue;
       int links = 0, degree = 0;
       for (int c : chosen) links += linked(cands[i], c);
       for (size_t o = 0; o < cands.size(); ++o) degree += !used[o] && o != i && linked(cands[i], cands[o]);
-      if (links > best_links || (links == best_links && degree > best_degree)) {
+      if (best < 0 || r < best_rank || links > best_links || (links == best_links && degree > best_degree)) {
         best = static_cast<int>(i);
+        best_rank = r;
         best_links = links;
         best_degree = degree;
       }
@@ -538,18 +606,18 @@ std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, int n) con
   return chosen;
 }
 
-Placement CapacityPlan::Earliest(const Request& req, Duration duration, int user, Time not_before, bool now_only,
-                                 bool ignore_bookings) const {
+Placement CapacityPlan::Earliest(const Request& req, Duration duration, int user, Time not_before,
+                                 bool now_only, Holds holds) const {
   Time t0 = std::max(not_before, now_);
   Duration d = std::max<Duration>(duration, 1);
   if (req.kind == RequestKind::kWholeGpus && req.gpus >= 1 && !now_only) {
     if (auto p = EarliestWholeByTails(req.gpus, d, t0)) return *p;
   }
   if (req.kind == RequestKind::kWholeGpus && req.gpus > 1) {
-    return EarliestMulti(req, d, user, t0, now_only, ignore_bookings);
+    return EarliestMulti(req, d, user, t0, now_only, holds);
   }
   if (req.kind == RequestKind::kWholeGpus && req.gpus < 1) return Placement{};
-  return EarliestSingle(req, d, user, t0, now_only, ignore_bookings);
+  return EarliestSingle(req, d, user, t0, now_only, holds);
 }
 
 void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Time end) {

@@ -7,7 +7,9 @@
 // keeps them as a step profile, so a query or a commit is linear in its breakpoints. The plan
 // answers "when is the earliest time this request fits, and where", which is both the start-now
 // test and the reservation of a blocked job, so backfill never starts a job that would still be
-// running on a unit when a reservation or a booking begins there.
+// running on a unit when a reservation or a booking begins there. The one exception is a
+// preemptible job (Holds::kBorrow): it may borrow booked capacity, because it leaves (preempted)
+// when the owner needs it; it still never touches a running job or a reservation.
 //
 // Thread-compatible; borrows the ClusterState it was built from (it must outlive the plan).
 #pragma once
@@ -26,7 +28,8 @@
 
 namespace rota {
 
-// A booking's hold on a unit: binds everyone but its owner.
+// A booking's hold on a unit: binds everyone but its owner (and preemptible jobs starting now,
+// which borrow it: see Holds).
 struct BookingHold {
   Time start = 0;
   Time end = 0;
@@ -62,6 +65,22 @@ struct Unit {
 // enforced) or Policy::overdue_grace (not enforced).
 Time ExpectedEnd(const RunningJob& r, const Policy& policy, Time now);
 
+// Which bookings bind a request, and which units it prefers (docs/design.md, "How a decision is
+// made", step 4). Bookings are kept apart from the profile (Unit::bookings) precisely so that the
+// same plan answers all three views without copies: a booking is one hold per unit, added to the
+// profile on the fly only for the requests it binds.
+enum class Holds : std::uint8_t {
+  // The bookings of users other than `user` bind; `user`'s own are his. Among units free at the
+  // same time the owner prefers those his booking holds over the job's span ("go there first").
+  kOthers,
+  // No booking binds: a preemptible job borrowing capacity that is booked but unused (the
+  // scheduler preempts it when the owner needs the capacity). It prefers units nobody else holds
+  // over the job's span, so that it is preempted less; then, like kOthers, its owner's own.
+  kBorrow,
+  // No booking binds and no preference: "would it fit but for the bookings?" (WaitReason::kBooking).
+  kNone,
+};
+
 struct Placement {
   Time start = kNever;     // kNever: does not fit
   std::vector<int> units;  // indices into CapacityPlan::units()
@@ -82,10 +101,14 @@ class CapacityPlan {
   bool PhysicallyFitsNow(const Request& req) const;
 
   // The earliest start >= not_before at which `req` fits for `duration` on usable units, and
-  // where. Bookings of others bind unless `ignore_bookings`. `now_only` stops after checking
-  // not_before (cheaper). Returns start == kNever when it does not fit.
+  // where. `holds` says which bookings bind (by default those of users other than `user`).
+  // `now_only` stops after checking not_before (cheaper). Returns start == kNever when it does
+  // not fit.
   Placement Earliest(const Request& req, Duration duration, int user, Time not_before, bool now_only,
-                     bool ignore_bookings = false) const;
+                     Holds holds = Holds::kOthers) const;
+  // Whether any booking holds capacity from now on (UserId() is -1 for everyone otherwise, and
+  // every view of the capacity is the same).
+  bool HasBookings() const { return !booking_users_.empty(); }
 
   // Commits the request on the placement over [start, end); a start <= now also counts as used now.
   void Commit(const Placement& p, const Request& req, Time start, Time end);
@@ -103,22 +126,35 @@ class CapacityPlan {
  private:
   MiB Amount(const Unit& u, const Request& req) const;
   // The unit's profile with the bookings that bind `user` added (or the profile itself when none
-  // does); `scratch` holds the combined copy.
-  const Profile& Effective(const Unit& u, int user, bool ignore_bookings, Profile& scratch) const;
+  // does); `scratch` holds the combined copy. Inline: most units hold no booking, and most
+  // requests are asked of many units.
+  const Profile& Effective(const Unit& u, int user, Holds holds, Profile& scratch) const {
+    if (u.bookings.empty() || holds != Holds::kOthers) return u.profile;
+    return WithHolds(u, user, scratch);
+  }
+  const Profile& WithHolds(const Unit& u, int user, Profile& scratch) const;
   // Highest total amount committed on `u` at any instant of [s, e).
-  MiB Peak(const Unit& u, Time s, Time e, int user, bool ignore_bookings) const;
+  MiB Peak(const Unit& u, Time s, Time e, int user, Holds holds) const;
+  // How much a job placed on `u` over [s, e) is wanted there, lower first: 0 on its owner's own
+  // booking, 2 (kBorrow only) on someone else's, 1 otherwise. Only breaks ties between units free
+  // at the same time, and is 1 everywhere for a job without bookings that does not borrow, whose
+  // placement is thus exactly what it was before bookings could be borrowed.
+  int BookingRank(const Unit& u, int user, Holds holds, Time s, Time e) const;
   // `share`: the request is a memory share (even of a whole card's memory), which must also fit
   // in what the device reports free now; whole cards and slices are not held to that.
   Time EarliestOnUnit(const Unit& u, MiB amount, bool share, Duration d, int user, Time t0, bool now_only,
-                      bool ignore_bookings) const;
+                      Holds holds) const;
   Placement EarliestSingle(const Request& req, Duration d, int user, Time t0, bool now_only,
-                           bool ignore_bookings) const;
+                           Holds holds) const;
   Placement EarliestMulti(const Request& req, Duration d, int user, Time t0, bool now_only,
-                          bool ignore_bookings) const;
-  std::vector<int> PickWithinNode(std::vector<int> candidates, int n) const;
-  // Chooses `n` whole cards among `usable` (all free over the job's span from t), given how many
-  // there are per dense node. Returns start == kNever if they do not suffice.
-  Placement PickAt(Time t, const std::vector<int>& usable, const std::vector<int>& per_node, int n) const;
+                          Holds holds) const;
+  // `rank`: BookingRank of each candidate (same order), chosen lowest first, then by NVLink.
+  std::vector<int> PickWithinNode(std::vector<int> candidates, std::vector<int> rank, int n) const;
+  // Chooses `n` whole cards among `usable` (all free over the job's span [t, t + d)), given how
+  // many there are per dense node, preferring low BookingRank for `user` and `holds`. Returns
+  // start == kNever if they do not suffice.
+  Placement PickAt(Time t, Duration d, int user, Holds holds, const std::vector<int>& usable,
+                   const std::vector<int>& per_node, int n) const;
   void RefreshNowSummary();
   void Reindex(int ui);
   void BuildTails() const;

@@ -500,7 +500,7 @@ TEST(CapacityTest, BookingsBindOthersButNotTheirOwner) {
   EXPECT_EQ(plan.Earliest(Whole(1), 50, alice, kNow, true).start, kNow);
   EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, true).start, kNever);
   EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, false).start, kNow + 1000);
-  EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, true, /*ignore_bookings=*/true).start, kNow);
+  EXPECT_EQ(plan.Earliest(Whole(1), 200, alice, kNow, true, Holds::kNone).start, kNow);
   // bob uses his own booking freely.
   EXPECT_EQ(plan.Earliest(Whole(1), 2000, bob, kNow, true).start, kNow);
   // Shares and multi-card requests of others are bound too.
@@ -535,6 +535,136 @@ TEST(CapacityTest, PastBookingsAreIgnored) {
   CapacityPlan plan(s, p, kNow);
   EXPECT_EQ(plan.UserId("bob"), -1);
   EXPECT_EQ(plan.Earliest(Whole(1), 600, -1, kNow, true).start, kNow);
+}
+
+// ---- Bookings: borrowing (Holds::kBorrow) and preferences -------------------------------------
+
+Booking BookFor(std::string user, std::vector<int> cards, Time start, Time end, MiB memory = 0,
+                int mig = -1) {
+  Booking b;
+  b.user = std::move(user);
+  b.alloc.gpus = std::move(cards);
+  b.alloc.memory = memory;
+  b.alloc.mig = mig;
+  b.start = start;
+  b.end = end;
+  return b;
+}
+
+// A borrower sees no booking at all, but still every running job and reservation.
+TEST(CapacityBookingBackfillTest, BorrowIgnoresBookingsButNotJobsOrReservations) {
+  ClusterState s = Nodes(1, 3);
+  s.bookings.push_back(BookFor("bob", {0}, kNow, kNow + 1000));       // under way
+  s.bookings.push_back(BookFor("bob", {1}, kNow + 100, kNow + 900));  // begins later
+  s.running.push_back(Busy(1, {2}, kNow - 10, 5000));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  const int alice = plan.UserId("alice");
+  EXPECT_TRUE(plan.HasBookings());
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, alice, kNow, true).start, kNever);
+  Placement borrowed = plan.Earliest(Whole(1), 3600, alice, kNow, true, Holds::kBorrow);
+  EXPECT_EQ(borrowed.start, kNow);
+  EXPECT_NE(borrowed.units, (std::vector<int>{2}));  // not on the running job
+  EXPECT_EQ(plan.Earliest(Whole(2), 3600, alice, kNow, true, Holds::kBorrow).units, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.Earliest(Whole(3), 60, alice, kNow, true, Holds::kBorrow).start, kNever);
+  // A reservation on card 0 binds borrowers like everyone.
+  Placement res;
+  res.start = kNow + 200;
+  res.units = {0};
+  plan.Commit(res, Whole(1), kNow + 200, kNow + 800);
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, alice, kNow, true, Holds::kBorrow).units, (std::vector<int>{1}));
+  EXPECT_EQ(plan.Earliest(Whole(2), 3600, alice, kNow, true, Holds::kBorrow).start, kNever);
+  // Reservations respect the bookings unless asked otherwise: card 1 after bob's second booking.
+  EXPECT_EQ(plan.Earliest(Whole(1), 3600, alice, kNow, false).start, kNow + 900);
+}
+
+// Among cards free at the same time, the owner takes his booked ones first, a borrower those
+// nobody booked first; a job that neither owns nor borrows takes what it took without bookings.
+TEST(CapacityBookingBackfillTest, OwnerPrefersBookedCardsBorrowerUnbookedOnes) {
+  ClusterState s = Nodes(1, 3);
+  s.bookings.push_back(BookFor("bob", {1}, kNow + 1800, kNow + 7200));  // within an hour's span
+  s.bookings.push_back(BookFor("carol", {0}, kNow - 100, kNow + 7200));
+  Policy p;
+  CapacityPlan plan(s, p, kNow);
+  const int bob = plan.UserId("bob"), carol = plan.UserId("carol"), alice = plan.UserId("alice");
+  EXPECT_EQ(plan.Earliest(Whole(1), kHour, bob, kNow, true).units, (std::vector<int>{1}));
+  EXPECT_EQ(plan.Earliest(Whole(1), kHour, carol, kNow, true).units, (std::vector<int>{0}));
+  EXPECT_EQ(plan.Earliest(Whole(1), kHour, alice, kNow, true, Holds::kBorrow).units, (std::vector<int>{2}));
+  EXPECT_EQ(plan.Earliest(Whole(1), kHour, alice, kNow, true).units, (std::vector<int>{2}));  // the only one
+  // bob's booking does not overlap a 10-minute job: no preference, the first card he may use.
+  EXPECT_EQ(plan.Earliest(Whole(1), 600, bob, kNow, true).units, (std::vector<int>{1}));
+  EXPECT_EQ(plan.Earliest(Whole(1), 600, alice, kNow, true, Holds::kBorrow).units, (std::vector<int>{1}));
+  // bob borrowing carol's card still goes to his own first, then to the unbooked one.
+  EXPECT_EQ(plan.Earliest(Whole(2), kHour, bob, kNow, true, Holds::kBorrow).units, (std::vector<int>{1, 2}));
+}
+
+// Several cards: the owner's booked cards come before NVLink pairs and best fit, and the node
+// with his booked cards before the others; a borrower keeps off booked cards while it can.
+TEST(CapacityBookingBackfillTest, MultiCardPreferences) {
+  {
+    ClusterState s = EightWithPairs();
+    s.bookings.push_back(BookFor("bob", {3, 4}, kNow, kNow + 7200));  // two cards, not a pair
+    Policy p;
+    CapacityPlan plan(s, p, kNow);
+    EXPECT_EQ(plan.Earliest(Whole(2), kHour, plan.UserId("bob"), kNow, true).units, (std::vector<int>{3, 4}));
+    EXPECT_EQ(plan.Earliest(Whole(3), kHour, plan.UserId("bob"), kNow, true).units,
+              (std::vector<int>{2, 3, 4}));
+    EXPECT_EQ(plan.Earliest(Whole(2), kHour, -1, kNow, true, Holds::kBorrow).units, (std::vector<int>{0, 1}));
+  }
+  {
+    ClusterState s = EightWithPairs();
+    s.bookings.push_back(BookFor("bob", {0, 1, 2, 3, 4, 5}, kNow, kNow + 7200));
+    Policy p;
+    CapacityPlan plan(s, p, kNow);
+    EXPECT_EQ(plan.Earliest(Whole(2), kHour, -1, kNow, true, Holds::kBorrow).units, (std::vector<int>{6, 7}));
+    std::vector<int> three = plan.Earliest(Whole(3), kHour, -1, kNow, true, Holds::kBorrow).units;
+    ASSERT_EQ(three.size(), 3u);
+    EXPECT_EQ(std::count_if(three.begin(), three.end(), [](int u) { return u >= 6; }), 2);
+  }
+  {
+    ClusterState s = Nodes(2, 4);  // units 0-3 on node 0, 4-7 on node 1
+    s.bookings.push_back(BookFor("bob", {5, 6}, kNow, kNow + 7200));
+    Policy p;
+    CapacityPlan plan(s, p, kNow);
+    const int bob = plan.UserId("bob");
+    EXPECT_EQ(plan.Earliest(Whole(2), kHour, bob, kNow, true).units, (std::vector<int>{5, 6}));
+    EXPECT_EQ(plan.Earliest(Whole(2), kHour, -1, kNow, true, Holds::kBorrow).units, (std::vector<int>{0, 1}));
+    std::vector<int> borrower = plan.Earliest(Whole(4), kHour, -1, kNow, true, Holds::kBorrow).units;
+    EXPECT_EQ(borrower, (std::vector<int>{0, 1, 2, 3}));
+    // Larger than a node: the node with the owner's cards first, and those cards.
+    std::vector<int> wide = plan.Earliest(Whole(5), kHour, bob, kNow, true).units;
+    EXPECT_EQ(Sorted(wide), (std::vector<int>{0, 4, 5, 6, 7}));
+    s.bookings.clear();
+    CapacityPlan plain(s, p, kNow);
+    EXPECT_EQ(plain.Earliest(Whole(5), kHour, -1, kNow, true).units, (std::vector<int>{0, 1, 2, 3, 4}));
+  }
+}
+
+// Shares and slices follow the same preferences.
+TEST(CapacityBookingBackfillTest, SharesAndSlicesPreferences) {
+  {
+    ClusterState s = Nodes(1, 2, k40G);
+    s.bookings.push_back(BookFor("bob", {1}, kNow, kNow + 7200, /*memory=*/20480));
+    Policy p;
+    CapacityPlan plan(s, p, kNow);
+    EXPECT_EQ(plan.Earliest(Share(10240), kHour, plan.UserId("bob"), kNow, true).units,
+              (std::vector<int>{1}));
+    EXPECT_EQ(plan.Earliest(Share(10240), kHour, -1, kNow, true, Holds::kBorrow).units,
+              (std::vector<int>{0}));
+    // A share that neither owns nor borrows: best fit, the booked card's free 20G (as before).
+    EXPECT_EQ(plan.Earliest(Share(20480), kHour, -1, kNow, true).units, (std::vector<int>{1}));
+  }
+  {
+    ClusterState s = MigCluster();
+    s.bookings.push_back(BookFor("bob", {2}, kNow, kNow + 7200, 0, /*mig=*/3));  // unit 11
+    Policy p;
+    CapacityPlan plan(s, p, kNow);
+    EXPECT_EQ(plan.Earliest(Mig("1g.10gb"), kHour, plan.UserId("bob"), kNow, true).units,
+              (std::vector<int>{11}));
+    Placement borrowed = plan.Earliest(Mig("1g.10gb"), kHour, -1, kNow, true, Holds::kBorrow);
+    ASSERT_EQ(borrowed.units.size(), 1u);
+    EXPECT_NE(borrowed.units[0], 11);
+  }
 }
 
 // ---- Possible / PhysicallyFitsNow ------------------------------------------------------------

@@ -87,7 +87,9 @@ struct Usage {
   Time week_start = 0;
 };
 
-// Capacity held for one user over [start, end): other users' jobs must not use it then.
+// Capacity held for one user over [start, end): other users' jobs must not use it then, except
+// preemptible ones (rota, preemption on), which may borrow it while nothing else holds it and are
+// preempted when the owner's work needs it (docs/design.md, "How a decision is made", step 4).
 struct Booking {
   std::int64_t id = 0;
   std::string user;

@@ -7,6 +7,11 @@
 // earliest time it fits (every blocked job up to Policy::plan_depth for fifo and rota, only the
 // first for backfill: EASY), possibly after preempting lower tiers (rota). Jobs past the depth
 // are still started when they fit now, and get an estimated start.
+//
+// Bookings (rota with preemption): a job that would start preemptible may start on capacity
+// someone else booked (Holds::kBorrow) when nothing else holds it; its reservation, a promise,
+// still respects every booking of others. When the booking's owner has a job that the borrowers
+// block, it preempts them whatever its tier (a booking claim, see Preempt).
 #include "core/scheduler.h"
 
 #include <algorithm>
@@ -34,6 +39,68 @@ struct Entry {
   Time submit;
   JobId id;
   int index;  // into state.pending, factors_ and gpus_
+};
+
+// Requests that could not start now in this pass, for one view of the bookings. Within a pass
+// commitments only grow (until a preemption, which forgets them), so a request at least as large
+// for at least as long cannot start now either: a long queue of similar jobs is rejected without
+// a search.
+class FailedShapes {
+ public:
+  bool Known(const Request& r, Duration d) const {
+    switch (r.kind) {
+      case RequestKind::kWholeGpus: {
+        if (whole_.empty()) return false;
+        // Requests larger than any seen use the last entry: the minimum over all smaller ones.
+        size_t n = std::min<size_t>(static_cast<size_t>(std::max(r.gpus, 0)), whole_.size() - 1);
+        return whole_[n] <= d;
+      }
+      case RequestKind::kMemShare:
+        for (const auto& [mem, fd] : shares_) {
+          if (r.memory >= mem && d >= fd) return true;
+        }
+        return false;
+      case RequestKind::kMig: {
+        auto it = mig_.find(r.mig_profile);
+        return it != mig_.end() && d >= it->second;
+      }
+    }
+    return false;
+  }
+
+  void Remember(const Request& r, Duration d) {
+    switch (r.kind) {
+      case RequestKind::kWholeGpus: {
+        // whole_[n]: the shortest duration known to fail for some request of <= n cards.
+        size_t n = static_cast<size_t>(std::max(r.gpus, 0));
+        if (whole_.size() <= n) {
+          // New entries carry the prefix minimum of the smaller requests.
+          whole_.resize(n + 1, whole_.empty() ? kNever : whole_.back());
+        }
+        for (size_t k = n; k < whole_.size(); ++k) whole_[k] = std::min(whole_[k], d);
+        break;
+      }
+      case RequestKind::kMemShare:
+        if (shares_.size() < 64) shares_.emplace_back(r.memory, d);
+        break;
+      case RequestKind::kMig: {
+        auto [it, inserted] = mig_.try_emplace(r.mig_profile, d);
+        if (!inserted) it->second = std::min(it->second, d);
+        break;
+      }
+    }
+  }
+
+  void Clear() {
+    whole_.clear();
+    shares_.clear();
+    mig_.clear();
+  }
+
+ private:
+  std::vector<Duration> whole_;  // by card count (see Remember)
+  std::vector<std::pair<MiB, Duration>> shares_;
+  std::unordered_map<std::string, Duration> mig_;
 };
 
 void HandleRunning(const ClusterState& state, const Policy& policy, Time now, Decisions& out) {
@@ -93,6 +160,13 @@ class Pass {
       auto it = stopping.find(state.running[ri].job.id);
       if (it != stopping.end()) limit_stop_[ri] = it->second;
     }
+    // Units of the bookings still ahead or under way, for booking claims (Preempt).
+    for (const Booking& b : state.bookings) {
+      if (b.end <= now) continue;
+      std::vector<int> units;
+      plan_.ForAllocation(b.alloc, [&units](int ui, MiB, bool) { units.push_back(ui); });
+      if (!units.empty()) live_bookings_.push_back({&b, std::move(units)});
+    }
   }
 
   void Run() {
@@ -144,34 +218,52 @@ class Pass {
       }
       const int uid = plan_.UserId(job.user);
       const bool physically = plan_.PhysicallyFitsNow(job.request);
-      if (!(fifo && blocked_seen) && physically && !(uid < 0 && KnownToFailNow(job.request, d))) {
-        Placement p = plan_.Earliest(job.request, d, uid, now_, /*now_only=*/true);
-        if (p.start != now_ && uid < 0) RememberFailedNow(job.request, d);
+      // Whether it would start preemptible; then it may start on capacity booked by others (it is
+      // preempted when the owner needs it), but only where preemption can take it back. Only
+      // needed for a job that may fit now: most of a long queue is rejected before.
+      const bool preemptible = physically && policy_.algorithm == Algorithm::kRota &&
+                               (as_explore || policy_.IsPreemptible(job.tier));
+      const bool borrow = preemptible && policy_.preemption;
+      if (!(fifo && blocked_seen) && physically) {
+        // The failed shapes of the job's view of the bookings: every booking binds (a user
+        // without bookings), or none does (a borrower). Without bookings both views are one.
+        // Users with bookings of their own see a view of their own, and are not cached.
+        FailedShapes* failed = borrow && plan_.HasBookings() ? &failed_[1] : uid < 0 ? &failed_[0] : nullptr;
+        Placement p;
+        if (!(failed && failed->Known(job.request, d))) {
+          p = plan_.Earliest(job.request, d, uid, now_, /*now_only=*/true,
+                             borrow ? Holds::kBorrow : Holds::kOthers);
+          if (p.start != now_ && failed) {
+            failed->Remember(job.request, d);
+            // What fails with no booking binding fails with all of them binding too.
+            if (failed == &failed_[1]) failed_[0].Remember(job.request, d);
+          }
+        }
         if (p.start == now_) {
           plan_.Commit(p, job.request, now_, now_ + d);
           quota_.Take(job, need, verdict == QuotaVerdict::kFromPool);
-          bool preemptible = policy_.algorithm == Algorithm::kRota &&
-                             (as_explore || policy_.IsPreemptible(job.tier));
           out_.starts.push_back(
               {job.id, plan_.ToAllocation(p, job.request), preemptible, verdict == QuotaVerdict::kFromPool});
           continue;
         }
       }
-      // Blocked: say why.
+      // Blocked: say why. A borrower ignored the bookings already: they are not what stops it.
       if (fifo && blocked_seen) {
         info.reason = WaitReason::kPriority;
       } else if (physically) {
-        bool booking = !state_.bookings.empty() &&
-                       plan_.Earliest(job.request, d, uid, now_, true, /*ignore_bookings=*/true).start == now_;
+        bool booking = !borrow && !state_.bookings.empty() &&
+                       plan_.Earliest(job.request, d, uid, now_, true, Holds::kNone).start == now_;
         info.reason = booking ? WaitReason::kBooking : WaitReason::kPriority;
       } else {
         info.reason = blocked_seen ? WaitReason::kPriority : WaitReason::kResources;
       }
       if (info.reason == WaitReason::kPriority && factors.time_of_day < 1) info.reason = WaitReason::kPeakHours;
-      if (policy_.algorithm == Algorithm::kRota && policy_.preemption && !as_explore) {
-        if (Preempt(job, d, uid)) {
+      // A job over quota preempts nobody by tier (it runs as explore), but still claims its
+      // owner's bookings.
+      if (policy_.algorithm == Algorithm::kRota && policy_.preemption && (!as_explore || uid >= 0)) {
+        if (Preempt(job, d, uid, /*claims_only=*/as_explore)) {
           info.reason = WaitReason::kResources;
-          ForgetFailedNow();  // victims leave earlier: what failed may fit now
+          for (FailedShapes& f : failed_) f.Clear();  // victims leave earlier: what failed may fit now
         }
       }
       if (reserved < depth) {
@@ -235,60 +327,6 @@ class Pass {
     return order;
   }
 
-  // Requests that could not start now in this pass. Within a pass commitments only grow (until a
-  // preemption, which clears the list), so a request at least as large for at least as long
-  // cannot start now either: a long queue of similar jobs is rejected without a search. Only for
-  // users without bookings, whose view of the capacity is everyone's.
-  bool KnownToFailNow(const Request& r, Duration d) const {
-    switch (r.kind) {
-      case RequestKind::kWholeGpus: {
-        if (failed_whole_.empty()) return false;
-        // Requests larger than any seen use the last entry: the minimum over all smaller ones.
-        size_t n = std::min<size_t>(static_cast<size_t>(std::max(r.gpus, 0)), failed_whole_.size() - 1);
-        return failed_whole_[n] <= d;
-      }
-      case RequestKind::kMemShare:
-        for (const auto& [mem, fd] : failed_shares_) {
-          if (r.memory >= mem && d >= fd) return true;
-        }
-        return false;
-      case RequestKind::kMig: {
-        auto it = failed_mig_.find(r.mig_profile);
-        return it != failed_mig_.end() && d >= it->second;
-      }
-    }
-    return false;
-  }
-
-  void RememberFailedNow(const Request& r, Duration d) {
-    switch (r.kind) {
-      case RequestKind::kWholeGpus: {
-        // failed_whole_[n]: the shortest duration known to fail for some request of <= n cards.
-        size_t n = static_cast<size_t>(std::max(r.gpus, 0));
-        if (failed_whole_.size() <= n) {
-          // New entries carry the prefix minimum of the smaller requests.
-          failed_whole_.resize(n + 1, failed_whole_.empty() ? kNever : failed_whole_.back());
-        }
-        for (size_t k = n; k < failed_whole_.size(); ++k) failed_whole_[k] = std::min(failed_whole_[k], d);
-        break;
-      }
-      case RequestKind::kMemShare:
-        if (failed_shares_.size() < 64) failed_shares_.emplace_back(r.memory, d);
-        break;
-      case RequestKind::kMig: {
-        auto [it, inserted] = failed_mig_.try_emplace(r.mig_profile, d);
-        if (!inserted) it->second = std::min(it->second, d);
-        break;
-      }
-    }
-  }
-
-  void ForgetFailedNow() {
-    failed_whole_.clear();
-    failed_shares_.clear();
-    failed_mig_.clear();
-  }
-
   bool DependenciesMet(const Job& job) const {
     for (JobId dep : job.after) {
       if (dep != job.id && active_.count(dep)) return false;
@@ -296,12 +334,33 @@ class Pass {
     return true;
   }
 
-  // Preempts lower-tier preemptible jobs so that `job` can start within their grace, choosing the
+  // Whether running job `ri` holds a unit of a booking of `job`'s owner that overlaps the span
+  // [now, now + d) the job asks for: a job the owner may preempt whatever the tiers (a booking
+  // claim), since it borrowed the owner's capacity. The owner's own jobs are never claimed.
+  bool Claims(const Job& job, Duration d, int ri) const {
+    const RunningJob& r = state_.running[ri];
+    if (r.job.user == job.user) return false;
+    for (const LiveBooking& lb : live_bookings_) {
+      const Booking& b = *lb.booking;
+      if (b.user != job.user || b.start >= now_ + d) continue;
+      bool shared = false;
+      plan_.ForAllocation(r.alloc, [&](int ui, MiB, bool) {
+        shared = shared || std::find(lb.units.begin(), lb.units.end(), ui) != lb.units.end();
+      });
+      if (shared) return true;
+    }
+    return false;
+  }
+
+  // Preempts lower-tier preemptible jobs, and preemptible jobs of others on the owner's bookings
+  // (claims; only those when `claims_only`), so that `job` can start within their grace. Claims
+  // are tried first: the owner takes back what was borrowed before anyone else loses work. Then
   // least work lost (fewest GPU-seconds done, youngest first). Returns whether it preempted.
-  bool Preempt(const Job& job, Duration d, int uid) {
+  bool Preempt(const Job& job, Duration d, int uid, bool claims_only) {
     if (failed_preemptions_ >= kMaxFailedPreemptions || preempt_searches_ >= kMaxPreemptionSearches) return false;
     struct Candidate {
       int running;
+      bool claim;
       double lost;
       Time start;
     };
@@ -311,7 +370,9 @@ class Pass {
       if (preempting_[ri] || r.kill_at != kNever) continue;
       Tier tier = r.preemptible ? Tier::kExplore : r.job.tier;
       bool preemptible = r.preemptible || policy_.IsPreemptible(r.job.tier);
-      if (!preemptible || tier >= job.tier) continue;
+      if (!preemptible) continue;
+      const bool claim = uid >= 0 && Claims(job, d, ri);
+      if (!claim && (claims_only || tier >= job.tier)) continue;
       // Only victims holding the kind of unit the job needs can make room for it.
       bool on_slice = r.alloc.mig >= 0;
       if (on_slice != (job.request.kind == RequestKind::kMig)) continue;
@@ -323,7 +384,7 @@ class Pass {
       // nothing to count on it, so it is tried first.
       const double done = static_cast<double>(std::max<Time>(0, now_ - r.start_time));
       double lost = limit_stop_[ri] != kNever ? 0.0 : AllocationGpus(state_, r.alloc) * done;
-      cands.push_back({ri, lost, r.start_time});
+      cands.push_back({ri, claim, lost, r.start_time});
     }
     if (cands.empty()) return false;
     ++preempt_searches_;
@@ -335,6 +396,7 @@ class Pass {
     }
     if (current <= stopping_until) return false;
     std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.claim != b.claim) return a.claim;
       return a.lost != b.lost ? a.lost < b.lost : a.start > b.start;
     });
     struct Chosen {
@@ -416,13 +478,15 @@ class Pass {
   std::vector<int> preemptible_running_;  // indices into state.running
   std::vector<double> gpus_;                // per pending job: GPU-equivalents requested
   std::vector<PriorityFactors> factors_;    // per pending job
-  // Requests that could not start now in this pass. Within a pass commitments only grow (until a
-  // preemption, which forgets them), so a request at least as large for at least as long cannot
-  // start now either: a long queue of similar jobs is rejected without a search. Only used for
-  // users without bookings, whose view of the capacity is everyone's.
-  std::vector<Duration> failed_whole_;                       // by card count (see Remember)
-  std::vector<std::pair<MiB, Duration>> failed_shares_;
-  std::unordered_map<std::string, Duration> failed_mig_;
+  // Failed shapes per view of the bookings: [0] every booking binds (users without bookings; also
+  // borrowers while there are no bookings), [1] none binds (borrowers while there are some). One
+  // more list, not one per user: a user with bookings of his own is not cached at all.
+  FailedShapes failed_[2];
+  struct LiveBooking {
+    const Booking* booking;
+    std::vector<int> units;  // plan units it holds
+  };
+  std::vector<LiveBooking> live_bookings_;  // bookings with end > now
   std::vector<Time> limit_stop_;  // per running job: kill time of a time-limit signal sent now
   double usable_gpus_ = 0;
   int failed_preemptions_ = 0;

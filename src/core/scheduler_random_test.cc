@@ -3,7 +3,9 @@
 // each scheduled and every decision checked (see reference_scheduler.h for the exact list), and
 // a multi-step test that feeds the decisions back into the state as a daemon would (start,
 // signal, kill, requeue, jobs ending, new arrivals, virtual time advancing to next_wakeup) and
-// checks the invariants and that no job is ever lost or duplicated.
+// checks the invariants and that no job is ever lost or duplicated. Both also check directly
+// (BookingBreaches) that nothing but a preemptible start under rota with preemption lands on
+// capacity someone else booked.
 //
 // ROTA_RANDOM_ITERATIONS scales the work (default 3000 states; the multi-step test runs one
 // scenario per 20). ROTA_RANDOM_SEED=<n> runs only that seed, for replaying a failure;
@@ -54,6 +56,50 @@ std::string Report(std::uint64_t seed, const ClusterState& state, const Policy& 
   return "seed " + std::to_string(seed) + where + " (replay: ROTA_RANDOM_SEED=" + std::to_string(seed) +
          ")\n" + "violations:\n" + Join(violations) + "state:\n" + DescribeCase(state, policy, now) +
          "decisions:\n" + DescribeDecisions(d, now);
+}
+
+// ---- Bookings, checked directly (the reference checks them too, by capacity arithmetic) ----
+
+// Whether two allocations hold a common unit: a card both name (neither a slice), or one slice.
+bool SameUnit(const Allocation& a, const Allocation& b) {
+  if (a.mig != b.mig) return false;
+  for (int g : a.gpus)
+    if (std::find(b.gpus.begin(), b.gpus.end(), g) != b.gpus.end()) return true;
+  return false;
+}
+
+// The bookings of users other than `user` that hold a unit of `alloc` at some instant of
+// [now, now + d).
+std::vector<const Booking*> BookedByOthers(const ClusterState& s, const std::string& user,
+                                           const Allocation& alloc, Time now, Duration d) {
+  std::vector<const Booking*> out;
+  for (const Booking& b : s.bookings) {
+    if (b.user != user && b.end > now && b.start < now + std::max<Duration>(1, d) && SameUnit(b.alloc, alloc))
+      out.push_back(&b);
+  }
+  return out;
+}
+
+// Only a job that starts preemptible, under rota with preemption on, may start on capacity
+// someone else booked (it borrows it, and is preempted when the owner needs it); nothing else
+// may, not even partly. A share next to another user's booked share on one card is the one case
+// left to the reference's arithmetic (the card may have room for both).
+std::vector<std::string> BookingBreaches(const ClusterState& s, const Policy& p, Time now,
+                                         const Decisions& d) {
+  std::vector<std::string> out;
+  const bool may_borrow = p.algorithm == Algorithm::kRota && p.preemption;
+  for (const Start& st : d.starts) {
+    auto it = std::find_if(s.pending.begin(), s.pending.end(), [&](const Job& j) { return j.id == st.job; });
+    if (it == s.pending.end()) continue;
+    if (may_borrow && st.preemptible) continue;
+    for (const Booking* b : BookedByOthers(s, it->user, st.alloc, now, it->time_limit)) {
+      if (st.alloc.memory > 0 && b->alloc.memory > 0) continue;
+      out.push_back("job " + std::to_string(st.job) + " of " + it->user + " starts " +
+                    (st.preemptible ? "preemptible without preemption" : "not preemptible") + " on booking " +
+                    std::to_string(b->id) + " of " + b->user);
+    }
+  }
+  return out;
 }
 
 // ---- Regressions: bugs the random test found, pinned as small hand-made states ----
@@ -181,9 +227,11 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
     const Decisions d = Schedule(c.state, c.policy, c.now);
     const CheckResult r = CheckDecisions(c.state, c.policy, c.now, d);
     inconclusive += r.inconclusive;
-    if (!r.ok()) {
+    std::vector<std::string> violations = r.violations;
+    for (const std::string& v : BookingBreaches(c.state, c.policy, c.now, d)) violations.push_back(v);
+    if (!violations.empty()) {
       ++failures;
-      ADD_FAILURE() << Report(seed, c.state, c.policy, c.now, d, r.violations, "");
+      ADD_FAILURE() << Report(seed, c.state, c.policy, c.now, d, violations, "");
     }
     // A pure function: the same inputs give the same decisions.
     const Decisions again = Schedule(c.state, c.policy, c.now);
@@ -191,8 +239,25 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
         << "seed " << seed << ": not deterministic";
     coverage[std::string("algorithm ") + AlgorithmName(c.policy.algorithm)] += 1;
     if (!d.starts.empty()) ++coverage["starts"];
-    for (const Signal& s : d.signals)
+    for (const Signal& s : d.signals) {
       ++coverage[s.cause == StopCause::kPreempted ? "preemptions" : "time-limit signals"];
+      // A booking claim: the victim borrowed a booking of the preemptor's owner.
+      auto victim = std::find_if(c.state.running.begin(), c.state.running.end(),
+                                 [&](const RunningJob& run) { return run.job.id == s.job; });
+      auto by = std::find_if(c.state.pending.begin(), c.state.pending.end(),
+                             [&](const Job& j) { return j.id == s.preempted_by; });
+      if (s.cause != StopCause::kPreempted || victim == c.state.running.end() || by == c.state.pending.end())
+        continue;
+      for (const Booking* b :
+           BookedByOthers(c.state, victim->job.user, victim->alloc, c.now, by->time_limit)) {
+        if (b->user == by->user) {
+          ++coverage["booking claims"];
+          const Tier victim_tier = victim->preemptible ? Tier::kExplore : victim->job.tier;
+          if (victim_tier >= by->tier) ++coverage["booking claims of no lower tier"];
+          break;
+        }
+      }
+    }
     if (!d.kills.empty()) ++coverage["kills"];
     for (const PendingInfo& p : d.pending) {
       ++coverage[std::string("reason ") + WaitReasonName(p.reason)];
@@ -200,6 +265,11 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
         ++coverage["reservations"];
     }
     for (const Start& s : d.starts) {
+      auto job = std::find_if(c.state.pending.begin(), c.state.pending.end(),
+                              [&](const Job& j) { return j.id == s.job; });
+      if (job != c.state.pending.end() &&
+          !BookedByOthers(c.state, job->user, s.alloc, c.now, job->time_limit).empty())
+        ++coverage[s.preemptible ? "starts on booked capacity (borrowed)" : "starts beside a booked share"];
       if (s.alloc.mig >= 0)
         ++coverage["MIG starts"];
       else if (s.alloc.memory > 0)
@@ -217,7 +287,8 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
     for (const char* what :
          {"starts", "preemptions", "time-limit signals", "kills", "reason Resources", "reason Priority",
           "reason Booking", "reason PeakHours", "reason Dependency", "reason Impossible",
-          "reason QuotaExhausted", "reservations", "MIG starts", "share starts", "multi-GPU starts"}) {
+          "reason QuotaExhausted", "reservations", "MIG starts", "share starts", "multi-GPU starts",
+          "starts on booked capacity (borrowed)", "booking claims"}) {
       EXPECT_GT(coverage[what], n / 200) << "the random states rarely exercise: " << what;
     }
   }
@@ -391,6 +462,8 @@ TEST(SchedulerRandomTest, MultiStepKeepsInvariantsAndLosesNoJob) {
       std::vector<std::string> violations = bad_state;
       const CheckResult r = CheckDecisions(c.state, c.policy, c.now, d);
       violations.insert(violations.end(), r.violations.begin(), r.violations.end());
+      const std::vector<std::string> breaches = BookingBreaches(c.state, c.policy, c.now, d);
+      violations.insert(violations.end(), breaches.begin(), breaches.end());
       if (!violations.empty()) {
         ++failures;
         ADD_FAILURE() << Report(seed, c.state, c.policy, c.now, d, violations,

@@ -750,6 +750,289 @@ TEST(SchedulerPreemptionTest, NoPreemptionWhenCapacityComesSoonerAnyway) {
   EXPECT_EQ(Info(d, 1).expected_start, kNow + 60);
 }
 
+// ---- Bookings: explore jobs backfill unused bookings ----------------------------------------
+
+Booking Book(std::int64_t id, std::string user, std::vector<int> cards, Time start, Time end) {
+  Booking b;
+  b.id = id;
+  b.user = std::move(user);
+  b.alloc.gpus = std::move(cards);
+  b.start = start;
+  b.end = end;
+  return b;
+}
+
+// Applies decisions as the daemon does: kills (requeued preemptions back to pending), signals,
+// starts at `now`.
+void Apply(ClusterState& s, const Decisions& d, Time now) {
+  for (const Kill& k : d.kills) {
+    auto it = std::find_if(s.running.begin(), s.running.end(),
+                           [&](const RunningJob& r) { return r.job.id == k.job; });
+    if (it == s.running.end()) continue;
+    if (it->preempted && it->job.requeue) s.pending.push_back(it->job);
+    s.running.erase(it);
+  }
+  for (const Signal& sg : d.signals) {
+    for (RunningJob& r : s.running) {
+      if (r.job.id != sg.job) continue;
+      r.signalled = true;
+      r.kill_at = sg.kill_at;
+      r.preempted = sg.cause == StopCause::kPreempted;
+    }
+  }
+  for (const Start& st : d.starts) {
+    auto it = std::find_if(s.pending.begin(), s.pending.end(), [&](const Job& j) { return j.id == st.job; });
+    if (it == s.pending.end()) continue;
+    RunningJob r;
+    r.job = *it;
+    r.alloc = st.alloc;
+    r.start_time = now;
+    r.preemptible = st.preemptible;
+    s.pending.erase(it);
+    s.running.push_back(std::move(r));
+  }
+}
+
+// Card 0 is booked by bob and under way; card 1 is busy for 10 h. alice's explore job borrows the
+// unused booking; carol's regular job may not, waits for the booking and keeps her reservation.
+TEST(SchedulerBookingBackfillTest, ExploreStartsOnAnUnusedBookingButARegularJobDoesNot) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow - 600, kNow + 4 * kHour));
+  s.running.push_back(Running(100, {1}, kNow - 100, 10 * kHour));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 200, Tier::kRegular, "carol"));
+  s.pending.push_back(MakeJob(2, 1, 2 * kHour, kNow - 100, Tier::kExplore, "alice"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_TRUE(IsStarted(d, 2));
+  EXPECT_EQ(Started(d, 2).alloc.gpus, (std::vector<int>{0}));
+  EXPECT_TRUE(Started(d, 2).preemptible);
+  ASSERT_TRUE(IsPending(d, 1));
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kBooking);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 4 * kHour);  // the borrower ends before that
+  EXPECT_TRUE(d.signals.empty());
+}
+
+// A borrower may run into a booking that begins later (it leaves if the owner needs it); a
+// regular job of the same length may not.
+TEST(SchedulerBookingBackfillTest, ExploreMayRunIntoABookingThatBeginsLater) {
+  ClusterState s = Cards(1);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow + kHour, kNow + 5 * kHour));
+  s.pending.push_back(MakeJob(1, 1, 3 * kHour, kNow - 100, Tier::kExplore, "alice"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  ASSERT_TRUE(IsStarted(d, 1));
+  EXPECT_TRUE(Started(d, 1).preemptible);
+  s.pending[0].tier = Tier::kRegular;
+  d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kBooking);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 5 * kHour);
+}
+
+// Only a job that would start preemptible, under rota with preemption on, borrows: regular and
+// thesis jobs, explore jobs under fifo or backfill (they start non-preemptible) and explore jobs
+// when preemption is off (nothing could take the capacity back) all wait for the booking.
+TEST(SchedulerBookingBackfillTest, NonPreemptibleJobsNeverStartOnSomeoneElsesBooking) {
+  struct Case {
+    Algorithm algorithm;
+    bool preemption;
+    Tier tier;
+    bool over_quota;
+    bool borrows;
+  };
+  for (const Case& c : {Case{Algorithm::kRota, true, Tier::kExplore, false, true},
+                        Case{Algorithm::kRota, true, Tier::kRegular, true, true},  // over quota: explore
+                        Case{Algorithm::kRota, true, Tier::kRegular, false, false},
+                        Case{Algorithm::kRota, true, Tier::kThesis, false, false},
+                        Case{Algorithm::kRota, false, Tier::kExplore, false, false},
+                        Case{Algorithm::kBackfill, true, Tier::kExplore, false, false},
+                        Case{Algorithm::kFifo, true, Tier::kExplore, false, false}}) {
+    ClusterState s = Cards(1);
+    s.bookings.push_back(Book(7, "bob", {0}, kNow - 600, kNow + 4 * kHour));
+    s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, c.tier, "alice"));
+    Policy p = Quiet(c.algorithm);
+    p.preemption = c.preemption;
+    if (c.over_quota) p.quota.user_hours = {{"alice", 0.5}};
+    Decisions d = Schedule(s, p, kNow);
+    const std::string what = std::string(AlgorithmName(c.algorithm)) + " preemption " +
+                             std::to_string(c.preemption) + " " + TierName(c.tier) +
+                             (c.over_quota ? " over quota" : "");
+    EXPECT_EQ(IsStarted(d, 1), c.borrows) << what;
+    if (c.borrows) {
+      EXPECT_TRUE(Started(d, 1).preemptible) << what;
+    } else {
+      EXPECT_EQ(Info(d, 1).reason, WaitReason::kBooking) << what;
+      EXPECT_EQ(Info(d, 1).expected_start, kNow + 4 * kHour) << what;
+    }
+  }
+}
+
+// The whole story in passes at increasing times: alice's explore job borrows bob's unused
+// booking; bob's job arrives and preempts it with its own signal and grace (requeue as asked);
+// it is killed at its kill time, requeued, and bob's job starts on his booked card.
+TEST(SchedulerBookingBackfillTest, OwnersJobPreemptsTheBorrowerAndStartsWhenItIsGone) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow, kNow + 4 * kHour));
+  s.running.push_back(Running(100, {1}, kNow - 100, 10 * kHour));  // card 1 busy all along
+  Job borrower = MakeJob(1, 1, 8 * kHour, kNow - 100, Tier::kExplore, "alice");
+  borrower.signal = 15;
+  borrower.grace = 300;
+  borrower.requeue = true;
+  s.pending.push_back(borrower);
+  const Policy p = Quiet();
+
+  Decisions d = Schedule(s, p, kNow);  // the booking begins; nobody uses it
+  ASSERT_TRUE(IsStarted(d, 1));
+  EXPECT_EQ(Started(d, 1).alloc.gpus, (std::vector<int>{0}));
+  Apply(s, d, kNow);
+
+  Time t = kNow + 600;  // still unused: the borrower stays
+  d = Schedule(s, p, t);
+  EXPECT_TRUE(d.signals.empty());
+
+  s.pending.push_back(MakeJob(2, 1, kHour, t, Tier::kRegular, "bob"));  // the owner needs it
+  d = Schedule(s, p, t);
+  ASSERT_EQ(d.signals.size(), 1u);
+  const Signal& sg = d.signals[0];
+  EXPECT_EQ(sg.job, 1);
+  EXPECT_EQ(sg.signal, 15);
+  EXPECT_EQ(sg.kill_at, t + 300);
+  EXPECT_EQ(sg.cause, StopCause::kPreempted);
+  EXPECT_EQ(sg.preempted_by, 2);
+  EXPECT_TRUE(sg.requeue);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kResources);
+  EXPECT_EQ(Info(d, 2).expected_start, t + 300);
+  EXPECT_EQ(d.next_wakeup, t + 300);
+  Apply(s, d, t);
+
+  d = Schedule(s, p, t + 100);  // stopping: nothing new
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 2).expected_start, t + 300);
+
+  t += 300;
+  d = Schedule(s, p, t);  // the kill
+  ASSERT_EQ(d.kills.size(), 1u);
+  EXPECT_EQ(d.kills[0].job, 1);
+  EXPECT_EQ(d.kills[0].cause, StopCause::kPreempted);
+  Apply(s, d, t);
+  ASSERT_TRUE(std::any_of(s.pending.begin(), s.pending.end(), [](const Job& j) { return j.id == 1; }));
+
+  d = Schedule(s, p, t);  // the card is free: the owner's job starts on it
+  ASSERT_TRUE(IsStarted(d, 2));
+  EXPECT_EQ(Started(d, 2).alloc.gpus, (std::vector<int>{0}));
+  EXPECT_FALSE(IsStarted(d, 1));  // the requeued borrower waits
+  EXPECT_TRUE(d.signals.empty());
+}
+
+// Claims do not depend on tiers: bob's explore job takes back his booking from alice's explore
+// job (explore never preempts explore otherwise), and so does his job over quota. carol's
+// explore job, or any job of a user without the booking, claims nothing.
+TEST(SchedulerBookingBackfillTest, OwnersJobOfAnyTierClaimsButOthersDoNot) {
+  struct Case {
+    std::string user;
+    Tier tier;
+    bool over_quota;
+    bool claims;
+  };
+  for (const Case& c :
+       {Case{"bob", Tier::kExplore, false, true}, Case{"bob", Tier::kRegular, true, true},
+        Case{"carol", Tier::kExplore, false, false}, Case{"carol", Tier::kRegular, true, false}}) {
+    ClusterState s = Cards(1);
+    s.bookings.push_back(Book(7, "bob", {0}, kNow - 600, kNow + 4 * kHour));
+    s.running.push_back(Running(10, {0}, kNow - 500, 8 * kHour, Tier::kExplore, true, "alice"));
+    s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, c.tier, c.user));
+    Policy p = Quiet();
+    if (c.over_quota) p.quota.user_hours = {{c.user, 0.5}};
+    Decisions d = Schedule(s, p, kNow);
+    const std::string what = c.user + " " + TierName(c.tier) + (c.over_quota ? " over quota" : "");
+    EXPECT_EQ(SignalledIds(d), c.claims ? std::vector<JobId>{10} : std::vector<JobId>{}) << what;
+    if (c.claims && !d.signals.empty()) {
+      EXPECT_EQ(d.signals[0].preempted_by, 1) << what;
+    }
+  }
+}
+
+// The owner's job that would run on his booked card now does not wait for the booking to begin:
+// the borrower that ran into the booking goes now. A job that would end before the booking
+// begins is no claim (the borrower is on capacity nobody booked then).
+TEST(SchedulerBookingBackfillTest, ClaimBeforeTheBookingBegins) {
+  ClusterState s = Cards(1);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow + kHour, kNow + 5 * kHour));
+  s.running.push_back(Running(10, {0}, kNow - 500, 8 * kHour, Tier::kExplore, true, "alice"));
+  s.pending.push_back(MakeJob(1, 1, 2 * kHour, kNow - 100, Tier::kExplore, "bob"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{10}));
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 120);
+  s.pending[0].time_limit = 30 * kMinute;  // ends before the booking begins
+  d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());
+}
+
+// When the owner's job may preempt by tier as well, the borrower on his booking goes rather than
+// an explore job on capacity nobody booked, even one that lost less work.
+TEST(SchedulerBookingBackfillTest, ClaimsComeBeforeOtherVictims) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {1}, kNow - 600, kNow + 4 * kHour));
+  s.running.push_back(Running(10, {0}, kNow - 50, 8 * kHour, Tier::kExplore, true, "carol"));
+  s.running.push_back(Running(11, {1}, kNow - 500, 8 * kHour, Tier::kExplore, true, "alice"));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, Tier::kRegular, "bob"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{11}));
+  // Without the booking, carol's younger job goes (least work lost).
+  s.bookings.clear();
+  d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{10}));
+}
+
+// Owners go to their booked cards first; borrowers to cards nobody booked first.
+TEST(SchedulerBookingBackfillTest, OwnerPrefersBookedCardsAndExplorePrefersUnbookedOnes) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {1}, kNow - 600, kNow + 4 * kHour));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, Tier::kRegular, "bob"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(Started(d, 1).alloc.gpus, (std::vector<int>{1}));
+  s.bookings[0].alloc.gpus = {0};
+  s.pending[0].user = "alice";
+  s.pending[0].tier = Tier::kExplore;
+  d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(Started(d, 1).alloc.gpus, (std::vector<int>{1}));
+  // Without bookings both would take card 0.
+  s.bookings.clear();
+  d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(Started(d, 1).alloc.gpus, (std::vector<int>{0}));
+}
+
+// A booking begins while a borrower holds its card and the owner has nothing waiting: the
+// borrower stays (the booking is unused), and others still may not start on it.
+TEST(SchedulerBookingBackfillTest, BorrowerStaysWhileTheOwnerHasNoWorkWaiting) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow, kNow + 4 * kHour));
+  s.running.push_back(Running(10, {0}, kNow - 3600, 8 * kHour, Tier::kExplore, true, "alice"));
+  s.running.push_back(Running(11, {1}, kNow - 3600, 8 * kHour, Tier::kExplore, true, "erin"));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, Tier::kThesis, "carol"));
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow - 100, Tier::kExplore, "dave"));
+  Decisions d = Schedule(s, Quiet(), kNow);
+  // carol's thesis job preempts erin's explore job on the free card, not alice's on the booking
+  // (which would not let her start anyway).
+  EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{11}));
+  EXPECT_TRUE(d.starts.empty());
+}
+
+// The failed shapes of one view of the bookings are not taken for another's: a regular job that
+// cannot start on the booked card does not stop an explore job of the same shape behind it.
+TEST(SchedulerBookingBackfillTest, FailedShapesAreKeptPerViewOfTheBookings) {
+  ClusterState s = Cards(1);
+  s.bookings.push_back(Book(7, "bob", {0}, kNow - 600, kNow + 4 * kHour));
+  for (JobId id = 1; id <= 3; ++id)
+    s.pending.push_back(MakeJob(id, 1, kHour, kNow - 100 + id, Tier::kRegular, "carol"));
+  s.pending.push_back(MakeJob(4, 1, kHour, kNow, Tier::kExplore, "alice"));
+  Policy p = Quiet();
+  p.plan_depth = 0;  // no reservations: the card stays free now for every job in turn
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(IsStarted(d, 4));
+  for (JobId id = 1; id <= 3; ++id) EXPECT_EQ(Info(d, id).reason, WaitReason::kBooking);
+}
+
 // ---- next_wakeup ---------------------------------------------------------------------------
 
 TEST(SchedulerWakeupTest, EmptyStateNever) {

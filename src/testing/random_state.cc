@@ -374,6 +374,55 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
     b.end = b.start + rng.Range(30 * kMinute, 8 * kHour);
     s.bookings.push_back(std::move(b));
   }
+  // Borrowed bookings (drawn after the rest of the state, which is thus as before): a unit
+  // held by a preemptible job is booked by another user, who often has work waiting that fits it
+  // (a booking claim); or a free unit is booked while explore jobs of others wait (borrowing).
+  if (options.max_bookings > 0 && rng.Chance(0.4)) {
+    std::vector<const RunningJob*> borrowers;
+    for (const RunningJob& r : s.running)
+      if (r.preemptible || r.job.tier == Tier::kExplore) borrowers.push_back(&r);
+    const bool claim = !borrowers.empty() && rng.Chance(0.6);
+    Booking b;
+    b.id = static_cast<std::int64_t>(s.bookings.size()) + 10;
+    std::string avoid;
+    if (claim) {
+      const RunningJob& r = *rng.Pick(borrowers);
+      avoid = r.job.user;
+      b.alloc.gpus = {r.alloc.gpus[0]};
+      b.alloc.mig = r.alloc.mig;
+      b.alloc.memory = r.alloc.memory;
+    } else {
+      const int gi = static_cast<int>(rng.Below(s.gpus.size()));
+      b.alloc.gpus = {gi};
+      if (!s.gpus[gi].mig.empty()) b.alloc.mig = static_cast<int>(rng.Below(s.gpus[gi].mig.size()));
+    }
+    do {
+      b.user = rng.Pick(Users());
+    } while (b.user == avoid);
+    b.start = now + rng.Range(-2 * kHour, 2 * kHour);
+    b.end = std::max(b.start, now) + rng.Range(30 * kMinute, 6 * kHour);
+    const Gpu& g = s.gpus[b.alloc.gpus[0]];
+    const int jobs = static_cast<int>(rng.Range(claim ? 1 : 0, 2));
+    for (int k = 0; k < jobs; ++k) {
+      Job j;
+      j.id = (*next_id)++;
+      FillJobBasics(rng, j, now);
+      j.user = k == 0 ? b.user : rng.Pick(Users());  // the owner, or anyone (explore borrowers)
+      if (k > 0) j.tier = Tier::kExplore;
+      if (j.time_limit == 0) j.time_limit = kHour;
+      if (b.alloc.mig >= 0) {
+        j.request.kind = RequestKind::kMig;
+        j.request.mig_profile = g.mig[b.alloc.mig].profile;
+      } else if (b.alloc.memory > 0) {
+        j.request.kind = RequestKind::kMemShare;
+        j.request.memory = b.alloc.memory;
+      } else {
+        j.request.gpus = 1;
+      }
+      s.pending.push_back(std::move(j));
+    }
+    s.bookings.push_back(std::move(b));
+  }
   return s;
 }
 

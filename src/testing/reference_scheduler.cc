@@ -847,9 +847,12 @@ class Checker {
       const Tier victim_tier = r.preemptible ? Tier::kExplore : r.job.tier;
       if (!(r.preemptible || p_.IsPreemptible(r.job.tier)))
         Violation(Cat(who, ": the victim is not preemptible"));
-      if (!(victim_tier < f.job->tier))
-        Violation(Cat(who, ": the victim's tier is not lower than the preemptor's"));
-      if (f.as_explore) Violation(Cat(who, ": the preemptor runs over quota as explore"));
+      // A booking claim (the victim borrowed the preemptor's owner's booking) needs no lower tier.
+      if (!Claim(r, f)) {
+        if (!(victim_tier < f.job->tier))
+          Violation(Cat(who, ": the victim's tier is not lower than the preemptor's"));
+        if (f.as_explore) Violation(Cat(who, ": the preemptor runs over quota as explore"));
+      }
       if (!IsBlockedReason(f.info->reason))
         Violation(Cat(who, ": the preemptor waits with reason ", WaitReasonName(f.info->reason)));
       if (sg.kill_at != now_ + std::max<Duration>(0, r.job.grace)) {
@@ -868,7 +871,8 @@ class Checker {
         if (sg.cause != StopCause::kTimeLimit || rit == running_.end()) continue;
         const RunningJob& r = s_.running[rit->second];
         const Tier victim_tier = r.preemptible ? Tier::kExplore : r.job.tier;
-        if ((r.preemptible || p_.IsPreemptible(r.job.tier)) && victim_tier < f.job->tier) {
+        if ((r.preemptible || p_.IsPreemptible(r.job.tier)) &&
+            ((!f.as_explore && victim_tier < f.job->tier) || Claim(r, f))) {
           f.deadline_bound = std::max(f.deadline_bound, sg.kill_at);
         }
       }
@@ -879,6 +883,31 @@ class Checker {
     for (const RunningJob& r : s_.running) {
       if (r.preempted && r.kill_at != kNever) stopping_until_ = std::max(stopping_until_, r.kill_at);
     }
+  }
+
+  // Whether preempting running job `r` for `f` is a booking claim: `r` belongs to another user
+  // and holds a unit of a booking of f's owner that has not ended and begins before f's limit
+  // would run out if it started now.
+  bool Claim(const RunningJob& r, const Facts& f) const {
+    if (r.job.user == f.job->user) return false;
+    UnitAmounts victim, booked;
+    std::string why;
+    if (!UnitsOf(r.alloc, &victim, &why)) return false;
+    for (const Booking& b : s_.bookings) {
+      if (b.user != f.job->user || b.end <= now_ || b.start >= now_ + f.d) continue;
+      if (!UnitsOf(b.alloc, &booked, &why)) continue;
+      for (auto [u, amount] : victim)
+        for (auto [bu, bamount] : booked)
+          if (u == bu) return true;
+    }
+    return false;
+  }
+
+  // Whether the job may start on capacity booked by others: it would start preemptible (rota:
+  // explore tier or another preemptible one, or over quota as explore) and preemption can take
+  // that capacity back when the owner needs it. Its reservation still respects the bookings.
+  bool Borrows(const Facts& f) const {
+    return rota_ && p_.preemption && (f.as_explore || p_.IsPreemptible(f.job->tier));
   }
 
   // ---- The timeline ----
@@ -1208,11 +1237,12 @@ class Checker {
       UnitAmounts ua;
       std::string why;
       UnitsOf(f.start->alloc, &ua, &why);
+      const bool borrows = Borrows(f);
       for (auto [u, amount] : ua) {
-        if (!UnitFits(u, now_, f.d, amount, j.user, false, j.request.kind == RequestKind::kMemShare)) {
+        if (!UnitFits(u, now_, f.d, amount, j.user, borrows, j.request.kind == RequestKind::kMemShare)) {
           return Fail(k, Cat(who, " starts on ", UnitName(u),
-                             " but does not fit there for its limit, given the running jobs, "
-                             "bookings of others and the jobs ahead of it",
+                             " but does not fit there for its limit, given the running jobs, ",
+                             borrows ? "" : "bookings of others ", "and the jobs ahead of it",
                              LoadText(u, now_, f.d)));
         }
       }
@@ -1223,9 +1253,10 @@ class Checker {
     }
     if (!f.info || !IsBlockedReason(f.info->reason)) return Replay(k + 1, ctx);
     const PendingInfo& info = *f.info;
-    if (!(fifo_ && ctx.blocked_seen) && FitsAt(f, now_, false)) {
+    if (!(fifo_ && ctx.blocked_seen) && FitsAt(f, now_, Borrows(f))) {
       return Fail(k, Cat(who, " waits (", WaitReasonName(info.reason),
-                         ") although it fits now given the jobs ahead of it"));
+                         ") although it fits now given the jobs ahead of it",
+                         Borrows(f) ? " (it may borrow booked capacity)" : ""));
     }
     const WaitReason want = ExpectedReason(f, ctx);
     if (want != info.reason) {

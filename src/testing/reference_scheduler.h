@@ -49,39 +49,47 @@
 //     limit or, for a job found past it, after its grace;
 //   - at most one signal per job; no signal for a job whose stop is already under way;
 //   - preemption signals only with algorithm rota and preemption on; the victim is preemptible
-//     (started preemptible or in a preemptible tier) and of a lower effective tier than the
-//     preemptor; the preemptor is a pending job that did not start, is not running over quota as
-//     explore, and waits with reason Resources; kill_at = now + grace, requeue as the victim asks.
+//     (started preemptible or in a preemptible tier) and, unless the preemption is a booking
+//     claim, of a lower effective tier than the preemptor, which is not running over quota as
+//     explore; a booking claim is a victim of another user holding a unit of a booking of the
+//     preemptor's user that has not ended and begins before now + the preemptor's limit (any
+//     tiers, over quota or not); the preemptor is a pending job that did not start and waits with
+//     reason Resources; kill_at = now + grace, requeue as the victim asks.
 //  The timeline (conservative / EASY backfill), the key property
 //   Let O be the order in which the scheduler considered the pending jobs (submit time then id
 //   for fifo and backfill; priority, submit time, id for rota). Replay O on an explicit timeline
 //   that starts with the running jobs (until their expected end: kill_at when a stop is under
 //   way, else start + limit; a job past that ends within a second, or after overdue_grace when
-//   limits are not enforced) and the bookings (which bind every user but their owner). Each job
-//   X, in turn, is checked against what is on the timeline at that point (the jobs AHEAD of it),
-//   then added to it:
+//   limits are not enforced) and the bookings (which bind every user but their owner, except a
+//   job that borrows: see below). Each job X, in turn, is checked against what is on the timeline
+//   at that point (the jobs AHEAD of it), then added to it:
 //     - a started X must fit at now for its whole limit on its actual allocation (capacity,
 //       bookings of others, reported free memory for shares); with fifo, nothing may start after
-//       the first blocked job;
-//     - a blocked X (not started, not Dependency/Impossible/QuotaExhausted) must not fit now,
-//       except behind fifo's head of line; its reason is the one the definition gives
-//       (Resources / Priority / Booking / PeakHours, Resources for a preemptor);
+//       the first blocked job. X borrows (no booking binds its start) when it would start
+//       preemptible under rota with preemption on: explore tier (or another preemptible tier) or
+//       over quota as explore. Nothing else ever starts on capacity booked by someone else;
+//     - a blocked X (not started, not Dependency/Impossible/QuotaExhausted) must not fit now
+//       (with no booking binding it if it borrows), except behind fifo's head of line; its reason
+//       is the one the definition gives (Resources / Priority / Booking / PeakHours, Resources for
+//       a preemptor; never Booking for a borrower, which fits with no booking binding);
 //     - a preemptor's victims end at their kill time from its turn on; the preemption must be
 //       needed (without it X could not start by the victims' kill time, nor by the end of the
 //       preemptions already under way) and sufficient (with it X fits by the victims' kill time,
-//       or by the time-limit kill of a lower-tier job warned in this decision, which the
-//       scheduler may count on without signalling it twice);
+//       or by the time-limit kill of a job warned in this decision that it could have preempted,
+//       which the scheduler may count on without signalling it twice);
 //     - the first `plan_depth` blocked jobs (1 for backfill: EASY; at most 1 for fifo without
 //       Policy::estimate_starts) hold reservations: X's expected_start must be exactly the
 //       earliest time >= now (>= the previous reservation for fifo) at which X fits on the
-//       timeline, found by trying every candidate time (now and every end of an interval), or
-//       never if it fits at no time; X is then added to the timeline at that time. Later
-//       blocked jobs are estimates: for backfill with estimate_starts (up to plan_depth)
-//       exactly the earliest fit on the timeline, otherwise only >= now. For a share on a card
-//       whose device reports too little free memory now, the "earliest" may be read anywhere
-//       between "the report binds at now only" and "the card takes no such share before the
-//       next end of an interval on it" (see DeviceRule in the .cc); a reservation placed at now
-//       (behind fifo's head of line) holds the device's memory like a start.
+//       timeline with the bookings of others binding (a borrower's too: a reservation is a
+//       promise, and the booking is its owner's), found by trying every candidate time (now and
+//       every end of an interval), or never if it fits at no time; X is then added to the
+//       timeline at that time. Later blocked jobs are estimates: for backfill with
+//       estimate_starts (up to plan_depth) exactly the earliest fit on the timeline, otherwise
+//       only >= now. For a share on a card whose device reports too little free memory now, the
+//       "earliest" may be read anywhere between "the report binds at now only" and "the card
+//       takes no such share before the next end of an interval on it" (see DeviceRule in the
+//       .cc); a reservation placed at now (behind fifo's head of line) holds the device's memory
+//       like a start.
 //   Because the timeline of X holds only running jobs, bookings and jobs ahead of X, a
 //   lower-priority job that starts now (a backfilled one) can never have delayed X's
 //   reservation; and because a started job must fit on a timeline that holds every

@@ -1,7 +1,8 @@
 // Tests of the reference checker itself: on hand-made states the real decisions pass, and
 // deliberately wrong decisions (a backfilled start that collides with a reservation, a
-// double-allocated share, a reservation later than needed, a start on someone else's booking,
-// wrong reasons, missing or duplicated entries, bad stops) are reported. A checker that cannot
+// double-allocated share, a reservation later than needed, a start on someone else's booking
+// by a job that may not borrow it, a booking claim by someone else than the owner, wrong
+// reasons, missing or duplicated entries, bad stops) are reported. A checker that cannot
 // fail proves nothing. Also tests the generators (validity, determinism, shape).
 #include "testing/reference_scheduler.h"
 
@@ -299,6 +300,61 @@ TEST(ReferenceCheckerTest, PreemptionIsCheckedForNeedAndTier) {
   s.running[0].preemptible = false;
   s.pending[0].tier = Tier::kExplore;
   EXPECT_FALSE(CheckDecisions(s, p, kNow, d).ok());
+}
+
+// Under rota with preemption, a job that starts preemptible may borrow someone else's booking
+// and the booking's owner may claim it back whatever the tiers; nothing else may do either.
+TEST(ReferenceCheckerTest, BookingBackfillBorrowingAndClaimsAreChecked) {
+  ClusterState s;
+  s.gpus = {Card(0)};
+  Booking b;
+  b.id = 7;
+  b.user = "bob";
+  b.alloc.gpus = {0};
+  b.start = kNow - 10 * kMinute;
+  b.end = kNow + 2 * kHour;
+  s.bookings.push_back(b);
+  Job explore = MakeJob(2, "ann", 1, kHour, kNow - 10);
+  explore.tier = Tier::kExplore;
+  s.pending.push_back(explore);
+  Policy p;
+  p.time_of_day.clear();
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_TRUE(d.starts[0].preemptible);
+  const CheckResult borrowed = CheckDecisions(s, p, kNow, d);
+  EXPECT_TRUE(borrowed.ok()) << All(borrowed);
+  // Without preemption nothing could take the card back: the same start is a violation.
+  p.preemption = false;
+  EXPECT_TRUE(Mentions(CheckDecisions(s, p, kNow, d), "booking of bob"))
+      << All(CheckDecisions(s, p, kNow, d));
+  // And a borrower that waits although it could borrow is one too.
+  p.preemption = true;
+  Decisions waits;
+  waits.pending.push_back({2, WaitReason::kBooking, kNow + 2 * kHour, false, PriorityFactors{}});
+  waits.next_wakeup = kNow + 2 * kHour;
+  EXPECT_TRUE(Mentions(CheckDecisions(s, p, kNow, waits), "may borrow"))
+      << All(CheckDecisions(s, p, kNow, waits));
+
+  // ann's explore job runs on bob's booking; bob's explore job claims it.
+  s.pending.clear();
+  RunningJob r = Running(1, {0}, kNow - 60, 8 * kHour);
+  r.job.user = "ann";
+  r.job.tier = Tier::kExplore;
+  r.preemptible = true;
+  s.running.push_back(r);
+  Job owner = MakeJob(3, "bob", 1, kHour, kNow - 10);
+  owner.tier = Tier::kExplore;
+  s.pending.push_back(owner);
+  d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.signals.size(), 1u);
+  EXPECT_EQ(d.signals[0].preempted_by, 3);
+  const CheckResult claim = CheckDecisions(s, p, kNow, d);
+  EXPECT_TRUE(claim.ok()) << All(claim) << DescribeDecisions(d, kNow);
+  // The same preemption for carol, who holds no booking, is explore preempting explore.
+  s.pending[0].user = "carol";
+  EXPECT_TRUE(Mentions(CheckDecisions(s, p, kNow, d), "tier is not lower"))
+      << All(CheckDecisions(s, p, kNow, d));
 }
 
 TEST(ReferenceCheckerTest, HandMadeDecisionsOfEveryAlgorithmPass) {
