@@ -110,8 +110,8 @@ Time Daemon::BookingPass(Time now) {
     if (it == bookings_.end()) continue;
     store::BookingRecord rec = it->second;
     rec.entry.state = t.to;
-    if (!IsOpen(t.to)) rec.entry.actual_end = std::min(now, std::max(rec.entry.spec.end, now));
-    if (t.to == BookingState::kNoShow) rec.entry.actual_end = now;
+    // Ended on time: at its end (a pass may come a little late); anything else: now.
+    if (!IsOpen(t.to)) rec.entry.actual_end = t.to == BookingState::kEnded ? std::min(now, rec.entry.spec.end) : now;
     rec.reason = t.reason;
     if (Status s = SaveBooking(rec, t.from, t.reason, "rotad", now, false); !s.ok()) {
       spdlog::error("booking {}: cannot record {}: {}", t.id, BookingStateName(t.to), s.message());
