@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/requests.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -12,6 +14,10 @@
 
 namespace rota {
 namespace {
+
+using testing::Mig;
+using testing::Share;
+using testing::Whole;
 
 constexpr int kOffset = 8 * 3600;  // the lab's zone, UTC+08:00
 constexpr MiB k80G = 81920;
@@ -60,26 +66,6 @@ std::vector<Gpu> WithMig() {
   std::vector<Gpu> gpus = Cards(2);
   gpus[1].mig = {{"s0", "3g.40gb", k40G}, {"s1", "3g.40gb", k40G}, {"s2", "1g.10gb", 10240}};
   return gpus;
-}
-
-Request Whole(int n) {
-  Request r;
-  r.gpus = n;
-  return r;
-}
-
-Request Share(MiB memory) {
-  Request r;
-  r.kind = RequestKind::kMemShare;
-  r.memory = memory;
-  return r;
-}
-
-Request Mig(std::string profile) {
-  Request r;
-  r.kind = RequestKind::kMig;
-  r.mig_profile = std::move(profile);
-  return r;
 }
 
 BookingSpec Spec(Request r, Time start, Time end, std::string user = "alice", std::vector<int> cards = {}) {

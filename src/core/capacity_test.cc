@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/requests.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -9,6 +11,10 @@
 
 namespace rota {
 namespace {
+
+using testing::Mig;
+using testing::Share;
+using testing::Whole;
 
 constexpr Time kNow = 1704110400;  // 2024-01-01 12:00 UTC, a Monday
 constexpr MiB k80G = 81920;
@@ -36,27 +42,6 @@ ClusterState EightWithPairs() {
   ClusterState s = Nodes(1, 8);
   for (int i = 0; i < 8; ++i) s.gpus[i].nvlink = {i ^ 1};
   return s;
-}
-
-Request Whole(int n) {
-  Request r;
-  r.kind = RequestKind::kWholeGpus;
-  r.gpus = n;
-  return r;
-}
-
-Request Share(MiB memory) {
-  Request r;
-  r.kind = RequestKind::kMemShare;
-  r.memory = memory;
-  return r;
-}
-
-Request Mig(std::string profile) {
-  Request r;
-  r.kind = RequestKind::kMig;
-  r.mig_profile = std::move(profile);
-  return r;
 }
 
 // A running job of `user` on `cards` (whole, or a share of `memory` on one card) from `start`
