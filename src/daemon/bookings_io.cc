@@ -1,9 +1,6 @@
 // The lab's spreadsheet in and out: bookings exported as CSV or iCalendar, and a CSV imported
 // row by row through the same rules as `rota book` (every bad row reported with its line; nothing
 // imported when one is bad, unless asked to skip them). Tested by tests/daemon/test_bookings.py.
-#include <pwd.h>
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -19,18 +16,6 @@ namespace rota::daemon {
 using nlohmann::json;
 
 namespace {
-
-std::string HostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "rota";
-  return buf;
-}
-
-bool KnownUser(const std::string& name) {
-  struct passwd pw, *out = nullptr;
-  char buf[4096];
-  return ::getpwnam_r(name.c_str(), &pw, buf, sizeof buf, &out) == 0 && out != nullptr;
-}
 
 // The spreadsheet's status column: whether the row is a booking to import, and whether it says
 // an admin already confirmed it.
@@ -67,9 +52,10 @@ json Daemon::ExportBookings(const Caller& caller, const json& request) {
   if (!request.contains("to")) list_request["to"] = Now() + 366 * kDay;
   json listed = ListBookings(caller, list_request);
   if (!listed.value("ok", false)) return listed;
+  const std::string host = HostName();
   json out = api::OkReply();
   out["text"] = format == "csv" ? api::FormatBookingCsv(listed["bookings"], config_.policy.utc_offset)
-                                : api::FormatBookingIcs(listed["bookings"], HostName(), Now());
+                                : api::FormatBookingIcs(listed["bookings"], host.empty() ? "rota" : host, Now());
   return out;
 }
 
@@ -92,7 +78,8 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
       bad("status \"" + row.status + "\" is not a booking to import (use confirmed or requested)");
       continue;
     }
-    if (!KnownUser(row.user)) {
+    const std::optional<uid_t> owner_uid = UserId(row.user);
+    if (!owner_uid) {
       bad("unknown user \"" + row.user + "\" (no such account on this server)");
       continue;
     }
@@ -180,9 +167,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
     if (rec.entry.state == BookingState::kRequested) {
       for (const std::string& n : check.needs_admin) rec.reason += "; needs an admin: " + n;
     }
-    struct passwd pw, *found = nullptr;
-    char buf[4096];
-    if (::getpwnam_r(row.user.c_str(), &pw, buf, sizeof buf, &found) == 0 && found) rec.uid = found->pw_uid;
+    rec.uid = *owner_uid;
     rec.created = now;
     BookingEntry placed = rec.entry;
     placed.id = -static_cast<std::int64_t>(accepted.size() + 1);  // later rows must not overlap it

@@ -13,16 +13,6 @@ namespace rota::daemon {
 
 using nlohmann::json;
 
-namespace {
-
-std::string HostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
-}
-
-}  // namespace
-
 json Daemon::GpusReply(const Caller& caller) {
   if (!devices_error_.empty() && last_sample_.gpus.empty() && cards_.gpus.empty()) {
     return api::ErrorReply(Unavailable("cannot read the GPUs: " + devices_error_));

@@ -12,13 +12,14 @@ namespace rota::daemon {
 
 namespace {
 
-// getpwuid_r with a growing buffer; nullopt when there is no entry.
-std::optional<passwd> GetPw(uid_t uid, std::vector<char>& buf) {
+// A passwd lookup (getpwuid_r, getpwnam_r) with a growing buffer; nullopt when there is no entry.
+template <typename Lookup>
+std::optional<passwd> GetPwWith(std::vector<char>& buf, Lookup lookup) {
   buf.resize(4096);
   passwd pw{};
   passwd* result = nullptr;
   while (true) {
-    int rc = getpwuid_r(uid, &pw, buf.data(), buf.size(), &result);
+    int rc = lookup(&pw, buf.data(), buf.size(), &result);
     if (rc == ERANGE && buf.size() < (1u << 20)) {
       buf.resize(buf.size() * 2);
       continue;
@@ -26,6 +27,16 @@ std::optional<passwd> GetPw(uid_t uid, std::vector<char>& buf) {
     if (rc != 0 || result == nullptr) return std::nullopt;
     return pw;
   }
+}
+
+std::optional<passwd> GetPw(uid_t uid, std::vector<char>& buf) {
+  return GetPwWith(buf, [uid](passwd* pw, char* b, size_t n, passwd** out) { return getpwuid_r(uid, pw, b, n, out); });
+}
+
+std::optional<passwd> GetPwNamed(const std::string& name, std::vector<char>& buf) {
+  return GetPwWith(buf, [&name](passwd* pw, char* b, size_t n, passwd** out) {
+    return getpwnam_r(name.c_str(), pw, b, n, out);
+  });
 }
 
 std::vector<gid_t> GroupList(const char* name, gid_t gid) {
@@ -94,6 +105,19 @@ StatusOr<UnixAccount> LookUpAccount(uid_t uid) {
   a.shell = pw->pw_shell ? pw->pw_shell : "";
   a.groups = GroupList(pw->pw_name, pw->pw_gid);
   return a;
+}
+
+std::optional<uid_t> UserId(const std::string& name) {
+  std::vector<char> buf;
+  std::optional<passwd> pw = GetPwNamed(name, buf);
+  if (!pw) return std::nullopt;
+  return pw->pw_uid;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 }  // namespace rota::daemon

@@ -25,6 +25,10 @@ Caller Identify(uid_t uid, gid_t gid, pid_t pid, const std::string& admin_group)
 
 // The passwd name of `uid`, or nullopt.
 std::optional<std::string> UserName(uid_t uid);
+// The uid of the account `name`, or nullopt when there is none.
+std::optional<uid_t> UserId(const std::string& name);
+// This server's host name ("" when it cannot be read).
+std::string HostName();
 
 // A user's primary gid and supplementary groups (getgrouplist), for running a job as them.
 struct UnixAccount {
