@@ -21,15 +21,6 @@ struct EventsArgs {
   bool json = false;
 };
 
-std::string When(long long t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  localtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
 int RunEvents(const ClientOptions& options, const EventsArgs& args) {
   nlohmann::json request = {{"op", "events"}, {"all", args.all}};
   if (args.job > 0) request["job_id"] = args.job;
@@ -50,7 +41,7 @@ int RunEvents(const ClientOptions& options, const EventsArgs& args) {
     const std::string what = (kind == "gpu" ? "GPU " : kind + " ") + std::to_string(fields::Int(e, "id"));
     const std::string from = fields::Str(e, "from");
     const std::string to = fields::Str(e, "to");
-    table.AddRow({When(fields::Int(e, "time")), what, fields::Str(e, "user"), from.empty() || from == to ? to : from + ">" + to,
+    table.AddRow({FormatTime(fields::Int(e, "time"), "%m-%d %H:%M:%S", "?"), what, fields::Str(e, "user"), from.empty() || from == to ? to : from + ">" + to,
                   fields::Str(e, "actor"), fields::Str(e, "reason")});
   }
   std::string text = table.Render();

@@ -46,15 +46,6 @@ std::string Gib(long long mib) {
   return buf;
 }
 
-std::string LocalTime(Time t, const char* format) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!localtime_r(&tt, &tm)) return "?";
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 class Painter {
  public:
   explicit Painter(bool on) : on_(on) {}
@@ -273,11 +264,11 @@ std::string FormatGpus(const json& reply, const GpusFormat& options) {
   if (const std::string error = Str(reply, "sample_error"); !error.empty()) {
     const long long sampled = Int(reply, "sampled_at", 0);
     out += paint("GPU sample failed: " + error + "; " +
-                     (sampled > 0 ? "values from " + LocalTime(sampled, "%H:%M:%S") : std::string("no values yet")),
+                     (sampled > 0 ? "values from " + FormatTime(sampled, "%H:%M:%S", "?") : std::string("no values yet")),
                  kYellow) +
            "\n";
   }
-  std::string title = LocalTime(Int(reply, "time", 0), "%Y-%m-%d %H:%M:%S");
+  std::string title = FormatTime(Int(reply, "time", 0), "%Y-%m-%d %H:%M:%S", "?");
   if (std::string driver = Str(reply, "driver_version"); !driver.empty()) title += "  driver " + driver;
   if (std::string source = Str(reply, "source"); !source.empty()) title += "  " + source;
   out += title + "\n";

@@ -24,15 +24,6 @@ using fields::Bool;
 using fields::Int;
 using fields::Str;
 
-std::string LocalTime(long long t, const char* format) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (t <= 0 || !localtime_r(&tt, &tm)) return "?";
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 struct Column {
   std::string title;
   bool right = false;
@@ -344,15 +335,15 @@ std::string FormatInventory(const json& inventory, const std::vector<StorageInfo
   const std::string source = Str(inventory, "source", "?");
   std::string out;
   if (markdown) {
-    out += "# GPU server " + host + " (" + LocalTime(time, "%Y-%m-%d") + ")\n\n";
-    out += "Written by `rota inventory --markdown` at " + LocalTime(time, "%Y-%m-%d %H:%M") + ".\n\n";
+    out += "# GPU server " + host + " (" + FormatTime(time, "%Y-%m-%d", "?") + ")\n\n";
+    out += "Written by `rota inventory --markdown` at " + FormatTime(time, "%Y-%m-%d %H:%M", "?") + ".\n\n";
     out += GpuSection(inventory, true) + "\n";
     out += "Driver version: " + driver + ". GPU source: " + source + ".\n\n";
     out += StorageSection(storage, true) + "\n";
     out += QuotaSection(quota, true);
     return out;
   }
-  out += host + "  " + LocalTime(time, "%Y-%m-%d %H:%M") + "  driver " + driver + "  " + source + "\n\n";
+  out += host + "  " + FormatTime(time, "%Y-%m-%d %H:%M", "?") + "  driver " + driver + "  " + source + "\n\n";
   out += GpuSection(inventory, false) + "\n";
   out += StorageSection(storage, false) + "\n";
   out += QuotaSection(quota, false);

@@ -86,16 +86,6 @@ std::string SignalText(long long sig) {
   return name ? std::string("SIG") + name : std::to_string(sig);
 }
 
-std::string LocalTime(Time t, const char* format) {
-  if (t <= 0) return "-";
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!::localtime_r(&tt, &tm)) return "-";
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 bool IsRunning(const json& job) { return Str(job, "state") == "running"; }
 
 // Columns aligned by display width, two spaces apart; `right` marks right-aligned columns.
@@ -138,11 +128,11 @@ std::string FormatElapsed(Duration d) {
   return buf;
 }
 
-std::string FormatLocalTime(Time t) { return LocalTime(t, "%Y-%m-%d %H:%M"); }
+std::string FormatLocalTime(Time t) { return FormatTime(t, "%Y-%m-%d %H:%M", "-"); }
 
 std::string FormatShortTime(Time t, Time now) {
   if (t <= 0) return "-";
-  if (LocalTime(t, "%Y-%m-%d") == LocalTime(now, "%Y-%m-%d")) return LocalTime(t, "%H:%M");
+  if (FormatTime(t, "%Y-%m-%d", "-") == FormatTime(now, "%Y-%m-%d", "-")) return FormatTime(t, "%H:%M", "-");
   return FormatLocalTime(t);
 }
 
@@ -332,7 +322,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   if (events.is_array()) {
     for (const json& e : events) {
       std::string from = e.contains("from") && e["from"].is_string() ? e["from"].get<std::string>() : "-";
-      out += "  " + LocalTime(Int(e, "time"), "%Y-%m-%d %H:%M:%S") + "  " + from + " \u2192 " +
+      out += "  " + FormatTime(Int(e, "time"), "%Y-%m-%d %H:%M:%S", "-") + "  " + from + " \u2192 " +
              Str(e, "to", "-");
       if (!Str(e, "reason").empty()) out += "  " + Str(e, "reason");
       if (!Str(e, "actor").empty()) out += " (by " + Str(e, "actor") + ")";

@@ -4,6 +4,8 @@
 // characters, combining marks and zero-width characters, and is maintained with glibc.
 #include "cli/text.h"
 
+#include <ctime>
+
 #include <clocale>
 #include <cstring>
 #include <cwchar>
@@ -130,6 +132,15 @@ std::string TerminalSafe(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string FormatTime(long long t, const char* format, const char* unknown) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  if (t <= 0 || !::localtime_r(&tt, &tm)) return unknown;
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 }  // namespace rota::cli

@@ -36,4 +36,8 @@ std::string WithThousands(long long v);
 // users and must not move the cursor or recolour the terminal. Valid UTF-8 otherwise passes.
 std::string TerminalSafe(std::string_view text);
 
+// `t` (Unix seconds) in the local time zone with strftime's `format`; `unknown` when t <= 0 (a time
+// the daemon does not have) or it cannot be converted.
+std::string FormatTime(long long t, const char* format, const char* unknown);
+
 }  // namespace rota::cli
