@@ -26,8 +26,7 @@ json Daemon::GpusReply(const Caller& caller) {
       const ProcessOwner owner = it == owners_.end() ? ProcessOwner{} : it->second;
       bool allocated = false;
       if (auto job = jobs_.find(owner.job); owner.job != 0 && job != jobs_.end()) {
-        const auto& uuids = job->second.rec.placement.gpu_uuids;
-        allocated = std::find(uuids.begin(), uuids.end(), uuid) != uuids.end();
+        allocated = job->second.rec.placement.OnCard(uuid);
       }
       out.push_back({{"pid", p.pid},
                      {"memory", p.used_memory},
@@ -55,7 +54,7 @@ json Daemon::GpusReply(const Caller& caller) {
     for (const auto& [id, a] : jobs_) {
       if (a.rec.state != store::JobState::kRunning) continue;
       const store::Placement& p = a.rec.placement;
-      if (std::find(p.gpu_uuids.begin(), p.gpu_uuids.end(), g.uuid) == p.gpu_uuids.end()) continue;
+      if (!p.OnCard(g.uuid)) continue;
       // Memory its processes use on this card (or its slice).
       MiB used = -1;
       const std::vector<device::ProcessInfo>* where = &info->processes;

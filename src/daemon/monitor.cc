@@ -162,8 +162,7 @@ void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
   const Gpu& g = cards_.gpus[index];
   for (auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning || !a.node_fail.empty() || !a.cancelled_by.empty()) continue;
-    const auto& uuids = a.rec.placement.gpu_uuids;
-    if (std::find(uuids.begin(), uuids.end(), g.uuid) == uuids.end()) continue;
+    if (!a.rec.placement.OnCard(g.uuid)) continue;
     a.node_fail = "GPU " + std::to_string(g.index) + " failed: " + card_state_[g.uuid].health.error;
     spdlog::warn("job {} ({}): stopping: {}", id, a.rec.job.user, a.node_fail);
     BeginStop(a, now);
@@ -289,10 +288,7 @@ std::vector<std::string> Daemon::Leftovers(size_t index) const {
     const ProcessOwner owner = it == owners_.end() ? ProcessOwner{} : it->second;
     if (owner.job != 0) {
       auto job = jobs_.find(owner.job);
-      if (job != jobs_.end()) {
-        const auto& uuids = job->second.rec.placement.gpu_uuids;
-        if (std::find(uuids.begin(), uuids.end(), g.uuid) != uuids.end()) continue;  // its own job
-      }
+      if (job != jobs_.end() && job->second.rec.placement.OnCard(g.uuid)) continue;  // its own job
     }
     std::string what = "pid " + std::to_string(p.pid);
     if (!owner.user.empty()) what += " (" + owner.user + (owner.job ? ", job " + std::to_string(owner.job) : "") + ")";

@@ -69,8 +69,7 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
       bool alone = true;
       for (const auto& [jid, other] : jobs_) {
         if (jid == id || other.rec.state != store::JobState::kRunning) continue;
-        const auto& u = other.rec.placement.gpu_uuids;
-        alone = alone && std::find(u.begin(), u.end(), uuid) == u.end();
+        alone = alone && !other.rec.placement.OnCard(uuid);
       }
       if (r.util < 0 && alone) r.util = info->util_gpu;
       if (used >= 0) r.memory = static_cast<double>(used) / p.alloc.memory;

@@ -3,6 +3,7 @@
 // GPU UUIDs, the processes, the end).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -42,6 +43,10 @@ struct Placement {
   std::vector<std::string> gpu_uuids;  // one per alloc.gpus entry, same order
   std::string mig_uuid;                // the slice's UUID when alloc.mig >= 0
   bool operator==(const Placement&) const = default;
+  // Whether the job holds the card `uuid` (whole, a share of it, or a slice on it).
+  bool OnCard(const std::string& uuid) const {
+    return std::find(gpu_uuids.begin(), gpu_uuids.end(), uuid) != gpu_uuids.end();
+  }
 };
 
 // What MarkStarted records.
