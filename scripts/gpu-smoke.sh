@@ -11,6 +11,8 @@
 #
 #   scripts/gpu-smoke.sh [BUILD_DIR]        # default: build/ (configured here if it is not yet)
 #   ROTA_NVML_LIBRARY=/path/libnvidia-ml.so.1 scripts/gpu-smoke.sh
+#   ROTA_SMOKE_PREBUILT=1 scripts/gpu-smoke.sh DIR   # binaries already in DIR, built elsewhere
+#                                                   # (scripts/gpu-smoke-pack.sh makes such a DIR)
 #
 # As root (the device machines run it so), the config sets allow_root_jobs, since there is no
 # other user to run the job as; otherwise rotad runs in user mode and the job runs as the caller.
@@ -26,19 +28,32 @@ fail() {
   exit 1
 }
 
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_BUILD_BENCH=OFF >/dev/null ||
-    fail "cmake could not configure $build"
+if [[ "${ROTA_SMOKE_PREBUILT:-0}" == 1 ]]; then
+  # Binaries built elsewhere (a GPU machine without the build dependencies): use them as they are.
+  for b in rotad rota rota-shepherd nvml_probe gpu_hold; do
+    [[ -x "$build/$b" ]] || fail "ROTA_SMOKE_PREBUILT=1 but $build/$b is missing"
+  done
+else
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_BUILD_BENCH=OFF >/dev/null ||
+      fail "cmake could not configure $build"
+  fi
+  timeout 210 cmake --build "$build" --target rotad rota rota-shepherd nvml_probe gpu_hold -j"$(nproc)" >/dev/null ||
+    fail "the build of rotad, rota, rota-shepherd, nvml_probe and gpu_hold failed or took over 210 s"
 fi
-timeout 210 cmake --build "$build" --target rotad rota rota-shepherd nvml_probe gpu_hold -j"$(nproc)" >/dev/null ||
-  fail "the build of rotad, rota, rota-shepherd, nvml_probe and gpu_hold failed or took over 210 s"
 build="$(cd "$build" && pwd)"  # the job runs gpu_hold from its own directory
+# A packed directory (scripts/gpu-smoke-pack.sh) brings the libraries the binaries need; they are
+# given to Rota's binaries alone, not to python3 and the rest of this script.
+libs=""
+if [[ -d "$build/lib" ]]; then libs="$build/lib"; fi
+lib_path="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+with_libs() { LD_LIBRARY_PATH="$lib_path" "$@"; }
 
 tmp="$(mktemp -d /tmp/rota-gpu-smoke.XXXXXX)"
 rotad_pid=""
 job=""
 sock="$tmp/run/rota.sock"
-rota() { timeout 20 "$build/rota" --socket "$sock" "$@"; }
+rota() { with_libs timeout 20 "$build/rota" --socket "$sock" "$@"; }
 
 # Stops what this script started, whatever the exit: the job first (a shepherd outlives rotad on
 # purpose, so stopping only the daemon would leave gpu_hold holding the card), then rotad.
@@ -84,7 +99,7 @@ trap cleanup EXIT
 # ---- Part 1: what NVML reports. ----
 
 probe="$tmp/probe.json"
-if ! timeout 30 "$build/nvml_probe" >"$probe"; then
+if ! with_libs timeout 30 "$build/nvml_probe" >"$probe"; then
   fail "NVML could not be loaded or read (see above)"
 fi
 cat "$probe"
@@ -109,7 +124,7 @@ config="$tmp/rota.toml"
   echo "source = \"nvml\""
 } >"$config"
 
-"$build/rotad" --config "$config" --state-dir "$tmp/state" --socket "$sock" --kill-wait 5 \
+LD_LIBRARY_PATH="$lib_path" "$build/rotad" --config "$config" --state-dir "$tmp/state" --socket "$sock" --kill-wait 5 \
   >"$tmp/rotad.log" 2>&1 &
 rotad_pid=$!
 for _ in $(seq 1 100); do
@@ -190,7 +205,9 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 if kill -0 "$rotad_pid" 2>/dev/null; then fail "rotad did not stop within 20 s of SIGTERM"; fi
-wait "$rotad_pid" || fail "rotad exited non-zero after SIGTERM (log below)"
+rotad_rc=0
+wait "$rotad_pid" || rotad_rc=$?
+[[ $rotad_rc -eq 0 ]] || fail "rotad exited with status $rotad_rc after SIGTERM (log below; 143 = killed by the signal itself)"
 rotad_pid=""
 
 echo "gpu-smoke: OK: $cards card(s), $migs MIG instance(s); job $cancelled_job's process $pid held $mem MiB" \

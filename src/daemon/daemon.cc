@@ -80,6 +80,16 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, c
 
 Status Daemon::Open() {
   started_ = Now();
+  // Signals arrive through a signalfd, so they must be blocked in every thread: block them before
+  // anything starts one. The real libnvidia-ml starts its own threads in nvmlInit (LoadInventory);
+  // a SIGTERM the kernel handed to one of those would kill rotad without its shutdown (seen on
+  // a real H200). Children must not inherit the blocked mask (the executor resets it in the
+  // shepherd).
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGHUP, SIGTERM, SIGINT, SIGCHLD}) sigaddset(&mask, s);
+  if (pthread_sigmask(SIG_BLOCK, &mask, nullptr) != 0) return Internal("pthread_sigmask failed");
+  ::signal(SIGPIPE, SIG_IGN);
   const mode_t dir_mode = options_.user_mode ? 0700 : 0755;
   if (Status s = MakeDirs(options_.state_dir, 0700); !s.ok()) return s;
   if (Status s = MakeDirs(DirName(options_.socket_path), dir_mode); !s.ok()) return s;
@@ -122,13 +132,6 @@ Status Daemon::Open() {
   if (!loop.ok()) return loop.status();
   loop_ = std::move(*loop);
 
-  // Signals arrive through a signalfd; children must not inherit the blocked mask (the
-  // executor resets it in the shepherd).
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGHUP, SIGTERM, SIGINT, SIGCHLD}) sigaddset(&mask, s);
-  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return Internal("sigprocmask failed");
-  ::signal(SIGPIPE, SIG_IGN);
   signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd_ < 0) return Internal(std::string("signalfd: ") + std::strerror(errno));
   if (Status s = loop_->Add(signal_fd_, EPOLLIN, [this](std::uint32_t) { OnSignal(); }); !s.ok()) return s;

@@ -140,6 +140,8 @@ class Rotad:
         self.log.close()
 
     def stop(self):
+        """SIGTERM; rotad must shut down cleanly (exit status 0) within 20 s."""
+        failure = None
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -147,8 +149,14 @@ class Rotad:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                failure = "rotad did not stop within 20 s of SIGTERM"
+            if failure is None and self.proc.returncode != 0:
+                # -15: the signal killed it (a thread that did not block it took it).
+                failure = f"rotad exited with {self.proc.returncode} on SIGTERM"
         if self.proc:
             self.log.close()
+        if failure:
+            raise AssertionError(failure + ":\n" + self.read_log())
 
     def cleanup(self):
         # Let the daemon stop what is still running (its SIGTERM-then-SIGKILL sequence reaches

@@ -20,6 +20,8 @@
 //               "ecc_uncorrected": 2,  // volatile uncorrected ECC count; absent: ECC not supported
 //               "xid": [13, 79]}]}  // Xid events, each delivered once to a registered event set
 //
+// Like the real library, the first successful nvmlInit starts a thread (that only sleeps).
+//
 // A shared object cannot hide its symbols at run time, so "missing symbols" are a second build:
 // FAKE_NVML_MINIMAL leaves out every versioned (_v2, _v3) and optional function. Malformed state
 // makes calls return NVML_ERROR_UNKNOWN; no exception leaves the library.
@@ -188,11 +190,25 @@ nvmlReturn_t Pci(nvmlDevice_t device, nvmlPciInfo_t* pci, bool current_layout) {
   return FillPci(card->value("pci", std::string("00000000:00:00.0")), pci, current_layout);
 }
 
+// The real library starts threads of its own in nvmlInit, with the signal mask of the thread
+// that called it. So does the fake: a program that blocks signals only after initialising NVML
+// (and reads them from a signalfd) would have them delivered to this thread and die of them, as
+// rotad did on a real H200.
+void StartDriverThread() {
+  static bool started = false;
+  if (started) return;
+  started = true;
+  std::thread([] {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }).detach();
+}
+
 nvmlReturn_t Init() {
   const json* state = nullptr;
   if (LoadState(state) && state->contains("init_error")) {
     return ErrorCode(state->value("init_error", std::string("UNKNOWN")));
   }
+  StartDriverThread();
   ++g_init_count;
   return NVML_SUCCESS;
 }
