@@ -32,6 +32,7 @@ void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code);  
 void AddGpusCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // gpus_cmd.cc
 void AddKeepCommands(CLI::App& app, ClientOptions* options, int* exit_code);    // keep_cmd.cc: keep, guard
 void AddEventsCommand(CLI::App& app, ClientOptions* options, int* exit_code);   // events_cmd.cc
+void AddUsageCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // usage_cmd.cc
 void AddInventoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // inventory_cmd.cc
 void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // drain_cmd.cc: drain, resume
 // book_cmd.cc: book, unbook, release, extend, approve, reject

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   rota::cli::AddGpusCommand(app, &client, &exit_code);
   rota::cli::AddKeepCommands(app, &client, &exit_code);
   rota::cli::AddEventsCommand(app, &client, &exit_code);
+  rota::cli::AddUsageCommand(app, &client, &exit_code);
   rota::cli::AddInventoryCommand(app, &client, &exit_code);
   rota::cli::AddDrainCommands(app, &client, &exit_code);
   rota::cli::AddBookCommands(app, &client, &exit_code);

@@ -108,7 +108,8 @@ TEST(Config, BookingRules) {
 TEST(Config, WatchRules) {
   auto c = ParseConfig(
       "[watch]\nidle_util = 10\nidle_after = \"20m\"\nact_after = \"1h\"\naction = \"reclaim\"\n"
-      "stuck_memory = 0.8\nkeeps_per_day = 1\nover_memory = 1.2\n",
+      "stuck_memory = 0.8\nkeeps_per_day = 1\nover_memory = 1.2\noutside_action = \"stop\"\n"
+      "outside_grace = \"5m\"\n",
       "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->watch.idle_util, 10);
@@ -118,12 +119,17 @@ TEST(Config, WatchRules) {
   EXPECT_EQ(c->watch.stuck_memory, 0.8);
   EXPECT_EQ(c->watch.keeps_per_day, 1);
   EXPECT_EQ(c->watch.over_memory, 1.2);
+  EXPECT_TRUE(c->watch.outside_stop);
+  EXPECT_EQ(c->watch.outside_grace, 5 * kMinute);
   EXPECT_FALSE(ParseConfig("", "rota.toml")->watch.reclaim);  // notify by default: nothing stopped by surprise
-  auto bad = ParseConfig("[watch]\nidle_after = \"30m\"\nact_after = \"15m\"\naction = \"kill\"\n", "rota.toml");
+  EXPECT_FALSE(ParseConfig("", "rota.toml")->watch.outside_stop);
+  auto bad = ParseConfig(
+      "[watch]\nidle_after = \"30m\"\nact_after = \"15m\"\naction = \"kill\"\noutside_action = \"shoot\"\n", "rota.toml");
   ASSERT_FALSE(bad.ok());
   const std::string m = bad.status().message();
   EXPECT_NE(m.find("act_after must not be shorter"), std::string::npos) << m;
   EXPECT_NE(m.find("is not one of notify, reclaim"), std::string::npos) << m;
+  EXPECT_NE(m.find("is not one of notify, stop"), std::string::npos) << m;
 }
 
 TEST(Config, SamplingHealthAndInventory) {

@@ -30,6 +30,10 @@ struct WatchRules {
   bool reclaim = false;                // the action: false = tell the admins, true = stop the job
   int keeps_per_day = 3;               // `rota keep` per allocation per local day
   double over_memory = 1.05;           // a share using more than declared x this: warned
+  // GPU processes that no allocation on their card covers: told (owner and admins) and the card
+  // kept from new work while they hold it; with outside_stop, stopped after outside_grace.
+  bool outside_stop = false;
+  Duration outside_grace = 10 * kMinute;
 };
 
 enum class WatchStage : std::uint8_t { kOk, kWarned, kActed };

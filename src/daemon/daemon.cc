@@ -289,6 +289,8 @@ int Daemon::Run() {
                options_.user_mode ? "user" : "system", options_.state_dir);
   for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
   loop_->Run();
+  // Running jobs keep running; what was measured of them so far is kept.
+  for (auto& [id, a] : jobs_) SaveMeasures(a);
   return exit_code_;
 }
 

@@ -70,6 +70,9 @@ class Daemon : public Server::Handler {
     // wait, it was reclaimed as idle): the end reason it gets.
     std::string stop_reason;
     bool over_memory_noted = false;  // a share job was told it uses more than it declared
+    // Its GPU use as the samples saw it since the last save (usage.cc), and the last sample's time.
+    store::JobMeasures measures;
+    Time measured_at = 0;
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
   };
@@ -161,6 +164,32 @@ class Daemon : public Server::Handler {
   nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
   nlohmann::json Events(const Caller& caller, const nlohmann::json& request);  // events.cc
 
+  // Outside processes (outside.cc).
+ public:
+  struct OutsideProcess {
+    int pid = 0;
+    std::int64_t uid = -1;
+    std::string user;
+    JobId job = 0;  // a Rota job's process on a card its job was not given; 0: outside Rota
+    std::string uuid;
+    int gpu_index = -1;
+    Time first_seen = 0;
+    Time term_sent = 0;  // the policy stop: SIGTERM sent at (0: not yet)
+    bool killed = false;
+  };
+
+ private:
+  void WatchOutside(Time now);
+  // "alice's job 17, bob's booking 3": the running jobs and active bookings on card `uuid`.
+  std::string CardClaims(const std::string& uuid, Time now) const;
+  void RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event, const std::string& reason,
+                      Time now);
+
+  // The usage report and the measures behind it (usage.cc).
+  void MeasureAllocations(Time now);
+  void SaveMeasures(Active& a);  // adds a's measures to the store and clears them
+  nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);
+
   // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
   struct ProcessOwner {
     std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
@@ -225,6 +254,9 @@ class Daemon : public Server::Handler {
   std::unordered_map<int, KnownProcess> known_processes_;
   std::unordered_map<std::int64_t, std::string> user_names_;
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
+  // Outside processes at the last sample, by (pid, start time), and the cards they hold.
+  std::map<std::pair<int, unsigned long long>, OutsideProcess> outside_;
+  std::set<std::string> held_outside_;
   // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
   std::map<std::int64_t, store::BookingRecord> bookings_;
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)

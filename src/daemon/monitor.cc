@@ -118,8 +118,12 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
     }
     ObserveCard(i, error, held, now);
   }
+  if (sample.ok()) WatchOutside(now);
   UpdateSchedulable(sample.ok() ? &last_sample_ : nullptr);
-  if (sample.ok()) WatchAllocations(now);
+  if (sample.ok()) {
+    MeasureAllocations(now);
+    WatchAllocations(now);
+  }
 }
 
 void Daemon::ObserveCard(size_t index, const std::string& error, bool held, Time now) {
@@ -172,7 +176,9 @@ void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
 void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
   for (Gpu& g : cards_.gpus) {
     const CardState& c = card_state_[g.uuid];
-    const bool drained = c.admin_drain.has_value() || c.health.state != HealthState::kHealthy;
+    // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
+    const bool drained = c.admin_drain.has_value() || c.health.state != HealthState::kHealthy ||
+                         held_outside_.contains(g.uuid);
     MiB free = -1;
     if (snap != nullptr && c.health.state == HealthState::kHealthy) {
       if (const device::GpuInfo* info = SampledCard(g.uuid); info != nullptr && info->mig.empty()) {

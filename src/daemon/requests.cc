@@ -160,6 +160,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "reload") return Reload(caller);
   if (op == "keep") return Keep(caller, request);
   if (op == "events") return Events(caller, request);
+  if (op == "usage") return Usage(caller, request);
   if (op == "book") return Book(caller, request);
   if (op == "bookings") return ListBookings(caller, request);
   if (op == "unbook") return Unbook(caller, request);
@@ -446,7 +447,7 @@ json Daemon::StatusReply() {
   for (const Gpu& g : cards_.gpus) {
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}});
+    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}, {"held_outside", held_outside_.contains(g.uuid)}});
   }
   int pending = 0, running = 0;
   for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;

@@ -285,6 +285,7 @@ void Daemon::OnJobExit(JobId id) {
 
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
   const JobId id = a.rec.job.id;
+  SaveMeasures(a);
   store::JobState state = store::JobState::kCompleted;
   std::string reason = "Completed";
   std::optional<int> code;

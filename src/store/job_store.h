@@ -17,6 +17,7 @@
 // - One JobStore (one process) writes a database; it is not thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,14 @@ namespace rota::store {
 enum class AccountKind : std::uint8_t { kUser, kProject };
 
 // Accumulated usage by account, shaped like ClusterState::user_usage / project_usage.
+// GPU-seconds of a job's allocation as the samples saw it: sampled at all, busy (weighted by
+// utilisation), and under the idle threshold.
+struct JobMeasures {
+  double measured_gpu_seconds = 0;
+  double busy_gpu_seconds = 0;
+  double idle_gpu_seconds = 0;
+};
+
 struct UsageMaps {
   std::unordered_map<std::string, Usage> users;
   std::unordered_map<std::string, Usage> projects;
@@ -89,6 +98,12 @@ class JobStore {
   StatusOr<std::vector<JobEvent>> Events(JobId id);
   // Jobs that reached a final state at or after `since`, by end time.
   StatusOr<std::vector<JobRecord>> History(Time since);
+
+  // What the GPU samples said about a job's run (measure_store.cc, schema v5): added to what
+  // earlier runs of the same job recorded. Bookkeeping (synchronous=NORMAL).
+  Status AddJobMeasures(JobId id, const JobMeasures& measures);
+  // The measures of every job that is running or ended at or after `since`, by id.
+  StatusOr<std::map<JobId, JobMeasures>> LoadJobMeasures(Time since);
 
   // Inserts or replaces one account's usage.
   Status SaveUsage(AccountKind kind, std::string_view name, const Usage& usage);

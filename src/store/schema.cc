@@ -157,7 +157,18 @@ CREATE TABLE booking_events (
 CREATE INDEX booking_events_booking ON booking_events (booking_id, id);
 )sql";
 
-constexpr std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
+// Version 5: what the GPU samples said about each job while it ran, added up over its runs (a
+// requeued job keeps its id): the usage report's utilisation of allocated GPUs and idle hours.
+constexpr std::string_view kV5 = R"sql(
+CREATE TABLE job_measures (
+  job_id               INTEGER PRIMARY KEY REFERENCES jobs (id),
+  measured_gpu_seconds REAL NOT NULL DEFAULT 0,
+  busy_gpu_seconds     REAL NOT NULL DEFAULT 0,
+  idle_gpu_seconds     REAL NOT NULL DEFAULT 0
+);
+)sql";
+
+constexpr std::array<std::string_view, 5> kMigrations = {kV1, kV2, kV3, kV4, kV5};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

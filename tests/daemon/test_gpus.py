@@ -5,6 +5,7 @@ to drained (stopping their jobs), and lets admins drain and resume cards."""
 import json
 import os
 import pwd
+import signal
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ import unittest
 
 import unicodedata
 
-from harness import BIN, DEFAULT_USER, IS_ROOT, DaemonTest, Rotad, ensure_user, wait_for
+from harness import BIN, DEFAULT_USER, IS_ROOT, DaemonTest, Rotad, as_user, ensure_user, wait_for
 
 FAKE = os.path.join(BIN, "libnvidia-ml-fake.so")
 MINIMAL = os.path.join(BIN, "libnvidia-ml-minimal.so")
@@ -337,6 +338,99 @@ class DrainTest(FakeNvmlTest):
         # A MIG slice names its card.
         self.d.rota("drain", "MIG-fake-2-1", "--reason", "reconfiguring MIG", user=self.ADMIN)
         self.assertTrue(self.card_of(self.gpus(), "GPU-fake-2")["drained"])
+
+
+class OutsideTest(FakeNvmlTest):
+    """Processes no allocation covers: told once, the card kept from new work while they hold it."""
+
+    def events(self, event):
+        r = json.loads(self.d.rota("events", "--json", user="root" if IS_ROOT else None).stdout)["events"]
+        return [e for e in r if e["kind"] == "gpu" and e["to"] == event]
+
+    def put(self, card, *pids):
+        self.state["cards"][card]["processes"] = [{"pid": p, "used_mib": 3276} for p in pids]
+        self.write_state()
+
+    def test_an_outside_process_is_recorded_once_and_keeps_its_card_from_new_work(self):
+        outside = self.start_outside()
+        me = pwd.getpwuid(os.getuid()).pw_name
+        self.put(0, outside)
+        wait_for(lambda: self.card_of(self.gpus(), "GPU-fake-0")["held_outside"], what="card 0 to be held outside")
+        first = self.d.submit("--gpus", "1", "--", "sleep", "300")
+        second = self.d.submit("--gpus", "1", "--", "sleep", "300")
+        self.assertEqual(self.d.wait_state(first, "running")["gpu_uuids"], ["GPU-fake-1"])
+        time.sleep(1.5)  # samples and passes go by: card 0 stays out of scheduling
+        self.assertEqual(self.d.job(second)["state"], "pending")
+        told = self.events("outside")
+        self.assertEqual(len(told), 1, told)  # once per process, not once per sample
+        self.assertEqual(told[0]["id"], 0)
+        self.assertIn(f"pid {outside} ({me}) uses GPU 0 (3.2G) outside Rota", told[0]["reason"])
+        self.assertIn("takes no new work", told[0]["reason"])
+        self.assertNotIn("stopped in", told[0]["reason"])  # notify is the default action
+        self.assertIn(f"pid {outside}", self.d.read_log())
+        # It leaves: the card takes work again.
+        self.put(0)
+        self.assertEqual(self.d.wait_state(second, "running")["gpu_uuids"], ["GPU-fake-0"])
+        self.assertFalse(self.card_of(self.gpus(), "GPU-fake-0")["held_outside"])
+        self.assertIsNone(self.outside[0].poll())  # notify only: the process still runs
+
+    def test_a_process_on_another_users_allocation_names_whose_card_it_is(self):
+        job, pid = self.submit_holder("j.pid", "--gpus", "1")
+        uuid = self.d.job(job)["gpu_uuids"][0]
+        card = int(uuid.rsplit("-", 1)[1])
+        outside = self.start_outside()
+        self.put(card, pid, outside)
+        told = wait_for(lambda: self.events("outside"), what="the outside process to be recorded")
+        self.assertEqual(len(told), 1, told)  # the job's own process on its card is not outside
+        owner = self.d.job(job)["user"]
+        self.assertIn(f"pid {outside}", told[0]["reason"])
+        self.assertIn(f"the card is {owner}'s job {job}'s", told[0]["reason"])
+
+
+class OutsideStopTest(FakeNvmlTest):
+    """outside_action = "stop": after the grace the process is stopped, root's never."""
+
+    def setUp(self):
+        self.d = Rotad(config(self.LIBRARY, self.DRAIN_AFTER) +
+                       '[watch]\noutside_action = "stop"\noutside_grace = "2s"\n')
+        self.state_path = os.path.join(self.d.dir, "nvml.json")
+        self.state = {"driver_version": "550.54.15", "cards": [card(0), card(1), mig_card(2)]}
+        self.write_state()
+        self.d.env = {"FAKE_NVML_STATE": self.state_path}
+        self.addCleanup(self._cleanup)
+        self.outside = []
+        self.d.start()
+
+    def start_as(self, user):
+        argv = ["sleep", "300"] if user is None else as_user(user, ["sleep", "300"], {})
+        p = subprocess.Popen(argv)
+        self.outside.append(p)
+        return p
+
+    def test_the_process_is_stopped_after_the_grace(self):
+        # Running as root, the process belongs to an ordinary user (root's are never stopped).
+        victim = self.start_as(DEFAULT_USER if IS_ROOT else None)
+        self.state["cards"][0]["processes"] = [{"pid": victim.pid, "used_mib": 100}]
+        self.write_state()
+        told = wait_for(lambda: [e for e in json.loads(self.d.rota("events", "--json", user="root" if IS_ROOT else None)
+                                                       .stdout)["events"] if e["to"] == "outside"],
+                        what="the outside process to be recorded")
+        self.assertIn("it is stopped in 2s unless it ends", told[0]["reason"])
+        started = time.time()
+        self.assertEqual(victim.wait(timeout=20), -signal.SIGTERM)
+        self.assertGreaterEqual(time.time() - started, 1)  # not before the grace
+        events = json.loads(self.d.rota("events", "--json", user="root" if IS_ROOT else None).stdout)["events"]
+        self.assertTrue([e for e in events if e["to"] == "outside_stopped" and f"pid {victim.pid}" in e["reason"]],
+                        events)
+
+    @unittest.skipUnless(IS_ROOT, "needs root to own a process as root")
+    def test_roots_processes_are_never_stopped(self):
+        mine = self.start_as(None)
+        self.state["cards"][0]["processes"] = [{"pid": mine.pid, "used_mib": 100}]
+        self.write_state()
+        wait_for(lambda: self.card_of(self.gpus(), "GPU-fake-0")["held_outside"], what="card 0 to be held outside")
+        time.sleep(4)  # twice the grace
+        self.assertIsNone(mine.poll())
 
 
 class MinimalLibraryTest(FakeNvmlTest):

@@ -1,0 +1,161 @@
+// Tested by usage_report_test.cc.
+//
+// Design: one pass over the runs. A run's GPU-seconds are split over the local days it overlaps
+// (running ones up to `now`); its wait counts on the day it started; its measurements (busy,
+// measured, idle GPU-seconds, known only as a whole) count on the day it ended, or today for a
+// running job. The week's hours are the store's charged counters plus the running jobs' part
+// since the week began, so the report agrees with the quota check the scheduler makes.
+#include "core/usage_report.h"
+
+#include <algorithm>
+
+#include "core/quota.h"
+#include "core/usage.h"
+
+namespace rota {
+
+namespace {
+
+constexpr double kHourSeconds = 3600.0;
+
+struct Sums {
+  double wait = 0;
+  int started = 0;
+  double measured = 0;
+  double busy = 0;
+  double idle = 0;
+  int no_shows = 0;
+  int overruns = 0;
+
+  void AddMeasures(const UsageRun& r) {
+    measured += r.measured_gpu_seconds;
+    busy += r.busy_gpu_seconds;
+    idle += r.idle_gpu_seconds;
+  }
+  UsageTotals Totals() const {
+    UsageTotals t;
+    t.avg_wait_seconds = started > 0 ? wait / started : 0;
+    if (measured > 0) t.allocated_util = 100.0 * busy / measured;
+    t.idle_gpu_hours = idle / kHourSeconds;
+    t.no_shows = no_shows;
+    t.overruns = overruns;
+    return t;
+  }
+};
+
+std::optional<double> Quota(double hours) {
+  if (hours < 0) return std::nullopt;
+  return hours;
+}
+
+}  // namespace
+
+UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
+  UsageReport out;
+  out.now = input.now;
+  out.week_start = WeekStart(input.now, policy);
+  const int days = std::max(1, input.days);
+  const Time today = LocalMidnight(input.now, policy.utc_offset);
+  const Time first = today - static_cast<Time>(days - 1) * kDay;
+  // The day index of `t` in the report, or -1 outside it.
+  auto day_of = [&](Time t) -> int {
+    if (t < first || t >= today + kDay) return -1;
+    return static_cast<int>((t - first) / kDay);
+  };
+
+  out.days.resize(static_cast<size_t>(days));
+  std::vector<Sums> day_sums(static_cast<size_t>(days));
+  for (int d = 0; d < days; ++d) out.days[static_cast<size_t>(d)].start = first + static_cast<Time>(d) * kDay;
+
+  std::map<std::string, Sums> user_sums;
+  std::map<std::string, UserUsage> users;
+  std::map<std::string, ProjectUsage> projects;
+  auto user = [&](const std::string& name) -> UserUsage& {
+    UserUsage& u = users[name];
+    u.name = name;
+    return u;
+  };
+  Sums all;
+
+  for (const auto& [name, usage] : input.users) {
+    UserUsage& u = user(name);
+    u.week_gpu_hours += WeekUsage(usage, out.week_start) / kHourSeconds;
+    u.pool_gpu_hours += PoolWeekUsage(usage, out.week_start) / kHourSeconds;
+  }
+  for (const auto& [name, usage] : input.projects) {
+    ProjectUsage& p = projects[name];
+    p.name = name;
+    p.week_gpu_hours += WeekUsage(usage, out.week_start) / kHourSeconds;
+  }
+
+  for (const UsageRun& r : input.runs) {
+    if (r.start <= 0) continue;  // never ran: no hours, no wait yet
+    const Time end = std::min(r.end, input.now);
+    UserUsage& u = user(r.user);
+    Sums& us = user_sums[r.user];
+    // A running job is charged only when it ends: add its part of this week now.
+    if (r.end == kNever && end > r.start) {
+      const double week_part = r.gpus * static_cast<double>(end - std::max(r.start, out.week_start)) / kHourSeconds;
+      if (end > out.week_start) {
+        u.week_gpu_hours += week_part;
+        if (r.from_pool) u.pool_gpu_hours += week_part;
+        if (!r.project.empty()) {
+          ProjectUsage& p = projects[r.project];
+          p.name = r.project;
+          p.week_gpu_hours += week_part;
+        }
+      }
+    }
+    // Hours per day.
+    for (Time t = std::max(r.start, first); t < end;) {
+      const int d = day_of(t);
+      if (d < 0) break;
+      const Time day_end = first + static_cast<Time>(d + 1) * kDay;
+      const Time until = std::min(end, day_end);
+      out.days[static_cast<size_t>(d)].gpu_hours[r.user] += r.gpus * static_cast<double>(until - t) / kHourSeconds;
+      t = until;
+    }
+    // Wait, on the day it started.
+    if (int d = day_of(r.start); d >= 0) {
+      const double wait = static_cast<double>(std::max<Time>(0, r.start - r.submit));
+      for (Sums* s : {&day_sums[static_cast<size_t>(d)], &us, &all}) {
+        s->wait += wait;
+        ++s->started;
+      }
+      ++u.jobs;
+    }
+    // Measurements, on the day it ended (today while it runs).
+    if (int d = day_of(r.end == kNever ? input.now : r.end); d >= 0) {
+      for (Sums* s : {&day_sums[static_cast<size_t>(d)], &us, &all}) s->AddMeasures(r);
+    }
+  }
+
+  for (const UsageBookingOutcome& b : input.bookings) {
+    if (day_of(b.start) < 0) continue;
+    user(b.user);
+    Sums& us = user_sums[b.user];
+    for (Sums* s : {&us, &all}) {
+      s->no_shows += b.no_show ? 1 : 0;
+      s->overruns += b.overrun ? 1 : 0;
+    }
+  }
+
+  for (auto& [name, u] : users) {
+    u.quota_gpu_hours = Quota(UserQuotaHours(policy.quota, name));
+    u.totals = user_sums[name].Totals();
+    out.users.push_back(u);
+  }
+  for (auto& [name, p] : projects) {
+    p.quota_gpu_hours = Quota(ProjectQuotaHours(policy.quota, name));
+    out.projects.push_back(p);
+  }
+  for (size_t d = 0; d < out.days.size(); ++d) {
+    const UsageTotals t = day_sums[d].Totals();
+    out.days[d].avg_wait_seconds = t.avg_wait_seconds;
+    out.days[d].allocated_util = t.allocated_util;
+  }
+  out.totals = all.Totals();
+  return out;
+}
+
+}  // namespace rota

@@ -1,0 +1,178 @@
+// The usage report (`usage` op: `rota usage`, the web page's Usage view) and the measurements
+// behind it: after each GPU sample every running allocation's GPU-seconds are added up as
+// sampled, busy (weighted by utilisation) and idle (under [watch] idle_util), kept in memory
+// while the job runs and written to the store when its run ends (or rotad stops).
+// Tested by tests/daemon/test_usage.py; the arithmetic by core/usage_report_test.cc.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "api/protocol.h"
+#include "api/when.h"
+#include "core/capacity.h"
+#include "core/quota.h"
+#include "core/usage.h"
+#include "core/usage_report.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kDefaultDays = 28;
+constexpr int kMaxDays = 366;
+// A gap between samples longer than this (the sampler stalled, rotad was stopped) is not
+// counted: the measures say what was seen, not what is guessed.
+constexpr Duration kMaxSampleGap = 60;
+
+std::string LocalDate(Time midnight, int utc_offset) {
+  const api::CivilDate d = api::CivilFromDays((midnight + utc_offset) / kDay);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04lld-%02d-%02d", static_cast<long long>(d.year), d.month, d.day);
+  return buf;
+}
+
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json TotalsJson(const UsageTotals& t) {
+  return {{"avg_wait_seconds", t.avg_wait_seconds},
+          {"allocated_util", Optional(t.allocated_util)},
+          {"idle_gpu_hours", t.idle_gpu_hours},
+          {"no_shows", t.no_shows},
+          {"overruns", t.overruns}};
+}
+
+}  // namespace
+
+void Daemon::MeasureAllocations(Time now) {
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning) continue;
+    const Time last = a.measured_at;
+    a.measured_at = now;
+    if (last <= 0 || now <= last || now - last > kMaxSampleGap) continue;
+    const AllocationReading r = ReadAllocation(id, a);
+    if (r.util < 0) continue;
+    const double gpu_seconds = AllocationGpus(cards_, a.rec.placement.alloc) * static_cast<double>(now - last);
+    a.measures.measured_gpu_seconds += gpu_seconds;
+    a.measures.busy_gpu_seconds += gpu_seconds * std::min(r.util, 100) / 100.0;
+    if (r.util < config_.watch.idle_util) a.measures.idle_gpu_seconds += gpu_seconds;
+  }
+}
+
+void Daemon::SaveMeasures(Active& a) {
+  if (a.measures.measured_gpu_seconds <= 0) return;
+  if (Status s = store_->AddJobMeasures(a.rec.job.id, a.measures); !s.ok()) {
+    spdlog::error("job {}: cannot record its GPU measures: {}", a.rec.job.id, s.message());
+  }
+  a.measures = {};
+}
+
+json Daemon::Usage(const Caller& caller, const json& request) {
+  int days = kDefaultDays;
+  if (auto it = request.find("days"); it != request.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > kMaxDays) {
+      return api::ErrorReply(InvalidArgument("\"days\" must be a whole number from 1 to " + std::to_string(kMaxDays)));
+    }
+    days = it->get<int>();
+  }
+  const Time now = Now();
+  const int offset = config_.policy.utc_offset;
+  const Time first = LocalMidnight(now, offset) - static_cast<Time>(days - 1) * kDay;
+
+  UsageInput in;
+  in.now = now;
+  in.days = days;
+  StatusOr<std::vector<store::JobRecord>> ended = store_->History(first);
+  if (!ended.ok()) return api::ErrorReply(ended.status());
+  StatusOr<std::map<JobId, store::JobMeasures>> measures = store_->LoadJobMeasures(first);
+  if (!measures.ok()) return api::ErrorReply(measures.status());
+  auto add_run = [&](const store::JobRecord& rec, const store::JobMeasures* live) {
+    UsageRun r;
+    r.user = rec.job.user;
+    r.project = rec.job.project;
+    r.submit = rec.job.submit_time;
+    r.start = rec.start_time;
+    r.end = store::IsFinal(rec.state) && rec.end_time > 0 ? rec.end_time : kNever;
+    r.gpus = rec.placement.alloc.gpus.empty() ? 0 : AllocationGpus(cards_, rec.placement.alloc);
+    r.from_pool = rec.from_pool;
+    store::JobMeasures m;
+    if (auto it = measures->find(rec.job.id); it != measures->end()) m = it->second;
+    if (live != nullptr) {
+      m.measured_gpu_seconds += live->measured_gpu_seconds;
+      m.busy_gpu_seconds += live->busy_gpu_seconds;
+      m.idle_gpu_seconds += live->idle_gpu_seconds;
+    }
+    r.measured_gpu_seconds = m.measured_gpu_seconds;
+    r.busy_gpu_seconds = m.busy_gpu_seconds;
+    r.idle_gpu_seconds = m.idle_gpu_seconds;
+    in.runs.push_back(std::move(r));
+  };
+  for (const store::JobRecord& rec : *ended) add_run(rec, nullptr);
+  for (const auto& [id, a] : jobs_) add_run(a.rec, &a.measures);
+  StatusOr<std::vector<store::BookingRecord>> bookings = store_->BookingsBetween(first, now + 1);
+  if (!bookings.ok()) return api::ErrorReply(bookings.status());
+  for (const store::BookingRecord& b : *bookings) {
+    in.bookings.push_back({b.entry.spec.user, b.entry.spec.start, b.entry.state == BookingState::kNoShow,
+                           b.entry.state == BookingState::kOverrun});
+  }
+  for (const auto& [name, u] : usage_.users) in.users[name] = u;
+  for (const auto& [name, u] : usage_.projects) in.projects[name] = u;
+  const UsageReport report = BuildUsageReport(in, config_.policy);
+
+  // Everyone sees the lab's totals and days; the per-user rows and hours are one's own unless one
+  // is an admin (a user sees only what is theirs). Projects: those one worked for this period.
+  std::set<std::string> own_projects;
+  for (const UsageRun& r : in.runs) {
+    if (r.user == caller.name && !r.project.empty()) own_projects.insert(r.project);
+  }
+  const auto visible = [&](const std::string& user) { return caller.admin || user == caller.name; };
+  json users = json::array();
+  for (const UserUsage& u : report.users) {
+    if (!visible(u.name)) continue;
+    json row = {{"name", u.name},
+                {"week_gpu_hours", u.week_gpu_hours},
+                {"quota_gpu_hours", Optional(u.quota_gpu_hours)},
+                {"pool_gpu_hours", u.pool_gpu_hours},
+                {"jobs", u.jobs}};
+    row.update(TotalsJson(u.totals));
+    users.push_back(std::move(row));
+  }
+  json projects = json::array();
+  for (const ProjectUsage& p : report.projects) {
+    if (!caller.admin && !own_projects.contains(p.name)) continue;
+    projects.push_back({{"name", p.name},
+                        {"week_gpu_hours", p.week_gpu_hours},
+                        {"quota_gpu_hours", Optional(p.quota_gpu_hours)}});
+  }
+  json day_list = json::array();
+  for (const DayUsage& d : report.days) {
+    json hours = json::object();
+    double total = 0;
+    for (const auto& [user, h] : d.gpu_hours) {
+      total += h;
+      if (visible(user)) hours[user] = h;
+    }
+    day_list.push_back({{"day", LocalDate(d.start, offset)},
+                        {"start", d.start},
+                        {"gpu_hours", std::move(hours)},
+                        {"total_gpu_hours", total},
+                        {"avg_wait_seconds", d.avg_wait_seconds},
+                        {"allocated_util", Optional(d.allocated_util)}});
+  }
+  json out = api::OkReply();
+  out["now"] = report.now;
+  out["week_start"] = report.week_start;
+  out["days_covered"] = days;
+  out["users"] = std::move(users);
+  out["projects"] = std::move(projects);
+  out["days"] = std::move(day_list);
+  out["totals"] = TotalsJson(report.totals);
+  return out;
+}
+
+}  // namespace rota::daemon
