@@ -49,7 +49,8 @@ export function mount(root, ctx) {
   let alive = true;
 
   const body = h('div', { class: 'cal-body' });
-  const pendingBox = h('section', { class: 'pending', 'aria-live': 'polite' });
+  const pendingBox = h('section', { class: 'pending', 'aria-live': 'polite', hidden: true });
+  const errorBox = h('div', { class: 'form-msg', role: 'alert' });
   const title = h('h1', { class: 'week-title' });
   root.append(
     h('div', { class: 'toolbar' },
@@ -59,28 +60,32 @@ export function mount(root, ctx) {
         h('button', { type: 'button', id: 'this-week', onclick: () => { st.week = mondayOf(now()); load(); } }, t('cal.today')),
         h('button', { type: 'button', id: 'next-week', onclick: () => go(7) }, t('cal.next'), ' ›'),
         h('button', { type: 'button', class: 'primary', id: 'new-booking', onclick: () => openForm({}) }, '+ ', t('cal.new')))),
-    pendingBox, body, legend());
+    pendingBox, errorBox, body, legend());
 
   function go(days) { st.week = addDays(st.week, days); load(); }
 
   async function load() {
     const from = st.week, to = addDays(st.week, 7);
+    replace(errorBox);
     try {
-      const [status, list, pending] = await Promise.all([
-        st.status ? Promise.resolve(st.status) : call('status'),
+      if (!st.status) {
+        st.status = await call('status');
+        st.rows = rowsOf(st.status);
+      }
+      const [list, pending] = await Promise.all([
         call('bookings', { all: true, from, to }),
         me.admin ? call('bookings', { pending: true }) : Promise.resolve({ bookings: [] }),
       ]);
-      if (!alive) return;
-      st.status = status;
-      st.rows = rowsOf(status);
+      if (!alive || from !== st.week) return;
       st.bookings = (list.bookings || []).filter((b) => !HIDDEN.has(b.state) && b.start < to && endOf(b) > from);
       st.pending = pending.bookings || [];
-      st.loaded = true;
-      draw();
     } catch (e) {
-      if (alive) replace(body, h('p', { class: 'error', role: 'alert' }, e.message));
+      if (!alive) return;
+      st.bookings = [];
+      st.pending = [];
+      replace(errorBox, h('p', { class: 'error' }, e.message));
     }
+    draw();
   }
 
   function endOf(b) { return b.actual_end > 0 && b.actual_end < b.end ? b.actual_end : b.end; }
@@ -124,6 +129,9 @@ export function mount(root, ctx) {
           r.drained ? h('small', { class: 'warn' }, t('gpu.drained')) : null),
         track);
     });
+    const before = body.querySelector('.cal-scroll');
+    const keep = before && st.drawnWeek === from ? before.scrollLeft : null;
+    st.drawnWeek = from;
     replace(body, h('div', { class: 'cal-scroll', tabindex: '0', 'aria-label': t('cal.grid_label') },
       h('div', { class: 'cal-inner' },
         h('div', { class: 'cal-row cal-head' }, h('div', { class: 'cal-label' }), h('div', { class: 'cal-days' }, days)),
@@ -131,7 +139,8 @@ export function mount(root, ctx) {
     // Bring today into view on a narrow screen.
     const scroller = body.querySelector('.cal-scroll');
     const todayEl = body.querySelector('.cal-day.today');
-    if (todayEl && scroller.scrollWidth > scroller.clientWidth) scroller.scrollLeft = todayEl.offsetLeft - 160;
+    if (keep !== null) scroller.scrollLeft = keep;
+    else if (todayEl && scroller.scrollWidth > scroller.clientWidth) scroller.scrollLeft = todayEl.offsetLeft - 160;
     if (st.rows.length === 0) body.appendChild(h('p', {}, t('cal.no_gpus')));
   }
 

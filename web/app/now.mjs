@@ -47,7 +47,7 @@ function card(g) {
     bar(g.util, 100, 'util', t('gpu.util') + ' ' + (g.util >= 0 ? g.util + '%' : '—')),
     bar(g.memory_used, g.memory_total, 'mem', t('gpu.mem') + ' ' + fmtMiB(g.memory_used) + ' / ' + fmtMiB(g.memory_total)),
     h('div', { class: 'facts-line' },
-      h('span', { class: 'temp' + (g.temperature >= 80 ? ' hot' : '') }, '🌡 ', temp), h('span', {}, '⚡ ', power),
+      h('span', { class: 'temp' + (g.temperature >= 80 ? ' hot' : '') }, t('gpu.temp'), ' ', temp), h('span', {}, t('gpu.power'), ' ', power),
       h('span', { class: 'uuid', title: g.uuid }, g.uuid)),
     warnings.length ? h('ul', { class: 'warnings' }, warnings.map(([k, text]) => h('li', { class: k }, '⚠ ', text))) : null,
     (g.jobs || []).length
