@@ -60,7 +60,41 @@ export function mount(root, ctx) {
         h('button', { type: 'button', id: 'this-week', onclick: () => { st.week = mondayOf(now()); load(); } }, t('cal.today')),
         h('button', { type: 'button', id: 'next-week', onclick: () => go(7) }, t('cal.next'), ' ›'),
         h('button', { type: 'button', class: 'primary', id: 'new-booking', onclick: () => openForm({}) }, '+ ', t('cal.new')))),
-    pendingBox, errorBox, body, legend());
+    pendingBox, errorBox, body, legend(),
+    h('div', { class: 'buttons table-io' },
+      h('button', { type: 'button', id: 'export-csv', onclick: () => exportAs('csv') }, t('cal.export_csv')),
+      h('button', { type: 'button', id: 'export-ics', onclick: () => exportAs('ics') }, t('cal.export_ics')),
+      h('label', { class: 'button-like' }, t('cal.import_csv'),
+        h('input', { type: 'file', accept: '.csv,text/csv', class: 'visually-hidden', onchange: (e) => importCsv(e.target) }))));
+
+  /** The week as the lab's spreadsheet (CSV) or a calendar feed (iCalendar), downloaded. */
+  async function exportAs(format) {
+    try {
+      const r = await call('bookings_export', { format, all: true, from: st.week, to: addDays(st.week, 7) });
+      const blob = new Blob([r.text || ''], { type: format === 'csv' ? 'text/csv;charset=utf-8' : 'text/calendar;charset=utf-8' });
+      const a = h('a', { href: URL.createObjectURL(blob), download: 'gpu_schedule.' + format });
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  /** Rows of a spreadsheet (task_name,user,gpu_id,start_time,end_time,est_hours,status) become bookings. */
+  async function importCsv(input) {
+    const file = input.files?.[0];
+    input.value = '';
+    if (!file) return;
+    try {
+      const r = await call('bookings_import', { csv: await file.text() });
+      const errors = r.errors || [];
+      if (errors.length) {
+        replace(errorBox, h('p', { class: 'error' }, t('cal.import_errors')),
+          h('ul', {}, errors.map((e) => h('li', {}, t('cal.line', { n: e.line }), ' ', e.message))));
+      }
+      if ((r.imported || []).length) toast(t('cal.imported', { n: r.imported.length }));
+      load();
+    } catch (e) { toast(e.message, 'error'); }
+  }
 
   function go(days) { st.week = addDays(st.week, days); load(); }
 

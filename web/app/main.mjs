@@ -45,9 +45,10 @@ function header() {
     h('nav', { 'aria-label': t('nav.label') }, Object.keys(VIEWS).map(tab)),
     h('div', { class: 'who' },
       langSel,
-      me ? h('span', { class: 'user', title: me.mode === 'user' ? t('mode.user') : '' }, me.user,
+      me && !me.viewer ? h('span', { class: 'user', title: me.mode === 'user' ? t('mode.user') : '' }, me.user,
         me.admin ? h('span', { class: 'badge admin' }, t('role.admin')) : null) : null,
-      me ? h('button', { type: 'button', class: 'link', id: 'logout', onclick: logout }, t('auth.logout')) : null));
+      me && !me.viewer ? h('button', { type: 'button', class: 'link', id: 'logout', onclick: logout }, t('auth.logout')) : null,
+      me?.viewer ? h('button', { type: 'button', class: 'link', id: 'signin', onclick: () => showSignIn() }, t('auth.sign_in')) : null));
 }
 
 async function logout() {
@@ -113,6 +114,8 @@ async function start() {
   try {
     me = await get('hello');
     setCsrf(me.csrf);
+    // A lab's wall display ([web] public_read) reads without a session: no user, no actions.
+    me.viewer = !me.user;
   } catch (e) {
     me = null;
     if (e.status === 401) return showSignIn();

@@ -98,7 +98,7 @@ export function mount(root, ctx) {
     plots.push(new uPlot({
       width, height: 240, scales: { x: { time: true } },
       axes: [{}, { label: t('usage.gpu_hours') }],
-      series: [{ value: (u, v) => (v ? fmtDay(v) : '') }, ...order.map((i, k) => ({
+      series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') }, ...order.map((i, k) => ({
         label: users[i], fill: COLORS[i % COLORS.length], stroke: COLORS[i % COLORS.length], paths: bars, points: { show: false },
         value: (u, v, si, di) => (di === null || di === undefined ? '' : fmtHours(days[di].gpu_hours?.[users[i]] || 0)),
       }))],
@@ -106,7 +106,7 @@ export function mount(root, ctx) {
     plots.push(new uPlot({
       width, height: 220, scales: { x: { time: true }, pct: { range: [0, 100] } },
       axes: [{}, { label: t('usage.wait_h') }, { scale: 'pct', side: 1, label: '%', grid: { show: false } }],
-      series: [{ value: (u, v) => (v ? fmtDay(v) : '') },
+      series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') },
         { label: t('usage.avg_wait'), stroke: '#d97706', width: 2, value: (u, v) => (v === null ? '—' : fmtDur(v * 3600)) },
         { label: t('usage.util'), stroke: '#2563eb', width: 2, scale: 'pct', value: (u, v) => (v === null ? '—' : Math.round(v) + '%') }],
     }, [xs, days.map((d) => (d.avg_wait_seconds ?? null) === null ? null : d.avg_wait_seconds / 3600), days.map((d) => d.allocated_util ?? null)], waitBox));
