@@ -22,6 +22,7 @@ export function toast(text, kind = 'ok') {
   const box = document.getElementById('toast');
   const item = h('div', { class: 'toast ' + kind, role: kind === 'error' ? 'alert' : 'status' }, text);
   box.appendChild(item);
+  while (box.children.length > 3) box.firstChild.remove();
   setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
 }
 

@@ -28,7 +28,8 @@ function warningsOf(g) {
   }
   if ((g.jobs || []).length && g.util >= 0 && g.util < IDLE_UTIL) {
     const held = g.memory_total > 0 && g.memory_used / g.memory_total > 0.5;
-    w.push(['warn', held ? t('gpu.stuck', { util: g.util }) : t('gpu.idle', { util: g.util })]);
+    // The daemon's watch decides what is idle for long ([watch]); the card only says what it sees now.
+    w.push(held ? ['warn', t('gpu.stuck', { util: g.util })] : ['info', t('gpu.idle', { util: g.util })]);
   }
   if (g.ecc_uncorrected > 0) w.push(['bad', t('gpu.ecc', { n: g.ecc_uncorrected })]);
   if ((g.xids || []).length) w.push(['bad', 'Xid ' + g.xids.join(', ')]);
@@ -49,7 +50,7 @@ function card(g) {
     h('div', { class: 'facts-line' },
       h('span', { class: 'temp' + (g.temperature >= 80 ? ' hot' : '') }, t('gpu.temp'), ' ', temp), h('span', {}, t('gpu.power'), ' ', power),
       h('span', { class: 'uuid', title: g.uuid }, g.uuid)),
-    warnings.length ? h('ul', { class: 'warnings' }, warnings.map(([k, text]) => h('li', { class: k }, '⚠ ', text))) : null,
+    warnings.length ? h('ul', { class: 'warnings' }, warnings.map(([k, text]) => h('li', { class: k }, k === 'info' ? '' : '⚠ ', text))) : null,
     (g.jobs || []).length
       ? h('ul', { class: 'who-list' }, g.jobs.map((j) => h('li', { class: j.mine ? 'mine' : '' },
         h('strong', {}, j.user), ' ', h('span', { class: 'muted' }, '#' + j.job_id + ' ' + (j.name || '')),
