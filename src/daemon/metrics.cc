@@ -85,7 +85,7 @@ std::string Daemon::MetricsText() {
         }
       }
       web::Labels l = card_labels(index, uuid, model);
-      l.emplace_back("job", std::to_string(id));
+      l.emplace_back("job_id", std::to_string(id));
       l.emplace_back("user", a.rec.job.user);
       w.Sample("rota_gpu_allocated", l, 1);
     }

@@ -277,7 +277,7 @@ class MetricsTest(HttpTest):
         self.assertEqual(self.metric(text, "rota_gpu_memory_total_bytes", labels), 80 * 1024 ** 3)
         self.assertIsNotNone(self.metric(text, "rota_gpu_utilization_percent", labels))
         self.assertIsNotNone(self.metric(text, "rota_gpu_temperature_celsius", labels))
-        self.assertEqual(self.metric(text, "rota_gpu_allocated", {"job": str(job_id), "user": rec["user"]}), 1)
+        self.assertEqual(self.metric(text, "rota_gpu_allocated", {"job_id": str(job_id), "user": rec["user"]}), 1)
         self.assertEqual(self.metric(text, "rota_jobs", {"state": "running", "tier": "regular"}), 1)
         self.assertEqual(self.metric(text, "rota_jobs", {"state": "pending", "tier": "regular"}), 0)
         self.assertEqual(self.metric(text, "rota_jobs_started_total"), 1)

@@ -78,7 +78,7 @@ scrape_configs:
         self.d.wait_state(job_id, "running")
         up = wait_for(lambda: self.query('up{job="rota"} == 1'), timeout=60, what="prometheus to scrape rotad")
         self.assertEqual(up[0]["value"][1], "1")
-        result = wait_for(lambda: self.query(f'rota_gpu_allocated{{job="{job_id}"}}'), timeout=30,
+        result = wait_for(lambda: self.query(f'rota_gpu_allocated{{job_id="{job_id}"}}'), timeout=30,
                           what="rota_gpu_allocated in prometheus")
         self.assertEqual(len(result), 1)
         self.assertEqual(result[0]["value"][1], "1")
