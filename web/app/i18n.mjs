@@ -74,7 +74,7 @@ const DICT = {
     'usage.users': 'People', 'usage.projects': 'Projects', 'usage.user': 'User', 'usage.week_hours': 'GPU-hours this week / quota',
     'usage.pool': 'From the project pool', 'usage.jobs': 'Jobs', 'usage.over_days': 'The last four weeks',
     'usage.chart_hours': 'GPU-hours per day, by person', 'usage.chart_wait': 'Average wait (hours) and utilisation (%) per day',
-    'usage.gpu_hours': 'GPU-hours', 'usage.wait_h': 'hours', 'usage.day': 'Day',
+    'usage.gpu_hours': 'GPU-hours', 'usage.util_short': 'Utilisation', 'usage.others': 'others', 'usage.wait_h': 'hours', 'usage.day': 'Day',
     'usage.no_days': 'No history yet.', 'usage.no_charts': 'Charts are not installed (npm ci --prefix web); the numbers:',
   },
   zh: {
@@ -148,7 +148,7 @@ const DICT = {
     'usage.users': '个人', 'usage.projects': '项目', 'usage.user': '用户', 'usage.week_hours': '本周 GPU·小时 / 配额',
     'usage.pool': '来自项目共享池', 'usage.jobs': '任务数', 'usage.over_days': '最近四周',
     'usage.chart_hours': '每天的 GPU·小时（按人）', 'usage.chart_wait': '每天的平均等待（小时）与利用率（%）',
-    'usage.gpu_hours': 'GPU·小时', 'usage.wait_h': '小时', 'usage.day': '日期',
+    'usage.gpu_hours': 'GPU·小时', 'usage.util_short': '利用率', 'usage.others': '其他人', 'usage.wait_h': '小时', 'usage.day': '日期',
     'usage.no_days': '暂无历史数据。', 'usage.no_charts': '图表库未安装（npm ci --prefix web），以下为数据：',
   },
 };

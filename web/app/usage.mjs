@@ -10,6 +10,7 @@ const UPLOT_JS = '/node_modules/uplot/dist/uPlot.iife.min.js';
 const UPLOT_CSS = '/node_modules/uplot/dist/uPlot.min.css';
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d', '#475569', '#ea580c'];
 
+const OTHERS = '\u0000others';
 let uplotPromise = null;
 function loadUPlot() {
   if (window.uPlot) return Promise.resolve(window.uPlot);
@@ -24,6 +25,8 @@ function loadUPlot() {
   }
   return uplotPromise;
 }
+
+function pct(v) { return v === null || v === undefined ? '—' : Math.round(v) + '%'; }
 
 function quotaCell(used, quota) {
   if (quota === null || quota === undefined) return h('td', {}, fmtHours(used), h('span', { class: 'muted' }, ' / ∞'));
@@ -58,18 +61,18 @@ export function mount(root, ctx) {
     replace(body,
       h('div', { class: 'tiles' },
         tile('usage.avg_wait', fmtDur(tot.avg_wait_seconds)),
-        tile('usage.util', tot.allocated_util === null || tot.allocated_util === undefined ? '—' : Math.round(tot.allocated_util) + '%'),
+        tile('usage.util', pct(tot.allocated_util)),
         tile('usage.idle_hours', fmtHours(tot.idle_gpu_hours)),
         tile('usage.no_shows', String(tot.no_shows ?? '—')),
         tile('usage.overruns', String(tot.overruns ?? '—'))),
       h('p', { class: 'muted' }, t('usage.week_from', { at: fmtDay(r.week_start) })),
       h('h2', {}, t('usage.users')),
       h('div', { class: 'table-wrap' }, h('table', { class: 'usage-users' },
-        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', 'usage.avg_wait', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
+        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', 'usage.avg_wait', 'usage.util_short', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
           .map((k) => h('th', { scope: 'col' }, t(k))))),
         h('tbody', {}, (r.users || []).map((u) => h('tr', {},
           h('th', { scope: 'row' }, u.name), quotaCell(u.week_gpu_hours, u.quota_gpu_hours), h('td', {}, fmtHours(u.pool_gpu_hours)),
-          h('td', {}, String(u.jobs ?? 0)), h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, fmtHours(u.idle_gpu_hours)),
+          h('td', {}, String(u.jobs ?? 0)), h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, pct(u.allocated_util)), h('td', {}, fmtHours(u.idle_gpu_hours)),
           h('td', { class: u.no_shows ? 'warn' : '' }, String(u.no_shows ?? 0)), h('td', { class: u.overruns ? 'warn' : '' }, String(u.overruns ?? 0))))))),
       (r.projects || []).length ? [h('h2', {}, t('usage.projects')),
         h('div', { class: 'table-wrap' }, h('table', {},
@@ -85,6 +88,12 @@ export function mount(root, ctx) {
     try { uPlot = await loadUPlot(); } catch { replace(box, h('p', { class: 'muted' }, t('usage.no_charts'))); dayTable(box, days); return; }
     if (!alive) return;
     const xs = days.map((d) => d.start);
+    // A non-admin sees their own hours by name and the rest of the lab as "others".
+    days = days.map((d) => {
+      const named = Object.values(d.gpu_hours || {}).reduce((a, b) => a + b, 0);
+      const rest = (d.total_gpu_hours ?? named) - named;
+      return rest > 0.01 ? { ...d, gpu_hours: { ...d.gpu_hours, [OTHERS]: rest } } : d;
+    });
     const users = [...new Set(days.flatMap((d) => Object.keys(d.gpu_hours || {})))];
     const totals = users.map((u) => days.reduce((s, d) => s + (d.gpu_hours?.[u] || 0), 0));
     const order = users.map((u, i) => i).sort((a, b) => totals[b] - totals[a]);
@@ -99,7 +108,7 @@ export function mount(root, ctx) {
       width, height: 240, scales: { x: { time: true } },
       axes: [{}, { label: t('usage.gpu_hours') }],
       series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') }, ...order.map((i, k) => ({
-        label: users[i], fill: COLORS[i % COLORS.length], stroke: COLORS[i % COLORS.length], paths: bars, points: { show: false },
+        label: users[i] === OTHERS ? t('usage.others') : users[i], fill: COLORS[i % COLORS.length], stroke: COLORS[i % COLORS.length], paths: bars, points: { show: false },
         value: (u, v, si, di) => (di === null || di === undefined ? '' : fmtHours(days[di].gpu_hours?.[users[i]] || 0)),
       }))],
     }, [xs, ...stacks], hoursBox));
@@ -116,8 +125,8 @@ export function mount(root, ctx) {
     box.appendChild(h('div', { class: 'table-wrap' }, h('table', {},
       h('thead', {}, h('tr', {}, ['usage.day', 'usage.gpu_hours', 'usage.avg_wait', 'usage.util'].map((k) => h('th', { scope: 'col' }, t(k))))),
       h('tbody', {}, days.map((d) => h('tr', {}, h('th', { scope: 'row' }, d.day),
-        h('td', {}, fmtHours(Object.values(d.gpu_hours || {}).reduce((a, b) => a + b, 0))),
-        h('td', {}, fmtDur(d.avg_wait_seconds)), h('td', {}, d.allocated_util === null || d.allocated_util === undefined ? '—' : Math.round(d.allocated_util) + '%')))))));
+        h('td', {}, fmtHours(d.total_gpu_hours ?? Object.values(d.gpu_hours || {}).reduce((a, b) => a + b, 0))),
+        h('td', {}, fmtDur(d.avg_wait_seconds)), h('td', {}, pct(d.allocated_util))))))));
   }
 
   return () => { alive = false; plots.forEach((p) => p.destroy()); };
