@@ -297,6 +297,26 @@ async function main() {
       await shot('3-calendar-booked');
     });
 
+    await step('a request in the way of a booking shows the daemon\'s message and free starts', async () => {
+      await page.click('#new-booking');
+      const dlg = page.locator('#booking-dialog');
+      await dlg.locator('select[name=kind]').selectOption('card');
+      await dlg.locator('select[name=card]').selectOption('0');
+      const wed = mondayOf(now) + 9 * DAY;  // next Wednesday, where booking ${mine.id} is 10:00-13:00
+      await dlg.locator('input[name=start]').fill(utcText(wed + 11 * 3600).replace(' ', 'T'));
+      await dlg.locator('input[name=end]').fill(utcText(wed + 12 * 3600).replace(' ', 'T'));
+      await dlg.locator('#book-submit').click();
+      const msg = dlg.locator('.form-msg .error');
+      await msg.waitFor();
+      const text = await msg.innerText();
+      expect(text.includes('booking ' + mine.id), 'the refusal does not name the booking in the way: ' + text);
+      expect(await dlg.locator('.form-msg button.chip').count() > 0, 'no free starts offered');
+      await shot('3-booking-conflict');
+      await dlg.locator('.form-msg button.chip').first().click();
+      await dlg.locator('#book-submit').click();
+      await dlg.waitFor({ state: 'detached' });
+    });
+
     await step('the admin approves the pending booking on the page', async () => {
       await page.locator(`.pending-list li[data-id="${seeded.id}"] button.approve`).click();
       await page.locator('.toast', { hasText: `Booking ${seeded.id} approved` }).waitFor();
