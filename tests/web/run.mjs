@@ -226,7 +226,9 @@ async function main() {
     const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'en-US', timezoneId: 'UTC' });
     page = await context.newPage();
     page.on('pageerror', (e) => problems.push(`[${current}] uncaught: ${e.message}`));
-    page.on('console', (m) => { if (/i18n: missing/.test(m.text())) problems.push(`[${current}] ${m.text()}`); });
+    page.on('console', (m) => {
+      if (/i18n: missing|Content Security Policy/.test(m.text())) problems.push(`[${current}] ${m.text()}`);
+    });
     page.on('dialog', (d) => d.accept());
     page.setDefaultTimeout(15000);
 

@@ -52,6 +52,7 @@ export function mount(root, ctx) {
   const pendingBox = h('section', { class: 'pending', 'aria-live': 'polite', hidden: true });
   const errorBox = h('div', { class: 'form-msg', role: 'alert' });
   const title = h('h1', { class: 'week-title' });
+  const mineBox = h('section', { class: 'mine-list' });
   root.append(
     h('div', { class: 'toolbar' },
       title,
@@ -60,7 +61,7 @@ export function mount(root, ctx) {
         h('button', { type: 'button', id: 'this-week', onclick: () => { st.week = mondayOf(now()); load(); } }, t('cal.today')),
         h('button', { type: 'button', id: 'next-week', onclick: () => go(7) }, t('cal.next'), ' ›'),
         h('button', { type: 'button', class: 'primary', id: 'new-booking', onclick: () => openForm({}) }, '+ ', t('cal.new')))),
-    pendingBox, errorBox, body, legend(),
+    pendingBox, errorBox, body, legend(), mineBox,
     h('div', { class: 'buttons table-io' },
       h('button', { type: 'button', id: 'export-csv', onclick: () => exportAs('csv') }, t('cal.export_csv')),
       h('button', { type: 'button', id: 'export-ics', onclick: () => exportAs('ics') }, t('cal.export_ics')),
@@ -128,6 +129,7 @@ export function mount(root, ctx) {
     const from = st.week, span = addDays(st.week, 7) - st.week;
     title.textContent = t('cal.week_of', { from: fmtDay(from), to: fmtDay(addDays(from, 6)) });
     drawPending();
+    drawMine();
     const days = [];
     for (let i = 0; i < 7; i++) {
       const d = addDays(from, i);
@@ -176,6 +178,16 @@ export function mount(root, ctx) {
     if (keep !== null) scroller.scrollLeft = keep;
     else if (todayEl && scroller.scrollWidth > scroller.clientWidth) scroller.scrollLeft = todayEl.offsetLeft - 160;
     if (st.rows.length === 0) body.appendChild(h('p', {}, t('cal.no_gpus')));
+  }
+
+  /** One's own open bookings of the week as a list: on a phone the blocks are small. */
+  function drawMine() {
+    const mine = st.bookings.filter((b) => b.mine && ['requested', 'confirmed', 'active'].includes(b.state));
+    if (!mine.length) { replace(mineBox); return; }
+    replace(mineBox, h('h2', {}, t('cal.mine')), h('ul', {}, mine.map((b) => h('li', {},
+      h('button', { type: 'button', class: 'link', dataset: { id: b.id }, onclick: () => openDetails(b) },
+        `#${b.id} `, fmtTime(b.start), '–', fmtTime(b.end, { date: false }), ' · ', cardsText(b)),
+      ' ', h('span', { class: 'badge' }, t('bstate.' + b.state)), b.project ? ' ' + b.project : ''))));
   }
 
   function pct(sec, span) { return (100 * sec / span).toFixed(4) + '%'; }
