@@ -330,6 +330,15 @@ async function main() {
       await page.locator(`.booking[data-id="${seeded.id}"][data-state="confirmed"]`).waitFor();
     });
 
+    await step('zooming the calendar widens the hours', async () => {
+      const width = async () => (await page.locator('.cal-track[data-row="g0"]').boundingBox()).width;
+      const w0 = await width();
+      await page.click('#zoom-in');
+      const w1 = await width();
+      expect(Math.abs(w1 - 2 * w0) < 2, `zooming in took the week from ${w0}px to ${w1}px, not twice as wide`);
+      await page.click('#zoom-out');
+    });
+
     await step('the New booking button and the keyboard reach the same form', async () => {
       await page.focus('#new-booking');
       await page.keyboard.press('Enter');

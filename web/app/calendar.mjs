@@ -60,6 +60,9 @@ export function mount(root, ctx) {
         h('button', { type: 'button', id: 'prev-week', onclick: () => go(-7) }, '‹ ', t('cal.prev')),
         h('button', { type: 'button', id: 'this-week', onclick: () => { st.week = mondayOf(now()); load(); } }, t('cal.today')),
         h('button', { type: 'button', id: 'next-week', onclick: () => go(7) }, t('cal.next'), ' ›'),
+        h('span', { class: 'zoom', role: 'group', 'aria-label': t('cal.zoom') },
+          h('button', { type: 'button', id: 'zoom-out', 'aria-label': t('cal.zoom_out'), title: t('cal.zoom_out'), onclick: () => zoom(-1) }, '−'),
+          h('button', { type: 'button', id: 'zoom-in', 'aria-label': t('cal.zoom_in'), title: t('cal.zoom_in'), onclick: () => zoom(1) }, '+')),
         h('button', { type: 'button', class: 'primary', id: 'new-booking', onclick: () => openForm({}) }, '+ ', t('cal.new')))),
     pendingBox, errorBox, body, legend(), mineBox,
     h('div', { class: 'buttons table-io' },
@@ -96,6 +99,21 @@ export function mount(root, ctx) {
       load();
     } catch (e) { toast(e.message, 'error'); }
   }
+
+  // Hour widths (px): the whole week on a laptop at the first, a day at a time at the last.
+  const ZOOMS = [7, 14, 28, 56];
+  let zoomAt = Number(localStorage.getItem('rota.zoom') ?? 1);
+  if (!(zoomAt >= 0 && zoomAt < ZOOMS.length)) zoomAt = 1;
+  function applyZoom() { root.style.setProperty('--hour-w', ZOOMS[zoomAt] + 'px'); }
+  function zoom(step) {
+    const scroller = body.querySelector('.cal-scroll');
+    const f = scroller ? (scroller.scrollLeft + scroller.clientWidth / 2) / scroller.scrollWidth : 0;
+    zoomAt = Math.min(ZOOMS.length - 1, Math.max(0, zoomAt + step));
+    try { localStorage.setItem('rota.zoom', String(zoomAt)); } catch { /* private mode */ }
+    applyZoom();
+    if (scroller) scroller.scrollLeft = f * scroller.scrollWidth - scroller.clientWidth / 2;
+  }
+  applyZoom();
 
   function go(days) { st.week = addDays(st.week, days); load(); }
 
