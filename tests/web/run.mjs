@@ -135,7 +135,8 @@ class Daemon {
   async stop() {
     if (this.proc && this.exited === null) {
       try {
-        const ids = JSON.parse(this.rota('queue', '--all', '--json')).jobs?.map((j) => String(j.id)) || [];
+        const q = JSON.parse(this.rota('queue', '--all', '--json'));
+        const ids = (Array.isArray(q) ? q : q.jobs || []).map((j) => String(j.id));
         if (ids.length) this.rota('cancel', ...ids);
       } catch { /* stopping anyway */ }
       this.proc.kill('SIGTERM');
@@ -365,6 +366,11 @@ async function main() {
       await row.waitFor();
       jobId = await row.getAttribute('data-id');
       await page.locator(`table.jobs tr[data-id="${jobId}"][data-state="running"]`).waitFor({ timeout: 20000 });
+      // A job that cannot start yet (two cards while one is taken) says why and when it should.
+      const waiting = daemon.rota('submit', '--parsable', '--gpus', '2', '--time', '1h', '--name', 'waits', '--', 'sleep', '60').trim();
+      const wrow = page.locator(`table.jobs tr[data-id="${waiting}"][data-state="pending"]`);
+      await wrow.locator('.reason', { hasText: 'waiting for free GPUs' }).waitFor();
+      expect(/expected start/.test(await wrow.innerText()), 'no expected start: ' + await wrow.innerText());
       await row.locator('button.logs').click();
       await page.locator('pre.logs-text', { hasText: 'hello-from-the-web' }).waitFor({ timeout: 20000 });
       await shot('5-logs');
