@@ -43,7 +43,7 @@ function header() {
   h('option', { value: 'en', selected: lang() === 'en' }, 'English'));
   return h('header', { class: 'top' },
     h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, '◷'), 'Rota'),
-    h('nav', { 'aria-label': t('nav.label') }, Object.keys(VIEWS).map(tab)),
+    me ? h('nav', { 'aria-label': t('nav.label') }, Object.keys(VIEWS).map(tab)) : h('div', { class: 'spacer' }),
     h('div', { class: 'who' },
       langSel,
       me && !me.viewer ? h('span', { class: 'user', title: me.mode === 'user' ? t('mode.user') : '' }, me.user,
@@ -95,7 +95,8 @@ function showSignIn(note) {
     }
     if (res.ok) return start();
     if (res.status === 404 || res.status === 400 || res.status === 405) msg.textContent = t('auth.password_unavailable');
-    else msg.textContent = t('auth.password_wrong');
+    else if (res.status === 401) msg.textContent = t('auth.password_wrong');
+    else msg.textContent = (await res.json().catch(() => null))?.error?.message || res.statusText;
   } },
   h('h2', {}, t('auth.password_title')),
   h('label', { class: 'field' }, h('span', { class: 'field-label' }, t('auth.user')), user),
@@ -125,6 +126,11 @@ async function start() {
   render();
 }
 
-onSignedOut(() => { if (me) { me = null; showSignIn(t('auth.expired')); } });
+onSignedOut(() => {
+  if (!me) return;
+  const wasViewer = me.viewer;
+  me = null;
+  showSignIn(wasViewer ? null : t('auth.expired'));
+});
 window.addEventListener('hashchange', () => { if (me) render(); });
 start();
