@@ -67,14 +67,18 @@ async function waitFor(what, f, timeoutMs = 20000, everyMs = 100) {
   throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
 }
 
-function config(port) {
+// The user-mode daemon: its user is its admin, so a booking waits for approval only when the
+// rules say every booking does. The system-mode one keeps the lab's rules (same day: an admin).
+const USER_MODE_RULES = `[bookings]
+auto_confirm = false            # every non-admin booking waits for an admin: the page has something to approve
+`;
+
+function config(port, rules) {
   return `# Written by tests/web/run.mjs
 [policy]
 timezone = "UTC"                # the browser runs in UTC too, so the page's times are the server's
 
-[bookings]
-auto_confirm = false            # every non-admin booking waits for an admin: the page has something to approve
-
+${rules}
 [web]
 listen = "127.0.0.1:${port}"
 static_dir = "${WEB}"
@@ -94,8 +98,10 @@ mig = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
 }
 
 class Daemon {
-  constructor(who) {
+  /** who: the daemon's user ({user, spawn}); rules: the [bookings] section. */
+  constructor(who, rules = USER_MODE_RULES) {
     this.who = who;
+    this.rules = rules;
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rota-web-'));
     fs.chmodSync(this.dir, 0o1777);
     this.socket = path.join(this.dir, 'run', 'rota.sock');
@@ -108,7 +114,7 @@ class Daemon {
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     const cfg = path.join(this.dir, 'rota.toml');
-    fs.writeFileSync(cfg, config(this.port));
+    fs.writeFileSync(cfg, config(this.port, this.rules));
     fs.chmodSync(cfg, 0o644);
     const log = fs.openSync(this.logPath, 'a');
     this.proc = spawn(ROTAD, ['--config', cfg, '--state-dir', path.join(this.dir, 'state'), '--socket', this.socket],
@@ -124,8 +130,11 @@ class Daemon {
   }
 
   /** Runs `rota ARGS` as the daemon's user; returns stdout, throws with stderr on failure. */
-  rota(...args) {
-    const r = spawnSync(ROTA, args, { ...this.who.spawn, env: this.env, cwd: this.dir, encoding: 'utf8', timeout: 30000 });
+  rota(...args) { return this.rotaAs(this.who, ...args); }
+
+  /** `rota ARGS` as another user (system mode: a student next to root). */
+  rotaAs(who, ...args) {
+    const r = spawnSync(ROTA, args, { ...who.spawn, env: this.env, cwd: this.dir, encoding: 'utf8', timeout: 30000 });
     if (r.status !== 0) throw new Error(`rota ${args.join(' ')} exited ${r.status}: ${r.stderr || r.stdout}`);
     return r.stdout;
   }
@@ -190,6 +199,71 @@ function mondayOf(sec) {
 
 function utcText(sec) { return new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' '); }
 
+/** As root: rotad in system mode with the lab's booking rules. A student (rota-web-it) asks for
+ *  a card later today, which needs an admin; root approves it on the page; the student sees it
+ *  confirmed. The student sees no approval list and cannot approve. */
+async function studentAndAdmin(student) {
+  const root = { user: 'root', spawn: {} };
+  const now = Math.floor(Date.now() / 1000);
+  // Same-day bookings need an admin; one must still fit today after the next two slots.
+  const start = (Math.floor(now / 1800) + 2) * 1800;
+  if (Math.floor(start / DAY) !== Math.floor(now / DAY) || start + 3600 > (Math.floor(now / DAY) + 1) * DAY) {
+    console.log('skip a student and an admin: too close to midnight (UTC) for a same-day booking');
+    return;
+  }
+  daemon = new Daemon(root, '[bookings]\nsame_day_needs_admin = true\n');
+  await step('start rotad as root (system mode) with the lab\'s booking rules', () => daemon.start());
+  const browser = await playwright.chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const open = async (who) => {
+      const url = JSON.parse(daemon.rotaAs(who, 'web', '--json')).url;
+      const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'zh-CN', timezoneId: 'UTC' });
+      const p = await ctx.newPage();
+      p.on('pageerror', (e) => problems.push(`[${current}] uncaught: ${e.message}`));
+      p.setDefaultTimeout(15000);
+      await p.goto(daemon.base + url.slice(url.indexOf('/auth/')));
+      await p.locator('header .user', { hasText: who.user }).waitFor();
+      return p;
+    };
+    let id;
+    const studentPage = page = await open(student);
+    await step('a student (Chinese browser) asks for a card later today: it waits for an admin', async () => {
+      expect(await page.locator('header .badge.admin').count() === 0, 'the student is shown as an admin');
+      await page.click('#new-booking');
+      const dlg = page.locator('#booking-dialog');
+      await dlg.locator('select[name=kind]').selectOption('card');
+      await dlg.locator('select[name=card]').selectOption('1');
+      await dlg.locator('input[name=start]').fill(utcText(start).replace(' ', 'T'));
+      await dlg.locator('input[name=end]').fill(utcText(start + 3600).replace(' ', 'T'));
+      await dlg.locator('input[name=note]').fill('赶论文');
+      await dlg.locator('#book-submit').click();
+      await dlg.waitFor({ state: 'detached' });
+      await page.locator('.toast', { hasText: '管理员审批' }).waitFor();
+      const block = page.locator('.cal-track[data-row="g1"] .booking[data-state="requested"]');
+      await block.waitFor();
+      id = await block.getAttribute('data-id');
+      expect(await page.locator('.pending-list').count() === 0, 'a student sees the approval list');
+      await shot('10-student-requested');
+    });
+    const adminPage = page = await open(root);
+    await step('root approves it on the page', async () => {
+      await page.locator(`.pending-list li[data-id="${id}"]`, { hasText: '赶论文' }).waitFor();
+      await shot('10-admin-pending');
+      await page.locator(`.pending-list li[data-id="${id}"] button.approve`).click();
+      await page.locator(`.booking[data-id="${id}"][data-state="confirmed"]`).waitFor();
+    });
+    page = studentPage;
+    await step('the student sees the booking confirmed', async () => {
+      await page.reload();
+      await page.locator(`.booking[data-id="${id}"][data-state="confirmed"]`).waitFor();
+      await shot('10-student-confirmed');
+    });
+    await adminPage.context().close();
+  } finally {
+    await browser.close().catch(() => {});
+  }
+}
+
 async function main() {
   for (const [what, file] of [['rotad', ROTAD], ['rota', ROTA], ['Chromium', CHROMIUM]]) {
     if (!fs.existsSync(file)) fail('setup', new Error(`${what} not found at ${file} (set ROTA_BIN_DIR / ROTA_CHROMIUM; Debian: apt-get install chromium)`));
@@ -200,6 +274,7 @@ async function main() {
   fs.mkdirSync(SHOTS, { recursive: true });
   const who = identity();
   daemon = new Daemon(who);
+  const first = daemon;
   let browser = null;
   try {
     await step(`start rotad as ${who.user} with the page on a free port`, () => daemon.start());
@@ -442,6 +517,14 @@ async function main() {
       expect(res === 401, 'the API still answers after signing out: ' + res);
     });
 
+    if (process.getuid() === 0) {
+      await browser.close();
+      browser = null;
+      await studentAndAdmin(who);
+    } else {
+      console.log('skip a student and an admin on a system-mode rotad (needs root for two real users)');
+    }
+
     expect(problems.length === 0, 'the page reported errors');
   } catch (e) {
     if (!e.reported) {
@@ -449,7 +532,8 @@ async function main() {
     }
   } finally {
     if (browser) await browser.close().catch(() => {});
-    await daemon.stop().catch(() => {});
+    await first.stop().catch(() => {});
+    if (daemon !== first) await daemon.stop().catch(() => {});
   }
   if (!process.exitCode) console.log(`\nPASS: the page works in Chromium; screenshots in ${SHOTS}`);
 }
