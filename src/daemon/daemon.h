@@ -108,6 +108,7 @@ class Daemon : public Server::Handler {
   nlohmann::json Drain(const Caller& caller, const nlohmann::json& request);   // monitor.cc
   nlohmann::json Resume(const Caller& caller, const nlohmann::json& request);  // monitor.cc
   nlohmann::json Reload(const Caller& caller);
+  nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);  // usage_report.cc
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);

@@ -173,6 +173,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "reject") return DecideBooking(caller, request, false);
   if (op == "bookings_export") return ExportBookings(caller, request);
   if (op == "bookings_import") return ImportBookings(caller, request);
+  if (op == "usage") return Usage(caller, request);
   if (op == "web_login") return WebLogin(caller);
   if (op == "token_create") return TokenCreate(caller, request);
   if (op == "token_list") return TokenList(caller, request);
@@ -181,7 +182,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
                                                  "release, extend, approve, reject, bookings_export, bookings_import, keep, events, "
-                                                 "web_login, token_create, token_list, token_revoke)");
+                                                 "usage, web_login, token_create, token_list, token_revoke)");
 }
 
 json Daemon::Hello(const Caller& caller) {

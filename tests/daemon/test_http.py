@@ -295,6 +295,28 @@ class MetricsTest(HttpTest):
         self.assertTrue(self.http.get("/metrics").header("Content-Type").startswith("text/plain; version=0.0.4"))
 
 
+class UsageTest(HttpTest):
+    def test_usage_counts_a_finished_job(self):
+        h = self.signed_in()
+        r = h.get("/api/usage?days=3")
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(len(r.json()["days"]), 3)
+        self.assertEqual(r.json()["users"], [])
+        job_id = h.post("/api/submit", {"job": http_job(["sleep", "2"], self.d.dir)},
+                        headers=h.csrf_headers()).json()["job_id"]
+        rec = self.d.wait_state(job_id, "completed")
+        u = h.get("/api/usage?days=7").json()
+        me = [x for x in u["users"] if x["name"] == rec["user"]]
+        self.assertEqual(len(me), 1, u)
+        self.assertEqual(me[0]["jobs"], 1)
+        self.assertGreater(me[0]["week_gpu_hours"], 1.5 / 3600)
+        self.assertLess(me[0]["week_gpu_hours"], 30 / 3600)
+        self.assertIsNotNone(me[0]["avg_wait_seconds"])
+        today = u["days"][-1]
+        self.assertAlmostEqual(today["total_gpu_hours"], me[0]["week_gpu_hours"], delta=10 / 3600)
+        self.assertEqual(h.get("/api/usage?days=0").status, 400)
+
+
 @unittest.skipUnless(IS_ROOT, "creates real users: run as root (CI does)")
 class TwoUsersTest(HttpTest):
     @classmethod
