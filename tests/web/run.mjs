@@ -322,10 +322,18 @@ async function main() {
       await shot('0-signin');
     });
 
-    await step('the one-time link signs in and opens the calendar', async () => {
+    await step('the one-time link signs in and opens the calendar; its JS and CSS are small', async () => {
+      const assets = [];
+      const onRequest = (r) => { if (/\.(m?js|css)$/.test(new URL(r.url()).pathname)) assets.push(r); };
+      page.on('requestfinished', onRequest);
       await page.goto(link);
       await page.locator('header .user', { hasText: who.user }).waitFor();
       await page.locator('.cal-track[data-row="g0"]').waitFor();
+      page.off('requestfinished', onRequest);
+      let bytes = 0;
+      for (const r of assets) bytes += (await r.sizes()).responseBodySize;
+      console.log(`     first load: ${assets.length} JS/CSS files, ${(bytes / 1024).toFixed(1)} KiB as sent (compressed)`);
+      expect(assets.length > 0 && bytes < 300 * 1024, `the first load's JS and CSS are ${bytes} bytes`);
       const rows = await page.locator('.cal-track').count();
       expect(rows === 7, `expected 7 calendar rows (3 cards + 4 MIG slices), found ${rows}`);
     });

@@ -41,7 +41,7 @@ async function send(url, init) {
   }
   if (!body || body.ok === false || !res.ok) {
     const err = body?.error || {};
-    throw new ApiError(err.code || 'http_' + res.status, err.message || text.slice(0, 200) || res.statusText,
+    throw new ApiError(err.code || 'http_' + res.status, err.message || Array.from(text).slice(0, 200).join('') || res.statusText,
       res.status, err.details);
   }
   return body;
