@@ -36,6 +36,11 @@ function warningsOf(g) {
   return w;
 }
 
+/** Every process the driver reported on the card and its slices, like gpustat's user/pid(mem). */
+function procs(g) {
+  return [...(g.processes || []), ...(g.mig || []).flatMap((m) => m.processes || [])];
+}
+
 function card(g) {
   const warnings = warningsOf(g);
   const state = g.drained || g.health === 'drained' ? 'drained' : g.health === 'suspect' ? 'suspect' : (g.jobs || []).length ? 'busy' : 'free';
@@ -60,6 +65,9 @@ function card(g) {
         j.gpu_mem ? h('span', { class: 'badge' }, fmtMiB(j.gpu_mem)) : null,
         h('span', { class: 'right' }, j.memory_used >= 0 ? fmtMiB(j.memory_used) + ' · ' : '', t('job.left', { d: fmtDur(j.time_left) })))))
       : h('p', { class: 'muted free-note' }, t('gpu.nobody')),
+    procs(g).length ? h('p', { class: 'procs', 'aria-label': t('gpu.processes') },
+      procs(g).map((p) => h('span', { class: 'proc' + (p.outside ? ' outside' : ''), title: p.job_id ? t('gpu.of_job', { job: p.job_id }) : '' },
+        (p.user || '?') + '/' + p.pid + ' (' + fmtMiB(p.memory) + ')'))) : null,
     (g.mig || []).length ? h('ul', { class: 'mig-list' }, g.mig.map((m) => h('li', {},
       'MIG ' + m.profile + ' ', bar(m.memory_used, m.memory_total, 'mem small', fmtMiB(m.memory_used) + ' / ' + fmtMiB(m.memory_total))))) : null);
 }
