@@ -122,6 +122,7 @@ class Daemon {
       { ...this.who.spawn, env: this.env, cwd: this.dir, stdio: ['ignore', log, log] });
     this.exited = null;
     this.proc.on('exit', (code, sig) => { this.exited = sig || code; });
+    this.proc.on('error', (e) => { this.exited = 'cannot start: ' + e.message; });
     await waitFor('rotad to serve the page on ' + this.base, async () => {
       if (this.exited !== null) throw new Error('rotad exited (' + this.exited + '):\n' + this.log());
       const res = await fetch(this.base + '/').catch(() => null);
