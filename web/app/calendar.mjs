@@ -102,7 +102,8 @@ export function mount(root, ctx) {
 
   // Hour widths (px): the whole week on a laptop at the first, a day at a time at the last.
   const ZOOMS = [7, 14, 28, 56];
-  let zoomAt = Number(localStorage.getItem('rota.zoom') ?? 1);
+  let zoomAt = 1;
+  try { zoomAt = Number(localStorage.getItem('rota.zoom') ?? 1); } catch { /* private mode */ }
   if (!(zoomAt >= 0 && zoomAt < ZOOMS.length)) zoomAt = 1;
   function applyZoom() { root.style.setProperty('--hour-w', ZOOMS[zoomAt] + 'px'); }
   function zoom(step) {

@@ -19,6 +19,10 @@ export function commandArgv(line) {
   return argv;
 }
 
+function remembered(key) {
+  try { return localStorage.getItem(key) || ''; } catch { return ''; }
+}
+
 function requestText(r) {
   if (!r) return '';
   if (r.kind === 'gpu_mem') return fmtMiB(r.memory) + ' ' + t('cal.share');
@@ -126,7 +130,7 @@ export function mount(root, ctx) {
     const tier = select({ name: 'tier' }, [['regular', t('tier.regular')], ['thesis', t('tier.thesis')], ['explore', t('tier.explore')]], 'regular');
     const name = h('input', { name: 'name', autocomplete: 'off' });
     const project = h('input', { name: 'project', autocomplete: 'off' });
-    const cwd = h('input', { name: 'cwd', required: true, class: 'mono', value: localStorage.getItem('rota.cwd') || '', placeholder: '/home/' + me.user });
+    const cwd = h('input', { name: 'cwd', required: true, class: 'mono', value: remembered('rota.cwd'), placeholder: '/home/' + me.user });
     const msg = h('div', { class: 'form-msg', role: 'alert' });
     const fG = field(t('submit.gpus'), gpus), fM = field(t('submit.mem_gib'), mem), fP = field(t('form.profile'), mig);
     const sync = () => { fG.hidden = kind.value !== 'gpus'; fM.hidden = kind.value !== 'mem'; fP.hidden = kind.value !== 'mig'; };
@@ -149,7 +153,7 @@ export function mount(root, ctx) {
       if (project.value.trim()) job.project = project.value.trim();
       try {
         const r = await call('submit', { job });
-        localStorage.setItem('rota.cwd', dir);
+        try { localStorage.setItem('rota.cwd', dir); } catch { /* private mode */ }
         dlg.close();
         toast(t('submit.done', { id: r.job_id }));
         refresh();
