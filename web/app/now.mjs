@@ -80,6 +80,7 @@ export function mount(root, ctx) {
   let alive = true;
   let timer = null;
   async function tick() {
+    if (document.hidden) { timer = setTimeout(tick, REFRESH_MS); return; }  // nobody is looking
     try {
       const r = await call('gpus');
       if (!alive) return;

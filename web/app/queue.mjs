@@ -44,6 +44,7 @@ export function mount(root, ctx) {
 
   async function refresh() {
     clearTimeout(timer);
+    if (document.hidden) { timer = setTimeout(refresh, REFRESH_MS); return; }
     try {
       const r = await call('queue', { all: !mineOnly.checked });
       if (!alive) return;
