@@ -326,6 +326,10 @@ void HttpFront::Login(const httplib::Request& req, httplib::Response& res) {
 }
 
 void HttpFront::Logout(const httplib::Request& req, httplib::Response& res) {
+  if (!web::SameOrigin(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    SendError(res, 403, "permission_denied", "cross-site request refused");
+    return;
+  }
   const std::string session = CookieValue(req, "rota_session");
   if (!session.empty()) auth_.EndSession(session);
   res.set_header("Set-Cookie", "rota_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
@@ -334,6 +338,10 @@ void HttpFront::Logout(const httplib::Request& req, httplib::Response& res) {
 }
 
 void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
+  if (!web::SameOrigin(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    SendError(res, 403, "permission_denied", "cross-site request refused");
+    return;
+  }
   if (!options_.password_login || !web::PamAvailable()) {
     SendError(res, 404, "not_found",
               "password sign-in is off on this server (rotad is not running as root, or [web] password_login "

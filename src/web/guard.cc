@@ -43,9 +43,7 @@ bool SecretEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-bool CsrfAllowed(std::string_view header_csrf, std::string_view session_csrf, std::string_view origin,
-                 std::string_view host_header) {
-  if (session_csrf.empty() || header_csrf.empty() || !SecretEquals(header_csrf, session_csrf)) return false;
+bool SameOrigin(std::string_view origin, std::string_view host_header) {
   if (origin.empty()) return true;
   // "scheme://authority", compared on the authority's host and port with the Host header.
   size_t scheme = origin.find("://");
@@ -58,6 +56,12 @@ bool CsrfAllowed(std::string_view header_csrf, std::string_view session_csrf, st
     return out;
   };
   return !HostOf(authority).empty() && lower(authority) == lower(host_header);
+}
+
+bool CsrfAllowed(std::string_view header_csrf, std::string_view session_csrf, std::string_view origin,
+                 std::string_view host_header) {
+  if (session_csrf.empty() || header_csrf.empty() || !SecretEquals(header_csrf, session_csrf)) return false;
+  return SameOrigin(origin, host_header);
 }
 
 }  // namespace rota::web

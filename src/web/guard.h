@@ -22,6 +22,10 @@ bool HostAllowed(std::string_view host_header, std::string_view listen, const st
 // Constant-time equality of two secrets (no early exit on the first differing byte).
 bool SecretEquals(std::string_view a, std::string_view b);
 
+// True when `origin` ("scheme://host:port", as browsers send it) names the same host and port
+// as `host_header`, or is empty (not sent). "null" and malformed origins are refused.
+bool SameOrigin(std::string_view origin, std::string_view host_header);
+
 // REQUIRES: the request is authenticated by a cookie session whose CSRF token is `session_csrf`.
 // True when the request may change state: `header_csrf` (X-Rota-CSRF) equals the session's token
 // and `origin` is empty or has the same host as `host_header` ("null" is refused).

@@ -37,6 +37,15 @@ TEST(Guard, SecretEquals) {
   EXPECT_FALSE(SecretEquals("abc", "abcd"));
 }
 
+TEST(Guard, SameOrigin) {
+  EXPECT_TRUE(SameOrigin("", "localhost:8080"));
+  EXPECT_TRUE(SameOrigin("http://LOCALHOST:8080", "localhost:8080"));
+  EXPECT_FALSE(SameOrigin("http://localhost:8081", "localhost:8080"));
+  EXPECT_FALSE(SameOrigin("http://evil.example", "localhost:8080"));
+  EXPECT_FALSE(SameOrigin("null", "localhost:8080"));
+  EXPECT_FALSE(SameOrigin("http://localhost:8080/x", "localhost:8080"));
+}
+
 TEST(Guard, CsrfAllowed) {
   EXPECT_TRUE(CsrfAllowed("t0k", "t0k", "", "localhost:8080"));
   EXPECT_TRUE(CsrfAllowed("t0k", "t0k", "http://localhost:8080", "localhost:8080"));

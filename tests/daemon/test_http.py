@@ -86,7 +86,10 @@ class SignInTest(HttpTest):
         h = self.signed_in()
         self.assertEqual(h.get("/api/status").status, 200)
         old = dict(h.cookies)
-        self.assertEqual(h.post("/auth/logout").status, 200)
+        # A forced logout from another site is refused.
+        self.assertEqual(h.post("/auth/logout", headers={"Origin": "http://evil.example"}).status, 403)
+        self.assertEqual(h.get("/api/status").status, 200)
+        self.assertEqual(h.post("/auth/logout", headers={"Origin": f"http://127.0.0.1:{self.port}"}).status, 200)
         self.assertNotIn("rota_session", h.cookies)
         # The old cookie no longer works either.
         h.cookies = old
@@ -357,6 +360,10 @@ class TwoUsersTest(HttpTest):
 
     def test_password_sign_in_through_pam(self):
         subprocess.run(["chpasswd"], input=f"{ALICE}:correct-horse-42\n", text=True, check=True)
+        r = self.http.post("/auth/password", {"user": ALICE, "password": "correct-horse-42"},
+                           headers={"Origin": "http://evil.example"})
+        self.assertEqual(r.status, 403, r.body)  # login CSRF
+        self.assertNotIn("rota_session", self.http.cookies)
         r = self.http.post("/auth/password", {"user": ALICE, "password": "wrong"})
         self.assertEqual(r.status, 401, r.body)
         self.assertNotIn("rota_session", self.http.cookies)
