@@ -1,8 +1,11 @@
 // `rota web`: prints a one-time link that signs this user in to the web page (docs/http.md).
 // The link is minted over the Unix socket, so the identity is the operating system's.
 // Tested by tests/daemon/test_http.py.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
@@ -21,8 +24,20 @@ int RunWeb(const ClientOptions& options, bool json) {
   std::printf("Open this link in your browser to sign in as %s (once, until %s):\n\n  %s\n\n",
               reply->value("user", "?").c_str(), FormatLocalTime(reply->value("expires", 0LL)).c_str(),
               reply->value("url", "").c_str());
-  std::printf("From another computer: ssh -L PORT:localhost:PORT to this server first, or ask the admin\n"
-              "to open the page on the lab network ([web] listen and allowed_hosts).\n");
+  char host[256] = "this-server";
+  if (::gethostname(host, sizeof host) != 0) std::snprintf(host, sizeof host, "this-server");
+  host[sizeof host - 1] = '\0';
+  // The port of the link, for the ssh hint: "http://host:PORT/auth/...".
+  const std::string url = reply->value("url", "");
+  std::string port = "8080";
+  if (size_t slash = url.find('/', url.find("://") + 3); slash != std::string::npos) {
+    if (size_t colon = url.rfind(':', slash); colon != std::string::npos && colon > url.find("://")) {
+      port = url.substr(colon + 1, slash - colon - 1);
+    }
+  }
+  std::printf("From another computer: run `ssh -L %s:localhost:%s %s` there first, or ask the admin to\n"
+              "open the page on the lab network ([web] listen and allowed_hosts).\n",
+              port.c_str(), port.c_str(), host);
   return 0;
 }
 

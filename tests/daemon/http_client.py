@@ -7,6 +7,19 @@ import json
 import socket
 
 
+def lan_address():
+    """This machine's address on its main network interface (no packet is sent), or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.254.254.254", 9))
+        address = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -43,13 +56,14 @@ class Response:
 class Http:
     """Requests to 127.0.0.1:port; `cookies` are kept from Set-Cookie like a browser would."""
 
-    def __init__(self, port):
+    def __init__(self, port, address="127.0.0.1"):
         self.port = port
+        self.address = address
         self.cookies = {}
 
     def request(self, method, path, body=None, headers=None, host=None, cookies=True):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        h = {"Host": host if host is not None else f"127.0.0.1:{self.port}"}
+        conn = http.client.HTTPConnection(self.address, self.port, timeout=30)
+        h = {"Host": host if host is not None else f"{self.address}:{self.port}"}
         if cookies and self.cookies:
             h["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         if body is not None and not isinstance(body, (bytes, str)):

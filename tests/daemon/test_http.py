@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import DEFAULT_USER, IS_ROOT, DaemonTest, SMALL_CLUSTER, ensure_user, wait_for
-from http_client import Http, free_port, http_job
+from http_client import Http, free_port, http_job, lan_address
 
 ALICE, BOB = "rota-it-alice", "rota-it-bob"
 
@@ -318,6 +318,28 @@ class UsageTest(HttpTest):
         today = u["days"][-1]
         self.assertAlmostEqual(today["total_gpu_hours"], me[0]["week_gpu_hours"], delta=10 / 3600)
         self.assertEqual(h.get("/api/usage?days=0").status, 400)
+
+
+@unittest.skipUnless(lan_address(), "this machine has no non-loopback IPv4 address")
+class LanTest(DaemonTest):
+    """Served on the LAN address: requests come from a non-loopback address."""
+
+    def setUp(self):
+        self.port = free_port()
+        self.address = lan_address()
+        self.CONFIG = SMALL_CLUSTER + f'\n[web]\nlisten = "{self.address}:{self.port}"\n'
+        super().setUp()
+        self.http = Http(self.port, self.address)
+
+    def test_metrics_need_a_credential_off_loopback(self):
+        r = self.http.get("/metrics")
+        self.assertEqual(r.status, 401, r.body)
+        token = json.loads(self.d.rota("token", "create", "--json").stdout)["token"]
+        r = self.http.get("/metrics", headers={"Authorization": "Bearer " + token})
+        self.assertEqual(r.status, 200)
+        self.assertIn("rota_build_info", r.text())
+        # The listen address is an allowed Host, another name is not.
+        self.assertEqual(self.http.get("/api/status", host="lab.example:%d" % self.port).status, 421)
 
 
 @unittest.skipUnless(IS_ROOT, "creates real users: run as root (CI does)")
