@@ -298,6 +298,34 @@ class MetricsTest(HttpTest):
         self.assertTrue(self.http.get("/metrics").header("Content-Type").startswith("text/plain; version=0.0.4"))
 
 
+class RobustnessTest(HttpTest):
+    def test_garbage_on_the_wire_never_takes_rotad_down(self):
+        import random
+        import socket
+        rng = random.Random(7)
+        samples = [b"GARBAGE\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b"POST /api/submit HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+                   b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X: " + b"a" * 100000 + b"\r\n\r\n",
+                   b"POST /api/show HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"]
+        for _ in range(150):
+            n = rng.randint(1, 400)
+            prefix = rng.choice([b"", b"GET /api/", b"POST /auth/login?token=", b"GET /"])
+            samples.append(prefix + bytes(rng.getrandbits(8) for _ in range(n)))
+        for data in samples:
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+            try:
+                s.sendall(data)
+                s.shutdown(socket.SHUT_WR)
+                while s.recv(65536):
+                    pass
+            except OSError:
+                pass
+            finally:
+                s.close()
+        self.assertIsNone(self.d.proc.poll())
+        h = self.signed_in()
+        self.assertEqual(h.get("/api/hello").status, 200)
+
+
 class UsageTest(HttpTest):
     def test_usage_counts_a_finished_job(self):
         h = self.signed_in()
