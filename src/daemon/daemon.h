@@ -129,6 +129,7 @@ class Daemon : public Server::Handler {
   void CountJobStarted(const store::JobRecord& rec, Time now);
   void CountJobEnded(const std::string& reason);
   void CountIdleGpus(Time now);  // from ApplySample: cards with no job since the last sample
+  void CountAllocationUse(Time now);  // from ApplySample: how much of its GPUs each job used
 
   // Sessions (sessions.cc).
   nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
@@ -292,6 +293,15 @@ class Daemon : public Server::Handler {
   std::map<std::string, std::uint64_t> notifications_total_;  // "sent", "failed"
   double idle_gpu_seconds_ = 0;
   Time idle_counted_at_ = 0;
+  // Utilisation of allocated GPUs per local day and user, for `usage` (in memory: since rotad
+  // started; days older than 92 are dropped).
+  struct UseTally {
+    double sampled_gpu_seconds = 0;  // GPU-seconds of running jobs with a utilisation reading
+    double util_gpu_seconds = 0;     // ... weighted by that utilisation (0..1)
+    double idle_gpu_seconds = 0;     // ... under [watch] idle_util
+  };
+  std::map<Time, std::map<std::string, UseTally>> use_by_day_;
+  Time use_counted_at_ = 0;
   bool dirty_ = true;    // a pass is due at the end of this batch of events
   int signal_fd_ = -1;
   int timer_fd_ = -1;

@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
+#include "core/quota.h"
+#include "core/usage.h"
 #include "daemon/daemon.h"
 
 namespace rota::daemon {
@@ -40,6 +42,26 @@ void Daemon::CountIdleGpus(Time now) {
     idle_gpu_seconds_ += static_cast<double>(idle) * static_cast<double>(now - idle_counted_at_);
   }
   idle_counted_at_ = now;
+}
+
+void Daemon::CountAllocationUse(Time now) {
+  const Time last = use_counted_at_;
+  use_counted_at_ = now;
+  // A gap (rotad was busy, the clock jumped) is not counted: it says nothing about the jobs.
+  if (last <= 0 || now <= last || now - last > 60) return;
+  const double dt = static_cast<double>(now - last);
+  const Time day = LocalMidnight(now, config_.policy.utc_offset);
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning) continue;
+    const AllocationReading r = ReadAllocation(id, a);
+    if (r.util < 0) continue;
+    const double gpus = AllocationGpus(cards_, a.rec.placement.alloc);
+    UseTally& t = use_by_day_[day][a.rec.job.user];
+    t.sampled_gpu_seconds += gpus * dt;
+    t.util_gpu_seconds += gpus * dt * r.util / 100.0;
+    if (r.util < config_.watch.idle_util) t.idle_gpu_seconds += gpus * dt;
+  }
+  while (!use_by_day_.empty() && use_by_day_.begin()->first < day - 92 * kDay) use_by_day_.erase(use_by_day_.begin());
 }
 
 std::string Daemon::MetricsText() {

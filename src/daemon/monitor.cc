@@ -120,7 +120,10 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
     ObserveCard(i, error, held, now);
   }
   UpdateSchedulable(sample.ok() ? &last_sample_ : nullptr);
-  if (sample.ok()) WatchAllocations(now);
+  if (sample.ok()) {
+    WatchAllocations(now);
+    CountAllocationUse(now);
+  }
 }
 
 void Daemon::ObserveCard(size_t index, const std::string& error, bool held, Time now) {

@@ -1,7 +1,9 @@
 // The `usage` operation (docs/api.md): GPU-hours this week against quota per user and project,
 // waits, no-shows and overruns, and per-day GPU-hours and waits over the last `days` days, for
 // the web page's Usage view. Built from the store's history and the jobs in memory; nothing is
-// sampled for it. Tested by tests/daemon/test_http.py (UsageTest).
+// sampled for it beyond what the watch already reads (utilisation of the allocated GPUs, per
+// day and user since rotad started: CountAllocationUse in metrics.cc). Tested by
+// tests/daemon/test_http.py (UsageTest).
 //
 // Privacy: admins see every user; others see their own row and their own hours per day, with
 // the lab's total per day (the page shows the rest as "others"). Projects are lab-wide.
@@ -105,6 +107,28 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     if (b.entry.state == BookingState::kOverrun) ++users[b.entry.spec.user].overruns;
   }
 
+  // Utilisation of the allocated GPUs, measured from the samples (since rotad started).
+  std::map<std::string, UseTally> use;  // by user, over the window
+  std::map<Time, UseTally> use_day;     // by day, the whole lab
+  UseTally use_all;
+  for (const auto& [day, by_user] : use_by_day_) {
+    if (day < since) continue;
+    for (const auto& [name, t] : by_user) {
+      for (UseTally* sum : {&use[name], &use_day[day], &use_all}) {
+        sum->sampled_gpu_seconds += t.sampled_gpu_seconds;
+        sum->util_gpu_seconds += t.util_gpu_seconds;
+        sum->idle_gpu_seconds += t.idle_gpu_seconds;
+      }
+      users.try_emplace(name);
+    }
+  }
+  auto util = [](const UseTally& t) {
+    return t.sampled_gpu_seconds > 0 ? json(100 * t.util_gpu_seconds / t.sampled_gpu_seconds) : json(nullptr);
+  };
+  auto idle_hours = [](const UseTally& t) {
+    return t.sampled_gpu_seconds > 0 ? json(t.idle_gpu_seconds / 3600) : json(nullptr);
+  };
+
   json out_users = json::array();
   Tally total;
   for (const auto& [name, t] : users) {
@@ -121,8 +145,8 @@ json Daemon::Usage(const Caller& caller, const json& request) {
                          {"pool_gpu_hours", pool / 3600},
                          {"jobs", t.jobs},
                          {"avg_wait_seconds", Avg(t.wait_sum, t.waits)},
-                         {"allocated_util", nullptr},
-                         {"idle_gpu_hours", nullptr},
+                         {"allocated_util", util(use[name])},
+                         {"idle_gpu_hours", idle_hours(use[name])},
                          {"no_shows", t.no_shows},
                          {"overruns", t.overruns}});
   }
@@ -160,12 +184,12 @@ json Daemon::Usage(const Caller& caller, const json& request) {
                         {"gpu_hours", hours},
                         {"total_gpu_hours", all / 3600},
                         {"avg_wait_seconds", Avg(d.wait_sum, d.waits)},
-                        {"allocated_util", nullptr}});
+                        {"allocated_util", util(use_day[d.start])}});
   }
   json reply = api::OkReply();
   reply["week_start"] = week_start;
   reply["totals"] = {{"avg_wait_seconds", Avg(total.wait_sum, total.waits)},
-                     {"allocated_util", nullptr},
+                     {"allocated_util", util(use_all)},
                      {"idle_gpu_hours", idle_gpu_seconds_ / 3600},
                      {"no_shows", total.no_shows},
                      {"overruns", total.overruns}};

@@ -106,7 +106,7 @@ class Http:
         return self.get(path)
 
 
-def http_job(command, cwd, gpus=1, time_limit=600):
+def http_job(command, cwd, gpus=1, time_limit=600, env=None):
     """A submit request's "job" (docs/api.md)."""
-    return {"command": command, "cwd": cwd, "env": {"PATH": "/usr/bin:/bin"},
+    return {"command": command, "cwd": cwd, "env": dict({"PATH": "/usr/bin:/bin"}, **(env or {})),
             "request": {"kind": "gpus", "gpus": gpus}, "time_limit": time_limit}

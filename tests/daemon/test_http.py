@@ -333,16 +333,23 @@ class UsageTest(HttpTest):
         self.assertEqual(r.status, 200, r.body)
         self.assertEqual(len(r.json()["days"]), 3)
         self.assertEqual(r.json()["users"], [])
-        job_id = h.post("/api/submit", {"job": http_job(["sleep", "2"], self.d.dir)},
-                        headers=h.csrf_headers()).json()["job_id"]
+        # A job that keeps its simulated card 60% busy for a few seconds.
+        job = http_job(["sleep", "4"], self.d.dir, env={"ROTA_SIM_GPU_UTIL": "60"})
+        job_id = h.post("/api/submit", {"job": job}, headers=h.csrf_headers()).json()["job_id"]
         rec = self.d.wait_state(job_id, "completed")
         u = h.get("/api/usage?days=7").json()
         me = [x for x in u["users"] if x["name"] == rec["user"]]
         self.assertEqual(len(me), 1, u)
         self.assertEqual(me[0]["jobs"], 1)
-        self.assertGreater(me[0]["week_gpu_hours"], 1.5 / 3600)
+        self.assertGreater(me[0]["week_gpu_hours"], 3.5 / 3600)
         self.assertLess(me[0]["week_gpu_hours"], 30 / 3600)
         self.assertIsNotNone(me[0]["avg_wait_seconds"])
+        # Utilisation of the allocated GPUs from the samples: mostly the declared 60%.
+        self.assertIsNotNone(me[0]["allocated_util"], me[0])
+        self.assertGreater(me[0]["allocated_util"], 20)
+        self.assertLessEqual(me[0]["allocated_util"], 61)
+        self.assertIsNotNone(u["totals"]["allocated_util"])
+        self.assertIsNotNone(u["days"][-1]["allocated_util"])
         today = u["days"][-1]
         self.assertAlmostEqual(today["total_gpu_hours"], me[0]["week_gpu_hours"], delta=10 / 3600)
         self.assertEqual(h.get("/api/usage?days=0").status, 400)
