@@ -5,18 +5,35 @@ PKGS=(build-essential cmake pkg-config git
       libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3
+      libpam0g-dev           # rotad: password sign-in on the web page
+      prometheus wrk         # tests/daemon/test_prometheus.py, bench/http_bench.sh
+      chromium fonts-wqy-microhei  # tests/web: the page in a real headless browser (Chinese glyphs)
       procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "Installing missing packages: ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "error: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO=sudo
+# Node.js for the web page's tests and libraries: Debian's, unless a node is already installed
+# (another packaging of it would conflict with Debian's npm).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing missing packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "error: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# npm packages, exactly as locked: uPlot for the page's charts, playwright-core for its tests.
+cd "$(dirname "$0")/.."
+for dir in web tests/web; do
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "Installing npm packages in $dir"
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+  fi
+done

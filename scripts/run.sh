@@ -27,5 +27,6 @@ rota: in another terminal, try:
   $BUILD/rota queue --all
   $BUILD/rota run --gpu-mem 20G -- sh -c 'echo \$CUDA_VISIBLE_DEVICES'
   $BUILD/rota status
+  $BUILD/rota web        # a one-time sign-in link for the web page (http://127.0.0.1:8080)
 MSG
 exec "$BUILD/rotad" "${args[@]}"

@@ -38,5 +38,7 @@ void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  /
 // book_cmd.cc: book, unbook, release, extend, approve, reject
 void AddBookCommands(CLI::App& app, ClientOptions* options, int* exit_code);
 void AddBookingsCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // bookings_cmd.cc: + export, import
+void AddWebCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // web_cmd.cc
+void AddTokenCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // token_cmd.cc: create, list, revoke
 
 }  // namespace rota::cli

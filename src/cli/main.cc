@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   rota::cli::AddDrainCommands(app, &client, &exit_code);
   rota::cli::AddBookCommands(app, &client, &exit_code);
   rota::cli::AddBookingsCommand(app, &client, &exit_code);
+  rota::cli::AddWebCommand(app, &client, &exit_code);
+  rota::cli::AddTokenCommands(app, &client, &exit_code);
   rota::cli::AddSimulateCommand(app, &exit_code);
   rota::cli::AddConfigCommand(app, &exit_code);
   try {

@@ -46,6 +46,22 @@ struct ProjectConfig {
   double hours = -1;  // negative = unlimited
 };
 
+// [web]: the HTTP front end (docs/http.md): the JSON API, the page and /metrics.
+struct WebConfig {
+  std::string listen = "127.0.0.1:8080";  // "host:port"; "" = no HTTP at all
+  std::string static_dir;                  // the page's files; "" = the build's ROTA_WEB_DIR
+  bool public_read = false;                // read-only operations without sign-in (a wall display)
+  bool metrics_public = false;             // /metrics without sign-in from other than loopback
+  bool password_login = true;              // POST /auth/password through PAM (root daemons only)
+  std::vector<std::string> allowed_hosts;  // Host names besides localhost, 127.0.0.1, [::1], listen's
+  Duration login_ttl = 300;                // a `rota web` link is valid this long, once
+  Duration session_ttl = 7 * 24 * 3600;    // a browser session lasts this long
+  std::int64_t max_body = 1 << 20;         // bytes of one request body
+  double rate = 50;                        // requests per second per client address (0 = no limit)
+  double burst = 200;                      // ... in bursts of up to this many
+  int threads = 16;                        // HTTP worker threads
+};
+
 struct Config {
   Policy policy;
   std::string timezone = "UTC";  // as written: an offset, "UTC", or a label given with utc_offset
@@ -59,6 +75,7 @@ struct Config {
   int drain_after = 3;            // failed samples of a card in a row before it is drained
   BookingRules bookings;          // [bookings]: the calendar's rules
   WatchRules watch;               // [watch]: idle, stuck and over-memory allocations
+  WebConfig web;                  // [web]: HTTP API, page, metrics
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

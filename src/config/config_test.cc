@@ -210,6 +210,39 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(c->projects.size(), 2u);
   EXPECT_TRUE(Has(Summary(*c), "5 simulated GPUs"));
   EXPECT_TRUE(Has(Summary(*c), "4 users"));
+  EXPECT_EQ(c->web.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c->web.static_dir, "/usr/share/rota/web");
+  EXPECT_EQ(c->web.login_ttl, 5 * kMinute);
+  EXPECT_EQ(c->web.session_ttl, 7 * kDay);
+  EXPECT_EQ(c->web.threads, 16);
+}
+
+TEST(Config, Web) {
+  auto c = ParseConfig(
+      "[web]\nlisten = \"[::1]:0\"\npublic_read = true\nmetrics_public = true\npassword_login = false\n"
+      "allowed_hosts = [\"gpu1.lab\"]\nlogin_ttl = \"2m\"\nsession_ttl = \"1d\"\nmax_body = 4096\n"
+      "rate = 0\nburst = 10\nthreads = 4\nstatic_dir = \"/srv/web\"\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->web.listen, "[::1]:0");
+  EXPECT_TRUE(c->web.public_read);
+  EXPECT_TRUE(c->web.metrics_public);
+  EXPECT_FALSE(c->web.password_login);
+  EXPECT_EQ(c->web.allowed_hosts, std::vector<std::string>{"gpu1.lab"});
+  EXPECT_EQ(c->web.login_ttl, 2 * kMinute);
+  EXPECT_EQ(c->web.session_ttl, kDay);
+  EXPECT_EQ(c->web.max_body, 4096);
+  EXPECT_EQ(c->web.rate, 0);
+  EXPECT_EQ(c->web.threads, 4);
+  EXPECT_EQ(c->web.static_dir, "/srv/web");
+  EXPECT_TRUE(ParseConfig("[web]\nlisten = \"\"\n", "rota.toml")->web.listen.empty());  // off
+  EXPECT_FALSE(ParseConfig("", "rota.toml")->web.public_read);  // sign-in needed by default
+  auto bad = ParseConfig("[web]\nlisten = \"8080\"\nstatic_dir = \"web\"\nallowed_hosts = [1]\n", "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  EXPECT_TRUE(Has(m, "is not \"host:port\"")) << m;
+  EXPECT_TRUE(Has(m, "is not an absolute path")) << m;
+  EXPECT_TRUE(Has(m, "is not a host name")) << m;
 }
 
 TEST(Config, ChineseUserNames) {

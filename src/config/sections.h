@@ -13,6 +13,7 @@ void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
 void ReadInventory(Section& root, Config& config);   // [inventory]
 void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadWatch(Section& root, Config& config);       // [watch]
+void ReadWeb(Section& root, Config& config);         // [web]
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota
 
 }  // namespace rota::config::internal

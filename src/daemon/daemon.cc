@@ -24,6 +24,8 @@
 
 #include "api/protocol.h"
 #include "daemon/clock.h"
+#include "daemon/http_bridge.h"
+#include "daemon/http_front.h"
 #include "daemon/systemd_notify.h"
 #include "device/nvml_devices.h"
 #include "device/simulated_devices.h"
@@ -58,6 +60,7 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config)
     : options_(options), config_(std::move(config)) {}
 
 Daemon::~Daemon() {
+  StopHttp();  // its threads first: they may be waiting on this loop
   for (auto& [id, a] : jobs_) {
     if (a.pidfd >= 0) {
       loop_->Remove(a.pidfd);
@@ -163,6 +166,8 @@ Status Daemon::Open() {
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
   // directory is private to the user anyway.
   if (Status s = server_->Listen(options_.socket_path, options_.user_mode ? 0600 : 0666); !s.ok()) return s;
+  // After sigprocmask above: the HTTP threads inherit the blocked signals.
+  if (Status s = StartHttp(); !s.ok()) return s;
   return Status();
 }
 

@@ -31,8 +31,14 @@
 #include "device/simulated_devices.h"
 #include "exec/executor.h"
 #include "store/job_store.h"
+#include "web/auth_state.h"
+#include "web/metrics_text.h"
 
 namespace rota::daemon {
+
+class HttpBridge;
+class HttpFront;
+struct HttpCall;
 
 struct DaemonOptions {
   std::string config_path;  // "" = no file: the built-in defaults
@@ -55,6 +61,10 @@ class Daemon : public Server::Handler {
 
   void OnLine(ConnId conn, std::string_view line) override;
   void OnClose(ConnId conn) override;
+
+  // The hook for the notifier: counts one notification sent (or failed) for
+  // rota_notifications_total{result} on /metrics. REQUIRES: the loop thread.
+  void CountNotification(bool sent) { ++notifications_total_[sent ? "sent" : "failed"]; }
 
  private:
   struct Active {
@@ -82,6 +92,8 @@ class Daemon : public Server::Handler {
 
   // Requests (requests.cc).
   nlohmann::json Dispatch(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  // Sends a reply to a socket connection or, for an HTTP call's id, into its promise.
+  void Reply(ConnId conn, const nlohmann::json& reply);
   nlohmann::json Hello(const Caller& caller);
   void ProcessInbox();
   void FlushSubmits();
@@ -102,6 +114,23 @@ class Daemon : public Server::Handler {
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
+
+  // The HTTP front end (web_ops.cc; the transport is http_front.cc, the hand-over http_bridge.cc).
+  Status StartHttp();
+  void StopHttp();
+  void OnHttpCalls();  // the bridge's eventfd: queues the calls into the inbox
+  void ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& call);
+  Caller HttpCaller(const HttpCall& call) const;
+  nlohmann::json WebLogin(const Caller& caller);
+  nlohmann::json TokenCreate(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json TokenList(const Caller& caller, const nlohmann::json& request);
+  nlohmann::json TokenRevoke(const Caller& caller, const nlohmann::json& request);
+  Status LoadTokens();
+  // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
+  std::string MetricsText();
+  void CountJobStarted(const store::JobRecord& rec, Time now);
+  void CountJobEnded(const std::string& reason);
+  void CountIdleGpus(Time now);  // from ApplySample: cards with no job since the last sample
 
   // Sessions (sessions.cc).
   nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
@@ -268,6 +297,7 @@ class Daemon : public Server::Handler {
   struct InboxLine {
     ConnId conn;
     std::string line;
+    std::shared_ptr<HttpCall> http;  // an HTTP request (conn is then an id of http_waiting_)
   };
   struct BatchedSubmit {
     ConnId conn;
@@ -277,6 +307,22 @@ class Daemon : public Server::Handler {
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
   std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
+  // HTTP: the front end, its hand-over to this loop, credentials, and the calls awaiting their
+  // reply (a batched submission), by an id above kHttpConnBase.
+  static constexpr ConnId kHttpConnBase = ConnId{1} << 62;
+  std::shared_ptr<web::AuthState> auth_ = std::make_shared<web::AuthState>();
+  std::unique_ptr<HttpBridge> http_bridge_;
+  std::unique_ptr<HttpFront> http_;
+  std::string http_error_;  // why there is no HTTP front end ("" while it serves)
+  std::unordered_map<ConnId, std::shared_ptr<HttpCall>> http_waiting_;
+  ConnId next_http_conn_ = kHttpConnBase;
+  // Counters for /metrics since this rotad started.
+  web::Histogram wait_seconds_{{60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 259200}};
+  std::uint64_t jobs_started_total_ = 0;
+  std::map<std::string, std::uint64_t> jobs_ended_total_;     // by end reason
+  std::map<std::string, std::uint64_t> notifications_total_;  // "sent", "failed"
+  double idle_gpu_seconds_ = 0;
+  Time idle_counted_at_ = 0;
   bool dirty_ = true;    // a pass is due at the end of this batch of events
   int signal_fd_ = -1;
   int timer_fd_ = -1;

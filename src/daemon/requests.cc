@@ -53,13 +53,17 @@ std::string ValidUtf8(const std::string& in) {
 void Daemon::OnLine(ConnId conn, std::string_view line) {
   // Lines are handled after the whole batch of events has been read, so that submissions that
   // arrive together share one disk sync (group commit; see ProcessInbox).
-  inbox_.push_back(InboxLine{conn, std::string(line)});
+  inbox_.push_back(InboxLine{conn, std::string(line), nullptr});
 }
 
 void Daemon::ProcessInbox() {
   std::vector<InboxLine> lines;
   lines.swap(inbox_);
   for (InboxLine& in : lines) {
+    if (in.http) {
+      ProcessHttpCall(in.conn, in.http);
+      continue;
+    }
     const Peer* peer = server_->PeerOf(in.conn);
     if (peer == nullptr) continue;  // closed meanwhile
     json request = json::parse(in.line, nullptr, /*allow_exceptions=*/false);
@@ -109,7 +113,7 @@ void Daemon::ProcessInbox() {
       }
     }
     FlushSubmits();
-    if (!reply.is_null()) server_->Send(in.conn, reply);
+    if (!reply.is_null()) Reply(in.conn, reply);
   }
   FlushSubmits();
 }
@@ -138,7 +142,7 @@ void Daemon::FlushSubmits() {
       reply = api::ErrorReply(ids.status());
     }
     if (!batch[i].tag.is_null()) reply["tag"] = batch[i].tag;
-    server_->Send(batch[i].conn, reply);
+    Reply(batch[i].conn, reply);
   }
 }
 
@@ -170,10 +174,15 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "reject") return DecideBooking(caller, request, false);
   if (op == "bookings_export") return ExportBookings(caller, request);
   if (op == "bookings_import") return ImportBookings(caller, request);
+  if (op == "web_login") return WebLogin(caller);
+  if (op == "token_create") return TokenCreate(caller, request);
+  if (op == "token_list") return TokenList(caller, request);
+  if (op == "token_revoke") return TokenRevoke(caller, request);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
-                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep, events)");
+                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep, events, "
+                                                 "usage, web_login, token_create, token_list, token_revoke)");
 }
 
 json Daemon::Hello(const Caller& caller) {

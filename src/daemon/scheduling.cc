@@ -191,6 +191,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   a.rec.start_time = now;
   a.rec.cgroup = info.cgroup;
   a.rec.pid = info.pid;
+  CountJobStarted(a.rec, now);
   if (!launched.ok()) {
     spdlog::error("job {}: cannot launch: {}", a.rec.job.id, launched.status().message());
     exec::ExitInfo failed;
@@ -329,6 +330,7 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     state = store::JobState::kNodeFail;
     reason = "NodeFail: " + info.reason + (requeue ? " (requeued)" : "");
   }
+  CountJobEnded(requeue ? "requeued" : store::JobStateName(state));
   ChargeUsage(a.rec, now);
   Status s = requeue ? store_->Requeue(id, reason, now) : store_->MarkEnded(id, state, code, reason, now, actor);
   if (!s.ok()) {

@@ -42,6 +42,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   a.rec.start_time = now;
   a.rec.pid = info.pid;
   a.rec.cgroup = info.cgroup;
+  CountJobStarted(a.rec, now);
   json env = json::object();
   for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;
   json indices = json::array();

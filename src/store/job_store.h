@@ -34,6 +34,19 @@
 
 namespace rota::store {
 
+// An API token's row (the secret itself is never stored).
+struct ApiToken {
+  std::int64_t id = 0;
+  std::string hash;
+  std::string user;
+  std::int64_t uid = -1;
+  std::string name;
+  Time created = 0;
+  Time expires = 0;     // 0: never
+  Time revoked_at = 0;  // 0: in force
+  std::string revoked_by;
+};
+
 enum class AccountKind : std::uint8_t { kUser, kProject };
 
 // Accumulated usage by account, shaped like ClusterState::user_usage / project_usage.
@@ -139,6 +152,12 @@ class JobStore {
   StatusOr<std::vector<AuditEvent>> AuditEvents(Time since, std::int64_t job, int limit);
 
   // The connection, for tests and maintenance (backups, PRAGMAs).
+  // API tokens (token_store.cc): only hashes; Revoke marks the row, it is never deleted.
+  StatusOr<std::int64_t> AddToken(const ApiToken& token);
+  // Every token of `user` ("" = everyone's), revoked ones included, oldest first.
+  StatusOr<std::vector<ApiToken>> Tokens(std::string_view user);
+  Status RevokeToken(std::int64_t id, std::string_view actor, Time now);
+
   Db& db() { return *db_; }
 
  private:

@@ -168,7 +168,23 @@ CREATE TABLE job_measures (
 );
 )sql";
 
-constexpr std::array<std::string_view, 5> kMigrations = {kV1, kV2, kV3, kV4, kV5};
+// Version 6: API tokens for scripts using the HTTP API (docs/http.md). Only the SHA-256 of a
+// token is kept; revoked tokens stay as rows (revoked_at set) so the listing shows who revoked.
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  hash       TEXT    NOT NULL UNIQUE,
+  user       TEXT    NOT NULL,
+  uid        INTEGER NOT NULL,
+  name       TEXT    NOT NULL DEFAULT '',
+  created    INTEGER NOT NULL,
+  expires    INTEGER NOT NULL DEFAULT 0,
+  revoked_at INTEGER NOT NULL DEFAULT 0,
+  revoked_by TEXT    NOT NULL DEFAULT ''
+);
+)sql";
+
+constexpr std::array<std::string_view, 6> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

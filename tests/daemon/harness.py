@@ -114,7 +114,9 @@ class Rotad:
         cmd = [ROTAD, "--config", self.config_path, "--state-dir", self.state, "--socket", self.socket,
                "--kill-wait", str(self.kill_wait)]
         if self.run_as:
-            cmd = ["runuser", "-u", self.run_as, "--"] + cmd
+            # setpriv execs rotad itself (runuser would stay in between and die of the SIGTERM
+            # meant for rotad), so stop() sees rotad's own exit status.
+            cmd = ["setpriv", "--reuid", self.run_as, "--regid", self.run_as, "--init-groups", "--"] + cmd
         self.log = open(self.log_path, "a")
         env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)

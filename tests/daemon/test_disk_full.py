@@ -25,7 +25,8 @@ class DiskFullTest(unittest.TestCase):
         self.d = Rotad(SMALL_CLUSTER)
         self.addCleanup(self.d.cleanup)
         os.makedirs(self.d.state)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", self.d.state], check=True)
+        # Room for the empty database (every table of the schema) and a few dozen submissions.
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=800k", "tmpfs", self.d.state], check=True)
         self.addCleanup(lambda: subprocess.run(["umount", "-l", self.d.state], check=False))
         self.d.start()
 

@@ -1,0 +1,441 @@
+// Tested by tests/daemon/test_http.py (every endpoint against a real rotad) and, for its pure
+// parts, src/web/*_test.cc.
+//
+// Design: every request passes, in order, the per-address rate limit, the Host check (DNS
+// rebinding), then its route. /api/<op> authenticates (API token, cookie session, or anonymous
+// for public_read), checks CSRF for cookie sessions on POST, and hands the request to the event
+// loop through the bridge; the loop's reply is the body, its error code the HTTP status.
+#include "daemon/http_front.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "api/protocol.h"
+#include "daemon/clock.h"
+#include "daemon/identity.h"
+#include "web/api_map.h"
+#include "web/guard.h"
+#include "web/pam_auth.h"
+
+namespace rota::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::chrono::seconds kLoopDeadline{15};
+
+// Set by the pre-routing handler, read by the logger: both run on the worker thread that serves
+// the request.
+thread_local std::chrono::steady_clock::time_point request_start{};
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void SendJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const char* code, const std::string& message) {
+  SendJson(res, status, api::ErrorReply(code, message));
+}
+
+// The value of cookie `name` in the Cookie header, or "".
+std::string CookieValue(const httplib::Request& req, const std::string& name) {
+  const std::string header = req.get_header_value("Cookie");
+  size_t pos = 0;
+  while (pos < header.size()) {
+    size_t end = header.find(';', pos);
+    if (end == std::string::npos) end = header.size();
+    std::string part = header.substr(pos, end - pos);
+    size_t first = part.find_first_not_of(' ');
+    if (first != std::string::npos) part = part.substr(first);
+    if (part.size() > name.size() && part.compare(0, name.size(), name) == 0 && part[name.size()] == '=') {
+      return part.substr(name.size() + 1);
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+bool Loopback(const std::string& address) {
+  return address == "127.0.0.1" || address == "::1" || address.rfind("127.", 0) == 0 ||
+         address == "::ffff:127.0.0.1";
+}
+
+const char* ContentType(const std::string& path) {
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {".html", "text/html; charset=utf-8"},   {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
+      {".svg", "image/svg+xml"},               {".png", "image/png"},
+      {".json", "application/json"},           {".woff2", "font/woff2"},
+      {".ico", "image/x-icon"},                {".txt", "text/plain; charset=utf-8"},
+      {".map", "application/json"},            {".webmanifest", "application/manifest+json"},
+  };
+  for (const auto& [ext, type] : kTypes) {
+    const size_t n = std::strlen(ext);
+    if (path.size() >= n && path.compare(path.size() - n, n, ext) == 0) return type;
+  }
+  return "application/octet-stream";
+}
+
+// A path under the static directory that is safe to open: no "..", no dotfiles, no backslashes.
+bool SafePath(const std::string& path) {
+  if (path.find('\\') != std::string::npos || path.find('\0') != std::string::npos) return false;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    const std::string seg = path.substr(pos, end - pos);
+    if (seg.empty() && end != path.size()) return false;  // "//"
+    if (!seg.empty() && seg[0] == '.') return false;       // "..", ".git", ".env"
+    pos = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct HttpFront::Auth {
+  std::optional<web::Principal> who;
+  bool cookie = false;       // who came from the session cookie
+  std::string bad;           // a credential was presented but is not valid: why
+};
+
+HttpFront::HttpFront(HttpFrontOptions options, web::AuthState& auth, HttpBridge& bridge)
+    : options_(std::move(options)),
+      auth_(auth),
+      bridge_(bridge),
+      limiter_(options_.web.rate, options_.web.burst),
+      password_failures_(1.0 / 60, 5) {}
+
+HttpFront::~HttpFront() { Stop(); }
+
+std::string HttpFront::BaseUrl() const {
+  std::string host = host_;
+  if (host == "0.0.0.0" || host == "::" || host.empty()) {
+    host = HostName();
+    if (host.empty()) host = "127.0.0.1";
+  } else if (host.find(':') != std::string::npos) {
+    host = "[" + host + "]";
+  }
+  return "http://" + host + ":" + std::to_string(port_);
+}
+
+Status HttpFront::Start() {
+  const std::string& listen = options_.web.listen;
+  const size_t colon = listen.rfind(':');
+  host_ = listen.substr(0, colon);
+  if (!host_.empty() && host_.front() == '[') host_ = host_.substr(1, host_.size() - 2);
+  const int want_port = std::stoi(listen.substr(colon + 1));
+
+  server_ = std::make_unique<httplib::Server>();
+  const int threads = options_.web.threads;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  server_->set_payload_max_length(static_cast<size_t>(options_.web.max_body));
+  server_->set_keep_alive_max_count(10000);
+  // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
+  // client's delayed ACK hold each reply about 40 ms (docs/benchmarks.md).
+  server_->set_tcp_nodelay(true);
+  server_->set_read_timeout(10, 0);
+  server_->set_write_timeout(10, 0);
+  Routes();
+  port_ = want_port == 0 ? server_->bind_to_any_port(host_) : (server_->bind_to_port(host_, want_port) ? want_port : -1);
+  if (port_ <= 0) {
+    return Unavailable("[web] listen = \"" + listen + "\": cannot listen there (address in use or not this machine's)");
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() is a no-op until the listener runs: wait for it, so that Stop() always stops it.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  spdlog::info("HTTP: serving {} (page from {})", BaseUrl(), options_.static_dir);
+  return Status();
+}
+
+void HttpFront::Stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+void HttpFront::Record(int status, double seconds) {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  ++requests_by_code_[status];
+  if (seconds >= 0) latency_.Observe(seconds);
+}
+
+void HttpFront::Routes() {
+  httplib::Server& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    request_start = std::chrono::steady_clock::now();
+    if (!limiter_.Allow(req.remote_addr, Seconds())) {
+      res.set_header("Retry-After", "1");
+      SendError(res, 429, "resource_exhausted", "too many requests from " + req.remote_addr + "; slow down");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!web::HostAllowed(req.get_header_value("Host"), options_.web.listen, options_.web.allowed_hosts)) {
+      SendError(res, 421, "permission_denied",
+                "this server does not answer to Host \"" + req.get_header_value("Host") +
+                    "\" (add it to [web] allowed_hosts)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      SendError(res, 413, "invalid_argument",
+                "the request is larger than " + std::to_string(options_.web.max_body) + " bytes");
+    } else if (res.status == 404) {
+      SendError(res, 404, "not_found", "no such page");
+    } else if (res.status == 405) {
+      SendError(res, 405, "invalid_argument", "method not allowed here");
+    } else {
+      SendError(res, res.status, "invalid_argument", "bad HTTP request");
+    }
+  });
+  s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+    double seconds = -1;
+    if (request_start != std::chrono::steady_clock::time_point{}) {
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
+      request_start = {};
+    }
+    Record(res.status, seconds);
+  });
+  s.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) { Metrics(req, res); });
+  s.Get("/auth/login", [this](const httplib::Request& req, httplib::Response& res) { Login(req, res); });
+  s.Post("/auth/logout", [this](const httplib::Request& req, httplib::Response& res) { Logout(req, res); });
+  s.Post("/auth/password", [this](const httplib::Request& req, httplib::Response& res) { Password(req, res); });
+  s.Get(R"(/api/([A-Za-z0-9_]+))",
+        [this](const httplib::Request& req, httplib::Response& res) { Api(req, res, req.matches[1]); });
+  s.Post(R"(/api/([A-Za-z0-9_]+))",
+         [this](const httplib::Request& req, httplib::Response& res) { Api(req, res, req.matches[1]); });
+  s.Get(R"(/api/.*)", [](const httplib::Request&, httplib::Response& res) {
+    SendError(res, 404, "not_found", "no such operation");
+  });
+  s.Get(R"(/(.*))",
+        [this](const httplib::Request& req, httplib::Response& res) { Static(req, res, req.matches[1]); });
+}
+
+HttpFront::Auth HttpFront::Authenticate(const httplib::Request& req) const {
+  Auth a;
+  const Time now = Now();
+  const std::string authorization = req.get_header_value("Authorization");
+  if (!authorization.empty()) {
+    if (authorization.rfind("Bearer ", 0) != 0) {
+      a.bad = "the Authorization header is not \"Bearer <token>\"";
+      return a;
+    }
+    a.who = auth_.FindToken(authorization.substr(7), now);
+    if (!a.who) a.bad = "the API token is unknown, revoked or expired (see `rota token list`)";
+    return a;
+  }
+  const std::string session = CookieValue(req, "rota_session");
+  if (!session.empty()) {
+    a.who = auth_.FindSession(session, now);
+    a.cookie = a.who.has_value();
+    // An expired session is simply no session: the page then offers to sign in again.
+  }
+  return a;
+}
+
+void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const std::string& op) {
+  if (std::string why = web::RefusedOverHttp(op); !why.empty()) {
+    SendError(res, 400, "invalid_argument", why);
+    return;
+  }
+  const bool get = req.method == "GET";
+  if (get && !web::ReadOnlyOp(op)) {
+    SendError(res, 405, "invalid_argument", "\"" + op + "\" changes state: use POST");
+    return;
+  }
+  json request;
+  if (get) {
+    request = web::QueryToRequest(req.params);
+  } else if (req.body.empty()) {
+    request = json::object();
+  } else {
+    request = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (request.is_discarded() || !request.is_object()) {
+      SendError(res, 400, "invalid_argument", "the request body is not a JSON object (see docs/http.md)");
+      return;
+    }
+  }
+  request.erase("v");
+  request["op"] = op;
+  request["v"] = api::kVersion;
+
+  Auth auth = Authenticate(req);
+  if (!auth.bad.empty()) {
+    SendError(res, 401, "unauthenticated", auth.bad);
+    return;
+  }
+  if (!auth.who && !(options_.web.public_read && web::PublicOp(op))) {
+    SendError(res, 401, "unauthenticated",
+              "sign in first: run `rota web` on the server and open the link it prints");
+    return;
+  }
+  if (auth.cookie && !get &&
+      !web::CsrfAllowed(req.get_header_value("X-Rota-CSRF"), auth.who->csrf, req.get_header_value("Origin"),
+                        req.get_header_value("Host"))) {
+    SendError(res, 403, "permission_denied", "cross-site request refused");
+    return;
+  }
+  auto call = std::make_shared<HttpCall>();
+  call->who = auth.who;
+  call->request = std::move(request);
+  json reply = bridge_.Call(call, kLoopDeadline);
+  int status = web::HttpStatusOfReply(reply);
+  // The daemon answers an unknown operation as invalid_argument on the socket; over HTTP that is
+  // a missing resource.
+  if (status == 400) {
+    const std::string message = reply["error"].value("message", "");
+    if (message.rfind("unknown operation", 0) == 0) status = 404;
+  }
+  if (op == "hello" && auth.cookie && reply.value("ok", false)) reply["csrf"] = auth.who->csrf;
+  SendJson(res, status, reply);
+}
+
+void HttpFront::SetSessionCookies(httplib::Response& res, const web::NewSession& s) const {
+  const std::string age = "; Max-Age=" + std::to_string(options_.web.session_ttl);
+  res.set_header("Set-Cookie", "rota_session=" + s.id + "; HttpOnly; SameSite=Strict; Path=/" + age);
+  res.set_header("Set-Cookie", "rota_csrf=" + s.csrf + "; SameSite=Strict; Path=/" + age);
+}
+
+void HttpFront::Login(const httplib::Request& req, httplib::Response& res) {
+  const std::string token = req.get_param_value("token");
+  std::optional<web::NewSession> s =
+      token.empty() ? std::nullopt : auth_.RedeemLink(token, Now(), options_.web.session_ttl);
+  if (!s) {
+    SendError(res, 401, "unauthenticated",
+              "this sign-in link is unknown, already used or expired; run `rota web` again for a new one");
+    return;
+  }
+  spdlog::info("HTTP: {} signed in with a one-time link from {}", s->who.user, req.remote_addr);
+  SetSessionCookies(res, *s);
+  res.set_header("Cache-Control", "no-store");
+  res.set_redirect("/", 303);
+}
+
+void HttpFront::Logout(const httplib::Request& req, httplib::Response& res) {
+  if (!web::SameOrigin(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    SendError(res, 403, "permission_denied", "cross-site request refused");
+    return;
+  }
+  const std::string session = CookieValue(req, "rota_session");
+  if (!session.empty()) auth_.EndSession(session);
+  res.set_header("Set-Cookie", "rota_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+  res.set_header("Set-Cookie", "rota_csrf=; SameSite=Strict; Path=/; Max-Age=0");
+  SendJson(res, 200, api::OkReply());
+}
+
+void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
+  if (!web::SameOrigin(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    SendError(res, 403, "permission_denied", "cross-site request refused");
+    return;
+  }
+  if (!options_.password_login || !web::PamAvailable()) {
+    SendError(res, 404, "not_found",
+              "password sign-in is off on this server (rotad is not running as root, or [web] password_login "
+              "= false); run `rota web` on the server for a sign-in link");
+    return;
+  }
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("user") || !body["user"].is_string() ||
+      !body.contains("password") || !body["password"].is_string()) {
+    SendError(res, 400, "invalid_argument", "send {\"user\": ..., \"password\": ...}");
+    return;
+  }
+  const std::string user = body["user"].get<std::string>();
+  std::optional<uid_t> uid = UserId(user);
+  Status checked = uid ? web::PamCheck(user, body["password"].get<std::string>())
+                       : PermissionDenied("wrong user name or password");
+  if (!checked.ok()) {
+    // Failures are rate-limited per address (a few tries, then one a minute).
+    const bool allowed = password_failures_.Allow(req.remote_addr, Seconds());
+    spdlog::warn("HTTP: failed password sign-in for \"{}\" from {}", user, req.remote_addr);
+    if (!allowed) {
+      SendError(res, 429, "resource_exhausted", "too many failed sign-ins from this address; wait a minute");
+      return;
+    }
+    SendError(res, 401, "unauthenticated", "wrong user name or password");
+    return;
+  }
+  web::NewSession s = auth_.StartSession(*uid, user, Now(), options_.web.session_ttl);
+  spdlog::info("HTTP: {} signed in with a password from {}", user, req.remote_addr);
+  SetSessionCookies(res, s);
+  json reply = api::OkReply();
+  reply["user"] = user;
+  reply["csrf"] = s.csrf;
+  SendJson(res, 200, reply);
+}
+
+void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {
+  if (!options_.web.metrics_public && !Loopback(req.remote_addr)) {
+    Auth auth = Authenticate(req);
+    if (!auth.who) {
+      SendError(res, 401, "unauthenticated",
+                "/metrics is open to loopback only; use an API token or set [web] metrics_public = true");
+      return;
+    }
+  }
+  auto call = std::make_shared<HttpCall>();
+  call->metrics = true;
+  json reply = bridge_.Call(call, kLoopDeadline);
+  if (!reply.value("ok", false)) {
+    SendJson(res, web::HttpStatusOfReply(reply), reply);
+    return;
+  }
+  web::MetricsWriter w;
+  {
+    std::lock_guard<std::mutex> lock(metrics_mu_);
+    w.Family("rota_http_requests_total", "counter", "HTTP requests answered, by status code.");
+    for (const auto& [code, n] : requests_by_code_) {
+      w.Sample("rota_http_requests_total", {{"code", std::to_string(code)}}, static_cast<double>(n));
+    }
+    w.Family("rota_http_request_duration_seconds", "histogram", "Time to answer an HTTP request.");
+    w.HistogramSamples("rota_http_request_duration_seconds", {}, latency_);
+  }
+  res.status = 200;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(reply.value("text", "") + w.text(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+void HttpFront::Static(const httplib::Request& req, httplib::Response& res, const std::string& path) {
+  (void)req;
+  std::string rel = path.empty() ? "index.html" : path;
+  if (!rel.empty() && rel.back() == '/') rel += "index.html";
+  if (!SafePath(rel)) {
+    SendError(res, 404, "not_found", "no such page");
+    return;
+  }
+  const std::string file = options_.static_dir + "/" + rel;
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(file, ec)) in.open(file, std::ios::binary);
+  if (!in.is_open() || !in) {
+    SendError(res, 404, "not_found", "no such page: /" + rel);
+    return;
+  }
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  res.status = 200;
+  // Files keep their names across releases, so browsers revalidate rather than trust a copy.
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  if (rel.size() >= 5 && rel.compare(rel.size() - 5, 5, ".html") == 0) {
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+  }
+  // httplib compresses text types on the fly (gzip, or brotli) when the client accepts it.
+  res.set_content(body, ContentType(rel));
+}
+
+}  // namespace rota::daemon

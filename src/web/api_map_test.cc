@@ -1,0 +1,41 @@
+#include "web/api_map.h"
+
+#include <gtest/gtest.h>
+
+namespace rota::web {
+namespace {
+
+TEST(ApiMap, StatusOfReply) {
+  EXPECT_EQ(HttpStatusOfReply({{"ok", true}}), 200);
+  auto err = [](const char* code) { return nlohmann::json{{"ok", false}, {"error", {{"code", code}, {"message", "m"}}}}; };
+  EXPECT_EQ(HttpStatusOfReply(err("invalid_argument")), 400);
+  EXPECT_EQ(HttpStatusOfReply(err("unauthenticated")), 401);
+  EXPECT_EQ(HttpStatusOfReply(err("permission_denied")), 403);
+  EXPECT_EQ(HttpStatusOfReply(err("not_found")), 404);
+  EXPECT_EQ(HttpStatusOfReply(err("failed_precondition")), 409);
+  EXPECT_EQ(HttpStatusOfReply(err("already_exists")), 409);
+  EXPECT_EQ(HttpStatusOfReply(err("internal")), 500);
+  EXPECT_EQ(HttpStatusOfReply(nlohmann::json::object()), 500);
+}
+
+TEST(ApiMap, Ops) {
+  EXPECT_TRUE(ReadOnlyOp("status"));
+  EXPECT_FALSE(ReadOnlyOp("cancel"));
+  EXPECT_TRUE(PublicOp("bookings"));
+  EXPECT_FALSE(PublicOp("logs"));
+  EXPECT_FALSE(RefusedOverHttp("run").empty());
+  EXPECT_FALSE(RefusedOverHttp("web_login").empty());
+  EXPECT_TRUE(RefusedOverHttp("cancel").empty());
+}
+
+TEST(ApiMap, QueryValuesParseAsJsonElseStrings) {
+  std::multimap<std::string, std::string> q = {{"job_id", "12"}, {"user", "alice"}, {"all", "true"}, {"x", "[1"}};
+  nlohmann::json r = QueryToRequest(q);
+  EXPECT_EQ(r["job_id"], 12);
+  EXPECT_EQ(r["user"], "alice");
+  EXPECT_EQ(r["all"], true);
+  EXPECT_EQ(r["x"], "[1");
+}
+
+}  // namespace
+}  // namespace rota::web

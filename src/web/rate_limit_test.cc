@@ -1,0 +1,25 @@
+#include "web/rate_limit.h"
+
+#include <gtest/gtest.h>
+
+namespace rota::web {
+namespace {
+
+TEST(RateLimiter, BurstThenRate) {
+  RateLimiter r(/*rate=*/2, /*burst=*/3);
+  EXPECT_TRUE(r.Allow("a", 0));
+  EXPECT_TRUE(r.Allow("a", 0));
+  EXPECT_TRUE(r.Allow("a", 0));
+  EXPECT_FALSE(r.Allow("a", 0));
+  EXPECT_TRUE(r.Allow("b", 0));  // per address
+  EXPECT_TRUE(r.Allow("a", 0.5));  // one token back after 1/rate
+  EXPECT_FALSE(r.Allow("a", 0.5));
+}
+
+TEST(RateLimiter, ZeroRateIsUnlimited) {
+  RateLimiter r(0, 1);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(r.Allow("a", 0));
+}
+
+}  // namespace
+}  // namespace rota::web

@@ -1,0 +1,44 @@
+// Checks of the page's modules that need no browser: the dictionary and the command line the
+// submit form sends. Run: node --test tests/web/
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+globalThis.localStorage = { getItem: () => null, setItem: () => {} };
+if (!globalThis.navigator) globalThis.navigator = { language: 'en-US' };
+
+const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web', 'app');
+const { _dictForTests: DICT } = await import(path.join(APP, 'i18n.mjs'));
+const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
+
+const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+
+test('Chinese and English have the same texts with the same placeholders', () => {
+  assert.deepEqual(Object.keys(DICT.zh).sort(), Object.keys(DICT.en).sort());
+  for (const [key, en] of Object.entries(DICT.en)) {
+    assert.ok(en.trim() && DICT.zh[key].trim(), `empty text for ${key}`);
+    assert.deepEqual(placeholders(DICT.zh[key]), placeholders(en), `placeholders of ${key}`);
+  }
+});
+
+test('every text the code asks for by name is in the dictionary', () => {
+  for (const file of fs.readdirSync(APP).filter((f) => f.endsWith('.mjs') && f !== 'i18n.mjs')) {
+    const code = fs.readFileSync(path.join(APP, file), 'utf8');
+    for (const [, key] of code.matchAll(/\bt\('([a-z_]+\.[a-z_.]+|[a-z_]+)'/g)) {
+      // 'tier.' + x and the like name a family of texts: some must exist.
+      const family = /[._]$/.test(key);
+      assert.ok(family ? Object.keys(DICT.en).some((k) => k.startsWith(key)) : key in DICT.en, `${file} asks for "${key}"`);
+    }
+  }
+});
+
+test('the submit form splits a plain command into words and hands shell syntax to /bin/sh', () => {
+  assert.deepEqual(commandArgv('python train.py --lr 1e-3'), ['python', 'train.py', '--lr', '1e-3']);
+  assert.deepEqual(commandArgv(`sh -c 'echo hi; sleep 1'`), ['sh', '-c', 'echo hi; sleep 1']);
+  assert.deepEqual(commandArgv(`python "my run.py"`), ['python', 'my run.py']);
+  assert.deepEqual(commandArgv('python a.py > out.txt'), ['/bin/sh', '-c', 'python a.py > out.txt']);
+  assert.deepEqual(commandArgv('cd 数据 && python 训练.py'), ['/bin/sh', '-c', 'cd 数据 && python 训练.py']);
+  assert.deepEqual(commandArgv('   '), []);
+});
