@@ -5,6 +5,7 @@ PKGS=(build-essential cmake pkg-config git
       libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3
+      python3-aiosmtpd  # a real SMTP server for tests/daemon/test_notify.py (run by /usr/bin/python3)
       procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
 missing=()
 for p in "${PKGS[@]}"; do

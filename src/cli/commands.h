@@ -37,5 +37,6 @@ void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  /
 // book_cmd.cc: book, unbook, release, extend, approve, reject
 void AddBookCommands(CLI::App& app, ClientOptions* options, int* exit_code);
 void AddBookingsCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // bookings_cmd.cc: + export, import
+void AddNotifyCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // notify_cmd.cc: notify test
 
 }  // namespace rota::cli

@@ -25,12 +25,15 @@
 #include "core/watch.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
+#include "daemon/notifier.h"
 #include "daemon/server.h"
 #include "device/devices.h"
 #include "device/sampler.h"
 #include "device/simulated_devices.h"
 #include "exec/executor.h"
+#include "notify/templates.h"
 #include "store/job_store.h"
+#include "store/outbox.h"
 
 namespace rota::daemon {
 
@@ -188,6 +191,20 @@ class Daemon : public Server::Handler {
   std::vector<std::string> Leftovers(size_t index) const;
   const device::GpuInfo* SampledCard(const std::string& uuid) const;
 
+  // Notifications (notifying.cc): routing events into the outbox, the notifier thread.
+  Status StartNotifier();
+  void StopNotifier();
+  notify::Event JobEvent(const std::string& name, const store::JobRecord& rec) const;
+  void Notify(notify::Event event);
+  void NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
+                     const std::string& actor, Time now);  // bookings.cc
+  void NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
+                    const std::string& actor, bool requeued);
+  Time RemindTimeLimits(Time now);  // returns when it is due again
+  void CheckQuota(const std::string& user, Time now);
+  nlohmann::json NotifyTest(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  void OnTestResults();
+
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status LoadInventory();
   Status Recover();
@@ -245,6 +262,22 @@ class Daemon : public Server::Handler {
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
   std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
+  // Notifications: the loop's handle on the outbox (over store_'s connection) and the thread that
+  // delivers it; `rota notify test` requests waiting for their attempts, by token.
+  std::unique_ptr<store::Outbox> outbox_;
+  std::unique_ptr<Notifier> notifier_;
+  struct PendingTest {
+    ConnId conn = 0;
+    nlohmann::json tag;
+    size_t waiting = 0;
+    nlohmann::json results;
+  };
+  std::map<std::uint64_t, PendingTest> notify_tests_;
+  std::uint64_t next_test_ = 1;
+  std::set<JobId> time_reminded_;  // running jobs told their time limit is near
+  // Per user: the quota week and the highest quota level (80, 100) told in it.
+  std::map<std::string, std::pair<Time, int>> quota_told_;
+  std::string host_;  // this server's name, for the messages
   bool dirty_ = true;    // a pass is due at the end of this batch of events
   int signal_fd_ = -1;
   int timer_fd_ = -1;

@@ -103,8 +103,9 @@ void Daemon::ProcessInbox() {
                                   std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
         }
       }
+      // A null reply is answered later (notify_test), with its tag.
       if (auto tag = request.is_object() ? request.find("tag") : request.end();
-          request.is_object() && tag != request.end()) {
+          request.is_object() && tag != request.end() && !reply.is_null()) {
         reply["tag"] = *tag;
       }
     }
@@ -169,6 +170,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "reject") return DecideBooking(caller, request, false);
   if (op == "bookings_export") return ExportBookings(caller, request);
   if (op == "bookings_import") return ImportBookings(caller, request);
+  if (op == "notify_test") return NotifyTest(conn, caller, request);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "

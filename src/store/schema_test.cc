@@ -16,7 +16,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 4);
+  EXPECT_EQ(LatestSchemaVersion(), 5);
   for (const char* table : {"meta", "jobs", "job_events", "usage"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +

@@ -1,0 +1,234 @@
+// Tested by tests/daemon/test_notify.py (a real SMTP server and HTTP receivers); the decisions it
+// applies by notify/delivery_test.cc in virtual time.
+//
+// Design: the worker is the only reader of due rows and the only writer of their outcome; the
+// loop only inserts. A row is marked sent after its channel accepted it, so a crash between the
+// two repeats that one message (at least once); a clean stop never does, since the send in
+// progress finishes and is recorded before the thread exits. This thread reads the real clock
+// (the decisions themselves take time as a value).
+#include "daemon/notifier.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+#include "notify/templates.h"
+
+namespace rota::daemon {
+
+namespace {
+
+constexpr int kBatch = 50;
+
+Time NowSeconds() { return static_cast<Time>(std::time(nullptr)); }
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Notifier::Notifier(NotifierOptions options) : options_(std::move(options)), random_(std::random_device{}()) {}
+
+StatusOr<std::unique_ptr<Notifier>> Notifier::Start(NotifierOptions options) {
+  std::unique_ptr<Notifier> n(new Notifier(std::move(options)));
+  n->event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (n->event_fd_ < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
+  StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(n->options_.db_path);
+  if (!db.ok()) return db.status();
+  n->db_ = std::move(*db);
+  n->outbox_ = std::make_unique<store::Outbox>(*n->db_);
+  for (const auto& [name, channel] : n->options_.channels) {
+    auto rate = n->options_.per_minute.find(name);
+    n->buckets_.emplace(name, notify::TokenBucket(rate == n->options_.per_minute.end() ? 0 : rate->second));
+    n->health_.emplace(name, notify::ChannelHealth(n->options_.fail_after));
+  }
+  n->thread_ = std::thread([p = n.get()] { p->Run(); });
+  return n;
+}
+
+Notifier::~Notifier() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (event_fd_ >= 0) ::close(event_fd_);
+}
+
+void Notifier::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Notifier::Test(std::uint64_t token, const std::string& channel, notify::Message message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tests_.push_back(TestJob{token, channel, std::move(message)});
+  }
+  cv_.notify_all();
+}
+
+std::vector<TestResult> Notifier::TakeResults() {
+  std::uint64_t count;
+  while (::read(event_fd_, &count, sizeof count) > 0) {
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TestResult> out;
+  out.swap(results_);
+  return out;
+}
+
+void Notifier::Run() {
+  std::optional<Time> next_due = NowSeconds();
+  while (true) {
+    std::deque<TestJob> tests;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto ready = [&] { return stop_ || woken_ || !tests_.empty(); };
+      if (next_due) {
+        cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*next_due)), ready);
+      } else {
+        cv_.wait(lock, ready);
+      }
+      if (stop_) return;
+      woken_ = false;
+      tests.swap(tests_);
+    }
+    for (TestJob& t : tests) {
+      TestResult r;
+      r.token = t.token;
+      r.channel = t.channel;
+      auto it = options_.channels.find(t.channel);
+      if (it == options_.channels.end()) {
+        r.status = NotFound("no channel " + t.channel);
+      } else {
+        r.describe = it->second->Describe();
+        r.status = it->second->Send(t.message);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        results_.push_back(std::move(r));
+      }
+      std::uint64_t one = 1;
+      if (::write(event_fd_, &one, sizeof one) < 0) spdlog::error("notifier: eventfd: {}", std::strerror(errno));
+    }
+    if (!DeliverDue()) {
+      next_due = NowSeconds() + 5;
+      continue;
+    }
+    StatusOr<std::optional<Time>> next = outbox_->NextDue();
+    next_due = next.ok() ? *next : std::optional<Time>(NowSeconds() + 5);
+  }
+}
+
+bool Notifier::DeliverDue() {
+  while (true) {
+    StatusOr<std::vector<store::OutboxRow>> due = outbox_->Due(NowSeconds(), kBatch);
+    if (!due.ok()) {
+      spdlog::error("notifier: reading the outbox: {}", due.status().message());
+      return false;
+    }
+    for (const store::OutboxRow& row : *due) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) return true;  // the rest stay pending for the next start
+      }
+      Deliver(row);
+    }
+    if (due->size() < static_cast<size_t>(kBatch)) return true;
+  }
+}
+
+void Notifier::Deliver(const store::OutboxRow& row) {
+  auto it = options_.channels.find(row.channel);
+  if (it == options_.channels.end()) {
+    Status s = outbox_->MarkFailed(row.id, row.attempts, "channel " + row.channel + " is no longer configured");
+    if (!s.ok()) spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
+    return;
+  }
+  notify::TokenBucket& bucket = buckets_[row.channel];
+  const std::int64_t now_ms = NowMs();
+  if (!bucket.TryTake(now_ms)) {
+    const Time at = NowSeconds() + (bucket.ReadyAt(now_ms) - now_ms + 999) / 1000;
+    if (Status s = outbox_->Defer(row.id, at); !s.ok()) spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
+    return;
+  }
+  notify::Message m;
+  m.subject = row.subject;
+  m.text = row.body;
+  m.event = row.event;
+  m.mentions = row.mentions;
+  const Status result = it->second->Send(m);
+  const Time now = NowSeconds();
+  const int attempts = row.attempts + 1;
+  std::uniform_real_distribution<double> jitter(0.0, 1.0);
+  notify::Decision d = notify::Decide(options_.retry, result, attempts, row.created, now, jitter(random_));
+  Status s;
+  switch (d.verdict) {
+    case notify::Verdict::kSent:
+      s = outbox_->MarkSent(row.id, attempts, now);
+      spdlog::info("notify: {} {} for {} sent through {}", row.event, row.id, row.recipient.empty() ? "admins" : row.recipient,
+                   row.channel);
+      break;
+    case notify::Verdict::kRetry:
+      s = outbox_->Retry(row.id, attempts, d.next_attempt, result.message());
+      spdlog::warn("notify: {} {} through {}: attempt {} failed: {}; next in {}s", row.event, row.id, row.channel,
+                   attempts, result.message(), d.next_attempt - now);
+      break;
+    case notify::Verdict::kGiveUp:
+    case notify::Verdict::kDrop:
+      s = outbox_->MarkFailed(row.id, attempts, d.reason);
+      if (result.code() == StatusCode::kNotFound) {
+        spdlog::info("notify: {} {} through {}: {}", row.event, row.id, row.channel, d.reason);
+      } else {
+        spdlog::error("notify: {} {} through {} failed: {}", row.event, row.id, row.channel, d.reason);
+      }
+      break;
+  }
+  if (!s.ok()) spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
+  switch (health_[row.channel].Observe(result)) {
+    case notify::ChannelHealth::Change::kNowFailing:
+      if (row.event != "channel_failing") ReportFailing(row.channel, result.message(), now);
+      break;
+    case notify::ChannelHealth::Change::kRecovered:
+      spdlog::warn("notify: channel {} works again", row.channel);
+      break;
+    case notify::ChannelHealth::Change::kNone:
+      break;
+  }
+}
+
+void Notifier::ReportFailing(const std::string& channel, const std::string& error, Time now) {
+  spdlog::error("notify: channel {} is failing: {}; telling the admins once", channel, error);
+  notify::Event e;
+  e.name = "channel_failing";
+  e.channel = channel;
+  e.reason = error;
+  e.host = options_.host;
+  notify::Message m = notify::Render(e, options_.language);
+  std::vector<store::OutboxRow> rows;
+  for (const std::string& admin : options_.admin_channels) {
+    if (admin == channel || !options_.channels.count(admin)) continue;
+    store::OutboxRow r;
+    r.channel = admin;
+    r.event = m.event;
+    r.language = options_.language;
+    r.subject = m.subject;
+    r.body = m.text;
+    r.created = now;
+    r.next_attempt = now;
+    rows.push_back(std::move(r));
+  }
+  if (auto ids = outbox_->Enqueue(rows); !ids.ok()) spdlog::error("notifier: {}", ids.status().message());
+}
+
+}  // namespace rota::daemon

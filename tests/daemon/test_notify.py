@@ -1,0 +1,257 @@
+"""Notifications from a real rotad (issue 6): a real SMTP server (aiosmtpd, run by
+/usr/bin/python3) receives the mail of a finished job with a Chinese subject; an HTTP receiver
+stands in for a Feishu bot and a generic webhook, answering errors on demand to exercise retries
+and the once-only report of a failing channel; messages left undelivered when rotad stops are
+delivered once after it starts again; `rota notify test`; the time-limit reminder. Retry delays are
+seconds here (first_backoff 1s) instead of the lab's 30s."""
+import email
+import email.policy
+import glob
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from harness import DEFAULT_USER, IS_ROOT, SMALL_CLUSTER, DaemonTest, Rotad, wait_for
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+USER = DEFAULT_USER or pwd.getpwuid(os.getuid()).pw_name
+STUDENT_MAIL = "student@lab.example.edu"
+
+
+def have_aiosmtpd():
+    return subprocess.run([SYSTEM_PYTHON, "-c", "import aiosmtpd"], capture_output=True).returncode == 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SmtpSink:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="rota-smtp-")
+        self.port = free_port()
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.proc = subprocess.Popen([SYSTEM_PYTHON, os.path.join(here, "smtp_sink.py"), str(self.port), self.dir],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        if "ready" not in line:
+            raise AssertionError("the SMTP server did not start: " + line + self.proc.stdout.read())
+
+    def messages(self):
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.dir, "*.eml"))):
+            with open(path, "rb") as f:
+                raw = f.read()
+            msg = email.message_from_bytes(raw, policy=email.policy.default)
+            msg.raw_subject = next((line for line in raw.decode("ascii", "replace").splitlines()
+                                    if line.lower().startswith("subject:")), "")
+            with open(path[:-4] + ".rcpt") as f:
+                msg.rcpt = f.read().split("\n")
+            out.append(msg)
+        return out
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Receiver:
+    """An HTTP endpoint recording each POST; answers come from `answers` (then `default`)."""
+    OK = (200, {"code": 0, "msg": "success"})
+
+    def __init__(self):
+        self.requests = []
+        self.answers = []
+        self.default = self.OK
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with outer.lock:
+                    status, answer = outer.answers.pop(0) if outer.answers else outer.default
+                    outer.requests.append({"path": self.path, "body": json.loads(body), "status": status,
+                                           "answer": answer})
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def texts(self, accepted_only=False):
+        """The text of each message received (Feishu's content.text, or the webhook's subject)."""
+        with self.lock:
+            reqs = list(self.requests)
+        out = []
+        for r in reqs:
+            if accepted_only and (r["status"] != 200 or r["answer"].get("code", 0) != 0):
+                continue
+            b = r["body"]
+            out.append(b["content"]["text"] if "content" in b else b.get("subject", "") + "\n" + b.get("text", ""))
+        return out
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def notify_config(smtp_port, lab_port, admin_port, extra=""):
+    return SMALL_CLUSTER + f"""
+[notify]
+language = "en"
+admin_channels = ["admin-hook"]
+user_channels = ["mail", "lab"]
+user_events = ["job_ended", "job_failed", "time_limit_soon"]
+first_backoff = "1s"
+max_backoff = "2s"
+fail_after = 3
+time_limit_warning = "119s"
+{extra}
+[notify.channels.mail]
+type = "email"
+url = "smtp://127.0.0.1:{smtp_port}"
+from = "Rota <rota@localhost>"
+
+[notify.channels.lab]
+type = "feishu"
+url = "http://127.0.0.1:{lab_port}/open-apis/bot/v2/hook/abc"
+
+[notify.channels.admin-hook]
+type = "webhook"
+url = "http://127.0.0.1:{admin_port}/admin"
+
+[users.{USER}]
+email = "{STUDENT_MAIL}"
+feishu = "ou_student"
+language = "zh"
+"""
+
+
+@unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
+class NotifyTest(DaemonTest):
+    def setUp(self):
+        self.smtp = SmtpSink()
+        self.addCleanup(self.smtp.close)
+        self.lab = Receiver()
+        self.addCleanup(self.lab.close)
+        self.admin = Receiver()
+        self.addCleanup(self.admin.close)
+        self.d = Rotad(notify_config(self.smtp.port, self.lab.port, self.admin.port), kill_wait=self.KILL_WAIT)
+        self.addCleanup(self._cleanup)
+        self.d.start()
+
+    def mails_about(self, job):
+        return [m for m in self.smtp.messages() if f"rota logs {job}" in m.get_body().get_content()]
+
+    def lab_about(self, job, accepted_only=False):
+        return [t for t in self.lab.texts(accepted_only) if f" {job}" in t.split("\n")[0]]
+
+    def test_finished_job_is_mailed_with_a_chinese_subject_and_posted_with_a_mention(self):
+        job = self.d.submit("--", "true")
+        self.d.wait_state(job, "completed")
+        mail = wait_for(lambda: self.mails_about(job), timeout=20, what="the job's mail")
+        self.assertEqual(len(mail), 1)
+        m = mail[0]
+        self.assertEqual(m["subject"], f"[Rota] 作业 {job} 已完成")  # decoded from RFC 2047
+        self.assertTrue(m.raw_subject.startswith("Subject: =?UTF-8?"), m.raw_subject)  # encoded words on the wire
+        self.assertEqual(m["X-Rota-Event"], "job_ended")
+        self.assertEqual(m.rcpt, [STUDENT_MAIL])
+        self.assertIn(f"rota logs {job}", m.get_body().get_content())
+        text = wait_for(lambda: self.lab_about(job), what="the lab group's message")[0]
+        self.assertIn(f"作业 {job} 已完成", text)
+        self.assertIn('<at user_id="ou_student">', text)
+        self.assertEqual(self.lab.requests[0]["body"]["msg_type"], "text")
+        self.assertEqual(self.admin.requests, [])  # a completed job is not the admins' business
+
+    def test_retries_then_a_refusal_is_reported_to_the_admins_once(self):
+        self.lab.answers = [(500, {"error": "down"}), (500, {"error": "down"})]
+        job = self.d.submit("--", "true")
+        wait_for(lambda: self.lab_about(job, accepted_only=True), timeout=30, what="delivery after two HTTP 500s")
+        self.assertEqual(len(self.lab_about(job)), 3)  # two failed attempts and the one that worked
+        self.assertEqual(self.admin.requests, [])     # two failures in a row are under fail_after
+        self.assertIn("attempt 1 failed", self.d.read_log())
+        # Now the bot refuses (200 with a Feishu code): no retry, the admins hear once.
+        self.lab.default = (200, {"code": 19024, "msg": "Key Words Not Found"})
+        first = self.d.submit("--", "true")
+        second = self.d.submit("--", "false")
+        wait_for(lambda: self.lab_about(first) and self.lab_about(second), timeout=20, what="both refused")
+        report = wait_for(lambda: self.admin.requests, timeout=20, what="the admins' report")
+        time.sleep(3)
+        self.assertEqual(len(self.admin.requests), 1, self.admin.requests)
+        body = report[0]["body"]
+        self.assertEqual(body["event"], "channel_failing")
+        self.assertIn("lab", body["subject"])
+        self.assertIn("19024", body["text"])
+        self.assertEqual(len(self.lab_about(first)), 1)  # refused: not retried
+        self.assertIn("notify test --channel lab", body["text"])
+
+    def test_messages_left_undelivered_are_delivered_once_after_a_restart(self):
+        self.lab.default = (500, {"error": "down"})
+        job = self.d.submit("--", "true")
+        self.d.wait_state(job, "completed")
+        wait_for(lambda: self.lab_about(job), timeout=20, what="a first failed attempt")
+        wait_for(lambda: self.mails_about(job), timeout=20, what="the mail")
+        self.d.stop()
+        self.lab.default = Receiver.OK
+        self.d.start()
+        wait_for(lambda: self.lab_about(job, accepted_only=True), timeout=30, what="delivery after the restart")
+        time.sleep(4)  # any duplicate would come within the backoff
+        self.assertEqual(len(self.lab_about(job, accepted_only=True)), 1)
+        self.assertEqual(len(self.mails_about(job)), 1)  # sent before the stop, not again
+
+    def test_notify_test_reports_each_channel(self):
+        r = self.d.rota("notify", "test", user="root")
+        self.assertIn("mail: OK", r.stdout)
+        self.assertIn("lab: OK", r.stdout)
+        self.assertIn("admin-hook: OK", r.stdout)
+        self.assertTrue(any("Rota test message" in t for t in self.lab.texts()))
+        self.lab.default = (500, {"error": "down"})
+        r = self.d.rota("notify", "test", "--channel", "lab", user="root", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("lab: FAILED", r.stdout)
+        self.assertIn("500", r.stdout)
+        self.assertNotIn("mail", r.stdout)
+        r = self.d.rota("notify", "test", "--channel", "nope", user="root", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no channel \"nope\"", r.stderr)
+        if IS_ROOT:
+            r = self.d.rota("notify", "test", check=False)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("only admins", r.stderr)
+
+    def test_time_limit_reminder_comes_once(self):
+        job = self.d.submit("--time", "2", "--", "sleep", "300")
+        self.d.wait_state(job, "running")
+        text = wait_for(lambda: self.lab_about(job), timeout=20, what="the time-limit reminder")[0]
+        self.assertIn(f"作业 {job}", text)
+        self.assertIn("分钟到时间上限", text)
+        mail = wait_for(lambda: [m for m in self.smtp.messages() if m["X-Rota-Event"] == "time_limit_soon"],
+                        what="the reminder's mail")
+        self.assertIn(f"rota show {job}", mail[0].get_body().get_content())
+        time.sleep(3)
+        self.assertEqual(len(self.lab_about(job)), 1)
+        self.d.rota("cancel", str(job))
+
+
+if __name__ == "__main__":
+    unittest.main()
