@@ -176,21 +176,21 @@ void Notifier::Deliver(const store::OutboxRow& row) {
   switch (d.verdict) {
     case notify::Verdict::kSent:
       s = outbox_->MarkSent(row.id, attempts, now);
-      spdlog::info("notify: {} {} for {} sent through {}", row.event, row.id, row.recipient.empty() ? "admins" : row.recipient,
+      spdlog::info("notify: {} (outbox {}) for {} sent through {}", row.event, row.id, row.recipient.empty() ? "admins" : row.recipient,
                    row.channel);
       break;
     case notify::Verdict::kRetry:
       s = outbox_->Retry(row.id, attempts, d.next_attempt, result.message());
-      spdlog::warn("notify: {} {} through {}: attempt {} failed: {}; next in {}s", row.event, row.id, row.channel,
+      spdlog::warn("notify: {} (outbox {}) through {}: attempt {} failed: {}; next in {}s", row.event, row.id, row.channel,
                    attempts, result.message(), d.next_attempt - now);
       break;
     case notify::Verdict::kGiveUp:
     case notify::Verdict::kDrop:
       s = outbox_->MarkFailed(row.id, attempts, d.reason);
       if (result.code() == StatusCode::kNotFound) {
-        spdlog::info("notify: {} {} through {}: {}", row.event, row.id, row.channel, d.reason);
+        spdlog::info("notify: {} (outbox {}) through {}: {}", row.event, row.id, row.channel, d.reason);
       } else {
-        spdlog::error("notify: {} {} through {} failed: {}", row.event, row.id, row.channel, d.reason);
+        spdlog::error("notify: {} (outbox {}) through {} failed: {}", row.event, row.id, row.channel, d.reason);
       }
       break;
   }

@@ -250,7 +250,10 @@ json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) 
     e.host = host_;
     notify::Message m = notify::Render(e, config_.notify.language);
     const std::string type = config_.notify.channels.at(c).type;
+    // The caller is the one who reads the test: their terminals, their address (besides `to`).
+    auto self = config_.users.find(caller.name);
     if (type == "tty") m.mentions = {caller.name};
+    if (type == "email" && self != config_.users.end() && !self->second.email.empty()) m.mentions = {self->second.email};
     notifier_->Test(token, c, std::move(m));
   }
   spdlog::info("notify: test of {} channel(s) requested by {}", channels.size(), caller.name);

@@ -63,6 +63,7 @@ class SmtpSink:
     def close(self):
         self.proc.terminate()
         self.proc.wait()
+        self.proc.stdout.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -125,7 +126,7 @@ user_events = ["job_ended", "job_failed", "time_limit_soon"]
 first_backoff = "1s"
 max_backoff = "2s"
 fail_after = 3
-time_limit_warning = "119s"
+time_limit_warning = "179s"
 {extra}
 [notify.channels.mail]
 type = "email"
@@ -139,6 +140,9 @@ url = "http://127.0.0.1:{lab_port}/open-apis/bot/v2/hook/abc"
 [notify.channels.admin-hook]
 type = "webhook"
 url = "http://127.0.0.1:{admin_port}/admin"
+
+[users.root]
+email = "root@lab.example.edu"
 
 [users.{USER}]
 email = "{STUDENT_MAIL}"
@@ -172,13 +176,13 @@ class NotifyTest(DaemonTest):
         mail = wait_for(lambda: self.mails_about(job), timeout=20, what="the job's mail")
         self.assertEqual(len(mail), 1)
         m = mail[0]
-        self.assertEqual(m["subject"], f"[Rota] 作业 {job} 已完成")  # decoded from RFC 2047
+        self.assertEqual(m["subject"], f"[Rota] 作业 {job} (true) 已完成")  # decoded from RFC 2047
         self.assertTrue(m.raw_subject.startswith("Subject: =?UTF-8?"), m.raw_subject)  # encoded words on the wire
         self.assertEqual(m["X-Rota-Event"], "job_ended")
         self.assertEqual(m.rcpt, [STUDENT_MAIL])
         self.assertIn(f"rota logs {job}", m.get_body().get_content())
         text = wait_for(lambda: self.lab_about(job), what="the lab group's message")[0]
-        self.assertIn(f"作业 {job} 已完成", text)
+        self.assertIn(f"作业 {job} (true) 已完成", text)
         self.assertIn('<at user_id="ou_student">', text)
         self.assertEqual(self.lab.requests[0]["body"]["msg_type"], "text")
         self.assertEqual(self.admin.requests, [])  # a completed job is not the admins' business
@@ -225,6 +229,8 @@ class NotifyTest(DaemonTest):
         self.assertIn("lab: OK", r.stdout)
         self.assertIn("admin-hook: OK", r.stdout)
         self.assertTrue(any("Rota test message" in t for t in self.lab.texts()))
+        tests = [m for m in self.smtp.messages() if m["X-Rota-Event"] == "test"]
+        self.assertEqual([m.rcpt for m in tests], [["root@lab.example.edu"]])
         self.lab.default = (500, {"error": "down"})
         r = self.d.rota("notify", "test", "--channel", "lab", user="root", check=False)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
@@ -240,11 +246,11 @@ class NotifyTest(DaemonTest):
             self.assertIn("only admins", r.stderr)
 
     def test_time_limit_reminder_comes_once(self):
-        job = self.d.submit("--time", "2", "--", "sleep", "300")
+        job = self.d.submit("--time", "3", "--", "sleep", "300")
         self.d.wait_state(job, "running")
         text = wait_for(lambda: self.lab_about(job), timeout=20, what="the time-limit reminder")[0]
         self.assertIn(f"作业 {job}", text)
-        self.assertIn("分钟到时间上限", text)
+        self.assertIn("还有 3 分钟到时间上限", text)
         mail = wait_for(lambda: [m for m in self.smtp.messages() if m["X-Rota-Event"] == "time_limit_soon"],
                         what="the reminder's mail")
         self.assertIn(f"rota show {job}", mail[0].get_body().get_content())
