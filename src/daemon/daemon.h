@@ -241,6 +241,8 @@ class Daemon : public Server::Handler {
   };
   std::unordered_map<int, KnownProcess> known_processes_;
   std::unordered_map<std::int64_t, std::string> user_names_;
+  // Processes outside Rota already told of (pid -> start time), so each is told once.
+  std::map<int, unsigned long long> outside_told_;
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
   std::map<std::int64_t, store::BookingRecord> bookings_;

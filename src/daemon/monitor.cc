@@ -208,8 +208,10 @@ void Daemon::Attribute(const device::Snapshot& snap) {
   }
   std::unordered_map<int, ProcessOwner> owners;
   std::unordered_map<int, KnownProcess> known;
-  auto add = [&](const std::vector<device::ProcessInfo>& processes) {
+  std::map<int, std::set<int>> cards_of;  // pid -> the cards it is on, for outside processes
+  auto add = [&](const std::vector<device::ProcessInfo>& processes, int card) {
     for (const device::ProcessInfo& p : processes) {
+      cards_of[p.pid].insert(card);
       if (owners.count(p.pid)) continue;
       // The same process as last time (same start time) keeps its owner while that job runs:
       // one small read instead of walking /proc again.
@@ -229,9 +231,30 @@ void Daemon::Attribute(const device::Snapshot& snap) {
     }
   };
   for (const device::GpuInfo& info : snap.gpus) {
-    add(info.processes);
-    for (const device::MigInstance& m : info.mig) add(m.processes);
+    add(info.processes, info.index);
+    for (const device::MigInstance& m : info.mig) add(m.processes, info.index);
   }
+  // A process no Rota allocation accounts for: its user and the admins are told once (per pid and
+  // start time; forgotten when it leaves the cards).
+  std::map<int, unsigned long long> told;
+  for (const auto& [pid, owner] : owners) {
+    if (owner.job != 0 || owner.uid < 0) continue;
+    auto k = known.find(pid);
+    const unsigned long long start = k == known.end() ? 0 : k->second.start_time;
+    told[pid] = start;
+    if (auto was = outside_told_.find(pid); was != outside_told_.end() && was->second == start) continue;
+    std::string cards;
+    for (int c : cards_of[pid]) cards += (cards.empty() ? "" : ",") + std::to_string(c);
+    spdlog::warn("GPU {}: process {} of {} runs outside Rota", cards, pid, owner.user);
+    notify::Event e;
+    e.name = "outside_process";
+    e.user = owner.uid == 0 ? "" : owner.user;
+    e.pid = pid;
+    e.gpus = cards;
+    e.reason = owner.user;
+    Notify(e);
+  }
+  outside_told_ = std::move(told);
   owners_ = std::move(owners);
   known_processes_ = std::move(known);  // processes no longer on a card are forgotten
 }

@@ -182,9 +182,10 @@ Text LabText(const Event& e, bool zh) {
   }
   if (n == "outside_process") {
     const std::string pid = std::to_string(e.pid);
-    return zh ? Text{"GPU " + e.gpus + " 上有 Rota 之外的进程", "进程 " + pid + "（" + who + "）在 GPU " + e.gpus +
+    const std::string owner = e.reason.empty() ? who : e.reason;  // the process's owner (root too)
+    return zh ? Text{"GPU " + e.gpus + " 上有 Rota 之外的进程", "进程 " + pid + "（" + owner + "）在 GPU " + e.gpus +
                                                                   " 上运行，但不属于任何 Rota 作业。\n请通过 rota submit 或 rota run 使用 GPU。"}
-              : Text{"A process outside Rota on GPU " + e.gpus, "Process " + pid + " (" + who + ") runs on GPU " + e.gpus +
+              : Text{"A process outside Rota on GPU " + e.gpus, "Process " + pid + " (" + owner + ") runs on GPU " + e.gpus +
                                                                     " without a Rota allocation.\nUse the GPUs through rota submit or rota run."};
   }
   if (n == "channel_failing") {

@@ -259,5 +259,37 @@ class NotifyTest(DaemonTest):
         self.d.rota("cancel", str(job))
 
 
+class OutsideProcessTest(unittest.TestCase):
+    """A GPU process no Rota allocation covers (the fake NVML reports it): the admins are told
+    once, however many samples see it."""
+
+    def setUp(self):
+        from test_gpus import FAKE, card, config
+        self.lab = Receiver()
+        self.addCleanup(self.lab.close)
+        self.admin = Receiver()
+        self.addCleanup(self.admin.close)
+        self.outside = subprocess.Popen(["sleep", "300"])
+        self.addCleanup(lambda: (self.outside.kill(), self.outside.wait()))
+        cfg = config(FAKE) + notify_config(1, self.lab.port, self.admin.port).replace(SMALL_CLUSTER, "")
+        self.d = Rotad(cfg)
+        state = os.path.join(self.d.dir, "nvml.json")
+        with open(state, "w") as f:
+            json.dump({"driver_version": "550.54.15", "cards": [
+                card(0, processes=[{"pid": self.outside.pid, "used_mib": 3276}]), card(1)]}, f)
+        self.d.env = {"FAKE_NVML_STATE": state}
+        self.addCleanup(self.d.cleanup)
+        self.d.start()
+
+    def test_admins_are_told_once_per_process(self):
+        told = wait_for(lambda: self.admin.requests, timeout=20, what="the admins' message")
+        body = told[0]["body"]
+        self.assertEqual(body["event"], "outside_process")
+        self.assertIn(f"Process {self.outside.pid} (root) runs on GPU 0", body["text"])
+        time.sleep(3)  # three more samples see it
+        self.assertEqual(len(self.admin.requests), 1)
+        self.assertEqual(self.lab.requests, [])  # root's process: nobody's work but the admins'
+
+
 if __name__ == "__main__":
     unittest.main()
