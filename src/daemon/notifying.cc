@@ -160,7 +160,11 @@ void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, co
   e.state = store::JobStateName(state);
   e.reason = reason;
   e.actor = actor;
-  if (state == store::JobState::kPreempted) {
+  if (state == store::JobState::kPreempted && reason.rfind("Preempted", 0) != 0) {
+    // Stopped for the daemon's own reason (reclaimed as idle, its booking ended): not a preemption.
+    e.name = "job_failed";
+    e.state = "stopped";
+  } else if (state == store::JobState::kPreempted) {
     e.name = "job_preempted";
   } else if (state == store::JobState::kFailed || state == store::JobState::kTimeout ||
              state == store::JobState::kNodeFail) {

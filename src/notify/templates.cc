@@ -54,6 +54,12 @@ Text JobText(const Event& e, bool zh) {
                 : Text{"Job " + id + " was cancelled", "Your " + job + " was cancelled by " + e.actor + "." +
                                                            Why(e, zh) + "\nLogs: rota logs " + id};
     }
+    if (e.state == "stopped") {
+      return zh ? Text{job + " 已被停止", job + " 已被 Rota 停止（先收到了保存检查点的信号）。" + Why(e, zh) +
+                                             "\n若设置了 --requeue，它会重新排队；查看：rota show " + id}
+                : Text{"Job " + id + " was stopped", "Rota stopped your " + job + " (after its checkpoint signal)." +
+                                                         Why(e, zh) + "\nWith --requeue it is queued again. See: rota show " + id};
+    }
     if (e.state == "completed") {
       return zh ? Text{job + " 已完成", job + " 已顺利完成。\n日志：rota logs " + id}
                 : Text{"Job " + id + " completed", "Your " + job + " completed.\nLogs: rota logs " + id};

@@ -24,7 +24,8 @@ struct Event {
   std::int64_t job = 0;      // the job, when there is one
   std::string job_name;
   std::int64_t booking = 0;  // the booking, when there is one
-  std::string state;         // job_ended / job_failed: completed, failed, timeout, cancelled, node_fail
+  std::string state;         // job_ended / job_failed: completed, failed, timeout, cancelled, node_fail,
+                             // stopped (by rotad: reclaimed as idle, its booking ended)
   std::string reason;        // why: the end reason, the rejection reason, the drain reason, an error
   std::string actor;         // who did it: the admin who cancelled, rejected, ...
   std::string gpus;          // "0,1": the cards' indices

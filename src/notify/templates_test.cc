@@ -59,6 +59,10 @@ TEST(Templates, EndsSayWhyAndWhere) {
   Message en = Render(e, "en");
   EXPECT_TRUE(Has(en.text, "cancelled by root")) << en.text;
   EXPECT_TRUE(Has(en.text, "Reason: card needed for maintenance"));
+  e.state = "stopped";
+  e.reason = "Reclaimed: idle for 30m";
+  EXPECT_EQ(Render(e, "en").subject, "[Rota] Job 17 was stopped");
+  EXPECT_TRUE(Has(Render(e, "zh").text, "Reclaimed: idle for 30m"));
   e = Job("job_preempted");
   EXPECT_TRUE(Has(Render(e, "en").text, "checkpoint"));
   EXPECT_TRUE(Has(Render(e, "zh").text, "检查点"));

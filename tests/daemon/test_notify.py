@@ -116,13 +116,13 @@ class Receiver:
         self.server.server_close()
 
 
-def notify_config(smtp_port, lab_port, admin_port, extra=""):
+def notify_config(smtp_port, lab_port, admin_port, extra="", tail=""):
     return SMALL_CLUSTER + f"""
 [notify]
 language = "en"
 admin_channels = ["admin-hook"]
 user_channels = ["mail", "lab"]
-user_events = ["job_ended", "job_failed", "time_limit_soon"]
+user_events = ["job_ended", "job_failed", "time_limit_soon", "idle_warning"]
 first_backoff = "1s"
 max_backoff = "2s"
 fail_after = 3
@@ -143,6 +143,7 @@ url = "http://127.0.0.1:{admin_port}/admin"
 
 [users.root]
 email = "root@lab.example.edu"
+{tail}
 
 [users.{USER}]
 email = "{STUDENT_MAIL}"
@@ -153,6 +154,8 @@ language = "zh"
 
 @unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
 class NotifyTest(DaemonTest):
+    TAIL = ""  # more configuration (after [notify])
+
     def setUp(self):
         self.smtp = SmtpSink()
         self.addCleanup(self.smtp.close)
@@ -160,7 +163,8 @@ class NotifyTest(DaemonTest):
         self.addCleanup(self.lab.close)
         self.admin = Receiver()
         self.addCleanup(self.admin.close)
-        self.d = Rotad(notify_config(self.smtp.port, self.lab.port, self.admin.port), kill_wait=self.KILL_WAIT)
+        self.d = Rotad(notify_config(self.smtp.port, self.lab.port, self.admin.port, tail=self.TAIL),
+                       kill_wait=self.KILL_WAIT)
         self.addCleanup(self._cleanup)
         self.d.start()
 
@@ -257,6 +261,30 @@ class NotifyTest(DaemonTest):
         time.sleep(3)
         self.assertEqual(len(self.lab_about(job)), 1)
         self.d.rota("cancel", str(job))
+
+
+class IdleNotifyTest(NotifyTest):
+    """An idle job's owner is told what to do (`rota keep N`), in their language, on their channels."""
+    TAIL = """
+[watch]
+idle_after = "3s"
+act_after = "6s"
+action = "notify"
+"""
+
+    def test_idle_warning_says_rota_keep(self):
+        job = self.d.submit("--gpus", "1", "--", "sleep", "300", env={"ROTA_SIM_GPU_UTIL": "0", "ROTA_SIM_GPU_MEM": "2G"})
+        self.d.wait_state(job, "running")
+        warning = wait_for(lambda: [t for t in self.lab.texts() if "空闲" in t], timeout=20, what="the idle warning")[0]
+        self.assertIn(f"rota keep {job}", warning)
+        self.assertIn('<at user_id="ou_student">', warning)
+        mail = wait_for(lambda: [m for m in self.smtp.messages() if m["X-Rota-Event"] == "idle_warning"],
+                        what="the idle warning's mail")
+        self.assertEqual(mail[0].rcpt, [STUDENT_MAIL])
+        # The action (the admins told) goes to the admin channel, in the lab's language.
+        action = wait_for(lambda: [r["body"] for r in self.admin.requests if r["body"]["event"] == "idle_action"],
+                          timeout=20, what="the admins' idle action")[0]
+        self.assertIn(f"Job {job}: idle action taken", action["subject"])
 
 
 class OutsideProcessTest(unittest.TestCase):
