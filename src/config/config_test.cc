@@ -208,13 +208,14 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_FALSE(c->users.at("bob").channels.has_value());
   const NotifyConfig& n = c->notify;
   EXPECT_EQ(n.language, "zh");
-  ASSERT_EQ(n.channels.size(), 3u);
+  ASSERT_EQ(n.channels.size(), 4u);
+  EXPECT_EQ(n.channels.at("admin-mail").email.to, std::vector<std::string>{"gpu-admins@lab.example.edu"});
   EXPECT_EQ(n.channels.at("mail").type, "email");
   EXPECT_EQ(n.channels.at("mail").email.url, "smtp://localhost:25");
   EXPECT_EQ(n.channels.at("lab-feishu").type, "feishu");
   EXPECT_EQ(n.per_minute.at("lab-feishu"), 100);
   EXPECT_EQ(n.per_minute.at("terminals"), 0);
-  EXPECT_EQ(n.admin_channels, (std::vector<std::string>{"lab-feishu", "mail"}));
+  EXPECT_EQ(n.admin_channels, (std::vector<std::string>{"lab-feishu", "admin-mail"}));
   EXPECT_EQ(n.time_limit_warning, 600);
   EXPECT_EQ(n.retry.first_backoff, 30);
   EXPECT_EQ(n.retry.max_age, kDay);
@@ -332,6 +333,9 @@ TEST(Config, NotifyDefaultsAndErrors) {
                   "is not a channel defined under [notify.channels]"));
   EXPECT_TRUE(Has(OneError("[notify]\nuser_events = [\"job_finished\"]\n", 2), "is not an event name"));
   EXPECT_TRUE(Has(OneError("[users.bob]\nnotify = [\"mail\"]\n", 2), "is not a channel defined"));
+  EXPECT_TRUE(Has(OneError("[notify]\nadmin_channels = [\"m\"]\n[notify.channels.m]\ntype = \"email\"\n"
+                           "url = \"smtp://localhost\"\nfrom = \"rota@localhost\"\n", 2),
+                  "has no `to` for the admins' addresses"));
   EXPECT_TRUE(Has(OneError("[users.bob]\nlanguage = \"fr\"\n", 2), "is not one of zh, en"));
   std::string e = OneError("[notify.channels.x]\ntype = \"pigeon\"\n", 1);
   EXPECT_TRUE(Has(e, "[notify.channels.x]")) << e;

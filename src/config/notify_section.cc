@@ -133,6 +133,14 @@ void ReadNotify(Section& root, Config& config) {
   auto event = [](const std::string& e) { return notify::IsEventName(e); };
   const std::string no_event = "is not an event name (see docs/notify.md: job_ended, idle_warning, ...)";
   if (auto v = Names(s, "admin_channels", channel, no_channel)) n.admin_channels = *v;
+  for (const std::string& c : n.admin_channels) {
+    auto it = n.channels.find(c);
+    if (it != n.channels.end() && it->second.type == "email" && it->second.email.to.empty()) {
+      s.Fail(*s.Get("admin_channels"), "admin_channels",
+             "names the email channel \"" + c + "\", which has no `to` for the admins' addresses (add to = [\"admin@...\"] " +
+                 "to [notify.channels." + KeyName(c) + "], or use a channel of its own for them)");
+    }
+  }
   if (auto v = Names(s, "admin_events", event, no_event)) n.admin_events = *v;
   if (auto v = Names(s, "user_channels", channel, no_channel)) {
     n.user_channels = *v;

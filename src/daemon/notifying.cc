@@ -187,7 +187,8 @@ Time Daemon::RemindTimeLimits(Time now) {
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning || a.rec.start_time <= 0 || time_reminded_.count(id)) continue;
     const Duration limit = a.rec.job.time_limit;
-    if (limit <= before) continue;  // a job shorter than the warning gets none
+    // A job shorter than the warning gets none (nor one without a limit to speak of).
+    if (limit <= before || limit >= kNever - a.rec.start_time) continue;
     const Time at = a.rec.start_time + limit - before;
     if (now < at) {
       next = std::min(next, at);
