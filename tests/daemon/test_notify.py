@@ -153,7 +153,7 @@ language = "zh"
 
 
 @unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
-class NotifyTest(DaemonTest):
+class NotifyBase(DaemonTest):
     TAIL = ""  # more configuration (after [notify])
 
     def setUp(self):
@@ -174,6 +174,9 @@ class NotifyTest(DaemonTest):
     def lab_about(self, job, accepted_only=False):
         return [t for t in self.lab.texts(accepted_only) if f" {job}" in t.split("\n")[0]]
 
+
+@unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
+class NotifyTest(NotifyBase):
     def test_finished_job_is_mailed_with_a_chinese_subject_and_posted_with_a_mention(self):
         job = self.d.submit("--", "true")
         self.d.wait_state(job, "completed")
@@ -263,7 +266,8 @@ class NotifyTest(DaemonTest):
         self.d.rota("cancel", str(job))
 
 
-class IdleNotifyTest(NotifyTest):
+@unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
+class IdleNotifyTest(NotifyBase):
     """An idle job's owner is told what to do (`rota keep N`), in their language, on their channels."""
     TAIL = """
 [watch]
