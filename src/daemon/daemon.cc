@@ -279,7 +279,6 @@ Status Daemon::ReloadConfig() {
   }
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
-  StopNotifier();
   if (Status s = StartNotifier(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
   dirty_ = true;

@@ -192,7 +192,8 @@ class Daemon : public Server::Handler {
   const device::GpuInfo* SampledCard(const std::string& uuid) const;
 
   // Notifications (notifying.cc): routing events into the outbox, the notifier thread.
-  Status StartNotifier();
+  StatusOr<NotifierOptions> NotifierOptionsFromConfig() const;
+  Status StartNotifier();  // or, when it runs, hands it the configuration in force
   void StopNotifier();
   notify::Event JobEvent(const std::string& name, const store::JobRecord& rec) const;
   void Notify(notify::Event event);

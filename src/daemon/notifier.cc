@@ -42,11 +42,7 @@ StatusOr<std::unique_ptr<Notifier>> Notifier::Start(NotifierOptions options) {
   if (!db.ok()) return db.status();
   n->db_ = std::move(*db);
   n->outbox_ = std::make_unique<store::Outbox>(*n->db_);
-  for (const auto& [name, channel] : n->options_.channels) {
-    auto rate = n->options_.per_minute.find(name);
-    n->buckets_.emplace(name, notify::TokenBucket(rate == n->options_.per_minute.end() ? 0 : rate->second));
-    n->health_.emplace(name, notify::ChannelHealth(n->options_.fail_after));
-  }
+  n->ApplyOptions(std::make_unique<NotifierOptions>(n->options_));
   n->thread_ = std::thread([p = n.get()] { p->Run(); });
   return n;
 }
@@ -67,6 +63,50 @@ void Notifier::Wake() {
     woken_ = true;
   }
   cv_.notify_all();
+}
+
+void Notifier::Reconfigure(NotifierOptions options) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_options_ = std::make_unique<NotifierOptions>(std::move(options));
+  }
+  cv_.notify_all();
+}
+
+void Notifier::ApplyOptions(std::unique_ptr<NotifierOptions> next) {
+  if (!next) return;
+  const std::string db_path = options_.db_path;
+  const std::map<std::string, int> old_rates = options_.per_minute;
+  const int old_fail_after = options_.fail_after;
+  options_ = std::move(*next);
+  if (!db_path.empty()) options_.db_path = db_path;
+  std::map<std::string, notify::TokenBucket> buckets;
+  std::map<std::string, notify::ChannelHealth> health;
+  for (const auto& [name, channel] : options_.channels) {
+    auto rate = options_.per_minute.find(name);
+    const int per_minute = rate == options_.per_minute.end() ? 0 : rate->second;
+    auto old = old_rates.find(name);
+    auto bucket = buckets_.find(name);
+    if (bucket != buckets_.end() && old != old_rates.end() && old->second == per_minute) {
+      buckets.emplace(name, bucket->second);  // a reload is no reason to allow a burst
+    } else {
+      buckets.emplace(name, notify::TokenBucket(per_minute));
+    }
+    auto h = health_.find(name);
+    if (h != health_.end() && old_fail_after == options_.fail_after) {
+      health.emplace(name, h->second);  // a failing channel is not reported again
+    } else {
+      health.emplace(name, notify::ChannelHealth(options_.fail_after));
+    }
+  }
+  buckets_ = std::move(buckets);
+  health_ = std::move(health);
+}
+
+bool Notifier::Stopping(std::unique_ptr<NotifierOptions>& next) {
+  std::lock_guard<std::mutex> lock(mu_);
+  next.swap(next_options_);
+  return stop_;
 }
 
 void Notifier::Test(std::uint64_t token, const std::string& channel, notify::Message message) {
@@ -91,9 +131,10 @@ void Notifier::Run() {
   std::optional<Time> next_due = NowSeconds();
   while (true) {
     std::deque<TestJob> tests;
+    std::unique_ptr<NotifierOptions> options;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto ready = [&] { return stop_ || woken_ || !tests_.empty(); };
+      auto ready = [&] { return stop_ || woken_ || !tests_.empty() || next_options_ != nullptr; };
       if (next_due) {
         cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*next_due)), ready);
       } else {
@@ -102,7 +143,9 @@ void Notifier::Run() {
       if (stop_) return;
       woken_ = false;
       tests.swap(tests_);
+      options.swap(next_options_);
     }
+    ApplyOptions(std::move(options));
     for (TestJob& t : tests) {
       TestResult r;
       r.token = t.token;
@@ -138,10 +181,9 @@ bool Notifier::DeliverDue() {
       return false;
     }
     for (const store::OutboxRow& row : *due) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stop_) return true;  // the rest stay pending for the next start
-      }
+      std::unique_ptr<NotifierOptions> next;
+      if (Stopping(next)) return true;  // the rest stay pending for the next start
+      ApplyOptions(std::move(next));
       Deliver(row);
     }
     if (due->size() < static_cast<size_t>(kBatch)) return true;

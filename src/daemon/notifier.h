@@ -59,6 +59,9 @@ class Notifier {
 
   // New rows may be due: look now.
   void Wake();
+  // New channels and rules (a reload), taken by the worker between two sends: the loop never
+  // waits for a send in progress. The database path is kept.
+  void Reconfigure(NotifierOptions options);
   // Sends `message` once through `channel`; the result comes back with `token`.
   void Test(std::uint64_t token, const std::string& channel, notify::Message message);
   std::vector<TestResult> TakeResults();
@@ -68,6 +71,10 @@ class Notifier {
  private:
   explicit Notifier(NotifierOptions options);
   void Run();
+  // The worker takes Reconfigure's options, keeping the rate and health of unchanged channels.
+  void ApplyOptions(std::unique_ptr<NotifierOptions> next);
+  // Under mu_: stop_ as it is, and the pending options handed over.
+  bool Stopping(std::unique_ptr<NotifierOptions>& next);
   // Sends the due rows; returns false when the database failed (the loop waits and retries).
   bool DeliverDue();
   void Deliver(const store::OutboxRow& row);
@@ -80,6 +87,7 @@ class Notifier {
   std::condition_variable cv_;
   bool stop_ = false;   // GUARDED_BY(mu_)
   bool woken_ = false;  // GUARDED_BY(mu_)
+  std::unique_ptr<NotifierOptions> next_options_;  // GUARDED_BY(mu_)
   struct TestJob {
     std::uint64_t token;
     std::string channel;

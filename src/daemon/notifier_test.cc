@@ -132,6 +132,22 @@ TEST_F(NotifierTest, RetriesThenARefusalFailsAndTheAdminsHearOnce) {
   for (const notify::Message& m : lab_->sent()) EXPECT_NE(m.event, "channel_failing");
 }
 
+TEST_F(NotifierTest, ReconfigureTakesNewChannelsBetweenSends) {
+  auto n = Notifier::Start(Options());
+  ASSERT_TRUE(n.ok());
+  auto mail = std::make_shared<FakeChannel>();
+  NotifierOptions o = Options();
+  o.channels = {{"mail", mail}};  // "lab" and "admin" are gone
+  (*n)->Reconfigure(o);
+  auto ids = outbox_->Enqueue({Row("lab", "old"), Row("mail", "new")});
+  (*n)->Wake();
+  ASSERT_TRUE(WaitFor([&] { return StateOf((*ids)[1]) == store::OutboxState::kSent; }));
+  ASSERT_TRUE(WaitFor([&] { return StateOf((*ids)[0]) == store::OutboxState::kFailed; }));
+  EXPECT_EQ(outbox_->Get((*ids)[0])->last_error, "channel lab is no longer configured");
+  EXPECT_TRUE(lab_->sent().empty());
+  EXPECT_EQ(mail->sent().size(), 1u);
+}
+
 TEST_F(NotifierTest, TestSendsReportThroughTheEventFd) {
   lab_->Answer({Unavailable("HTTP 502")});
   auto n = Notifier::Start(Options());

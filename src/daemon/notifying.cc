@@ -38,8 +38,7 @@ bool IsWarning(const std::string& event) {
 
 }  // namespace
 
-Status Daemon::StartNotifier() {
-  StopNotifier();
+StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
   NotifierOptions o;
   o.db_path = options_.state_dir + "/rota.db";
   for (const auto& [name, spec] : config_.notify.channels) {
@@ -53,7 +52,19 @@ Status Daemon::StartNotifier() {
   o.admin_channels = config_.notify.admin_channels;
   o.language = config_.notify.language;
   o.host = host_;
-  StatusOr<std::unique_ptr<Notifier>> n = Notifier::Start(std::move(o));
+  return o;
+}
+
+Status Daemon::StartNotifier() {
+  StatusOr<NotifierOptions> o = NotifierOptionsFromConfig();
+  if (!o.ok()) return o.status();
+  if (notifier_) {
+    // A reload: the thread takes the new channels between two sends; nothing waits here.
+    notifier_->Reconfigure(std::move(*o));
+    spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
+    return Status();
+  }
+  StatusOr<std::unique_ptr<Notifier>> n = Notifier::Start(std::move(*o));
   if (!n.ok()) return n.status();
   notifier_ = std::move(*n);
   if (Status s = loop_->Add(notifier_->event_fd(), EPOLLIN, [this](std::uint32_t) { OnTestResults(); }); !s.ok()) {
@@ -68,7 +79,7 @@ void Daemon::StopNotifier() {
   if (loop_) loop_->Remove(notifier_->event_fd());
   notifier_.reset();  // a send in progress finishes; the rest waits in the outbox
   for (auto& [token, p] : notify_tests_) {
-    json reply = api::ErrorReply("unavailable", "the notifier restarted (configuration reloaded); try again");
+    json reply = api::ErrorReply("unavailable", "rotad is stopping; try again when it is back");
     if (!p.tag.is_null()) reply["tag"] = p.tag;
     if (server_ && server_->PeerOf(p.conn)) server_->Send(p.conn, reply);
   }

@@ -252,6 +252,15 @@ class NotifyTest(NotifyBase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("only admins", r.stderr)
 
+    def test_reload_takes_the_new_channels(self):
+        # The lab's bot moved: after `rota reload`, the lab channel posts to the new URL.
+        self.d.write_config(notify_config(self.smtp.port, self.admin.port, self.admin.port))
+        self.d.rota("reload", user="root")
+        r = self.d.rota("notify", "test", "--channel", "lab", user="root")
+        self.assertIn("lab: OK", r.stdout)
+        self.assertEqual(self.lab.requests, [])
+        self.assertTrue(any("Rota test message" in t for t in self.admin.texts()))
+
     def test_time_limit_reminder_comes_once(self):
         job = self.d.submit("--time", "3", "--", "sleep", "300")
         self.d.wait_state(job, "running")
