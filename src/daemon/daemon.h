@@ -202,6 +202,7 @@ class Daemon : public Server::Handler {
   void NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
                     const std::string& actor, bool requeued);
   Time RemindTimeLimits(Time now);  // returns when it is due again
+  bool Reminded(JobId id);          // the job's audit trail holds its time-limit reminder
   void CheckQuota(const std::string& user, Time now);
   nlohmann::json NotifyTest(ConnId conn, const Caller& caller, const nlohmann::json& request);
   void OnTestResults();

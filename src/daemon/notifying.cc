@@ -26,6 +26,9 @@ using json = nlohmann::json;
 
 namespace {
 
+// The audit trail's note of a time-limit reminder: a restarted rotad finds it and does not repeat it.
+constexpr std::string_view kTimeLimitReminder = "Reminder: time limit in ";
+
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -191,6 +194,15 @@ void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, co
   }
 }
 
+bool Daemon::Reminded(JobId id) {
+  StatusOr<std::vector<store::JobEvent>> events = store_->Events(id);
+  if (!events.ok()) return false;
+  for (const store::JobEvent& e : *events) {
+    if (e.reason.rfind(kTimeLimitReminder, 0) == 0) return true;
+  }
+  return false;
+}
+
 Time Daemon::RemindTimeLimits(Time now) {
   const Duration before = config_.notify.time_limit_warning;
   Time next = kNever;
@@ -207,8 +219,11 @@ Time Daemon::RemindTimeLimits(Time now) {
     }
     time_reminded_.insert(id);
     if (now >= a.rec.start_time + limit) continue;  // too late to be useful
+    if (a.rec.start_time < started_ && Reminded(id)) continue;  // before a restart
     notify::Event e = JobEvent("time_limit_soon", a.rec);
     e.minutes = (a.rec.start_time + limit - now + 59) / 60;
+    NoteJob(id, std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
+                    LocalTime(a.rec.start_time + limit), now);
     Notify(e);
   }
   for (auto it = time_reminded_.begin(); it != time_reminded_.end();) {

@@ -272,6 +272,14 @@ class NotifyTest(NotifyBase):
         self.assertIn(f"rota show {job}", mail[0].get_body().get_content())
         time.sleep(3)
         self.assertEqual(len(self.lab_about(job)), 1)
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertTrue([r for r in reasons if r.startswith("Reminder: time limit in 3 min")], reasons)
+        # A restarted rotad re-adopts the job and finds the reminder in its audit trail.
+        self.d.stop()
+        self.d.start()
+        self.assertEqual(self.d.job(job)["state"], "running")
+        time.sleep(3)
+        self.assertEqual(len(self.lab_about(job)), 1)
         self.d.rota("cancel", str(job))
 
 
