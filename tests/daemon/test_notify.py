@@ -116,13 +116,13 @@ class Receiver:
         self.server.server_close()
 
 
-def notify_config(smtp_port, lab_port, admin_port, extra="", tail=""):
+def notify_config(smtp_port, lab_port, admin_port, extra="", tail="", user_extra=""):
     return SMALL_CLUSTER + f"""
 [notify]
 language = "en"
 admin_channels = ["admin-hook"]
 user_channels = ["mail", "lab"]
-user_events = ["job_ended", "job_failed", "time_limit_soon", "idle_warning"]
+user_events = ["job_ended", "job_failed", "time_limit_soon", "idle_warning", "quota_80", "quota_100"]
 first_backoff = "1s"
 max_backoff = "2s"
 fail_after = 3
@@ -149,12 +149,14 @@ email = "root@lab.example.edu"
 email = "{STUDENT_MAIL}"
 feishu = "ou_student"
 language = "zh"
+{user_extra}
 """
 
 
 @unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
 class NotifyBase(DaemonTest):
     TAIL = ""  # more configuration (after [notify])
+    USER_EXTRA = ""  # more keys of the test user's [users.NAME]
 
     def setUp(self):
         self.smtp = SmtpSink()
@@ -163,7 +165,8 @@ class NotifyBase(DaemonTest):
         self.addCleanup(self.lab.close)
         self.admin = Receiver()
         self.addCleanup(self.admin.close)
-        self.d = Rotad(notify_config(self.smtp.port, self.lab.port, self.admin.port, tail=self.TAIL),
+        self.d = Rotad(notify_config(self.smtp.port, self.lab.port, self.admin.port, tail=self.TAIL,
+                                     user_extra=self.USER_EXTRA),
                        kill_wait=self.KILL_WAIT)
         self.addCleanup(self._cleanup)
         self.d.start()
@@ -306,6 +309,27 @@ action = "notify"
         action = wait_for(lambda: [r["body"] for r in self.admin.requests if r["body"]["event"] == "idle_action"],
                           timeout=20, what="the admins' idle action")[0]
         self.assertIn(f"Job {job}: idle action taken", action["subject"])
+
+
+@unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
+class QuotaNotifyTest(NotifyBase):
+    """A user past their weekly GPU-hours hears it once that week, however many jobs follow."""
+    USER_EXTRA = "quota = 0.0005"  # 1.8 GPU-seconds a week
+
+    def quota_texts(self):
+        return [t for t in self.lab.texts() if "配额" in t]
+
+    def test_quota_used_up_is_told_once_a_week(self):
+        first = self.d.submit("--gpus", "1", "--", "sleep", "3")
+        self.d.wait_state(first, "completed", timeout=30)
+        text = wait_for(self.quota_texts, timeout=20, what="the quota message")[0]
+        self.assertIn("本周 GPU 配额已用", text)
+        self.assertIn("rota status", text)
+        second = self.d.submit("--gpus", "1", "--", "sleep", "3")
+        self.d.wait_state(second, "completed", timeout=60)
+        wait_for(lambda: len([t for t in self.lab.texts() if f" {second} " in t.split(chr(10))[0]]) == 1,
+                 what="the second job's end")
+        self.assertEqual(len(self.quota_texts()), 1)
 
 
 class OutsideProcessTest(unittest.TestCase):
