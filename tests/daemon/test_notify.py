@@ -122,7 +122,8 @@ def notify_config(smtp_port, lab_port, admin_port, extra="", tail="", user_extra
 language = "en"
 admin_channels = ["admin-hook"]
 user_channels = ["mail", "lab"]
-user_events = ["job_ended", "job_failed", "time_limit_soon", "idle_warning", "quota_80", "quota_100"]
+user_events = ["job_ended", "job_failed", "time_limit_soon", "idle_warning", "quota_80", "quota_100",
+               "booking_starting", "booking_ending_soon", "booking_no_show"]
 first_backoff = "1s"
 max_backoff = "2s"
 fail_after = 3
@@ -330,6 +331,31 @@ class QuotaNotifyTest(NotifyBase):
         wait_for(lambda: len([t for t in self.lab.texts() if f" {second} " in t.split(chr(10))[0]]) == 1,
                  what="the second job's end")
         self.assertEqual(len(self.quota_texts()), 1)
+
+
+@unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
+class BookingNotifyTest(NotifyBase):
+    """A booking's start and its lapse as a no-show reach its owner (a one-second slot grid)."""
+    TAIL = """
+[bookings]
+slot = "1s"
+same_day_needs_admin = false
+no_show_grace = "3s"
+reminder = "2s"
+max_length = "1h"
+"""
+
+    def test_starting_and_no_show(self):
+        start = int(time.time()) + 2
+        r = self.d.rota("book", "--gpus", "1", "--from", str(start), "--until", str(start + 8), "--json")
+        bid = json.loads(r.stdout)["booking"]["id"]
+        about = lambda: [t for t in self.lab.texts() if f"预约 {bid} " in t.split(chr(10))[0]]
+        texts = wait_for(lambda: (lambda t: t if len(t) >= 2 else None)(about()), timeout=20,
+                         what="the booking's start and no-show")
+        self.assertIn("开始", texts[0])
+        self.assertIn("rota submit", texts[0])
+        self.assertIn("未到场", texts[1])
+        self.assertIn('<at user_id="ou_student">', texts[1])
 
 
 class OutsideProcessTest(unittest.TestCase):
