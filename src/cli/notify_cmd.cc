@@ -33,7 +33,8 @@ int RunNotifyTest(const ClientOptions& options, const NotifyTestArgs& args) {
       if (!args.json) std::printf("%s: OK (%s)\n", channel.c_str(), describe.c_str());
     } else {
       ++failed;
-      if (!args.json) std::printf("%s: FAILED: %s\n", channel.c_str(), TerminalSafe(r.value("error", "")).c_str());
+      if (!args.json)
+        std::printf("%s: FAILED: %s\n", channel.c_str(), TerminalSafe(r.value("error", "")).c_str());
     }
   }
   return failed == 0 ? 0 : 1;

@@ -124,7 +124,8 @@ void ReadNotify(Section& root, Config& config) {
       if (const toml::table* c = node.as_table()) {
         ReadChannel(name, *c, root.errors(), n);
       } else {
-        s.Fail(node, "channels." + KeyName(name), "is not a table (use [notify.channels." + KeyName(name) + "] type = ...)");
+        s.Fail(node, "channels." + KeyName(name),
+               "is not a table (use [notify.channels." + KeyName(name) + "] type = ...)");
       }
     }
   }
@@ -137,7 +138,8 @@ void ReadNotify(Section& root, Config& config) {
     auto it = n.channels.find(c);
     if (it != n.channels.end() && it->second.type == "email" && it->second.email.to.empty()) {
       s.Fail(*s.Get("admin_channels"), "admin_channels",
-             "names the email channel \"" + c + "\", which has no `to` for the admins' addresses (add to = [\"admin@...\"] " +
+             "names the email channel \"" + c +
+                 "\", which has no `to` for the admins' addresses (add to = [\"admin@...\"] " +
                  "to [notify.channels." + KeyName(c) + "], or use a channel of its own for them)");
     }
   }
@@ -163,7 +165,8 @@ void ReadUserNotify(Section& s, const Config& config, UserConfig& u) {
   auto channel = [&](const std::string& c) { return config.notify.channels.count(c) > 0; };
   auto event = [](const std::string& e) { return notify::IsEventName(e); };
   u.channels = Names(s, "notify", channel, "is not a channel defined under [notify.channels]");
-  u.events = Names(s, "events", event, "is not an event name (see docs/notify.md: job_ended, idle_warning, ...)");
+  u.events =
+      Names(s, "events", event, "is not an event name (see docs/notify.md: job_ended, idle_warning, ...)");
 }
 
 }  // namespace rota::config::internal

@@ -8,12 +8,12 @@
 // (the decisions themselves take time as a value).
 #include "daemon/notifier.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
-#include <spdlog/spdlog.h>
 
 #include "notify/templates.h"
 
@@ -26,7 +26,8 @@ constexpr int kBatch = 50;
 Time NowSeconds() { return static_cast<Time>(std::time(nullptr)); }
 
 std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -136,7 +137,8 @@ void Notifier::Run() {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return stop_ || woken_ || !tests_.empty() || next_options_ != nullptr; };
       if (next_due) {
-        cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*next_due)), ready);
+        cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*next_due)),
+                       ready);
       } else {
         cv_.wait(lock, ready);
       }
@@ -162,7 +164,8 @@ void Notifier::Run() {
         results_.push_back(std::move(r));
       }
       std::uint64_t one = 1;
-      if (::write(event_fd_, &one, sizeof one) < 0) spdlog::error("notifier: eventfd: {}", std::strerror(errno));
+      if (::write(event_fd_, &one, sizeof one) < 0)
+        spdlog::error("notifier: eventfd: {}", std::strerror(errno));
     }
     if (!DeliverDue()) {
       next_due = NowSeconds() + 5;
@@ -193,7 +196,8 @@ bool Notifier::DeliverDue() {
 void Notifier::Deliver(const store::OutboxRow& row) {
   auto it = options_.channels.find(row.channel);
   if (it == options_.channels.end()) {
-    Status s = outbox_->MarkFailed(row.id, row.attempts, "channel " + row.channel + " is no longer configured");
+    Status s =
+        outbox_->MarkFailed(row.id, row.attempts, "channel " + row.channel + " is no longer configured");
     if (!s.ok()) spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
     return;
   }
@@ -201,7 +205,8 @@ void Notifier::Deliver(const store::OutboxRow& row) {
   const std::int64_t now_ms = NowMs();
   if (!bucket.TryTake(now_ms)) {
     const Time at = NowSeconds() + (bucket.ReadyAt(now_ms) - now_ms + 999) / 1000;
-    if (Status s = outbox_->Defer(row.id, at); !s.ok()) spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
+    if (Status s = outbox_->Defer(row.id, at); !s.ok())
+      spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
     return;
   }
   notify::Message m;
@@ -218,13 +223,13 @@ void Notifier::Deliver(const store::OutboxRow& row) {
   switch (d.verdict) {
     case notify::Verdict::kSent:
       s = outbox_->MarkSent(row.id, attempts, now);
-      spdlog::info("notify: {} (outbox {}) for {} sent through {}", row.event, row.id, row.recipient.empty() ? "admins" : row.recipient,
-                   row.channel);
+      spdlog::info("notify: {} (outbox {}) for {} sent through {}", row.event, row.id,
+                   row.recipient.empty() ? "admins" : row.recipient, row.channel);
       break;
     case notify::Verdict::kRetry:
       s = outbox_->Retry(row.id, attempts, d.next_attempt, result.message());
-      spdlog::warn("notify: {} (outbox {}) through {}: attempt {} failed: {}; next in {}s", row.event, row.id, row.channel,
-                   attempts, result.message(), d.next_attempt - now);
+      spdlog::warn("notify: {} (outbox {}) through {}: attempt {} failed: {}; next in {}s", row.event, row.id,
+                   row.channel, attempts, result.message(), d.next_attempt - now);
       break;
     case notify::Verdict::kGiveUp:
     case notify::Verdict::kDrop:
@@ -232,7 +237,8 @@ void Notifier::Deliver(const store::OutboxRow& row) {
       if (result.code() == StatusCode::kNotFound) {
         spdlog::info("notify: {} (outbox {}) through {}: {}", row.event, row.id, row.channel, d.reason);
       } else {
-        spdlog::error("notify: {} (outbox {}) through {} failed: {}", row.event, row.id, row.channel, d.reason);
+        spdlog::error("notify: {} (outbox {}) through {} failed: {}", row.event, row.id, row.channel,
+                      d.reason);
       }
       break;
   }

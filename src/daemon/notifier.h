@@ -85,8 +85,8 @@ class Notifier {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;   // GUARDED_BY(mu_)
-  bool woken_ = false;  // GUARDED_BY(mu_)
+  bool stop_ = false;                              // GUARDED_BY(mu_)
+  bool woken_ = false;                             // GUARDED_BY(mu_)
   std::unique_ptr<NotifierOptions> next_options_;  // GUARDED_BY(mu_)
   struct TestJob {
     std::uint64_t token;

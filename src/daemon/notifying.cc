@@ -8,10 +8,10 @@
 // email, their name for terminals), in their language; warnings also reach their terminals
 // whatever they chose; the admins' events go to the admin channels in the lab's language, except
 // a channel that already carries the user's copy.
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
-#include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
 #include "core/quota.h"
@@ -70,7 +70,8 @@ Status Daemon::StartNotifier() {
   StatusOr<std::unique_ptr<Notifier>> n = Notifier::Start(std::move(*o));
   if (!n.ok()) return n.status();
   notifier_ = std::move(*n);
-  if (Status s = loop_->Add(notifier_->event_fd(), EPOLLIN, [this](std::uint32_t) { OnTestResults(); }); !s.ok()) {
+  if (Status s = loop_->Add(notifier_->event_fd(), EPOLLIN, [this](std::uint32_t) { OnTestResults(); });
+      !s.ok()) {
     return s;
   }
   spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
@@ -146,7 +147,10 @@ void Daemon::Notify(notify::Event e) {
       } else if (key == "user" || key.empty()) {
         id = e.user;
       } else if (u) {
-        id = key == "feishu" ? u->feishu : key == "dingtalk" ? u->dingtalk : key == "wecom" ? u->wecom : u->slack;
+        id = key == "feishu"     ? u->feishu
+             : key == "dingtalk" ? u->dingtalk
+             : key == "wecom"    ? u->wecom
+                                 : u->slack;
       }
       add(c, e.user, id.empty() ? std::vector<std::string>{} : std::vector<std::string>{id}, language);
     }
@@ -208,7 +212,8 @@ Time Daemon::RemindTimeLimits(Time now) {
   Time next = kNever;
   if (before <= 0 || config_.notify.channels.empty()) return next;
   for (const auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning || a.rec.start_time <= 0 || time_reminded_.count(id)) continue;
+    if (a.rec.state != store::JobState::kRunning || a.rec.start_time <= 0 || time_reminded_.count(id))
+      continue;
     const Duration limit = a.rec.job.time_limit;
     // A job shorter than the warning gets none (nor one without a limit to speak of).
     if (limit <= before || limit >= kNever - a.rec.start_time) continue;
@@ -218,12 +223,14 @@ Time Daemon::RemindTimeLimits(Time now) {
       continue;
     }
     time_reminded_.insert(id);
-    if (now >= a.rec.start_time + limit) continue;  // too late to be useful
+    if (now >= a.rec.start_time + limit) continue;              // too late to be useful
     if (a.rec.start_time < started_ && Reminded(id)) continue;  // before a restart
     notify::Event e = JobEvent("time_limit_soon", a.rec);
     e.minutes = (a.rec.start_time + limit - now + 59) / 60;
-    NoteJob(id, std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
-                    LocalTime(a.rec.start_time + limit), now);
+    NoteJob(id,
+            std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
+                LocalTime(a.rec.start_time + limit),
+            now);
     Notify(e);
   }
   for (auto it = time_reminded_.begin(); it != time_reminded_.end();) {
@@ -251,9 +258,11 @@ void Daemon::CheckQuota(const std::string& user, Time now) {
 }
 
 json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) {
-  if (!caller.admin) return api::ErrorReply("permission_denied", "only admins may test the notification channels");
+  if (!caller.admin)
+    return api::ErrorReply("permission_denied", "only admins may test the notification channels");
   if (!notifier_ || config_.notify.channels.empty()) {
-    return api::ErrorReply("failed_precondition", "no notification channel is configured ([notify.channels.NAME] in rota.toml)");
+    return api::ErrorReply("failed_precondition",
+                           "no notification channel is configured ([notify.channels.NAME] in rota.toml)");
   }
   std::vector<std::string> channels;
   const std::string only = request.value("channel", std::string());
@@ -284,7 +293,8 @@ json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) 
     // The caller is the one who reads the test: their terminals, their address (besides `to`).
     auto self = config_.users.find(caller.name);
     if (type == "tty") m.mentions = {caller.name};
-    if (type == "email" && self != config_.users.end() && !self->second.email.empty()) m.mentions = {self->second.email};
+    if (type == "email" && self != config_.users.end() && !self->second.email.empty())
+      m.mentions = {self->second.email};
     notifier_->Test(token, c, std::move(m));
   }
   spdlog::info("notify: test of {} channel(s) requested by {}", channels.size(), caller.name);

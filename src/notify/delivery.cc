@@ -17,7 +17,8 @@ Duration Backoff(const RetryRules& rules, int attempts, double jitter, bool rate
   return std::max<Duration>(1, static_cast<Duration>(std::llround(delay)));
 }
 
-Decision Decide(const RetryRules& rules, const Status& result, int attempts, Time created, Time now, double jitter) {
+Decision Decide(const RetryRules& rules, const Status& result, int attempts, Time created, Time now,
+                double jitter) {
   Decision d;
   if (result.ok()) return d;
   if (!IsRetryable(result)) {

@@ -22,10 +22,10 @@ struct RetryRules {
 
 // What to do with a message after an attempt.
 enum class Verdict : std::uint8_t {
-  kSent,     // delivered
-  kRetry,    // try again at Decision::next_attempt
-  kGiveUp,   // retryable, but too old or tried too often: failed
-  kDrop,     // not retryable (refused, misconfigured, nobody to deliver to): failed
+  kSent,    // delivered
+  kRetry,   // try again at Decision::next_attempt
+  kGiveUp,  // retryable, but too old or tried too often: failed
+  kDrop,    // not retryable (refused, misconfigured, nobody to deliver to): failed
 };
 
 struct Decision {
@@ -42,7 +42,8 @@ Duration Backoff(const RetryRules& rules, int attempts, double jitter, bool rate
 
 // Judges attempt number `attempts` (1-based) of a message created at `created`, that ended with
 // `result` at `now`.
-Decision Decide(const RetryRules& rules, const Status& result, int attempts, Time created, Time now, double jitter);
+Decision Decide(const RetryRules& rules, const Status& result, int attempts, Time created, Time now,
+                double jitter);
 
 // A token bucket that keeps a channel under `per_minute` messages in any 60 s: it holds at most
 // per_minute / 2 tokens (at least 1) and refills per_minute / 2 a minute, so a full bucket

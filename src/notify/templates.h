@@ -19,9 +19,9 @@ bool IsEventName(std::string_view name);
 bool IsAdminEvent(std::string_view name);
 
 struct Event {
-  std::string name;          // one of EventNames()
-  std::string user;          // whose work it concerns; "" = the lab's (a drained GPU, a channel)
-  std::int64_t job = 0;      // the job, when there is one
+  std::string name;      // one of EventNames()
+  std::string user;      // whose work it concerns; "" = the lab's (a drained GPU, a channel)
+  std::int64_t job = 0;  // the job, when there is one
   std::string job_name;
   std::int64_t booking = 0;  // the booking, when there is one
   std::string state;         // job_ended / job_failed: completed, failed, timeout, cancelled, node_fail,

@@ -50,9 +50,12 @@ OutboxRow ReadRow(const Statement& st) {
 
 const char* OutboxStateName(OutboxState s) {
   switch (s) {
-    case OutboxState::kPending: return "pending";
-    case OutboxState::kSent: return "sent";
-    case OutboxState::kFailed: return "failed";
+    case OutboxState::kPending:
+      return "pending";
+    case OutboxState::kSent:
+      return "sent";
+    case OutboxState::kFailed:
+      return "failed";
   }
   return "pending";
 }
@@ -63,7 +66,8 @@ StatusOr<std::vector<std::int64_t>> Outbox::Enqueue(const std::vector<OutboxRow>
   Transaction tx(db_);
   if (Status s = tx.Begin(); !s.ok()) return s;
   StatusOr<Statement> st = db_.Prepare(
-      "INSERT INTO outbox (channel, recipient, mentions, event, language, subject, body, created, next_attempt) "
+      "INSERT INTO outbox (channel, recipient, mentions, event, language, subject, body, created, "
+      "next_attempt) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   if (!st.ok()) return st.status();
   for (const OutboxRow& r : rows) {
@@ -84,8 +88,10 @@ StatusOr<std::vector<std::int64_t>> Outbox::Enqueue(const std::vector<OutboxRow>
   return ids;
 }
 
-StatusOr<std::vector<OutboxRow>> Outbox::Select(std::string_view where, const std::function<void(Statement&)>& bind) {
-  StatusOr<Statement> st = db_.Prepare("SELECT " + std::string(kColumns) + " FROM outbox " + std::string(where));
+StatusOr<std::vector<OutboxRow>> Outbox::Select(std::string_view where,
+                                                const std::function<void(Statement&)>& bind) {
+  StatusOr<Statement> st =
+      db_.Prepare("SELECT " + std::string(kColumns) + " FROM outbox " + std::string(where));
   if (!st.ok()) return st.status();
   bind(*st);
   std::vector<OutboxRow> rows;
@@ -129,26 +135,30 @@ Status Outbox::MarkSent(std::int64_t id, int attempts, Time now) {
   return UpdatePending(
       "UPDATE outbox SET state = 'sent', attempts = ?2, delivered = ?3, last_error = '' "
       "WHERE id = ?1 AND state = 'pending'",
-      id, "marking it sent", [&](Statement& st) { st.Bind(2, attempts).Bind(3, static_cast<std::int64_t>(now)); });
+      id, "marking it sent",
+      [&](Statement& st) { st.Bind(2, attempts).Bind(3, static_cast<std::int64_t>(now)); });
 }
 
 Status Outbox::Retry(std::int64_t id, int attempts, Time next_attempt, const std::string& error) {
   return UpdatePending(
-      "UPDATE outbox SET attempts = ?2, next_attempt = ?3, last_error = ?4 WHERE id = ?1 AND state = 'pending'", id,
-      "retrying it", [&](Statement& st) {
+      "UPDATE outbox SET attempts = ?2, next_attempt = ?3, last_error = ?4 WHERE id = ?1 AND state = "
+      "'pending'",
+      id, "retrying it", [&](Statement& st) {
         st.Bind(2, attempts).Bind(3, static_cast<std::int64_t>(next_attempt)).Bind(4, error);
       });
 }
 
 Status Outbox::Defer(std::int64_t id, Time next_attempt) {
-  return UpdatePending("UPDATE outbox SET next_attempt = ?2 WHERE id = ?1 AND state = 'pending'", id, "deferring it",
+  return UpdatePending("UPDATE outbox SET next_attempt = ?2 WHERE id = ?1 AND state = 'pending'", id,
+                       "deferring it",
                        [&](Statement& st) { st.Bind(2, static_cast<std::int64_t>(next_attempt)); });
 }
 
 Status Outbox::MarkFailed(std::int64_t id, int attempts, const std::string& error) {
   return UpdatePending(
-      "UPDATE outbox SET state = 'failed', attempts = ?2, last_error = ?3 WHERE id = ?1 AND state = 'pending'", id,
-      "giving up on it", [&](Statement& st) { st.Bind(2, attempts).Bind(3, error); });
+      "UPDATE outbox SET state = 'failed', attempts = ?2, last_error = ?3 WHERE id = ?1 AND state = "
+      "'pending'",
+      id, "giving up on it", [&](Statement& st) { st.Bind(2, attempts).Bind(3, error); });
 }
 
 StatusOr<OutboxRow> Outbox::Get(std::int64_t id) {

@@ -69,7 +69,8 @@ class Outbox {
  private:
   Status UpdatePending(std::string_view sql, std::int64_t id, std::string_view what,
                        const std::function<void(Statement&)>& bind);
-  StatusOr<std::vector<OutboxRow>> Select(std::string_view where, const std::function<void(Statement&)>& bind);
+  StatusOr<std::vector<OutboxRow>> Select(std::string_view where,
+                                          const std::function<void(Statement&)>& bind);
   Db& db_;
 };
 

@@ -66,7 +66,8 @@ TEST(Outbox, SentOnceRetryDeferAndFail) {
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok());
   Outbox out((*store)->db());
-  auto ids = out.Enqueue({Row("mail", "job_ended", kT0), Row("lab", "idle_warning", kT0), Row("x", "test", kT0)});
+  auto ids =
+      out.Enqueue({Row("mail", "job_ended", kT0), Row("lab", "idle_warning", kT0), Row("x", "test", kT0)});
   ASSERT_TRUE(ids.ok());
   const std::int64_t a = (*ids)[0], b = (*ids)[1], c = (*ids)[2];
 
