@@ -19,6 +19,11 @@ using nlohmann::json;
 
 namespace {
 
+// The action after a warning: "stuck_action" when the memory was (nearly) full all along.
+std::string ActionEvent(const IdleWatch& w, const WatchRules& rules) {
+  return w.mean_memory() >= rules.stuck_memory ? "stuck_action" : "idle_action";
+}
+
 std::string Percent(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%"; }
 
 }  // namespace
@@ -138,7 +143,7 @@ void Daemon::WatchAllocations(Time now) {
         if (rules.reclaim) {
           a.stop_reason = "Reclaimed: idle for " + FormatDuration(rules.act_after) + " (" + measured + ")";
           NoteJob(id, a.stop_reason, now);
-          notify::Event e = JobEvent("idle_action", a.rec);
+          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = a.stop_reason;
           Notify(e);
           ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
@@ -148,7 +153,7 @@ void Daemon::WatchAllocations(Time now) {
           NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
                        GpuIndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
-          notify::Event e = JobEvent("idle_action", a.rec);
+          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
           Notify(e);
         }
