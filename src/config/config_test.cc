@@ -322,6 +322,14 @@ TEST(Config, NotifyDefaultsAndErrors) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->notify.per_minute.at("hook"), 20);  // DingTalk's own limit
   EXPECT_EQ(c->notify.user_channels, std::vector<std::string>{"hook"});
+  // By default users get every channel but the admins' mail (fixed recipients).
+  c = ParseConfig("[notify.channels.hook]\ntype = \"slack\"\nurl = \"https://hooks.slack.com/services/x\"\n"
+                  "[notify.channels.admins]\ntype = \"email\"\nurl = \"smtp://localhost\"\nfrom = \"r@localhost\"\n"
+                  "to = [\"admin@lab.example.edu\"]\n[notify.channels.mail]\ntype = \"email\"\n"
+                  "url = \"smtp://localhost\"\nfrom = \"r@localhost\"\n",
+                  "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->notify.user_channels, (std::vector<std::string>{"hook", "mail"}));
   EXPECT_EQ(c->notify.language, "zh");
   auto has = [](const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); };
   EXPECT_TRUE(has(c->notify.user_events, "idle_warning"));

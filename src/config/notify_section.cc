@@ -147,7 +147,11 @@ void ReadNotify(Section& root, Config& config) {
   if (auto v = Names(s, "user_channels", channel, no_channel)) {
     n.user_channels = *v;
   } else {
-    for (const auto& [name, spec] : n.channels) n.user_channels.push_back(name);
+    // Every channel but mail with fixed recipients (`to`: the admins' list, which would get
+    // every user's messages).
+    for (const auto& [name, spec] : n.channels) {
+      if (spec.type != "email" || spec.email.to.empty()) n.user_channels.push_back(name);
+    }
   }
   if (auto v = Names(s, "user_events", event, no_event)) n.user_events = *v;
   if (auto d = s.DurationOf("first_backoff", 1)) n.retry.first_backoff = *d;
