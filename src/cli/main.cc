@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   rota::cli::AddUsageCommand(app, &client, &exit_code);
   rota::cli::AddInventoryCommand(app, &client, &exit_code);
   rota::cli::AddDrainCommands(app, &client, &exit_code);
+  rota::cli::AddNotifyCommand(app, &client, &exit_code);
   rota::cli::AddBookCommands(app, &client, &exit_code);
   rota::cli::AddBookingsCommand(app, &client, &exit_code);
   rota::cli::AddWebCommand(app, &client, &exit_code);

@@ -70,6 +70,7 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::ReadBookings(root, c);
   internal::ReadWatch(root, c);
   internal::ReadWeb(root, c);
+  internal::ReadNotify(root, c);
   internal::ReadPeople(root, c);
   root.Finish();
   if (!errors.empty()) return InvalidArgument(errors.Join(name));

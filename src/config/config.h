@@ -18,6 +18,8 @@
 #include "core/policy.h"
 #include "core/status.h"
 #include "core/types.h"
+#include "notify/channels.h"
+#include "notify/delivery.h"
 
 namespace rota::config {
 
@@ -38,6 +40,25 @@ struct UserConfig {
   std::string dingtalk;
   std::string wecom;
   std::string slack;
+  // Notifications ([notify]): the user's language ("" = [notify] language), the channels they are
+  // told through and the events they want (nullopt = [notify] user_channels / user_events).
+  std::string language;
+  std::optional<std::vector<std::string>> channels;  // key "notify"
+  std::optional<std::vector<std::string>> events;
+};
+
+// [notify] and [notify.channels.NAME]: where notifications go (docs/notify.md).
+struct NotifyConfig {
+  std::string language = "zh";                           // "zh" or "en"
+  std::map<std::string, notify::ChannelSpec> channels;  // by name; secrets already read from their files
+  std::map<std::string, int> per_minute;                 // by channel: its rate limit (0 = none)
+  std::vector<std::string> admin_channels;               // where the admins' events go
+  std::vector<std::string> admin_events;                 // default: notify::IsAdminEvent ones
+  std::vector<std::string> user_channels;                // a user's channels unless they choose; default: all
+  std::vector<std::string> user_events;                  // a user's events unless they choose; default: theirs
+  notify::RetryRules retry;
+  int fail_after = 3;             // failed attempts in a row before a channel is reported failing
+  Duration time_limit_warning = 600;  // time_limit_soon this long before a job's limit (0 = never)
 };
 
 // [projects.NAME]: weekly GPU-hours of the project (mode "project") or its elastic pool on top of
@@ -76,6 +97,7 @@ struct Config {
   BookingRules bookings;          // [bookings]: the calendar's rules
   WatchRules watch;               // [watch]: idle, stuck and over-memory allocations
   WebConfig web;                  // [web]: HTTP API, page, metrics
+  NotifyConfig notify;            // [notify]: channels, routing, retries
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

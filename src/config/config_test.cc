@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <string>
@@ -207,6 +208,24 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(c->users.at("张三").role, "phd");
   EXPECT_EQ(c->users.at("张三").dingtalk, "13800000000");
   EXPECT_FALSE(c->users.at("张三").feishu.empty());
+  EXPECT_EQ(c->users.at("alice").language, "en");
+  EXPECT_EQ(c->users.at("alice").channels, (std::vector<std::string>{"mail", "terminals"}));
+  EXPECT_EQ(c->users.at("alice").events->size(), 4u);
+  EXPECT_FALSE(c->users.at("bob").channels.has_value());
+  const NotifyConfig& n = c->notify;
+  EXPECT_EQ(n.language, "zh");
+  ASSERT_EQ(n.channels.size(), 4u);
+  EXPECT_EQ(n.channels.at("admin-mail").email.to, std::vector<std::string>{"gpu-admins@lab.example.edu"});
+  EXPECT_EQ(n.channels.at("mail").type, "email");
+  EXPECT_EQ(n.channels.at("mail").email.url, "smtp://localhost:25");
+  EXPECT_EQ(n.channels.at("lab-feishu").type, "feishu");
+  EXPECT_EQ(n.per_minute.at("lab-feishu"), 100);
+  EXPECT_EQ(n.per_minute.at("terminals"), 0);
+  EXPECT_EQ(n.admin_channels, (std::vector<std::string>{"lab-feishu", "admin-mail"}));
+  EXPECT_EQ(n.time_limit_warning, 600);
+  EXPECT_EQ(n.retry.first_backoff, 30);
+  EXPECT_EQ(n.retry.max_age, kDay);
+  EXPECT_EQ(n.fail_after, 3);
   EXPECT_EQ(c->projects.size(), 2u);
   EXPECT_TRUE(Has(Summary(*c), "5 simulated GPUs"));
   EXPECT_TRUE(Has(Summary(*c), "4 users"));
@@ -334,6 +353,45 @@ TEST(Config, AllErrorsAreReportedTogetherInFileOrder) {
   EXPECT_EQ(lines[1].rfind("rota.toml:4:", 0), 0u) << lines[1];
   EXPECT_EQ(lines[2].rfind("rota.toml:6:", 0), 0u) << lines[2];
   EXPECT_EQ(lines[3].rfind("rota.toml:8:", 0), 0u) << lines[3];
+}
+
+TEST(Config, NotifyDefaultsAndErrors) {
+  auto c = ParseConfig("[notify.channels.hook]\ntype = \"dingtalk\"\nurl = \"https://oapi.dingtalk.com/robot/send?access_token=x\"\n",
+                       "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->notify.per_minute.at("hook"), 20);  // DingTalk's own limit
+  EXPECT_EQ(c->notify.user_channels, std::vector<std::string>{"hook"});
+  // By default users get every channel but the admins' mail (fixed recipients).
+  c = ParseConfig("[notify.channels.hook]\ntype = \"slack\"\nurl = \"https://hooks.slack.com/services/x\"\n"
+                  "[notify.channels.admins]\ntype = \"email\"\nurl = \"smtp://localhost\"\nfrom = \"r@localhost\"\n"
+                  "to = [\"admin@lab.example.edu\"]\n[notify.channels.mail]\ntype = \"email\"\n"
+                  "url = \"smtp://localhost\"\nfrom = \"r@localhost\"\n",
+                  "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->notify.user_channels, (std::vector<std::string>{"hook", "mail"}));
+  EXPECT_EQ(c->notify.language, "zh");
+  auto has = [](const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+  EXPECT_TRUE(has(c->notify.user_events, "idle_warning"));
+  EXPECT_TRUE(has(c->notify.user_events, "job_ended"));
+  EXPECT_FALSE(has(c->notify.user_events, "gpu_drained"));
+  EXPECT_TRUE(has(c->notify.admin_events, "gpu_drained"));
+
+  EXPECT_TRUE(Has(OneError("[notify]\nadmin_channels = [\"nope\"]\n", 2),
+                  "is not a channel defined under [notify.channels]"));
+  EXPECT_TRUE(Has(OneError("[notify]\nuser_events = [\"job_finished\"]\n", 2), "is not an event name"));
+  EXPECT_TRUE(Has(OneError("[users.bob]\nnotify = [\"mail\"]\n", 2), "is not a channel defined"));
+  EXPECT_TRUE(Has(OneError("[notify]\nadmin_channels = [\"m\"]\n[notify.channels.m]\ntype = \"email\"\n"
+                           "url = \"smtp://localhost\"\nfrom = \"rota@localhost\"\n", 2),
+                  "has no `to` for the admins' addresses"));
+  EXPECT_TRUE(Has(OneError("[users.bob]\nlanguage = \"fr\"\n", 2), "is not one of zh, en"));
+  std::string e = OneError("[notify.channels.x]\ntype = \"pigeon\"\n", 1);
+  EXPECT_TRUE(Has(e, "[notify.channels.x]")) << e;
+  EXPECT_TRUE(Has(e, "is not a channel type")) << e;
+  e = OneError("[notify.channels.x]\ntype = \"feishu\"\nurl = \"ftp://x\"\n", 1);
+  EXPECT_TRUE(Has(e, "[notify.channels.x]")) << e;
+  EXPECT_TRUE(Has(OneError("[notify.channels.x]\ntype = \"tty\"\ncolour = 1\n", 3), "colour"));
+  EXPECT_TRUE(Has(OneError("[notify.channels.x]\ntype = \"webhook\"\nurl_file = \"/nonexistent/rota\"\n", 3),
+                  "cannot be read"));
 }
 
 TEST(Config, UnreadableFile) {

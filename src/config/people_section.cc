@@ -44,6 +44,7 @@ void ReadUser(const std::string& name, const toml::table& t, Section& users, Con
                             std::pair{"wecom", &u.wecom}, std::pair{"slack", &u.slack}}) {
     if (auto id = s.String(key)) *field = *id;
   }
+  ReadUserNotify(s, config, u);
   s.Finish();
   config.users[name] = std::move(u);
 }

@@ -104,6 +104,7 @@ Time Daemon::BookingPass(Time now) {
     store::BookingRecord rec = it->second;
     rec.entry.reminded = true;
     (void)SaveBooking(rec, rec.entry.state, "Reminder: ends at " + LocalTime(rec.entry.spec.end), "rotad", now, false);
+    NotifyBooking("booking_ending_soon", rec, "", "rotad", now);
   }
   for (const BookingTransition& t : step.transitions) {
     auto it = bookings_.find(t.id);

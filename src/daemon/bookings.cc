@@ -60,6 +60,25 @@ std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
          LocalTime(e.spec.end) + ")";
 }
 
+void Daemon::NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
+                           const std::string& actor, Time now) {
+  const BookingEntry& e = rec.entry;
+  notify::Event ev;
+  ev.name = name;
+  ev.user = e.spec.user;
+  ev.booking = e.id;
+  ev.reason = reason;
+  ev.actor = actor == "rotad" ? "" : actor;
+  std::vector<std::string> cards;
+  for (int g : e.alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) cards.push_back(std::to_string(cards_.gpus[g].index));
+  }
+  ev.gpus = Join(cards, ",");
+  ev.when = LocalTime(e.spec.start) + " - " + LocalTime(e.spec.end);
+  ev.minutes = e.spec.end > now ? (e.spec.end - now + 59) / 60 : 0;
+  Notify(ev);
+}
+
 StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& b, Time now) {
   if (!b.is_object()) return InvalidArgument("\"booking\" must be an object");
   BookingSpec spec;
@@ -332,6 +351,16 @@ Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const s
   dirty_ = true;
   spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
                reason);
+  const BookingState to = rec.entry.state;
+  const char* event = nullptr;
+  if (to != from) {
+    if (to == BookingState::kConfirmed) event = "booking_confirmed";
+    if (to == BookingState::kRejected) event = "booking_rejected";
+    if (to == BookingState::kActive) event = "booking_starting";
+    if (to == BookingState::kNoShow) event = "booking_no_show";
+    if (to == BookingState::kOverrun) event = "booking_overrun";
+  }
+  if (event != nullptr && actor != rec.entry.spec.user) NotifyBooking(event, rec, reason, actor, now);
   return Status();
 }
 

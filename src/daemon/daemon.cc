@@ -68,6 +68,7 @@ Daemon::~Daemon() {
     }
   }
   server_.reset();
+  StopNotifier();  // a send in progress finishes; unsent messages stay in the outbox
   StopSampler();
   if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
@@ -108,6 +109,8 @@ Status Daemon::Open() {
   StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(options_.state_dir + "/rota.db");
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
+  outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
+  host_ = HostName();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
   usage_ = std::move(*usage);
@@ -161,6 +164,7 @@ Status Daemon::Open() {
 
   if (Status s = Recover(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
+  if (Status s = StartNotifier(); !s.ok()) return s;
 
   server_ = std::make_unique<Server>(*loop_, *this);
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
@@ -283,6 +287,7 @@ Status Daemon::ReloadConfig() {
   }
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
+  if (Status s = StartNotifier(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
   dirty_ = true;
   return Status();

@@ -25,14 +25,17 @@
 #include "core/watch.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
+#include "daemon/notifier.h"
 #include "daemon/server.h"
 #include "device/devices.h"
 #include "device/sampler.h"
 #include "device/simulated_devices.h"
 #include "exec/executor.h"
+#include "notify/templates.h"
 #include "store/job_store.h"
 #include "web/auth_state.h"
 #include "web/metrics_text.h"
+#include "store/outbox.h"
 
 namespace rota::daemon {
 
@@ -61,10 +64,6 @@ class Daemon : public Server::Handler {
 
   void OnLine(ConnId conn, std::string_view line) override;
   void OnClose(ConnId conn) override;
-
-  // The hook for the notifier: counts one notification sent (or failed) for
-  // rota_notifications_total{result} on /metrics. REQUIRES: the loop thread.
-  void CountNotification(bool sent) { ++notifications_total_[sent ? "sent" : "failed"]; }
 
  private:
   struct Active {
@@ -246,6 +245,22 @@ class Daemon : public Server::Handler {
   std::vector<std::string> Leftovers(size_t index) const;
   const device::GpuInfo* SampledCard(const std::string& uuid) const;
 
+  // Notifications (notifying.cc): routing events into the outbox, the notifier thread.
+  StatusOr<NotifierOptions> NotifierOptionsFromConfig() const;
+  Status StartNotifier();  // or, when it runs, hands it the configuration in force
+  void StopNotifier();
+  notify::Event JobEvent(const std::string& name, const store::JobRecord& rec) const;
+  void Notify(notify::Event event);
+  void NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
+                     const std::string& actor, Time now);  // bookings.cc
+  void NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
+                    const std::string& actor, bool requeued);
+  Time RemindTimeLimits(Time now);  // returns when it is due again
+  bool Reminded(JobId id);          // the job's audit trail holds its time-limit reminder
+  void CheckQuota(const std::string& user, Time now);
+  nlohmann::json NotifyTest(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  void OnTestResults();
+
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status LoadInventory();
   Status Recover();
@@ -320,9 +335,24 @@ class Daemon : public Server::Handler {
   web::Histogram wait_seconds_{{60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 259200}};
   std::uint64_t jobs_started_total_ = 0;
   std::map<std::string, std::uint64_t> jobs_ended_total_;     // by end reason
-  std::map<std::string, std::uint64_t> notifications_total_;  // "sent", "failed"
   double idle_gpu_seconds_ = 0;
   Time idle_counted_at_ = 0;
+  // Notifications: the loop's handle on the outbox (over store_'s connection) and the thread that
+  // delivers it; `rota notify test` requests waiting for their attempts, by token.
+  std::unique_ptr<store::Outbox> outbox_;
+  std::unique_ptr<Notifier> notifier_;
+  struct PendingTest {
+    ConnId conn = 0;
+    nlohmann::json tag;
+    size_t waiting = 0;
+    nlohmann::json results;
+  };
+  std::map<std::uint64_t, PendingTest> notify_tests_;
+  std::uint64_t next_test_ = 1;
+  std::set<JobId> time_reminded_;  // running jobs told their time limit is near
+  // Per user: the quota week and the highest quota level (80, 100) told in it.
+  std::map<std::string, std::pair<Time, int>> quota_told_;
+  std::string host_;  // this server's name, for the messages
   bool dirty_ = true;    // a pass is due at the end of this batch of events
   int signal_fd_ = -1;
   int timer_fd_ = -1;

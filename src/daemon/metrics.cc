@@ -117,13 +117,23 @@ std::string Daemon::MetricsText() {
   }
   w.Family("rota_idle_gpu_seconds_total", "counter", "Seconds cards spent with no job on them, summed over cards, since rotad started.");
   w.Sample("rota_idle_gpu_seconds_total", {}, idle_gpu_seconds_);
-  // Filled through CountNotification by the notifier.
-  w.Family("rota_notifications_total", "counter", "Notifications sent and failed since rotad started.");
-  for (const char* result : {"sent", "failed"}) {
-    auto it = notifications_total_.find(result);
-    w.Sample("rota_notifications_total", {{"result", result}},
-             it == notifications_total_.end() ? 0.0 : static_cast<double>(it->second));
+  // From the outbox, whose rows are kept: totals over the store's life, not only this rotad's.
+  std::map<std::string, std::int64_t> outbox;
+  if (outbox_) {
+    if (auto counts = outbox_->CountByState(); counts.ok()) {
+      outbox = std::move(*counts);
+    } else {
+      spdlog::error("metrics: counting the outbox: {}", counts.status().message());
+    }
   }
+  auto count = [&](const char* state) {
+    auto it = outbox.find(state);
+    return it == outbox.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  w.Family("rota_notifications_total", "counter", "Notifications delivered (sent) and given up on (failed), from the outbox.");
+  for (const char* result : {"sent", "failed"}) w.Sample("rota_notifications_total", {{"result", result}}, count(result));
+  w.Family("rota_notifications_pending", "gauge", "Notifications waiting in the outbox (due or retrying).");
+  w.Sample("rota_notifications_pending", {}, count("pending"));
   w.Family("rota_build_info", "gauge", "rotad's version (always 1).");
   w.Sample("rota_build_info", {{"version", api::kDaemonVersion}}, 1);
   return w.text();

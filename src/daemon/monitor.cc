@@ -140,6 +140,11 @@ void Daemon::ObserveCard(size_t index, const std::string& error, bool held, Time
                     c.health.failures, error);
       store::GpuDrain d{g.uuid, store::GpuDrain::Kind::kHealth, "rotad", error, now};
       if (Status s = store_->SaveDrain(d, g.index); !s.ok()) spdlog::error("recording the drain: {}", s.message());
+      notify::Event e;
+      e.name = "gpu_drained";
+      e.gpus = std::to_string(g.index);
+      e.reason = "drained after " + std::to_string(c.health.failures) + " failed samples: " + error;
+      Notify(e);
     } else if (change.from == HealthState::kDrained) {
       spdlog::warn("GPU {} ({}): healthy and empty again; back in service", g.index, g.uuid);
       if (Status s = store_->RemoveDrain(g.uuid, store::GpuDrain::Kind::kHealth, g.index, "rotad",

@@ -4,12 +4,14 @@
 // trail, naming its user and whose the card is (the loudest case: another user's allocation or
 // booking), the owner and the admins are told, and its card takes no new work while any is on it.
 // With [watch] outside_action = "stop", it is stopped after outside_grace (SIGTERM, then SIGKILL
-// after the daemon's kill wait); root's processes are never stopped.
+// after the daemon's kill wait); root's processes are never stopped. The owner and the admins
+// hear of it through the notifier (event outside_process).
 // Tested by tests/daemon/test_gpus.py (OutsideTest).
 #include <signal.h>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -84,6 +86,16 @@ void Daemon::WatchOutside(Time now) {
         }
         RecordGpuEvent(info.uuid, info.index, "outside", what, now);
         spdlog::warn("admins: {}", what);
+        notify::Event e;
+        e.name = "outside_process";
+        e.user = p.uid == 0 ? "" : p.user;  // root's processes: the admins alone
+        e.reason = p.user;
+        e.pid = p.pid;
+        e.job = p.job;
+        e.gpus = std::to_string(info.index);
+        e.actor = claims;
+        if (config_.watch.outside_stop && p.uid != 0) e.minutes = std::max<Duration>(1, config_.watch.outside_grace / kMinute);
+        Notify(e);
       }
       // The policy stop: SIGTERM after the grace, SIGKILL a kill wait later.
       if (config_.watch.outside_stop && p.uid != 0 && now - p.first_seen >= config_.watch.outside_grace) {

@@ -107,8 +107,9 @@ void Daemon::ProcessInbox() {
                                   std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
         }
       }
+      // A null reply is answered later (notify_test), with its tag.
       if (auto tag = request.is_object() ? request.find("tag") : request.end();
-          request.is_object() && tag != request.end()) {
+          request.is_object() && tag != request.end() && !reply.is_null()) {
         reply["tag"] = *tag;
       }
     }
@@ -178,11 +179,12 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "token_create") return TokenCreate(caller, request);
   if (op == "token_list") return TokenList(caller, request);
   if (op == "token_revoke") return TokenRevoke(caller, request);
+  if (op == "notify_test") return NotifyTest(conn, caller, request);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
                                                  "release, extend, approve, reject, bookings_export, bookings_import, keep, events, "
-                                                 "usage, web_login, token_create, token_list, token_revoke)");
+                                                 "usage, web_login, token_create, token_list, token_revoke, notify_test)");
 }
 
 json Daemon::Hello(const Caller& caller) {

@@ -81,7 +81,7 @@ void Daemon::SchedulePass() {
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
     it = executor_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
   }
-  Time wake = std::min(d.next_wakeup, bookings_due);
+  Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
   for (const auto& [id, a] : jobs_) {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
   }
@@ -202,6 +202,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   }
   spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid);
+  Notify(JobEvent("job_started", a.rec));
   Watch(a.rec.job.id, launched->pidfd);
 }
 
@@ -340,6 +341,7 @@ void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
     spdlog::error("job {}: cannot record its end ({}): {}", id, reason, s.message());
   } else {
     spdlog::info("job {} ({}): {}", id, a.rec.job.user, reason);
+    if (!a.rec.interactive) NotifyJobEnd(a.rec, state, reason, actor, requeue);
   }
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
@@ -369,6 +371,7 @@ void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
   if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
   }
+  CheckQuota(rec.job.user, end);
   if (!rec.job.project.empty()) {
     ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, config_.policy);
     (void)store_->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);

@@ -19,6 +19,11 @@ using nlohmann::json;
 
 namespace {
 
+// The action after a warning: "stuck_action" when the memory was (nearly) full all along.
+std::string ActionEvent(const IdleWatch& w, const WatchRules& rules) {
+  return w.mean_memory() >= rules.stuck_memory ? "stuck_action" : "idle_action";
+}
+
 std::string Percent(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%"; }
 
 }  // namespace
@@ -127,11 +132,20 @@ void Daemon::WatchAllocations(Time now) {
                     std::to_string(id) + "` keeps it (" + std::to_string(keeps) + " left today), else at " +
                     FormatDuration(rules.act_after) + " idle " + action,
                 now);
+        {
+          notify::Event e = JobEvent(alert == WatchAlert::kStuckWarning ? "stuck_warning" : "idle_warning", a.rec);
+          e.minutes = rules.idle_after / 60;
+          e.reason = measured + "; at " + FormatDuration(rules.act_after) + " idle " + action;
+          Notify(e);
+        }
         break;
       case WatchAlert::kAction:
         if (rules.reclaim) {
           a.stop_reason = "Reclaimed: idle for " + FormatDuration(rules.act_after) + " (" + measured + ")";
           NoteJob(id, a.stop_reason, now);
+          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
+          e.reason = a.stop_reason;
+          Notify(e);
           ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
                       now);
           dirty_ = true;
@@ -139,6 +153,9 @@ void Daemon::WatchAllocations(Time now) {
           NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
                        GpuIndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
+          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
+          e.reason = "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
+          Notify(e);
         }
         break;
       case WatchAlert::kBusyAgain:
@@ -158,6 +175,9 @@ void Daemon::WatchAllocations(Time now) {
               now);
       spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),
                    FormatMemory(declared));
+      notify::Event e = JobEvent("over_memory", a.rec);
+      e.reason = "uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) + " it declared";
+      Notify(e);
     }
   }
 }

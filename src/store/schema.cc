@@ -184,7 +184,30 @@ CREATE TABLE api_tokens (
 );
 )sql";
 
-constexpr std::array<std::string_view, 6> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6};
+// Version 7: the notifications' outbox (docs/design.md, "Notifications: outbox and delivery").
+// The event loop inserts a row per message and channel; the notifier thread sends the due ones
+// and marks them sent (or failed, with the reason), so a restart loses and repeats nothing.
+constexpr std::string_view kV7 = R"sql(
+CREATE TABLE outbox (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  channel      TEXT    NOT NULL,
+  recipient    TEXT    NOT NULL DEFAULT '',
+  mentions     TEXT    NOT NULL DEFAULT '[]',
+  event        TEXT    NOT NULL,
+  language     TEXT    NOT NULL DEFAULT 'en',
+  subject      TEXT    NOT NULL,
+  body         TEXT    NOT NULL,
+  created      INTEGER NOT NULL,
+  attempts     INTEGER NOT NULL DEFAULT 0,
+  next_attempt INTEGER NOT NULL,
+  last_error   TEXT    NOT NULL DEFAULT '',
+  state        TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+  delivered    INTEGER
+);
+CREATE INDEX outbox_due ON outbox (next_attempt) WHERE state = 'pending';
+)sql";
+
+constexpr std::array<std::string_view, 7> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -1,0 +1,323 @@
+// Notifications from the event loop: who hears of an event, through which channels, in which
+// language (Notify: one outbox insert per message, no network), the notifier thread's start and
+// restart on reload, `rota notify test`, and the reminders computed here (a job's time limit, the
+// weekly quota). Tested by tests/daemon/test_notify.py.
+//
+// Design: routing follows [notify] (config.h NotifyConfig) and each [users.NAME]: a user's
+// events go to their channels with their mention id for each platform (their email address for
+// email, their name for terminals), in their language; warnings also reach their terminals
+// whatever they chose; the admins' events go to the admin channels in the lab's language, except
+// a channel that already carries the user's copy.
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+
+#include "api/protocol.h"
+#include "core/quota.h"
+#include "core/usage.h"
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+#include "notify/templates.h"
+
+namespace rota::daemon {
+
+using json = nlohmann::json;
+
+namespace {
+
+// The audit trail's note of a time-limit reminder: a restarted rotad finds it and does not repeat it.
+constexpr std::string_view kTimeLimitReminder = "Reminder: time limit in ";
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Warnings that ask the user to act now: they also go to the user's terminals.
+bool IsWarning(const std::string& event) {
+  return event == "idle_warning" || event == "stuck_warning" || event == "over_memory" ||
+         event == "time_limit_soon" || event == "booking_ending_soon" || event == "booking_overrun";
+}
+
+}  // namespace
+
+StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
+  NotifierOptions o;
+  o.db_path = options_.state_dir + "/rota.db";
+  for (const auto& [name, spec] : config_.notify.channels) {
+    StatusOr<std::unique_ptr<notify::Channel>> channel = notify::MakeChannel(spec);
+    if (!channel.ok()) return channel.status();
+    o.channels[name] = std::shared_ptr<notify::Channel>(std::move(*channel));
+  }
+  o.per_minute = config_.notify.per_minute;
+  o.retry = config_.notify.retry;
+  o.fail_after = config_.notify.fail_after;
+  o.admin_channels = config_.notify.admin_channels;
+  o.language = config_.notify.language;
+  o.host = host_;
+  return o;
+}
+
+Status Daemon::StartNotifier() {
+  StatusOr<NotifierOptions> o = NotifierOptionsFromConfig();
+  if (!o.ok()) return o.status();
+  if (notifier_) {
+    // A reload: the thread takes the new channels between two sends; nothing waits here.
+    notifier_->Reconfigure(std::move(*o));
+    spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
+    return Status();
+  }
+  StatusOr<std::unique_ptr<Notifier>> n = Notifier::Start(std::move(*o));
+  if (!n.ok()) return n.status();
+  notifier_ = std::move(*n);
+  if (Status s = loop_->Add(notifier_->event_fd(), EPOLLIN, [this](std::uint32_t) { OnTestResults(); });
+      !s.ok()) {
+    return s;
+  }
+  spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
+  return Status();
+}
+
+void Daemon::StopNotifier() {
+  if (!notifier_) return;
+  if (loop_) loop_->Remove(notifier_->event_fd());
+  notifier_.reset();  // a send in progress finishes; the rest waits in the outbox
+  for (auto& [token, p] : notify_tests_) {
+    json reply = api::ErrorReply("unavailable", "rotad is stopping; try again when it is back");
+    if (!p.tag.is_null()) reply["tag"] = p.tag;
+    // A socket client may have gone meanwhile; an HTTP caller waits in http_waiting_ (Reply).
+    if (p.conn >= kHttpConnBase || (server_ && server_->PeerOf(p.conn))) Reply(p.conn, reply);
+  }
+  notify_tests_.clear();
+}
+
+notify::Event Daemon::JobEvent(const std::string& name, const store::JobRecord& rec) const {
+  notify::Event e;
+  e.name = name;
+  e.user = rec.job.user;
+  e.job = rec.job.id;
+  e.job_name = rec.job.name;
+  e.gpus = GpuIndexList(rec.placement.alloc);
+  e.host = host_;
+  return e;
+}
+
+void Daemon::Notify(notify::Event e) {
+  const config::NotifyConfig& nc = config_.notify;
+  if (!outbox_ || nc.channels.empty()) return;
+  if (e.host.empty()) e.host = host_;
+  const Time now = Now();
+  std::vector<store::OutboxRow> rows;
+  std::vector<std::string> used;
+  auto add = [&](const std::string& channel, const std::string& recipient, std::vector<std::string> mentions,
+                 const std::string& language) {
+    notify::Message m = notify::Render(e, language);
+    store::OutboxRow r;
+    r.channel = channel;
+    r.recipient = recipient;
+    r.mentions = std::move(mentions);
+    r.event = e.name;
+    r.language = language;
+    r.subject = m.subject;
+    r.body = m.text;
+    r.created = now;
+    r.next_attempt = now;
+    rows.push_back(std::move(r));
+    used.push_back(channel);
+  };
+  if (!e.user.empty()) {
+    auto found = config_.users.find(e.user);
+    const config::UserConfig* u = found == config_.users.end() ? nullptr : &found->second;
+    const bool wants = Contains(u && u->events ? *u->events : nc.user_events, e.name);
+    const bool warning = IsWarning(e.name);
+    const std::string language = u && !u->language.empty() ? u->language : nc.language;
+    std::vector<std::string> channels = u && u->channels ? *u->channels : nc.user_channels;
+    for (const auto& [name, spec] : nc.channels) {
+      if (warning && spec.type == "tty" && !Contains(channels, name)) channels.push_back(name);
+    }
+    for (const std::string& c : channels) {
+      auto spec = nc.channels.find(c);
+      if (spec == nc.channels.end()) continue;
+      const std::string& type = spec->second.type;
+      if (!wants && !(warning && type == "tty")) continue;
+      const std::string_view key = notify::MentionKey(type);
+      std::string id;
+      if (key == "email") {
+        id = u ? u->email : "";
+        if (id.empty()) continue;  // nobody to mail
+      } else if (key == "user" || key.empty()) {
+        id = e.user;
+      } else if (u) {
+        id = key == "feishu"     ? u->feishu
+             : key == "dingtalk" ? u->dingtalk
+             : key == "wecom"    ? u->wecom
+                                 : u->slack;
+      }
+      add(c, e.user, id.empty() ? std::vector<std::string>{} : std::vector<std::string>{id}, language);
+    }
+  }
+  if (Contains(nc.admin_events, e.name)) {
+    for (const std::string& c : nc.admin_channels) {
+      auto spec = nc.channels.find(c);
+      if (spec == nc.channels.end() || spec->second.type == "tty" || Contains(used, c)) continue;
+      add(c, "", {}, nc.language);
+    }
+  }
+  if (rows.empty()) return;
+  StatusOr<std::vector<std::int64_t>> ids = outbox_->Enqueue(rows);
+  if (!ids.ok()) {
+    spdlog::error("notify: cannot queue {} for {}: {}", e.name, e.user.empty() ? "admins" : e.user,
+                  ids.status().message());
+    return;
+  }
+  if (notifier_) notifier_->Wake();
+}
+
+void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
+                          const std::string& actor, bool requeued) {
+  notify::Event e = JobEvent("job_ended", rec);
+  e.state = store::JobStateName(state);
+  e.reason = reason;
+  e.actor = actor;
+  if (state == store::JobState::kPreempted && reason.rfind("Preempted", 0) != 0) {
+    // Stopped for the daemon's own reason (reclaimed as idle, its booking ended): not a preemption.
+    e.name = "job_failed";
+    e.state = "stopped";
+  } else if (state == store::JobState::kPreempted) {
+    e.name = "job_preempted";
+  } else if (state == store::JobState::kFailed || state == store::JobState::kTimeout ||
+             state == store::JobState::kNodeFail) {
+    e.name = "job_failed";
+  } else if (state == store::JobState::kCancelled && actor == rec.job.user) {
+    return;  // they know: they cancelled it themselves
+  }
+  Notify(e);
+  if (requeued) {
+    notify::Event r = JobEvent("job_requeued", rec);
+    r.reason = reason;
+    Notify(r);
+  }
+}
+
+bool Daemon::Reminded(JobId id) {
+  StatusOr<std::vector<store::JobEvent>> events = store_->Events(id);
+  if (!events.ok()) return false;
+  for (const store::JobEvent& e : *events) {
+    if (e.reason.rfind(kTimeLimitReminder, 0) == 0) return true;
+  }
+  return false;
+}
+
+Time Daemon::RemindTimeLimits(Time now) {
+  const Duration before = config_.notify.time_limit_warning;
+  Time next = kNever;
+  if (before <= 0 || config_.notify.channels.empty()) return next;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning || a.rec.start_time <= 0 || time_reminded_.count(id))
+      continue;
+    const Duration limit = a.rec.job.time_limit;
+    // A job shorter than the warning gets none (nor one without a limit to speak of).
+    if (limit <= before || limit >= kNever - a.rec.start_time) continue;
+    const Time at = a.rec.start_time + limit - before;
+    if (now < at) {
+      next = std::min(next, at);
+      continue;
+    }
+    time_reminded_.insert(id);
+    if (now >= a.rec.start_time + limit) continue;              // too late to be useful
+    if (a.rec.start_time < started_ && Reminded(id)) continue;  // before a restart
+    notify::Event e = JobEvent("time_limit_soon", a.rec);
+    e.minutes = (a.rec.start_time + limit - now + 59) / 60;
+    NoteJob(id,
+            std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
+                LocalTime(a.rec.start_time + limit),
+            now);
+    Notify(e);
+  }
+  for (auto it = time_reminded_.begin(); it != time_reminded_.end();) {
+    it = jobs_.count(*it) ? std::next(it) : time_reminded_.erase(it);
+  }
+  return next;
+}
+
+void Daemon::CheckQuota(const std::string& user, Time now) {
+  const double hours = UserQuotaHours(config_.policy.quota, user);
+  if (hours <= 0) return;  // unlimited (or none to speak of)
+  const Time week = WeekStart(now, config_.policy);
+  const double used = WeekUsage(usage_.users[user], week) / 3600.0;
+  const int level = used >= hours ? 100 : used >= 0.8 * hours ? 80 : 0;
+  if (level == 0) return;
+  auto& told = quota_told_[user];
+  if (told.first != week) told = {week, 0};
+  if (told.second >= level) return;  // once per week per level
+  told.second = level;
+  notify::Event e;
+  e.name = level == 100 ? "quota_100" : "quota_80";
+  e.user = user;
+  e.percent = static_cast<int>(used / hours * 100);
+  Notify(e);
+}
+
+json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) {
+  if (!caller.admin)
+    return api::ErrorReply("permission_denied", "only admins may test the notification channels");
+  if (!notifier_ || config_.notify.channels.empty()) {
+    return api::ErrorReply("failed_precondition",
+                           "no notification channel is configured ([notify.channels.NAME] in rota.toml)");
+  }
+  std::vector<std::string> channels;
+  const std::string only = request.value("channel", std::string());
+  if (!only.empty()) {
+    if (!config_.notify.channels.count(only)) {
+      std::string known;
+      for (const auto& [name, spec] : config_.notify.channels) known += (known.empty() ? "" : ", ") + name;
+      return api::ErrorReply("not_found", "no channel \"" + only + "\" (configured: " + known + ")");
+    }
+    channels.push_back(only);
+  } else {
+    for (const auto& [name, spec] : config_.notify.channels) channels.push_back(name);
+  }
+  const std::uint64_t token = next_test_++;
+  PendingTest& p = notify_tests_[token];
+  p.conn = conn;
+  p.tag = request.contains("tag") ? request["tag"] : json();
+  p.waiting = channels.size();
+  p.results = json::array();
+  for (const std::string& c : channels) {
+    notify::Event e;
+    e.name = "test";
+    e.channel = c;
+    e.actor = caller.name;
+    e.host = host_;
+    notify::Message m = notify::Render(e, config_.notify.language);
+    const std::string type = config_.notify.channels.at(c).type;
+    // The caller is the one who reads the test: their terminals, their address (besides `to`).
+    auto self = config_.users.find(caller.name);
+    if (type == "tty") m.mentions = {caller.name};
+    if (type == "email" && self != config_.users.end() && !self->second.email.empty())
+      m.mentions = {self->second.email};
+    notifier_->Test(token, c, std::move(m));
+  }
+  spdlog::info("notify: test of {} channel(s) requested by {}", channels.size(), caller.name);
+  return json();  // answered when the attempts are done (OnTestResults)
+}
+
+void Daemon::OnTestResults() {
+  if (!notifier_) return;
+  for (TestResult& r : notifier_->TakeResults()) {
+    auto it = notify_tests_.find(r.token);
+    if (it == notify_tests_.end()) continue;
+    PendingTest& p = it->second;
+    json one = {{"channel", r.channel}, {"describe", r.describe}, {"ok", r.status.ok()}};
+    if (!r.status.ok()) one["error"] = r.status.message();
+    p.results.push_back(std::move(one));
+    if (--p.waiting > 0) continue;
+    json reply = api::OkReply();
+    reply["results"] = std::move(p.results);
+    if (!p.tag.is_null()) reply["tag"] = p.tag;
+    if (server_ && server_->PeerOf(p.conn)) server_->Send(p.conn, reply);
+    notify_tests_.erase(it);
+  }
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,188 @@
+// Tested by outbox_test.cc.
+//
+// Design: the updates name `state = 'pending'` in their WHERE clause, so a row that another path
+// already settled is never changed twice (a late answer for a row given up on stays failed).
+// Mentions are a JSON array, like the job table's lists.
+#include "store/outbox.h"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace rota::store {
+
+namespace {
+
+constexpr std::string_view kColumns =
+    "id, channel, recipient, mentions, event, language, subject, body, created, attempts, next_attempt, "
+    "last_error, state, delivered";
+
+OutboxState ParseState(const std::string& s) {
+  if (s == "sent") return OutboxState::kSent;
+  if (s == "failed") return OutboxState::kFailed;
+  return OutboxState::kPending;
+}
+
+OutboxRow ReadRow(const Statement& st) {
+  OutboxRow r;
+  r.id = st.Int(0);
+  r.channel = st.Text(1);
+  r.recipient = st.Text(2);
+  nlohmann::json m = nlohmann::json::parse(st.Text(3), nullptr, false);
+  if (m.is_array()) {
+    for (const auto& v : m) {
+      if (v.is_string()) r.mentions.push_back(v.get<std::string>());
+    }
+  }
+  r.event = st.Text(4);
+  r.language = st.Text(5);
+  r.subject = st.Text(6);
+  r.body = st.Text(7);
+  r.created = st.Int(8);
+  r.attempts = static_cast<int>(st.Int(9));
+  r.next_attempt = st.Int(10);
+  r.last_error = st.Text(11);
+  r.state = ParseState(st.Text(12));
+  r.delivered = st.OptionalInt(13);
+  return r;
+}
+
+}  // namespace
+
+const char* OutboxStateName(OutboxState s) {
+  switch (s) {
+    case OutboxState::kPending:
+      return "pending";
+    case OutboxState::kSent:
+      return "sent";
+    case OutboxState::kFailed:
+      return "failed";
+  }
+  return "pending";
+}
+
+StatusOr<std::vector<std::int64_t>> Outbox::Enqueue(const std::vector<OutboxRow>& rows) {
+  std::vector<std::int64_t> ids;
+  if (rows.empty()) return ids;
+  Transaction tx(db_);
+  if (Status s = tx.Begin(); !s.ok()) return s;
+  StatusOr<Statement> st = db_.Prepare(
+      "INSERT INTO outbox (channel, recipient, mentions, event, language, subject, body, created, "
+      "next_attempt) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  if (!st.ok()) return st.status();
+  for (const OutboxRow& r : rows) {
+    st->Reset();
+    st->Bind(1, r.channel)
+        .Bind(2, r.recipient)
+        .Bind(3, nlohmann::json(r.mentions).dump())
+        .Bind(4, r.event)
+        .Bind(5, r.language)
+        .Bind(6, r.subject)
+        .Bind(7, r.body)
+        .Bind(8, static_cast<std::int64_t>(r.created))
+        .Bind(9, static_cast<std::int64_t>(r.next_attempt));
+    if (Status s = st->Run(); !s.ok()) return s;
+    ids.push_back(db_.LastInsertRowId());
+  }
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return ids;
+}
+
+StatusOr<std::vector<OutboxRow>> Outbox::Select(std::string_view where,
+                                                const std::function<void(Statement&)>& bind) {
+  StatusOr<Statement> st =
+      db_.Prepare("SELECT " + std::string(kColumns) + " FROM outbox " + std::string(where));
+  if (!st.ok()) return st.status();
+  bind(*st);
+  std::vector<OutboxRow> rows;
+  while (true) {
+    StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    rows.push_back(ReadRow(*st));
+  }
+  return rows;
+}
+
+StatusOr<std::vector<OutboxRow>> Outbox::Due(Time now, int limit) {
+  return Select("WHERE state = 'pending' AND next_attempt <= ?1 ORDER BY next_attempt, id LIMIT ?2",
+                [&](Statement& st) { st.Bind(1, static_cast<std::int64_t>(now)).Bind(2, limit); });
+}
+
+StatusOr<std::optional<Time>> Outbox::NextDue() {
+  StatusOr<Statement> st = db_.Prepare("SELECT MIN(next_attempt) FROM outbox WHERE state = 'pending'");
+  if (!st.ok()) return st.status();
+  StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row || st->IsNull(0)) return std::optional<Time>();
+  return std::optional<Time>(st->Int(0));
+}
+
+Status Outbox::UpdatePending(std::string_view sql, std::int64_t id, std::string_view what,
+                             const std::function<void(Statement&)>& bind) {
+  StatusOr<Statement> st = db_.Prepare(sql);
+  if (!st.ok()) return st.status();
+  bind(*st);
+  st->Bind(1, id);
+  if (Status s = st->Run(); !s.ok()) return s;
+  if (sqlite3_changes(db_.handle()) == 0) {
+    return NotFound("outbox row " + std::to_string(id) + " is not pending (" + std::string(what) + ")");
+  }
+  return Status();
+}
+
+Status Outbox::MarkSent(std::int64_t id, int attempts, Time now) {
+  return UpdatePending(
+      "UPDATE outbox SET state = 'sent', attempts = ?2, delivered = ?3, last_error = '' "
+      "WHERE id = ?1 AND state = 'pending'",
+      id, "marking it sent",
+      [&](Statement& st) { st.Bind(2, attempts).Bind(3, static_cast<std::int64_t>(now)); });
+}
+
+Status Outbox::Retry(std::int64_t id, int attempts, Time next_attempt, const std::string& error) {
+  return UpdatePending(
+      "UPDATE outbox SET attempts = ?2, next_attempt = ?3, last_error = ?4 WHERE id = ?1 AND state = "
+      "'pending'",
+      id, "retrying it", [&](Statement& st) {
+        st.Bind(2, attempts).Bind(3, static_cast<std::int64_t>(next_attempt)).Bind(4, error);
+      });
+}
+
+Status Outbox::Defer(std::int64_t id, Time next_attempt) {
+  return UpdatePending("UPDATE outbox SET next_attempt = ?2 WHERE id = ?1 AND state = 'pending'", id,
+                       "deferring it",
+                       [&](Statement& st) { st.Bind(2, static_cast<std::int64_t>(next_attempt)); });
+}
+
+Status Outbox::MarkFailed(std::int64_t id, int attempts, const std::string& error) {
+  return UpdatePending(
+      "UPDATE outbox SET state = 'failed', attempts = ?2, last_error = ?3 WHERE id = ?1 AND state = "
+      "'pending'",
+      id, "giving up on it", [&](Statement& st) { st.Bind(2, attempts).Bind(3, error); });
+}
+
+StatusOr<OutboxRow> Outbox::Get(std::int64_t id) {
+  StatusOr<std::vector<OutboxRow>> rows = Select("WHERE id = ?1", [&](Statement& st) { st.Bind(1, id); });
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return NotFound("no outbox row " + std::to_string(id));
+  return std::move(rows->front());
+}
+
+StatusOr<std::vector<OutboxRow>> Outbox::List(std::optional<OutboxState> state) {
+  if (!state) return Select("ORDER BY id", [](Statement&) {});
+  return Select("WHERE state = ?1 ORDER BY id", [&](Statement& st) { st.Bind(1, OutboxStateName(*state)); });
+}
+
+StatusOr<std::map<std::string, std::int64_t>> Outbox::CountByState() {
+  StatusOr<Statement> st = db_.Prepare("SELECT state, count(*) FROM outbox GROUP BY state");
+  if (!st.ok()) return st.status();
+  std::map<std::string, std::int64_t> out;
+  while (true) {
+    StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out[st->Text(0)] = st->Int(1);
+  }
+}
+
+}  // namespace rota::store

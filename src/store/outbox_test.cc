@@ -1,0 +1,131 @@
+// Tests of the notifications' outbox: rows survive reopening the database, each settles once.
+#include "store/outbox.h"
+
+#include <gtest/gtest.h>
+
+#include "store/job_store.h"
+#include "store/test_dir.h"
+
+namespace rota::store {
+namespace {
+
+constexpr Time kT0 = 1'764'576'000;
+
+OutboxRow Row(std::string channel, std::string event, Time next) {
+  OutboxRow r;
+  r.channel = std::move(channel);
+  r.recipient = "alice";
+  r.mentions = {"alice@lab.example.edu"};
+  r.event = std::move(event);
+  r.language = "zh";
+  r.subject = "作业 17 已结束";
+  r.body = "line 1\nline 2";
+  r.created = kT0;
+  r.next_attempt = next;
+  return r;
+}
+
+TEST(Outbox, EnqueueSurvivesReopenAndIsDueInOrder) {
+  TestDir dir;
+  std::vector<std::int64_t> ids;
+  {
+    auto store = JobStore::Open(dir.File("rota.db"));
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    Outbox out((*store)->db());
+    auto got = out.Enqueue({Row("mail", "job_ended", kT0 + 5), Row("lab", "job_ended", kT0)});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ids = *got;
+    ASSERT_EQ(ids.size(), 2u);
+  }
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok());
+  Outbox out((*store)->db());
+  auto next = out.NextDue();
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(*next, kT0);
+  auto due = out.Due(kT0, 10);
+  ASSERT_TRUE(due.ok());
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].channel, "lab");
+  due = out.Due(kT0 + 5, 10);
+  ASSERT_EQ(due->size(), 2u);
+  EXPECT_EQ((*due)[0].id, ids[1]);  // earliest attempt first
+  const OutboxRow& r = (*due)[1];
+  EXPECT_EQ(r.subject, "作业 17 已结束");
+  EXPECT_EQ(r.body, "line 1\nline 2");
+  EXPECT_EQ(r.mentions, std::vector<std::string>{"alice@lab.example.edu"});
+  EXPECT_EQ(r.language, "zh");
+  EXPECT_EQ(r.recipient, "alice");
+  EXPECT_EQ(r.state, OutboxState::kPending);
+  EXPECT_EQ(r.attempts, 0);
+  EXPECT_FALSE(r.delivered.has_value());
+}
+
+TEST(Outbox, SentOnceRetryDeferAndFail) {
+  TestDir dir;
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok());
+  Outbox out((*store)->db());
+  auto ids =
+      out.Enqueue({Row("mail", "job_ended", kT0), Row("lab", "idle_warning", kT0), Row("x", "test", kT0)});
+  ASSERT_TRUE(ids.ok());
+  const std::int64_t a = (*ids)[0], b = (*ids)[1], c = (*ids)[2];
+
+  ASSERT_TRUE(out.MarkSent(a, 1, kT0 + 1).ok());
+  // Settled rows are not due and cannot be settled again.
+  EXPECT_EQ(out.MarkSent(a, 2, kT0 + 2).code(), StatusCode::kNotFound);
+  EXPECT_EQ(out.MarkFailed(a, 2, "late").code(), StatusCode::kNotFound);
+  auto got = out.Get(a);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state, OutboxState::kSent);
+  EXPECT_EQ(got->delivered, kT0 + 1);
+  EXPECT_EQ(got->attempts, 1);
+
+  ASSERT_TRUE(out.Retry(b, 1, kT0 + 30, "HTTP 500").ok());
+  ASSERT_TRUE(out.Defer(c, kT0 + 3).ok());
+  auto due = out.Due(kT0 + 10, 10);
+  ASSERT_TRUE(due.ok());
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].id, c);
+  EXPECT_EQ((*due)[0].attempts, 0);  // a deferral is not an attempt
+  got = out.Get(b);
+  EXPECT_EQ(got->attempts, 1);
+  EXPECT_EQ(got->last_error, "HTTP 500");
+  EXPECT_EQ(got->next_attempt, kT0 + 30);
+
+  ASSERT_TRUE(out.MarkFailed(b, 2, "gave up after 2 attempts: HTTP 500").ok());
+  EXPECT_EQ(out.Get(b)->state, OutboxState::kFailed);
+  EXPECT_EQ(out.Retry(b, 3, kT0, "again").code(), StatusCode::kNotFound);
+  auto pending = out.List(OutboxState::kPending);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].id, c);
+  EXPECT_EQ(out.List(std::nullopt)->size(), 3u);
+  EXPECT_EQ(*out.NextDue(), kT0 + 3);
+}
+
+}  // namespace
+}  // namespace rota::store
+
+namespace rota::store {
+namespace {
+
+TEST(Outbox, CountByStateForMetrics) {
+  TestDir dir;
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  Outbox out((*store)->db());
+  auto empty = out.CountByState();
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  auto ids = out.Enqueue({Row("mail", "job_ended", kT0), Row("lab", "job_ended", kT0), Row("lab", "test", kT0)});
+  ASSERT_TRUE(ids.ok());
+  ASSERT_TRUE(out.MarkSent((*ids)[0], 1, kT0 + 1).ok());
+  ASSERT_TRUE(out.MarkFailed((*ids)[1], 3, "HTTP 403").ok());
+  auto counts = out.CountByState();
+  ASSERT_TRUE(counts.ok()) << counts.status().message();
+  EXPECT_EQ(*counts, (std::map<std::string, std::int64_t>{{"failed", 1}, {"pending", 1}, {"sent", 1}}));
+}
+
+}  // namespace
+}  // namespace rota::store
