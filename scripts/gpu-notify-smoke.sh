@@ -6,6 +6,7 @@
 # "gpu-notify-smoke: OK: ..." or "gpu-notify-smoke: FAIL: <what>" (exit 1); cleans up on any exit.
 #
 #   scripts/gpu-notify-smoke.sh [BUILD_DIR]
+#   ROTA_SMOKE_PREBUILT=1 scripts/gpu-notify-smoke.sh DIR   # binaries packed by gpu-smoke-pack.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -13,13 +14,9 @@ fail() {
   echo "gpu-notify-smoke: FAIL: $*" >&2
   exit 1
 }
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_BUILD_BENCH=OFF >/dev/null ||
-    fail "cmake could not configure $build"
-fi
-timeout 300 cmake --build "$build" --target rotad rota rota-shepherd gpu_hold -j"$(nproc)" >/dev/null ||
-  fail "the build failed or took over 300 s"
-build="$(cd "$build" && pwd)"
+# shellcheck source=scripts/smoke-build.sh
+. scripts/smoke-build.sh
+smoke_build "$build" rotad rota rota-shepherd gpu_hold  # sets build (absolute), lib_path
 tmp="$(mktemp -d /tmp/rota-gpu-notify.XXXXXX)"
 pids=()
 cleanup() {
@@ -75,8 +72,8 @@ type = "webhook"
 url = "http://127.0.0.1:$port/rota"
 EOF2
 sock="$tmp/run/rota.sock"
-rota() { timeout 30 "$build/rota" --socket "$sock" "$@"; }
-"$build/rotad" --config "$tmp/rota.toml" --state-dir "$tmp/state" --socket "$sock" >"$tmp/rotad.log" 2>&1 &
+rota() { LD_LIBRARY_PATH="$lib_path" timeout 30 "$build/rota" --socket "$sock" "$@"; }
+LD_LIBRARY_PATH="$lib_path" "$build/rotad" --config "$tmp/rota.toml" --state-dir "$tmp/state" --socket "$sock" >"$tmp/rotad.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do rota status >/dev/null 2>&1 && break; sleep 0.2; done
 rota status >/dev/null 2>&1 || fail "rotad did not answer"
@@ -85,7 +82,7 @@ out="$(rota notify test)" || fail "rota notify test failed: $out"
 echo "$out"
 grep -q '"event":"test"' "$tmp"/got-* || fail "the test message did not arrive"
 
-"$build/gpu_hold" 1024 90 >"$tmp/hold.out" 2>&1 &
+LD_LIBRARY_PATH="$lib_path" "$build/gpu_hold" 1024 90 >"$tmp/hold.out" 2>&1 &
 hold=$!
 pids+=($hold)
 found=""

@@ -2,7 +2,7 @@
 # Packs what scripts/gpu-smoke.sh needs into one directory that can be copied to a GPU machine
 # without Rota's build dependencies (a CUDA image, say): the five binaries, stripped, and every
 # shared library they load except the C library's own (libc, libm, libdl, libpthread, librt, the
-# loader), which the target has in a version at least as new. The NVIDIA driver's libraries are
+# loader, libresolv, libnss), which the target has in a version at least as new. The NVIDIA driver's libraries are
 # not packed: they must come from the target.
 #
 #   scripts/gpu-smoke-pack.sh BUILD_DIR OUT_DIR
@@ -23,7 +23,8 @@ for b in "${bins[@]}"; do
   { ldd "$build/$b" || true; } | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
-    libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) continue ;;
+    libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.* | libutil.so.* | \
+      libanl.so.* | libnss_* | ld-linux*) continue ;;  # the C library's own: the target's, never mixed
     libnvidia-ml.so* | libcuda.so*) continue ;;
   esac
   cp -L "$lib" "$out/lib/"

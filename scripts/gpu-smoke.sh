@@ -28,25 +28,9 @@ fail() {
   exit 1
 }
 
-if [[ "${ROTA_SMOKE_PREBUILT:-0}" == 1 ]]; then
-  # Binaries built elsewhere (a GPU machine without the build dependencies): use them as they are.
-  for b in rotad rota rota-shepherd nvml_probe gpu_hold; do
-    [[ -x "$build/$b" ]] || fail "ROTA_SMOKE_PREBUILT=1 but $build/$b is missing"
-  done
-else
-  if [[ ! -f "$build/CMakeCache.txt" ]]; then
-    timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_BUILD_BENCH=OFF >/dev/null ||
-      fail "cmake could not configure $build"
-  fi
-  timeout 210 cmake --build "$build" --target rotad rota rota-shepherd nvml_probe gpu_hold -j"$(nproc)" >/dev/null ||
-    fail "the build of rotad, rota, rota-shepherd, nvml_probe and gpu_hold failed or took over 210 s"
-fi
-build="$(cd "$build" && pwd)"  # the job runs gpu_hold from its own directory
-# A packed directory (scripts/gpu-smoke-pack.sh) brings the libraries the binaries need; they are
-# given to Rota's binaries alone, not to python3 and the rest of this script.
-libs=""
-if [[ -d "$build/lib" ]]; then libs="$build/lib"; fi
-lib_path="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# shellcheck source=scripts/smoke-build.sh
+. scripts/smoke-build.sh
+smoke_build "$build" rotad rota rota-shepherd nvml_probe gpu_hold  # sets build (absolute), lib_path
 with_libs() { LD_LIBRARY_PATH="$lib_path" "$@"; }
 
 tmp="$(mktemp -d /tmp/rota-gpu-smoke.XXXXXX)"
