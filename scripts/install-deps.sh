@@ -8,7 +8,7 @@ PKGS=(build-essential cmake pkg-config git
       libpam0g-dev           # rotad: password sign-in on the web page
       prometheus wrk         # tests/daemon/test_prometheus.py, bench/http_bench.sh
       chromium fonts-wqy-microhei  # tests/web: the page in a real headless browser (Chinese glyphs)
-      python3-aiosmtpd  # a real SMTP server for tests/daemon/test_notify.py (run by /usr/bin/python3)
+      python3-aiosmtpd openssl  # a real SMTP server (with STARTTLS) for tests/daemon/test_notify.py
       procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
 missing=()
 for p in "${PKGS[@]}"; do

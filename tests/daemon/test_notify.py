@@ -37,11 +37,13 @@ def free_port():
 
 
 class SmtpSink:
-    def __init__(self):
+    def __init__(self, tls=()):
+        """tls: (certificate, key) to offer STARTTLS (and require it)."""
         self.dir = tempfile.mkdtemp(prefix="rota-smtp-")
         self.port = free_port()
         here = os.path.dirname(os.path.abspath(__file__))
-        self.proc = subprocess.Popen([SYSTEM_PYTHON, os.path.join(here, "smtp_sink.py"), str(self.port), self.dir],
+        self.proc = subprocess.Popen([SYSTEM_PYTHON, os.path.join(here, "smtp_sink.py"), str(self.port), self.dir,
+                                      *tls],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         line = self.proc.stdout.readline()
         if "ready" not in line:
@@ -285,6 +287,63 @@ class NotifyTest(NotifyBase):
         time.sleep(3)
         self.assertEqual(len(self.lab_about(job)), 1)
         self.d.rota("cancel", str(job))
+
+
+def make_certificate(directory):
+    """A self-signed certificate for 127.0.0.1 and localhost: (certificate, key) paths."""
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+@unittest.skipUnless(have_aiosmtpd() and shutil.which("openssl"),
+                     "needs python3-aiosmtpd for /usr/bin/python3 and openssl (scripts/install-deps.sh)")
+class StartTlsTest(DaemonTest):
+    """Mail over STARTTLS to a real server that refuses mail before it: trusted through the
+    channel's ca_file, refused (and said so) without it."""
+
+    def setUp(self):
+        self.certs = tempfile.mkdtemp(prefix="rota-tls-")
+        self.addCleanup(shutil.rmtree, self.certs, True)
+        self.cert, key = make_certificate(self.certs)
+        self.smtp = SmtpSink(tls=(self.cert, key))
+        self.addCleanup(self.smtp.close)
+        self.CONFIG = SMALL_CLUSTER + f"""
+[notify]
+language = "en"
+admin_channels = ["trusted", "untrusted"]
+
+[notify.channels.trusted]
+type = "email"
+url = "smtp://127.0.0.1:{self.smtp.port}"
+starttls = true
+ca_file = "{self.cert}"
+from = "Rota <rota@localhost>"
+to = ["admin@lab.example.edu"]
+
+[notify.channels.untrusted]
+type = "email"
+url = "smtp://127.0.0.1:{self.smtp.port}"
+starttls = true
+from = "Rota <rota@localhost>"
+to = ["admin@lab.example.edu"]
+"""
+        super().setUp()
+
+    def test_mail_goes_over_starttls_with_the_labs_certificate(self):
+        r = self.d.rota("notify", "test", user="root", check=False)
+        self.assertIn("trusted: OK", r.stdout)
+        # Without the lab's CA the server's certificate is not trusted: refused, never sent in clear.
+        self.assertIn("untrusted: FAILED", r.stdout)
+        self.assertIn("certificate is not trusted", r.stdout)
+        self.assertIn("set ca_file", r.stdout)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        mails = wait_for(lambda: self.smtp.messages(), what="the test mail")
+        self.assertEqual(len(mails), 1)
+        self.assertEqual(mails[0]["X-Rota-Event"], "test")
+        self.assertEqual(mails[0].rcpt, ["admin@lab.example.edu"])
 
 
 @unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
