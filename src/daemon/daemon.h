@@ -241,7 +241,10 @@ class Daemon : public Server::Handler {
   ProcessOwner OwnerOf(int pid, const std::map<std::int64_t, JobId>& job_pids);
   // Index into cards_.gpus of a card named by index or UUID (a MIG UUID names its card).
   StatusOr<size_t> FindCard(const std::string& name) const;
-  // Processes on card `index` that no Rota job placed on it accounts for: "pid 42 (bob)".
+  // The processes on a card (and its MIG slices) that no Rota job placed on it accounts for, with
+  // their owners: outside Rota, or a job's process on a card its job was not given.
+  std::vector<std::pair<device::ProcessInfo, ProcessOwner>> Uncovered(const device::GpuInfo& info) const;
+  // Uncovered processes on card `index` for a message: "pid 42 (bob)".
   std::vector<std::string> Leftovers(size_t index) const;
   const device::GpuInfo* SampledCard(const std::string& uuid) const;
 

@@ -288,20 +288,27 @@ StatusOr<size_t> Daemon::FindCard(const std::string& name) const {
                   "; use an index or a UUID)");
 }
 
-std::vector<std::string> Daemon::Leftovers(size_t index) const {
-  std::vector<std::string> out;
-  const Gpu& g = cards_.gpus[index];
-  const device::GpuInfo* info = SampledCard(g.uuid);
-  if (info == nullptr) return out;
-  std::vector<device::ProcessInfo> processes = info->processes;
-  for (const device::MigInstance& m : info->mig) processes.insert(processes.end(), m.processes.begin(), m.processes.end());
+std::vector<std::pair<device::ProcessInfo, Daemon::ProcessOwner>> Daemon::Uncovered(const device::GpuInfo& info) const {
+  std::vector<std::pair<device::ProcessInfo, ProcessOwner>> out;
+  std::vector<device::ProcessInfo> processes = info.processes;
+  for (const device::MigInstance& m : info.mig) processes.insert(processes.end(), m.processes.begin(), m.processes.end());
   for (const device::ProcessInfo& p : processes) {
     auto it = owners_.find(p.pid);
     const ProcessOwner owner = it == owners_.end() ? ProcessOwner{} : it->second;
     if (owner.job != 0) {
       auto job = jobs_.find(owner.job);
-      if (job != jobs_.end() && job->second.rec.placement.OnCard(g.uuid)) continue;  // its own job
+      if (job != jobs_.end() && job->second.rec.placement.OnCard(info.uuid)) continue;  // its own job
     }
+    out.emplace_back(p, owner);
+  }
+  return out;
+}
+
+std::vector<std::string> Daemon::Leftovers(size_t index) const {
+  std::vector<std::string> out;
+  const device::GpuInfo* info = SampledCard(cards_.gpus[index].uuid);
+  if (info == nullptr) return out;
+  for (const auto& [p, owner] : Uncovered(*info)) {
     std::string what = "pid " + std::to_string(p.pid);
     if (!owner.user.empty()) what += " (" + owner.user + (owner.job ? ", job " + std::to_string(owner.job) : "") + ")";
     if (std::find(out.begin(), out.end(), what) == out.end()) out.push_back(what);

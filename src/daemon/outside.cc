@@ -49,15 +49,7 @@ void Daemon::WatchOutside(Time now) {
   std::map<std::pair<int, unsigned long long>, OutsideProcess> seen;
   std::set<std::string> held;
   for (const device::GpuInfo& info : last_sample_.gpus) {
-    std::vector<device::ProcessInfo> processes = info.processes;
-    for (const device::MigInstance& m : info.mig) processes.insert(processes.end(), m.processes.begin(), m.processes.end());
-    for (const device::ProcessInfo& proc : processes) {
-      auto owner_it = owners_.find(proc.pid);
-      const ProcessOwner owner = owner_it == owners_.end() ? ProcessOwner{} : owner_it->second;
-      if (owner.job != 0) {
-        auto job = jobs_.find(owner.job);
-        if (job != jobs_.end() && job->second.rec.placement.OnCard(info.uuid)) continue;  // its own card
-      }
+    for (const auto& [proc, owner] : Uncovered(info)) {
       // A process that cannot be read (gone, another pid namespace) is not judged.
       StatusOr<unsigned long long> started = exec::ProcessStartTime(proc.pid);
       if (!started.ok() || owner.uid < 0) continue;

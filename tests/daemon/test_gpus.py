@@ -51,9 +51,10 @@ storage = ["/tmp", "/no/such/disk"]
 class FakeNvmlTest(unittest.TestCase):
     DRAIN_AFTER = 2
     LIBRARY = FAKE
+    EXTRA_CONFIG = ""  # more of rota.toml, after [gpus] and [inventory]
 
     def setUp(self):
-        self.d = Rotad(config(self.LIBRARY, self.DRAIN_AFTER))
+        self.d = Rotad(config(self.LIBRARY, self.DRAIN_AFTER) + self.EXTRA_CONFIG)
         self.state_path = os.path.join(self.d.dir, "nvml.json")
         self.state = {"driver_version": "550.54.15", "cards": [card(0), card(1), mig_card(2)]}
         self.write_state()
@@ -389,17 +390,7 @@ class OutsideTest(FakeNvmlTest):
 
 class OutsideStopTest(FakeNvmlTest):
     """outside_action = "stop": after the grace the process is stopped, root's never."""
-
-    def setUp(self):
-        self.d = Rotad(config(self.LIBRARY, self.DRAIN_AFTER) +
-                       '[watch]\noutside_action = "stop"\noutside_grace = "2s"\n')
-        self.state_path = os.path.join(self.d.dir, "nvml.json")
-        self.state = {"driver_version": "550.54.15", "cards": [card(0), card(1), mig_card(2)]}
-        self.write_state()
-        self.d.env = {"FAKE_NVML_STATE": self.state_path}
-        self.addCleanup(self._cleanup)
-        self.outside = []
-        self.d.start()
+    EXTRA_CONFIG = '[watch]\noutside_action = "stop"\noutside_grace = "2s"\n'
 
     def start_as(self, user):
         argv = ["sleep", "300"] if user is None else as_user(user, ["sleep", "300"], {})
