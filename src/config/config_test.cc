@@ -110,7 +110,7 @@ TEST(Config, WatchRules) {
   auto c = ParseConfig(
       "[watch]\nidle_util = 10\nidle_after = \"20m\"\nact_after = \"1h\"\naction = \"reclaim\"\n"
       "stuck_memory = 0.8\nkeeps_per_day = 1\nover_memory = 1.2\noutside_action = \"stop\"\n"
-      "outside_grace = \"5m\"\n",
+      "outside_grace = \"5m\"\nover_memory_after = \"1m\"\nover_memory_action = \"stop\"\n",
       "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->watch.idle_util, 10);
@@ -122,6 +122,8 @@ TEST(Config, WatchRules) {
   EXPECT_EQ(c->watch.over_memory, 1.2);
   EXPECT_TRUE(c->watch.outside_stop);
   EXPECT_EQ(c->watch.outside_grace, 5 * kMinute);
+  EXPECT_EQ(c->watch.over_memory_after, kMinute);
+  EXPECT_TRUE(c->watch.over_memory_stop);
   EXPECT_FALSE(ParseConfig("", "rota.toml")->watch.reclaim);  // notify by default: nothing stopped by surprise
   EXPECT_FALSE(ParseConfig("", "rota.toml")->watch.outside_stop);
   auto bad = ParseConfig(

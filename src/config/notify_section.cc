@@ -111,6 +111,7 @@ void ReadNotify(Section& root, Config& config) {
   }
   n.user_events.emplace_back("idle_action");  // the owner hears what was done to their job
   n.user_events.emplace_back("stuck_action");
+  n.user_events.emplace_back("over_memory_action");
   n.user_events.emplace_back("booking_overrun");
   n.user_events.emplace_back("outside_process");  // their process on a card without an allocation
   const toml::table* t = root.Table("notify");

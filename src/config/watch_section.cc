@@ -17,6 +17,8 @@ void ReadWatch(Section& root, Config& config) {
   if (auto a = s.Choice<bool>("action", {{"notify", false}, {"reclaim", true}})) w.reclaim = *a;
   if (auto n = s.Integer("keeps_per_day", 0, 100)) w.keeps_per_day = static_cast<int>(*n);
   if (auto v = s.Number("over_memory", 1, "a factor such as 1.05")) w.over_memory = *v;
+  if (auto d = s.DurationOf("over_memory_after", 0)) w.over_memory_after = *d;
+  if (auto a = s.Choice<bool>("over_memory_action", {{"notify", false}, {"stop", true}})) w.over_memory_stop = *a;
   if (auto a = s.Choice<bool>("outside_action", {{"notify", false}, {"stop", true}})) w.outside_stop = *a;
   if (auto d = s.DurationOf("outside_grace", 0)) w.outside_grace = *d;
   s.Finish();

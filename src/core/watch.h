@@ -30,6 +30,10 @@ struct WatchRules {
   bool reclaim = false;                // the action: false = tell the admins, true = stop the job
   int keeps_per_day = 3;               // `rota keep` per allocation per local day
   double over_memory = 1.05;           // a share using more than declared x this: warned
+  // Still over after this long: the action (false: the admins are told; true: the job is stopped,
+  // its signal, grace, then the stop; requeued if it asked).
+  Duration over_memory_after = 5 * kMinute;
+  bool over_memory_stop = false;
   // GPU processes that no allocation on their card covers: told (owner and admins) and the card
   // kept from new work while they hold it; with outside_stop, stopped after outside_grace.
   bool outside_stop = false;

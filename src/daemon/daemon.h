@@ -79,6 +79,8 @@ class Daemon : public Server::Handler {
     // wait, it was reclaimed as idle): the end reason it gets.
     std::string stop_reason;
     bool over_memory_noted = false;  // a share job was told it uses more than it declared
+    Time over_memory_since = 0;      // over its declared memory since (0: not over now)
+    bool over_memory_acted = false;  // the over-memory action was taken
     // Its GPU use as the samples saw it since the last save (usage.cc), and the last sample's time.
     store::JobMeasures measures;
     Time measured_at = 0;

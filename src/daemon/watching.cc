@@ -166,17 +166,41 @@ void Daemon::WatchAllocations(Time now) {
     }
     // A share that uses more than it declared endangers its neighbours on the card.
     const MiB declared = a.rec.placement.alloc.memory;
-    if (declared > 0 && r.used >= 0 && !a.over_memory_noted &&
-        static_cast<double>(r.used) > static_cast<double>(declared) * rules.over_memory) {
+    const bool over = declared > 0 && r.used >= 0 && static_cast<double>(r.used) > static_cast<double>(declared) * rules.over_memory;
+    if (r.used >= 0 && !over) a.over_memory_since = 0;  // back under: the clock starts again
+    if (!over) continue;
+    if (a.over_memory_since == 0) a.over_memory_since = now;
+    const std::string uses = "uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) + " it declared";
+    const std::string then = rules.over_memory_stop ? "it is stopped (its signal, grace, then the stop" +
+                                                          std::string(a.rec.job.requeue ? "; requeued)" : ")")
+                                                    : "the admins are told";
+    if (!a.over_memory_noted) {
       a.over_memory_noted = true;
       NoteJob(id,
-              "Over its memory: uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) +
-                  " it declared; others on GPU " + GpuIndexList(a.rec.placement.alloc) + " may run out",
+              "Over its memory: " + uses + "; others on GPU " + GpuIndexList(a.rec.placement.alloc) +
+                  " may run out; if it stays over for " + FormatDuration(rules.over_memory_after) + ", " + then,
               now);
       spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),
                    FormatMemory(declared));
       notify::Event e = JobEvent("over_memory", a.rec);
-      e.reason = "uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) + " it declared";
+      e.reason = uses;
+      Notify(e);
+    } else if (!a.over_memory_acted && now - a.over_memory_since >= rules.over_memory_after) {
+      a.over_memory_acted = true;
+      const std::string how_long = FormatDuration(now - a.over_memory_since);
+      notify::Event e = JobEvent("over_memory_action", a.rec);
+      if (rules.over_memory_stop) {
+        a.stop_reason = "Stopped: over its memory for " + how_long + " (" + uses + ")";
+        NoteJob(id, a.stop_reason, now);
+        e.reason = "stopped";
+        ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue}, now);
+        dirty_ = true;
+      } else {
+        NoteJob(id, "Over its memory for " + how_long + " (" + uses + "); the admins were told", now);
+        spdlog::warn("admins: job {} of {} over its memory for {}", id, a.rec.job.user, how_long);
+        e.reason = "the admins were told";
+      }
+      e.minutes = (now - a.over_memory_since) / kMinute;
       Notify(e);
     }
   }

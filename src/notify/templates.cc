@@ -12,7 +12,7 @@ namespace rota::notify {
 
 namespace {
 
-constexpr std::array<std::string_view, 23> kEvents = {"job_started",
+constexpr std::array<std::string_view, 24> kEvents = {"job_started",
                                                       "job_ended",
                                                       "job_failed",
                                                       "job_preempted",
@@ -29,6 +29,7 @@ constexpr std::array<std::string_view, 23> kEvents = {"job_started",
                                                       "stuck_action",
                                                       "outside_process",
                                                       "over_memory",
+                                                      "over_memory_action",
                                                       "time_limit_soon",
                                                       "gpu_drained",
                                                       "quota_80",
@@ -153,11 +154,23 @@ Text JobText(const Event& e, bool zh) {
   if (n == "over_memory") {
     return zh ? Text{job + " 显存超出申请", job + Gpus(e, zh) +
                                                 " 使用的显存超过了申请的数量，可能影响同卡的其他作业。" +
-                                                Why(e, zh) + "\n下次请用 --mem 申请足够的显存。"}
+                                                Why(e, zh) + "\n下次请用 --gpu-mem 申请足够的显存。"}
               : Text{"Job " + id + " uses more memory than it asked",
                      "Your " + job + Gpus(e, zh) +
                          " uses more GPU memory than it declared, which can hurt the jobs sharing its card." +
-                         Why(e, zh) + "\nAsk for enough with --mem next time."};
+                         Why(e, zh) + "\nAsk for enough with --gpu-mem next time."};
+  }
+  if (n == "over_memory_action") {
+    const bool stopped = e.reason == "stopped";
+    return zh ? Text{job + " 显存一直超出申请",
+                     job + Gpus(e, zh) + " 在警告后仍使用超过申请的显存，" +
+                         (stopped ? "已被停止（先发信号，宽限后结束）。" : "已通知管理员。") +
+                         "\n请用 --gpu-mem 申请足够的显存后重新提交；查看：rota events --job " + id}
+              : Text{"Job " + id + ": over its memory, action taken",
+                     "Your " + job + Gpus(e, zh) + " kept using more GPU memory than it declared after the warning; " +
+                         (stopped ? "it is being stopped (its signal, grace, then the stop)."
+                                  : "the admins were told.") +
+                         "\nResubmit with enough --gpu-mem. See: rota events --job " + id};
   }
   return {};
 }
@@ -290,7 +303,8 @@ bool IsEventName(std::string_view name) {
 
 bool IsAdminEvent(std::string_view name) {
   return name == "gpu_drained" || name == "outside_process" || name == "idle_action" ||
-         name == "stuck_action" || name == "booking_overrun" || name == "channel_failing";
+         name == "stuck_action" || name == "over_memory_action" || name == "booking_overrun" ||
+         name == "channel_failing";
 }
 
 Message Render(const Event& event, std::string_view language) {

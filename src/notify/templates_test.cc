@@ -56,6 +56,17 @@ TEST(Templates, OutsideProcessSaysWhoseCardAndWhatHappensNext) {
   EXPECT_TRUE(Has(Render(e, "en").text, "which its job 23 was not given")) << Render(e, "en").text;
 }
 
+TEST(Templates, OverMemoryActionSaysWhatWasDone) {
+  Event e = Job("over_memory_action");
+  e.reason = "stopped";
+  EXPECT_TRUE(Has(Render(e, "en").text, "it is being stopped")) << Render(e, "en").text;
+  EXPECT_TRUE(Has(Render(e, "zh").text, "已被停止")) << Render(e, "zh").text;
+  EXPECT_TRUE(Has(Render(e, "en").text, "--gpu-mem")) << Render(e, "en").text;
+  e.reason = "the admins were told";
+  EXPECT_TRUE(Has(Render(e, "en").text, "the admins were told")) << Render(e, "en").text;
+  EXPECT_TRUE(IsAdminEvent("over_memory_action"));
+}
+
 TEST(Templates, IdleSaysHowToKeep) {
   Event e = Job("idle_warning");
   e.minutes = 15;

@@ -9,16 +9,18 @@ import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, SMALL_CLUSTER, wait_for
+from harness import FINAL, DaemonTest, SMALL_CLUSTER, wait_for
 
 
-def watch_config(action):
+def watch_config(action, over_memory_action="notify"):
     return SMALL_CLUSTER + f"""
 [watch]
 idle_after = "3s"
 act_after = "6s"
 action = "{action}"
 keeps_per_day = 1
+over_memory_after = "2s"
+over_memory_action = "{over_memory_action}"
 """
 
 
@@ -26,15 +28,17 @@ IDLE = {"ROTA_SIM_GPU_UTIL": "0", "ROTA_SIM_GPU_MEM": "2G"}
 BUSY = {"ROTA_SIM_GPU_UTIL": "80", "ROTA_SIM_GPU_MEM": "2G"}
 
 
-class WatchTest(DaemonTest):
-    CONFIG = watch_config("notify")
-
+class WatchBase(DaemonTest):
     def reasons(self, job):
         return [e["reason"] for e in self.d.show(job)["events"]]
 
     def wait_reason(self, job, prefix, timeout=20):
         return wait_for(lambda: [r for r in self.reasons(job) if r.startswith(prefix)], timeout=timeout,
                         what=f"job {job} to get \"{prefix}...\"")[0]
+
+
+class WatchTest(WatchBase):
+    CONFIG = watch_config("notify")
 
     def test_idle_job_is_warned_then_the_admins_are_told_and_a_busy_one_is_left_alone(self):
         idle = self.d.submit("--gpus", "1", "--", "sleep", "300", env=IDLE)
@@ -85,8 +89,28 @@ class WatchTest(DaemonTest):
         job = self.d.submit("--gpu-mem", "10G", "--", "sleep", "300",
                             env={"ROTA_SIM_GPU_UTIL": "50", "ROTA_SIM_GPU_MEM": "12G"})
         self.d.wait_state(job, "running")
-        note = self.wait_reason(job, "Over its memory")
+        note = self.wait_reason(job, "Over its memory:")
         self.assertIn("uses 12G of the 10G it declared", note)
+        self.assertIn("if it stays over for 2s, the admins are told", note)
+        told = self.wait_reason(job, "Over its memory for")
+        self.assertIn("the admins were told", told)
+        self.assertIn(f"admins: job {job} of", self.d.read_log())
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(job)["state"], "running")  # notify only
+        self.assertEqual(len([r for r in self.reasons(job) if r.startswith("Over its memory")]), 2)  # once each
+
+
+class OverMemoryStopTest(WatchBase):
+    CONFIG = watch_config("notify", over_memory_action="stop")
+
+    def test_a_share_that_stays_over_its_memory_is_stopped(self):
+        job = self.d.submit("--gpu-mem", "10G", "--signal", "USR1@1", "--", "sleep", "300",
+                            env={"ROTA_SIM_GPU_UTIL": "50", "ROTA_SIM_GPU_MEM": "12G"})
+        self.d.wait_state(job, "running")
+        self.assertIn("it is stopped", self.wait_reason(job, "Over its memory:"))
+        rec = self.d.wait_state(job, FINAL, timeout=30)
+        self.assertTrue(rec["end_reason"].startswith("Stopped: over its memory for 2s (uses 12G of the 10G"),
+                        rec["end_reason"])
 
     def test_guard_prints_the_profile_snippet(self):
         text = self.d.rota("guard").stdout
