@@ -171,6 +171,20 @@ void Daemon::Notify(notify::Event e) {
     return;
   }
   if (notifier_) notifier_->Wake();
+  // The audit trail of a warning or an action on a job says who was told, and where.
+  if (e.job != 0 && (IsWarning(e.name) || e.name.ends_with("_action"))) {
+    std::vector<std::string> owner, admins;
+    for (const store::OutboxRow& r : rows) (r.recipient.empty() ? admins : owner).push_back(r.channel);
+    auto join = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+      return out;
+    };
+    std::string told;
+    if (!owner.empty()) told = e.user + " (" + join(owner) + ")";
+    if (!admins.empty()) told += (told.empty() ? "" : " and ") + std::string("the admins (") + join(admins) + ")";
+    NoteJob(e.job, "Told " + told + " of " + e.name, now);
+  }
 }
 
 void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,

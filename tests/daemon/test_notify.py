@@ -369,6 +369,11 @@ action = "notify"
         action = wait_for(lambda: [r["body"] for r in self.admin.requests if r["body"]["event"] == "idle_action"],
                           timeout=20, what="the admins' idle action")[0]
         self.assertIn(f"Job {job}: idle action taken", action["subject"])
+        # The job's audit trail says who was told of each, and where.
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertIn(f"Told {USER} (mail, lab) of idle_warning", reasons)
+        self.assertTrue([r for r in reasons if r.startswith("Told ") and r.endswith("the admins (admin-hook) of idle_action")],
+                        reasons)
 
 
 @unittest.skipUnless(have_aiosmtpd(), "needs python3-aiosmtpd for /usr/bin/python3 (scripts/install-deps.sh)")
