@@ -214,6 +214,7 @@ void HttpFront::Routes() {
   s.Get("/auth/login", [this](const httplib::Request& req, httplib::Response& res) { Login(req, res); });
   s.Post("/auth/logout", [this](const httplib::Request& req, httplib::Response& res) { Logout(req, res); });
   s.Post("/auth/password", [this](const httplib::Request& req, httplib::Response& res) { Password(req, res); });
+  s.Get("/calendar.ics", [this](const httplib::Request& req, httplib::Response& res) { Calendar(req, res); });
   s.Get(R"(/api/([A-Za-z0-9_]+))",
         [this](const httplib::Request& req, httplib::Response& res) { Api(req, res, req.matches[1]); });
   s.Post(R"(/api/([A-Za-z0-9_]+))",
@@ -376,6 +377,44 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
   reply["user"] = user;
   reply["csrf"] = s.csrf;
   SendJson(res, 200, reply);
+}
+
+// The bookings as an iCalendar feed for the calendar apps people already use: one's own, or the
+// whole lab's with `lab=1`. Calendar apps cannot send headers, so an API token may come in the
+// query (`?token=`: make one for the purpose, `rota token create --name calendar`); a browser
+// session works too, and with [web] public_read the lab's feed needs no credential.
+void HttpFront::Calendar(const httplib::Request& req, httplib::Response& res) {
+  const bool lab = req.has_param("lab") && req.get_param_value("lab") != "0";
+  std::optional<web::Principal> who;
+  if (req.has_param("token")) {
+    who = auth_.FindToken(req.get_param_value("token"), Now());
+    if (!who) {
+      SendError(res, 401, "unauthenticated", "the token is unknown, revoked or expired (see `rota token list`)");
+      return;
+    }
+  } else {
+    Auth auth = Authenticate(req);
+    if (!auth.bad.empty()) {
+      SendError(res, 401, "unauthenticated", auth.bad);
+      return;
+    }
+    who = auth.who;
+  }
+  if (!who && !(options_.web.public_read && lab)) {
+    SendError(res, 401, "unauthenticated",
+              "add ?token=... to the address (make one with `rota token create --name calendar`)");
+    return;
+  }
+  auto call = std::make_shared<HttpCall>();
+  call->who = who;
+  call->request = {{"v", api::kVersion}, {"op", "bookings_export"}, {"format", "ics"}, {"all", lab}};
+  json reply = bridge_.Call(call, kLoopDeadline);
+  if (!reply.value("ok", false)) {
+    SendJson(res, web::HttpStatusOfReply(reply), reply);
+    return;
+  }
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(reply.value("text", ""), "text/calendar; charset=utf-8");
 }
 
 void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {

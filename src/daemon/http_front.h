@@ -64,6 +64,7 @@ class HttpFront {
   void Logout(const httplib::Request& req, httplib::Response& res);
   void Password(const httplib::Request& req, httplib::Response& res);
   void Metrics(const httplib::Request& req, httplib::Response& res);
+  void Calendar(const httplib::Request& req, httplib::Response& res);
   void Static(const httplib::Request& req, httplib::Response& res, const std::string& path);
   Auth Authenticate(const httplib::Request& req) const;
   void SetSessionCookies(httplib::Response& res, const web::NewSession& s) const;

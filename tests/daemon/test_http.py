@@ -232,6 +232,49 @@ class StaticTest(HttpTest):
             self.assertNotIn(b"root:", r.body)
 
 
+def ics_events(text):
+    """The VEVENTs of an iCalendar text (lines unfolded) as dicts of their properties."""
+    lines = text.replace("\r\n ", "").split("\r\n")
+    events, current = [], None
+    for line in lines:
+        if line == "BEGIN:VEVENT":
+            current = {}
+        elif line == "END:VEVENT":
+            events.append(current)
+            current = None
+        elif current is not None and ":" in line:
+            key, value = line.split(":", 1)
+            current[key.split(";")[0]] = value
+    return events
+
+
+class CalendarTest(HttpTest):
+    """The bookings as an iCalendar feed a calendar app subscribes to, with a token in the URL."""
+
+    def test_feed_of_ones_own_bookings_and_the_labs(self):
+        self.d.rota("book", "--gpus", "1", "--from", "tomorrow 14:00", "--for", "2h", "--note", "微调 bert")
+        token = json.loads(self.d.rota("token", "create", "--name", "calendar", "--json").stdout)["token"]
+        r = self.http.get("/calendar.ics?token=" + token, cookies=False)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertTrue(r.header("Content-Type").startswith("text/calendar"), r.header("Content-Type"))
+        text = r.text()
+        self.assertTrue(text.startswith("BEGIN:VCALENDAR\r\n"), text[:40])
+        events = ics_events(text)
+        self.assertEqual(len(events), 1, text)
+        booking = json.loads(self.d.rota("bookings", "--json").stdout)["bookings"][0]
+        self.assertEqual(events[0]["DTSTART"], time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(booking["start"])))
+        self.assertEqual(events[0]["DTEND"], time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(booking["end"])))
+        self.assertIn("微调 bert", text)
+        self.assertEqual(len(ics_events(self.http.get("/calendar.ics?lab=1&token=" + token, cookies=False).text())), 1)
+        # No credential, a wrong one, a revoked one: refused, and nothing of the calendar shown.
+        r = self.http.get("/calendar.ics", cookies=False)
+        self.assertEqual(r.status, 401)
+        self.assertIn("rota token create", r.json()["error"]["message"])
+        self.assertEqual(self.http.get("/calendar.ics?token=nope", cookies=False).status, 401)
+        self.d.rota("token", "revoke", str(json.loads(self.d.rota("token", "list", "--json").stdout)[0]["id"]))
+        self.assertEqual(self.http.get("/calendar.ics?token=" + token, cookies=False).status, 401)
+
+
 class PublicReadTest(HttpTest):
     EXTRA = "public_read = true\n"
 
@@ -244,6 +287,10 @@ class PublicReadTest(HttpTest):
             self.assertEqual(self.http.get(f"/api/{op}?job_id=1").status, 401, op)
         r = self.http.post("/api/cancel", {"job_ids": [1]})
         self.assertEqual(r.status, 401)
+        # The wall display may subscribe to the lab's calendar; one's own needs a credential.
+        r = self.http.get("/calendar.ics?lab=1")
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(self.http.get("/calendar.ics").status, 401)
 
 
 class RateLimitTest(HttpTest):
