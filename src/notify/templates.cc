@@ -12,7 +12,7 @@ namespace rota::notify {
 
 namespace {
 
-constexpr std::array<std::string_view, 24> kEvents = {"job_started",
+constexpr std::array<std::string_view, 25> kEvents = {"job_started",
                                                       "job_ended",
                                                       "job_failed",
                                                       "job_preempted",
@@ -23,6 +23,7 @@ constexpr std::array<std::string_view, 24> kEvents = {"job_started",
                                                       "booking_ending_soon",
                                                       "booking_no_show",
                                                       "booking_overrun",
+                                                      "booking_strikes",
                                                       "idle_warning",
                                                       "idle_action",
                                                       "stuck_warning",
@@ -218,6 +219,16 @@ Text BookingText(const Event& e, bool zh) {
                      "Your " + b + when + " was not used after it started and was released to others." +
                          Why(e, zh) + "\nSee: rota bookings"};
   }
+  if (n == "booking_strikes") {
+    // user: whose; minutes: how many no-shows and overruns; when: the window ("30d").
+    const std::string count = std::to_string(e.minutes);
+    return zh ? Text{e.user + " 的预约多次未使用或超时",
+                     e.user + " 在最近 " + e.when + " 内有 " + count + " 次预约未使用或超时。" +
+                         "\n查看：rota bookings --all；rota events --all"}
+              : Text{e.user + ": " + count + " no-shows and overruns",
+                     e.user + " has " + count + " bookings that were no-shows or overran in the last " + e.when +
+                         ".\nSee: rota bookings --all; rota events --all"};
+  }
   if (n == "booking_overrun") {
     return zh ? Text{b + " 已超时",
                      b + when + " 已结束，但仍在占用 GPU。" + Why(e, zh) +
@@ -304,6 +315,7 @@ bool IsEventName(std::string_view name) {
 bool IsAdminEvent(std::string_view name) {
   return name == "gpu_drained" || name == "outside_process" || name == "idle_action" ||
          name == "stuck_action" || name == "over_memory_action" || name == "booking_overrun" ||
+         name == "booking_strikes" ||
          name == "channel_failing";
 }
 

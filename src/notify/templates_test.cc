@@ -67,6 +67,17 @@ TEST(Templates, OverMemoryActionSaysWhatWasDone) {
   EXPECT_TRUE(IsAdminEvent("over_memory_action"));
 }
 
+TEST(Templates, BookingStrikesNameTheUserAndTheWindow) {
+  Event e;
+  e.name = "booking_strikes";
+  e.user = "bob";
+  e.minutes = 3;
+  e.when = "30d";
+  EXPECT_EQ(Render(e, "en").subject, "[Rota] bob: 3 no-shows and overruns");
+  EXPECT_TRUE(Has(Render(e, "zh").text, "最近 30d 内有 3 次")) << Render(e, "zh").text;
+  EXPECT_TRUE(IsAdminEvent("booking_strikes"));
+}
+
 TEST(Templates, IdleSaysHowToKeep) {
   Event e = Job("idle_warning");
   e.minutes = 15;

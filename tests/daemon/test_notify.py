@@ -407,6 +407,7 @@ same_day_needs_admin = false
 no_show_grace = "3s"
 reminder = "2s"
 max_length = "1h"
+penalty_alert = 1
 """
 
     def test_starting_and_no_show(self):
@@ -420,6 +421,11 @@ max_length = "1h"
         self.assertIn("rota submit", texts[0])
         self.assertIn("未到场", texts[1])
         self.assertIn('<at user_id="ou_student">', texts[1])
+        # One no-show reaches penalty_alert = 1: the admins hear of the user's strikes, once.
+        strikes = wait_for(lambda: [r["body"] for r in self.admin.requests if r["body"]["event"] == "booking_strikes"],
+                           what="the admins' strikes message")
+        self.assertEqual(len(strikes), 1)
+        self.assertIn(f"{USER} has 1 bookings that were no-shows or overran in the last 30d", strikes[0]["text"])
 
 
 class OutsideProcessTest(unittest.TestCase):
