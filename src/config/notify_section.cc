@@ -1,9 +1,10 @@
 // [notify] and [notify.channels.NAME]: the lab's notification channels and who hears what
 // (docs/notify.md). Tested by config_test.cc.
 //
-// Design: every channel is built once here with notify::MakeChannel (which checks its URL,
-// addresses and secrets without touching the network), so a channel that cannot work is a
-// configuration error with its line, not a failure at the first message. Secrets may live in
+// Design: every channel is checked here with notify::CheckChannelSpec (its URL, addresses and
+// secrets, the same checks MakeChannel makes before it builds one, without libcurl and without
+// the network), so a channel that cannot work is a configuration error with its line, not a
+// failure at the first message. Secrets may live in
 // files readable by root only (url_file, secret_file, password_file), read here.
 #include <fstream>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "config/sections.h"
+#include "notify/channel_check.h"
 #include "notify/templates.h"
 
 namespace rota::config::internal {
@@ -93,8 +95,8 @@ void ReadChannel(const std::string& name, const toml::table& t, Errors* errors, 
     s.FailAt(t.source(), "has no type (use email, feishu, dingtalk, wecom, slack, webhook or tty)");
     return;
   }
-  if (auto made = notify::MakeChannel(spec); !made.ok()) {
-    s.FailAt(t.source(), made.status().message().substr(made.status().message().find("] ") + 2));
+  if (Status checked = notify::CheckChannelSpec(spec); !checked.ok()) {
+    s.FailAt(t.source(), checked.message().substr(checked.message().find("] ") + 2));
     return;
   }
   n.per_minute[name] = per_minute;

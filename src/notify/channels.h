@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "notify/channel.h"
+#include "notify/channel_check.h"  // CheckChannelSpec, DefaultMessagesPerMinute, MentionKey
 #include "notify/email.h"
 #include "notify/tty.h"
 #include "notify/webhooks.h"
@@ -26,15 +27,5 @@ struct ChannelSpec {
 
 // The channel `spec` describes, or InvalidArgument "[notify.channels.NAME] ..." saying what to fix.
 StatusOr<std::unique_ptr<Channel>> MakeChannel(const ChannelSpec& spec);
-
-// The messages a minute a channel of `type` may send before the platform starts refusing them
-// (DingTalk and WeCom robots: 20; Feishu custom bots: 100; Slack incoming webhooks: about one a
-// second); 0 = no platform limit (email, terminals). The outbox paces each channel below it.
-int DefaultMessagesPerMinute(std::string_view type);
-
-// Which id of a user a channel of `type` takes in Message::mentions: "email", "feishu",
-// "dingtalk", "wecom", "slack" (the [users.NAME] key holding it), "user" (the user name itself,
-// for terminals), or "" for the generic webhook (which gets the user names).
-std::string_view MentionKey(std::string_view type);
 
 }  // namespace rota::notify

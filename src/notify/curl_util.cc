@@ -25,18 +25,6 @@ std::string Ms(std::chrono::milliseconds t) { return std::to_string(t.count()) +
 
 }  // namespace
 
-std::string RedactUrl(std::string_view url) {
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return "(a URL without scheme://)";
-  size_t host_start = scheme_end + 3;
-  size_t host_end = url.find_first_of("/?#", host_start);
-  std::string_view host =
-      url.substr(host_start, host_end == std::string_view::npos ? host_end : host_end - host_start);
-  if (size_t at = host.rfind('@'); at != std::string_view::npos) host.remove_prefix(at + 1);
-  std::string out = std::string(url.substr(0, host_start)) + std::string(host);
-  if (host_end != std::string_view::npos && host_end + 1 < url.size()) out += "/...";
-  return out;
-}
 
 Easy::Easy() {
   static std::once_flag once;

@@ -12,12 +12,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "notify/channel_check.h"  // internal::RedactUrl
 
 namespace rota::notify::internal {
-
-// The URL without what may be a secret: "scheme://host[:port]/..." (no user info, path or query;
-// webhook URLs carry their token in the path or the query).
-std::string RedactUrl(std::string_view url);
 
 // An easy handle with an error buffer, closed on destruction. curl_global_init runs once per
 // process before the first handle. handle() is null when libcurl could not make one.

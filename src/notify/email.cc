@@ -10,29 +10,17 @@
 #include <cstring>
 
 #include "notify/codec.h"
+#include "notify/channel_check.h"
 #include "notify/curl_util.h"
 
 namespace rota::notify {
 
+using internal::IsLoopback;
+using internal::StartsWith;
+using internal::UrlHost;
+
 namespace {
 
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string UrlHost(const std::string& url) {
-  size_t start = url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  size_t end = url.find_first_of("/?#", start);
-  std::string host = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (size_t at = host.rfind('@'); at != std::string::npos) host = host.substr(at + 1);
-  if (!host.empty() && host[0] == '[') return host.substr(0, host.find(']') + 1);
-  return host.substr(0, host.find(':'));
-}
-
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || StartsWith(host, "127.") || host == "[::1]";
-}
 
 struct Upload {
   const std::string* data;
@@ -141,34 +129,10 @@ class EmailChannel final : public Channel {
 }  // namespace
 
 StatusOr<std::unique_ptr<Channel>> MakeEmailChannel(EmailOptions options) {
-  bool smtps = StartsWith(options.url, "smtps://");
-  if (!smtps && !StartsWith(options.url, "smtp://")) {
-    return InvalidArgument("email url \"" + internal::RedactUrl(options.url) +
-                           "\" must start with smtp:// (plain or STARTTLS) or smtps:// (implicit TLS)");
-  }
-  if (UrlHost(options.url).empty()) return InvalidArgument("email url \"" + options.url + "\" has no host");
-  if (smtps && options.starttls) {
-    return InvalidArgument("email starttls is for smtp:// URLs; " + options.url +
-                           " is already TLS (drop starttls)");
-  }
-  auto from = ParseMailAddress(options.from);
-  if (!from)
-    return InvalidArgument("email from \"" + options.from +
-                           "\" is not an address (use \"Rota <rota@lab.example.edu>\")");
+  if (Status s = CheckEmailOptions(options); !s.ok()) return s;
+  std::optional<MailAddress> from = ParseMailAddress(options.from);
   std::vector<MailAddress> to;
-  for (const std::string& t : options.to) {
-    auto a = ParseMailAddress(t);
-    if (!a) return InvalidArgument("email to \"" + t + "\" is not an address");
-    to.push_back(*a);
-  }
-  if (options.username.empty() && !options.password.empty()) {
-    return InvalidArgument("email password is set but username is not");
-  }
-  if (!options.username.empty() && !smtps && !options.starttls && !IsLoopback(UrlHost(options.url))) {
-    return InvalidArgument("email would send the password in clear text to " + UrlHost(options.url) +
-                           " (use smtps:// or starttls = true)");
-  }
-  if (options.timeout.count() <= 0) return InvalidArgument("email timeout must be positive");
+  for (const std::string& t : options.to) to.push_back(*ParseMailAddress(t));
   if (!options.clock) options.clock = RealWallClockMs;
   return std::unique_ptr<Channel>(new EmailChannel(std::move(options), std::move(*from), std::move(to)));
 }

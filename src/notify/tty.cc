@@ -21,6 +21,8 @@
 #include <optional>
 #include <set>
 
+#include "notify/channel_check.h"
+
 namespace rota::notify {
 
 namespace {
@@ -248,7 +250,7 @@ Status WriteToTty(const std::string& path, uid_t uid, const std::string& text,
 }
 
 StatusOr<std::unique_ptr<Channel>> MakeTtyChannel(TtyOptions options) {
-  if (options.timeout.count() <= 0) return InvalidArgument("terminal timeout must be positive");
+  if (Status s = CheckTtyOptions(options); !s.ok()) return s;
   return std::unique_ptr<Channel>(new TtyChannel(std::move(options)));
 }
 

@@ -4,6 +4,7 @@
 // ReadWebhookAnswer); it keeps no state between sends, so it is safe to call from any thread.
 #include <utility>
 
+#include "notify/channel_check.h"
 #include "notify/curl_util.h"
 #include "notify/webhooks.h"
 
@@ -36,41 +37,9 @@ class WebhookChannel final : public Channel {
 
 }  // namespace
 
-std::optional<WebhookKind> ParseWebhookKind(std::string_view name) {
-  if (name == "feishu" || name == "lark") return WebhookKind::kFeishu;
-  if (name == "dingtalk") return WebhookKind::kDingTalk;
-  if (name == "wecom") return WebhookKind::kWeCom;
-  if (name == "slack") return WebhookKind::kSlack;
-  if (name == "webhook") return WebhookKind::kJson;
-  return std::nullopt;
-}
-
-const char* WebhookKindName(WebhookKind kind) {
-  switch (kind) {
-    case WebhookKind::kFeishu:
-      return "feishu";
-    case WebhookKind::kDingTalk:
-      return "dingtalk";
-    case WebhookKind::kWeCom:
-      return "wecom";
-    case WebhookKind::kSlack:
-      return "slack";
-    case WebhookKind::kJson:
-      return "webhook";
-  }
-  return "webhook";
-}
 
 StatusOr<std::unique_ptr<Channel>> MakeWebhookChannel(WebhookKind kind, WebhookOptions options) {
-  std::string name = WebhookKindName(kind);
-  if (options.url.rfind("https://", 0) != 0 && options.url.rfind("http://", 0) != 0) {
-    return InvalidArgument(name + " url \"" + internal::RedactUrl(options.url) +
-                           "\" must start with https://");
-  }
-  if (!options.secret.empty() && (kind == WebhookKind::kWeCom || kind == WebhookKind::kSlack)) {
-    return InvalidArgument(name + " webhooks are not signed: drop the secret (the URL is the credential)");
-  }
-  if (options.timeout.count() <= 0) return InvalidArgument(name + " timeout must be positive");
+  if (Status s = CheckWebhookOptions(kind, options); !s.ok()) return s;
   if (!options.clock) options.clock = RealWallClockMs;
   return std::unique_ptr<Channel>(new WebhookChannel(kind, std::move(options)));
 }
