@@ -246,6 +246,8 @@ class Daemon : public Server::Handler {
   // The processes on a card (and its MIG slices) that no Rota job placed on it accounts for, with
   // their owners: outside Rota, or a job's process on a card its job was not given.
   std::vector<std::pair<device::ProcessInfo, ProcessOwner>> Uncovered(const device::GpuInfo& info) const;
+  // "pid 42 (bob, job 7)": a GPU process in messages (no user: just the pid; job 0: no job).
+  static std::string ProcessLabel(int pid, const std::string& user, JobId job);
   // Uncovered processes on card `index` for a message: "pid 42 (bob)".
   std::vector<std::string> Leftovers(size_t index) const;
   const device::GpuInfo* SampledCard(const std::string& uuid) const;

@@ -304,13 +304,18 @@ std::vector<std::pair<device::ProcessInfo, Daemon::ProcessOwner>> Daemon::Uncove
   return out;
 }
 
+std::string Daemon::ProcessLabel(int pid, const std::string& user, JobId job) {
+  std::string label = "pid " + std::to_string(pid);
+  if (!user.empty()) label += " (" + user + (job != 0 ? ", job " + std::to_string(job) : "") + ")";
+  return label;
+}
+
 std::vector<std::string> Daemon::Leftovers(size_t index) const {
   std::vector<std::string> out;
   const device::GpuInfo* info = SampledCard(cards_.gpus[index].uuid);
   if (info == nullptr) return out;
   for (const auto& [p, owner] : Uncovered(*info)) {
-    std::string what = "pid " + std::to_string(p.pid);
-    if (!owner.user.empty()) what += " (" + owner.user + (owner.job ? ", job " + std::to_string(owner.job) : "") + ")";
+    const std::string what = ProcessLabel(p.pid, owner.user, owner.job);
     if (std::find(out.begin(), out.end(), what) == out.end()) out.push_back(what);
   }
   return out;

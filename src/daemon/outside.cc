@@ -21,15 +21,6 @@
 
 namespace rota::daemon {
 
-namespace {
-
-std::string Who(const Daemon::OutsideProcess& p) {
-  std::string who = "pid " + std::to_string(p.pid);
-  if (!p.user.empty()) who += " (" + p.user + (p.job != 0 ? ", job " + std::to_string(p.job) : "") + ")";
-  return who;
-}
-
-}  // namespace
 
 std::string Daemon::CardClaims(const std::string& uuid, Time now) const {
   std::string out;
@@ -68,7 +59,7 @@ void Daemon::WatchOutside(Time now) {
         p.gpu_index = info.index;
         p.first_seen = now;
         const std::string claims = CardClaims(info.uuid, now);
-        std::string what = Who(p) + " uses GPU " + std::to_string(info.index) +
+        std::string what = ProcessLabel(p.pid, p.user, p.job) + " uses GPU " + std::to_string(info.index) +
                            (proc.used_memory >= 0 ? " (" + FormatMemory(proc.used_memory) + ")" : "") +
                            (p.job != 0 ? ", which its job was not given" : " outside Rota") +
                            (claims.empty() ? "" : "; the card is " + claims + "'s") +
@@ -97,7 +88,7 @@ void Daemon::WatchOutside(Time now) {
             spdlog::error("cannot stop outside process {}: {}", p.pid, std::strerror(errno));
           } else if (sig == SIGTERM) {
             RecordGpuEvent(p.uuid, p.gpu_index, "outside_stopped",
-                           Who(p) + " stopped (SIGTERM) after " + FormatDuration(now - p.first_seen) + " outside Rota",
+                           ProcessLabel(p.pid, p.user, p.job) + " stopped (SIGTERM) after " + FormatDuration(now - p.first_seen) + " outside Rota",
                            now);
           }
           if (sig == SIGTERM) p.term_sent = now;
