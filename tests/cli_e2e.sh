@@ -78,5 +78,20 @@ grep -q 'bad.toml:7:10: .*memory "80 GB" is not a size' "$tmp/err"; check "broke
 "$ROTA" config check "$tmp/missing.toml" 2>/dev/null; rc=$?
 [ $rc -eq 1 ]; check "missing config: exit 1" $?
 
+# Every command the help lists answers its own --help (the command line registers only the
+# command it is given, from a table in main.cc that must name them all).
+cmds=$("$ROTA" --help | awk '/^Subcommands:/ {on = 1; next} on && NF {print $1}')
+[ "$(printf '%s\n' "$cmds" | wc -l)" -ge 25 ]; check "the help lists the commands" $?
+for c in $cmds; do
+  "$ROTA" "$c" --help > "$tmp/help" 2>&1; rc=$?
+  [ $rc -eq 0 ] && grep -q "Usage: .*rota $c " "$tmp/help"; check "rota $c --help" $?
+done
+"$ROTA" --socket /nonexistent extend --help | grep -q 'Usage: .*rota extend '; check "--socket PATH before the command" $?
+"$ROTA" --socket=/nonexistent approve --help | grep -q 'Usage: .*rota approve '; check "--socket=PATH before the command" $?
+"$ROTA" sumbit -- true 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'unknown command "sumbit"' "$tmp/err"; check "a misspelt command: exit 2 naming it" $?
+"$ROTA" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ]; check "no command: exit 2" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,50 +1,131 @@
 // The `rota` command line. Exit codes: 0 success; 1 the operation failed (the message says why);
 // 2 the command line or the request was wrong (unknown flag, bad value); 3 rotad unreachable.
+//
+// `rota` starts once per submission, so its start-up is on the path of every scripted submit.
+// Registering all commands builds a few hundred CLI11 options (about half a millisecond); when
+// the command word is known, only that command's group is registered; without one (no command,
+// --help, --version) all are, so the help lists every command. An unknown word is refused here.
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/text.h"
 
+namespace {
+
+using rota::cli::ClientOptions;
+
+struct CommandGroup {
+  std::initializer_list<std::string_view> names;  // the subcommands the adder registers
+  std::function<void(CLI::App&, ClientOptions*, int*)> add;
+};
+
+const std::initializer_list<CommandGroup>& Groups() {
+  using namespace rota::cli;
+  static const std::initializer_list<CommandGroup> groups = {
+      {{"submit"}, AddSubmitCommand},
+      {{"run", "shell"}, AddRunCommands},
+      {{"queue"}, AddQueueCommand},
+      {{"show"}, AddShowCommand},
+      {{"cancel"}, AddCancelCommand},
+      {{"logs"}, AddLogsCommand},
+      {{"history"}, AddHistoryCommand},
+      {{"status", "reload"}, AddStatusCommands},
+      {{"gpus"}, AddGpusCommand},
+      {{"keep", "guard"}, AddKeepCommands},
+      {{"events"}, AddEventsCommand},
+      {{"usage"}, AddUsageCommand},
+      {{"inventory"}, AddInventoryCommand},
+      {{"drain", "resume"}, AddDrainCommands},
+      {{"notify"}, AddNotifyCommand},
+      {{"book", "unbook", "release", "extend", "approve", "reject"}, AddBookCommands},
+      {{"bookings"}, AddBookingsCommand},
+      {{"web"}, AddWebCommand},
+      {{"token"}, AddTokenCommands},
+      {{"simulate"}, [](CLI::App& app, ClientOptions*, int* code) { AddSimulateCommand(app, code); }},
+      {{"config"}, [](CLI::App& app, ClientOptions*, int* code) { AddConfigCommand(app, code); }},
+  };
+  return groups;
+}
+
+// The command word: the first argument that is not a top-level option (only --socket takes a
+// value). Empty when there is none or an option comes first that only the full app knows.
+std::string_view CommandWord(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--socket") {
+      ++i;
+      continue;
+    }
+    if (arg.rfind("--socket=", 0) == 0) continue;
+    if (arg.empty() || arg[0] == '-') return {};
+    return arg;
+  }
+  return {};
+}
+
+const CommandGroup* GroupOf(std::string_view word) {
+  if (word.empty()) return nullptr;
+  for (const CommandGroup& g : Groups()) {
+    for (std::string_view name : g.names) {
+      if (name == word) return &g;
+    }
+  }
+  return nullptr;
+}
+
+bool Has(CLI::App& app, std::string_view name) {
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() == name) return true;
+  }
+  return false;
+}
+
+// The app with one group of commands, or all of them when `only` is null.
+std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* client, int* exit_code) {
+  auto app = std::make_unique<CLI::App>("rota: GPU time-sharing for lab servers");
+  app->require_subcommand(1);
+  app->set_version_flag("--version", "rota 0.1.0");
+  app->add_option("--socket", client->socket, "rotad's socket (default: $ROTA_SOCKET, the user-mode socket, "
+                                               "/run/rota/rota.sock)");
+  if (only) {
+    only->add(*app, client, exit_code);
+  } else {
+    for (const CommandGroup& g : Groups()) g.add(*app, client, exit_code);
+  }
+  return app;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   rota::cli::UseUtf8Locale();
-  CLI::App app{"rota: GPU time-sharing for lab servers"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "rota 0.1.0");
   int exit_code = 0;
-  rota::cli::ClientOptions client;
-  app.add_option("--socket", client.socket, "rotad's socket (default: $ROTA_SOCKET, the user-mode socket, "
-                                            "/run/rota/rota.sock)");
-  rota::cli::AddSubmitCommand(app, &client, &exit_code);
-  rota::cli::AddRunCommands(app, &client, &exit_code);
-  rota::cli::AddQueueCommand(app, &client, &exit_code);
-  rota::cli::AddShowCommand(app, &client, &exit_code);
-  rota::cli::AddCancelCommand(app, &client, &exit_code);
-  rota::cli::AddLogsCommand(app, &client, &exit_code);
-  rota::cli::AddHistoryCommand(app, &client, &exit_code);
-  rota::cli::AddStatusCommands(app, &client, &exit_code);
-  rota::cli::AddGpusCommand(app, &client, &exit_code);
-  rota::cli::AddKeepCommands(app, &client, &exit_code);
-  rota::cli::AddEventsCommand(app, &client, &exit_code);
-  rota::cli::AddUsageCommand(app, &client, &exit_code);
-  rota::cli::AddInventoryCommand(app, &client, &exit_code);
-  rota::cli::AddDrainCommands(app, &client, &exit_code);
-  rota::cli::AddNotifyCommand(app, &client, &exit_code);
-  rota::cli::AddBookCommands(app, &client, &exit_code);
-  rota::cli::AddBookingsCommand(app, &client, &exit_code);
-  rota::cli::AddWebCommand(app, &client, &exit_code);
-  rota::cli::AddTokenCommands(app, &client, &exit_code);
-  rota::cli::AddSimulateCommand(app, &exit_code);
-  rota::cli::AddConfigCommand(app, &exit_code);
+  ClientOptions client;
+  const std::string_view word = CommandWord(argc, argv);
+  const CommandGroup* only = GroupOf(word);
+  if (!word.empty() && !only) {
+    std::fprintf(stderr, "rota: unknown command \"%.*s\" (see rota --help)\n", static_cast<int>(word.size()),
+                 word.data());
+    return 2;
+  }
+  std::unique_ptr<CLI::App> app = MakeApp(only, &client, &exit_code);
+  // A group whose names are out of date would leave the word unregistered: register them all.
+  if (only && !Has(*app, word)) app = MakeApp(nullptr, &client, &exit_code);
   try {
-    app.parse(argc, argv);
+    app->parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "rota: %s (see rota --help)\n", e.what());
     return 2;
