@@ -15,7 +15,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cli/text.h"
 
 namespace {
 
@@ -105,7 +104,6 @@ std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* clien
 }  // namespace
 
 int main(int argc, char** argv) {
-  rota::cli::UseUtf8Locale();
   int exit_code = 0;
   ClientOptions client;
   const std::string_view word = CommandWord(argc, argv);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 
+#include "api/protocol.h"
 #include "cli/daemon_client.h"
 
 extern char** environ;
@@ -61,7 +62,9 @@ int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
   client::JobContext context{args.command, *cwd, client::EnvironmentMap(environ), false};
   auto job = client::BuildJob(flags, context);
   if (!job.ok()) return Fail(job.status());
-  auto reply = CallDaemon(options, {{"op", "submit"}, {"job", *job}});
+  nlohmann::json request = {{"v", api::kVersion}, {"op", "submit"}};
+  request["job"] = std::move(*job);
+  auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());
   long long id = reply->value("job_id", 0LL);
   if (args.parsable)

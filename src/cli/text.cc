@@ -16,6 +16,10 @@ namespace {
 
 // Decodes one UTF-8 character at `s`; returns its byte length (1 for an invalid byte) and width.
 size_t NextChar(std::string_view s, int* width) {
+  // Set on first use, not at start: most `rota submit` runs never measure a width, and loading
+  // the locale is a dozen system calls on the path of every submission.
+  static const bool locale_set = (UseUtf8Locale(), true);
+  (void)locale_set;
   std::mbstate_t st{};
   wchar_t wc = 0;
   size_t n = std::mbrtowc(&wc, s.data(), s.size(), &st);

@@ -8,7 +8,8 @@
 
 namespace rota::cli {
 
-// Sets a UTF-8 character type for the process (keeps the user's locale when it is UTF-8).
+// Sets a UTF-8 character type for the process (keeps the user's locale when it is UTF-8). The
+// width functions below call it the first time they are used.
 void UseUtf8Locale();
 // Columns `text` takes on a terminal; invalid bytes count one column each.
 int DisplayWidth(std::string_view text);

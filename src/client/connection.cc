@@ -73,11 +73,17 @@ StatusOr<Connection> Connection::Open(const std::string& path) {
 
 Status Connection::Send(const nlohmann::json& request) {
   if (fd_ < 0) return Closed();
-  nlohmann::json message = request;
-  if (message.is_object() && !message.contains("v")) message["v"] = api::kVersion;
+  // A copy only to add the version: a submission carries the whole environment.
+  const bool add_version = request.is_object() && !request.contains("v");
   std::string line;
   try {
-    line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (add_version) {
+      nlohmann::json message = request;
+      message["v"] = api::kVersion;
+      line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    } else {
+      line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
   } catch (const nlohmann::json::exception& e) {
     return Internal(std::string("cannot encode the request: ") + e.what());
   }
