@@ -34,6 +34,10 @@ int RunStatus(const ClientOptions& options, bool json) {
               hello->value("admin", false) ? ", admin" : "");
   nlohmann::json jobs = s.value("jobs", nlohmann::json::object());
   std::printf("Jobs: %lld running, %lld pending\n", jobs.value("running", 0LL), jobs.value("pending", 0LL));
+  if (nlohmann::json sched = s.value("scheduler", nlohmann::json::object()); sched.value("passes", 0LL) > 0) {
+    std::printf("Scheduler: %lld passes, last %.2f ms, mean %.2f ms, max %.2f ms\n", sched.value("passes", 0LL),
+                sched.value("last_ms", 0.0), sched.value("mean_ms", 0.0), sched.value("max_ms", 0.0));
+  }
   Table table({"GPU", "MODEL", "MEMORY", "MIG", "DRAINED", "UUID"});
   for (const nlohmann::json& g : s.value("gpus", nlohmann::json::array())) {
     nlohmann::json mig = g.value("mig", nlohmann::json::array());

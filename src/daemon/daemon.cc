@@ -73,6 +73,7 @@ Daemon::~Daemon() {
   if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
+  if (submit_timer_fd_ >= 0) ::close(submit_timer_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -154,12 +155,28 @@ Status Daemon::Open() {
       !s.ok()) {
     return s;
   }
+  submit_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (submit_timer_fd_ < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
+  if (Status s = loop_->Add(submit_timer_fd_, EPOLLIN,
+                            [this](std::uint32_t) {
+                              std::uint64_t expirations;
+                              while (::read(submit_timer_fd_, &expirations, sizeof expirations) > 0) {
+                              }
+                              submit_timer_armed_ = false;
+                              if (submissions_waiting_) dirty_ = true;
+                            });
+      !s.ok()) {
+    return s;
+  }
   loop_->SetIdleHook([this] {
     ProcessInbox();
-    // A pass that started or signalled jobs asks for another; a few rounds always settle (each
-    // round starts only jobs that were pending), the limit guards against a bug looping.
-    for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
-    UpdateSimulatedLoads();
+    if (submissions_waiting_ && !dirty_ && !submit_timer_armed_) {
+      itimerspec spec{};
+      spec.it_value.tv_nsec = kSubmitBatchWindowNs;
+      timerfd_settime(submit_timer_fd_, 0, &spec, nullptr);
+      submit_timer_armed_ = true;
+    }
+    RunPasses();
   });
 
   if (Status s = Recover(); !s.ok()) return s;
@@ -280,6 +297,7 @@ Status Daemon::ReloadConfig() {
                               fresh->nvml_timeout != config_.nvml_timeout;
   config_ = std::move(*fresh);
   user_names_.clear();  // accounts may have changed too
+  callers_.Clear();
   known_processes_.clear();
   if (source_changed) {
     StopSampler();
@@ -297,7 +315,7 @@ int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,
                options_.user_mode ? "user" : "system", options_.state_dir);
-  for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
+  RunPasses();
   loop_->Run();
   // Running jobs keep running; what was measured of them so far is kept.
   for (auto& [id, a] : jobs_) SaveMeasures(a);

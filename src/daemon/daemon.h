@@ -141,6 +141,11 @@ class Daemon : public Server::Handler {
 
   // Scheduling (scheduling.cc).
   void SchedulePass();
+  // The passes due now (dirty_), then the simulated loads.
+  void RunPasses();
+  // Before answering anything but a submission: the pass that new submissions are waiting for
+  // (their place and reason in the queue, or their start, are part of the answer).
+  void CatchUpOnSubmissions();
   ClusterState BuildState() const;
   void ApplyStart(const rota::Start& start, Time now);
   void ApplySignal(const Signal& signal, Time now);
@@ -304,6 +309,9 @@ class Daemon : public Server::Handler {
   };
   std::unordered_map<int, KnownProcess> known_processes_;
   std::unordered_map<std::int64_t, std::string> user_names_;
+  // Socket callers' names and admin flags, for a few seconds (identity.h); cleared on reload.
+  CallerCache callers_{std::chrono::seconds(5),
+                       [this](uid_t uid, gid_t gid) { return Identify(uid, gid, 0, config_.admin_group); }};
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   std::map<std::pair<int, unsigned long long>, OutsideProcess> outside_;
@@ -340,6 +348,10 @@ class Daemon : public Server::Handler {
   ConnId next_http_conn_ = kHttpConnBase;
   // Counters for /metrics since this rotad started.
   web::Histogram wait_seconds_{{60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 259200}};
+  // How long each scheduling pass took (wall time; `rota status` and /metrics), like sdiag's cycles.
+  web::Histogram pass_seconds_{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1}};
+  double pass_last_seconds_ = 0;
+  double pass_max_seconds_ = 0;
   std::uint64_t jobs_started_total_ = 0;
   std::map<std::string, std::uint64_t> jobs_ended_total_;     // by end reason
   double idle_gpu_seconds_ = 0;
@@ -361,8 +373,15 @@ class Daemon : public Server::Handler {
   std::map<std::string, std::pair<Time, int>> quota_told_;
   std::string host_;  // this server's name, for the messages
   bool dirty_ = true;    // a pass is due at the end of this batch of events
+  // New submissions wait for a pass at most kSubmitBatchWindow (design.md, "Scheduling passes"):
+  // a script submitting one job every 2 ms gets one pass per few jobs, not one per job. Any
+  // other reason for a pass (a job's end, a cancel, a deadline) takes them along at once.
+  static constexpr long kSubmitBatchWindowNs = 5'000'000;
+  bool submissions_waiting_ = false;
+  bool submit_timer_armed_ = false;
   int signal_fd_ = -1;
   int timer_fd_ = -1;
+  int submit_timer_fd_ = -1;  // CLOCK_MONOTONIC, kSubmitBatchWindowNs after a submission
   int lock_fd_ = -1;
   Time started_ = 0;
   int exit_code_ = 0;

@@ -93,6 +93,18 @@ Caller Identify(uid_t uid, gid_t gid, pid_t pid, const std::string& admin_group)
   return c;
 }
 
+Caller CallerCache::Get(uid_t uid, gid_t gid, pid_t pid, Clock::time_point now) {
+  auto it = entries_.find({uid, gid});
+  if (it == entries_.end() || now >= it->second.expires) {
+    // Bounded: a cache full of expired entries (many users, long idle) starts over.
+    if (entries_.size() >= 4096) entries_.clear();
+    it = entries_.insert_or_assign({uid, gid}, Entry{lookup_(uid, gid), now + ttl_}).first;
+  }
+  Caller c = it->second.caller;
+  c.pid = pid;
+  return c;
+}
+
 StatusOr<UnixAccount> LookUpAccount(uid_t uid) {
   std::vector<char> buf;
   std::optional<passwd> pw = GetPw(uid, buf);

@@ -105,6 +105,8 @@ std::string Daemon::MetricsText() {
   }
   w.Family("rota_job_wait_seconds", "histogram", "Time from submission to start of the jobs started since rotad started.");
   w.HistogramSamples("rota_job_wait_seconds", {}, wait_seconds_);
+  w.Family("rota_schedule_pass_seconds", "histogram", "How long each scheduling pass took since rotad started.");
+  w.HistogramSamples("rota_schedule_pass_seconds", {}, pass_seconds_);
   w.Family("rota_jobs_started_total", "counter", "Jobs and sessions started since rotad started.");
   w.Sample("rota_jobs_started_total", {}, static_cast<double>(jobs_started_total_));
   w.Family("rota_jobs_ended_total", "counter", "Jobs and sessions ended since rotad started, by how they ended.");

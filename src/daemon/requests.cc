@@ -84,7 +84,7 @@ void Daemon::ProcessInbox() {
         reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
                                                          std::to_string(::getuid()) + " only");
       } else {
-        Caller caller = Identify(peer->uid, peer->gid, peer->pid, config_.admin_group);
+        Caller caller = callers_.Get(peer->uid, peer->gid, peer->pid, CallerCache::Clock::now());
         // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
         if (options_.user_mode) caller.admin = true;
         // Handlers read fields with defaults (`value`), which throws on a field of the wrong type:
@@ -100,6 +100,7 @@ void Daemon::ProcessInbox() {
             reply = api::ErrorReply(rec.status());
           } else {
             FlushSubmits();  // replies go out in request order
+            CatchUpOnSubmissions();
             reply = Dispatch(in.conn, caller, request);
           }
         } catch (const json::exception& e) {
@@ -138,7 +139,7 @@ void Daemon::FlushSubmits() {
       a.rec.job.id = id;
       a.rec.job.submit_time = now;
       reply = Ok({{"job_id", id}});
-      dirty_ = true;
+      submissions_waiting_ = true;
     } else {
       reply = api::ErrorReply(ids.status());
     }
@@ -470,6 +471,11 @@ json Daemon::StatusReply() {
                  {"devices", devices_ ? devices_->Describe() : std::string("none")},
                  {"executor", executor_->cgroup_note()}});
   if (!devices_error_.empty()) out["devices_error"] = devices_error_;
+  const std::uint64_t passes = pass_seconds_.count();
+  out["scheduler"] = {{"passes", passes},
+                      {"last_ms", pass_last_seconds_ * 1e3},
+                      {"mean_ms", passes ? pass_seconds_.sum() / static_cast<double>(passes) * 1e3 : 0.0},
+                      {"max_ms", pass_max_seconds_ * 1e3}};
   return out;
 }
 

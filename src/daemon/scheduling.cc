@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <spdlog/spdlog.h>
 
 #include "api/job_json.h"
@@ -58,8 +59,26 @@ ClusterState Daemon::BuildState() const {
   return st;
 }
 
+void Daemon::RunPasses() {
+  // A pass that started or signalled jobs asks for another; a few rounds always settle (each
+  // round starts only jobs that were pending), the limit guards against a bug looping. The
+  // simulated cards' loads follow the running jobs, which change only in a pass (starts, and
+  // the pass that follows every job's end).
+  const bool any = dirty_;
+  for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
+  if (any) UpdateSimulatedLoads();
+}
+
+void Daemon::CatchUpOnSubmissions() {
+  if (!submissions_waiting_) return;
+  dirty_ = true;
+  RunPasses();
+}
+
 void Daemon::SchedulePass() {
+  const auto began = std::chrono::steady_clock::now();
   dirty_ = false;
+  submissions_waiting_ = false;  // this pass considers them; a batch timer still armed finds nothing
   const Time now = Now();
   EscalateKills(now);
   const Time bookings_due = BookingPass(now);
@@ -86,6 +105,10 @@ void Daemon::SchedulePass() {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
   }
   ArmTimer(wake);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  pass_seconds_.Observe(took);
+  pass_last_seconds_ = took;
+  pass_max_seconds_ = std::max(pass_max_seconds_, took);
 }
 
 void Daemon::ArmTimer(Time next_wakeup) {

@@ -87,7 +87,11 @@ void Server::Accept() {
     if (!loop_.Add(fd, EPOLLIN | EPOLLRDHUP, [this, id](std::uint32_t ev) { OnEvent(id, ev); }).ok()) {
       ::close(fd);
       conns_.erase(id);
+      continue;
     }
+    // A client usually writes its request right after connecting: read it now rather than on
+    // the next turn of the loop (EAGAIN when it has not arrived yet).
+    ReadLines(id);
   }
 }
 

@@ -131,6 +131,7 @@ void Daemon::ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& share
         reply = api::ErrorReply(rec.status());
       } else {
         FlushSubmits();
+        CatchUpOnSubmissions();
         reply = Dispatch(conn, caller, request);
         if (reply.is_null()) {  // answered later through Reply (notify_test waits for its sends)
           http_waiting_[conn] = shared;

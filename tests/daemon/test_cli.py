@@ -1,5 +1,6 @@
 """The rota command line against a real daemon: #ROTA scripts, logs -f, queue --start, and
 rotad's systemd readiness notification."""
+import json
 import os
 import socket
 import subprocess
@@ -36,6 +37,27 @@ class CliTest(DaemonTest):
         row = [l for l in out.splitlines() if l.strip().startswith(str(waiting))][0]
         self.assertRegex(row, r"\d{4}-\d\d-\d\d \d\d:\d\d")
         self.d.rota("cancel", str(blocker), str(waiting))
+
+    def test_a_new_submission_has_its_place_in_the_queue_at_once(self):
+        # Submissions wait a few milliseconds for a shared pass; anything asked meanwhile runs it.
+        blocker = self.d.submit("--gpus", "2", "--", "sleep", "30")  # both whole cards
+        self.d.wait_state(blocker, "running")
+        waiting = self.d.submit("--gpus", "2", "--", "true")
+        jobs = {j["id"]: j for j in json.loads(self.d.rota("queue", "--json").stdout)}
+        self.assertEqual(jobs[waiting]["pending"]["reason"], "resources")
+        self.assertEqual(self.d.job(waiting)["pending"]["reason"], "resources")
+        self.d.rota("cancel", str(blocker), str(waiting))
+
+    def test_status_reports_how_long_scheduling_passes_take(self):
+        job = self.d.submit("--", "true")
+        self.d.wait_state(job, "completed")
+        s = json.loads(self.d.rota("status", "--json").stdout)["scheduler"]
+        self.assertGreaterEqual(s["passes"], 2)  # one started the job, one followed its end
+        self.assertGreater(s["max_ms"], 0)
+        self.assertGreaterEqual(s["max_ms"], s["last_ms"])
+        self.assertGreaterEqual(s["max_ms"], s["mean_ms"])
+        self.assertRegex(self.d.rota("status").stdout,
+                         r"Scheduler: \d+ passes, last \d+\.\d\d ms, mean \d+\.\d\d ms, max \d+\.\d\d ms")
 
 
 class SystemdNotifyTest(unittest.TestCase):

@@ -332,6 +332,9 @@ class MetricsTest(HttpTest):
         self.assertEqual(self.metric(text, "rota_jobs", {"state": "pending", "tier": "regular"}), 0)
         self.assertEqual(self.metric(text, "rota_jobs_started_total"), 1)
         self.assertEqual(self.metric(text, "rota_job_wait_seconds_count"), 1)
+        self.assertGreaterEqual(self.metric(text, "rota_schedule_pass_seconds_count"), 1)
+        self.assertEqual(self.metric(text, "rota_schedule_pass_seconds_bucket", {"le": "+Inf"}),
+                         self.metric(text, "rota_schedule_pass_seconds_count"))
         self.assertEqual(self.metric(text, "rota_build_info", {"version": self.d.api({"op": "hello"})["version"]}), 1)
         self.assertEqual(self.metric(text, "rota_notifications_total", {"result": "sent"}), 0)
         self.assertGreaterEqual(self.metric(text, "rota_http_requests_total", {"code": "200"}), 1)
