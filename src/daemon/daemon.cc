@@ -143,28 +143,23 @@ Status Daemon::Open() {
   if (signal_fd_ < 0) return Internal(std::string("signalfd: ") + std::strerror(errno));
   if (Status s = loop_->Add(signal_fd_, EPOLLIN, [this](std::uint32_t) { OnSignal(); }); !s.ok()) return s;
 
-  timer_fd_ = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (timer_fd_ < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
-  if (Status s = loop_->Add(timer_fd_, EPOLLIN,
-                            [this](std::uint32_t) {
-                              std::uint64_t expirations;
-                              while (::read(timer_fd_, &expirations, sizeof expirations) > 0) {
-                              }
-                              dirty_ = true;
-                            });
-      !s.ok()) {
-    return s;
-  }
-  submit_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (submit_timer_fd_ < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
-  if (Status s = loop_->Add(submit_timer_fd_, EPOLLIN,
-                            [this](std::uint32_t) {
-                              std::uint64_t expirations;
-                              while (::read(submit_timer_fd_, &expirations, sizeof expirations) > 0) {
-                              }
-                              submit_timer_armed_ = false;
-                              if (submissions_waiting_) dirty_ = true;
-                            });
+  // A timerfd on the loop: `fired` runs once its expirations are drained.
+  auto add_timer = [this](int* fd, clockid_t clock, std::function<void()> fired) -> Status {
+    *fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (*fd < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
+    return loop_->Add(*fd, EPOLLIN, [fd, fired = std::move(fired)](std::uint32_t) {
+      std::uint64_t expirations;
+      while (::read(*fd, &expirations, sizeof expirations) > 0) {
+      }
+      fired();
+    });
+  };
+  if (Status s = add_timer(&timer_fd_, CLOCK_REALTIME, [this] { dirty_ = true; }); !s.ok()) return s;
+  if (Status s = add_timer(&submit_timer_fd_, CLOCK_MONOTONIC,
+                           [this] {
+                             submit_timer_armed_ = false;
+                             if (submissions_waiting_) dirty_ = true;
+                           });
       !s.ok()) {
     return s;
   }
