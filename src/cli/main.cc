@@ -6,7 +6,6 @@
 // the command word is known, only that command's group is registered; without one (no command,
 // --help, --version) all are, so the help lists every command. An unknown word is refused here.
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <memory>
