@@ -78,13 +78,6 @@ const CommandGroup* GroupOf(std::string_view word) {
   return nullptr;
 }
 
-bool Has(CLI::App& app, std::string_view name) {
-  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->get_name() == name) return true;
-  }
-  return false;
-}
-
 // The app with one group of commands, or all of them when `only` is null.
 std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* client, int* exit_code) {
   auto app = std::make_unique<CLI::App>("rota: GPU time-sharing for lab servers");
@@ -113,8 +106,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::unique_ptr<CLI::App> app = MakeApp(only, &client, &exit_code);
-  // A group whose names are out of date would leave the word unregistered: register them all.
-  if (only && !Has(*app, word)) app = MakeApp(nullptr, &client, &exit_code);
   try {
     app->parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
