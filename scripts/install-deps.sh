@@ -9,7 +9,8 @@ PKGS=(build-essential cmake pkg-config git
       prometheus wrk         # tests/daemon/test_prometheus.py, bench/http_bench.sh
       chromium fonts-wqy-microhei  # tests/web: the page in a real headless browser (Chinese glyphs)
       python3-aiosmtpd openssl  # a real SMTP server (with STARTTLS) for tests/daemon/test_notify.py
-      procps util-linux passwd)  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
+      procps util-linux passwd  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
+      strace)                # tests/daemon/test_restart.py: rotad killed at an exact point
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

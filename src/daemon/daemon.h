@@ -276,6 +276,9 @@ class Daemon : public Server::Handler {
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status LoadInventory();
   Status Recover();
+  // A pending batch job's launch by a daemon that died before recording the start.
+  enum class LaunchOutcome { kNone, kAdopted, kEnded };
+  LaunchOutcome RecoverLaunch(Active& a, Time now);
   void RemapPlacement(store::JobRecord& rec) const;
   void OnSignal();
   Status ReloadConfig();

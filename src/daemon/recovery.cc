@@ -1,6 +1,9 @@
 // Start-up recovery: rebuild the active jobs from the store and re-adopt what kept running while
 // rotad was down. Batch jobs are found through their shepherds (which record the exit status
-// even with no daemon listening); interactive sessions through their client processes.
+// even with no daemon listening); interactive sessions through their client processes. A pending
+// batch job may have been launched by a daemon that died before recording the start: its spec's
+// launch lock tells (Executor::FindLaunch), and the start is recorded from the launch's note.
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,6 +11,7 @@
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/start_note.h"
 
 namespace rota::daemon {
 
@@ -21,7 +25,11 @@ Status Daemon::Recover() {
     Active& a = jobs_[id];
     a.rec = std::move(rec);
     if (a.rec.state == store::JobState::kPending) {
-      ++pending;
+      switch (a.rec.interactive ? LaunchOutcome::kNone : RecoverLaunch(a, now)) {
+        case LaunchOutcome::kNone: ++pending; break;
+        case LaunchOutcome::kAdopted: ++adopted; break;
+        case LaunchOutcome::kEnded: ++ended; break;
+      }
       continue;
     }
     RemapPlacement(a.rec);
@@ -59,6 +67,61 @@ Status Daemon::Recover() {
   }
   spdlog::info("recovered {} pending, {} running re-adopted, {} ended while rotad was down", pending, adopted, ended);
   return Status();
+}
+
+Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
+  const JobId id = a.rec.job.id;
+  StatusOr<exec::FoundLaunch> found = executor_->FindLaunch(id);
+  if (!found.ok()) {
+    spdlog::error("job {}: cannot tell whether a launch before the restart went ahead: {}", id, found.status().message());
+    return LaunchOutcome::kNone;
+  }
+  if (found->state == exec::FoundLaunch::State::kNone) {
+    if (found->withdrawn) spdlog::info("job {}: withdrew a launch that rotad did not live to see start; still pending", id);
+    return LaunchOutcome::kNone;
+  }
+  // The job started: record that start as it would have been recorded.
+  StatusOr<StartNote> note = StartNoteFromJson(found->note);
+  if (!note.ok()) {  // only a damaged spec: the job ran, where is unknown
+    spdlog::error("job {}: launched before the restart, but its {}", id, note.status().message());
+    note = StartNote{{}, now};
+    note->start.reason = "Started";
+  }
+  store::StartInfo info = note->start;
+  info.pid = found->pid;
+  info.reason += " (its start recorded after a restart)";
+  const Time started = std::min(note->time > 0 ? note->time : now, now);
+  StatusOr<exec::Launched> again = found->state == exec::FoundLaunch::State::kRunning
+                                       ? executor_->Adopt(id, found->pid)
+                                       : StatusOr<exec::Launched>(NotFound("ended"));
+  if (again.ok()) info.cgroup = again->cgroup;
+  if (Status s = store_->MarkStarted(id, info, started); !s.ok()) {
+    spdlog::error("job {}: launched before the restart, but its start cannot be recorded: {}", id, s.message());
+    if (again.ok()) {
+      (void)executor_->Signal(again->pid, SIGKILL);
+      ::close(again->pidfd);
+    }
+    return LaunchOutcome::kNone;
+  }
+  a.rec.state = store::JobState::kRunning;
+  a.rec.start_time = started;
+  a.rec.placement = info.placement;
+  a.rec.preemptible = info.preemptible;
+  a.rec.from_pool = info.from_pool;
+  a.rec.pid = info.pid;
+  a.rec.cgroup = info.cgroup;
+  RemapPlacement(a.rec);
+  CountJobStarted(a.rec, started);
+  Notify(JobEvent("job_started", a.rec));
+  if (again.ok()) {
+    Watch(id, again->pidfd);
+    spdlog::info("job {}: launched before the restart and re-adopted (shepherd {})", id, again->pid);
+    return LaunchOutcome::kAdopted;
+  }
+  exec::ExitInfo ended = executor_->Collect(id, 0);
+  FinishJob(a, ended, ended.end_time > 0 ? std::min(ended.end_time, now) : now);
+  spdlog::info("job {}: launched before the restart and ended while rotad was down", id);
+  return LaunchOutcome::kEnded;
 }
 
 }  // namespace rota::daemon

@@ -20,6 +20,7 @@
 #include "core/usage.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/start_note.h"
 
 namespace rota::daemon {
 
@@ -194,6 +195,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   for (auto& [k, v] : AllocationEnv(a.rec)) spec.env[k] = v;
   spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
   spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc);
+  spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (recovery.cc)
 
   StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));
   if (launched.ok()) {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "exec/files.h"
 #include "exec/process.h"
 #include "exec/spec.h"
+#include "exec/spec_lock.h"
 
 extern char** environ;
 
@@ -90,6 +92,30 @@ StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args) {
   err = posix_spawn(&pid, argv[0], &s.actions, &s.attr, argv.data(), environ);
   if (err != 0) return Internal(ErrnoMessage("cannot start " + args[0], err));
   return pid;
+}
+
+// 16 hex digits from the kernel's random source: unique per launch, also across daemon restarts.
+std::string NewToken() {
+  unsigned char bytes[8] = {};
+  ssize_t got;
+  do {
+    got = getrandom(bytes, sizeof bytes, 0);
+  } while (got < 0 && errno == EINTR);
+  static unsigned launches = 0;
+  if (got != static_cast<ssize_t>(sizeof bytes)) {  // cannot happen on Linux >= 3.17; pid and count then
+    std::uint64_t v = (static_cast<std::uint64_t>(getpid()) << 32) | ++launches;
+    for (unsigned char& b : bytes) {
+      b = static_cast<unsigned char>(v);
+      v >>= 8;
+    }
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
 }
 
 std::string DescribeWaitStatus(int status) {
@@ -160,7 +186,7 @@ void Executor::RemoveBaseIfUnused() {
 StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   if (Status s = CheckSpec(spec); !s.ok()) return s;
   RetryStaleCgroups();
-  JobSpec job{spec, ""};
+  JobSpec job{spec, "", NewToken()};
   if (!base_.empty()) {
     StatusOr<std::string> cgroup = CreateJobCgroup(base_, spec.job_id, memory_, spec.memory_limit_bytes);
     if (!cgroup.ok()) return cgroup.status();
@@ -179,7 +205,7 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     undo();
     return s;
   }
-  StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir));
+  StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir, job.token));
   if (!pid.ok()) {
     undo();
     return pid.status();
@@ -194,6 +220,50 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   }
   children_.insert(*pid);
   return Launched{*pid, *pidfd, job.cgroup};
+}
+
+StatusOr<FoundLaunch> Executor::FindLaunch(JobId job) {
+  const std::string spec_path = SpecPath(options_.run_dir, job);
+  FoundLaunch found;
+  UniqueFd fd(open(spec_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return found;
+    return Internal(ErrnoMessage("cannot open " + spec_path, errno));
+  }
+  StatusOr<std::string> text = ReadFd(fd.get(), spec_path);
+  if (text.ok()) {
+    StatusOr<JobSpec> spec = SpecFromJson(*text);
+    if (spec.ok()) found.note = spec->launch.note;
+  }
+  // Either a shepherd holds the lock, or we take it; a shepherd can take it between our two
+  // questions, hence the few rounds.
+  bool locked = false;
+  for (int round = 0; round < 3 && !locked; ++round) {
+    StatusOr<pid_t> holder = SpecLockHolder(fd.get(), spec_path);
+    if (!holder.ok()) return holder.status();
+    if (*holder > 0) {
+      found.state = FoundLaunch::State::kRunning;
+      found.pid = *holder;
+      return found;
+    }
+    StatusOr<bool> got = TryLockSpec(fd.get(), spec_path);
+    if (!got.ok()) return got.status();
+    locked = *got;
+  }
+  if (!locked) return Internal("the lock on " + spec_path + " keeps changing hands");
+  // Holding the lock: no shepherd runs this launch, and none can start it any more.
+  const std::string cgroup = JobCgroup(job);
+  StatusOr<bool> populated = cgroup.empty() ? StatusOr<bool>(false) : CgroupPopulated(cgroup);
+  if (access(ResultPath(options_.run_dir, job).c_str(), F_OK) == 0 || (populated.ok() && *populated)) {
+    found.state = FoundLaunch::State::kEnded;  // Collect reads the result or kills the leftovers
+    return found;
+  }
+  // Unlinked while locked: a shepherd that opened it already sees st_nlink == 0 once it gets the
+  // lock; one that has not opened it yet finds no file.
+  if (Status s = RemoveFile(spec_path); !s.ok()) return s;
+  if (!cgroup.empty()) (void)exec::RemoveCgroup(cgroup);
+  found.withdrawn = true;
+  return found;
 }
 
 StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {

@@ -43,6 +43,9 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // the complete environment (caller adds CUDA vars)
   std::string output;                // absolute path of the log; stdout+stderr appended
   std::int64_t memory_limit_bytes = 0;     // host memory limit (cgroup memory.max); 0 = none
+  // Opaque to the executor and the shepherd: kept in the spec file and handed back by
+  // FindLaunch. The daemon keeps there what it would record of the start (placement, time).
+  std::string note;
 };
 
 // A started shepherd. The caller owns pidfd (O_CLOEXEC) and must close it.
@@ -68,6 +71,20 @@ struct ExitInfo {
 };
 
 const char* ExitKindName(ExitInfo::Kind kind);  // "exited", "signalled", "start_failed", "vanished"
+
+// What FindLaunch found of a job's last launch.
+struct FoundLaunch {
+  enum class State {
+    kNone,     // no launch is left: there was no spec, or its shepherd never took it (the spec is
+               // now withdrawn, so none will; the job never started)
+    kRunning,  // its shepherd runs: `pid`, to Adopt
+    kEnded,    // its shepherd has exited, after starting the job: Collect(job, 0) tells how it ended
+  };
+  State state = State::kNone;
+  pid_t pid = 0;
+  std::string note;  // the LaunchSpec's note (kRunning and kEnded; "" when the spec was unreadable)
+  bool withdrawn = false;  // kNone: a spec nobody took was removed
+};
 
 struct ExecutorOptions {
   std::string shepherd_path;  // the rota-shepherd binary (absolute)
@@ -109,6 +126,14 @@ class Executor {
   // could be started is reported later by Collect (kStartFailed). Errors: InvalidArgument for a
   // bad spec, FailedPrecondition when the job's cgroup exists and holds processes, Internal.
   StatusOr<Launched> Launch(const LaunchSpec& spec);
+
+  // After a daemon restart, for a job the store does not record as started: what became of its
+  // last Launch, if any (the daemon died between Launch and recording the start). Found through
+  // the launch lock on the spec (spec.h); a launch that no shepherd took is withdrawn under the
+  // lock, so that a shepherd still on its way exits without starting the job. kEnded also when
+  // the shepherd died without a result but the job's cgroup still holds processes (the job had
+  // started). Without cgroups such leftovers cannot be seen: that case counts as kNone.
+  StatusOr<FoundLaunch> FindLaunch(JobId job);
 
   // Re-adopts a shepherd found alive after a daemon restart: checks that `pid` runs this
   // executor's shepherd for `job` (guards against pid reuse) and returns a new pidfd for it.

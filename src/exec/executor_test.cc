@@ -3,6 +3,7 @@
 #include "exec/executor.h"
 
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -15,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include "exec/exec_test_util.h"
+#include "exec/files.h"
+#include "exec/spec.h"
 
 namespace rota::exec {
 namespace {
@@ -317,6 +320,85 @@ TEST_P(ExecutorTest, CollectWithoutResultIsVanished) {
   ExitInfo info = executor_->Collect(job, getppid());  // not our child, no result file
   EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
   EXPECT_NE(info.reason.find("without recording the job's end"), std::string::npos) << info.reason;
+}
+
+// FindLaunch: what a restarted daemon learns of a launch it did not record.
+TEST_P(ExecutorTest, FindLaunchWithoutASpecFindsNothing) {
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(NextJobId());
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kNone);
+  EXPECT_FALSE(found->withdrawn);
+}
+
+TEST_P(ExecutorTest, FindLaunchFindsTheRunningShepherdByItsLock) {
+  LaunchSpec spec = Shell("echo ready > ready; while :; do sleep 0.05; done");
+  spec.note = R"({"where":"GPU 1"})";
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok());
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "ready"); }));
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kRunning);
+  EXPECT_EQ(found->pid, launched->pid);
+  EXPECT_EQ(found->note, spec.note);
+  // Asking did not disturb it: the spec is still there and the job still runs.
+  EXPECT_EQ(access(SpecPath(tmp_ / "run", spec.job_id).c_str(), F_OK), 0);
+  pollfd p{launched->pidfd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the shepherd ended";
+}
+
+TEST_P(ExecutorTest, FindLaunchFindsALaunchThatEnded) {
+  LaunchSpec spec = Shell("exit 3");
+  spec.note = "n";
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok());
+  ASSERT_TRUE(WaitReadable(launched->pidfd));  // ended, not yet collected
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kEnded);
+  EXPECT_EQ(found->note, "n");
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  EXPECT_EQ(info.exit_code, 3);
+}
+
+// The daemon died after writing the spec, before (or just after) starting the shepherd.
+TEST_P(ExecutorTest, FindLaunchWithdrawsALaunchNoShepherdTookAndALateShepherdObeys) {
+  const JobId job = NextJobId();
+  JobSpec spec{Shell("echo ran > ran"), "", "token-1"};
+  spec.launch.job_id = job;
+  const std::string spec_path = SpecPath(tmp_ / "run", job);
+  ASSERT_TRUE(WriteFileAtomic(spec_path, SpecToJson(spec), 0600).ok());
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(job);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kNone);
+  EXPECT_TRUE(found->withdrawn);
+  EXPECT_NE(access(spec_path.c_str(), F_OK), 0) << "the spec is still there";
+  // The shepherd that the dead daemon had started, arriving late, starts nothing.
+  std::string command = std::string(ROTA_SHEPHERD) + " --job " + std::to_string(job) + " --spec " + spec_path +
+                        " --run-dir " + (tmp_ / "run") + " --token token-1";
+  int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  EXPECT_NE(access(ResultPath(tmp_ / "run", job).c_str(), F_OK), 0) << "it wrote a result";
+  EXPECT_NE(access((tmp_ / "ran").c_str(), F_OK), 0) << "it ran the job";
+}
+
+// Both the daemon and the shepherd died after the job started: its cgroup still holds it.
+TEST_P(ExecutorTest, FindLaunchOfADeadShepherdWithALiveJobIsEndedAndCollectKillsTheJob) {
+  if (!cgroups()) GTEST_SKIP() << "without cgroups such a job cannot be seen";
+  LaunchSpec spec = Shell("echo $$ > pid; while :; do sleep 0.05; done");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok());
+  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "pid"); }));
+  pid_t job = std::stoi(ReadText(tmp_ / "pid"));
+  ASSERT_EQ(kill(launched->pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kEnded);
+  ExitInfo info = Finish(*launched, spec.job_id);
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
+  EXPECT_TRUE(WaitFor([&] { return ProcessDead(job); })) << "Collect left the job running";
 }
 
 TEST_P(ExecutorTest, RunsTheJobAsItsUser) {

@@ -25,6 +25,22 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
   return Status::Ok();
 }
 
+// From the current offset (read(2) rather than pread: kernel control files read sequentially).
+StatusOr<std::string> ReadToEnd(int fd, const std::string& path) {
+  std::string content;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Internal(ErrnoMessage("cannot read " + path, errno));
+    }
+    if (n == 0) break;
+    content.append(buf, static_cast<std::size_t>(n));
+  }
+  return content;
+}
+
 }  // namespace
 
 std::string ErrnoMessage(const std::string& what, int err) { return what + ": " + std::strerror(err); }
@@ -36,18 +52,12 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     std::string message = ErrnoMessage("cannot open " + path, err);
     return err == ENOENT ? NotFound(message) : Internal(message);
   }
-  std::string content;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Internal(ErrnoMessage("cannot read " + path, errno));
-    }
-    if (n == 0) break;
-    content.append(buf, static_cast<std::size_t>(n));
-  }
-  return content;
+  return ReadToEnd(fd.get(), path);
+}
+
+StatusOr<std::string> ReadFd(int fd, const std::string& path) {
+  if (lseek(fd, 0, SEEK_SET) < 0) return Internal(ErrnoMessage("cannot read " + path, errno));
+  return ReadToEnd(fd, path);
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {

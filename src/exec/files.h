@@ -20,6 +20,9 @@ std::string ErrnoMessage(const std::string& what, int err);
 
 // The whole content of a (small) file.
 StatusOr<std::string> ReadFile(const std::string& path);
+// The whole content of the file open at `fd`, from offset 0;
+// `path` is for messages.
+StatusOr<std::string> ReadFd(int fd, const std::string& path);
 
 // Owns a file descriptor (a pidfd, a file) and closes it on scope exit unless released.
 class UniqueFd {

@@ -69,15 +69,17 @@ std::vector<std::string> ReadCmdline(pid_t pid) {
   return args;
 }
 
-std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job,
-                                      const std::string& spec_path, const std::string& run_dir) {
-  return {shepherd_path, "--job", std::to_string(job), "--spec", spec_path, "--run-dir", run_dir};
+std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job, const std::string& spec_path,
+                                      const std::string& run_dir, const std::string& token) {
+  return {shepherd_path, "--job", std::to_string(job), "--spec", spec_path, "--run-dir", run_dir, "--token", token};
 }
 
 bool IsShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
                        JobId job, const std::string& run_dir) {
-  if (cmdline.size() != 7 || BaseName(cmdline[0]) != BaseName(shepherd_path)) return false;
-  if (cmdline[1] != "--job" || cmdline[3] != "--spec" || cmdline[5] != "--run-dir") return false;
+  if (cmdline.size() != 9 || BaseName(cmdline[0]) != BaseName(shepherd_path)) return false;
+  if (cmdline[1] != "--job" || cmdline[3] != "--spec" || cmdline[5] != "--run-dir" || cmdline[7] != "--token") {
+    return false;
+  }
   if (job != 0 && cmdline[2] != std::to_string(job)) return false;
   return run_dir.empty() || cmdline[6] == run_dir;
 }

@@ -25,10 +25,11 @@ Status PidfdQueueSignal(int pidfd, int sig, int value);
 // The NUL-separated /proc/<pid>/cmdline; empty for a zombie or a vanished process.
 std::vector<std::string> ReadCmdline(pid_t pid);
 
-// The arguments rota-shepherd is started with; IsShepherdCommand recognises them. job 0 matches
-// any job; an empty run_dir any run directory.
-std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job,
-                                      const std::string& spec_path, const std::string& run_dir);
+// The arguments rota-shepherd is started with:
+//   <shepherd_path> --job <job> --spec <spec_path> --run-dir <run_dir> --token <token>
+// IsShepherdCommand recognises them. job 0 matches any job; an empty run_dir any run directory.
+std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job, const std::string& spec_path,
+                                      const std::string& run_dir, const std::string& token);
 bool IsShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
                        JobId job, const std::string& run_dir);
 

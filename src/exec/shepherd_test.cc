@@ -1,5 +1,7 @@
 // Tests of rota-shepherd run directly (arguments, bad specs, signals sent to it) and of its
 // signal forwarding through the executor.
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/files.h"
 #include "exec/spec.h"
+#include "exec/spec_lock.h"
 
 namespace rota::exec {
 namespace {
@@ -31,30 +34,88 @@ int RunShepherd(const std::vector<std::string>& args) {
 
 TEST(ShepherdTest, BadArgumentsExit2) {
   EXPECT_EQ(RunShepherd({}), 2);
-  EXPECT_EQ(RunShepherd({"--job", "x", "--spec", "/s", "--run-dir", "/r"}), 2);
-  EXPECT_EQ(RunShepherd({"--job", "1", "--spec", "/s", "--bogus", "/r"}), 2);
+  EXPECT_EQ(RunShepherd({"--job", "x", "--spec", "/s", "--run-dir", "/r", "--token", "t"}), 2);
+  EXPECT_EQ(RunShepherd({"--job", "1", "--spec", "/s", "--bogus", "/r", "--token", "t"}), 2);
+  EXPECT_EQ(RunShepherd({"--job", "1", "--spec", "/s", "--run-dir", "/r"}), 2);  // no token
 }
 
-TEST(ShepherdTest, UnreadableSpecIsRecordedAsAStartFailure) {
-  TempDir tmp;
-  ASSERT_EQ(RunShepherd({"--job", "7", "--spec", tmp / "7.spec", "--run-dir", tmp.path()}), 0);
-  StatusOr<ExitInfo> info = ResultFromJson(ReadText(tmp / "7.result"));
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
-  EXPECT_EQ(info->kind, ExitInfo::Kind::kStartFailed);
-  EXPECT_EQ(info->reason, "shepherd: cannot open " + tmp / "7.spec" + ": No such file or directory");
+// What a launch's shepherd does with its spec (spec.h): starts the job only when the launch is its.
+class ShepherdSpecTest : public ::testing::Test {
+ protected:
+  void Write(JobId job_in_spec, const std::string& token) {
+    JobSpec spec;
+    spec.launch.job_id = job_in_spec;
+    spec.launch.uid = geteuid();
+    spec.launch.gid = getegid();
+    spec.launch.argv = {"sh", "-c", "echo ran > " + (tmp_ / "ran")};
+    spec.launch.cwd = tmp_.path();
+    spec.launch.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.launch.output = tmp_ / "out";
+    spec.token = token;
+    ASSERT_TRUE(WriteFileAtomic(spec_path_, SpecToJson(spec), 0600).ok());
+  }
+  int Run(const std::string& token) {
+    return RunShepherd({"--job", "7", "--spec", spec_path_, "--run-dir", tmp_.path(), "--token", token});
+  }
+  bool Ran() const { return access((tmp_ / "ran").c_str(), F_OK) == 0; }
+  bool HasResult() const { return access((tmp_ / "7.result").c_str(), F_OK) == 0; }
+  ExitInfo Result() const {
+    StatusOr<ExitInfo> info = ResultFromJson(ReadText(tmp_ / "7.result"));
+    EXPECT_TRUE(info.ok()) << info.status().ToString();
+    return info.ok() ? *info : ExitInfo{};
+  }
+
+  TempDir tmp_;
+  std::string spec_path_ = tmp_ / "7.spec";
+};
+
+TEST_F(ShepherdSpecTest, RunsTheJobOfItsOwnLaunch) {
+  Write(7, "t1");
+  ASSERT_EQ(Run("t1"), 0);
+  EXPECT_TRUE(Ran());
+  EXPECT_EQ(Result().kind, ExitInfo::Kind::kExited);
 }
 
-TEST(ShepherdTest, SpecOfAnotherJobIsRefused) {
-  TempDir tmp;
-  JobSpec spec;
-  spec.launch.job_id = 8;
-  spec.launch.argv = {"true"};
-  ASSERT_TRUE(WriteFileAtomic(tmp / "7.spec", SpecToJson(spec), 0600).ok());
-  ASSERT_EQ(RunShepherd({"--job", "7", "--spec", tmp / "7.spec", "--run-dir", tmp.path()}), 0);
-  StatusOr<ExitInfo> info = ResultFromJson(ReadText(tmp / "7.result"));
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->kind, ExitInfo::Kind::kStartFailed);
-  EXPECT_EQ(info->reason, "shepherd: spec " + tmp / "7.spec" + " is for job 8");
+TEST_F(ShepherdSpecTest, MissingSpecIsALaunchWithdrawnAndStartsNothing) {
+  ASSERT_EQ(Run("t1"), 3);
+  EXPECT_FALSE(HasResult());
+}
+
+TEST_F(ShepherdSpecTest, SpecOfALaterLaunchIsNotItsToRun) {
+  Write(7, "t2");
+  ASSERT_EQ(Run("t1"), 3);
+  EXPECT_FALSE(Ran());
+  EXPECT_FALSE(HasResult());
+}
+
+TEST_F(ShepherdSpecTest, SpecLockedByAnotherProcessIsNotItsToRun) {
+  Write(7, "t1");
+  UniqueFd fd(open(spec_path_.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_GE(fd.get(), 0);
+  StatusOr<bool> locked = TryLockSpec(fd.get(), spec_path_);
+  ASSERT_TRUE(locked.ok() && *locked);
+  ASSERT_EQ(Run("t1"), 3);
+  EXPECT_FALSE(Ran());
+  EXPECT_FALSE(HasResult());
+  // The lock is ours: no other process was seen holding it.
+  EXPECT_EQ(SpecLockHolder(fd.get(), spec_path_).value(), 0);
+}
+
+TEST_F(ShepherdSpecTest, UnreadableSpecIsRecordedAsAStartFailure) {
+  ASSERT_TRUE(WriteFileAtomic(spec_path_, "{not json", 0600).ok());
+  ASSERT_EQ(Run("t1"), 0);
+  ExitInfo info = Result();
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_NE(info.reason.find("shepherd: bad job spec"), std::string::npos) << info.reason;
+}
+
+TEST_F(ShepherdSpecTest, SpecOfAnotherJobIsRefused) {
+  Write(8, "t1");
+  ASSERT_EQ(Run("t1"), 0);
+  ExitInfo info = Result();
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_EQ(info.reason, "shepherd: spec " + spec_path_ + " is for job 8");
+  EXPECT_FALSE(Ran());
 }
 
 // SIGTERM sent to the shepherd itself (not through Executor::Signal) reaches the job.

@@ -27,7 +27,9 @@ std::string SpecToJson(const JobSpec& spec) {
             {"env", l.env},
             {"output", l.output},
             {"memory_limit_bytes", l.memory_limit_bytes},
-            {"cgroup", spec.cgroup}};
+            {"note", l.note},
+            {"cgroup", spec.cgroup},
+            {"token", spec.token}};
   return j.dump();
 }
 
@@ -46,7 +48,9 @@ StatusOr<JobSpec> SpecFromJson(const std::string& text) {
     l.env = j.at("env").get<std::map<std::string, std::string>>();
     l.output = j.at("output").get<std::string>();
     l.memory_limit_bytes = j.at("memory_limit_bytes").get<std::int64_t>();
+    l.note = j.value("note", std::string());
     spec.cgroup = j.at("cgroup").get<std::string>();
+    spec.token = j.value("token", std::string());
     return spec;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("bad job spec: ") + e.what());

@@ -18,7 +18,9 @@ TEST(ExecutorSpecTest, SpecRoundTrips) {
   spec.launch.env = {{"PATH", "/usr/bin"}, {"CUDA_VISIBLE_DEVICES", "GPU-1"}, {"UNICODE", "héllo"}};
   spec.launch.output = "/home/ana/rota-42.out";
   spec.launch.memory_limit_bytes = 1LL << 34;
+  spec.launch.note = R"({"gpus":[0]})";
   spec.cgroup = "/sys/fs/cgroup/rota/job-42";
+  spec.token = "0123456789abcdef";
   StatusOr<JobSpec> back = SpecFromJson(SpecToJson(spec));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->launch.job_id, 42);
@@ -31,7 +33,9 @@ TEST(ExecutorSpecTest, SpecRoundTrips) {
   EXPECT_EQ(back->launch.env, spec.launch.env);
   EXPECT_EQ(back->launch.output, spec.launch.output);
   EXPECT_EQ(back->launch.memory_limit_bytes, spec.launch.memory_limit_bytes);
+  EXPECT_EQ(back->launch.note, spec.launch.note);
   EXPECT_EQ(back->cgroup, spec.cgroup);
+  EXPECT_EQ(back->token, spec.token);
 }
 
 TEST(ExecutorSpecTest, BadSpecIsInvalidArgument) {

@@ -1,11 +1,19 @@
 // rota-shepherd: runs one job for rotad and records how it ended.
-//   rota-shepherd --job <id> --spec <run_dir>/<id>.spec --run-dir <run_dir>
+//   rota-shepherd --job <id> --spec <run_dir>/<id>.spec --run-dir <run_dir> --token <token>
 // Started by the executor (src/exec/executor.cc) in its own session with /dev/null as stdio; it
 // outlives the daemon if need be. Writes <run_dir>/<id>.result atomically and exits 0; exits 2
-// on bad arguments, 1 when the result cannot be written. Tested by src/exec/shepherd_test.cc
-// and executor_test.cc.
+// on bad arguments, 1 when the result cannot be written.
+//
+// Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
+// until it exits. It exits 3 without starting the job or writing a result when this launch is
+// not (or no longer) its to run: the spec is gone or unlinked (a restarted daemon withdrew a
+// launch that no shepherd had taken), carries another token (a later launch of the same job),
+// or another process holds its lock. Tested by src/exec/shepherd_test.cc and executor_test.cc.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -13,12 +21,15 @@
 
 #include "exec/files.h"
 #include "exec/spec.h"
+#include "exec/spec_lock.h"
 #include "shepherd/supervisor.h"
 
 namespace {
 
+constexpr int kNotOurs = 3;
+
 int Usage() {
-  std::fprintf(stderr, "usage: rota-shepherd --job <id> --spec <file> --run-dir <dir>\n");
+  std::fprintf(stderr, "usage: rota-shepherd --job <id> --spec <file> --run-dir <dir> --token <token>\n");
   return 2;
 }
 
@@ -27,8 +38,8 @@ int Usage() {
 int main(int argc, char** argv) {
   using rota::exec::ExitInfo;
   close_range(3, ~0U, 0);  // nothing of the daemon's must stay open in the job
-  if (argc != 7) return Usage();
-  std::string job_text, spec_path, run_dir;
+  if (argc != 9) return Usage();
+  std::string job_text, spec_path, run_dir, token;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--job") {
@@ -37,21 +48,40 @@ int main(int argc, char** argv) {
       spec_path = argv[i + 1];
     } else if (flag == "--run-dir") {
       run_dir = argv[i + 1];
+    } else if (flag == "--token") {
+      token = argv[i + 1];
     } else {
       return Usage();
     }
   }
   char* end = nullptr;
   long long job = std::strtoll(job_text.c_str(), &end, 10);
-  if (job_text.empty() || *end != '\0' || job <= 0 || spec_path.empty() || run_dir.empty()) return Usage();
+  if (job_text.empty() || *end != '\0' || job <= 0 || spec_path.empty() || run_dir.empty() || token.empty()) {
+    return Usage();
+  }
 
-  ExitInfo info;
-  rota::StatusOr<std::string> text = rota::exec::ReadFile(spec_path);
+  // The descriptor stays open (and the lock held) until exit: closing any descriptor of the
+  // spec would drop the lock, so the spec is read through this one.
+  rota::exec::UniqueFd fd(open(spec_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0 && errno == ENOENT) return kNotOurs;
+  rota::StatusOr<std::string> text =
+      fd.get() >= 0 ? rota::exec::ReadFd(fd.get(), spec_path)
+                    : rota::StatusOr<std::string>(rota::Internal(rota::exec::ErrnoMessage("cannot open " + spec_path, errno)));
   rota::StatusOr<rota::exec::JobSpec> spec =
       text.ok() ? rota::exec::SpecFromJson(*text) : rota::StatusOr<rota::exec::JobSpec>(text.status());
+  if (spec.ok() && spec->token != token) return kNotOurs;  // one spec file, one content: a later launch's
+  if (fd.get() >= 0) {
+    rota::StatusOr<bool> locked = rota::exec::TryLockSpec(fd.get(), spec_path);
+    if (locked.ok() && !*locked) return kNotOurs;
+    struct stat st;
+    if (locked.ok() && fstat(fd.get(), &st) == 0 && st.st_nlink == 0) return kNotOurs;  // withdrawn
+    if (!locked.ok() && spec.ok()) spec = locked.status();
+  }
   if (spec.ok() && spec->launch.job_id != job) {
     spec = rota::InvalidArgument("spec " + spec_path + " is for job " + std::to_string(spec->launch.job_id));
   }
+
+  ExitInfo info;
   if (!spec.ok()) {
     info.kind = ExitInfo::Kind::kStartFailed;
     info.reason = "shepherd: " + spec.status().message();

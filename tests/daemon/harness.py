@@ -110,8 +110,9 @@ class Rotad:
             f.write(text)
         os.chmod(self.config_path, 0o644)
 
-    def start(self, wait=True):
-        cmd = [ROTAD, "--config", self.config_path, "--state-dir", self.state, "--socket", self.socket,
+    def start(self, wait=True, wrapper=()):
+        """`wrapper`: a command that runs rotad (e.g. strace with a fault to inject)."""
+        cmd = list(wrapper) + [ROTAD, "--config", self.config_path, "--state-dir", self.state, "--socket", self.socket,
                "--kill-wait", str(self.kill_wait)]
         if self.run_as:
             # setpriv execs rotad itself (runuser would stay in between and die of the SIGTERM
@@ -139,6 +140,11 @@ class Rotad:
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
+        self.log.close()
+
+    def wait_death(self, timeout=20):
+        """Waits for a rotad that is meant to die by itself (a fault injected by its wrapper)."""
+        self.proc.wait(timeout=timeout)
         self.log.close()
 
     def stop(self):

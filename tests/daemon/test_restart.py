@@ -9,6 +9,16 @@ import unittest
 from harness import DaemonTest, SMALL_CLUSTER, wait_for
 
 
+def strace_injects():
+    """Whether strace can run a program here and inject a fault into it (ptrace allowed)."""
+    try:
+        r = subprocess.run(["strace", "-o", "/dev/null", "-e", "trace=getppid", "-e", "inject=getppid:retval=7",
+                            "sh", "-c", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
 class RestartTest(DaemonTest):
     def test_kill9_while_jobs_run_and_wait_loses_and_duplicates_nothing(self):
         running = [self.d.submit("--", "sh", "-c", "echo ran; sleep 3") for _ in range(2)]
@@ -66,6 +76,58 @@ class RestartTest(DaemonTest):
         rec = self.d.wait_state(keep, "completed", timeout=30)
         reasons = [e["reason"] for e in self.d.show(keep)["events"]]
         self.assertTrue(any("requeued" in r for r in reasons), reasons)
+
+
+@unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
+class LaunchWindowTest(DaemonTest):
+    """rotad killed between starting a job's shepherd and recording the start: strace kills it at
+    the pidfd_open(2) that follows the shepherd's spawn (the first one a fresh daemon makes)."""
+
+    def crash_at_first_launch(self, script):
+        self.d.stop()
+        self.d.start(wrapper=["strace", "-o", "/dev/null", "-e", "trace=pidfd_open",
+                              "-e", "inject=pidfd_open:signal=SIGKILL:when=1"])
+        job = self.d.submit("--", "sh", "-c", script)
+        self.d.wait_death()
+        return job
+
+    def shepherd_runs(self, job):
+        pattern = f"rota-shepherd --job {job} --spec {self.d.state}/"
+        return subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0
+
+    def starts(self, job):
+        return [e for e in self.d.show(job)["events"] if e["to"] == "running"]
+
+    def test_a_job_launched_just_before_the_crash_is_adopted_and_runs_once(self):
+        job = self.crash_at_first_launch("echo ran >> runs; until [ -e go ]; do sleep 0.05; done")
+        wait_for(lambda: os.path.exists(self.path("runs")), what="the launched job to start")
+        self.assertTrue(self.shepherd_runs(job))
+        self.d.start()
+        rec = self.d.job(job)
+        self.assertEqual(rec["state"], "running")
+        self.assertEqual(len(rec["gpu_uuids"]), 1, rec)  # where it was launched
+        # The card is taken: a second one-card job goes to the other card, not onto this one.
+        other = self.d.submit("--", "true")
+        self.d.wait_state(other, "completed")
+        self.assertNotEqual(self.d.job(other)["gpu_uuids"], rec["gpu_uuids"])
+        open(self.path("go"), "w").close()
+        self.d.wait_state(job, "completed")
+        self.assertEqual(self.read("runs").split(), ["ran"], "the job ran more than once")
+        starts = self.starts(job)
+        self.assertEqual(len(starts), 1, starts)
+        self.assertIn("recorded after a restart", starts[0]["reason"])
+        self.assertIn("re-adopted", self.d.read_log())
+
+    def test_a_job_launched_just_before_the_crash_that_ended_meanwhile_is_recorded(self):
+        job = self.crash_at_first_launch("echo ran >> runs; exit 5")
+        wait_for(lambda: os.path.exists(self.path("runs")), what="the launched job to start")
+        wait_for(lambda: not self.shepherd_runs(job), what="the job's shepherd to end")
+        self.d.start()
+        rec = self.d.job(job)
+        self.assertEqual(rec["state"], "failed")
+        self.assertEqual(rec["exit_code"], 5)
+        self.assertEqual(self.read("runs").split(), ["ran"], "the job ran more than once")
+        self.assertEqual(len(self.starts(job)), 1)
 
 
 class CancelAcrossRestartTest(DaemonTest):
