@@ -20,6 +20,10 @@ namespace rota::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
+// The statement cache's bounds (Db::Prepare): the daemon uses about a hundred distinct texts,
+// rarely more than one statement of a text at a time.
+constexpr std::size_t kIdlePerText = 4;
+constexpr std::size_t kIdleTotal = 512;
 
 std::string Describe(std::string_view what, std::string_view detail) {
   std::string m(what);
@@ -64,19 +68,31 @@ Status SqliteStatus(int code, std::string_view what, std::string_view detail) {
 Statement::Statement(Statement&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       stmt_(std::exchange(other.stmt_, nullptr)),
+      owner_(std::exchange(other.owner_, nullptr)),
       bind_error_(other.bind_error_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(stmt_);
+    Release();
     db_ = std::exchange(other.db_, nullptr);
     stmt_ = std::exchange(other.stmt_, nullptr);
+    owner_ = std::exchange(other.owner_, nullptr);
     bind_error_ = other.bind_error_;
   }
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() { Release(); }
+
+void Statement::Release() {
+  if (stmt_ == nullptr) return;
+  if (owner_ != nullptr) {
+    owner_->Recycle(stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+  stmt_ = nullptr;
+}
 
 Statement& Statement::Bind(int index, std::int64_t value) {
   int rc = sqlite3_bind_int64(stmt_, index, value);
@@ -173,7 +189,26 @@ StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   return db;
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::~Db() {
+  for (auto& [sql, stmts] : idle_) {
+    for (sqlite3_stmt* stmt : stmts) sqlite3_finalize(stmt);
+  }
+  sqlite3_close_v2(db_);
+}
+
+void Db::Recycle(sqlite3_stmt* stmt) {
+  // Reset first: a statement stopped halfway through its rows holds a read transaction open.
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  const char* sql = sqlite3_sql(stmt);
+  auto it = sql == nullptr ? idle_.end() : idle_.find(sql);
+  if (it == idle_.end() || it->second.size() >= kIdlePerText || idle_count_ >= kIdleTotal) {
+    sqlite3_finalize(stmt);
+    return;
+  }
+  it->second.push_back(stmt);
+  ++idle_count_;
+}
 
 Status Db::Exec(std::string_view sql) {
   std::string copy(sql);
@@ -186,13 +221,32 @@ Status Db::Exec(std::string_view sql) {
 }
 
 StatusOr<Statement> Db::Prepare(std::string_view sql) {
+  const std::string text(sql);
+  auto it = idle_.find(text);
+  if (it != idle_.end() && !it->second.empty()) {
+    sqlite3_stmt* cached = it->second.back();
+    it->second.pop_back();
+    --idle_count_;
+    return Statement(db_, cached, this);
+  }
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt);
     return SqliteStatus(rc, "preparing \"" + std::string(sql.substr(0, 60)) + "\"", sqlite3_errmsg(db_));
   }
-  return Statement(db_, stmt);
+  // Cached only when SQLite kept exactly this text (a single statement): Recycle finds it by
+  // sqlite3_sql(), and only texts seen here, so texts built on the fly cannot fill the cache.
+  const char* kept = sqlite3_sql(stmt);
+  if (kept == nullptr || text != kept) return Statement(db_, stmt, nullptr);
+  if (it == idle_.end() && idle_.size() < kIdleTotal) idle_.emplace(text, std::vector<sqlite3_stmt*>());
+  return Statement(db_, stmt, this);
+}
+
+Status Db::Run(std::string_view sql) {
+  StatusOr<Statement> st = Prepare(sql);
+  if (!st.ok()) return st.status();
+  return st->Run();
 }
 
 StatusOr<std::string> Db::QueryText(std::string_view sql) {
@@ -215,14 +269,14 @@ Status Db::LastError(std::string_view what) const {
 Transaction::~Transaction() { Rollback(); }
 
 Status Transaction::Begin() {
-  if (Status s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  if (Status s = db_.Run("BEGIN IMMEDIATE"); !s.ok()) return s;
   open_ = true;
   return Status::Ok();
 }
 
 Status Transaction::Commit() {
   if (!open_) return Internal("commit without an open transaction");
-  Status s = db_.Exec("COMMIT");
+  Status s = db_.Run("COMMIT");
   if (!s.ok()) {
     Rollback();
     return s;

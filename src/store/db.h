@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 
@@ -23,6 +25,8 @@ namespace rota::store {
 // SQLITE_BUSY -> Unavailable, SQLITE_READONLY / SQLITE_IOERR -> Unavailable, SQLITE_CONSTRAINT ->
 // FailedPrecondition, anything else -> Internal. `what` says what was being done.
 Status SqliteStatus(int code, std::string_view what, std::string_view detail);
+
+class Db;
 
 class Statement {
  public:
@@ -58,10 +62,12 @@ class Statement {
 
  private:
   friend class Db;
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, Db* owner) : db_(db), stmt_(stmt), owner_(owner) {}
+  void Release();  // back to owner_'s cache, or finalized
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  Db* owner_ = nullptr;  // the Db whose cache takes the statement back; null: finalize it
   int bind_error_ = SQLITE_OK;  // the first failed bind, reported by Step()
 };
 
@@ -78,7 +84,13 @@ class Db {
 
   // Runs one or more SQL statements that return no rows.
   Status Exec(std::string_view sql);
+  // A statement for `sql` (one SQL statement). Statements are cached: a Statement, when it is
+  // destroyed, is reset, its bindings cleared and kept for the next Prepare of the same text, so
+  // the daemon's few dozen fixed statements are compiled once rather than on every request.
+  // REQUIRES: every Statement is destroyed before its Db.
   StatusOr<Statement> Prepare(std::string_view sql);
+  // Prepare(sql), then Run(): one statement that returns no rows, compiled once.
+  Status Run(std::string_view sql);
   // Runs a one-column, one-row query such as "PRAGMA journal_mode" and returns its text.
   StatusOr<std::string> QueryText(std::string_view sql);
 
@@ -89,10 +101,16 @@ class Db {
   sqlite3* handle() { return db_; }
 
  private:
+  friend class Statement;
   Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  void Recycle(sqlite3_stmt* stmt);  // from ~Statement: keep it for the next Prepare, or finalize
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  // Idle compiled statements by their SQL text. Only texts that Prepare saw are kept, and only a
+  // few statements per text and in all (statements built with varying text are finalized).
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_;
+  std::size_t idle_count_ = 0;
 };
 
 // A write transaction (BEGIN IMMEDIATE: takes the write lock up front, so a busy database fails

@@ -46,6 +46,73 @@ TEST(DbTest, StatementBindStepReset) {
   EXPECT_FALSE(*sel->Step());
 }
 
+int CompiledStatements(Db& db) {
+  int n = 0;
+  for (sqlite3_stmt* st = sqlite3_next_stmt(db.handle(), nullptr); st; st = sqlite3_next_stmt(db.handle(), st)) ++n;
+  return n;
+}
+
+TEST(DbTest, StatementsAreCompiledOnceAndComeBackClean) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  Db& d = **db;
+  ASSERT_TRUE(d.Exec("CREATE TABLE t (a INTEGER)").ok());
+  const int before = CompiledStatements(d);
+  for (int i = 0; i < 10; ++i) {
+    auto ins = d.Prepare("INSERT INTO t VALUES (?1)");
+    ASSERT_TRUE(ins.ok());
+    ins->Bind(1, i);
+    ASSERT_TRUE(ins->Run().ok());
+  }
+  EXPECT_EQ(CompiledStatements(d), before + 1) << "the insert was compiled more than once";
+  {
+    // A cached statement comes back without the last use's bindings: NULL, not 9.
+    auto ins = d.Prepare("INSERT INTO t VALUES (?1)");
+    ASSERT_TRUE(ins.ok());
+    ASSERT_TRUE(ins->Run().ok());
+    // Two at once of one text: a second one is compiled, both are kept.
+    auto other = d.Prepare("INSERT INTO t VALUES (?1)");
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(CompiledStatements(d), before + 2);
+  }
+  EXPECT_EQ(*d.QueryText("SELECT count(*) FROM t WHERE a IS NULL"), "1");
+  {
+    // A query left halfway through its rows is reset when put back: it holds no read
+    // transaction, so this connection's view moves on when another connection writes.
+    auto sel = d.Prepare("SELECT a FROM t ORDER BY a");
+    ASSERT_TRUE(sel.ok());
+    ASSERT_TRUE(*sel->Step());
+  }
+  auto writer = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Exec("INSERT INTO t VALUES (100)").ok());
+  EXPECT_EQ(*d.QueryText("SELECT max(a) FROM t"), "100");
+  // A schema change reaches cached statements (SQLite recompiles them).
+  ASSERT_TRUE((*writer)->Exec("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'").ok());
+  auto sel = d.Prepare("SELECT * FROM t LIMIT 1");
+  ASSERT_TRUE(sel.ok());
+  ASSERT_TRUE(*sel->Step());
+  EXPECT_EQ(sel->Text(1), "x");
+}
+
+TEST(DbTest, StatementsWithVaryingTextAreNotKept) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  Db& d = **db;
+  const int before = CompiledStatements(d);
+  for (int i = 0; i < 2000; ++i) {
+    auto st = d.Prepare("SELECT " + std::to_string(i));
+    ASSERT_TRUE(st.ok());
+  }
+  const int kept = CompiledStatements(d);
+  EXPECT_LE(kept, before + 512);  // the cache's bound, not one per text
+  // A text of two statements is not kept (only its first would be compiled and found again).
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(d.Prepare("SELECT 1; SELECT 2").ok());
+  EXPECT_EQ(CompiledStatements(d), kept);
+}
+
 TEST(DbTest, ErrorsCarrySqliteText) {
   TestDir dir;
   auto db = Db::Open(dir.File("a.db"));

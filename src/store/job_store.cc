@@ -225,7 +225,7 @@ StatusOr<JobId> InsertJob(Db& db, const JobRecord& record, Time now) {
 
 Status JobStore::Durability(bool full) {
   if (full == full_sync_) return Status();
-  if (Status s = db_->Exec(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !s.ok()) return s;
+  if (Status s = db_->Run(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !s.ok()) return s;
   full_sync_ = full;
   return Status();
 }
