@@ -172,6 +172,14 @@ Status Daemon::Open() {
       submit_timer_armed_ = true;
     }
     RunPasses();
+    // The next launch's shepherd, started now rather than on the way from a job's end to the
+    // next start (a no-op while one waits).
+    if (executor_->standby_pid() == 0) {
+      if (Status s = executor_->PrepareStandby(); !s.ok() && !standby_failed_) {
+        standby_failed_ = true;
+        spdlog::warn("cannot start a standby shepherd ({}); shepherds are started for each job", s.message());
+      }
+    }
   });
 
   if (Status s = Recover(); !s.ok()) return s;

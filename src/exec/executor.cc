@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,7 +71,8 @@ struct SpawnSetup {
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
-StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args) {
+// `standby_fd` >= 0 becomes the shepherd's descriptor 3 (a standby reads its job there).
+StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args, int standby_fd = -1) {
   SpawnSetup s;
   sigset_t defaults, blocked;
   sigemptyset(&defaults);
@@ -83,7 +85,8 @@ StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args) {
   if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
   if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);
   if (err == 0) err = posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
-  if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&s.actions, 3);
+  if (err == 0 && standby_fd >= 0) err = posix_spawn_file_actions_adddup2(&s.actions, standby_fd, 3);
+  if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&s.actions, standby_fd >= 0 ? 4 : 3);
   if (err != 0) return Internal(ErrnoMessage("cannot prepare posix_spawn", err));
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -139,6 +142,7 @@ const char* ExitKindName(ExitInfo::Kind kind) {
 Executor::Executor(const ExecutorOptions& options) : options_(options) {}
 // Last chance for cgroups whose processes were still dying when they were collected.
 Executor::~Executor() {
+  DropStandby();
   for (const std::string& cgroup : stale_cgroups_) {
     (void)exec::KillCgroup(cgroup);
     WaitCgroupEmpty(cgroup, 1000);
@@ -205,6 +209,12 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     undo();
     return s;
   }
+  Launched launched;
+  if (HandToStandby(spec.job_id, job.token, &launched)) {
+    children_.insert(launched.pid);
+    launched.cgroup = job.cgroup;
+    return launched;
+  }
   StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir, job.token));
   if (!pid.ok()) {
     undo();
@@ -220,6 +230,69 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   }
   children_.insert(*pid);
   return Launched{*pid, *pidfd, job.cgroup};
+}
+
+Status Executor::PrepareStandby() {
+  if (standby_.pid > 0) return Status::Ok();
+  if (standby_failed_) return FailedPrecondition("no standby shepherd: starting one failed before");
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Internal(ErrnoMessage("cannot create a socket pair for a standby shepherd", errno));
+  }
+  UniqueFd ours(sv[0]);
+  // Its end goes to descriptor 3 through posix_spawn's dup2; it must not already be 3 (a dup2 onto
+  // itself would keep close-on-exec).
+  UniqueFd theirs(fcntl(sv[1], F_DUPFD_CLOEXEC, 10));
+  close(sv[1]);
+  if (theirs.get() < 0) return Internal(ErrnoMessage("cannot duplicate a descriptor", errno));
+  StatusOr<pid_t> pid = SpawnShepherd(StandbyShepherdArgs(options_.shepherd_path, options_.run_dir), theirs.get());
+  if (!pid.ok()) {
+    standby_failed_ = true;
+    return pid.status();
+  }
+  StatusOr<int> pidfd = OpenPidfd(*pid);
+  if (!pidfd.ok()) {  // fd exhaustion: the standby gets end of file and exits
+    close(ours.release());
+    while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return pidfd.status();
+  }
+  standby_ = {*pid, *pidfd, ours.release()};
+  return Status::Ok();
+}
+
+bool Executor::HandToStandby(JobId job, const std::string& token, Launched* launched) {
+  if (standby_.pid <= 0) return false;
+  std::string line = std::to_string(job) + " " + token + "\n";
+  // sendmsg rather than send: the daemon's only sendmsg, so tests can stop rotad right there
+  // (tests/daemon/test_restart.py).
+  iovec iov{line.data(), line.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  ssize_t sent;
+  do {
+    sent = sendmsg(standby_.socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (sent < 0 && errno == EINTR);
+  if (sent != static_cast<ssize_t>(line.size())) {  // it died (EPIPE): start a shepherd instead
+    DropStandby();
+    return false;
+  }
+  close(standby_.socket);
+  launched->pid = standby_.pid;
+  launched->pidfd = standby_.pidfd;
+  standby_ = {};
+  return true;
+}
+
+void Executor::DropStandby() {
+  if (standby_.pid <= 0) return;
+  close(standby_.socket);
+  kill(standby_.pid, SIGKILL);  // waiting for its job: nothing of anyone's is lost
+  while (waitpid(standby_.pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  close(standby_.pidfd);
+  standby_ = {};
 }
 
 StatusOr<FoundLaunch> Executor::FindLaunch(JobId job) {
@@ -271,9 +344,16 @@ StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {
   if (!pidfd.ok()) return pidfd.status();
   UniqueFd guard(*pidfd);
   std::string what = "process " + std::to_string(pid);
-  if (!IsShepherdCommand(ReadCmdline(pid), options_.shepherd_path, job, options_.run_dir)) {
-    return NotFound(what + " is not the shepherd of job " + std::to_string(job));
+  const std::vector<std::string> cmdline = ReadCmdline(pid);
+  bool ours = IsShepherdCommand(cmdline, options_.shepherd_path, job, options_.run_dir);
+  if (!ours && IsStandbyShepherdCommand(cmdline, options_.shepherd_path, options_.run_dir)) {
+    // Started as a standby: its job is the one whose spec it holds locked.
+    const std::string spec_path = SpecPath(options_.run_dir, job);
+    UniqueFd spec(open(spec_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    StatusOr<pid_t> holder = spec.get() >= 0 ? SpecLockHolder(spec.get(), spec_path) : StatusOr<pid_t>(0);
+    ours = holder.ok() && *holder == pid;
   }
+  if (!ours) return NotFound(what + " is not the shepherd of job " + std::to_string(job));
   // The pidfd was opened before /proc was read: if it is still running, the command line read
   // was its own and not that of a process that reused the pid.
   if (PidfdExited(guard.get())) return NotFound(what + " has exited");

@@ -30,14 +30,21 @@ using testing::TempDir;
 using testing::WaitFor;
 using testing::WaitReadable;
 
-class ExecutorTest : public ::testing::TestWithParam<bool> {
+// Each test runs with cgroups and by process group, and with shepherds started for each launch
+// and handed their job as standbys.
+struct Mode {
+  bool cgroups;
+  bool standby;
+};
+
+class ExecutorTest : public ::testing::TestWithParam<Mode> {
  protected:
   void SetUp() override {
     ASSERT_FALSE(tmp_.path().empty());
     StatusOr<std::unique_ptr<Executor>> e = Executor::Create(Options());
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     executor_ = std::move(e).value();
-    if (GetParam() && executor_->cgroup_base().empty()) {
+    if (GetParam().cgroups && executor_->cgroup_base().empty()) {
       GTEST_SKIP() << "no writable cgroup v2 here: " << executor_->cgroup_note();
     }
   }
@@ -51,12 +58,23 @@ class ExecutorTest : public ::testing::TestWithParam<bool> {
   }
 
   StatusOr<Launched> Launch(const LaunchSpec& spec) {
+    if (GetParam().standby) {
+      EXPECT_TRUE(executor_->PrepareStandby().ok());
+      EXPECT_GT(executor_->standby_pid(), 0);
+    }
+    const pid_t standby = executor_->standby_pid();
     StatusOr<Launched> launched = executor_->Launch(spec);
-    if (launched.ok()) running_[launched->pid] = spec.job_id;
+    if (launched.ok()) {
+      running_[launched->pid] = spec.job_id;
+      if (standby > 0) {
+        EXPECT_EQ(launched->pid, standby) << "the standby was not used";
+      }
+      EXPECT_EQ(executor_->standby_pid(), 0);
+    }
     return launched;
   }
 
-  ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam()}; }
+  ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam().cgroups}; }
   bool cgroups() const { return !executor_->cgroup_base().empty(); }
 
   LaunchSpec Spec(std::vector<std::string> argv) const {
@@ -262,6 +280,7 @@ TEST_P(ExecutorTest, AdoptsAShepherdAfterTheDaemonExits) {
     close(fds[0]);
     StatusOr<std::unique_ptr<Executor>> e = Executor::Create(Options());
     if (!e.ok()) _exit(1);
+    if (GetParam().standby && !(*e)->PrepareStandby().ok()) _exit(4);
     StatusOr<Launched> launched = (*e)->Launch(spec);
     if (!launched.ok()) _exit(2);
     pid_t pid = launched->pid;
@@ -489,8 +508,55 @@ TEST_P(ExecutorTest, NoteSaysHowJobsAreTracked) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Executor, ExecutorTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Cgroups" : "ProcessGroups"; });
+INSTANTIATE_TEST_SUITE_P(Executor, ExecutorTest,
+                         ::testing::Values(Mode{true, false}, Mode{false, false}, Mode{true, true}, Mode{false, true}),
+                         [](const ::testing::TestParamInfo<Mode>& p) {
+                           return std::string(p.param.cgroups ? "Cgroups" : "ProcessGroups") +
+                                  (p.param.standby ? "Standby" : "");
+                         });
+
+// A standby shepherd that is not needed, or whose daemon goes away, starts nothing.
+TEST(ExecutorStandbyTest, AStandbyLeftWaitingEndsWithItsExecutor) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE((*e)->PrepareStandby().ok());
+  const pid_t standby = (*e)->standby_pid();
+  ASSERT_GT(standby, 0);
+  ASSERT_TRUE((*e)->PrepareStandby().ok());
+  EXPECT_EQ((*e)->standby_pid(), standby) << "a second standby was started beside the first";
+  e->reset();  // reaps it
+  EXPECT_NE(kill(standby, 0), 0) << "the standby outlived its executor";
+}
+
+// A standby that died before its job came: the launch starts a shepherd as usual.
+TEST(ExecutorStandbyTest, ADeadStandbyIsReplacedByAShepherdForTheLaunch) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE((*e)->PrepareStandby().ok());
+  const pid_t standby = (*e)->standby_pid();
+  ASSERT_EQ(kill(standby, SIGKILL), 0);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(standby), &info, WEXITED | WNOWAIT), 0);  // dead, not reaped
+  LaunchSpec spec;
+  spec.job_id = NextJobId();
+  spec.uid = geteuid();
+  spec.gid = getegid();
+  spec.argv = {"sh", "-c", "exit 7"};
+  spec.cwd = tmp.path();
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.output = tmp / "out";
+  StatusOr<Launched> launched = (*e)->Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  EXPECT_NE(launched->pid, standby);
+  EXPECT_EQ((*e)->standby_pid(), 0);
+  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  close(launched->pidfd);
+  ExitInfo result = (*e)->Collect(spec.job_id, launched->pid);
+  EXPECT_EQ(result.kind, ExitInfo::Kind::kExited) << result.reason;
+  EXPECT_EQ(result.exit_code, 7);
+}
 
 TEST(ExecutorCreateTest, MakesAPrivateRunDir) {
   TempDir tmp;

@@ -74,8 +74,20 @@ std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId jo
   return {shepherd_path, "--job", std::to_string(job), "--spec", spec_path, "--run-dir", run_dir, "--token", token};
 }
 
+std::vector<std::string> StandbyShepherdArgs(const std::string& shepherd_path, const std::string& run_dir) {
+  return {shepherd_path, "--standby", "--run-dir", run_dir};
+}
+
+bool IsStandbyShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
+                              const std::string& run_dir) {
+  if (cmdline.size() != 4 || BaseName(cmdline[0]) != BaseName(shepherd_path)) return false;
+  if (cmdline[1] != "--standby" || cmdline[2] != "--run-dir") return false;
+  return run_dir.empty() || cmdline[3] == run_dir;
+}
+
 bool IsShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
                        JobId job, const std::string& run_dir) {
+  if (job == 0 && IsStandbyShepherdCommand(cmdline, shepherd_path, run_dir)) return true;
   if (cmdline.size() != 9 || BaseName(cmdline[0]) != BaseName(shepherd_path)) return false;
   if (cmdline[1] != "--job" || cmdline[3] != "--spec" || cmdline[5] != "--run-dir" || cmdline[7] != "--token") {
     return false;

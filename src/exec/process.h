@@ -27,11 +27,18 @@ std::vector<std::string> ReadCmdline(pid_t pid);
 
 // The arguments rota-shepherd is started with:
 //   <shepherd_path> --job <job> --spec <spec_path> --run-dir <run_dir> --token <token>
-// IsShepherdCommand recognises them. job 0 matches any job; an empty run_dir any run directory.
+// IsShepherdCommand recognises them. job 0 matches any job, and then also a standby shepherd's
+// command line; an empty run_dir any run directory.
 std::vector<std::string> ShepherdArgs(const std::string& shepherd_path, JobId job, const std::string& spec_path,
                                       const std::string& run_dir, const std::string& token);
 bool IsShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
                        JobId job, const std::string& run_dir);
+// A standby shepherd, started before its job was known (it reads the job from descriptor 3):
+//   <shepherd_path> --standby --run-dir <run_dir>
+// Its command line does not name its job: the spec's launch lock does (Executor::Adopt).
+std::vector<std::string> StandbyShepherdArgs(const std::string& shepherd_path, const std::string& run_dir);
+bool IsStandbyShepherdCommand(const std::vector<std::string>& cmdline, const std::string& shepherd_path,
+                              const std::string& run_dir);
 
 // The signal the executor uses to ask a shepherd to forward a signal (its value) to the job.
 int ForwardSignal();  // SIGRTMIN + 1

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "exec/exec_test_util.h"
 #include "exec/executor.h"
 #include "exec/files.h"
@@ -57,6 +59,14 @@ class ShepherdSpecTest : public ::testing::Test {
   int Run(const std::string& token) {
     return RunShepherd({"--job", "7", "--spec", spec_path_, "--run-dir", tmp_.path(), "--token", token});
   }
+  // A standby shepherd that reads `line` on descriptor 3.
+  int RunStandby(const std::string& line) {
+    std::ofstream(tmp_ / "line") << line;
+    std::string command = std::string(ROTA_SHEPHERD) + " --standby --run-dir '" + tmp_.path() + "' 3< '" +
+                          (tmp_ / "line") + "' >/dev/null 2>&1";
+    int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
   bool Ran() const { return access((tmp_ / "ran").c_str(), F_OK) == 0; }
   bool HasResult() const { return access((tmp_ / "7.result").c_str(), F_OK) == 0; }
   ExitInfo Result() const {
@@ -74,6 +84,23 @@ TEST_F(ShepherdSpecTest, RunsTheJobOfItsOwnLaunch) {
   ASSERT_EQ(Run("t1"), 0);
   EXPECT_TRUE(Ran());
   EXPECT_EQ(Result().kind, ExitInfo::Kind::kExited);
+}
+
+TEST_F(ShepherdSpecTest, AStandbyRunsTheJobItIsHanded) {
+  Write(7, "t1");
+  ASSERT_EQ(RunStandby("7 t1\n"), 0);
+  EXPECT_TRUE(Ran());
+  EXPECT_EQ(Result().kind, ExitInfo::Kind::kExited);
+}
+
+TEST_F(ShepherdSpecTest, AStandbyWithoutAJobOrWithAWrongOneStartsNothing) {
+  Write(7, "t1");
+  EXPECT_EQ(RunStandby(""), 0);          // its daemon went away
+  EXPECT_EQ(RunStandby("7 t1"), 0);      // no end of line: cut short
+  EXPECT_EQ(RunStandby("x t1\n"), 0);    // not a job id
+  EXPECT_EQ(RunStandby("7 t2\n"), 3);    // a launch that is not this spec's
+  EXPECT_FALSE(Ran());
+  EXPECT_FALSE(HasResult());
 }
 
 TEST_F(ShepherdSpecTest, MissingSpecIsALaunchWithdrawnAndStartsNothing) {

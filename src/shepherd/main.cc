@@ -1,7 +1,10 @@
 // rota-shepherd: runs one job for rotad and records how it ended.
 //   rota-shepherd --job <id> --spec <run_dir>/<id>.spec --run-dir <run_dir> --token <token>
+//   rota-shepherd --standby --run-dir <run_dir>
 // Started by the executor (src/exec/executor.cc) in its own session with /dev/null as stdio; it
-// outlives the daemon if need be. Writes <run_dir>/<id>.result atomically and exits 0; exits 2
+// outlives the daemon if need be. A standby shepherd is started ahead of need and waits for its
+// job on descriptor 3: one line "<id> <token>\n" (its spec is then <run_dir>/<id>.spec); at end
+// of file or on anything else it exits 0 having started nothing. Writes <run_dir>/<id>.result atomically and exits 0; exits 2
 // on bad arguments, 1 when the result cannot be written.
 //
 // Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
@@ -28,19 +31,49 @@ namespace {
 
 constexpr int kNotOurs = 3;
 
+constexpr int kStandbyFd = 3;
+
 int Usage() {
-  std::fprintf(stderr, "usage: rota-shepherd --job <id> --spec <file> --run-dir <dir> --token <token>\n");
+  std::fprintf(stderr,
+               "usage: rota-shepherd --job <id> --spec <file> --run-dir <dir> --token <token>\n"
+               "       rota-shepherd --standby --run-dir <dir>\n");
   return 2;
+}
+
+// A standby's job: "<id> <token>\n" from kStandbyFd, then closed. False at end of file, on a read
+// error or on a malformed line.
+bool ReadStandbyJob(std::string* job_text, std::string* token) {
+  std::string line;
+  char buf[128];
+  while (line.find('\n') == std::string::npos && line.size() < 256) {
+    ssize_t n = read(kStandbyFd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    line.append(buf, static_cast<std::size_t>(n));
+  }
+  close(kStandbyFd);
+  std::size_t end = line.find('\n');
+  std::size_t space = line.find(' ');
+  if (end == std::string::npos || space == std::string::npos || space > end) return false;
+  *job_text = line.substr(0, space);
+  *token = line.substr(space + 1, end - space - 1);
+  return !token->empty() && token->find(' ') == std::string::npos;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using rota::exec::ExitInfo;
-  close_range(3, ~0U, 0);  // nothing of the daemon's must stay open in the job
-  if (argc != 9) return Usage();
+  const bool standby = argc == 4 && std::string(argv[1]) == "--standby";
+  close_range(standby ? kStandbyFd + 1 : 3, ~0U, 0);  // nothing of the daemon's must stay open in the job
+  if (argc != 9 && !standby) return Usage();
   std::string job_text, spec_path, run_dir, token;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  if (standby) {
+    if (std::string(argv[2]) != "--run-dir") return Usage();
+    run_dir = argv[3];
+    if (!ReadStandbyJob(&job_text, &token)) return 0;  // not needed after all
+  }
+  for (int i = 1; !standby && i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--job") {
       job_text = argv[i + 1];
@@ -56,8 +89,9 @@ int main(int argc, char** argv) {
   }
   char* end = nullptr;
   long long job = std::strtoll(job_text.c_str(), &end, 10);
+  if (standby && !job_text.empty() && *end == '\0' && job > 0) spec_path = rota::exec::SpecPath(run_dir, job);
   if (job_text.empty() || *end != '\0' || job <= 0 || spec_path.empty() || run_dir.empty() || token.empty()) {
-    return Usage();
+    return standby ? 0 : Usage();
   }
 
   // The descriptor stays open (and the lock held) until exit: closing any descriptor of the

@@ -181,7 +181,8 @@ class Rotad:
                 pass
         self.stop()
         # Cancel whatever is still running (as root with the jobs' shepherds).
-        subprocess.run(["pkill", "-f", "rota-shepherd --job [0-9]* --spec " + self.state], check=False)
+        subprocess.run(["pkill", "-f", "rota-shepherd --(job [0-9]+ --spec|standby --run-dir) " + self.state],
+                       check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # --- clients -----------------------------------------------------------------------------

@@ -63,7 +63,9 @@ class RestartTest(DaemonTest):
                  what="the jobs to start")
         self.d.kill9()
         # The machine "loses" the jobs: shepherds and jobs killed outright.
-        subprocess.run(["pkill", "-9", "-f", "rota-shepherd --job [0-9]+ --spec " + self.d.state], check=False)
+        # (Started for its job, or as a standby that was then handed it.)
+        subprocess.run(["pkill", "-9", "-f", "rota-shepherd --(job [0-9]+ --spec|standby --run-dir) " + self.d.state],
+                       check=False)
         for name in ("keep.pid", "lose.pid"):  # only this test's jobs: other tests run beside it
             try:
                 os.kill(int(self.read(name)), signal.SIGKILL)
@@ -80,13 +82,20 @@ class RestartTest(DaemonTest):
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
 class LaunchWindowTest(DaemonTest):
-    """rotad killed between starting a job's shepherd and recording the start: strace kills it at
-    the pidfd_open(2) that follows the shepherd's spawn (the first one a fresh daemon makes)."""
+    """rotad killed between launching a job and recording its start, at an exact system call that
+    strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only
+    one; when that fails it starts a shepherd and opens a pidfd for it."""
 
-    def crash_at_first_launch(self, script):
+    # The hand-over to the standby fails (as if it had died): rotad starts a shepherd instead,
+    # and is killed at that shepherd's pidfd_open, the second of its life (the first was the
+    # standby's). The job runs on without a daemon that knows.
+    AFTER_SPAWN = ["-e", "inject=sendmsg:error=EPIPE", "-e", "inject=pidfd_open:signal=SIGKILL:when=2"]
+    # Killed as it hands the launch to the standby: the spec is written, no shepherd has it.
+    BEFORE_HANDOVER = ["-e", "inject=sendmsg:signal=SIGKILL:when=1"]
+
+    def crash_at_first_launch(self, script, faults):
         self.d.stop()
-        self.d.start(wrapper=["strace", "-o", "/dev/null", "-e", "trace=pidfd_open",
-                              "-e", "inject=pidfd_open:signal=SIGKILL:when=1"])
+        self.d.start(wrapper=["strace", "-o", "/dev/null", "-e", "trace=sendmsg,pidfd_open"] + faults)
         job = self.d.submit("--", "sh", "-c", script)
         self.d.wait_death()
         return job
@@ -99,7 +108,7 @@ class LaunchWindowTest(DaemonTest):
         return [e for e in self.d.show(job)["events"] if e["to"] == "running"]
 
     def test_a_job_launched_just_before_the_crash_is_adopted_and_runs_once(self):
-        job = self.crash_at_first_launch("echo ran >> runs; until [ -e go ]; do sleep 0.05; done")
+        job = self.crash_at_first_launch("echo ran >> runs; until [ -e go ]; do sleep 0.05; done", self.AFTER_SPAWN)
         wait_for(lambda: os.path.exists(self.path("runs")), what="the launched job to start")
         self.assertTrue(self.shepherd_runs(job))
         self.d.start()
@@ -119,7 +128,7 @@ class LaunchWindowTest(DaemonTest):
         self.assertIn("re-adopted", self.d.read_log())
 
     def test_a_job_launched_just_before_the_crash_that_ended_meanwhile_is_recorded(self):
-        job = self.crash_at_first_launch("echo ran >> runs; exit 5")
+        job = self.crash_at_first_launch("echo ran >> runs; exit 5", self.AFTER_SPAWN)
         wait_for(lambda: os.path.exists(self.path("runs")), what="the launched job to start")
         wait_for(lambda: not self.shepherd_runs(job), what="the job's shepherd to end")
         self.d.start()
@@ -128,6 +137,17 @@ class LaunchWindowTest(DaemonTest):
         self.assertEqual(rec["exit_code"], 5)
         self.assertEqual(self.read("runs").split(), ["ran"], "the job ran more than once")
         self.assertEqual(len(self.starts(job)), 1)
+
+    def test_a_launch_no_shepherd_took_is_withdrawn_and_the_job_runs_once_later(self):
+        job = self.crash_at_first_launch("echo ran >> runs", self.BEFORE_HANDOVER)
+        self.assertTrue(os.path.exists(os.path.join(self.d.state, "run", f"{job}.spec")))
+        time.sleep(0.3)
+        self.assertFalse(os.path.exists(self.path("runs")), "the job ran with its daemon dead")
+        self.d.start()
+        self.d.wait_state(job, "completed")
+        self.assertEqual(self.read("runs").split(), ["ran"])
+        self.assertEqual(len(self.starts(job)), 1)
+        self.assertIn("withdrew a launch", self.d.read_log())
 
 
 class CancelAcrossRestartTest(DaemonTest):
