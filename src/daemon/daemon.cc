@@ -34,6 +34,13 @@ namespace rota::daemon {
 
 namespace {
 
+// Arms a one-shot relative timer on a CLOCK_MONOTONIC timerfd, `ns` (< 1 s) from now.
+void ArmOnce(int timer_fd, long ns) {
+  itimerspec spec{};
+  spec.it_value.tv_nsec = ns;
+  timerfd_settime(timer_fd, 0, &spec, nullptr);
+}
+
 // Creates `dir` and its parents with `mode` (for the ones it creates).
 Status MakeDirs(const std::string& dir, mode_t mode) {
   std::string path;
@@ -74,6 +81,7 @@ Daemon::~Daemon() {
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
   if (submit_timer_fd_ >= 0) ::close(submit_timer_fd_);
+  if (standby_timer_fd_ >= 0) ::close(standby_timer_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -166,21 +174,27 @@ Status Daemon::Open() {
   loop_->SetIdleHook([this] {
     ProcessInbox();
     if (submissions_waiting_ && !dirty_ && !submit_timer_armed_) {
-      itimerspec spec{};
-      spec.it_value.tv_nsec = kSubmitBatchWindowNs;
-      timerfd_settime(submit_timer_fd_, 0, &spec, nullptr);
+      ArmOnce(submit_timer_fd_, kSubmitBatchWindowNs);
       submit_timer_armed_ = true;
     }
     RunPasses();
-    // The next launch's shepherd, started now rather than on the way from a job's end to the
-    // next start (a no-op while one waits).
-    if (executor_->standby_pid() == 0) {
-      if (Status s = executor_->PrepareStandby(); !s.ok() && !standby_failed_) {
-        standby_failed_ = true;
-        spdlog::warn("cannot start a standby shepherd ({}); shepherds are started for each job", s.message());
-      }
+    // Standby shepherds for the next launches: topped up a moment after launches rather than
+    // at once, so that starting them does not delay a job that ends in the same burst.
+    if (executor_->standbys() < kStandbys && !standby_timer_armed_ && !standby_failed_) {
+      ArmOnce(standby_timer_fd_, kStandbyDelayNs);
+      standby_timer_armed_ = true;
     }
   });
+  if (Status s = add_timer(&standby_timer_fd_, CLOCK_MONOTONIC, [this] {
+        standby_timer_armed_ = false;
+        if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok() && !standby_failed_) {
+          standby_failed_ = true;
+          spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job", up.message());
+        }
+      });
+      !s.ok()) {
+    return s;
+  }
 
   if (Status s = Recover(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;

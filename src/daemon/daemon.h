@@ -386,6 +386,12 @@ class Daemon : public Server::Handler {
   int signal_fd_ = -1;
   int timer_fd_ = -1;
   int submit_timer_fd_ = -1;  // CLOCK_MONOTONIC, kSubmitBatchWindowNs after a submission
+  // Standby shepherds kept waiting (exec::Executor::PrepareStandbys): enough for the jobs that
+  // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
+  static constexpr std::size_t kStandbys = 4;
+  static constexpr long kStandbyDelayNs = 20'000'000;
+  int standby_timer_fd_ = -1;  // CLOCK_MONOTONIC
+  bool standby_timer_armed_ = false;
   int lock_fd_ = -1;
   Time started_ = 0;
   int exit_code_ = 0;

@@ -142,7 +142,7 @@ const char* ExitKindName(ExitInfo::Kind kind) {
 Executor::Executor(const ExecutorOptions& options) : options_(options) {}
 // Last chance for cgroups whose processes were still dying when they were collected.
 Executor::~Executor() {
-  DropStandby();
+  for (Standby& standby : standbys_) DropStandby(standby);
   for (const std::string& cgroup : stale_cgroups_) {
     (void)exec::KillCgroup(cgroup);
     WaitCgroupEmpty(cgroup, 1000);
@@ -232,37 +232,37 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   return Launched{*pid, *pidfd, job.cgroup};
 }
 
-Status Executor::PrepareStandby() {
-  if (standby_.pid > 0) return Status::Ok();
-  if (standby_failed_) return FailedPrecondition("no standby shepherd: starting one failed before");
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    return Internal(ErrnoMessage("cannot create a socket pair for a standby shepherd", errno));
-  }
-  UniqueFd ours(sv[0]);
-  // Its end goes to descriptor 3 through posix_spawn's dup2; it must not already be 3 (a dup2 onto
-  // itself would keep close-on-exec).
-  UniqueFd theirs(fcntl(sv[1], F_DUPFD_CLOEXEC, 10));
-  close(sv[1]);
-  if (theirs.get() < 0) return Internal(ErrnoMessage("cannot duplicate a descriptor", errno));
-  StatusOr<pid_t> pid = SpawnShepherd(StandbyShepherdArgs(options_.shepherd_path, options_.run_dir), theirs.get());
-  if (!pid.ok()) {
-    standby_failed_ = true;
-    return pid.status();
-  }
-  StatusOr<int> pidfd = OpenPidfd(*pid);
-  if (!pidfd.ok()) {  // fd exhaustion: the standby gets end of file and exits
-    close(ours.release());
-    while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
+Status Executor::PrepareStandbys(std::size_t count) {
+  while (standbys_.size() < count) {
+    if (standby_failed_) return FailedPrecondition("no standby shepherds: starting one failed before");
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Internal(ErrnoMessage("cannot create a socket pair for a standby shepherd", errno));
     }
-    return pidfd.status();
+    UniqueFd ours(sv[0]);
+    // Its end goes to descriptor 3 through posix_spawn's dup2; it must not already be 3 (a dup2
+    // onto itself would keep close-on-exec).
+    UniqueFd theirs(fcntl(sv[1], F_DUPFD_CLOEXEC, 10));
+    close(sv[1]);
+    if (theirs.get() < 0) return Internal(ErrnoMessage("cannot duplicate a descriptor", errno));
+    StatusOr<pid_t> pid = SpawnShepherd(StandbyShepherdArgs(options_.shepherd_path, options_.run_dir), theirs.get());
+    if (!pid.ok()) {
+      standby_failed_ = true;
+      return pid.status();
+    }
+    StatusOr<int> pidfd = OpenPidfd(*pid);
+    if (!pidfd.ok()) {  // fd exhaustion: the standby gets end of file and exits
+      close(ours.release());
+      while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      return pidfd.status();
+    }
+    standbys_.push_back({*pid, *pidfd, ours.release()});
   }
-  standby_ = {*pid, *pidfd, ours.release()};
   return Status::Ok();
 }
 
 bool Executor::HandToStandby(JobId job, const std::string& token, Launched* launched) {
-  if (standby_.pid <= 0) return false;
   std::string line = std::to_string(job) + " " + token + "\n";
   // sendmsg rather than send: the daemon's only sendmsg, so tests can stop rotad right there
   // (tests/daemon/test_restart.py).
@@ -270,29 +270,32 @@ bool Executor::HandToStandby(JobId job, const std::string& token, Launched* laun
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  ssize_t sent;
-  do {
-    sent = sendmsg(standby_.socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-  } while (sent < 0 && errno == EINTR);
-  if (sent != static_cast<ssize_t>(line.size())) {  // it died (EPIPE): start a shepherd instead
-    DropStandby();
-    return false;
+  while (!standbys_.empty()) {
+    Standby standby = standbys_.back();
+    standbys_.pop_back();
+    ssize_t sent;
+    do {
+      sent = sendmsg(standby.socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent < 0 && errno == EINTR);
+    if (sent != static_cast<ssize_t>(line.size())) {  // it died (EPIPE): try the next
+      DropStandby(standby);
+      continue;
+    }
+    close(standby.socket);
+    launched->pid = standby.pid;
+    launched->pidfd = standby.pidfd;
+    return true;
   }
-  close(standby_.socket);
-  launched->pid = standby_.pid;
-  launched->pidfd = standby_.pidfd;
-  standby_ = {};
-  return true;
+  return false;
 }
 
-void Executor::DropStandby() {
-  if (standby_.pid <= 0) return;
-  close(standby_.socket);
-  kill(standby_.pid, SIGKILL);  // waiting for its job: nothing of anyone's is lost
-  while (waitpid(standby_.pid, nullptr, 0) < 0 && errno == EINTR) {
+void Executor::DropStandby(Standby& standby) {
+  close(standby.socket);
+  kill(standby.pid, SIGKILL);  // waiting for its job: nothing of anyone's is lost
+  while (waitpid(standby.pid, nullptr, 0) < 0 && errno == EINTR) {
   }
-  close(standby_.pidfd);
-  standby_ = {};
+  close(standby.pidfd);
+  standby = {};
 }
 
 StatusOr<FoundLaunch> Executor::FindLaunch(JobId job) {

@@ -127,13 +127,15 @@ class Executor {
   // bad spec, FailedPrecondition when the job's cgroup exists and holds processes, Internal.
   StatusOr<Launched> Launch(const LaunchSpec& spec);
 
-  // Starts a standby shepherd when none waits: the next Launch hands it its job over a socket
-  // instead of starting a process, which takes the shepherd's exec (about half a millisecond)
-  // off the path from one job's end to the next one's start. For the daemon to call when idle;
-  // returns at once while a standby waits. A standby that died is noticed by the Launch that
-  // tries it, which then starts a shepherd as usual.
-  Status PrepareStandby();
-  pid_t standby_pid() const { return standby_.pid; }  // 0 when none waits
+  // Starts standby shepherds until `count` wait: each of the next Launches hands one its job over
+  // a socket instead of starting a process, which takes the shepherd's start (posix_spawn and
+  // exec, about half a millisecond) off the path from one job's end to the next one's start.
+  // For the daemon to call when idle. A standby that died is noticed by the Launch that tries
+  // it, which tries the next or starts a shepherd as usual. Once starting one has failed, later
+  // calls return FailedPrecondition at once.
+  Status PrepareStandbys(std::size_t count);
+  std::size_t standbys() const { return standbys_.size(); }
+  pid_t next_standby() const { return standbys_.empty() ? 0 : standbys_.back().pid; }  // 0: none
 
   // After a daemon restart, for a job the store does not record as started: what became of its
   // last Launch, if any (the daemon died between Launch and recording the start). Found through
@@ -180,10 +182,10 @@ class Executor {
   explicit Executor(const ExecutorOptions& options);
   std::string JobCgroup(JobId job) const;
   void RetryStaleCgroups();
-  // Hands the job to the standby, which then is the job's shepherd; false when there is none or
-  // it is gone (then dropped).
+  // Hands the job to the next standby, which then is the job's shepherd; false when none is left
+  // (dead ones met on the way are dropped).
   bool HandToStandby(JobId job, const std::string& token, Launched* launched);
-  void DropStandby();  // kills and reaps it
+  static void DropStandby(Standby& standby);  // kills and reaps it
 
   ExecutorOptions options_;
   std::string base_;    // "" without cgroups
@@ -193,8 +195,8 @@ class Executor {
   // Shepherds started by Launch and not yet collected: unreaped children, so their pids cannot
   // have been reused (and their /proc cmdline may still be empty right after the spawn).
   std::set<pid_t> children_;
-  Standby standby_;
-  bool standby_failed_ = false;  // a standby could not be started: not tried again
+  std::vector<Standby> standbys_;  // the next one to use is the last
+  bool standby_failed_ = false;    // a standby could not be started: not tried again
 };
 
 }  // namespace rota::exec

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -59,17 +60,17 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
 
   StatusOr<Launched> Launch(const LaunchSpec& spec) {
     if (GetParam().standby) {
-      EXPECT_TRUE(executor_->PrepareStandby().ok());
-      EXPECT_GT(executor_->standby_pid(), 0);
+      EXPECT_TRUE(executor_->PrepareStandbys(1).ok());
+      EXPECT_GT(executor_->next_standby(), 0);
     }
-    const pid_t standby = executor_->standby_pid();
+    const pid_t standby = executor_->next_standby();
     StatusOr<Launched> launched = executor_->Launch(spec);
     if (launched.ok()) {
       running_[launched->pid] = spec.job_id;
       if (standby > 0) {
         EXPECT_EQ(launched->pid, standby) << "the standby was not used";
       }
-      EXPECT_EQ(executor_->standby_pid(), 0);
+      EXPECT_EQ(executor_->standbys(), 0u);
     }
     return launched;
   }
@@ -280,7 +281,7 @@ TEST_P(ExecutorTest, AdoptsAShepherdAfterTheDaemonExits) {
     close(fds[0]);
     StatusOr<std::unique_ptr<Executor>> e = Executor::Create(Options());
     if (!e.ok()) _exit(1);
-    if (GetParam().standby && !(*e)->PrepareStandby().ok()) _exit(4);
+    if (GetParam().standby && !(*e)->PrepareStandbys(1).ok()) _exit(4);
     StatusOr<Launched> launched = (*e)->Launch(spec);
     if (!launched.ok()) _exit(2);
     pid_t pid = launched->pid;
@@ -515,45 +516,85 @@ INSTANTIATE_TEST_SUITE_P(Executor, ExecutorTest,
                                   (p.param.standby ? "Standby" : "");
                          });
 
-// A standby shepherd that is not needed, or whose daemon goes away, starts nothing.
-TEST(ExecutorStandbyTest, AStandbyLeftWaitingEndsWithItsExecutor) {
-  TempDir tmp;
-  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
-  ASSERT_TRUE(e.ok());
-  ASSERT_TRUE((*e)->PrepareStandby().ok());
-  const pid_t standby = (*e)->standby_pid();
-  ASSERT_GT(standby, 0);
-  ASSERT_TRUE((*e)->PrepareStandby().ok());
-  EXPECT_EQ((*e)->standby_pid(), standby) << "a second standby was started beside the first";
-  e->reset();  // reaps it
-  EXPECT_NE(kill(standby, 0), 0) << "the standby outlived its executor";
-}
-
-// A standby that died before its job came: the launch starts a shepherd as usual.
-TEST(ExecutorStandbyTest, ADeadStandbyIsReplacedByAShepherdForTheLaunch) {
-  TempDir tmp;
-  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
-  ASSERT_TRUE(e.ok());
-  ASSERT_TRUE((*e)->PrepareStandby().ok());
-  const pid_t standby = (*e)->standby_pid();
-  ASSERT_EQ(kill(standby, SIGKILL), 0);
-  siginfo_t info{};
-  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(standby), &info, WEXITED | WNOWAIT), 0);  // dead, not reaped
+LaunchSpec ExitSpec(const TempDir& tmp, int code) {
   LaunchSpec spec;
   spec.job_id = NextJobId();
   spec.uid = geteuid();
   spec.gid = getegid();
-  spec.argv = {"sh", "-c", "exit 7"};
+  spec.argv = {"sh", "-c", "exit " + std::to_string(code)};
   spec.cwd = tmp.path();
   spec.env = {{"PATH", "/usr/bin:/bin"}};
   spec.output = tmp / "out";
+  return spec;
+}
+
+ExitInfo WaitAndCollect(Executor& e, const Launched& launched, JobId job) {
+  EXPECT_TRUE(WaitReadable(launched.pidfd));
+  close(launched.pidfd);
+  return e.Collect(job, launched.pid);
+}
+
+// Standbys not needed, or whose daemon goes away, start nothing.
+TEST(ExecutorStandbyTest, StandbysLeftWaitingEndWithTheirExecutor) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE((*e)->PrepareStandbys(2).ok());
+  ASSERT_EQ((*e)->standbys(), 2u);
+  const pid_t standby = (*e)->next_standby();
+  ASSERT_GT(standby, 0);
+  ASSERT_TRUE((*e)->PrepareStandbys(2).ok());
+  EXPECT_EQ((*e)->standbys(), 2u) << "more standbys were started than asked for";
+  EXPECT_EQ((*e)->next_standby(), standby);
+  e->reset();  // reaps them
+  EXPECT_NE(kill(standby, 0), 0) << "a standby outlived its executor";
+}
+
+// Each launch takes its own standby; with none left, a shepherd is started for it.
+TEST(ExecutorStandbyTest, LaunchesTakeOneStandbyEachThenStartShepherds) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE((*e)->PrepareStandbys(2).ok());
+  std::vector<std::pair<Launched, JobId>> launches;
+  for (int code : {3, 4, 5}) {
+    const pid_t next = (*e)->next_standby();
+    LaunchSpec spec = ExitSpec(tmp, code);
+    StatusOr<Launched> launched = (*e)->Launch(spec);
+    ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+    if (next > 0) {
+      EXPECT_EQ(launched->pid, next);
+    }
+    launches.emplace_back(*launched, spec.job_id);
+  }
+  EXPECT_EQ((*e)->standbys(), 0u);
+  std::set<pid_t> pids;
+  int code = 3;
+  for (auto& [launched, job] : launches) {
+    pids.insert(launched.pid);
+    ExitInfo info = WaitAndCollect(**e, launched, job);
+    EXPECT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+    EXPECT_EQ(info.exit_code, code++) << "job " << job << " ran another job's command";
+  }
+  EXPECT_EQ(pids.size(), 3u);
+}
+
+// A standby that died before its job came is passed over.
+TEST(ExecutorStandbyTest, ADeadStandbyIsPassedOver) {
+  TempDir tmp;
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE((*e)->PrepareStandbys(1).ok());
+  const pid_t dead = (*e)->next_standby();
+  ASSERT_EQ(kill(dead, SIGKILL), 0);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(dead), &info, WEXITED | WNOWAIT), 0);  // dead, not reaped
+  LaunchSpec spec = ExitSpec(tmp, 7);
   StatusOr<Launched> launched = (*e)->Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().ToString();
-  EXPECT_NE(launched->pid, standby);
-  EXPECT_EQ((*e)->standby_pid(), 0);
-  ASSERT_TRUE(WaitReadable(launched->pidfd));
-  close(launched->pidfd);
-  ExitInfo result = (*e)->Collect(spec.job_id, launched->pid);
+  EXPECT_NE(launched->pid, dead);
+  EXPECT_EQ((*e)->standbys(), 0u);
+  ExitInfo result = WaitAndCollect(**e, *launched, spec.job_id);
   EXPECT_EQ(result.kind, ExitInfo::Kind::kExited) << result.reason;
   EXPECT_EQ(result.exit_code, 7);
 }

@@ -7,6 +7,37 @@ import unittest
 from harness import DaemonTest, wait_for
 
 
+class StandbyShepherdTest(DaemonTest):
+    def standbys(self):
+        """The pids of this rotad's standby shepherds (rota-shepherd --standby --run-dir STATE/run)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline") as f:
+                    argv = f.read().split("\0")[:-1]
+            except OSError:
+                continue
+            if len(argv) == 4 and os.path.basename(argv[0]) == "rota-shepherd" and \
+                    argv[1:] == ["--standby", "--run-dir", self.d.state + "/run"]:
+                found.append(int(pid))
+        return found
+
+    def test_jobs_are_handed_to_standby_shepherds_which_are_topped_up(self):
+        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
+        before = set(self.standbys())
+        job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; sleep 30")
+        self.d.wait_state(job, "running")
+        wait_for(lambda: os.path.exists(self.path("shepherd.pid")), what="the job to start")
+        shepherd = int(self.read("shepherd.pid"))
+        self.assertIn(shepherd, before, "the job's shepherd was not one of the standbys")
+        # Topped up again: four wait besides the job's shepherd (whose command line still reads
+        # --standby), one of them new.
+        wait_for(lambda: len(set(self.standbys()) - {shepherd}) == 4, what="the standbys to be topped up")
+        self.assertEqual(len(set(self.standbys()) - before), 1)
+        self.d.rota("cancel", str(job))
+        self.d.wait_state(job, "cancelled")
+
+
 class JobLifecycleTest(DaemonTest):
     def test_job_runs_writes_its_log_and_records_exit_code(self):
         ok = self.d.submit("--name", "hello", "--", "sh", "-c", "echo out-line; echo err-line >&2")

@@ -86,19 +86,27 @@ class LaunchWindowTest(DaemonTest):
     strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only
     one; when that fails it starts a shepherd and opens a pidfd for it."""
 
-    # The hand-over to the standby fails (as if it had died): rotad starts a shepherd instead,
-    # and is killed at that shepherd's pidfd_open, the second of its life (the first was the
-    # standby's). The job runs on without a daemon that knows.
-    AFTER_SPAWN = ["-e", "inject=sendmsg:error=EPIPE", "-e", "inject=pidfd_open:signal=SIGKILL:when=2"]
-    # Killed as it hands the launch to the standby: the spec is written, no shepherd has it.
+    STANDBYS = 4  # rotad's kStandbys: how many standby shepherds it keeps
+
+    # Every hand-over to a standby fails (as if they had died): rotad starts a shepherd instead,
+    # and is killed at that shepherd's pidfd_open, the first after the standbys'. The job runs
+    # on without a daemon that knows.
+    AFTER_SPAWN = ["-e", "inject=sendmsg:error=EPIPE", "-e", f"inject=pidfd_open:signal=SIGKILL:when={STANDBYS + 1}"]
+    # Killed as it hands the launch to a standby: the spec is written, no shepherd has it.
     BEFORE_HANDOVER = ["-e", "inject=sendmsg:signal=SIGKILL:when=1"]
 
     def crash_at_first_launch(self, script, faults):
         self.d.stop()
         self.d.start(wrapper=["strace", "-o", "/dev/null", "-e", "trace=sendmsg,pidfd_open"] + faults)
+        wait_for(lambda: self.standbys() == self.STANDBYS, what="rotad's standby shepherds")
         job = self.d.submit("--", "sh", "-c", script)
         self.d.wait_death()
         return job
+
+    def standbys(self):
+        pattern = f"rota-shepherd --standby --run-dir {self.d.state}/run$"
+        r = subprocess.run(["pgrep", "-c", "-f", pattern], capture_output=True, text=True)
+        return int(r.stdout.strip() or 0)
 
     def shepherd_runs(self, job):
         pattern = f"rota-shepherd --job {job} --spec {self.d.state}/"
