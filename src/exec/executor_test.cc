@@ -92,6 +92,17 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
   }
   LaunchSpec Shell(const std::string& script) const { return Spec({"sh", "-c", script}); }
 
+  // Launches `spec` (whose job writes its pid to "pid"), waits for the job, kills its shepherd
+  // outright and returns the job's pid; 0 on failure.
+  pid_t LaunchThenKillTheShepherd(const LaunchSpec& spec, Launched* launched) {
+    StatusOr<Launched> l = Launch(spec);
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    if (!l.ok() || !WaitFor([&] { return FileHasLine(tmp_ / "pid"); })) return 0;
+    *launched = *l;
+    EXPECT_EQ(kill(l->pid, SIGKILL), 0);
+    return std::stoi(ReadText(tmp_ / "pid"));
+  }
+
   // Waits for the shepherd to end, then collects.
   ExitInfo Finish(const Launched& launched, JobId job) {
     EXPECT_TRUE(WaitReadable(launched.pidfd)) << "job " << job << " did not end";
@@ -319,14 +330,12 @@ TEST_P(ExecutorTest, AdoptsAShepherdAfterTheDaemonExits) {
 
 TEST_P(ExecutorTest, ShepherdKilledIsVanishedAndItsJobIsCleanedUp) {
   LaunchSpec spec = Shell("echo $$ > pid; while :; do sleep 0.05; done");
-  StatusOr<Launched> launched = Launch(spec);
-  ASSERT_TRUE(launched.ok());
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "pid"); }));
-  pid_t job = std::stoi(ReadText(tmp_ / "pid"));
-  ASSERT_EQ(kill(launched->pid, SIGKILL), 0);
-  ExitInfo info = Finish(*launched, spec.job_id);
+  Launched launched;
+  const pid_t job = LaunchThenKillTheShepherd(spec, &launched);
+  ASSERT_GT(job, 0);
+  ExitInfo info = Finish(launched, spec.job_id);
   EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
-  EXPECT_EQ(info.reason, "rota-shepherd " + std::to_string(launched->pid) +
+  EXPECT_EQ(info.reason, "rota-shepherd " + std::to_string(launched.pid) +
                              " was killed by signal 9 before recording the job's end");
   if (cgroups()) {
     EXPECT_TRUE(WaitFor([&] { return ProcessDead(job); })) << "Collect left the job running";
@@ -407,16 +416,14 @@ TEST_P(ExecutorTest, FindLaunchWithdrawsALaunchNoShepherdTookAndALateShepherdObe
 TEST_P(ExecutorTest, FindLaunchOfADeadShepherdWithALiveJobIsEndedAndCollectKillsTheJob) {
   if (!cgroups()) GTEST_SKIP() << "without cgroups such a job cannot be seen";
   LaunchSpec spec = Shell("echo $$ > pid; while :; do sleep 0.05; done");
-  StatusOr<Launched> launched = Launch(spec);
-  ASSERT_TRUE(launched.ok());
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "pid"); }));
-  pid_t job = std::stoi(ReadText(tmp_ / "pid"));
-  ASSERT_EQ(kill(launched->pid, SIGKILL), 0);
-  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  Launched launched;
+  const pid_t job = LaunchThenKillTheShepherd(spec, &launched);
+  ASSERT_GT(job, 0);
+  ASSERT_TRUE(WaitReadable(launched.pidfd));
   StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   EXPECT_EQ(found->state, FoundLaunch::State::kEnded);
-  ExitInfo info = Finish(*launched, spec.job_id);
+  ExitInfo info = Finish(launched, spec.job_id);
   EXPECT_EQ(info.kind, ExitInfo::Kind::kVanished);
   EXPECT_TRUE(WaitFor([&] { return ProcessDead(job); })) << "Collect left the job running";
 }
