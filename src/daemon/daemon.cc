@@ -7,6 +7,7 @@
 #include "daemon/daemon.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
@@ -34,10 +35,11 @@ namespace rota::daemon {
 
 namespace {
 
-// Arms a one-shot relative timer on a CLOCK_MONOTONIC timerfd, `ns` (< 1 s) from now.
-void ArmOnce(int timer_fd, long ns) {
+// Arms a one-shot relative timer on a CLOCK_MONOTONIC timerfd, `ns` from now.
+void ArmOnce(int timer_fd, long long ns) {
   itimerspec spec{};
-  spec.it_value.tv_nsec = ns;
+  spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
   timerfd_settime(timer_fd, 0, &spec, nullptr);
 }
 
@@ -82,6 +84,7 @@ Daemon::~Daemon() {
   if (timer_fd_ >= 0) ::close(timer_fd_);
   if (submit_timer_fd_ >= 0) ::close(submit_timer_fd_);
   if (standby_timer_fd_ >= 0) ::close(standby_timer_fd_);
+  if (trim_timer_fd_ >= 0) ::close(trim_timer_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -184,7 +187,22 @@ Status Daemon::Open() {
       ArmOnce(standby_timer_fd_, kStandbyDelayNs);
       standby_timer_armed_ = true;
     }
+    // Heap that requests and jobs used and freed, handed back to the system once things calm
+    // down: glibc keeps freed memory for reuse, so a burst of thousands of submissions or
+    // cancels would otherwise stay in rotad's resident size.
+    if (activity_ != activity_at_trim_ && !trim_timer_armed_) {
+      ArmOnce(trim_timer_fd_, kTrimDelayNs);
+      trim_timer_armed_ = true;
+    }
   });
+  if (Status s = add_timer(&trim_timer_fd_, CLOCK_MONOTONIC, [this] {
+        trim_timer_armed_ = false;
+        activity_at_trim_ = activity_;
+        malloc_trim(0);
+      });
+      !s.ok()) {
+    return s;
+  }
   if (Status s = add_timer(&standby_timer_fd_, CLOCK_MONOTONIC, [this] {
         standby_timer_armed_ = false;
         if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok() && !standby_failed_) {

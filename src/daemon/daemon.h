@@ -392,6 +392,13 @@ class Daemon : public Server::Handler {
   static constexpr long kStandbyDelayNs = 20'000'000;
   int standby_timer_fd_ = -1;  // CLOCK_MONOTONIC
   bool standby_timer_armed_ = false;
+  // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
+  // the first activity since the last return.
+  static constexpr long long kTrimDelayNs = 5'000'000'000;
+  std::uint64_t activity_ = 0;
+  std::uint64_t activity_at_trim_ = 0;
+  int trim_timer_fd_ = -1;  // CLOCK_MONOTONIC
+  bool trim_timer_armed_ = false;
   int lock_fd_ = -1;
   Time started_ = 0;
   int exit_code_ = 0;

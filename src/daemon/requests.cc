@@ -59,6 +59,7 @@ void Daemon::OnLine(ConnId conn, std::string_view line) {
 void Daemon::ProcessInbox() {
   std::vector<InboxLine> lines;
   lines.swap(inbox_);
+  activity_ += lines.size();
   for (InboxLine& in : lines) {
     if (in.http) {
       ProcessHttpCall(in.conn, in.http);

@@ -292,6 +292,7 @@ void Daemon::EscalateKills(Time now) {
 }
 
 void Daemon::OnJobExit(JobId id) {
+  ++activity_;
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   Active& a = it->second;
