@@ -2,10 +2,12 @@
 //   rota-shepherd --job <id> --spec <run_dir>/<id>.spec --run-dir <run_dir> --token <token>
 //   rota-shepherd --standby --run-dir <run_dir>
 // Started by the executor (src/exec/executor.cc) in its own session with /dev/null as stdio; it
-// outlives the daemon if need be. A standby shepherd is started ahead of need and waits for its
-// job on descriptor 3: one line "<id> <token>\n" (its spec is then <run_dir>/<id>.spec); at end
-// of file or on anything else it exits 0 having started nothing. Writes <run_dir>/<id>.result atomically and exits 0; exits 2
+// outlives the daemon if need be. Writes <run_dir>/<id>.result atomically and exits 0; exits 2
 // on bad arguments, 1 when the result cannot be written.
+//
+// A standby shepherd is started ahead of need and waits for its job on descriptor 3: one line
+// "<id> <token>\n" (its spec is then <run_dir>/<id>.spec). At end of file or on anything else it
+// exits 0 having started nothing.
 //
 // Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
 // until it exits. It exits 3 without starting the job or writing a result when this launch is
@@ -97,10 +99,11 @@ int main(int argc, char** argv) {
   // The descriptor stays open (and the lock held) until exit: closing any descriptor of the
   // spec would drop the lock, so the spec is read through this one.
   rota::exec::UniqueFd fd(open(spec_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-  if (fd.get() < 0 && errno == ENOENT) return kNotOurs;
+  const int open_errno = errno;
+  if (fd.get() < 0 && open_errno == ENOENT) return kNotOurs;
   rota::StatusOr<std::string> text =
       fd.get() >= 0 ? rota::exec::ReadFd(fd.get(), spec_path)
-                    : rota::StatusOr<std::string>(rota::Internal(rota::exec::ErrnoMessage("cannot open " + spec_path, errno)));
+                    : rota::StatusOr<std::string>(rota::Internal(rota::exec::ErrnoMessage("cannot open " + spec_path, open_errno)));
   rota::StatusOr<rota::exec::JobSpec> spec =
       text.ok() ? rota::exec::SpecFromJson(*text) : rota::StatusOr<rota::exec::JobSpec>(text.status());
   if (spec.ok() && spec->token != token) return kNotOurs;  // one spec file, one content: a later launch's
