@@ -236,7 +236,7 @@ StatusOr<Statement> Db::Prepare(std::string_view sql) {
     return SqliteStatus(rc, "preparing \"" + std::string(sql.substr(0, 60)) + "\"", sqlite3_errmsg(db_));
   }
   // Cached only when SQLite kept exactly this text (a single statement): Recycle finds it by
-  // sqlite3_sql(), and only texts seen here, so texts built on the fly cannot fill the cache.
+  // sqlite3_sql(). A text built on the fly takes a slot of the bounded cache like any other.
   const char* kept = sqlite3_sql(stmt);
   if (kept == nullptr || text != kept) return Statement(db_, stmt, nullptr);
   if (it == idle_.end() && idle_.size() < kIdleTotal) idle_.emplace(text, std::vector<sqlite3_stmt*>());

@@ -107,8 +107,8 @@ class Db {
 
   sqlite3* db_ = nullptr;
   std::string path_;
-  // Idle compiled statements by their SQL text. Only texts that Prepare saw are kept, and only a
-  // few statements per text and in all (statements built with varying text are finalized).
+  // Idle compiled statements by their SQL text: at most kIdlePerText per text and kIdleTotal
+  // texts and statements in all (db.cc); a statement beyond those bounds is finalized.
   std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_;
   std::size_t idle_count_ = 0;
 };
