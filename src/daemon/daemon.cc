@@ -183,7 +183,7 @@ Status Daemon::Open() {
     RunPasses();
     // Standby shepherds for the next launches: topped up a moment after launches rather than
     // at once, so that starting them does not delay a job that ends in the same burst.
-    if (executor_->standbys() < kStandbys && !standby_timer_armed_ && !standby_failed_) {
+    if (executor_->standbys() < kStandbys && !standby_timer_armed_ && !executor_->standbys_failed()) {
       ArmOnce(standby_timer_fd_, kStandbyDelayNs);
       standby_timer_armed_ = true;
     }
@@ -205,8 +205,8 @@ Status Daemon::Open() {
   }
   if (Status s = add_timer(&standby_timer_fd_, CLOCK_MONOTONIC, [this] {
         standby_timer_armed_ = false;
-        if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok() && !standby_failed_) {
-          standby_failed_ = true;
+        // Fails once at most: the timer is not armed again after a failure.
+        if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok()) {
           spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job", up.message());
         }
       });

@@ -382,7 +382,6 @@ class Daemon : public Server::Handler {
   static constexpr long kSubmitBatchWindowNs = 5'000'000;
   bool submissions_waiting_ = false;
   bool submit_timer_armed_ = false;
-  bool standby_failed_ = false;  // said once in the log
   int signal_fd_ = -1;
   int timer_fd_ = -1;
   int submit_timer_fd_ = -1;  // CLOCK_MONOTONIC, kSubmitBatchWindowNs after a submission

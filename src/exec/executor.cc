@@ -233,32 +233,38 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
 }
 
 Status Executor::PrepareStandbys(std::size_t count) {
+  if (standby_failed_) return FailedPrecondition("no standby shepherds: starting one failed before");
   while (standbys_.size() < count) {
-    if (standby_failed_) return FailedPrecondition("no standby shepherds: starting one failed before");
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-      return Internal(ErrnoMessage("cannot create a socket pair for a standby shepherd", errno));
-    }
-    UniqueFd ours(sv[0]);
-    // Its end goes to descriptor 3 through posix_spawn's dup2; it must not already be 3 (a dup2
-    // onto itself would keep close-on-exec).
-    UniqueFd theirs(fcntl(sv[1], F_DUPFD_CLOEXEC, 10));
-    close(sv[1]);
-    if (theirs.get() < 0) return Internal(ErrnoMessage("cannot duplicate a descriptor", errno));
-    StatusOr<pid_t> pid = SpawnShepherd(StandbyShepherdArgs(options_.shepherd_path, options_.run_dir), theirs.get());
-    if (!pid.ok()) {
+    Status s = StartStandby();
+    if (!s.ok()) {
       standby_failed_ = true;
-      return pid.status();
+      return s;
     }
-    StatusOr<int> pidfd = OpenPidfd(*pid);
-    if (!pidfd.ok()) {  // fd exhaustion: the standby gets end of file and exits
-      close(ours.release());
-      while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      return pidfd.status();
-    }
-    standbys_.push_back({*pid, *pidfd, ours.release()});
   }
+  return Status::Ok();
+}
+
+Status Executor::StartStandby() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Internal(ErrnoMessage("cannot create a socket pair for a standby shepherd", errno));
+  }
+  UniqueFd ours(sv[0]);
+  // Its end goes to descriptor 3 through posix_spawn's dup2; it must not already be 3 (a dup2
+  // onto itself would keep close-on-exec).
+  UniqueFd theirs(fcntl(sv[1], F_DUPFD_CLOEXEC, 10));
+  close(sv[1]);
+  if (theirs.get() < 0) return Internal(ErrnoMessage("cannot duplicate a descriptor", errno));
+  StatusOr<pid_t> pid = SpawnShepherd(StandbyShepherdArgs(options_.shepherd_path, options_.run_dir), theirs.get());
+  if (!pid.ok()) return pid.status();
+  StatusOr<int> pidfd = OpenPidfd(*pid);
+  if (!pidfd.ok()) {  // fd exhaustion: the standby gets end of file and exits
+    close(ours.release());
+    while (waitpid(*pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return pidfd.status();
+  }
+  standbys_.push_back({*pid, *pidfd, ours.release()});
   return Status::Ok();
 }
 

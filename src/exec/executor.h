@@ -132,8 +132,9 @@ class Executor {
   // exec, about half a millisecond) off the path from one job's end to the next one's start.
   // For the daemon to call when idle. A standby that died is noticed by the Launch that tries
   // it, which tries the next or starts a shepherd as usual. Once starting one has failed, later
-  // calls return FailedPrecondition at once.
+  // calls return FailedPrecondition at once and standbys_failed() is true.
   Status PrepareStandbys(std::size_t count);
+  bool standbys_failed() const { return standby_failed_; }
   std::size_t standbys() const { return standbys_.size(); }
   pid_t next_standby() const { return standbys_.empty() ? 0 : standbys_.back().pid; }  // 0: none
 
@@ -186,6 +187,7 @@ class Executor {
   // (dead ones met on the way are dropped).
   bool HandToStandby(JobId job, const std::string& token, Launched* launched);
   static void DropStandby(Standby& standby);  // kills and reaps it
+  Status StartStandby();  // one more standby at the back of standbys_
 
   ExecutorOptions options_;
   std::string base_;    // "" without cgroups

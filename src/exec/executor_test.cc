@@ -557,6 +557,23 @@ TEST(ExecutorStandbyTest, StandbysLeftWaitingEndWithTheirExecutor) {
   EXPECT_NE(kill(standby, 0), 0) << "a standby outlived its executor";
 }
 
+// A standby that cannot be started is not tried again (the daemon says so once).
+TEST(ExecutorStandbyTest, AFailedStartIsNotRetried) {
+  TempDir tmp;
+  const std::string shepherd = tmp / "rota-shepherd";
+  ASSERT_EQ(std::system(("cp " + std::string(ROTA_SHEPHERD) + " '" + shepherd + "'").c_str()), 0);
+  StatusOr<std::unique_ptr<Executor>> e = Executor::Create({shepherd, tmp / "run", false});
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(unlink(shepherd.c_str()), 0);
+  EXPECT_FALSE((*e)->standbys_failed());
+  Status first = (*e)->PrepareStandbys(2);
+  EXPECT_FALSE(first.ok());
+  EXPECT_NE(first.message().find("No such file or directory"), std::string::npos) << first.ToString();
+  EXPECT_TRUE((*e)->standbys_failed());
+  EXPECT_EQ((*e)->PrepareStandbys(2).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*e)->standbys(), 0u);
+}
+
 // Each launch takes its own standby; with none left, a shepherd is started for it.
 TEST(ExecutorStandbyTest, LaunchesTakeOneStandbyEachThenStartShepherds) {
   TempDir tmp;
