@@ -103,13 +103,7 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
     }
     return LaunchOutcome::kNone;
   }
-  a.rec.state = store::JobState::kRunning;
-  a.rec.start_time = started;
-  a.rec.placement = info.placement;
-  a.rec.preemptible = info.preemptible;
-  a.rec.from_pool = info.from_pool;
-  a.rec.pid = info.pid;
-  a.rec.cgroup = info.cgroup;
+  a.rec.Started(info, started);
   RemapPlacement(a.rec);
   CountJobStarted(a.rec, started);
   Notify(JobEvent("job_started", a.rec));

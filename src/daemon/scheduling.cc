@@ -212,10 +212,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     a.rec.placement = {};
     return;
   }
-  a.rec.state = store::JobState::kRunning;
-  a.rec.start_time = now;
-  a.rec.cgroup = info.cgroup;
-  a.rec.pid = info.pid;
+  a.rec.Started(info, now);
   CountJobStarted(a.rec, now);
   if (!launched.ok()) {
     spdlog::error("job {}: cannot launch: {}", a.rec.job.id, launched.status().message());

@@ -38,10 +38,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
     if (!info.cgroup.empty()) (void)executor_->RemoveCgroup(info.cgroup);
     return;
   }
-  a.rec.state = store::JobState::kRunning;
-  a.rec.start_time = now;
-  a.rec.pid = info.pid;
-  a.rec.cgroup = info.cgroup;
+  a.rec.Started(info, now);
   CountJobStarted(a.rec, now);
   json env = json::object();
   for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;

@@ -51,6 +51,19 @@ RunningJob JobRecord::ToRunningJob() const {
   return r;
 }
 
+void JobRecord::Started(const StartInfo& start, Time now) {
+  state = JobState::kRunning;
+  start_time = now;
+  placement = start.placement;
+  preemptible = start.preemptible;
+  from_pool = start.from_pool;
+  signalled = preempted = false;
+  kill_at = kNever;
+  pid = start.pid;
+  pgid = start.pgid;
+  cgroup = start.cgroup;
+}
+
 const char* RequestKindName(RequestKind kind) {
   switch (kind) {
     case RequestKind::kWholeGpus:

@@ -91,6 +91,8 @@ struct JobRecord {
 
   // The core's view of a running job. REQUIRES: state == kRunning.
   RunningJob ToRunningJob() const;
+  // What JobStore::MarkStarted wrote, applied to this in-memory copy.
+  void Started(const StartInfo& start, Time now);
 };
 
 // One line of the audit trail: a state change (or a signal, from running to running).
