@@ -91,10 +91,9 @@ int main(int argc, char** argv) {
   }
   char* end = nullptr;
   long long job = std::strtoll(job_text.c_str(), &end, 10);
-  if (standby && !job_text.empty() && *end == '\0' && job > 0) spec_path = rota::exec::SpecPath(run_dir, job);
-  if (job_text.empty() || *end != '\0' || job <= 0 || spec_path.empty() || run_dir.empty() || token.empty()) {
-    return standby ? 0 : Usage();
-  }
+  const bool job_ok = !job_text.empty() && *end == '\0' && job > 0;
+  if (standby && job_ok) spec_path = rota::exec::SpecPath(run_dir, job);
+  if (!job_ok || spec_path.empty() || run_dir.empty() || token.empty()) return standby ? 0 : Usage();
 
   // The descriptor stays open (and the lock held) until exit: closing any descriptor of the
   // spec would drop the lock, so the spec is read through this one.
