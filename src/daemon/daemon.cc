@@ -35,14 +35,6 @@ namespace rota::daemon {
 
 namespace {
 
-// Arms a one-shot relative timer on a CLOCK_MONOTONIC timerfd, `ns` from now.
-void ArmOnce(int timer_fd, long long ns) {
-  itimerspec spec{};
-  spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-  timerfd_settime(timer_fd, 0, &spec, nullptr);
-}
-
 // Creates `dir` and its parents with `mode` (for the ones it creates).
 Status MakeDirs(const std::string& dir, mode_t mode) {
   std::string path;
@@ -82,9 +74,9 @@ Daemon::~Daemon() {
   if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
-  if (submit_timer_fd_ >= 0) ::close(submit_timer_fd_);
-  if (standby_timer_fd_ >= 0) ::close(standby_timer_fd_);
-  if (trim_timer_fd_ >= 0) ::close(trim_timer_fd_);
+  for (const OneShot* t : {&submit_timer_, &standby_timer_, &trim_timer_}) {
+    if (t->fd >= 0) ::close(t->fd);
+  }
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -165,54 +157,47 @@ Status Daemon::Open() {
       fired();
     });
   };
+  auto add_one_shot = [&add_timer](OneShot* t, std::function<void()> fired) -> Status {
+    return add_timer(&t->fd, CLOCK_MONOTONIC, [t, fired = std::move(fired)] {
+      t->armed = false;
+      fired();
+    });
+  };
   if (Status s = add_timer(&timer_fd_, CLOCK_REALTIME, [this] { dirty_ = true; }); !s.ok()) return s;
-  if (Status s = add_timer(&submit_timer_fd_, CLOCK_MONOTONIC,
-                           [this] {
-                             submit_timer_armed_ = false;
-                             if (submissions_waiting_) dirty_ = true;
-                           });
+  if (Status s = add_one_shot(&submit_timer_, [this] { if (submissions_waiting_) dirty_ = true; }); !s.ok()) {
+    return s;
+  }
+  if (Status s = add_one_shot(&trim_timer_,
+                              [this] {
+                                activity_at_trim_ = activity_;
+                                malloc_trim(0);
+                              });
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = add_one_shot(&standby_timer_,
+                              [this] {
+                                // Fails once at most: the timer is not armed again after a failure.
+                                if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok()) {
+                                  spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job",
+                                               up.message());
+                                }
+                              });
       !s.ok()) {
     return s;
   }
   loop_->SetIdleHook([this] {
     ProcessInbox();
-    if (submissions_waiting_ && !dirty_ && !submit_timer_armed_) {
-      ArmOnce(submit_timer_fd_, kSubmitBatchWindowNs);
-      submit_timer_armed_ = true;
-    }
+    if (submissions_waiting_ && !dirty_) submit_timer_.Arm(kSubmitBatchWindowNs);
     RunPasses();
     // Standby shepherds for the next launches: topped up a moment after launches rather than
     // at once, so that starting them does not delay a job that ends in the same burst.
-    if (executor_->standbys() < kStandbys && !standby_timer_armed_ && !executor_->standbys_failed()) {
-      ArmOnce(standby_timer_fd_, kStandbyDelayNs);
-      standby_timer_armed_ = true;
-    }
+    if (executor_->standbys() < kStandbys && !executor_->standbys_failed()) standby_timer_.Arm(kStandbyDelayNs);
     // Heap that requests and jobs used and freed, handed back to the system once things calm
     // down: glibc keeps freed memory for reuse, so a burst of thousands of submissions or
     // cancels would otherwise stay in rotad's resident size.
-    if (activity_ != activity_at_trim_ && !trim_timer_armed_) {
-      ArmOnce(trim_timer_fd_, kTrimDelayNs);
-      trim_timer_armed_ = true;
-    }
+    if (activity_ != activity_at_trim_) trim_timer_.Arm(kTrimDelayNs);
   });
-  if (Status s = add_timer(&trim_timer_fd_, CLOCK_MONOTONIC, [this] {
-        trim_timer_armed_ = false;
-        activity_at_trim_ = activity_;
-        malloc_trim(0);
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = add_timer(&standby_timer_fd_, CLOCK_MONOTONIC, [this] {
-        standby_timer_armed_ = false;
-        // Fails once at most: the timer is not armed again after a failure.
-        if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok()) {
-          spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job", up.message());
-        }
-      });
-      !s.ok()) {
-    return s;
-  }
 
   if (Status s = Recover(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
@@ -225,6 +210,15 @@ Status Daemon::Open() {
   // After sigprocmask above: the HTTP threads inherit the blocked signals.
   if (Status s = StartHttp(); !s.ok()) return s;
   return Status();
+}
+
+void Daemon::OneShot::Arm(long long ns) {
+  if (armed) return;
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  timerfd_settime(fd, 0, &spec, nullptr);
+  armed = true;
 }
 
 Status Daemon::LoadInventory() {

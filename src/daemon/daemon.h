@@ -381,23 +381,26 @@ class Daemon : public Server::Handler {
   // other reason for a pass (a job's end, a cancel, a deadline) takes them along at once.
   static constexpr long kSubmitBatchWindowNs = 5'000'000;
   bool submissions_waiting_ = false;
-  bool submit_timer_armed_ = false;
+  // A one-shot CLOCK_MONOTONIC timerfd on the loop; disarmed again when it fires.
+  struct OneShot {
+    int fd = -1;
+    bool armed = false;
+    void Arm(long long ns);  // `ns` from now; nothing while already armed
+  };
   int signal_fd_ = -1;
   int timer_fd_ = -1;
-  int submit_timer_fd_ = -1;  // CLOCK_MONOTONIC, kSubmitBatchWindowNs after a submission
+  OneShot submit_timer_;  // kSubmitBatchWindowNs after a submission
   // Standby shepherds kept waiting (exec::Executor::PrepareStandbys): enough for the jobs that
   // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
   static constexpr std::size_t kStandbys = 4;
   static constexpr long kStandbyDelayNs = 20'000'000;
-  int standby_timer_fd_ = -1;  // CLOCK_MONOTONIC
-  bool standby_timer_armed_ = false;
+  OneShot standby_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.
   static constexpr long long kTrimDelayNs = 5'000'000'000;
   std::uint64_t activity_ = 0;
   std::uint64_t activity_at_trim_ = 0;
-  int trim_timer_fd_ = -1;  // CLOCK_MONOTONIC
-  bool trim_timer_armed_ = false;
+  OneShot trim_timer_;
   int lock_fd_ = -1;
   Time started_ = 0;
   int exit_code_ = 0;
