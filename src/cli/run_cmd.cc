@@ -9,7 +9,6 @@
 // directly while rota ignores SIGINT/SIGQUIT (as system() does). Closing the connection is how
 // the daemon learns that a waiting request was given up or that a session ended.
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -236,10 +235,16 @@ int RunSession(const ClientOptions& options, const client::RequestFlags& flags,
   }
 }
 
-std::string LoginShell() {
-  if (const char* s = std::getenv("SHELL"); s && *s) return s;
-  if (struct passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_shell && *pw->pw_shell) return pw->pw_shell;
-  return "/bin/sh";
+// $SHELL, else the login shell of the password database as rotad looked it up (`hello`): rota is
+// a static program and does no NSS lookups of its own (CMakeLists.txt, the rota target).
+StatusOr<std::string> LoginShell(const ClientOptions& options) {
+  if (const char* s = std::getenv("SHELL"); s && *s) return std::string(s);
+  auto conn = Connect(options);
+  if (!conn.ok()) return conn.status();
+  auto hello = conn->Call({{"op", "hello"}});
+  if (!hello.ok()) return hello.status();
+  std::string shell = hello->value("shell", "");
+  return shell.empty() ? std::string("/bin/sh") : shell;
 }
 
 }  // namespace
@@ -267,7 +272,8 @@ void AddRunCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   AddSocketFlag(s, options);
   AddRequestFlags(s, &shell->flags, /*batch=*/false);
   s->callback([options, shell, exit_code] {
-    *exit_code = RunSession(*options, shell->flags, {LoginShell(), "-l"});
+    StatusOr<std::string> login = LoginShell(*options);
+    *exit_code = login.ok() ? RunSession(*options, shell->flags, {*login, "-l"}) : Fail(login.status());
   });
 }
 

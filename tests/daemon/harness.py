@@ -45,15 +45,16 @@ FINAL = {"completed", "failed", "cancelled", "timeout", "preempted", "node_fail"
 DEFAULT_USER = "rota-it-user" if IS_ROOT else None
 
 
-def ensure_user(name, groups=()):
-    """Creates a real Unix user (root only) and returns its passwd entry. Test files run in
+def ensure_user(name, groups=(), shell=None):
+    """Creates a real Unix user (root only) and returns its passwd entry; `shell` sets its login
+    shell (default: /bin/sh for a new user, unchanged for one that exists). Test files run in
     parallel: a lock file serialises useradd/groupadd (which refuse to run concurrently)."""
     with open("/tmp/rota-it-users.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_user_locked(name, groups)
+        return _ensure_user_locked(name, groups, shell)
 
 
-def _ensure_user_locked(name, groups):
+def _ensure_user_locked(name, groups, shell):
     for g in groups:
         try:
             grp.getgrnam(g)
@@ -63,7 +64,9 @@ def _ensure_user_locked(name, groups):
         pwd.getpwnam(name)
     except KeyError:
         # --badname: lab accounts may have names useradd's default pattern refuses (e.g. Chinese).
-        subprocess.run(["useradd", "--badname", "--create-home", "--shell", "/bin/sh", name], check=True)
+        subprocess.run(["useradd", "--badname", "--create-home", "--shell", shell or "/bin/sh", name], check=True)
+    if shell and pwd.getpwnam(name).pw_shell != shell:
+        subprocess.run(["usermod", "--shell", shell, name], check=True)
     for g in groups:
         subprocess.run(["usermod", "-a", "-G", g, name], check=True)
     return pwd.getpwnam(name)

@@ -2,12 +2,13 @@
 environment, passes its exit code on, and a closed terminal gives the GPUs back."""
 import json
 import os
+import pwd
 import signal
 import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, wait_for
+from harness import IS_ROOT, DaemonTest, ensure_user, wait_for
 
 
 class SessionTest(DaemonTest):
@@ -73,6 +74,24 @@ class SessionTest(DaemonTest):
                         "trap 'echo got-usr1; exit 0' USR1; i=0; while [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done",
                         check=False, timeout=60)
         self.assertIn("got-usr1", r.stdout, r.stderr)
+
+    def test_shell_without_SHELL_starts_the_login_shell_rotad_looked_up(self):
+        # rota is a static program without NSS lookups: the login shell comes from rotad's hello.
+        # As root the session's user gets bash, so the lookup is told apart from the /bin/sh
+        # fallback.
+        if IS_ROOT:
+            user = "rota-it-shell"
+            entry = ensure_user(user, shell="/bin/bash")
+        else:
+            user = None
+            entry = pwd.getpwuid(os.getuid())
+        env = self.d.client_env()
+        self.assertNotIn("SHELL", env)
+        r = subprocess.run(self.d.command("shell", "--gpus", "1", user=user), env=env, cwd=self.d.dir,
+                           input='echo "shell=$0 gpus=$ROTA_GPUS"; exit 4\n', capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn(f"shell={entry.pw_shell} gpus=0", r.stdout, r.stderr)
 
 
 if __name__ == "__main__":
