@@ -187,6 +187,12 @@ Status Daemon::Open() {
     return s;
   }
   loop_->SetIdleHook([this] {
+    // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
+    // ends are recorded, all before any request is answered.
+    if (!ends_.empty()) {
+      RunPasses();
+      RecordEnds();
+    }
     ProcessInbox();
     if (submissions_waiting_ && !dirty_) submit_timer_.Arm(kSubmitBatchWindowNs);
     RunPasses();
@@ -346,6 +352,7 @@ int Daemon::Run() {
                options_.user_mode ? "user" : "system", options_.state_dir);
   RunPasses();
   loop_->Run();
+  RecordEnds();  // jobs that ended in the last batch of events
   // Running jobs keep running; what was measured of them so far is kept.
   for (auto& [id, a] : jobs_) SaveMeasures(a);
   return exit_code_;

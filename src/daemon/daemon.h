@@ -154,8 +154,26 @@ class Daemon : public Server::Handler {
   void EscalateKills(Time now);
   void ArmTimer(Time next_wakeup);
   void OnJobExit(JobId id);
-  void FinishJob(Active& a, const exec::ExitInfo& info, Time now);
-  void ChargeUsage(const store::JobRecord& rec, Time end);
+  // How a job ended, decided when its end was seen (EndJob) and recorded in the store later
+  // (RecordEnd): design.md, "Starting the next job before recording the last one's end".
+  struct Ending {
+    Active job;  // out of jobs_ already
+    store::JobState state = store::JobState::kCompleted;
+    std::optional<int> code;
+    std::string reason;
+    std::string actor;
+    bool requeue = false;
+    Time at = 0;
+  };
+  // Takes `a` out of jobs_ (its GPUs free for the next pass) and charges its run in memory.
+  Ending EndJob(Active& a, const exec::ExitInfo& info, Time now);
+  // Stores the end (or the requeue), notifies, removes the job's run files once recorded.
+  void RecordEnd(Ending e);
+  void RecordEnds();  // those of ends_
+  void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
+  void ChargeUsage(const store::JobRecord& rec, Time end);  // AddRunToUsage, then SaveUsage
+  void AddRunToUsage(const store::JobRecord& rec, Time end);
+  void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage; quota notices
   void Watch(JobId id, int pidfd);
   std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
   std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
@@ -376,6 +394,8 @@ class Daemon : public Server::Handler {
   std::map<std::string, std::pair<Time, int>> quota_told_;
   std::string host_;  // this server's name, for the messages
   bool dirty_ = true;    // a pass is due at the end of this batch of events
+  // Batch jobs whose ends this batch of events saw: recorded after the pass that follows them.
+  std::vector<Ending> ends_;
   // New submissions wait for a pass at most kSubmitBatchWindow (design.md, "Scheduling passes"):
   // a script submitting one job every 2 ms gets one pass per few jobs, not one per job. Any
   // other reason for a pass (a job's end, a cancel, a deadline) takes them along at once.

@@ -305,98 +305,135 @@ void Daemon::OnJobExit(JobId id) {
     return;
   }
   exec::ExitInfo info = executor_->Collect(id, static_cast<pid_t>(a.rec.pid));
-  FinishJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now);
+  // Recorded after this batch of events has started the jobs it frees GPUs for (RecordEnds).
+  ends_.push_back(EndJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now));
 }
 
-void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) {
-  const JobId id = a.rec.job.id;
-  SaveMeasures(a);
-  store::JobState state = store::JobState::kCompleted;
-  std::string reason = "Completed";
-  std::optional<int> code;
-  std::string actor = "rotad";
-  bool requeue = false;
+void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
+
+Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
+  Ending e;
+  e.at = now;
+  e.state = store::JobState::kCompleted;
+  e.reason = "Completed";
+  e.actor = "rotad";
   using K = exec::ExitInfo::Kind;
-  if (info.kind == K::kExited) code = info.exit_code;
+  if (info.kind == K::kExited) e.code = info.exit_code;
   if (!a.cancelled_by.empty()) {
-    state = store::JobState::kCancelled;
-    reason = "Cancelled by " + a.cancelled_by;
-    actor = a.cancelled_by;
+    e.state = store::JobState::kCancelled;
+    e.reason = "Cancelled by " + a.cancelled_by;
+    e.actor = a.cancelled_by;
   } else if (!a.node_fail.empty()) {
     // Its card failed under it: the job did not finish its work, whatever its exit status.
-    requeue = a.rec.job.requeue && !a.rec.interactive;
-    state = store::JobState::kNodeFail;
-    reason = "NodeFail: " + a.node_fail + (requeue ? " (requeued)" : "");
+    e.requeue = a.rec.job.requeue && !a.rec.interactive;
+    e.state = store::JobState::kNodeFail;
+    e.reason = "NodeFail: " + a.node_fail + (e.requeue ? " (requeued)" : "");
   } else if (a.rec.kill_at != kNever && a.rec.preempted) {
     // Preempted, whether it was killed or ended on its own after the warning (a checkpoint):
     // either way it did not finish its work.
-    requeue = a.rec.job.requeue && !a.rec.interactive;
-    reason = "Preempted by job " + std::to_string(a.preempted_by) + (requeue ? " (requeued)" : "");
-    if (a.preempted_by == 0) reason = requeue ? "Preempted (requeued)" : "Preempted";
-    if (!a.stop_reason.empty()) reason = a.stop_reason + (requeue ? " (requeued)" : "");
-    state = store::JobState::kPreempted;
+    e.requeue = a.rec.job.requeue && !a.rec.interactive;
+    e.reason = "Preempted by job " + std::to_string(a.preempted_by) + (e.requeue ? " (requeued)" : "");
+    if (a.preempted_by == 0) e.reason = e.requeue ? "Preempted (requeued)" : "Preempted";
+    if (!a.stop_reason.empty()) e.reason = a.stop_reason + (e.requeue ? " (requeued)" : "");
+    e.state = store::JobState::kPreempted;
   } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
-    state = store::JobState::kTimeout;
-    reason = "TimeLimit";
+    e.state = store::JobState::kTimeout;
+    e.reason = "TimeLimit";
   } else if (info.kind == K::kExited && info.exit_code == 0) {
-    state = store::JobState::kCompleted;
+    e.state = store::JobState::kCompleted;
   } else if (info.kind == K::kExited) {
-    state = store::JobState::kFailed;
-    reason = "Failed(exit " + std::to_string(info.exit_code) + ")";
+    e.state = store::JobState::kFailed;
+    e.reason = "Failed(exit " + std::to_string(info.exit_code) + ")";
   } else if (info.kind == K::kSignalled) {
-    state = store::JobState::kFailed;
-    reason = "Failed(signal " + std::to_string(info.signal) + ")";
+    e.state = store::JobState::kFailed;
+    e.reason = "Failed(signal " + std::to_string(info.signal) + ")";
   } else if (info.kind == K::kStartFailed) {
-    state = store::JobState::kFailed;
-    reason = "Failed: " + info.reason;
+    e.state = store::JobState::kFailed;
+    e.reason = "Failed: " + info.reason;
   } else {  // kVanished
-    requeue = a.rec.job.requeue && !a.rec.interactive;
-    state = store::JobState::kNodeFail;
-    reason = "NodeFail: " + info.reason + (requeue ? " (requeued)" : "");
+    e.requeue = a.rec.job.requeue && !a.rec.interactive;
+    e.state = store::JobState::kNodeFail;
+    e.reason = "NodeFail: " + info.reason + (e.requeue ? " (requeued)" : "");
   }
-  CountJobEnded(requeue ? "requeued" : store::JobStateName(state));
-  ChargeUsage(a.rec, now);
-  Status s = requeue ? store_->Requeue(id, reason, now) : store_->MarkEnded(id, state, code, reason, now, actor);
-  if (!s.ok()) {
-    // The record stays "running" on disk (a full or broken disk); it leaves memory all the same,
-    // so its GPUs are not held forever. The next start finds it without shepherd or result file
-    // and records it as vanished (NodeFail, requeued if it asked): not lost, not run twice.
-    spdlog::error("job {}: cannot record its end ({}): {}", id, reason, s.message());
-  } else {
-    spdlog::info("job {} ({}): {}", id, a.rec.job.user, reason);
-    if (!a.rec.interactive) NotifyJobEnd(a.rec, state, reason, actor, requeue);
-  }
+  CountJobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
+  // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
+  AddRunToUsage(a.rec, now);
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
-  if (requeue && s.ok()) {
-    store::JobRecord rec = a.rec;
-    rec.state = store::JobState::kPending;
-    rec.start_time = 0;
-    rec.placement = {};
-    rec.preemptible = rec.from_pool = rec.signalled = rec.preempted = false;
-    rec.kill_at = kNever;
-    rec.pid = rec.pgid = 0;
-    rec.cgroup.clear();
-    Active fresh;
-    fresh.rec = std::move(rec);
-    jobs_.erase(id);
-    jobs_[id] = std::move(fresh);
-  } else {
-    jobs_.erase(id);
+  const JobId id = a.rec.job.id;
+  e.job = std::move(a);
+  jobs_.erase(id);
+  dirty_ = true;
+  return e;
+}
+
+void Daemon::RecordEnds() {
+  std::vector<Ending> ends;
+  ends.swap(ends_);
+  for (Ending& e : ends) RecordEnd(std::move(e));
+}
+
+void Daemon::RecordEnd(Ending e) {
+  Active& a = e.job;
+  const JobId id = a.rec.job.id;
+  SaveMeasures(a);
+  SaveUsage(a.rec, e.at);
+  // A requeued job launches again under the same id: its last run's files go before the store
+  // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
+  if (e.requeue && !a.rec.interactive) executor_->Forget(id);
+  Status s = e.requeue ? store_->Requeue(id, e.reason, e.at)
+                       : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
+  if (!s.ok()) {
+    // The record stays "running" on disk (a full or broken disk); it has left memory all the
+    // same, so its GPUs are not held forever. The next start collects it again from the result
+    // its shepherd left (kept: Forget is not called), or records it as vanished (NodeFail,
+    // requeued if it asked): not lost, not run twice.
+    spdlog::error("job {}: cannot record its end ({}): {}", id, e.reason, s.message());
+    return;
   }
+  spdlog::info("job {} ({}): {}", id, a.rec.job.user, e.reason);
+  if (a.rec.interactive) return;
+  if (!e.requeue) {
+    executor_->Forget(id);
+    NotifyJobEnd(a.rec, e.state, e.reason, e.actor, false);
+    return;
+  }
+  NotifyJobEnd(a.rec, e.state, e.reason, e.actor, true);
+  store::JobRecord rec = std::move(a.rec);
+  rec.state = store::JobState::kPending;
+  rec.start_time = 0;
+  rec.placement = {};
+  rec.preemptible = rec.from_pool = rec.signalled = rec.preempted = false;
+  rec.kill_at = kNever;
+  rec.pid = rec.pgid = 0;
+  rec.cgroup.clear();
+  Active fresh;
+  fresh.rec = std::move(rec);
+  jobs_[id] = std::move(fresh);
   dirty_ = true;
 }
 
 void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
+  AddRunToUsage(rec, end);
+  SaveUsage(rec, end);
+}
+
+void Daemon::AddRunToUsage(const store::JobRecord& rec, Time end) {
   if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
   const double gpus = AllocationGpus(cards_, rec.placement.alloc);
   ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, config_.policy);
+  if (!rec.job.project.empty()) {
+    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, config_.policy);
+  }
+}
+
+void Daemon::SaveUsage(const store::JobRecord& rec, Time end) {
+  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
   if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
   }
   CheckQuota(rec.job.user, end);
   if (!rec.job.project.empty()) {
-    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, config_.policy);
     (void)store_->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
   }
 }

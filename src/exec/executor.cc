@@ -421,11 +421,15 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
     (void)KillCgroup(cgroup);  // what a vanished shepherd left running
     if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
   }
+  RetryStaleCgroups();
+  return info;
+}
+
+void Executor::Forget(JobId job) {
+  const std::string result_path = ResultPath(options_.run_dir, job);
   (void)RemoveFile(result_path);
   (void)RemoveFile(result_path + ".tmp");
   (void)RemoveFile(SpecPath(options_.run_dir, job));
-  RetryStaleCgroups();
-  return info;
 }
 
 StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {

@@ -8,9 +8,11 @@
 //
 // Lifecycle of one job, as the daemon drives it:
 //   Launch -> Launched{pid, pidfd}; poll pidfd; Signal(pid, SIGTERM) ... Signal(pid, SIGKILL);
-//   pidfd readable -> close(pidfd); Collect(job, pid) -> ExitInfo.
+//   pidfd readable -> close(pidfd); Collect(job, pid) -> ExitInfo; the end recorded -> Forget(job).
 // After a restart: for each job the store says is running, Adopt(job, pid); on NotFound call
-// Collect(job, pid) (it reads the result file the shepherd left, or reports kVanished).
+// Collect(job, pid) (it reads the result file the shepherd left, or reports kVanished). The
+// result stays until Forget, so a daemon that dies between Collect and recording the end finds
+// it again after its restart.
 //
 // Thread-safety: an Executor is thread-compatible (the daemon calls it from its event loop).
 // REQUIRES of the calling process: it reaps shepherds only through Collect (no waitpid(-1)
@@ -158,10 +160,14 @@ class Executor {
   Status Signal(pid_t shepherd, int signo);
 
   // After the pidfd became readable (or at startup for a shepherd found dead): reaps the shepherd
-  // if it is a child, reads <run_dir>/<job>.result, removes the job's files and cgroup (killing
-  // what is left in it; a cgroup whose processes are still dying is removed by a later call or
-  // the destructor). No result file => kVanished with a reason. Never blocks.
+  // if it is a child, reads <run_dir>/<job>.result, removes the job's cgroup (killing what is
+  // left in it; a cgroup whose processes are still dying is removed by a later call or the
+  // destructor). No result file => kVanished with a reason. Never blocks. The job's files stay
+  // until Forget: the same Collect after a restart reads the same result.
   ExitInfo Collect(JobId job, pid_t shepherd);
+  // Removes the job's files in the run directory (its spec and result): once its end is recorded,
+  // or before a new launch of the same job (a requeue) is recorded. Missing files are OK.
+  void Forget(JobId job);
 
   // For interactive sessions (rota run), where the client runs the command, not a shepherd.
   // Returns the cgroup path, or "" when cgroups are unavailable (not an error).

@@ -133,12 +133,28 @@ TEST_P(ExecutorTest, RecordsExitCodes) {
   EXPECT_EQ(three.exit_code, 3);
 }
 
-TEST_P(ExecutorTest, CollectRemovesTheJobsFiles) {
-  LaunchSpec spec = Shell("exit 0");
-  Run(spec);
-  EXPECT_TRUE(std::filesystem::is_empty(tmp_ / "run"));
+// Collect keeps the result until the daemon has recorded the end: a daemon that dies in between
+// collects the same end after its restart. Forget removes the files.
+TEST_P(ExecutorTest, CollectKeepsTheJobsFilesUntilForget) {
+  LaunchSpec spec = Shell("exit 3");
+  ExitInfo first = Run(spec);
+  EXPECT_EQ(first.exit_code, 3) << first.reason;
   if (cgroups()) {
     EXPECT_FALSE(std::filesystem::exists(executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id)));
+  }
+  EXPECT_TRUE(std::filesystem::exists(ResultPath(tmp_ / "run", spec.job_id)));
+  StatusOr<std::unique_ptr<Executor>> restarted = Executor::Create(Options());
+  ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
+  ExitInfo again = (*restarted)->Collect(spec.job_id, 0);
+  EXPECT_EQ(again.kind, ExitInfo::Kind::kExited) << again.reason;
+  EXPECT_EQ(again.exit_code, 3);
+  EXPECT_EQ(again.end_time, first.end_time);
+  executor_->Forget(spec.job_id);
+  EXPECT_FALSE(std::filesystem::exists(ResultPath(tmp_ / "run", spec.job_id)));
+  EXPECT_FALSE(std::filesystem::exists(SpecPath(tmp_ / "run", spec.job_id)));
+  for (const auto& entry : std::filesystem::directory_iterator(tmp_ / "run")) {
+    EXPECT_EQ(entry.path().filename().string().rfind(std::to_string(spec.job_id) + ".", 0), std::string::npos)
+        << entry.path() << " was left";
   }
 }
 

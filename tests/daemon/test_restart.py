@@ -82,8 +82,8 @@ class RestartTest(DaemonTest):
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
 class LaunchWindowTest(DaemonTest):
-    """rotad killed between launching a job and recording its start, at an exact system call that
-    strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only
+    """rotad killed between launching a job and recording its start (and the end of the job whose
+    GPUs it got), at an exact system call that strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only
     one; when that fails it starts a shepherd and opens a pidfd for it."""
 
     STANDBYS = 4  # rotad's kStandbys: how many standby shepherds it keeps
@@ -156,6 +156,41 @@ class LaunchWindowTest(DaemonTest):
         self.assertEqual(self.read("runs").split(), ["ran"])
         self.assertEqual(len(self.starts(job)), 1)
         self.assertIn("withdrew a launch", self.d.read_log())
+
+    def test_killed_after_launching_the_next_job_before_recording_either_start_or_end(self):
+        # rotad starts the job a finished one's GPUs go to before it records the finished one's
+        # end. strace attaches to rotad's event loop just before the first job ends and kills it
+        # at its first write to the store: the next job's start (the end comes after it).
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done; exit 3")
+        self.d.wait_state(first, "running")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        self.assertEqual(self.d.job(second)["state"], "pending")
+        wait_for(lambda: self.standbys() == self.STANDBYS, what="rotad's standby shepherds")
+        tracer = subprocess.Popen(["strace", "-o", "/dev/null", "-p", str(self.d.proc.pid), "-e", "trace=pwrite64",
+                                   "-e", "inject=pwrite64:signal=SIGKILL:when=1"],
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertIn("attached", tracer.stderr.readline())
+            open(self.path("go"), "w").close()
+            self.d.wait_death()
+        finally:
+            tracer.kill()
+            tracer.wait()
+            tracer.stderr.close()
+        wait_for(lambda: os.path.exists(self.path("runs")), what="the next job to start with its daemon dead")
+        self.d.start()
+        rec = self.d.job(first)
+        self.assertEqual((rec["state"], rec["exit_code"], rec["end_reason"]), ("failed", 3, "Failed(exit 3)"),
+                         "the end was not collected from the result its shepherd left")
+        rec = self.d.job(second)
+        self.assertEqual(rec["state"], "running")
+        starts = self.starts(second)
+        self.assertEqual(len(starts), 1, starts)
+        self.assertIn("recorded after a restart", starts[0]["reason"])
+        open(self.path("go2"), "w").close()
+        self.d.wait_state(second, "completed")
+        self.assertEqual(self.read("runs").split(), ["ran"], "the next job ran more than once")
+        self.assertEqual(os.listdir(os.path.join(self.d.state, "run")).count(f"{first}.result"), 0)
 
 
 class CancelAcrossRestartTest(DaemonTest):
