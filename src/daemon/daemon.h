@@ -69,6 +69,7 @@ class Daemon : public Server::Handler {
   struct Active {
     store::JobRecord rec;
     int pidfd = -1;            // running batch job: its shepherd; adopted session: its client
+    int note_fd = -1;          // running batch job from a standby: the shepherd's socket (kEndedNote)
     ConnId session = 0;        // interactive job: its client's connection (0: none)
     pid_t session_pid = 0;     // interactive job: the client process
     Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
@@ -174,7 +175,13 @@ class Daemon : public Server::Handler {
   void ChargeUsage(const store::JobRecord& rec, Time end);  // AddRunToUsage, then SaveUsage
   void AddRunToUsage(const store::JobRecord& rec, Time end);
   void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage; quota notices
-  void Watch(JobId id, int pidfd);
+  // Watches a job's shepherd (or adopted session client) through its pidfd, and a standby
+  // shepherd's note of the job's end through its socket (note_fd, -1 for none).
+  void Watch(JobId id, int pidfd, int note_fd = -1);
+  void OnShepherdNote(JobId id);
+  // A shepherd whose job's end was collected from its note, still on its way out: reaped when
+  // its pidfd says it has exited.
+  void ReapLater(JobId id, pid_t shepherd, int pidfd);
   std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
   std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
   // Host memory limit of a job on `alloc` in bytes (its memory per GPU, else the configured

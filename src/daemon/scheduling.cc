@@ -6,10 +6,12 @@
 // lost session sends SIGTERM; SIGKILL follows kill_wait seconds later if the job is still there.
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <spdlog/spdlog.h>
 
@@ -21,6 +23,7 @@
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/start_note.h"
+#include "exec/process.h"
 
 namespace rota::daemon {
 
@@ -208,6 +211,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     if (launched.ok()) {
       (void)executor_->Signal(launched->pid, SIGKILL);
       ::close(launched->pidfd);
+      if (launched->note_fd >= 0) ::close(launched->note_fd);
     }
     a.rec.placement = {};
     return;
@@ -225,12 +229,41 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid);
   Notify(JobEvent("job_started", a.rec));
-  Watch(a.rec.job.id, launched->pidfd);
+  Watch(a.rec.job.id, launched->pidfd, launched->note_fd);
 }
 
-void Daemon::Watch(JobId id, int pidfd) {
-  jobs_[id].pidfd = pidfd;
+void Daemon::Watch(JobId id, int pidfd, int note_fd) {
+  Active& a = jobs_[id];
+  a.pidfd = pidfd;
   (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnJobExit(id); });
+  a.note_fd = note_fd;
+  if (note_fd >= 0) (void)loop_->Add(note_fd, EPOLLIN, [this, id](std::uint32_t) { OnShepherdNote(id); });
+}
+
+void Daemon::OnShepherdNote(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.note_fd < 0) return;
+  Active& a = it->second;
+  char buf[64];
+  const ssize_t n = ::recv(a.note_fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n > 0) {
+    // The shepherd's one message (exec::kEndedNote): the result is written, it is cleaning up.
+    OnJobExit(id);
+    return;
+  }
+  // End of file without the note (it died, or failed to write the result): its pidfd tells.
+  loop_->Remove(a.note_fd);
+  ::close(a.note_fd);
+  a.note_fd = -1;
+}
+
+void Daemon::ReapLater(JobId id, pid_t shepherd, int pidfd) {
+  (void)loop_->Add(pidfd, EPOLLIN, [this, id, shepherd, pidfd](std::uint32_t) {
+    loop_->Remove(pidfd);
+    ::close(pidfd);
+    executor_->Reap(id, shepherd);
+  });
 }
 
 void Daemon::ApplySignal(const Signal& sig, Time now) {
@@ -294,17 +327,29 @@ void Daemon::OnJobExit(JobId id) {
   if (it == jobs_.end()) return;
   Active& a = it->second;
   loop_->Remove(a.pidfd);
-  ::close(a.pidfd);
-  a.pidfd = -1;
+  if (a.note_fd >= 0) {
+    loop_->Remove(a.note_fd);
+    ::close(a.note_fd);
+    a.note_fd = -1;
+  }
   const Time now = Now();
   if (a.rec.interactive) {
     // An adopted session whose client exited while rotad was away.
+    ::close(a.pidfd);
+    a.pidfd = -1;
     exec::ExitInfo info;
     info.kind = exec::ExitInfo::Kind::kExited;
     FinishJob(a, info, now);
     return;
   }
-  exec::ExitInfo info = executor_->Collect(id, static_cast<pid_t>(a.rec.pid));
+  const pid_t shepherd = static_cast<pid_t>(a.rec.pid);
+  if (exec::PidfdExited(a.pidfd)) {
+    ::close(a.pidfd);
+  } else {
+    ReapLater(id, shepherd, a.pidfd);  // its note came first: Collect reads the result it wrote
+  }
+  a.pidfd = -1;
+  exec::ExitInfo info = executor_->Collect(id, shepherd);
   // Recorded after this batch of events has started the jobs it frees GPUs for (RecordEnds).
   ends_.push_back(EndJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now));
 }

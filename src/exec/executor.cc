@@ -287,9 +287,9 @@ bool Executor::HandToStandby(JobId job, const std::string& token, Launched* laun
       DropStandby(standby);
       continue;
     }
-    close(standby.socket);
     launched->pid = standby.pid;
     launched->pidfd = standby.pidfd;
+    launched->note_fd = standby.socket;  // kEndedNote comes back on it
     return true;
   }
   return false;
@@ -397,13 +397,20 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
       reaped = waitpid(shepherd, &status, WNOHANG);
     } while (reaped < 0 && errno == EINTR);
   }
-  if (reaped == 0 && shepherd > 0) {
-    info.reason = shepherd_name + " is still running (Collect called before its pidfd was readable)";
+  const bool exiting = reaped == 0 && shepherd > 0;  // it sent kEndedNote and is on its way out
+  std::string result_path = ResultPath(options_.run_dir, job);
+  StatusOr<std::string> text = ReadFile(result_path);
+  if (exiting) {
+    if (!text.ok()) {
+      info.reason = shepherd_name + " is still running (Collect called before its pidfd was readable)";
+      return info;
+    }
+    StatusOr<ExitInfo> parsed = ResultFromJson(*text);
+    if (parsed.ok()) return *parsed;
+    info.reason = parsed.status().message();
     return info;
   }
   children_.erase(shepherd);
-  std::string result_path = ResultPath(options_.run_dir, job);
-  StatusOr<std::string> text = ReadFile(result_path);
   if (text.ok()) {
     StatusOr<ExitInfo> parsed = ResultFromJson(*text);
     if (parsed.ok()) {
@@ -423,6 +430,18 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
   }
   RetryStaleCgroups();
   return info;
+}
+
+void Executor::Reap(JobId job, pid_t shepherd) {
+  if (shepherd > 0 && children_.erase(shepherd)) {
+    while (waitpid(shepherd, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::string cgroup = JobCgroup(job);
+  if (!cgroup.empty() && access(cgroup.c_str(), F_OK) == 0) {
+    (void)KillCgroup(cgroup);  // only if the shepherd died in its last steps
+    if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
+  }
 }
 
 void Executor::Forget(JobId job) {

@@ -55,7 +55,12 @@ struct Launched {
   pid_t pid = 0;       // the shepherd's pid (not the job's)
   int pidfd = -1;      // becomes readable (poll POLLIN) when the shepherd exits
   std::string cgroup;  // the job's cgroup directory, or "" when jobs are tracked by process group
+  // A shepherd that was a standby: the socket it was handed its job on. It sends kEndedNote
+  // (spec.h) on it once the job's result is written, before its own clean-up and exit (the
+  // caller may Collect then); end of file when the shepherd is gone. -1 for other launches.
+  int note_fd = -1;
 };
+
 
 // How a job ended.
 struct ExitInfo {
@@ -164,7 +169,12 @@ class Executor {
   // left in it; a cgroup whose processes are still dying is removed by a later call or the
   // destructor). No result file => kVanished with a reason. Never blocks. The job's files stay
   // until Forget: the same Collect after a restart reads the same result.
+  // After kEndedNote, before the pidfd is readable: the shepherd is still exiting. Its result is
+  // read, and the shepherd and its (empty) cgroup are left to Reap.
   ExitInfo Collect(JobId job, pid_t shepherd);
+  // Once the pidfd of a shepherd collected early became readable: reaps it and removes what is
+  // left of the job's cgroup.
+  void Reap(JobId job, pid_t shepherd);
   // Removes the job's files in the run directory (its spec and result): once its end is recorded,
   // or before a new launch of the same job (a requeue) is recorded. Missing files are OK.
   void Forget(JobId job);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +108,7 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
   ExitInfo Finish(const Launched& launched, JobId job) {
     EXPECT_TRUE(WaitReadable(launched.pidfd)) << "job " << job << " did not end";
     close(launched.pidfd);
+    if (launched.note_fd >= 0) close(launched.note_fd);
     running_.erase(launched.pid);
     return executor_->Collect(job, launched.pid);
   }
@@ -156,6 +158,36 @@ TEST_P(ExecutorTest, CollectKeepsTheJobsFilesUntilForget) {
     EXPECT_EQ(entry.path().filename().string().rfind(std::to_string(spec.job_id) + ".", 0), std::string::npos)
         << entry.path() << " was left";
   }
+}
+
+// A standby-started shepherd sends kEndedNote once the result is written, before its clean-up
+// and exit; Collect then reads the end, and Reap reaps the shepherd and what is left of the
+// cgroup. Its socket is not the job's.
+TEST_P(ExecutorTest, AStandbysShepherdNotesTheEndBeforeItExits) {
+  if (!GetParam().standby) GTEST_SKIP() << "only standby-started shepherds send the note";
+  LaunchSpec spec = Shell("test -e /proc/$$/fd/3 && exit 9; exit 4");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  ASSERT_GE(launched->note_fd, 0);
+  ASSERT_TRUE(WaitReadable(launched->note_fd));
+  char buf[16];
+  const ssize_t n = recv(launched->note_fd, buf, sizeof buf, 0);
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(std::max<ssize_t>(n, 0))), kEndedNote);
+  ExitInfo info = executor_->Collect(spec.job_id, launched->pid);  // its exit may still be under way
+  EXPECT_EQ(info.kind, ExitInfo::Kind::kExited) << info.reason;
+  EXPECT_EQ(info.exit_code, 4) << "exit 9: the job inherited the shepherd's socket";
+  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  close(launched->pidfd);
+  running_.erase(launched->pid);
+  executor_->Reap(spec.job_id, launched->pid);
+  errno = 0;
+  EXPECT_EQ(waitpid(launched->pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD) << "the shepherd was not reaped";
+  if (cgroups()) {
+    EXPECT_FALSE(std::filesystem::exists(executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id)));
+  }
+  EXPECT_EQ(recv(launched->note_fd, buf, sizeof buf, 0), 0) << "no end of file after the shepherd's exit";
+  close(launched->note_fd);
 }
 
 TEST_P(ExecutorTest, AppendsStdoutAndStderrToTheLog) {
@@ -554,6 +586,7 @@ LaunchSpec ExitSpec(const TempDir& tmp, int code) {
 ExitInfo WaitAndCollect(Executor& e, const Launched& launched, JobId job) {
   EXPECT_TRUE(WaitReadable(launched.pidfd));
   close(launched.pidfd);
+  if (launched.note_fd >= 0) close(launched.note_fd);
   return e.Collect(job, launched.pid);
 }
 

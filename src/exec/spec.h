@@ -33,6 +33,9 @@ struct JobSpec {
 std::string SpecPath(const std::string& run_dir, JobId job);
 std::string ResultPath(const std::string& run_dir, JobId job);
 
+// What a standby-started shepherd sends back on its socket once the job's result is written.
+inline constexpr char kEndedNote[] = "ended\n";
+
 std::string SpecToJson(const JobSpec& spec);
 // InvalidArgument on malformed JSON or missing/mistyped fields.
 StatusOr<JobSpec> SpecFromJson(const std::string& text);

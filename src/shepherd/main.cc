@@ -7,7 +7,9 @@
 //
 // A standby shepherd is started ahead of need and waits for its job on descriptor 3: one line
 // "<id> <token>\n" (its spec is then <run_dir>/<id>.spec). At end of file or on anything else it
-// exits 0 having started nothing.
+// exits 0 having started nothing. Once the job's result is written it sends "ended\n"
+// (exec::kEndedNote) back on the same descriptor, then removes the job's cgroup and exits: the
+// daemon collects the end without waiting for that clean-up and the shepherd's exit.
 //
 // Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
 // until it exits. It exits 3 without starting the job or writing a result when this launch is
@@ -15,6 +17,7 @@
 // launch that no shepherd had taken), carries another token (a later launch of the same job),
 // or another process holds its lock. Tested by src/exec/shepherd_test.cc and executor_test.cc.
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +27,7 @@
 #include <ctime>
 #include <string>
 
+#include "exec/cgroup.h"
 #include "exec/files.h"
 #include "exec/spec.h"
 #include "exec/spec_lock.h"
@@ -42,8 +46,8 @@ int Usage() {
   return 2;
 }
 
-// A standby's job: "<id> <token>\n" from kStandbyFd, then closed. False at end of file, on a read
-// error or on a malformed line.
+// A standby's job: "<id> <token>\n" from kStandbyFd, which stays open (close-on-exec) for the
+// note at the end. False at end of file, on a read error or on a malformed line.
 bool ReadStandbyJob(std::string* job_text, std::string* token) {
   std::string line;
   char buf[128];
@@ -53,7 +57,7 @@ bool ReadStandbyJob(std::string* job_text, std::string* token) {
     if (n <= 0) break;
     line.append(buf, static_cast<std::size_t>(n));
   }
-  close(kStandbyFd);
+  fcntl(kStandbyFd, F_SETFD, FD_CLOEXEC);  // not the job's
   std::size_t end = line.find('\n');
   std::size_t space = line.find(' ');
   if (end == std::string::npos || space == std::string::npos || space > end) return false;
@@ -131,5 +135,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rota-shepherd: %s\n", written.message().c_str());
     return 1;
   }
+  // The daemon may collect now; a daemon that is gone (EPIPE) learns of the end from the result.
+  if (standby) (void)send(kStandbyFd, rota::exec::kEndedNote, sizeof rota::exec::kEndedNote - 1, MSG_NOSIGNAL);
+  // The cgroup is empty (the supervisor waited for that); an error leaves it to the executor.
+  if (spec.ok() && !spec->cgroup.empty()) (void)rota::exec::RemoveCgroup(spec->cgroup);
   return 0;
 }

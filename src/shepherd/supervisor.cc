@@ -87,8 +87,7 @@ class Supervisor {
     std::string oom = KillStragglers();
     while (waitpid(child_, nullptr, 0) < 0 && errno == EINTR) {
     }
-    if (!spec_.cgroup.empty()) (void)exec::RemoveCgroup(spec_.cgroup);  // else the executor retries
-    close(sfd);
+    close(sfd);  // the caller removes the (empty) cgroup once the result is written
     if (!start_error_.empty()) {
       info.reason = start_error_;
     } else if (status_kind_ == CLD_EXITED) {

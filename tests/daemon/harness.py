@@ -81,6 +81,16 @@ def as_user(user, argv, env_vars):
             [f"{k}={v}" for k, v in env_vars.items()] + list(argv))
 
 
+def strace_injects():
+    """Whether strace can run a program here and inject a fault into it (ptrace allowed)."""
+    try:
+        r = subprocess.run(["strace", "-o", "/dev/null", "-e", "trace=getppid", "-e", "inject=getppid:retval=7",
+                            "sh", "-c", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
     deadline = time.time() + timeout
     last = None

@@ -1,10 +1,12 @@
 """Batch jobs through real rotad and rota processes: run, output, exit codes, cancel, failures,
 time limits, dependencies, shares and MIG slices."""
 import os
+import re
+import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, wait_for
+from harness import DaemonTest, strace_injects, wait_for
 
 
 class StandbyShepherdTest(DaemonTest):
@@ -36,6 +38,40 @@ class StandbyShepherdTest(DaemonTest):
         self.assertEqual(len(set(self.standbys()) - before), 1)
         self.d.rota("cancel", str(job))
         self.d.wait_state(job, "cancelled")
+
+    @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
+    def test_an_end_is_recorded_from_the_shepherds_note_and_the_shepherd_reaped_after(self):
+        # A standby's shepherd sends its note once the result is written, then cleans up and
+        # exits. Here every standby lingers 2 s in its exit (strace delays its exit_group): the
+        # end is recorded meanwhile, and the shepherd is reaped once it has exited.
+        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
+        standbys = self.standbys()
+        argv = ["strace", "-o", "/dev/null", "-e", "trace=exit_group", "-e", "inject=exit_group:delay_enter=2000000"]
+        for pid in standbys:
+            argv += ["-p", str(pid)]
+        tracer = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in standbys:
+                self.assertIn("attached", tracer.stderr.readline())
+            job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; exit 6")
+            rec = self.d.wait_state(job, "failed")
+            self.assertEqual((rec["exit_code"], rec["end_reason"]), (6, "Failed(exit 6)"))
+            shepherd = int(self.read("shepherd.pid"))
+            self.assertIn(shepherd, standbys)
+            with open(f"/proc/{shepherd}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            self.assertNotEqual(state, "Z", "the shepherd had exited before its end was recorded")
+            # Reaped: a zombie would keep its /proc entry.
+            wait_for(lambda: not os.path.exists(f"/proc/{shepherd}"), timeout=15, what="rotad to reap the shepherd")
+            run = os.listdir(os.path.join(self.d.state, "run"))
+            self.assertNotIn(f"{job}.result", run)
+            base = re.search(r"executor: cgroup v2 at (\S+)", self.d.read_log())
+            if base:
+                self.assertFalse(os.path.exists(f"{base.group(1)}/job-{job}"))
+        finally:
+            tracer.kill()
+            tracer.wait()
+            tracer.stderr.close()
 
 
 class JobLifecycleTest(DaemonTest):

@@ -6,17 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, SMALL_CLUSTER, wait_for
-
-
-def strace_injects():
-    """Whether strace can run a program here and inject a fault into it (ptrace allowed)."""
-    try:
-        r = subprocess.run(["strace", "-o", "/dev/null", "-e", "trace=getppid", "-e", "inject=getppid:retval=7",
-                            "sh", "-c", "true"], capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return r.returncode == 0
+from harness import DaemonTest, SMALL_CLUSTER, strace_injects, wait_for
 
 
 class RestartTest(DaemonTest):
