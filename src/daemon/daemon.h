@@ -172,9 +172,9 @@ class Daemon : public Server::Handler {
   void RecordEnd(Ending e);
   void RecordEnds();  // those of ends_
   void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
-  void ChargeUsage(const store::JobRecord& rec, Time end);  // AddRunToUsage, then SaveUsage
+  void ChargeUsage(const store::JobRecord& rec, Time end);  // AddRunToUsage, SaveUsage, CheckQuota
   void AddRunToUsage(const store::JobRecord& rec, Time end);
-  void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage; quota notices
+  void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage
   // Watches a job's shepherd (or adopted session client) through its pidfd, and a standby
   // shepherd's note of the job's end through its socket (note_fd, -1 for none).
   void Watch(JobId id, int pidfd, int note_fd = -1);

@@ -421,13 +421,20 @@ void Daemon::RecordEnds() {
 void Daemon::RecordEnd(Ending e) {
   Active& a = e.job;
   const JobId id = a.rec.job.id;
-  SaveMeasures(a);
-  SaveUsage(a.rec, e.at);
   // A requeued job launches again under the same id: its last run's files go before the store
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
   if (e.requeue && !a.rec.interactive) executor_->Forget(id);
-  Status s = e.requeue ? store_->Requeue(id, e.reason, e.at)
-                       : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
+  // The measures, the usage and the end in one commit (a failed part undoes only itself).
+  Status s;
+  Status committed = store_->InOneTransaction([&] {
+    SaveMeasures(a);
+    SaveUsage(a.rec, e.at);
+    s = e.requeue ? store_->Requeue(id, e.reason, e.at)
+                  : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
+    return Status::Ok();
+  });
+  if (s.ok()) s = committed;
+  CheckQuota(a.rec.job.user, e.at);  // after the commit: a notice goes through the outbox
   if (!s.ok()) {
     // The record stays "running" on disk (a full or broken disk); it has left memory all the
     // same, so its GPUs are not held forever. The next start collects it again from the result
@@ -461,6 +468,7 @@ void Daemon::RecordEnd(Ending e) {
 void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
   AddRunToUsage(rec, end);
   SaveUsage(rec, end);
+  CheckQuota(rec.job.user, end);
 }
 
 void Daemon::AddRunToUsage(const store::JobRecord& rec, Time end) {
@@ -477,7 +485,6 @@ void Daemon::SaveUsage(const store::JobRecord& rec, Time end) {
   if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
   }
-  CheckQuota(rec.job.user, end);
   if (!rec.job.project.empty()) {
     (void)store_->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
   }

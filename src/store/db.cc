@@ -269,14 +269,15 @@ Status Db::LastError(std::string_view what) const {
 Transaction::~Transaction() { Rollback(); }
 
 Status Transaction::Begin() {
-  if (Status s = db_.Run("BEGIN IMMEDIATE"); !s.ok()) return s;
+  nested_ = sqlite3_get_autocommit(db_.handle()) == 0;
+  if (Status s = db_.Run(nested_ ? "SAVEPOINT nested" : "BEGIN IMMEDIATE"); !s.ok()) return s;
   open_ = true;
   return Status::Ok();
 }
 
 Status Transaction::Commit() {
   if (!open_) return Internal("commit without an open transaction");
-  Status s = db_.Run("COMMIT");
+  Status s = db_.Run(nested_ ? "RELEASE nested" : "COMMIT");
   if (!s.ok()) {
     Rollback();
     return s;
@@ -291,7 +292,7 @@ void Transaction::Rollback() {
   // SQLite may already have rolled back on its own (e.g. after SQLITE_FULL); ROLLBACK would then
   // fail with "no transaction is active".
   if (sqlite3_get_autocommit(db_.handle()) == 0) {
-    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_.handle(), nested_ ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK", nullptr, nullptr, nullptr);
   }
 }
 

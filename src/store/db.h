@@ -119,6 +119,8 @@ class Db {
 //   if (Status s = tx.Begin(); !s.ok()) return s;
 //   ... writes ...
 //   return tx.Commit();
+// Begun inside another transaction it is a savepoint of it: its Commit releases the savepoint
+// (the outer transaction commits it), its rollback undoes only its own writes.
 class Transaction {
  public:
   explicit Transaction(Db& db) : db_(db) {}
@@ -134,6 +136,7 @@ class Transaction {
   void Rollback();
   Db& db_;
   bool open_ = false;
+  bool nested_ = false;  // a savepoint inside an outer transaction
 };
 
 }  // namespace rota::store

@@ -155,5 +155,40 @@ TEST(DbTest, TransactionRollsBackUnlessCommitted) {
   EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "2");
 }
 
+// A transaction begun inside another is a savepoint: its rollback undoes only its own writes,
+// its commit leaves them to the outer transaction, which commits or rolls back all of them.
+TEST(DbTest, NestedTransactionsAreSavepointsOfTheOuterOne) {
+  TestDir dir;
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER)").ok());
+  auto nested = [&](int value, bool commit) {
+    Transaction tx(**db);
+    ASSERT_TRUE(tx.Begin().ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES (" + std::to_string(value) + ")").ok());
+    if (commit) {
+      ASSERT_TRUE(tx.Commit().ok());
+    }
+  };
+  {
+    Transaction outer(**db);
+    ASSERT_TRUE(outer.Begin().ok());
+    nested(1, true);
+    nested(2, false);  // rolled back alone
+    nested(3, true);
+    EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "1,3");
+    ASSERT_TRUE(outer.Commit().ok());
+  }
+  EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "1,3");
+  {
+    Transaction outer(**db);
+    ASSERT_TRUE(outer.Begin().ok());
+    nested(4, true);
+  }  // the outer one dropped: the committed savepoint goes with it
+  EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "1,3");
+  nested(5, true);  // no outer transaction: a transaction of its own again
+  EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(a) FROM t"), "1,3,5");
+}
+
 }  // namespace
 }  // namespace rota::store

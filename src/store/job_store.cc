@@ -331,6 +331,14 @@ Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_cod
   });
 }
 
+Status JobStore::InOneTransaction(const std::function<Status()>& writes) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  Transaction tx(*db_);
+  if (Status s = tx.Begin(); !s.ok()) return s;
+  if (Status s = writes(); !s.ok()) return s;
+  return tx.Commit();
+}
+
 Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {
   if (Status s = Durability(false); !s.ok()) return s;
   return Transition(*db_, id, JobState::kRunning, JobState::kPending, "requeue", reason, "rotad", now, [&] {

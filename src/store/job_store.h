@@ -17,6 +17,7 @@
 // - One JobStore (one process) writes a database; it is not thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +100,11 @@ class JobStore {
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.
   Status Requeue(JobId id, std::string_view reason, Time now);
+  // Bookkeeping writes (synchronous=NORMAL) made by `writes`, through this store's methods, in
+  // one transaction: each method's own transaction becomes a savepoint of it, so a method that
+  // fails undoes only its own writes. The transaction commits when `writes` returns OK, and is
+  // rolled back otherwise; the status is Commit's (or `writes`').
+  Status InOneTransaction(const std::function<Status()>& writes);
   // pending -> cancelled, reason `why`, or "Cancelled by <actor>" when `why` is empty. A running
   // job is FailedPrecondition: the daemon stops its processes first and then calls
   // MarkEnded(kCancelled, ...).
