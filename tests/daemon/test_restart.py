@@ -155,7 +155,8 @@ class LaunchWindowTest(DaemonTest):
         self.d.wait_state(first, "running")
         second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
         self.assertEqual(self.d.job(second)["state"], "pending")
-        wait_for(lambda: self.standbys() == self.STANDBYS, what="rotad's standby shepherds")
+        # The pool topped up again: four standbys, and the first job's shepherd (one of them before).
+        wait_for(lambda: self.standbys() == self.STANDBYS + 1, what="rotad's standby shepherds")
         tracer = subprocess.Popen(["strace", "-o", "/dev/null", "-p", str(self.d.proc.pid), "-e", "trace=pwrite64",
                                    "-e", "inject=pwrite64:signal=SIGKILL:when=1"],
                                   stderr=subprocess.PIPE, text=True)
