@@ -33,7 +33,16 @@ for _ in $(seq 100); do "$ROTA" status >/dev/null 2>&1 && break; sleep 0.1; done
 
 active_ids() { "$ROTA" queue --all --json | python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)))'; }
 BLOCKER=
-sys_submit_prepare() { BLOCKER=$("$ROTA" submit --parsable --gpus "$GPUS" --output /dev/null -- sleep 3600); }
+# The blocker holds every GPU before the loop starts: submitted jobs must only queue. (Its start
+# is decided by a pass up to 5 ms later; submissions that arrive before it could start first.)
+sys_submit_prepare() {
+  BLOCKER=$("$ROTA" submit --parsable --gpus "$GPUS" --output /dev/null -- sleep 3600)
+  for _ in $(seq 100); do
+    "$ROTA" show --json "$BLOCKER" | grep -q '"state": *"running"' && return 0
+    sleep 0.05
+  done
+  log "warning: the blocker $BLOCKER did not start"
+}
 sys_submit_trivial() { "$ROTA" submit --parsable --gpus 1 --output /dev/null -- true; }
 sys_submit_cleanup() { local ids; ids=$(active_ids); if [ -n "$ids" ]; then "$ROTA" cancel $ids >/dev/null 2>&1 || true; fi; }
 sys_submit_gpu() { "$ROTA" submit --parsable --gpus 1 --output /dev/null -- sh -c "$1"; }
