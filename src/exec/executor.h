@@ -9,14 +9,17 @@
 // Lifecycle of one job, as the daemon drives it:
 //   Launch -> Launched{pid, pidfd}; poll pidfd; Signal(pid, SIGTERM) ... Signal(pid, SIGKILL);
 //   pidfd readable -> close(pidfd); Collect(job, pid) -> ExitInfo; the end recorded -> Forget(job).
+// A shepherd that was a standby notes the end first (kEndedNote on note_fd): Collect then, and
+// Reap(job, pid) once its pidfd is readable.
 // After a restart: for each job the store says is running, Adopt(job, pid); on NotFound call
 // Collect(job, pid) (it reads the result file the shepherd left, or reports kVanished). The
 // result stays until Forget, so a daemon that dies between Collect and recording the end finds
 // it again after its restart.
 //
 // Thread-safety: an Executor is thread-compatible (the daemon calls it from its event loop).
-// REQUIRES of the calling process: it reaps shepherds only through Collect (no waitpid(-1)
-// elsewhere, SIGCHLD not set to SIG_IGN), so that a Launched pid stays valid until Collect.
+// REQUIRES of the calling process: it reaps shepherds only through Collect and Reap (no
+// waitpid(-1) elsewhere, SIGCHLD not set to SIG_IGN), so that a Launched pid stays valid until
+// then.
 #pragma once
 
 #include <sys/types.h>
@@ -60,7 +63,6 @@ struct Launched {
   // caller may Collect then); end of file when the shepherd is gone. -1 for other launches.
   int note_fd = -1;
 };
-
 
 // How a job ended.
 struct ExitInfo {
