@@ -398,19 +398,7 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
     } while (reaped < 0 && errno == EINTR);
   }
   const bool exiting = reaped == 0 && shepherd > 0;  // it sent kEndedNote and is on its way out
-  std::string result_path = ResultPath(options_.run_dir, job);
-  StatusOr<std::string> text = ReadFile(result_path);
-  if (exiting) {
-    if (!text.ok()) {
-      info.reason = shepherd_name + " is still running (Collect called before its pidfd was readable)";
-      return info;
-    }
-    StatusOr<ExitInfo> parsed = ResultFromJson(*text);
-    if (parsed.ok()) return *parsed;
-    info.reason = parsed.status().message();
-    return info;
-  }
-  children_.erase(shepherd);
+  StatusOr<std::string> text = ReadFile(ResultPath(options_.run_dir, job));
   if (text.ok()) {
     StatusOr<ExitInfo> parsed = ResultFromJson(*text);
     if (parsed.ok()) {
@@ -418,16 +406,16 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
     } else {
       info.reason = parsed.status().message();
     }
+  } else if (exiting) {
+    info.reason = shepherd_name + " is still running (Collect called before its pidfd was readable)";
   } else if (reaped > 0) {
     info.reason = shepherd_name + " " + DescribeWaitStatus(status) + " before recording the job's end";
   } else {
     info.reason = shepherd_name + " ended without recording the job's end (" + text.status().message() + ")";
   }
-  std::string cgroup = JobCgroup(job);
-  if (!cgroup.empty() && access(cgroup.c_str(), F_OK) == 0) {
-    (void)KillCgroup(cgroup);  // what a vanished shepherd left running
-    if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
-  }
+  if (exiting) return info;  // the shepherd and its cgroup are left to Reap
+  children_.erase(shepherd);
+  ClearJobCgroup(job);
   RetryStaleCgroups();
   return info;
 }
@@ -437,11 +425,14 @@ void Executor::Reap(JobId job, pid_t shepherd) {
     while (waitpid(shepherd, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
+  ClearJobCgroup(job);
+}
+
+void Executor::ClearJobCgroup(JobId job) {
   std::string cgroup = JobCgroup(job);
-  if (!cgroup.empty() && access(cgroup.c_str(), F_OK) == 0) {
-    (void)KillCgroup(cgroup);  // only if the shepherd died in its last steps
-    if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
-  }
+  if (cgroup.empty() || access(cgroup.c_str(), F_OK) != 0) return;
+  (void)KillCgroup(cgroup);  // what a vanished shepherd (or one that died in its last steps) left
+  if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
 }
 
 void Executor::Forget(JobId job) {

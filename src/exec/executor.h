@@ -201,6 +201,8 @@ class Executor {
   explicit Executor(const ExecutorOptions& options);
   std::string JobCgroup(JobId job) const;
   void RetryStaleCgroups();
+  // Kills what is left in the job's cgroup and removes it (or keeps it for RetryStaleCgroups).
+  void ClearJobCgroup(JobId job);
   // Hands the job to the next standby, which then is the job's shepherd; false when none is left
   // (dead ones met on the way are dropped).
   bool HandToStandby(JobId job, const std::string& token, Launched* launched);

@@ -4,6 +4,7 @@ Each test gets its own directory (state, socket, job files) and its own rotad, s
 configuration written by the test. The binaries come from $ROTA_BIN_DIR (set by ctest).
 When the tests run as root (CI does), real Unix users are created for permission tests.
 """
+import contextlib
 import fcntl
 import grp
 import json
@@ -89,6 +90,26 @@ def strace_injects():
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
+
+
+@contextlib.contextmanager
+def strace_attached(pids, *options):
+    """strace attached to the running processes `pids`, with `options` (which system calls to
+    trace, a fault to inject), for the duration of the with-block."""
+    argv = ["strace", "-o", "/dev/null", *options]
+    for pid in pids:
+        argv += ["-p", str(pid)]
+    tracer = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in pids:
+            line = tracer.stderr.readline()
+            if "attached" not in line:
+                raise AssertionError(f"strace did not attach: {line!r}")
+        yield tracer
+    finally:
+        tracer.kill()
+        tracer.wait()
+        tracer.stderr.close()
 
 
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):

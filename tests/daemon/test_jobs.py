@@ -2,11 +2,10 @@
 time limits, dependencies, shares and MIG slices."""
 import os
 import re
-import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, strace_injects, wait_for
+from harness import DaemonTest, strace_attached, strace_injects, wait_for
 
 
 class StandbyShepherdTest(DaemonTest):
@@ -46,13 +45,7 @@ class StandbyShepherdTest(DaemonTest):
         # end is recorded meanwhile, and the shepherd is reaped once it has exited.
         wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
         standbys = self.standbys()
-        argv = ["strace", "-o", "/dev/null", "-e", "trace=exit_group", "-e", "inject=exit_group:delay_enter=2000000"]
-        for pid in standbys:
-            argv += ["-p", str(pid)]
-        tracer = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
-        try:
-            for _ in standbys:
-                self.assertIn("attached", tracer.stderr.readline())
+        with strace_attached(standbys, "-e", "trace=exit_group", "-e", "inject=exit_group:delay_enter=2000000"):
             job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; exit 6")
             rec = self.d.wait_state(job, "failed")
             self.assertEqual((rec["exit_code"], rec["end_reason"]), (6, "Failed(exit 6)"))
@@ -68,10 +61,6 @@ class StandbyShepherdTest(DaemonTest):
             base = re.search(r"executor: cgroup v2 at (\S+)", self.d.read_log())
             if base:
                 self.assertFalse(os.path.exists(f"{base.group(1)}/job-{job}"))
-        finally:
-            tracer.kill()
-            tracer.wait()
-            tracer.stderr.close()
 
 
 class JobLifecycleTest(DaemonTest):

@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, SMALL_CLUSTER, strace_injects, wait_for
+from harness import DaemonTest, SMALL_CLUSTER, strace_attached, strace_injects, wait_for
 
 
 class RestartTest(DaemonTest):
@@ -157,17 +157,9 @@ class LaunchWindowTest(DaemonTest):
         self.assertEqual(self.d.job(second)["state"], "pending")
         # The pool topped up again: four standbys, and the first job's shepherd (one of them before).
         wait_for(lambda: self.standbys() == self.STANDBYS + 1, what="rotad's standby shepherds")
-        tracer = subprocess.Popen(["strace", "-o", "/dev/null", "-p", str(self.d.proc.pid), "-e", "trace=pwrite64",
-                                   "-e", "inject=pwrite64:signal=SIGKILL:when=1"],
-                                  stderr=subprocess.PIPE, text=True)
-        try:
-            self.assertIn("attached", tracer.stderr.readline())
+        with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:signal=SIGKILL:when=1"):
             open(self.path("go"), "w").close()
             self.d.wait_death()
-        finally:
-            tracer.kill()
-            tracer.wait()
-            tracer.stderr.close()
         wait_for(lambda: os.path.exists(self.path("runs")), what="the next job to start with its daemon dead")
         self.d.start()
         rec = self.d.job(first)
