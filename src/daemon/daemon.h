@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -172,8 +173,10 @@ class Daemon : public Server::Handler {
   void RecordEnd(Ending e);
   void RecordEnds();  // those of ends_
   void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
-  void ChargeUsage(const store::JobRecord& rec, Time end);  // AddRunToUsage, SaveUsage, CheckQuota
-  void AddRunToUsage(const store::JobRecord& rec, Time end);
+  void AddRunToUsage(const store::JobRecord& rec, Time end);  // in memory
+  // Stores the usage AddRunToUsage charged and, in the same commit, `end` (the writes of the
+  // run's end), then checks the owner's quota. The status is `end`'s, else the commit's.
+  Status SaveUsageWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end);
   void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage
   // Watches a job's shepherd (or adopted session client) through its pidfd, and a standby
   // shepherd's note of the job's end through its socket (note_fd, -1 for none).

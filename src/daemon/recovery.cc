@@ -44,9 +44,11 @@ Status Daemon::Recover() {
         spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
         if (!a.cancelled_by.empty()) BeginStop(a, now);
       } else {
-        ChargeUsage(a.rec, now);
-        (void)store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt,
-                                "Session ended while rotad was down", now);
+        AddRunToUsage(a.rec, now);
+        (void)SaveUsageWith(a.rec, now, [&] {
+          return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session ended while rotad was down",
+                                   now);
+        });
         jobs_.erase(id);
         ++ended;
       }

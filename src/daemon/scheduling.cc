@@ -424,17 +424,11 @@ void Daemon::RecordEnd(Ending e) {
   // A requeued job launches again under the same id: its last run's files go before the store
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
   if (e.requeue && !a.rec.interactive) executor_->Forget(id);
-  // The measures, the usage and the end in one commit (a failed part undoes only itself).
-  Status s;
-  Status committed = store_->InOneTransaction([&] {
+  Status s = SaveUsageWith(a.rec, e.at, [&] {
     SaveMeasures(a);
-    SaveUsage(a.rec, e.at);
-    s = e.requeue ? store_->Requeue(id, e.reason, e.at)
-                  : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
-    return Status::Ok();
+    return e.requeue ? store_->Requeue(id, e.reason, e.at)
+                     : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
   });
-  if (s.ok()) s = committed;
-  CheckQuota(a.rec.job.user, e.at);  // after the commit: a notice goes through the outbox
   if (!s.ok()) {
     // The record stays "running" on disk (a full or broken disk); it has left memory all the
     // same, so its GPUs are not held forever. The next start collects it again from the result
@@ -465,10 +459,17 @@ void Daemon::RecordEnd(Ending e) {
   dirty_ = true;
 }
 
-void Daemon::ChargeUsage(const store::JobRecord& rec, Time end) {
-  AddRunToUsage(rec, end);
-  SaveUsage(rec, end);
-  CheckQuota(rec.job.user, end);
+Status Daemon::SaveUsageWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end) {
+  // One commit (a failed part undoes only itself): a crash cannot store the run's usage without
+  // its end, which the restart would then charge a second time.
+  Status ended;
+  Status committed = store_->InOneTransaction([&] {
+    SaveUsage(rec, at);
+    ended = end();
+    return Status::Ok();
+  });
+  CheckQuota(rec.job.user, at);  // after the commit: a notice goes through the outbox
+  return ended.ok() ? committed : ended;
 }
 
 void Daemon::AddRunToUsage(const store::JobRecord& rec, Time end) {

@@ -138,8 +138,10 @@ void Daemon::OnClose(ConnId conn) {
   }
   // The terminal closed with the command still holding the allocation: stop what is left.
   if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
-  ChargeUsage(a.rec, now);
-  if (Status st = store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session closed", now, a.rec.job.user);
+  AddRunToUsage(a.rec, now);
+  if (Status st = SaveUsageWith(a.rec, now, [&] {
+        return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session closed", now, a.rec.job.user);
+      });
       !st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
   }
