@@ -16,6 +16,7 @@ const char* WaitReasonWire(WaitReason reason) {
     case WaitReason::kBooking: return "booking";
     case WaitReason::kPeakHours: return "peak_hours";
     case WaitReason::kImpossible: return "impossible";
+    case WaitReason::kStartRetry: return "start_retry";
   }
   return "resources";
 }

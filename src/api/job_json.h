@@ -12,7 +12,7 @@
 namespace rota::api {
 
 // The wire name of a wait reason: "resources", "priority", "quota", "dependency", "booking",
-// "peak_hours", "impossible".
+// "peak_hours", "impossible", "start_retry".
 const char* WaitReasonWire(WaitReason reason);
 
 // The Job object. `pending` (may be null) adds the "pending" member; `with_private` adds

@@ -110,7 +110,7 @@ TEST_F(JobFormatTest, PendingReasons) {
   const std::pair<const char*, const char*> cases[] = {
       {"resources", "(Resources)"},   {"priority", "(Priority)"}, {"quota", "(Quota)"},
       {"dependency", "(Dependency)"}, {"booking", "(Booking)"},   {"peak_hours", "(PeakHours)"},
-      {"impossible", "(Impossible)"},
+      {"impossible", "(Impossible)"}, {"start_retry", "(StartRetry)"},
   };
   for (const auto& [wire, shown] : cases) EXPECT_EQ(WhereCell(Pending("x", wire)), shown);
   json unscheduled = Pending("x", "");

@@ -12,6 +12,7 @@ const char* WaitReasonName(WaitReason r) {
     case WaitReason::kBooking: return "Booking";
     case WaitReason::kPeakHours: return "PeakHours";
     case WaitReason::kImpossible: return "Impossible";
+    case WaitReason::kStartRetry: return "StartRetry";
   }
   return "Unknown";
 }

@@ -19,6 +19,9 @@ enum class WaitReason : std::uint8_t {
   kBooking,         // the capacity is booked by someone else
   kPeakHours,       // a heavy job deferred by the time-of-day table
   kImpossible,      // no GPU of this cluster can ever satisfy the request
+  // Never from Schedule: the daemon could not record the job's start (its store failed) and
+  // holds it back until a retry time.
+  kStartRetry,
 };
 const char* WaitReasonName(WaitReason r);
 

@@ -88,6 +88,8 @@ class Daemon : public Server::Handler {
     Time measured_at = 0;
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
+    // A pending job whose start the store could not record: not started again before this.
+    Time retry_at = 0;
   };
 
   Daemon(const DaemonOptions& options, config::Config config);
@@ -185,6 +187,14 @@ class Daemon : public Server::Handler {
   // A shepherd whose job's end was collected from its note, still on its way out: reaped when
   // its pidfd says it has exited.
   void ReapLater(JobId id, pid_t shepherd, int pidfd);
+  // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
+  // its shepherd is told to kill the job, and its GPUs stay held until the shepherd has ended.
+  void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
+                      Time now);
+  void OnWithdrawnExit(JobId id);
+  // When a job whose start could not be recorded is tried again: later after each failure in a
+  // row (kStartRetryFirst doubling up to kStartRetryMax), at once again after a success.
+  Time StartRetryAt(Time now) const;
   std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
   std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
   // Host memory limit of a job on `alloc` in bytes (its memory per GPU, else the configured
@@ -352,6 +362,15 @@ class Daemon : public Server::Handler {
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running
+  struct Withdrawn {
+    pid_t pid = 0;
+    int pidfd = -1;
+    RunningJob holds;  // its GPUs, held from the next passes until the shepherd has ended
+  };
+  std::map<JobId, Withdrawn> withdrawn_;  // launches being withdrawn (WithdrawLaunch)
+  int start_record_failures_ = 0;         // failed start records in a row
+  static constexpr Time kStartRetryFirst = 5;
+  static constexpr Time kStartRetryMax = 300;
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
   std::unordered_map<JobId, PendingInfo> pending_info_;
   std::vector<JobId> pending_order_;  // priority order of the last pass

@@ -44,14 +44,15 @@ ClusterState Daemon::BuildState() const {
   st.gpus = cards_.gpus;
   st.user_usage = usage_.users;
   st.project_usage = usage_.projects;
+  const Time now = Now();
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kPending) {
-      st.pending.push_back(a.rec.job);
+      if (a.retry_at <= now && !withdrawn_.count(id)) st.pending.push_back(a.rec.job);
     } else if (!a.rec.placement.alloc.gpus.empty()) {
       st.running.push_back(a.rec.ToRunningJob());
     }
   }
-  const Time now = Now();
+  for (const auto& [id, w] : withdrawn_) st.running.push_back(w.holds);
   const std::vector<BookingEntry> entries = BookingEntries();
   st.bookings = BookingHolds(entries, config_.bookings, now);
   // No-shows and overruns lower the owner's priority for a while.
@@ -100,11 +101,22 @@ void Daemon::SchedulePass() {
     pending_info_[p.job] = p;
     pending_order_.push_back(p.job);
   }
+  Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kPending || (a.retry_at <= now && !withdrawn_.count(id))) continue;
+    PendingInfo held;  // left out of the pass: its start could not be recorded
+    held.job = id;
+    held.reason = WaitReason::kStartRetry;
+    held.expected_start = std::max(a.retry_at, now);
+    held.estimated = true;
+    pending_info_[id] = held;
+    pending_order_.push_back(id);
+    if (a.retry_at > now) wake = std::min(wake, a.retry_at);
+  }
   SendWaitingUpdates();
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
     it = executor_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
   }
-  Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
   for (const auto& [id, a] : jobs_) {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
   }
@@ -206,16 +218,17 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     info.cgroup = launched->cgroup;
   }
   if (Status s = store_->MarkStarted(a.rec.job.id, info, now); !s.ok()) {
-    // Not recorded as started: stop what was launched and leave the job pending.
-    spdlog::error("job {}: cannot record its start: {}", a.rec.job.id, s.message());
-    if (launched.ok()) {
-      (void)executor_->Signal(launched->pid, SIGKILL);
-      ::close(launched->pidfd);
-      if (launched->note_fd >= 0) ::close(launched->note_fd);
-    }
+    // Not recorded as started: what was launched is stopped, the job stays pending and is
+    // tried again later (not in this pass's next round: the store is likely to fail again).
+    a.retry_at = StartRetryAt(now);
+    ++start_record_failures_;
+    spdlog::error("job {}: cannot record its start ({}){}; tried again in {} s", a.rec.job.id, s.message(),
+                  launched.ok() ? ", its launch is withdrawn" : "", a.retry_at - now);
+    if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, *launched, now);
     a.rec.placement = {};
     return;
   }
+  start_record_failures_ = 0;
   a.rec.Started(info, now);
   CountJobStarted(a.rec, now);
   if (!launched.ok()) {
@@ -264,6 +277,41 @@ void Daemon::ReapLater(JobId id, pid_t shepherd, int pidfd) {
     ::close(pidfd);
     executor_->Reap(id, shepherd);
   });
+}
+
+Time Daemon::StartRetryAt(Time now) const {
+  Time wait = kStartRetryFirst;
+  for (int i = 0; i < start_record_failures_ && wait < kStartRetryMax; ++i) wait *= 2;
+  return now + std::min(wait, kStartRetryMax);
+}
+
+void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
+                            Time now) {
+  // SIGKILL forwarded: the shepherd kills what it started (the cgroup, else the process
+  // group), writes a result nobody reads and exits. Its note is not needed.
+  (void)executor_->Signal(launched.pid, SIGKILL);
+  if (launched.note_fd >= 0) ::close(launched.note_fd);
+  // Its GPUs, as a running job that nothing preempts or times out.
+  RunningJob holds = rec.ToRunningJob();
+  holds.alloc = alloc;
+  holds.start_time = now;
+  holds.preemptible = false;
+  holds.kill_at = kNever;
+  const JobId id = rec.job.id;
+  withdrawn_[id] = {launched.pid, launched.pidfd, holds};
+  (void)loop_->Add(launched.pidfd, EPOLLIN, [this, id](std::uint32_t) { OnWithdrawnExit(id); });
+}
+
+void Daemon::OnWithdrawnExit(JobId id) {
+  auto it = withdrawn_.find(id);
+  if (it == withdrawn_.end()) return;
+  loop_->Remove(it->second.pidfd);
+  ::close(it->second.pidfd);
+  executor_->Reap(id, it->second.pid);
+  executor_->Forget(id);  // its spec and result: the next launch of the job writes its own
+  spdlog::info("job {}: withdrawn launch ended (shepherd {})", id, it->second.pid);
+  withdrawn_.erase(it);
+  dirty_ = true;  // its GPUs are free
 }
 
 void Daemon::ApplySignal(const Signal& sig, Time now) {

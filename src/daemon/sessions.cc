@@ -33,11 +33,15 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
     }
   }
   if (Status s = store_->MarkStarted(id, info, now); !s.ok()) {
-    spdlog::error("job {}: cannot record the session's start: {}", id, s.message());
+    a.retry_at = StartRetryAt(now);
+    ++start_record_failures_;
+    spdlog::error("job {}: cannot record the session's start ({}); tried again in {} s", id, s.message(),
+                  a.retry_at - now);
     a.rec.placement = {};
     if (!info.cgroup.empty()) (void)executor_->RemoveCgroup(info.cgroup);
     return;
   }
+  start_record_failures_ = 0;
   a.rec.Started(info, now);
   CountJobStarted(a.rec, now);
   json env = json::object();

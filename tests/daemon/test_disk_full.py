@@ -1,10 +1,12 @@
 """A full disk under the daemon's state: the request fails with a clear message, nothing that
-was acknowledged is lost, and the daemon serves on (root only: it mounts a small tmpfs)."""
+was acknowledged is lost, and the daemon serves on (root only: it mounts a small tmpfs). And a
+store that fails just as rotad records a job's start, after launching it (strace injects the
+error)."""
 import os
 import subprocess
 import unittest
 
-from harness import IS_ROOT, DaemonTest, Rotad, SMALL_CLUSTER
+from harness import IS_ROOT, Rotad, SMALL_CLUSTER, DaemonTest, strace_attached, strace_injects, wait_for
 
 
 def can_mount():
@@ -59,6 +61,45 @@ class DiskFullTest(unittest.TestCase):
         after = {j["id"] for j in self.d.api({"op": "history", "since": 0, "all": True})["jobs"]}
         after |= {j["id"] for j in self.d.api({"op": "queue", "all": True})["jobs"]}
         self.assertTrue(set(acknowledged) <= after)
+
+
+@unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
+class StartNotRecordedTest(DaemonTest):
+    """rotad launches a job before it records the start (design.md, "Starting the next job before
+    recording the last one's end"). When that record fails, the launch is withdrawn: the job is
+    killed, its shepherd reaped and its files removed, and the job waits to be tried again."""
+
+    def rotad_children(self):
+        r = subprocess.run(["ps", "-o", "stat=,args=", "--ppid", str(self.d.proc.pid)], capture_output=True, text=True)
+        return [line.split(None, 1) for line in r.stdout.splitlines() if line.strip()]
+
+    def test_a_start_the_store_cannot_record_is_withdrawn_and_tried_again_later(self):
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        self.d.wait_state(first, "running")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        # Four standbys again, and the first job's shepherd: the daemon is idle until `go`.
+        wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
+        # The first store write after the first job's end is the second job's start.
+        with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
+            open(self.path("go"), "w").close()
+            self.d.wait_state(first, "completed")
+        self.assertIn(f"job {second}: cannot record its start", self.d.read_log())
+        rec = self.d.job(second)
+        self.assertEqual(rec["state"], "pending")
+        self.assertEqual(rec["pending"]["reason"], "start_retry")
+        self.assertGreater(rec["pending"]["expected_start"], 0)
+        wait_for(lambda: f"job {second}: withdrawn launch ended" in self.d.read_log(), what="the withdrawal")
+        zombies = [c for c in self.rotad_children() if c[0].startswith("Z")]
+        self.assertEqual(zombies, [], "the withdrawn launch's shepherd was not reaped")
+        left = [f for f in os.listdir(os.path.join(self.d.state, "run")) if f.split(".")[0] in (str(first), str(second))]
+        self.assertEqual(left, [])
+        # Tried again after the back-off: started once (as recorded), and it runs to its end.
+        self.d.wait_state(second, "running", timeout=30)
+        open(self.path("go2"), "w").close()
+        self.d.wait_state(second, "completed")
+        starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
+        self.assertEqual(len(starts), 1, starts)
+        self.assertIn("ran", self.read("runs"))
 
 
 if __name__ == "__main__":
