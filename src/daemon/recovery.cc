@@ -4,7 +4,6 @@
 // batch job may have been launched by a daemon that died before recording the start: its spec's
 // launch lock tells (Executor::FindLaunch), and the start is recorded from the launch's note.
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +11,7 @@
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/start_note.h"
+#include "exec/process.h"
 
 namespace rota::daemon {
 
@@ -36,10 +36,13 @@ Status Daemon::Recover() {
     StatusOr<std::string> cancel = store_->CancelRequestedBy(id);
     if (cancel.ok()) a.cancelled_by = *cancel;
     if (a.rec.interactive) {
-      int fd = a.rec.pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(a.rec.pid), 0)) : -1;
-      if (fd >= 0) {
+      StatusOr<int> fd = exec::OpenPidfd(static_cast<pid_t>(a.rec.pid));
+      if (!fd.ok() && fd.status().code() != StatusCode::kNotFound) {
+        spdlog::error("job {}: cannot watch the session's client process {}: {}", id, a.rec.pid, fd.status().message());
+      }
+      if (fd.ok()) {
         a.session_pid = static_cast<pid_t>(a.rec.pid);
-        Watch(id, fd);
+        Watch(id, *fd);
         ++adopted;
         spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
         if (!a.cancelled_by.empty()) BeginStop(a, now);
