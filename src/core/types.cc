@@ -148,4 +148,10 @@ std::string FormatDuration(Duration d) {
   return buf;
 }
 
+std::string FormatSpan(Duration d) {
+  std::string s = FormatDuration(d);
+  if (s.size() > 3 && (s.ends_with("00h") || s.ends_with("00m"))) s.resize(s.size() - 3);
+  return s;
+}
+
 }  // namespace rota

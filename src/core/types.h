@@ -41,5 +41,8 @@ std::string FormatMemory(MiB mib);
 std::optional<Duration> ParseDuration(std::string_view text);
 // "45s", "12m", "3h05m", "2d04h".
 std::string FormatDuration(Duration d);
+// The same without a zero second unit, for a configured span in a sentence: "30d", "2h", but
+// "2d04h" and "3h05m" as above.
+std::string FormatSpan(Duration d);
 
 }  // namespace rota

@@ -139,6 +139,17 @@ TEST(FormatDurationTest, Forms) {
   EXPECT_EQ(FormatDuration(-5), "0s");  // negative durations are clamped
 }
 
+TEST(FormatDurationTest, SpansDropAZeroSecondUnit) {
+  EXPECT_EQ(FormatSpan(30 * 86400), "30d");
+  EXPECT_EQ(FormatSpan(100 * 86400), "100d");
+  EXPECT_EQ(FormatSpan(2 * 3600), "2h");
+  EXPECT_EQ(FormatSpan(2 * 86400 + 4 * 3600), "2d04h");
+  EXPECT_EQ(FormatSpan(3 * 3600 + 5 * 60), "3h05m");
+  EXPECT_EQ(FormatSpan(10 * 60), "10m");
+  EXPECT_EQ(FormatSpan(0), "0s");
+  EXPECT_EQ(ParseDuration(FormatSpan(30 * 86400)), 30 * 86400);
+}
+
 TEST(FormatDurationTest, OutputParsesBackToTheTruncatedValue) {
   // "3h05m" -> 3*3600 + 5*60; "2d04h" -> 2*86400 + 4*3600.
   EXPECT_EQ(ParseDuration(FormatDuration(3 * 3600 + 5 * 60 + 17)), 3 * 3600 + 5 * 60);

@@ -122,13 +122,13 @@ Time Daemon::BookingPass(Time now) {
       const int strikes = BookingStrikes(BookingEntries(), rec.entry.spec.user, config_.bookings, now);
       if (config_.bookings.penalty_alert > 0 && strikes >= config_.bookings.penalty_alert) {
         spdlog::warn("admins: {} has {} no-shows and overruns in the last {}", rec.entry.spec.user, strikes,
-                     FormatDuration(config_.bookings.penalty_window));
+                     FormatSpan(config_.bookings.penalty_window));
         notify::Event e;
         e.name = "booking_strikes";
         e.user = rec.entry.spec.user;  // named in the text; an admin event, not the owner's
         e.booking = rec.entry.id;
         e.minutes = strikes;
-        e.when = FormatDuration(config_.bookings.penalty_window);
+        e.when = FormatSpan(config_.bookings.penalty_window);
         Notify(e);
       }
     }

@@ -226,7 +226,9 @@ Text BookingText(const Event& e, bool zh) {
                      e.user + " 在最近 " + e.when + " 内有 " + count + " 次预约未使用或超时。" +
                          "\n查看：rota bookings --all；rota events --all"}
               : Text{e.user + ": " + count + " no-shows and overruns",
-                     e.user + " has " + count + " bookings that were no-shows or overran in the last " + e.when +
+                     e.user + " has " + count +
+                         (e.minutes == 1 ? " booking that was a no-show or overran" : " bookings that were no-shows or overran") +
+                         " in the last " + e.when +
                          ".\nSee: rota bookings --all; rota events --all"};
   }
   if (n == "booking_overrun") {

@@ -75,6 +75,11 @@ TEST(Templates, BookingStrikesNameTheUserAndTheWindow) {
   e.when = "30d";
   EXPECT_EQ(Render(e, "en").subject, "[Rota] bob: 3 no-shows and overruns");
   EXPECT_TRUE(Has(Render(e, "zh").text, "最近 30d 内有 3 次")) << Render(e, "zh").text;
+  EXPECT_TRUE(Has(Render(e, "en").text, "bob has 3 bookings that were no-shows or overran in the last 30d."))
+      << Render(e, "en").text;
+  e.minutes = 1;
+  EXPECT_TRUE(Has(Render(e, "en").text, "bob has 1 booking that was a no-show or overran in the last 30d."))
+      << Render(e, "en").text;
   EXPECT_TRUE(IsAdminEvent("booking_strikes"));
 }
 

@@ -425,7 +425,7 @@ penalty_alert = 1
         strikes = wait_for(lambda: [r["body"] for r in self.admin.requests if r["body"]["event"] == "booking_strikes"],
                            what="the admins' strikes message")
         self.assertEqual(len(strikes), 1)
-        self.assertIn(f"{USER} has 1 bookings that were no-shows or overran in the last 30d", strikes[0]["text"])
+        self.assertIn(f"{USER} has 1 booking that was a no-show or overran in the last 30d.", strikes[0]["text"])
 
 
 class OutsideProcessTest(unittest.TestCase):
