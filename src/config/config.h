@@ -59,6 +59,7 @@ struct NotifyConfig {
   notify::RetryRules retry;
   int fail_after = 3;             // failed attempts in a row before a channel is reported failing
   Duration time_limit_warning = 600;  // time_limit_soon this long before a job's limit (0 = never)
+  Duration keep_messages = 30 * kDay;  // sent and failed notifications kept this long (0 = forever)
 };
 
 // [projects.NAME]: weekly GPU-hours of the project (mode "project") or its elastic pool on top of

@@ -225,6 +225,7 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(n.per_minute.at("terminals"), 0);
   EXPECT_EQ(n.admin_channels, (std::vector<std::string>{"lab-feishu", "admin-mail"}));
   EXPECT_EQ(n.time_limit_warning, 600);
+  EXPECT_EQ(n.keep_messages, 30 * kDay);
   EXPECT_EQ(n.retry.first_backoff, 30);
   EXPECT_EQ(n.retry.max_age, kDay);
   EXPECT_EQ(n.fail_after, 3);
@@ -377,6 +378,14 @@ TEST(Config, NotifyDefaultsAndErrors) {
   EXPECT_TRUE(has(c->notify.user_events, "job_ended"));
   EXPECT_FALSE(has(c->notify.user_events, "gpu_drained"));
   EXPECT_TRUE(has(c->notify.admin_events, "gpu_drained"));
+  EXPECT_EQ(c->notify.keep_messages, 30 * kDay);
+  c = ParseConfig("[notify]\nkeep_messages = \"0\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->notify.keep_messages, 0);  // kept forever
+  c = ParseConfig("[notify]\nkeep_messages = \"90d\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->notify.keep_messages, 90 * kDay);
+  EXPECT_TRUE(Has(OneError("[notify]\nkeep_messages = \"soon\"\n", 2), "keep_messages"));
 
   EXPECT_TRUE(Has(OneError("[notify]\nadmin_channels = [\"nope\"]\n", 2),
                   "is not a channel defined under [notify.channels]"));

@@ -163,6 +163,7 @@ void ReadNotify(Section& root, Config& config) {
   if (auto a = s.Integer("max_attempts", 1, 1000)) n.retry.max_attempts = static_cast<int>(*a);
   if (auto f = s.Integer("fail_after", 1, 1000)) n.fail_after = static_cast<int>(*f);
   if (auto d = s.DurationOf("time_limit_warning", 0)) n.time_limit_warning = *d;
+  if (auto d = s.DurationOf("keep_messages", 0)) n.keep_messages = *d;
   s.Finish();
 }
 

@@ -119,23 +119,29 @@ std::string Daemon::MetricsText() {
   }
   w.Family("rota_idle_gpu_seconds_total", "counter", "Seconds cards spent with no job on them, summed over cards, since rotad started.");
   w.Sample("rota_idle_gpu_seconds_total", {}, idle_gpu_seconds_);
-  // From the outbox, whose rows are kept: totals over the store's life, not only this rotad's.
-  std::map<std::string, std::int64_t> outbox;
+  // From the outbox: totals over the store's life (rows kept, plus those pruned), not only this
+  // rotad's.
+  std::map<std::string, std::int64_t> settled, now_in;
   if (outbox_) {
-    if (auto counts = outbox_->CountByState(); counts.ok()) {
-      outbox = std::move(*counts);
+    auto totals = outbox_->SettledTotals();
+    auto counts = outbox_->CountByState();
+    if (totals.ok() && counts.ok()) {
+      settled = std::move(*totals);
+      now_in = std::move(*counts);
     } else {
-      spdlog::error("metrics: counting the outbox: {}", counts.status().message());
+      spdlog::error("metrics: counting the outbox: {}", (totals.ok() ? counts.status() : totals.status()).message());
     }
   }
-  auto count = [&](const char* state) {
-    auto it = outbox.find(state);
-    return it == outbox.end() ? 0.0 : static_cast<double>(it->second);
+  auto count = [](const std::map<std::string, std::int64_t>& m, const char* state) {
+    auto it = m.find(state);
+    return it == m.end() ? 0.0 : static_cast<double>(it->second);
   };
   w.Family("rota_notifications_total", "counter", "Notifications delivered (sent) and given up on (failed), from the outbox.");
-  for (const char* result : {"sent", "failed"}) w.Sample("rota_notifications_total", {{"result", result}}, count(result));
+  for (const char* result : {"sent", "failed"}) {
+    w.Sample("rota_notifications_total", {{"result", result}}, count(settled, result));
+  }
   w.Family("rota_notifications_pending", "gauge", "Notifications waiting in the outbox (due or retrying).");
-  w.Sample("rota_notifications_pending", {}, count("pending"));
+  w.Sample("rota_notifications_pending", {}, count(now_in, "pending"));
   w.Family("rota_build_info", "gauge", "rotad's version (always 1).");
   w.Sample("rota_build_info", {{"version", api::kDaemonVersion}}, 1);
   return w.text();

@@ -167,13 +167,29 @@ void Notifier::Run() {
       if (::write(event_fd_, &one, sizeof one) < 0)
         spdlog::error("notifier: eventfd: {}", std::strerror(errno));
     }
+    const Time prune_at = PruneWhenDue(NowSeconds());
     if (!DeliverDue()) {
-      next_due = NowSeconds() + 5;
+      next_due = std::min(prune_at, NowSeconds() + 5);
       continue;
     }
     StatusOr<std::optional<Time>> next = outbox_->NextDue();
-    next_due = next.ok() ? *next : std::optional<Time>(NowSeconds() + 5);
+    const Time at = std::min(prune_at, next.ok() ? next->value_or(kNever) : NowSeconds() + 5);
+    next_due = at == kNever ? std::nullopt : std::optional<Time>(at);
   }
+}
+
+Time Notifier::PruneWhenDue(Time now) {
+  if (options_.keep_messages <= 0) return kNever;
+  if (now < next_prune_) return next_prune_;
+  next_prune_ = now + kPruneEvery;
+  StatusOr<std::int64_t> pruned = outbox_->Prune(now - options_.keep_messages);
+  if (!pruned.ok()) {
+    spdlog::error("notifier: pruning the outbox: {}", pruned.status().message());
+  } else if (*pruned > 0) {
+    spdlog::info("notifier: deleted {} sent or failed notifications older than {}", *pruned,
+                 FormatSpan(options_.keep_messages));
+  }
+  return next_prune_;
 }
 
 bool Notifier::DeliverDue() {

@@ -41,6 +41,7 @@ struct NotifierOptions {
   std::vector<std::string> admin_channels;  // where "channel_failing" goes
   std::string language = "zh";              // of the admins' messages
   std::string host;
+  Duration keep_messages = 30 * kDay;  // sent and failed rows are deleted this long after their event; 0 = kept
 };
 
 struct TestResult {
@@ -79,6 +80,9 @@ class Notifier {
   bool DeliverDue();
   void Deliver(const store::OutboxRow& row);
   void ReportFailing(const std::string& channel, const std::string& error, Time now);
+  // Deletes the settled rows older than keep_messages, once an hour; returns when to look again.
+  Time PruneWhenDue(Time now);
+  static constexpr Time kPruneEvery = 3600;
 
   NotifierOptions options_;
   int event_fd_ = -1;
@@ -102,6 +106,7 @@ class Notifier {
   std::map<std::string, notify::TokenBucket> buckets_;
   std::map<std::string, notify::ChannelHealth> health_;
   std::mt19937_64 random_;
+  Time next_prune_ = 0;
   std::thread thread_;  // last: started when everything else is ready
 };
 

@@ -107,6 +107,28 @@ TEST_F(NotifierTest, DeliversOnceAndRateLimitsDefer) {
   EXPECT_EQ(outbox_->Get((*ids)[0])->attempts, 1);
 }
 
+TEST_F(NotifierTest, DeletesSettledMessagesOlderThanKeepMessages) {
+  const Time now = static_cast<Time>(std::time(nullptr));
+  store::OutboxRow old_row = Row("lab", "old"), recent = Row("lab", "recent"), waiting = Row("lab", "waiting");
+  old_row.created = now - 10 * kDay;
+  recent.created = now - 2 * kDay;
+  waiting.created = now - 10 * kDay;
+  waiting.next_attempt = now + 3600;  // not due: stays pending while the notifier runs
+  auto ids = outbox_->Enqueue({old_row, recent, waiting});
+  ASSERT_TRUE(ids.ok());
+  ASSERT_TRUE(outbox_->MarkSent((*ids)[0], 1, now - 10 * kDay).ok());
+  ASSERT_TRUE(outbox_->MarkSent((*ids)[1], 1, now - 2 * kDay).ok());
+  NotifierOptions o = Options();
+  o.keep_messages = 7 * kDay;
+  auto n = Notifier::Start(o);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  ASSERT_TRUE(WaitFor([&] { return !outbox_->Get((*ids)[0]).ok(); })) << "the old sent message was not deleted";
+  n->reset();
+  EXPECT_EQ(StateOf((*ids)[1]), store::OutboxState::kSent);
+  EXPECT_EQ(StateOf((*ids)[2]), store::OutboxState::kPending);
+  EXPECT_EQ(outbox_->SettledTotals()->at("sent"), 2);
+}
+
 TEST_F(NotifierTest, RetriesThenARefusalFailsAndTheAdminsHearOnce) {
   lab_->Answer({Unavailable("HTTP 500"), FailedPrecondition("code 19024 keyword not found"),
                 FailedPrecondition("code 19024 keyword not found")});

@@ -55,6 +55,7 @@ StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
   o.admin_channels = config_.notify.admin_channels;
   o.language = config_.notify.language;
   o.host = host_;
+  o.keep_messages = config_.notify.keep_messages;
   return o;
 }
 

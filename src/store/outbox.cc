@@ -173,16 +173,48 @@ StatusOr<std::vector<OutboxRow>> Outbox::List(std::optional<OutboxState> state) 
   return Select("WHERE state = ?1 ORDER BY id", [&](Statement& st) { st.Bind(1, OutboxStateName(*state)); });
 }
 
-StatusOr<std::map<std::string, std::int64_t>> Outbox::CountByState() {
-  StatusOr<Statement> st = db_.Prepare("SELECT state, count(*) FROM outbox GROUP BY state");
+StatusOr<std::map<std::string, std::int64_t>> Outbox::Counts(std::string_view sql) {
+  StatusOr<Statement> st = db_.Prepare(sql);
   if (!st.ok()) return st.status();
   std::map<std::string, std::int64_t> out;
   while (true) {
     StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) return out;
-    out[st->Text(0)] = st->Int(1);
+    out[st->Text(0)] += st->Int(1);
   }
+}
+
+StatusOr<std::map<std::string, std::int64_t>> Outbox::CountByState() {
+  return Counts("SELECT state, count(*) FROM outbox GROUP BY state");
+}
+
+// The pruned totals are meta rows "outbox_pruned_sent" and "outbox_pruned_failed".
+StatusOr<std::int64_t> Outbox::Prune(Time before) {
+  Transaction tx(db_);
+  if (Status s = tx.Begin(); !s.ok()) return s;
+  StatusOr<Statement> add = db_.Prepare(
+      "INSERT INTO meta (key, value) "
+      "SELECT 'outbox_pruned_' || state, count(*) FROM outbox WHERE state <> 'pending' AND created < ?1 "
+      "GROUP BY state "
+      "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)");
+  if (!add.ok()) return add.status();
+  add->Bind(1, static_cast<std::int64_t>(before));
+  if (Status s = add->Run(); !s.ok()) return s;
+  StatusOr<Statement> del = db_.Prepare("DELETE FROM outbox WHERE state <> 'pending' AND created < ?1");
+  if (!del.ok()) return del.status();
+  del->Bind(1, static_cast<std::int64_t>(before));
+  if (Status s = del->Run(); !s.ok()) return s;
+  const std::int64_t deleted = sqlite3_changes(db_.handle());
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return deleted;
+}
+
+StatusOr<std::map<std::string, std::int64_t>> Outbox::SettledTotals() {
+  return Counts(
+      "SELECT state, count(*) FROM outbox WHERE state <> 'pending' GROUP BY state "
+      "UNION ALL SELECT substr(key, 15), CAST(value AS INTEGER) FROM meta "
+      "WHERE key IN ('outbox_pruned_sent', 'outbox_pruned_failed')");
 }
 
 }  // namespace rota::store

@@ -6,7 +6,8 @@
 //   pending --sent--> sent        (delivered time recorded)
 //   pending --retry/defer--> pending (next_attempt moves; Retry counts an attempt, Defer does not)
 //   pending --give up--> failed   (last_error says why)
-// Rows are never deleted here; a row that was pending when rotad stopped is pending when it starts.
+// Settled rows (sent, failed) are deleted by Prune once old enough; pending rows never are: a row
+// that was pending when rotad stopped is pending when it starts.
 //
 // Not thread-safe: an Outbox belongs to the thread that owns its Db.
 #pragma once
@@ -66,10 +67,17 @@ class Outbox {
   StatusOr<OutboxRow> Get(std::int64_t id);
   // Every row, oldest first (tests, `rota events`-style listings); `state` filters when given.
   StatusOr<std::vector<OutboxRow>> List(std::optional<OutboxState> state);
-  // How many rows are in each state ("pending", "sent", "failed"; absent: none), for /metrics.
+  // How many rows are in each state ("pending", "sent", "failed"; absent: none).
   StatusOr<std::map<std::string, std::int64_t>> CountByState();
+  // Deletes the sent and failed rows created before `before`, in one transaction that also adds
+  // them to the pruned totals. Returns how many went.
+  StatusOr<std::int64_t> Prune(Time before);
+  // Rows ever settled, kept or pruned ("sent", "failed"; absent: none), for /metrics' counters.
+  StatusOr<std::map<std::string, std::int64_t>> SettledTotals();
 
  private:
+  // (text, count) rows summed by text.
+  StatusOr<std::map<std::string, std::int64_t>> Counts(std::string_view sql);
   Status UpdatePending(std::string_view sql, std::int64_t id, std::string_view what,
                        const std::function<void(Statement&)>& bind);
   StatusOr<std::vector<OutboxRow>> Select(std::string_view where,

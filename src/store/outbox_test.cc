@@ -127,5 +127,54 @@ TEST(Outbox, CountByStateForMetrics) {
   EXPECT_EQ(*counts, (std::map<std::string, std::int64_t>{{"failed", 1}, {"pending", 1}, {"sent", 1}}));
 }
 
+TEST(Outbox, PruneDeletesOldSettledRowsAndKeepsTheTotals) {
+  TestDir dir;
+  std::int64_t kept_sent = 0, old_pending = 0;
+  {
+    auto store = JobStore::Open(dir.File("rota.db"));
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    Outbox out((*store)->db());
+    OutboxRow fresh = Row("lab", "job_ended", kT0);
+    fresh.created = kT0 + 100;
+    auto ids = out.Enqueue({Row("mail", "a", kT0), Row("mail", "b", kT0), Row("lab", "c", kT0), Row("lab", "d", kT0), fresh});
+    ASSERT_TRUE(ids.ok()) << ids.status().message();
+    ASSERT_TRUE(out.MarkSent((*ids)[0], 1, kT0 + 1).ok());
+    ASSERT_TRUE(out.MarkSent((*ids)[1], 1, kT0 + 1).ok());
+    ASSERT_TRUE(out.MarkFailed((*ids)[2], 3, "HTTP 403").ok());
+    old_pending = (*ids)[3];  // as old, but not settled: never pruned
+    ASSERT_TRUE(out.MarkSent((*ids)[4], 1, kT0 + 101).ok());
+    kept_sent = (*ids)[4];
+
+    auto pruned = out.Prune(kT0 + 50);
+    ASSERT_TRUE(pruned.ok()) << pruned.status().message();
+    EXPECT_EQ(*pruned, 3);
+    auto again = out.Prune(kT0 + 50);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, 0);  // nothing twice: the totals are not added to again
+  }
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok());
+  Outbox out((*store)->db());
+  auto left = out.List(std::nullopt);
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 2u);
+  EXPECT_EQ((*left)[0].id, old_pending);
+  EXPECT_EQ((*left)[1].id, kept_sent);
+  auto counts = out.CountByState();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (std::map<std::string, std::int64_t>{{"pending", 1}, {"sent", 1}}));
+  auto totals = out.SettledTotals();  // the rows kept and those pruned
+  ASSERT_TRUE(totals.ok()) << totals.status().message();
+  EXPECT_EQ(*totals, (std::map<std::string, std::int64_t>{{"failed", 1}, {"sent", 3}}));
+  // A second prune adds to the totals.
+  ASSERT_TRUE(out.MarkSent(old_pending, 1, kT0 + 200).ok());
+  auto pruned = out.Prune(kT0 + 1000);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(*pruned, 2);
+  totals = out.SettledTotals();
+  ASSERT_TRUE(totals.ok());
+  EXPECT_EQ(*totals, (std::map<std::string, std::int64_t>{{"failed", 1}, {"sent", 4}}));
+}
+
 }  // namespace
 }  // namespace rota::store
