@@ -118,6 +118,9 @@ Status Daemon::Open() {
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
   usage_ = std::move(*usage);
+  StatusOr<std::map<std::string, std::pair<Time, int>>> told = store_->LoadQuotaNotices();
+  if (!told.ok()) return told.status();
+  quota_told_ = std::move(*told);
 
   exec::ExecutorOptions eo;
   eo.shepherd_path = options_.shepherd_path;

@@ -419,7 +419,8 @@ class Daemon : public Server::Handler {
   std::map<std::uint64_t, PendingTest> notify_tests_;
   std::uint64_t next_test_ = 1;
   std::set<JobId> time_reminded_;  // running jobs told their time limit is near
-  // Per user: the quota week and the highest quota level (80, 100) told in it.
+  // Per user: the quota week and the highest quota level (80, 100) told in it (kept in the
+  // store's quota_notices, so a restart does not tell it again).
   std::map<std::string, std::pair<Time, int>> quota_told_;
   std::string host_;  // this server's name, for the messages
   bool dirty_ = true;    // a pass is due at the end of this batch of events

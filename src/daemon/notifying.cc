@@ -271,6 +271,10 @@ void Daemon::CheckQuota(const std::string& user, Time now) {
   e.user = user;
   e.percent = static_cast<int>(used / hours * 100);
   Notify(e);
+  // After the message is queued: a crash in between tells the user twice rather than never.
+  if (Status s = store_->SaveQuotaNotice(user, week, level); !s.ok()) {
+    spdlog::error("cannot record that {} was told of {} % of their quota: {}", user, level, s.message());
+  }
 }
 
 json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) {

@@ -482,4 +482,26 @@ StatusOr<UsageMaps> JobStore::LoadUsage() {
   }
 }
 
+Status JobStore::SaveQuotaNotice(std::string_view user, Time week, int level) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  StatusOr<Statement> st = db_->Prepare(
+      "INSERT INTO quota_notices (user, week, level) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT (user) DO UPDATE SET week = excluded.week, level = excluded.level");
+  if (!st.ok()) return st.status();
+  st->Bind(1, user).Bind(2, static_cast<std::int64_t>(week)).Bind(3, level);
+  return st->Run();
+}
+
+StatusOr<std::map<std::string, std::pair<Time, int>>> JobStore::LoadQuotaNotices() {
+  StatusOr<Statement> st = db_->Prepare("SELECT user, week, level FROM quota_notices");
+  if (!st.ok()) return st.status();
+  std::map<std::string, std::pair<Time, int>> out;
+  while (true) {
+    StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out[st->Text(0)] = {st->Int(1), static_cast<int>(st->Int(2))};
+  }
+}
+
 }  // namespace rota::store

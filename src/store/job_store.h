@@ -129,6 +129,10 @@ class JobStore {
   // Inserts or replaces every account in `usage`, in one transaction.
   Status SaveAllUsage(const UsageMaps& usage);
   StatusOr<UsageMaps> LoadUsage();
+  // The highest weekly-quota level (80, 100) `user` was told of in the quota week starting at
+  // `week`; LoadQuotaNotices gives each user's last (week, level).
+  Status SaveQuotaNotice(std::string_view user, Time week, int level);
+  StatusOr<std::map<std::string, std::pair<Time, int>>> LoadQuotaNotices();
 
   // GPUs (gpu_state.cc). A drain is written with synchronous=FULL (an admin is told it holds);
   // health events are the daemon's bookkeeping (NORMAL). Each call records its event.

@@ -207,7 +207,17 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox (next_attempt) WHERE state = 'pending';
 )sql";
 
-constexpr std::array<std::string_view, 7> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
+// Version 8: the quota levels each user was told of in their quota week, so that a restart does
+// not tell them again.
+constexpr std::string_view kV8 = R"sql(
+CREATE TABLE quota_notices (
+  user  TEXT    PRIMARY KEY,
+  week  INTEGER NOT NULL,
+  level INTEGER NOT NULL CHECK (level IN (80, 100))
+);
+)sql";
+
+constexpr std::array<std::string_view, 8> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

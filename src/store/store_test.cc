@@ -391,6 +391,19 @@ TEST_F(JobStoreTest, LoadActiveAfterCrashAndHistory) {
   EXPECT_EQ(reopened->History(kT0 + 101)->size(), 0u);
 }
 
+TEST_F(JobStoreTest, QuotaNoticesRoundTripAndTheLastWeekWins) {
+  ASSERT_TRUE(store_->SaveQuotaNotice("alice", kT0, 80).ok());
+  ASSERT_TRUE(store_->SaveQuotaNotice("张伟", kT0, 100).ok());
+  ASSERT_TRUE(store_->SaveQuotaNotice("alice", kT0 + 7 * 86400, 100).ok());  // a later week
+  EXPECT_FALSE(store_->SaveQuotaNotice("bob", kT0, 50).ok());                 // not a level
+  store_.reset();
+  store_ = OpenOrDie(path());
+  auto told = store_->LoadQuotaNotices();
+  ASSERT_TRUE(told.ok()) << told.status().ToString();
+  EXPECT_EQ(*told, (std::map<std::string, std::pair<Time, int>>{{"alice", {kT0 + 7 * 86400, 100}},
+                                                                 {"张伟", {kT0, 100}}}));
+}
+
 TEST_F(JobStoreTest, UsageRoundTrip) {
   Usage a{1234.5, kT0, 3600.25, 100, kT0 - 86400};
   Usage b{99, kT0 + 1, 0, 0, kT0 - 86400};

@@ -390,6 +390,8 @@ class QuotaNotifyTest(NotifyBase):
         text = wait_for(self.quota_texts, timeout=20, what="the quota message")[0]
         self.assertIn("本周 GPU 配额已用", text)
         self.assertIn("rota status", text)
+        self.d.kill9()  # what was told survives a restart
+        self.d.start()
         second = self.d.submit("--gpus", "1", "--", "sleep", "3")
         self.d.wait_state(second, "completed", timeout=60)
         wait_for(lambda: len([t for t in self.lab.texts() if f" {second} " in t.split(chr(10))[0]]) == 1,
