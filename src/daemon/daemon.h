@@ -189,6 +189,7 @@ class Daemon : public Server::Handler {
   void ReapLater(JobId id, pid_t shepherd, int pidfd);
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // its shepherd is told to kill the job, and its GPUs stay held until the shepherd has ended.
+  bool IsSessionClient(const store::JobRecord& rec) const;  // recovery.cc
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
                       Time now);
   void OnWithdrawnExit(JobId id);

@@ -12,8 +12,20 @@
 #include "daemon/daemon.h"
 #include "daemon/start_note.h"
 #include "exec/process.h"
+#include "exec/procfs.h"
 
 namespace rota::daemon {
+
+// The process a session's record names is still its client: it runs as the session's owner and,
+// where the session got a cgroup, inside it. A pid reused while rotad was down by another
+// user's process, or by one outside the session's cgroup, is not adopted. (Called with a pidfd
+// open, so the process read here is the one that will be watched.)
+bool Daemon::IsSessionClient(const store::JobRecord& rec) const {
+  StatusOr<exec::ProcessIdentity> p = exec::ReadProcess(static_cast<pid_t>(rec.pid));
+  if (!p.ok()) return false;
+  if (static_cast<std::int64_t>(p->uid) != rec.uid) return false;
+  return rec.cgroup.empty() || exec::InCgroup(p->cgroup, rec.cgroup);
+}
 
 Status Daemon::Recover() {
   StatusOr<std::vector<store::JobRecord>> active = store_->LoadActive();
@@ -39,6 +51,11 @@ Status Daemon::Recover() {
       StatusOr<int> fd = exec::OpenPidfd(static_cast<pid_t>(a.rec.pid));
       if (!fd.ok() && fd.status().code() != StatusCode::kNotFound) {
         spdlog::error("job {}: cannot watch the session's client process {}: {}", id, a.rec.pid, fd.status().message());
+      }
+      if (fd.ok() && !IsSessionClient(a.rec)) {
+        spdlog::warn("job {}: process {} is not the session's client any more (its pid was reused)", id, a.rec.pid);
+        ::close(*fd);
+        fd = NotFound("reused pid");
       }
       if (fd.ok()) {
         a.session_pid = static_cast<pid_t>(a.rec.pid);

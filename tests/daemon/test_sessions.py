@@ -94,5 +94,80 @@ class SessionTest(DaemonTest):
         self.assertIn(f"shell={entry.pw_shell} gpus=0", r.stdout, r.stderr)
 
 
+
+class SessionRestartTest(DaemonTest):
+    """rotad killed while a session runs: the restart re-adopts the session by its client
+    process, and ends it when that process is gone or is not the client any more."""
+
+    def start_session(self, marker):
+        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
+        client = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c",
+                                                 f"echo $$ > {marker}.pid; until [ -e {marker}.go ]; do sleep 0.05; done"),
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
+        self.addCleanup(lambda: client.poll() is None and client.kill())
+        wait_for(lambda: os.path.exists(self.path(f"{marker}.pid")), what="the session's command to start")
+        sess = [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]]
+        self.assertEqual(len(sess), 1)
+        self.assertEqual(sess[0]["state"], "running")
+        return client, sess[0]["id"], int(self.read(f"{marker}.pid").strip())
+
+    def test_a_session_is_re_adopted_and_ends_with_its_client(self):
+        client, job, _ = self.start_session("a")
+        self.d.kill9()
+        self.d.start()
+        self.assertIn(f"job {job}: session re-adopted", self.d.read_log())
+        self.assertEqual(self.d.job(job)["state"], "running")
+        batch = self.d.submit("--gpus", "2", "--", "true")  # the session still holds both cards
+        time.sleep(0.5)
+        self.assertEqual(self.d.job(batch)["state"], "pending")
+        open(self.path("a.go"), "w").close()
+        client.wait(timeout=30)
+        rec = self.d.wait_state(job, ("completed", "cancelled", "failed"))
+        self.assertNotEqual(rec["end_reason"], "Session ended while rotad was down")
+        self.d.wait_state(batch, "completed")
+
+    def test_a_session_whose_client_died_meanwhile_is_ended(self):
+        client, job, command = self.start_session("b")
+        self.d.kill9()
+        client.kill()
+        client.wait()
+        os.kill(command, signal.SIGKILL)
+        self.d.start()
+        rec = self.d.wait_state(job, "cancelled")
+        self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
+
+    @unittest.skipUnless(IS_ROOT and os.access("/proc/sys/kernel/ns_last_pid", os.W_OK),
+                         "needs root to give another process the client's pid (ns_last_pid)")
+    def test_a_session_whose_client_pid_was_reused_is_not_adopted(self):
+        client, job, command = self.start_session("c")
+        pid = client.pid
+        self.d.kill9()
+        client.kill()
+        client.wait()
+        os.kill(command, signal.SIGKILL)
+        # Another user's process gets the client's pid: the next pid handed out after
+        # ns_last_pid (retried: other processes may take it first).
+        other = ensure_user("rota-it-other")
+        impostor = None
+        for _ in range(50):
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+            p = subprocess.Popen(["setpriv", f"--reuid={other.pw_uid}", f"--regid={other.pw_gid}", "--clear-groups",
+                                  "sleep", "60"])
+            if p.pid == pid:
+                impostor = p
+                break
+            p.kill()
+            p.wait()
+        if impostor is None:
+            self.skipTest("could not give another process the pid")
+        self.addCleanup(lambda: (impostor.kill(), impostor.wait()))
+        self.d.start()
+        rec = self.d.wait_state(job, "cancelled")
+        self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
+        self.assertIn("its pid was reused", self.d.read_log())
+        self.assertIsNone(impostor.poll(), "the impostor was killed")
+
+
 if __name__ == "__main__":
     unittest.main()
