@@ -336,6 +336,7 @@ Status Daemon::ReloadConfig() {
   config_ = std::move(*fresh);
   user_names_.clear();  // accounts may have changed too
   callers_.Clear();
+  accounts_.Clear();
   known_processes_.clear();
   if (source_changed) {
     StopSampler();

@@ -354,6 +354,12 @@ class Daemon : public Server::Handler {
   // Socket callers' names and admin flags, for a few seconds (identity.h); cleared on reload.
   CallerCache callers_{std::chrono::seconds(5),
                        [this](uid_t uid, gid_t gid) { return Identify(uid, gid, 0, config_.admin_group); }};
+  // Job owners' and callers' accounts (uid, gid, groups, shell), for as long; cleared on reload.
+  // A job launched within 5 s of a change to its owner's groups runs with the old ones.
+  mutable ExpiringCache<uid_t, StatusOr<UnixAccount>> accounts_{std::chrono::seconds(5)};
+  StatusOr<UnixAccount> Account(uid_t uid) const {
+    return accounts_.Get(uid, std::chrono::steady_clock::now(), [uid] { return LookUpAccount(uid); });
+  }
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   std::map<std::pair<int, unsigned long long>, OutsideProcess> outside_;

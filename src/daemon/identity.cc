@@ -94,13 +94,7 @@ Caller Identify(uid_t uid, gid_t gid, pid_t pid, const std::string& admin_group)
 }
 
 Caller CallerCache::Get(uid_t uid, gid_t gid, pid_t pid, Clock::time_point now) {
-  auto it = entries_.find({uid, gid});
-  if (it == entries_.end() || now >= it->second.expires) {
-    // Bounded: a cache full of expired entries (many users, long idle) starts over.
-    if (entries_.size() >= 4096) entries_.clear();
-    it = entries_.insert_or_assign({uid, gid}, Entry{lookup_(uid, gid), now + ttl_}).first;
-  }
-  Caller c = it->second.caller;
+  Caller c = cache_.Get({uid, gid}, now, [&] { return lookup_(uid, gid); });
   c.pid = pid;
   return c;
 }

@@ -26,26 +26,50 @@ struct Caller {
 // Resolves the name and admin flag. `admin_group` empty: only root is an admin.
 Caller Identify(uid_t uid, gid_t gid, pid_t pid, const std::string& admin_group);
 
-// Recent callers' identities, so that a burst of requests (a script submitting jobs one `rota`
-// at a time) does not read the user and group databases for every one; with LDAP behind NSS
-// each lookup can take milliseconds. Entries live `ttl` (nscd and sssd keep theirs for minutes
-// to hours); Clear() on a reload. The pid is the connection's, never cached.
-class CallerCache {
+// Lookups in the user and group databases, each kept `ttl` after it was made, so that a burst
+// of requests or job launches does not read the databases for every one: with LDAP behind NSS
+// each lookup can take milliseconds (nscd and sssd keep theirs for minutes to hours). Clear() on
+// a reload. Bounded: a cache that reaches kMaxEntries starts over.
+template <typename Key, typename Value>
+class ExpiringCache {
  public:
   using Clock = std::chrono::steady_clock;
-  using Lookup = std::function<Caller(uid_t uid, gid_t gid)>;
-  CallerCache(Clock::duration ttl, Lookup lookup) : ttl_(ttl), lookup_(std::move(lookup)) {}
-  Caller Get(uid_t uid, gid_t gid, pid_t pid, Clock::time_point now);
+  static constexpr std::size_t kMaxEntries = 4096;
+  explicit ExpiringCache(Clock::duration ttl) : ttl_(ttl) {}
+  // The value for `key`: cached, or `lookup()` when there is none or it has expired.
+  template <typename Lookup>
+  const Value& Get(const Key& key, Clock::time_point now, Lookup&& lookup) {
+    auto it = entries_.find(key);
+    if (it == entries_.end() || now >= it->second.expires) {
+      if (it == entries_.end() && entries_.size() >= kMaxEntries) entries_.clear();
+      it = entries_.insert_or_assign(key, Entry{lookup(), now + ttl_}).first;
+    }
+    return it->second.value;
+  }
   void Clear() { entries_.clear(); }
 
  private:
   struct Entry {
-    Caller caller;
+    Value value;
     Clock::time_point expires;
   };
   Clock::duration ttl_;
+  std::map<Key, Entry> entries_;
+};
+
+// Recent socket callers' identities (a script submitting jobs one `rota` at a time). The pid is
+// the connection's, never cached.
+class CallerCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Lookup = std::function<Caller(uid_t uid, gid_t gid)>;
+  CallerCache(Clock::duration ttl, Lookup lookup) : cache_(ttl), lookup_(std::move(lookup)) {}
+  Caller Get(uid_t uid, gid_t gid, pid_t pid, Clock::time_point now);
+  void Clear() { cache_.Clear(); }
+
+ private:
+  ExpiringCache<std::pair<uid_t, gid_t>, Caller> cache_;
   Lookup lookup_;
-  std::map<std::pair<uid_t, gid_t>, Entry> entries_;
 };
 
 // The passwd name of `uid`, or nullopt.

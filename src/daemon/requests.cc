@@ -192,7 +192,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
 json Daemon::Hello(const Caller& caller) {
   // The login shell is what `rota shell` starts when SHELL is unset: the static command line
   // does no password-database lookups of its own.
-  StatusOr<UnixAccount> account = LookUpAccount(static_cast<uid_t>(caller.uid));
+  StatusOr<UnixAccount> account = Account(static_cast<uid_t>(caller.uid));
   return Ok({{"server", "rotad"},
              {"version", api::kDaemonVersion},
              {"api", api::kVersion},

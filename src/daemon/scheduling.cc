@@ -194,7 +194,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
 
   exec::LaunchSpec spec;
   spec.job_id = a.rec.job.id;
-  StatusOr<UnixAccount> account = LookUpAccount(static_cast<uid_t>(a.rec.uid));
+  StatusOr<UnixAccount> account = Account(static_cast<uid_t>(a.rec.uid));
   std::string launch_error;
   if (!account.ok()) {
     launch_error = account.status().message();

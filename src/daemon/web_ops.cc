@@ -100,7 +100,7 @@ Caller Daemon::HttpCaller(const HttpCall& call) const {
     caller.gid = static_cast<gid_t>(-1);
     return caller;
   }
-  StatusOr<UnixAccount> account = LookUpAccount(call.who->uid);
+  StatusOr<UnixAccount> account = Account(call.who->uid);
   caller = Identify(call.who->uid, account.ok() ? account->gid : static_cast<gid_t>(-1), 0, config_.admin_group);
   if (options_.user_mode) caller.admin = true;  // as on the socket: the user-mode daemon is its user's
   return caller;
