@@ -187,9 +187,10 @@ class Daemon : public Server::Handler {
   // A shepherd whose job's end was collected from its note, still on its way out: reaped when
   // its pidfd says it has exited.
   void ReapLater(JobId id, pid_t shepherd, int pidfd);
+  // Whether the process a running session's record names is still its client (recovery.cc).
+  bool IsSessionClient(const store::JobRecord& rec) const;
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // its shepherd is told to kill the job, and its GPUs stay held until the shepherd has ended.
-  bool IsSessionClient(const store::JobRecord& rec) const;  // recovery.cc
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
                       Time now);
   void OnWithdrawnExit(JobId id);
