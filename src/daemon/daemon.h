@@ -311,6 +311,7 @@ class Daemon : public Server::Handler {
   bool Reminded(JobId id);          // the job's audit trail holds its time-limit reminder
   void CheckQuota(const std::string& user, Time now);
   nlohmann::json NotifyTest(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  nlohmann::json NotifyLog(const Caller& caller, const nlohmann::json& request);
   void OnTestResults();
 
   // Start-up and configuration (daemon.cc, recovery.cc).

@@ -277,6 +277,49 @@ void Daemon::CheckQuota(const std::string& user, Time now) {
   }
 }
 
+json Daemon::NotifyLog(const Caller& caller, const json& request) {
+  if (!caller.admin) return api::ErrorReply("permission_denied", "only admins may read the notifications' log");
+  Time since = Now() - kDay;
+  if (auto it = request.find("since"); it != request.end()) {
+    if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"since\" must be a time (Unix seconds)"));
+    since = it->get<Time>();
+  }
+  std::optional<store::OutboxState> state;
+  if (auto it = request.find("state"); it != request.end()) {
+    const std::string s = it->is_string() ? it->get<std::string>() : "";
+    if (s == "pending") state = store::OutboxState::kPending;
+    else if (s == "sent") state = store::OutboxState::kSent;
+    else if (s == "failed") state = store::OutboxState::kFailed;
+    else return api::ErrorReply(InvalidArgument("\"state\" must be \"pending\", \"sent\" or \"failed\""));
+  }
+  int limit = 200;
+  if (auto it = request.find("limit"); it != request.end()) {
+    if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 10000) {
+      return api::ErrorReply(InvalidArgument("\"limit\" must be 1 to 10000"));
+    }
+    limit = it->get<int>();
+  }
+  StatusOr<std::vector<store::OutboxRow>> rows = outbox_->Recent(since, state, limit);
+  if (!rows.ok()) return api::ErrorReply(rows.status());
+  json messages = json::array();
+  for (const store::OutboxRow& r : *rows) {
+    messages.push_back({{"id", r.id},
+                        {"channel", r.channel},
+                        {"recipient", r.recipient},
+                        {"event", r.event},
+                        {"subject", r.subject},
+                        {"created", r.created},
+                        {"state", store::OutboxStateName(r.state)},
+                        {"attempts", r.attempts},
+                        {"next_attempt", r.next_attempt},
+                        {"delivered", r.delivered ? json(*r.delivered) : json(nullptr)},
+                        {"last_error", r.last_error}});
+  }
+  json reply = api::OkReply();
+  reply["messages"] = std::move(messages);
+  return reply;
+}
+
 json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) {
   if (!caller.admin)
     return api::ErrorReply("permission_denied", "only admins may test the notification channels");

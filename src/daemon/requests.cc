@@ -182,11 +182,12 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   if (op == "token_list") return TokenList(caller, request);
   if (op == "token_revoke") return TokenRevoke(caller, request);
   if (op == "notify_test") return NotifyTest(conn, caller, request);
+  if (op == "notify_log") return NotifyLog(caller, request);
   return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
                                                  "\" (hello, submit, run, session_end, queue, show, cancel, "
                                                  "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
                                                  "release, extend, approve, reject, bookings_export, bookings_import, keep, events, "
-                                                 "usage, web_login, token_create, token_list, token_revoke, notify_test)");
+                                                 "usage, web_login, token_create, token_list, token_revoke, notify_test, notify_log)");
 }
 
 json Daemon::Hello(const Caller& caller) {

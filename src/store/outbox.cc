@@ -173,6 +173,17 @@ StatusOr<std::vector<OutboxRow>> Outbox::List(std::optional<OutboxState> state) 
   return Select("WHERE state = ?1 ORDER BY id", [&](Statement& st) { st.Bind(1, OutboxStateName(*state)); });
 }
 
+StatusOr<std::vector<OutboxRow>> Outbox::Recent(Time since, std::optional<OutboxState> state, int limit) {
+  return Select("WHERE created >= ?1 AND (?2 IS NULL OR state = ?2) ORDER BY id DESC LIMIT ?3", [&](Statement& st) {
+    st.Bind(1, static_cast<std::int64_t>(since)).Bind(3, limit);
+    if (state) {
+      st.Bind(2, OutboxStateName(*state));
+    } else {
+      st.BindNull(2);
+    }
+  });
+}
+
 StatusOr<std::map<std::string, std::int64_t>> Outbox::Counts(std::string_view sql) {
   StatusOr<Statement> st = db_.Prepare(sql);
   if (!st.ok()) return st.status();

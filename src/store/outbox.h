@@ -65,8 +65,10 @@ class Outbox {
   Status MarkFailed(std::int64_t id, int attempts, const std::string& error);
 
   StatusOr<OutboxRow> Get(std::int64_t id);
-  // Every row, oldest first (tests, `rota events`-style listings); `state` filters when given.
+  // Every row, oldest first (tests); `state` filters when given.
   StatusOr<std::vector<OutboxRow>> List(std::optional<OutboxState> state);
+  // The rows created at `since` or later, newest first, at most `limit` (`rota notify log`).
+  StatusOr<std::vector<OutboxRow>> Recent(Time since, std::optional<OutboxState> state, int limit);
   // How many rows are in each state ("pending", "sent", "failed"; absent: none).
   StatusOr<std::map<std::string, std::int64_t>> CountByState();
   // Deletes the sent and failed rows created before `before`, in one transaction that also adds

@@ -127,6 +127,36 @@ TEST(Outbox, CountByStateForMetrics) {
   EXPECT_EQ(*counts, (std::map<std::string, std::int64_t>{{"failed", 1}, {"pending", 1}, {"sent", 1}}));
 }
 
+TEST(Outbox, RecentIsNewestFirstSinceAStateAndLimited) {
+  TestDir dir;
+  auto store = JobStore::Open(dir.File("rota.db"));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  Outbox out((*store)->db());
+  std::vector<OutboxRow> rows;
+  for (int i = 0; i < 4; ++i) {
+    rows.push_back(Row("lab", "e" + std::to_string(i), kT0));
+    rows.back().created = kT0 + i;
+  }
+  auto ids = out.Enqueue(rows);
+  ASSERT_TRUE(ids.ok());
+  ASSERT_TRUE(out.MarkFailed((*ids)[1], 1, "refused").ok());
+  ASSERT_TRUE(out.MarkFailed((*ids)[3], 1, "refused").ok());
+  auto all = out.Recent(kT0 + 1, std::nullopt, 10);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 3u);  // created at kT0 + 1 or later
+  EXPECT_EQ((*all)[0].event, "e3");
+  EXPECT_EQ((*all)[2].event, "e1");
+  auto failed = out.Recent(kT0, OutboxState::kFailed, 10);
+  ASSERT_TRUE(failed.ok());
+  ASSERT_EQ(failed->size(), 2u);
+  EXPECT_EQ((*failed)[0].event, "e3");
+  EXPECT_EQ((*failed)[0].last_error, "refused");
+  auto one = out.Recent(kT0, std::nullopt, 1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].event, "e3");
+}
+
 TEST(Outbox, PruneDeletesOldSettledRowsAndKeepsTheTotals) {
   TestDir dir;
   std::int64_t kept_sent = 0, old_pending = 0;

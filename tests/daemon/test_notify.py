@@ -221,6 +221,20 @@ class NotifyTest(NotifyBase):
         self.assertIn("19024", body["text"])
         self.assertEqual(len(self.lab_about(first)), 1)  # refused: not retried
         self.assertIn("notify test --channel lab", body["text"])
+        # The admins read what became of each message: the refusals with the platform's answer.
+        log = json.loads(self.d.rota("notify", "log", "--failed", "--json", user="root").stdout)["messages"]
+        refused = [m for m in log if m["channel"] == "lab"]
+        self.assertEqual(len(refused), 2, log)
+        self.assertTrue(all(m["state"] == "failed" and "19024" in m["last_error"] for m in refused), refused)
+        self.assertEqual({m["state"] for m in log}, {"failed"})
+        table = self.d.rota("notify", "log", user="root").stdout.splitlines()
+        self.assertEqual(table[0].split(), ["TIME", "CHANNEL", "EVENT", "TO", "STATE", "TRIES", "WHAT"])
+        self.assertTrue([l for l in table if " lab " in l and "failed" in l and "19024" in l], table)
+        self.assertTrue([l for l in table if " mail " in l and " sent " in l], table)
+        if IS_ROOT:
+            r = self.d.rota("notify", "log", check=False)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("only admins", r.stderr)
 
     def test_messages_left_undelivered_are_delivered_once_after_a_restart(self):
         self.lab.default = (500, {"error": "down"})
