@@ -66,6 +66,13 @@ nlohmann::json ErrorReply(const Status& status) { return ErrorReply(ErrorCode(st
 
 nlohmann::json OkReply() { return {{"v", kVersion}, {"ok", true}}; }
 
+StatusOr<Time> TimeField(const nlohmann::json& request, const char* field, Time absent) {
+  auto it = request.find(field);
+  if (it == request.end()) return absent;
+  if (!it->is_number_integer()) return InvalidArgument("\"" + std::string(field) + "\" must be a time (Unix seconds)");
+  return it->get<Time>();
+}
+
 Status StatusOfReply(const nlohmann::json& reply) {
   if (!reply.is_object()) return Internal("the daemon sent a reply that is not a JSON object");
   auto ok = reply.find("ok");

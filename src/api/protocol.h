@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
+#include "core/types.h"
 
 namespace rota::api {
 
@@ -43,6 +44,9 @@ nlohmann::json ErrorReply(std::string_view code, std::string_view message);
 nlohmann::json OkReply();
 // The Status an error reply carries (OK for an ok reply).
 Status StatusOfReply(const nlohmann::json& reply);
+// A request's time member (Unix seconds, e.g. "since"): `absent` when it is missing,
+// InvalidArgument naming it when it is not an integer.
+StatusOr<Time> TimeField(const nlohmann::json& request, const char* field, Time absent);
 
 // User mode paths for `uid`: $XDG_RUNTIME_DIR/rota/rota.sock when XDG_RUNTIME_DIR is set (and
 // belongs to... whoever set it), else /tmp/rota-<uid>/rota.sock.

@@ -10,11 +10,9 @@ namespace rota::daemon {
 using nlohmann::json;
 
 json Daemon::Events(const Caller& caller, const json& request) {
-  Time since = Now() - kDay;
-  if (auto it = request.find("since"); it != request.end()) {
-    if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"since\" must be a time (Unix seconds)"));
-    since = it->get<Time>();
-  }
+  StatusOr<Time> since_field = api::TimeField(request, "since", Now() - kDay);
+  if (!since_field.ok()) return api::ErrorReply(since_field.status());
+  Time since = *since_field;
   JobId job = 0;
   if (auto it = request.find("job_id"); it != request.end()) {
     if (!it->is_number_integer() || it->get<JobId>() <= 0) {

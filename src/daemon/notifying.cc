@@ -279,11 +279,8 @@ void Daemon::CheckQuota(const std::string& user, Time now) {
 
 json Daemon::NotifyLog(const Caller& caller, const json& request) {
   if (!caller.admin) return api::ErrorReply("permission_denied", "only admins may read the notifications' log");
-  Time since = Now() - kDay;
-  if (auto it = request.find("since"); it != request.end()) {
-    if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"since\" must be a time (Unix seconds)"));
-    since = it->get<Time>();
-  }
+  StatusOr<Time> since = api::TimeField(request, "since", Now() - kDay);
+  if (!since.ok()) return api::ErrorReply(since.status());
   std::optional<store::OutboxState> state;
   if (auto it = request.find("state"); it != request.end()) {
     const std::string s = it->is_string() ? it->get<std::string>() : "";
@@ -299,7 +296,7 @@ json Daemon::NotifyLog(const Caller& caller, const json& request) {
     }
     limit = it->get<int>();
   }
-  StatusOr<std::vector<store::OutboxRow>> rows = outbox_->Recent(since, state, limit);
+  StatusOr<std::vector<store::OutboxRow>> rows = outbox_->Recent(*since, state, limit);
   if (!rows.ok()) return api::ErrorReply(rows.status());
   json messages = json::array();
   for (const store::OutboxRow& r : *rows) {

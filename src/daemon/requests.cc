@@ -403,13 +403,10 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
 }
 
 json Daemon::History(const Caller& caller, const json& request) {
-  std::int64_t since = 0;
-  if (auto it = request.find("since"); it != request.end()) {
-    if (!it->is_number_integer()) return WithError(InvalidArgument("\"since\" must be a time (Unix seconds)"));
-    since = it->get<std::int64_t>();
-  }
+  StatusOr<Time> since = api::TimeField(request, "since", 0);
+  if (!since.ok()) return WithError(since.status());
   const bool all = BoolField(request, "all");
-  StatusOr<std::vector<store::JobRecord>> jobs = store_->History(since);
+  StatusOr<std::vector<store::JobRecord>> jobs = store_->History(*since);
   if (!jobs.ok()) return WithError(jobs.status());
   json out = json::array();
   for (const store::JobRecord& r : *jobs) {

@@ -27,7 +27,9 @@ class ProtocolTest(DaemonTest):
                {"op": "bookings", "all": 1, "from": [1]}, {"op": "book", "booking": {"gpus": 1, "start": 1.5}},
                {"op": "book", "booking": {"gpus": 1, "start": "tomorrow 14:00", "for": 3600, "tier": 3}},
                {"op": "history", "since": "x"}, {"op": "resume", "gpu": []}, {"op": "reject", "booking_id": 1,
-                                                                              "reason": 2}]
+                                                                              "reason": 2},
+               {"op": "events", "since": 1.5}, {"op": "notify_log", "since": "x"},
+               {"op": "notify_log", "state": "lost"}, {"op": "notify_log", "limit": 0}]
         replies = self.d.api(*bad)
         for request, reply in zip(bad, replies):
             self.assertIsNotNone(reply, request)
