@@ -283,11 +283,8 @@ json Daemon::NotifyLog(const Caller& caller, const json& request) {
   if (!since.ok()) return api::ErrorReply(since.status());
   std::optional<store::OutboxState> state;
   if (auto it = request.find("state"); it != request.end()) {
-    const std::string s = it->is_string() ? it->get<std::string>() : "";
-    if (s == "pending") state = store::OutboxState::kPending;
-    else if (s == "sent") state = store::OutboxState::kSent;
-    else if (s == "failed") state = store::OutboxState::kFailed;
-    else return api::ErrorReply(InvalidArgument("\"state\" must be \"pending\", \"sent\" or \"failed\""));
+    state = store::OutboxStateFromName(it->is_string() ? it->get<std::string>() : "");
+    if (!state) return api::ErrorReply(InvalidArgument("\"state\" must be \"pending\", \"sent\" or \"failed\""));
   }
   int limit = 200;
   if (auto it = request.find("limit"); it != request.end()) {

@@ -16,11 +16,6 @@ constexpr std::string_view kColumns =
     "id, channel, recipient, mentions, event, language, subject, body, created, attempts, next_attempt, "
     "last_error, state, delivered";
 
-OutboxState ParseState(const std::string& s) {
-  if (s == "sent") return OutboxState::kSent;
-  if (s == "failed") return OutboxState::kFailed;
-  return OutboxState::kPending;
-}
 
 OutboxRow ReadRow(const Statement& st) {
   OutboxRow r;
@@ -41,7 +36,7 @@ OutboxRow ReadRow(const Statement& st) {
   r.attempts = static_cast<int>(st.Int(9));
   r.next_attempt = st.Int(10);
   r.last_error = st.Text(11);
-  r.state = ParseState(st.Text(12));
+  r.state = OutboxStateFromName(st.Text(12)).value_or(OutboxState::kPending);
   r.delivered = st.OptionalInt(13);
   return r;
 }
@@ -58,6 +53,13 @@ const char* OutboxStateName(OutboxState s) {
       return "failed";
   }
   return "pending";
+}
+
+std::optional<OutboxState> OutboxStateFromName(std::string_view name) {
+  for (OutboxState s : {OutboxState::kPending, OutboxState::kSent, OutboxState::kFailed}) {
+    if (name == OutboxStateName(s)) return s;
+  }
+  return std::nullopt;
 }
 
 StatusOr<std::vector<std::int64_t>> Outbox::Enqueue(const std::vector<OutboxRow>& rows) {

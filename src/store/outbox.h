@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -27,6 +28,8 @@ namespace rota::store {
 
 enum class OutboxState : std::uint8_t { kPending, kSent, kFailed };
 const char* OutboxStateName(OutboxState s);
+// The state named "pending", "sent" or "failed"; nullopt for any other name.
+std::optional<OutboxState> OutboxStateFromName(std::string_view name);
 
 struct OutboxRow {
   std::int64_t id = 0;
