@@ -118,6 +118,7 @@ class Daemon : public Server::Handler {
   nlohmann::json Reload(const Caller& caller);
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
+  std::string NeverFits(const Request& r) const;  // why CapacityPlan::Possible refused it here
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
 
   // The HTTP front end (web_ops.cc; the transport is http_front.cc, the hand-over http_bridge.cc).

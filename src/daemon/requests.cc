@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "api/job_json.h"
@@ -219,25 +220,42 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
   }
   // Whether any card of this server could ever hold the request: the core's own test.
   CapacityPlan plan(cards_, config_.policy, Now());
-  if (!plan.Possible(j.request)) {
-    std::string what;
-    switch (j.request.kind) {
-      case RequestKind::kWholeGpus:
-        what = std::to_string(j.request.gpus) + " GPUs, but this server has " +
-               std::to_string(std::count_if(cards_.gpus.begin(), cards_.gpus.end(),
-                                            [](const Gpu& g) { return g.mig.empty(); })) +
-               " whole GPUs (cards in MIG mode are used by slice)";
-        break;
-      case RequestKind::kMemShare:
-        what = "a share of " + std::to_string(j.request.memory) + " MiB, larger than any card";
-        break;
-      case RequestKind::kMig:
-        what = "MIG profile " + j.request.mig_profile + ", which no card here offers";
-        break;
-    }
-    return ResourceExhausted("this job can never run here: it asks for " + what);
-  }
+  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + NeverFits(j.request));
   return Status();
+}
+
+// What makes a request that CapacityPlan::Possible refused impossible here, and what to ask for
+// instead: "1 GPU, but every card here is in MIG mode: ask for a slice with --mig (3g.40gb)".
+std::string Daemon::NeverFits(const Request& r) const {
+  int whole = 0;
+  MiB largest = 0;
+  std::set<std::string> profiles;
+  for (const Gpu& g : cards_.gpus) {
+    if (g.mig.empty()) {
+      ++whole;
+      largest = std::max(largest, g.memory);
+    }
+    for (const MigSlice& s : g.mig) profiles.insert(s.profile);
+  }
+  std::string offered;
+  for (const std::string& p : profiles) offered += (offered.empty() ? "" : ", ") + p;
+  const std::string mig_only = "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
+  switch (r.kind) {
+    case RequestKind::kWholeGpus: {
+      std::string what = std::to_string(r.gpus) + (r.gpus == 1 ? " GPU" : " GPUs") + ", but ";
+      if (whole == 0) return what + mig_only;
+      return what + "this server has " + std::to_string(whole) + (whole == 1 ? " whole GPU" : " whole GPUs") +
+             (profiles.empty() ? "" : " (cards in MIG mode are used by slice)");
+    }
+    case RequestKind::kMemShare:
+      if (whole == 0) return "a memory share of " + FormatMemory(r.memory) + ", but " + mig_only;
+      return "a memory share of " + FormatMemory(r.memory) + ", larger than any card (the largest has " +
+             FormatMemory(largest) + ")";
+    case RequestKind::kMig:
+      return "MIG profile " + r.mig_profile + ", which no card here offers" +
+             (profiles.empty() ? " (no card is in MIG mode)" : " (offered: " + offered + ")");
+  }
+  return "an unknown kind of request";
 }
 
 StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& request, bool interactive,

@@ -72,11 +72,14 @@ class ProtocolTest(DaemonTest):
         self.assertServes()
 
     def test_impossible_requests_are_refused_at_submit(self):
-        for args, words in ((["--gpus", "9"], "never run"), (["--mig", "7g.80gb"], "MIG profile"),
-                            (["--gpu-mem", "200G"], "larger than any card")):
+        # SMALL_CLUSTER: two whole 80G cards, one card in MIG mode.
+        for args, words in ((["--gpus", "9"], "9 GPUs, but this server has 2 whole GPUs (cards in MIG mode"),
+                            (["--mig", "7g.80gb"], "MIG profile 7g.80gb, which no card here offers (offered: "
+                                                   "1g.10gb, 2g.20gb, 3g.40gb)"),
+                            (["--gpu-mem", "200G"], "a memory share of 200G, larger than any card (the largest has 80G)")):
             r = self.d.rota("submit", *args, "--", "true", check=False)
             self.assertEqual(r.returncode, 1, r)
-            self.assertIn(words, r.stderr)
+            self.assertIn("this job can never run here: it asks for " + words, r.stderr)
         r = self.d.rota("submit", "--time", "0", "--", "true", check=False)
         self.assertEqual(r.returncode, 2)
         r = self.d.rota("submit", "--after", "999", "--", "true", check=False)
@@ -88,6 +91,27 @@ class ProtocolTest(DaemonTest):
         r = self.d.rota("queue", env={"ROTA_SOCKET": self.d.dir + "/nowhere.sock"}, check=False)
         self.assertEqual(r.returncode, 3)
         self.assertIn("rotad", r.stderr)
+
+
+class MigOnlyServerTest(DaemonTest):
+    """Every card in MIG mode: a request for a whole card or a share says to ask for a slice."""
+    CONFIG = """
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 1
+mig = ["3g.40gb", "3g.40gb"]
+"""
+
+    def test_whole_gpus_and_shares_are_pointed_to_the_slices(self):
+        for args, words in ((["--gpus", "1"], "1 GPU, but"), (["--gpu-mem", "20G"], "a memory share of 20G, but")):
+            r = self.d.rota("submit", *args, "--", "true", check=False)
+            self.assertEqual(r.returncode, 1, r)
+            self.assertIn("it asks for " + words + " every card here is in MIG mode: ask for a slice with --mig "
+                          "(3g.40gb)", r.stderr)
+        self.d.submit("--mig", "3g.40gb", "--", "true")
 
 
 class ProjectsTest(DaemonTest):
