@@ -108,13 +108,12 @@ pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& 
 }
 
 std::string AllocatedLine(long long id, const nlohmann::json& m) {
-  std::string gpus;
-  for (const nlohmann::json& g : m.value("gpus", nlohmann::json::array())) {
-    if (!g.is_number()) continue;
-    gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<long long>());
-  }
+  // Where, as `rota queue` shows it (gpu0,1, gpu3:20G, gpu2/mig1): the event has the job's fields.
+  nlohmann::json job = m;
+  job["state"] = "running";
+  const std::string where = WhereCell(job);
   std::string line = "rota: job " + std::to_string(id) + " running";
-  if (!gpus.empty()) line += " on gpu" + gpus;
+  if (where != "-") line += " on " + where;
   long long limit = m.value("time_limit", 0LL);
   if (limit > 0) line += ", time limit " + FormatElapsed(limit);
   return line;

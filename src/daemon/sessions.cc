@@ -54,6 +54,9 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
                             {"job_id", id},
                             {"env", env},
                             {"gpus", indices},
+                            {"request", api::RequestToJson(a.rec.job.request)},
+                            {"mig_index", a.rec.placement.alloc.mig},
+                            {"gpu_mem", a.rec.placement.alloc.memory},
                             {"time_limit", a.rec.job.time_limit},
                             {"preemptible", start.preemptible}});
   spdlog::info("job {} ({}): session started on GPU {}", id, a.rec.job.user, gpus);

@@ -25,6 +25,14 @@ class SessionTest(DaemonTest):
         self.assertEqual(job["state"], "failed")
         self.assertEqual(job["exit_code"], 7)
 
+    def test_run_says_where_it_runs_as_the_queue_does(self):
+        # SMALL_CLUSTER: cards 0 and 1 whole, card 2 in MIG mode with 3g.40gb as its slice 0.
+        for args, where in ((["--gpus", "2"], "gpu0,1"), (["--mig", "3g.40gb"], "gpu2/mig0"),
+                            (["--gpu-mem", "20G"], r"gpu[01]:20G")):
+            r = self.d.rota("run", *args, "--", "true", check=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stderr, r"rota: job \d+ running on " + where + r", time limit ")
+
     def test_run_waits_for_busy_gpus_and_holds_them_while_it_runs(self):
         batch = self.d.submit("--gpus", "2", "--", "sleep", "2")
         self.d.wait_state(batch, "running")
