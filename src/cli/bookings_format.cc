@@ -284,7 +284,7 @@ std::string BookingWhat(const json& b) {
     if (kind == "gpu_mem") return "a " + RequestText(request) + " share, not placed yet";
     if (kind == "mig") return "a " + RequestText(request) + " slice, not placed yet";
     const long long n = Int(request, "gpus", 1);
-    return std::to_string(n) + (n == 1 ? " GPU" : " GPUs") + ", not placed yet";
+    return CountOf(n, "GPU", "GPUs") + ", not placed yet";
   }
   std::string what = "GPU " + Join(cards, ",");
   if (kind == "gpu_mem") what += " (" + RequestText(request) + " share)";

@@ -254,8 +254,9 @@ void CheckRequest(const BookingSpec& spec, const std::vector<Gpu>& gpus, std::ve
       if (r.gpus < 1) {
         errors.push_back("a booking of whole GPUs takes at least 1");
       } else if (any && r.gpus > whole) {
-        errors.push_back(std::to_string(r.gpus) + " whole GPUs is more than this server has: " + std::to_string(whole) +
-                         " cards can be booked whole");
+        errors.push_back(CountOf(r.gpus, "whole GPU", "whole GPUs") + " is more than this server has: " +
+                         (whole == 0 ? std::string("every card is in MIG mode; book a slice with --mig")
+                                     : CountOf(whole, "card", "cards") + " can be booked whole"));
       } else if (any && r.gpus > in_service) {
         errors.push_back(std::to_string(r.gpus) + " whole GPUs: only " + std::to_string(in_service) + " of the " +
                          std::to_string(whole) + " cards are in service (drained: " + JoinInts(drained) + ")");

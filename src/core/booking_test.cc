@@ -239,7 +239,7 @@ TEST(BookingCheckTest, UnknownDuplicateAndDrainedCards) {
 TEST(BookingCheckTest, RequestsNoCardCanHold) {
   std::vector<Gpu> gpus = WithMig();  // one whole card (80G), one MIG card
   EXPECT_EQ(OnlyError(Check(Spec(Whole(2), Tomorrow(14), Tomorrow(15)), {}, gpus)),
-            "2 whole GPUs is more than this server has: 1 cards can be booked whole");
+            "2 whole GPUs is more than this server has: 1 card can be booked whole");
   EXPECT_EQ(OnlyError(Check(Spec(Whole(0), Tomorrow(14), Tomorrow(15)), {}, gpus)),
             "a booking of whole GPUs takes at least 1");
   EXPECT_EQ(OnlyError(Check(Spec(Share(100 * 1024), Tomorrow(14), Tomorrow(15)), {}, gpus)),
@@ -248,6 +248,9 @@ TEST(BookingCheckTest, RequestsNoCardCanHold) {
             "a memory share needs a size, such as 20G");
   EXPECT_EQ(OnlyError(Check(Spec(Mig("7g.80gb"), Tomorrow(14), Tomorrow(15)), {}, gpus)),
             "no card in service offers MIG profile 7g.80gb (profiles on offer: 3g.40gb, 1g.10gb)");
+  std::vector<Gpu> mig_only = {gpus[1]};
+  EXPECT_EQ(OnlyError(Check(Spec(Whole(1), Tomorrow(14), Tomorrow(15)), {}, mig_only)),
+            "1 whole GPU is more than this server has: every card is in MIG mode; book a slice with --mig");
   EXPECT_EQ(OnlyError(Check(Spec(Mig("3g.40gb"), Tomorrow(14), Tomorrow(15)), {}, Cards(2))),
             "no card in service offers MIG profile 3g.40gb (no card in service is in MIG mode)");
   // Draining takes cards out of what can be booked, and says so.

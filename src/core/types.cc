@@ -59,6 +59,10 @@ std::optional<MiB> ParseMemory(std::string_view text) {
   return static_cast<MiB>(std::llround(v));
 }
 
+std::string CountOf(long long n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
 std::string FormatMemory(MiB mib) {
   char buf[32];
   if (mib >= 1024) {

@@ -36,6 +36,9 @@ std::optional<MiB> ParseMemory(std::string_view text);
 // "20G" for multiples of 1024 MiB, "20.5G" otherwise, "512M" below 1 GiB.
 std::string FormatMemory(MiB mib);
 
+// "1 GPU", "2 GPUs": n and the noun in the number it takes.
+std::string CountOf(long long n, std::string_view one, std::string_view many);
+
 // Parses durations such as "90", "90s", "30m", "4h", "2d", "1h30m", "1:30:00", "2-00:00:00".
 // A bare number is minutes, as in Slurm's --time. Returns nullopt on bad input or negative time.
 std::optional<Duration> ParseDuration(std::string_view text);

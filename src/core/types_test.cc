@@ -57,6 +57,12 @@ TEST(ParseMemoryTest, BadInput) {
   }
 }
 
+TEST(CountOfTest, OneAndMany) {
+  EXPECT_EQ(CountOf(1, "GPU", "GPUs"), "1 GPU");
+  EXPECT_EQ(CountOf(0, "GPU", "GPUs"), "0 GPUs");
+  EXPECT_EQ(CountOf(2, "card", "cards"), "2 cards");
+}
+
 TEST(FormatMemoryTest, Forms) {
   EXPECT_EQ(FormatMemory(20 * 1024), "20G");
   EXPECT_EQ(FormatMemory(1024), "1G");

@@ -242,9 +242,9 @@ std::string Daemon::NeverFits(const Request& r) const {
   const std::string mig_only = "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
   switch (r.kind) {
     case RequestKind::kWholeGpus: {
-      std::string what = std::to_string(r.gpus) + (r.gpus == 1 ? " GPU" : " GPUs") + ", but ";
+      std::string what = CountOf(r.gpus, "GPU", "GPUs") + ", but ";
       if (whole == 0) return what + mig_only;
-      return what + "this server has " + std::to_string(whole) + (whole == 1 ? " whole GPU" : " whole GPUs") +
+      return what + "this server has " + CountOf(whole, "whole GPU", "whole GPUs") +
              (profiles.empty() ? "" : " (cards in MIG mode are used by slice)");
     }
     case RequestKind::kMemShare:

@@ -78,7 +78,7 @@ std::string Quote(std::string_view s) {
 }
 
 std::string Rows(std::int64_t n) {
-  return std::to_string(n) + (n == 1 ? " row" : " rows");
+  return CountOf(n, "row", "rows");
 }
 
 std::string FieldList() {
