@@ -16,14 +16,15 @@
 
 namespace rota::daemon {
 
-// The process a session's record names is still its client: it runs as the session's owner and,
+// The process a session's record names is still its client: it runs as the session's owner (real
+// and effective uid: `rota` is not set-user-ID, and SO_PEERCRED gave the effective one) and,
 // where the session got a cgroup, inside it. A pid reused while rotad was down by another
 // user's process, or by one outside the session's cgroup, is not adopted. (Called with a pidfd
 // open, so the process read here is the one that will be watched.)
 bool Daemon::IsSessionClient(const store::JobRecord& rec) const {
   StatusOr<exec::ProcessIdentity> p = exec::ReadProcess(static_cast<pid_t>(rec.pid));
   if (!p.ok()) return false;
-  if (static_cast<std::int64_t>(p->uid) != rec.uid) return false;
+  if (static_cast<std::int64_t>(p->uid) != rec.uid || static_cast<std::int64_t>(p->euid) != rec.uid) return false;
   return rec.cgroup.empty() || exec::InCgroup(p->cgroup, rec.cgroup);
 }
 

@@ -23,7 +23,10 @@ StatusOr<ProcessIdentity> ReadProcess(pid_t pid, const std::string& proc) {
   while (std::getline(status, line)) {
     if (line.rfind("PPid:", 0) == 0) id.ppid = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
     if (line.rfind("Uid:", 0) == 0) {
-      id.uid = static_cast<uid_t>(std::strtoul(line.c_str() + 4, nullptr, 10));
+      // "Uid:\treal\teffective\tsaved\tfilesystem"
+      char* end = nullptr;
+      id.uid = static_cast<uid_t>(std::strtoul(line.c_str() + 4, &end, 10));
+      id.euid = static_cast<uid_t>(std::strtoul(end, nullptr, 10));
       have_uid = true;
     }
   }

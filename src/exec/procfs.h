@@ -14,6 +14,7 @@ struct ProcessIdentity {
   pid_t pid = 0;
   pid_t ppid = 0;
   uid_t uid = 0;       // real uid
+  uid_t euid = 0;      // effective uid (what SO_PEERCRED reports of a client)
   std::string cgroup;  // the cgroup v2 path relative to its mount ("/rota/job-17"), "" without v2
 };
 

@@ -1,8 +1,10 @@
 #include "exec/procfs.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@ TEST(Procfs, ReadsItselfAndItsParent) {
   EXPECT_EQ(me->pid, ::getpid());
   EXPECT_EQ(me->ppid, ::getppid());
   EXPECT_EQ(me->uid, ::getuid());
+  EXPECT_EQ(me->euid, ::geteuid());
   // Whatever cgroup we run in, /proc/self/cgroup's unified line names the same one.
   std::ifstream in("/proc/self/cgroup");
   std::string line, unified;
@@ -23,6 +26,23 @@ TEST(Procfs, ReadsItselfAndItsParent) {
     if (line.rfind("0::", 0) == 0) unified = line.substr(3);
   }
   EXPECT_EQ(me->cgroup, unified);
+}
+
+TEST(Procfs, RealAndEffectiveUidsAreReadApart) {
+  // A set-user-ID program's process: real uid 1000, effective 0 (a fake /proc).
+  char dir[] = "/tmp/rota-procfs-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string proc = dir;
+  ASSERT_EQ(::mkdir((proc + "/42").c_str(), 0755), 0);
+  std::ofstream(proc + "/42/status") << "Name:\tsu\nPPid:\t7\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+  std::ofstream(proc + "/42/cgroup") << "0::/user.slice\n";
+  StatusOr<ProcessIdentity> id = ReadProcess(42, proc);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  EXPECT_EQ(id->ppid, 7);
+  EXPECT_EQ(id->uid, 1000u);
+  EXPECT_EQ(id->euid, 0u);
+  EXPECT_EQ(id->cgroup, "/user.slice");
+  std::filesystem::remove_all(proc);
 }
 
 TEST(Procfs, AChildNamesItsParent) {
