@@ -120,7 +120,8 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   if (again.ok()) info.cgroup = again->cgroup;
   if (Status s = store_->MarkStarted(id, info, started); !s.ok()) {
     spdlog::error("job {}: launched before the restart, but its start cannot be recorded: {}", id, s.message());
-    if (again.ok()) {
+    if (again.ok()) {  // withdrawn as in ApplyStart: no result left to be taken for its end later
+      (void)executor_->Withdraw(id);
       (void)executor_->Signal(again->pid, SIGKILL);
       ::close(again->pidfd);
     }

@@ -287,8 +287,13 @@ Time Daemon::StartRetryAt(Time now) const {
 
 void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
                             Time now) {
-  // SIGKILL forwarded: the shepherd kills what it started (the cgroup, else the process
-  // group), writes a result nobody reads and exits. Its note is not needed.
+  // Its spec removed first, so that a restart before the shepherd's exit finds no launch and
+  // the job pending (Executor::Withdraw); then SIGKILL forwarded: the shepherd kills what it
+  // started (the cgroup, else the process group) and exits without a result. Its note is not
+  // needed.
+  if (Status s = executor_->Withdraw(rec.job.id); !s.ok()) {
+    spdlog::error("job {}: cannot remove the withdrawn launch's spec: {}", rec.job.id, s.message());
+  }
   (void)executor_->Signal(launched.pid, SIGKILL);
   if (launched.note_fd >= 0) ::close(launched.note_fd);
   // Its GPUs, as a running job that nothing preempts or times out.

@@ -442,6 +442,8 @@ void Executor::Forget(JobId job) {
   (void)RemoveFile(SpecPath(options_.run_dir, job));
 }
 
+Status Executor::Withdraw(JobId job) { return RemoveFile(SpecPath(options_.run_dir, job)); }
+
 StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {
   if (base_.empty()) return std::string();
   if (job <= 0) return InvalidArgument("job id must be positive");

@@ -180,6 +180,11 @@ class Executor {
   // Removes the job's files in the run directory (its spec and result): once its end is recorded,
   // or before a new launch of the same job (a requeue) is recorded. Missing files are OK.
   void Forget(JobId job);
+  // Withdraws the job's launch whose start could not be recorded: removes its spec, so that its
+  // shepherd does not start the job, or, having started it, writes no result (it checks its
+  // spec's link count before it writes one), and a restart finds no launch (FindLaunch: kNone).
+  // The caller then kills the job with Signal(SIGKILL). A spec already gone is OK.
+  Status Withdraw(JobId job);
 
   // For interactive sessions (rota run), where the client runs the command, not a shepherd.
   // Returns the cgroup path, or "" when cgroups are unavailable (not an error).

@@ -173,5 +173,43 @@ TEST(ShepherdTest, ForwardsTermSentToItselfAndSurvives) {
   EXPECT_EQ(info.signal, SIGHUP);  // the shepherd survived TERM and HUP and recorded the end
 }
 
+// A launch withdrawn while its job runs (Executor::Withdraw, then SIGKILL): the shepherd kills
+// the job and exits 3 without a result, whether it was started for the job or as a standby.
+TEST(ShepherdTest, AJobWithdrawnWhileItRunsLeavesNoResult) {
+  for (bool standby : {false, true}) {
+    SCOPED_TRACE(standby ? "standby" : "started for the job");
+    TempDir tmp;
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
+    ASSERT_TRUE(e.ok());
+    if (standby) {
+      ASSERT_TRUE((*e)->PrepareStandbys(1).ok());
+    }
+    LaunchSpec spec;
+    spec.job_id = NextJobId();
+    spec.uid = geteuid();
+    spec.gid = getegid();
+    spec.argv = {"sh", "-c", "echo ready > ready; while :; do sleep 0.05; done"};
+    spec.cwd = tmp.path();
+    spec.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.output = tmp / "out";
+    StatusOr<Launched> launched = (*e)->Launch(spec);
+    ASSERT_TRUE(launched.ok());
+    EXPECT_EQ(launched->note_fd >= 0, standby);
+    ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp / "ready"); }));
+    ASSERT_TRUE((*e)->Withdraw(spec.job_id).ok());
+    ASSERT_TRUE((*e)->Signal(launched->pid, SIGKILL).ok());
+    ASSERT_TRUE(WaitReadable(launched->pidfd));
+    siginfo_t si{};
+    ASSERT_EQ(waitid(P_PID, static_cast<id_t>(launched->pid), &si, WEXITED), 0);
+    EXPECT_EQ(si.si_code, CLD_EXITED);
+    EXPECT_EQ(si.si_status, 3);
+    EXPECT_NE(access(ResultPath(tmp / "run", spec.job_id).c_str(), F_OK), 0) << "a withdrawn launch wrote a result";
+    EXPECT_NE(access(SpecPath(tmp / "run", spec.job_id).c_str(), F_OK), 0);
+    close(launched->pidfd);
+    if (launched->note_fd >= 0) close(launched->note_fd);
+    ASSERT_TRUE((*e)->Withdraw(spec.job_id).ok()) << "a spec already gone is OK";
+  }
+}
+
 }  // namespace
 }  // namespace rota::exec

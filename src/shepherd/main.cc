@@ -15,7 +15,9 @@
 // until it exits. It exits 3 without starting the job or writing a result when this launch is
 // not (or no longer) its to run: the spec is gone or unlinked (a restarted daemon withdrew a
 // launch that no shepherd had taken), carries another token (a later launch of the same job),
-// or another process holds its lock. Tested by src/exec/shepherd_test.cc and executor_test.cc.
+// or another process holds its lock. It also exits 3, without a result, when its spec was removed
+// while the job ran: the daemon withdrew the launch (exec::Executor::Withdraw) and killed the job.
+// Tested by src/exec/shepherd_test.cc and executor_test.cc.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -128,6 +130,14 @@ int main(int argc, char** argv) {
     info.end_time = static_cast<std::int64_t>(time(nullptr));
   } else {
     info = rota::shepherd::SuperviseJob(*spec);
+    // Withdrawn while it ran (the daemon could not record its start and removed the spec,
+    // exec::Executor::Withdraw): the job never started as far as the daemon's store goes, so no
+    // result may say it ended.
+    struct stat st;
+    if (fstat(fd.get(), &st) == 0 && st.st_nlink == 0) {
+      if (!spec->cgroup.empty()) (void)rota::exec::RemoveCgroup(spec->cgroup);
+      return kNotOurs;
+    }
   }
   rota::Status written = rota::exec::WriteFileAtomic(rota::exec::ResultPath(run_dir, job),
                                                      rota::exec::ResultToJson(info), 0600);

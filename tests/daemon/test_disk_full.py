@@ -101,6 +101,34 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(len(starts), 1, starts)
         self.assertIn("ran", self.read("runs"))
 
+    def test_a_restart_during_a_withdrawal_keeps_the_job_pending(self):
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        self.d.wait_state(first, "running")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
+        # The standbys: the shepherds with no job of their own. Whichever gets the second job is
+        # held 3 s in any rename (the atomic write of a result), so that rotad dies while it
+        # still runs: a double fault, the store failing and then rotad.
+        r = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.d.proc.pid)], capture_output=True, text=True)
+        standbys = [int(p) for p in r.stdout.split()
+                    if not subprocess.run(["ps", "-o", "pid=", "--ppid", p], capture_output=True, text=True).stdout.strip()]
+        self.assertEqual(len(standbys), 4, standbys)
+        with strace_attached(standbys, "-e", "trace=rename,renameat,renameat2",
+                             "-e", "inject=rename,renameat,renameat2:delay_enter=3000000"):
+            with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
+                open(self.path("go"), "w").close()
+                wait_for(lambda: f"job {second}: cannot record its start" in self.d.read_log(), what="the withdrawal")
+                self.d.kill9()
+            self.d.start()
+            # The withdrawn launch is no launch: the job is still waiting, not started and killed.
+            self.assertNotIn("launched before the restart", self.d.read_log())
+            self.assertIn(self.d.job(second)["state"], ("pending", "running"))
+        self.d.wait_state(first, "completed")
+        self.d.wait_state(second, "running", timeout=30)
+        open(self.path("go2"), "w").close()
+        self.d.wait_state(second, "completed")
+        starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
+        self.assertEqual(len(starts), 1, starts)
 
 if __name__ == "__main__":
     unittest.main()
