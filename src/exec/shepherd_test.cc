@@ -145,19 +145,25 @@ TEST_F(ShepherdSpecTest, SpecOfAnotherJobIsRefused) {
   EXPECT_FALSE(Ran());
 }
 
+// A job of ours running `script` with sh in `tmp`, its output in tmp/out.
+LaunchSpec ShellJobIn(const TempDir& tmp, const std::string& script) {
+  LaunchSpec spec;
+  spec.job_id = NextJobId();
+  spec.uid = geteuid();
+  spec.gid = getegid();
+  spec.argv = {"sh", "-c", script};
+  spec.cwd = tmp.path();
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.output = tmp / "out";
+  return spec;
+}
+
 // SIGTERM sent to the shepherd itself (not through Executor::Signal) reaches the job.
 TEST(ShepherdTest, ForwardsTermSentToItselfAndSurvives) {
   TempDir tmp;
   StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp / "run", false});
   ASSERT_TRUE(e.ok());
-  LaunchSpec spec;
-  spec.job_id = NextJobId();
-  spec.uid = geteuid();
-  spec.gid = getegid();
-  spec.argv = {"sh", "-c", "trap 'echo term > term' TERM; echo ready > ready; while :; do sleep 0.05; done"};
-  spec.cwd = tmp.path();
-  spec.env = {{"PATH", "/usr/bin:/bin"}};
-  spec.output = tmp / "out";
+  LaunchSpec spec = ShellJobIn(tmp, "trap 'echo term > term' TERM; echo ready > ready; while :; do sleep 0.05; done");
   StatusOr<Launched> launched = (*e)->Launch(spec);
   ASSERT_TRUE(launched.ok());
   ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp / "ready"); }));
@@ -184,14 +190,7 @@ TEST(ShepherdTest, AJobWithdrawnWhileItRunsLeavesNoResult) {
     if (standby) {
       ASSERT_TRUE((*e)->PrepareStandbys(1).ok());
     }
-    LaunchSpec spec;
-    spec.job_id = NextJobId();
-    spec.uid = geteuid();
-    spec.gid = getegid();
-    spec.argv = {"sh", "-c", "echo ready > ready; while :; do sleep 0.05; done"};
-    spec.cwd = tmp.path();
-    spec.env = {{"PATH", "/usr/bin:/bin"}};
-    spec.output = tmp / "out";
+    LaunchSpec spec = ShellJobIn(tmp, "echo ready > ready; while :; do sleep 0.05; done");
     StatusOr<Launched> launched = (*e)->Launch(spec);
     ASSERT_TRUE(launched.ok());
     EXPECT_EQ(launched->note_fd >= 0, standby);
