@@ -239,7 +239,8 @@ std::string Daemon::NeverFits(const Request& r) const {
   }
   std::string offered;
   for (const std::string& p : profiles) offered += (offered.empty() ? "" : ", ") + p;
-  const std::string mig_only = "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
+  const std::string mig_only = profiles.empty() ? std::string("this server has no GPUs")
+                                                : "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
   switch (r.kind) {
     case RequestKind::kWholeGpus: {
       std::string what = CountOf(r.gpus, "GPU", "GPUs") + ", but ";
