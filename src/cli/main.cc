@@ -115,7 +115,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app->exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rota: %s (see rota --help)\n", e.what());
+    // The help of the command that was being parsed: "rota show --help", "rota notify log --help".
+    std::string help = "rota";
+    for (const CLI::App* at = app.get(); at != nullptr;) {
+      std::vector<CLI::App*> parsed = at->get_subcommands();
+      at = parsed.empty() ? nullptr : parsed.back();
+      if (at != nullptr) help += " " + at->get_name();
+    }
+    std::fprintf(stderr, "rota: %s (see %s --help)\n", e.what(), help.c_str());
     return 2;
   }
   return exit_code;

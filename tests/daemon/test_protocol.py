@@ -87,6 +87,15 @@ class ProtocolTest(DaemonTest):
         self.assertIn("999", r.stderr)
         self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])
 
+    def test_a_usage_error_points_to_the_help_of_its_command(self):
+        for args, help in ((["show", "abc"], "rota show --help"), (["cancel"], "rota cancel --help"),
+                           (["notify", "log", "--limit", "0"], "rota notify log --help")):
+            r = self.d.rota(*args, check=False)
+            self.assertEqual(r.returncode, 2, r)
+            self.assertTrue(r.stderr.startswith("rota: "), r.stderr)
+            self.assertTrue(r.stderr.rstrip().endswith(f"(see {help})"), r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
     def test_unreachable_daemon_is_exit_3(self):
         r = self.d.rota("queue", env={"ROTA_SOCKET": self.d.dir + "/nowhere.sock"}, check=False)
         self.assertEqual(r.returncode, 3)
