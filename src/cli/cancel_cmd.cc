@@ -48,7 +48,7 @@ void AddCancelCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       "Prints \"Cancelled job N\" (pending), \"Stopping job N\" (running: SIGTERM now, SIGKILL after the\n"
       "kill wait) or \"rota: job N: <why not>\" on stderr. Exit code 1 if any id failed.");
   AddSocketFlag(c, options);
-  c->add_option("ID", *ids, "job ids")->required();
+  AddJobIdOption(c, ids.get(), "job ids");
   c->callback([options, ids, exit_code] { *exit_code = RunCancel(*options, *ids); });
 }
 

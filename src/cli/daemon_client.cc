@@ -8,6 +8,18 @@
 
 namespace rota::cli {
 
+CLI::Validator JobIdCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 18 &&
+                            text.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && text.find_first_not_of('0') != std::string::npos) return "";
+        std::string hint = text.find(',') != std::string::npos ? "; give several separated by spaces" : "";
+        return "\"" + text + "\" is not a job id: ids are numbers, as rota queue shows them" + hint;
+      },
+      "", "job id");
+}
+
 void AddSocketFlag(CLI::App* command, ClientOptions* options) {
   command
       ->add_option("--socket", options->socket,

@@ -24,6 +24,14 @@ void AddSocketFlag(CLI::App* command, ClientOptions* options);
 // --name, --mem-per-gpu, --signal, --after; with `batch` also --output, --requeue).
 void AddRequestFlags(CLI::App* command, client::RequestFlags* flags, bool batch);
 
+// Adds the positional job id(s) of show, logs, keep and cancel: "abc" or "12,13" is refused with
+// what a job id looks like, not CLI11's "Could not convert".
+CLI::Validator JobIdCheck();
+template <typename T>
+CLI::Option* AddJobIdOption(CLI::App* command, T* ids, const std::string& description) {
+  return command->add_option("ID", *ids, description)->required()->check(JobIdCheck());
+}
+
 // The exit code for an error: 2 invalid argument, 3 unreachable/unavailable, else 1.
 int ExitCodeFor(const Status& status);
 // Prints "rota: <message>" on stderr; returns ExitCodeFor(status).

@@ -47,7 +47,7 @@ void AddKeepCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   CLI::App* k = app.add_subcommand("keep", "Keep an idle job or session: its idle clock restarts");
   k->footer("Answers an idle warning (`rota show ID` lists them). A few keeps a day per job.");
   AddSocketFlag(k, options);
-  k->add_option("ID", args->job, "the job id")->required();
+  AddJobIdOption(k, &args->job, "the job id");
   k->add_flag("--json", args->json, "print the daemon's reply as JSON");
   k->callback([options, args, exit_code] { *exit_code = RunKeep(*options, args->job, args->json); });
 

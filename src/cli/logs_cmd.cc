@@ -50,7 +50,7 @@ void AddLogsCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
   CLI::App* c = app.add_subcommand("logs", "Print a job's output (-f: follow it until the job ends)");
   c->footer("Only the job's owner and admins may read its output.");
   AddSocketFlag(c, options);
-  c->add_option("ID", args->id, "the job id")->required();
+  AddJobIdOption(c, &args->id, "the job id");
   c->add_flag("--follow,-f", args->follow, "keep printing new output until the job has ended");
   c->add_option("--interval", args->interval_ms, "with -f, milliseconds between polls (default 200)")
       ->check(CLI::Range(10, 60000));

@@ -40,7 +40,7 @@ void AddShowCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       "when it should start and its priority factors), then \"History:\" with every state change.\n"
       "--json prints {\"job\": Job, \"events\": [Event...]} as the daemon sent them.");
   AddSocketFlag(c, options);
-  c->add_option("ID", args->id, "the job id")->required();
+  AddJobIdOption(c, &args->id, "the job id");
   c->add_flag("--json", args->json, "print the job and its events as JSON");
   c->callback([options, args, exit_code] { *exit_code = RunShow(*options, *args); });
 }

@@ -95,6 +95,10 @@ class ProtocolTest(DaemonTest):
             self.assertTrue(r.stderr.startswith("rota: "), r.stderr)
             self.assertTrue(r.stderr.rstrip().endswith(f"(see {help})"), r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = self.d.rota("cancel", "12,13", check=False)
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('"12,13" is not a job id: ids are numbers, as rota queue shows them; give several separated '
+                      'by spaces', r.stderr)
 
     def test_unreachable_daemon_is_exit_3(self):
         r = self.d.rota("queue", env={"ROTA_SOCKET": self.d.dir + "/nowhere.sock"}, check=False)
