@@ -178,15 +178,11 @@ bool HasProfile(const Gpu& g, const std::string& profile) {
 // Cards that can be booked with a profile, or the profiles on offer: what to say instead.
 std::string ProfileHint(const std::vector<Gpu>& gpus, const std::string& profile) {
   std::vector<std::int64_t> cards;
-  std::vector<std::string> profiles;
   for (size_t gi = 0; gi < gpus.size(); ++gi) {
-    if (gpus[gi].drained) continue;
-    if (HasProfile(gpus[gi], profile)) cards.push_back(static_cast<std::int64_t>(gi));
-    for (const MigSlice& s : gpus[gi].mig) {
-      if (std::find(profiles.begin(), profiles.end(), s.profile) == profiles.end()) profiles.push_back(s.profile);
-    }
+    if (!gpus[gi].drained && HasProfile(gpus[gi], profile)) cards.push_back(static_cast<std::int64_t>(gi));
   }
   if (!cards.empty()) return "cards with it: " + JoinInts(cards);
+  const std::vector<std::string> profiles = MigProfiles(gpus, /*in_service_only=*/true);
   if (profiles.empty()) return "no card in service is in MIG mode";
   std::string out = "profiles on offer: ";
   for (size_t i = 0; i < profiles.size(); ++i) out += (i ? ", " : "") + profiles[i];

@@ -4,6 +4,7 @@
 // hands it to Schedule() by const reference.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,19 @@ struct Gpu {
   MiB reported_free = -1;     // free memory the device reports; -1 when unknown (simulation)
   bool drained = false;       // drained cards get no new work
 };
+
+// The MIG profiles the cards offer, each once, in the order the cards list them (drained cards
+// left out with `in_service_only`): what to suggest when a request names none of them.
+inline std::vector<std::string> MigProfiles(const std::vector<Gpu>& gpus, bool in_service_only) {
+  std::vector<std::string> profiles;
+  for (const Gpu& g : gpus) {
+    if (in_service_only && g.drained) continue;
+    for (const MigSlice& s : g.mig) {
+      if (std::find(profiles.begin(), profiles.end(), s.profile) == profiles.end()) profiles.push_back(s.profile);
+    }
+  }
+  return profiles;
+}
 
 enum class RequestKind : std::uint8_t {
   kWholeGpus,  // `gpus` whole cards

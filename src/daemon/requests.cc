@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <set>
 #include <spdlog/spdlog.h>
 
 #include "api/job_json.h"
@@ -229,14 +228,12 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
 std::string Daemon::NeverFits(const Request& r) const {
   int whole = 0;
   MiB largest = 0;
-  std::set<std::string> profiles;
   for (const Gpu& g : cards_.gpus) {
-    if (g.mig.empty()) {
-      ++whole;
-      largest = std::max(largest, g.memory);
-    }
-    for (const MigSlice& s : g.mig) profiles.insert(s.profile);
+    if (!g.mig.empty()) continue;
+    ++whole;
+    largest = std::max(largest, g.memory);
   }
+  const std::vector<std::string> profiles = MigProfiles(cards_.gpus, /*in_service_only=*/false);
   std::string offered;
   for (const std::string& p : profiles) offered += (offered.empty() ? "" : ", ") + p;
   const std::string mig_only = profiles.empty() ? std::string("this server has no GPUs")

@@ -75,7 +75,7 @@ class ProtocolTest(DaemonTest):
         # SMALL_CLUSTER: two whole 80G cards, one card in MIG mode.
         for args, words in ((["--gpus", "9"], "9 GPUs, but this server has 2 whole GPUs (cards in MIG mode"),
                             (["--mig", "7g.80gb"], "MIG profile 7g.80gb, which no card here offers (offered: "
-                                                   "1g.10gb, 2g.20gb, 3g.40gb)"),
+                                                   "3g.40gb, 2g.20gb, 1g.10gb)"),
                             (["--gpu-mem", "200G"], "a memory share of 200G, larger than any card (the largest has 80G)")):
             r = self.d.rota("submit", *args, "--", "true", check=False)
             self.assertEqual(r.returncode, 1, r)
