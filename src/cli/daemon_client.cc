@@ -3,8 +3,10 @@
 
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "api/protocol.h"
+#include "core/types.h"
 
 namespace rota::cli {
 
@@ -98,5 +100,11 @@ void PrintJson(const nlohmann::json& value) {
 }
 
 long long Now() { return static_cast<long long>(std::time(nullptr)); }
+
+StatusOr<long long> SinceAgo(const std::string& text) {
+  std::optional<Duration> ago = ParseDuration(text);
+  if (!ago) return InvalidArgument("--since " + text + " is not a duration (use 1d, 12h, 30m)");
+  return Now() - *ago;
+}
 
 }  // namespace rota::cli

@@ -53,5 +53,7 @@ int PrintJobs(const nlohmann::json& reply, bool json,
               const std::function<std::string(const std::vector<nlohmann::json>&)>& render);
 // The current time (the client, unlike the core, may read the clock).
 long long Now();
+// `--since` given as how long ago ("1d", "12h", "30m"): that many seconds before Now().
+StatusOr<long long> SinceAgo(const std::string& text);
 
 }  // namespace rota::cli

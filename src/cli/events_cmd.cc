@@ -1,7 +1,6 @@
 // `rota events [--job ID] [--since 1d] [--all] [--json]`: the audit trail of one's jobs, bookings
 // and the GPUs (docs/api.md, op "events"). Tested by tests/daemon/test_watch.py.
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <string>
 
@@ -25,9 +24,9 @@ int RunEvents(const ClientOptions& options, const EventsArgs& args) {
   nlohmann::json request = {{"op", "events"}, {"all", args.all}};
   if (args.job > 0) request["job_id"] = args.job;
   if (args.job == 0) {
-    std::optional<Duration> ago = ParseDuration(args.since);
-    if (!ago) return Fail(InvalidArgument("--since " + args.since + " is not a duration (use 1d, 12h, 30m)"));
-    request["since"] = static_cast<long long>(std::time(nullptr)) - *ago;
+    StatusOr<long long> since = SinceAgo(args.since);
+    if (!since.ok()) return Fail(since.status());
+    request["since"] = *since;
   }
   auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());

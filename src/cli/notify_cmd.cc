@@ -3,7 +3,6 @@
 // (admins; op "notify_log"): the messages of the outbox, newest first, with what became of them.
 // Tested end to end by tests/daemon/test_notify.py.
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <string>
 
@@ -53,11 +52,9 @@ struct NotifyLogArgs {
 };
 
 int RunNotifyLog(const ClientOptions& options, const NotifyLogArgs& args) {
-  std::optional<Duration> ago = ParseDuration(args.since);
-  if (!ago) return Fail(InvalidArgument("--since " + args.since + " is not a duration (use 1d, 12h, 30m)"));
-  nlohmann::json request = {{"op", "notify_log"},
-                            {"since", static_cast<long long>(std::time(nullptr)) - *ago},
-                            {"limit", args.limit}};
+  StatusOr<long long> since = SinceAgo(args.since);
+  if (!since.ok()) return Fail(since.status());
+  nlohmann::json request = {{"op", "notify_log"}, {"since", *since}, {"limit", args.limit}};
   if (args.failed) request["state"] = "failed";
   if (!args.state.empty()) request["state"] = args.state;
   auto reply = CallDaemon(options, request);

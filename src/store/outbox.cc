@@ -16,7 +16,6 @@ constexpr std::string_view kColumns =
     "id, channel, recipient, mentions, event, language, subject, body, created, attempts, next_attempt, "
     "last_error, state, delivered";
 
-
 OutboxRow ReadRow(const Statement& st) {
   OutboxRow r;
   r.id = st.Int(0);
