@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "core/types.h"
 #include "exec/executor.h"
 
@@ -91,6 +93,38 @@ inline bool ProcessDead(pid_t pid) {
   if (stat.empty()) return true;
   std::size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X');
+}
+
+// What a test knows of a launch whose job did not do what was awaited: the shepherd's state and
+// children, the job's cgroup, its result and log. For failure messages.
+inline std::string DescribeLaunch(const Launched& launched, const std::string& result_path, const std::string& log) {
+  const std::string proc = "/proc/" + std::to_string(launched.pid);
+  std::string stat = ReadText(proc + "/stat");
+  std::size_t paren = stat.rfind(')');
+  std::string out = "shepherd " + std::to_string(launched.pid) + ": ";
+  out += paren != std::string::npos && paren + 2 < stat.size() ? std::string("state ") + stat[paren + 2] : "gone";
+  out += ", wchan " + ReadText(proc + "/wchan");
+  out += ", children [" + ReadText(proc + "/task/" + std::to_string(launched.pid) + "/children") + "]";
+  if (!launched.cgroup.empty()) {
+    out += "; cgroup " + launched.cgroup + (std::filesystem::exists(launched.cgroup) ? "" : " (gone)") +
+           " procs [" + ReadText(launched.cgroup + "/cgroup.procs") + "]";
+  }
+  out += "; result [" + ReadText(result_path) + "]; log [" + ReadText(log) + "]";
+  return out;
+}
+
+// Waits until `path` holds a line, written by the job of `launched`. Fails at once, saying what
+// is known, when the shepherd ends first (the job did not start, or ended) or at the timeout.
+inline ::testing::AssertionResult JobWroteLine(const std::string& path, const Launched& launched,
+                                               const std::string& result_path, const std::string& log) {
+  auto ended = [&] {
+    pollfd p{launched.pidfd, POLLIN, 0};
+    return poll(&p, 1, 0) > 0;
+  };
+  const bool timely = WaitFor([&] { return FileHasLine(path) || ended(); });
+  if (FileHasLine(path)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "no line in " << path << (timely ? " before the shepherd ended" : " in time")
+                                       << ": " << DescribeLaunch(launched, result_path, log);
 }
 
 }  // namespace rota::exec::testing

@@ -25,6 +25,7 @@ namespace rota::exec {
 namespace {
 
 using testing::FileHasLine;
+using testing::JobWroteLine;
 using testing::NextJobId;
 using testing::ProcessDead;
 using testing::ReadText;
@@ -79,6 +80,11 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
   ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam().cgroups}; }
   bool cgroups() const { return !executor_->cgroup_base().empty(); }
 
+  // Waits until the job of `spec` has written a line to tmp_/name (JobWroteLine).
+  ::testing::AssertionResult JobWrote(const Launched& launched, const LaunchSpec& spec, const std::string& name) const {
+    return JobWroteLine(tmp_ / name, launched, ResultPath(tmp_ / "run", spec.job_id), spec.output);
+  }
+
   LaunchSpec Spec(std::vector<std::string> argv) const {
     LaunchSpec spec;
     spec.job_id = NextJobId();
@@ -98,7 +104,10 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
   pid_t LaunchThenKillTheShepherd(const LaunchSpec& spec, Launched* launched) {
     StatusOr<Launched> l = Launch(spec);
     EXPECT_TRUE(l.ok()) << l.status().ToString();
-    if (!l.ok() || !WaitFor([&] { return FileHasLine(tmp_ / "pid"); })) return 0;
+    if (!l.ok()) return 0;
+    ::testing::AssertionResult wrote = JobWrote(*l, spec, "pid");
+    EXPECT_TRUE(wrote);
+    if (!wrote) return 0;
     *launched = *l;
     EXPECT_EQ(kill(l->pid, SIGKILL), 0);
     return std::stoi(ReadText(tmp_ / "pid"));
@@ -261,9 +270,9 @@ TEST_P(ExecutorTest, SignalReachesTheJobWhichKeepsRunning) {
   LaunchSpec spec = Shell("trap 'echo got > usr1' USR1; echo ready > ready; while :; do sleep 0.05; done");
   StatusOr<Launched> launched = Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().ToString();
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "ready"); }));
+  ASSERT_TRUE(JobWrote(*launched, spec, "ready"));
   ASSERT_TRUE(executor_->Signal(launched->pid, SIGUSR1).ok());
-  EXPECT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "usr1"); }));
+  EXPECT_TRUE(JobWrote(*launched, spec, "usr1"));
   pollfd p{launched->pidfd, POLLIN, 0};
   EXPECT_EQ(poll(&p, 1, 0), 0) << "the job ended on SIGUSR1";
   ASSERT_TRUE(executor_->Signal(launched->pid, SIGKILL).ok());
@@ -290,7 +299,8 @@ TEST_P(ExecutorTest, KillEndsTheWholeJob) {
       "wait");
   StatusOr<Launched> launched = Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().ToString();
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "grouped") && FileHasLine(tmp_ / "escaped"); }));
+  ASSERT_TRUE(JobWrote(*launched, spec, "grouped"));
+  ASSERT_TRUE(JobWrote(*launched, spec, "escaped"));
   pid_t grouped = std::stoi(ReadText(tmp_ / "grouped"));
   pid_t escaped = std::stoi(ReadText(tmp_ / "escaped"));
   ASSERT_TRUE(executor_->Signal(launched->pid, SIGKILL).ok());
@@ -412,7 +422,7 @@ TEST_P(ExecutorTest, FindLaunchFindsTheRunningShepherdByItsLock) {
   spec.note = R"({"where":"GPU 1"})";
   StatusOr<Launched> launched = Launch(spec);
   ASSERT_TRUE(launched.ok());
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp_ / "ready"); }));
+  ASSERT_TRUE(JobWrote(*launched, spec, "ready"));
   StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   EXPECT_EQ(found->state, FoundLaunch::State::kRunning);

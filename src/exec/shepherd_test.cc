@@ -19,11 +19,10 @@
 namespace rota::exec {
 namespace {
 
-using testing::FileHasLine;
+using testing::JobWroteLine;
 using testing::NextJobId;
 using testing::ReadText;
 using testing::TempDir;
-using testing::WaitFor;
 using testing::WaitReadable;
 
 int RunShepherd(const std::vector<std::string>& args) {
@@ -166,9 +165,10 @@ TEST(ShepherdTest, ForwardsTermSentToItselfAndSurvives) {
   LaunchSpec spec = ShellJobIn(tmp, "trap 'echo term > term' TERM; echo ready > ready; while :; do sleep 0.05; done");
   StatusOr<Launched> launched = (*e)->Launch(spec);
   ASSERT_TRUE(launched.ok());
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp / "ready"); }));
+  const std::string result = ResultPath(tmp / "run", spec.job_id);
+  ASSERT_TRUE(JobWroteLine(tmp / "ready", *launched, result, spec.output));
   ASSERT_EQ(kill(launched->pid, SIGTERM), 0);
-  ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp / "term"); }));
+  ASSERT_TRUE(JobWroteLine(tmp / "term", *launched, result, spec.output));
   pollfd p{launched->pidfd, POLLIN, 0};
   EXPECT_EQ(poll(&p, 1, 0), 0) << "the shepherd ended on SIGTERM";
   ASSERT_EQ(kill(launched->pid, SIGHUP), 0);  // not trapped: ends the job
@@ -194,7 +194,7 @@ TEST(ShepherdTest, AJobWithdrawnWhileItRunsLeavesNoResult) {
     StatusOr<Launched> launched = (*e)->Launch(spec);
     ASSERT_TRUE(launched.ok());
     EXPECT_EQ(launched->note_fd >= 0, standby);
-    ASSERT_TRUE(WaitFor([&] { return FileHasLine(tmp / "ready"); }));
+    ASSERT_TRUE(JobWroteLine(tmp / "ready", *launched, ResultPath(tmp / "run", spec.job_id), spec.output));
     ASSERT_TRUE((*e)->Withdraw(spec.job_id).ok());
     ASSERT_TRUE((*e)->Signal(launched->pid, SIGKILL).ok());
     ASSERT_TRUE(WaitReadable(launched->pidfd));
