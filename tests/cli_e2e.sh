@@ -89,9 +89,14 @@ done
 "$ROTA" --socket /nonexistent extend --help | grep -q 'Usage: .*rota extend '; check "--socket PATH before the command" $?
 "$ROTA" --socket=/nonexistent approve --help | grep -q 'Usage: .*rota approve '; check "--socket=PATH before the command" $?
 "$ROTA" sumbit -- true 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'unknown command "sumbit"' "$tmp/err"; check "a misspelt command: exit 2 naming it" $?
+[ $rc -eq 2 ] && grep -q 'unknown command "sumbit"; did you mean "submit"?' "$tmp/err"; check "a misspelt command: exit 2 naming it and the nearest" $?
+"$ROTA" frobnicate 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'unknown command "frobnicate" (see rota --help)' "$tmp/err"; check "an unknown command: no guess when none is near" $?
 "$ROTA" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ]; check "no command: exit 2" $?
+[ $rc -eq 2 ] && grep -q 'no command given' "$tmp/err"; check "no command: exit 2 saying so" $?
+"$ROTA" --gpus 2 submit -- true 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q '"--gpus" is not an option of rota itself' "$tmp/err" && [ "$(wc -l < "$tmp/err")" -eq 1 ]
+check "a command's option before the command: exit 2, one line naming it" $?
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

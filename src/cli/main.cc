@@ -4,12 +4,16 @@
 // `rota` starts once per submission, so its start-up is on the path of every scripted submit.
 // Registering all commands builds a few hundred CLI11 options (about half a millisecond); when
 // the command word is known, only that command's group is registered; without one (no command,
-// --help, --version) all are, so the help lists every command. An unknown word is refused here.
+// --help, --version) all are, so the help lists every command. An unknown word is refused here,
+// with the nearest command when one is two edits away or less.
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -93,6 +97,70 @@ std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* clien
   return app;
 }
 
+// Levenshtein distance, for "did you mean": command words are short.
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The command nearest to a misspelt `word` (at most two edits away), or "".
+std::string_view NearestCommand(std::string_view word) {
+  std::string_view best;
+  std::size_t best_distance = 3;
+  for (const CommandGroup& g : Groups()) {
+    for (std::string_view name : g.names) {
+      const std::size_t d = EditDistance(word, name);
+      if (d < best_distance) {
+        best = name;
+        best_distance = d;
+      }
+    }
+  }
+  return best;
+}
+
+// Without a command word: the first argument that rota itself does not take, or "".
+std::string_view StrayOption(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--socket") {
+      ++i;
+    } else if (arg.rfind("--socket=", 0) != 0 && arg != "-h" && arg != "--help" && arg != "--version") {
+      return arg;
+    }
+  }
+  return {};
+}
+
+// What is wrong with a command line that names no known command; "" when nothing is (help,
+// version).
+std::string TopLevelError(int argc, char** argv, std::string_view word) {
+  if (!word.empty()) {
+    std::string message = "unknown command \"" + std::string(word) + "\"";
+    if (std::string_view near = NearestCommand(word); !near.empty()) message += "; did you mean \"" + std::string(near) + "\"?";
+    return message;
+  }
+  if (std::string_view stray = StrayOption(argc, argv); !stray.empty()) {
+    return "\"" + std::string(stray) + "\" is not an option of rota itself: a command's options go after it, "
+           "as in rota submit --gpus 1 -- CMD";
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help" || arg == "--version") return {};
+  }
+  return "no command given: try rota queue, rota submit or rota run";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,10 +168,11 @@ int main(int argc, char** argv) {
   ClientOptions client;
   const std::string_view word = CommandWord(argc, argv);
   const CommandGroup* only = GroupOf(word);
-  if (!word.empty() && !only) {
-    std::fprintf(stderr, "rota: unknown command \"%.*s\" (see rota --help)\n", static_cast<int>(word.size()),
-                 word.data());
-    return 2;
+  if (!only) {
+    if (std::string error = TopLevelError(argc, argv, word); !error.empty()) {
+      std::fprintf(stderr, "rota: %s (see rota --help)\n", error.c_str());
+      return 2;
+    }
   }
   std::unique_ptr<CLI::App> app = MakeApp(only, &client, &exit_code);
   try {
