@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "cli/text.h"
+#include "core/types.h"
 
 namespace rota::cli {
 
@@ -262,7 +263,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
                             : ""));
   const json& request = Obj(job, "request");
   std::string kind = Str(request, "kind");
-  std::string req = kind == "gpus"      ? RequestCell(request) + " GPU(s)"
+  std::string req = kind == "gpus"      ? CountOf(Int(request, "gpus", 1), "GPU", "GPUs")
                     : kind == "gpu_mem" ? RequestCell(request) + " of GPU memory"
                     : kind == "mig"     ? "MIG slice " + RequestCell(request)
                                         : "-";

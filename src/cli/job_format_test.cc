@@ -207,5 +207,13 @@ TEST_F(JobFormatTest, ShowPendingJob) {
       << out;
 }
 
+TEST_F(JobFormatTest, ShowCountsWholeGpusInWords) {
+  json job = Pending("bert", "resources");
+  job["request"] = {{"kind", "gpus"}, {"gpus", 1}};
+  EXPECT_NE(RenderShow(job, json::array(), kNow).find("Request: 1 GPU\n"), std::string::npos);
+  job["request"]["gpus"] = 4;
+  EXPECT_NE(RenderShow(job, json::array(), kNow).find("Request: 4 GPUs\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rota::cli
