@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxLineBytes = 1 << 20;  // one request, newline i
 // One reply: listings of thousands of jobs are larger than any request. The daemon also bounds
 // what it buffers for one client (Server::kMaxBufferedReply).
 inline constexpr std::size_t kMaxReplyBytes = 64u << 20;
-inline constexpr const char* kDaemonVersion = "0.2.0";
+inline constexpr const char* kDaemonVersion = ROTA_VERSION;  // CMakeLists.txt: project(VERSION)
 inline constexpr const char* kSystemSocket = "/run/rota/rota.sock";
 inline constexpr const char* kSystemStateDir = "/var/lib/rota";
 inline constexpr const char* kSystemConfig = "/etc/rota/rota.toml";

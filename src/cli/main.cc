@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/protocol.h"
 #include "cli/commands.h"
 
 namespace {
@@ -86,7 +87,7 @@ const CommandGroup* GroupOf(std::string_view word) {
 std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* client, int* exit_code) {
   auto app = std::make_unique<CLI::App>("rota: GPU time-sharing for lab servers");
   app->require_subcommand(1);
-  app->set_version_flag("--version", "rota 0.1.0");
+  app->set_version_flag("--version", std::string("rota ") + rota::api::kDaemonVersion);
   app->add_option("--socket", client->socket, "rotad's socket (default: $ROTA_SOCKET, the user-mode socket, "
                                                "/run/rota/rota.sock)");
   if (only) {

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import DaemonTest, Rotad, SMALL_CLUSTER, wait_for
+from harness import BIN, DaemonTest, Rotad, SMALL_CLUSTER, wait_for
 
 
 class CliTest(DaemonTest):
@@ -21,6 +21,14 @@ class CliTest(DaemonTest):
         self.assertEqual(self.read(f"rota-{job}.out").strip(), "0,1")
         job = self.d.submit("--name", "from-flag", script)
         self.assertEqual(self.d.wait_state(job, "completed")["name"], "from-flag")
+
+    def test_rota_rotad_and_the_api_give_one_version(self):
+        cli = self.d.rota("--version").stdout.split()
+        daemon = subprocess.run([os.path.join(BIN, "rotad"), "--version"], capture_output=True, text=True).stdout.split()
+        self.assertEqual((cli[0], daemon[0]), ("rota", "rotad"))
+        self.assertRegex(cli[1], r"^\d+\.\d+\.\d+$")
+        self.assertEqual(cli[1], daemon[1])
+        self.assertEqual(self.d.api({"op": "status"})["version"], cli[1])
 
     def test_logs_follow_prints_everything_and_ends_with_the_job(self):
         job = self.d.submit("--", "sh", "-c", "for i in 1 2 3; do echo line-$i; sleep 0.3; done")
