@@ -90,6 +90,9 @@ done
 "$ROTA" --socket=/nonexistent approve --help | grep -q 'Usage: .*rota approve '; check "--socket=PATH before the command" $?
 "$ROTA" sumbit -- true 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'unknown command "sumbit"; did you mean "submit"?' "$tmp/err"; check "a misspelt command: exit 2 naming it and the nearest" $?
+"$ROTA" help > "$tmp/help"; rc=$?
+[ $rc -eq 0 ] && grep -q '^Subcommands:' "$tmp/help"; check "rota help: the command list" $?
+"$ROTA" help show | grep -q 'Usage: .*rota show '; check "rota help show: the help of show" $?
 "$ROTA" frobnicate 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'unknown command "frobnicate" (see rota --help)' "$tmp/err"; check "an unknown command: no guess when none is near" $?
 "$ROTA" 2>"$tmp/err"; rc=$?

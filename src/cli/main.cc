@@ -5,7 +5,7 @@
 // Registering all commands builds a few hundred CLI11 options (about half a millisecond); when
 // the command word is known, only that command's group is registered; without one (no command,
 // --help, --version) all are, so the help lists every command. An unknown word is refused here,
-// with the nearest command when one is two edits away or less.
+// with the nearest command when one is two edits away or less. "rota help [COMMAND]" is --help.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -167,7 +167,20 @@ std::string TopLevelError(int argc, char** argv, std::string_view word) {
 int main(int argc, char** argv) {
   int exit_code = 0;
   ClientOptions client;
-  const std::string_view word = CommandWord(argc, argv);
+  std::string_view word = CommandWord(argc, argv);
+  // "rota help" and "rota help show", as git has them: rota --help and rota show --help.
+  std::vector<char*> help_argv;
+  if (word == "help") {
+    int at = 1;
+    while (argv[at] != word.data()) ++at;  // the word is a view of one of the arguments
+    help_argv.assign(argv, argv + at);
+    if (at + 1 < argc) help_argv.push_back(argv[at + 1]);
+    static char help_flag[] = "--help";
+    help_argv.push_back(help_flag);
+    argc = static_cast<int>(help_argv.size());
+    argv = help_argv.data();
+    word = CommandWord(argc, argv);
+  }
   const CommandGroup* only = GroupOf(word);
   if (!only) {
     if (std::string error = TopLevelError(argc, argv, word); !error.empty()) {
