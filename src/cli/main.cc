@@ -148,7 +148,9 @@ std::string_view StrayOption(int argc, char** argv) {
 std::string TopLevelError(int argc, char** argv, std::string_view word) {
   if (!word.empty()) {
     std::string message = "unknown command \"" + std::string(word) + "\"";
-    if (std::string_view near = NearestCommand(word); !near.empty()) message += "; did you mean \"" + std::string(near) + "\"?";
+    if (std::string_view near = NearestCommand(word); !near.empty()) {
+      message += "; did you mean \"" + std::string(near) + "\"?";
+    }
     return message;
   }
   if (std::string_view stray = StrayOption(argc, argv); !stray.empty()) {
