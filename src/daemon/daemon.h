@@ -88,8 +88,10 @@ class Daemon : public Server::Handler {
     Time measured_at = 0;
     // Last waiting update sent to a session client, so only changes are sent.
     std::string last_waiting;
-    // A pending job whose start the store could not record: not started again before this.
+    // A pending job whose start the store could not record, or that this machine could not
+    // launch: not started again before this.
     Time retry_at = 0;
+    int launch_failures = 0;  // launches of this job that failed for the machine's reasons
   };
 
   Daemon(const DaemonOptions& options, config::Config config);
@@ -168,6 +170,7 @@ class Daemon : public Server::Handler {
     std::string reason;
     std::string actor;
     bool requeue = false;
+    bool launch_failed = false;  // requeued: the machine could not start it (tried again later)
     Time at = 0;
   };
   // Takes `a` out of jobs_ (its GPUs free for the next pass) and charges its run in memory.
@@ -195,9 +198,13 @@ class Daemon : public Server::Handler {
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
                       Time now);
   void OnWithdrawnExit(JobId id);
-  // When a job whose start could not be recorded is tried again: later after each failure in a
-  // row (kStartRetryFirst doubling up to kStartRetryMax), at once again after a success.
-  Time StartRetryAt(Time now) const;
+  // When a start that failed `failures` times before is tried again: kStartRetryFirst doubling
+  // up to kStartRetryMax. Starts the store cannot record count the failures in a row of all
+  // jobs (start_record_failures_); launches this machine cannot make, those of the job.
+  static Time RetryAt(int failures, Time now);
+  // The machine could not launch the job (no room for its spec, no process for its shepherd):
+  // it stays pending, its history says why, and it is tried again later (RetryAt).
+  void PostponeLaunch(Active& a, const std::string& why, Time now);
   std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
   std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
   // Host memory limit of a job on `alloc` in bytes (its memory per GPU, else the configured

@@ -213,6 +213,13 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (recovery.cc)
 
   StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));
+  // Not launched for a reason of this machine's (a full disk for its spec, no process for its
+  // shepherd, a cgroup that cannot be made): the job is not at fault and did not start. Only a
+  // spec the executor refuses (kInvalidArgument) or an owner who is gone fails the job.
+  if (!launched.ok() && launch_error.empty() && launched.status().code() != StatusCode::kInvalidArgument) {
+    PostponeLaunch(a, "cannot launch: " + launched.status().message(), now);
+    return;
+  }
   if (launched.ok()) {
     info.pid = launched->pid;
     info.cgroup = launched->cgroup;
@@ -220,7 +227,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   if (Status s = store_->MarkStarted(a.rec.job.id, info, now); !s.ok()) {
     // Not recorded as started: what was launched is stopped, the job stays pending and is
     // tried again later (not in this pass's next round: the store is likely to fail again).
-    a.retry_at = StartRetryAt(now);
+    a.retry_at = RetryAt(start_record_failures_, now);
     ++start_record_failures_;
     spdlog::error("job {}: cannot record its start ({}){}; tried again in {} s", a.rec.job.id, s.message(),
                   launched.ok() ? ", its launch is withdrawn" : "", a.retry_at - now);
@@ -279,10 +286,20 @@ void Daemon::ReapLater(JobId id, pid_t shepherd, int pidfd) {
   });
 }
 
-Time Daemon::StartRetryAt(Time now) const {
+Time Daemon::RetryAt(int failures, Time now) {
   Time wait = kStartRetryFirst;
-  for (int i = 0; i < start_record_failures_ && wait < kStartRetryMax; ++i) wait *= 2;
+  for (int i = 0; i < failures && wait < kStartRetryMax; ++i) wait *= 2;
   return now + std::min(wait, kStartRetryMax);
+}
+
+void Daemon::PostponeLaunch(Active& a, const std::string& why, Time now) {
+  a.retry_at = RetryAt(a.launch_failures++, now);
+  a.rec.placement = {};
+  a.rec.preemptible = a.rec.from_pool = false;
+  const std::string note = "Not started: " + why + "; tried again in " + std::to_string(a.retry_at - now) + " s";
+  spdlog::error("job {}: {}", a.rec.job.id, note);
+  // A store that fails too (the same full disk) loses only this line of its history.
+  (void)store_->NoteJob(a.rec.job.id, note, "rotad", now);
 }
 
 void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
@@ -445,6 +462,13 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   } else if (info.kind == K::kSignalled) {
     e.state = store::JobState::kFailed;
     e.reason = "Failed(signal " + std::to_string(info.signal) + ")";
+  } else if (info.kind == K::kStartFailed && info.machine_fault && !a.rec.interactive) {
+    // Its shepherd could not make its process (out of memory or processes): it never ran, so it
+    // waits again whatever --requeue says, and is tried again later.
+    e.requeue = true;
+    e.launch_failed = true;
+    e.state = store::JobState::kNodeFail;
+    e.reason = "NodeFail: " + info.reason + " (requeued)";
   } else if (info.kind == K::kStartFailed) {
     e.state = store::JobState::kFailed;
     e.reason = "Failed: " + info.reason;
@@ -508,6 +532,8 @@ void Daemon::RecordEnd(Ending e) {
   rec.cgroup.clear();
   Active fresh;
   fresh.rec = std::move(rec);
+  fresh.launch_failures = a.launch_failures;
+  if (e.launch_failed) fresh.retry_at = RetryAt(fresh.launch_failures++, e.at);
   jobs_[id] = std::move(fresh);
   dirty_ = true;
 }

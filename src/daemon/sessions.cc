@@ -33,7 +33,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
     }
   }
   if (Status s = store_->MarkStarted(id, info, now); !s.ok()) {
-    a.retry_at = StartRetryAt(now);
+    a.retry_at = RetryAt(start_record_failures_, now);
     ++start_record_failures_;
     spdlog::error("job {}: cannot record the session's start ({}); tried again in {} s", id, s.message(),
                   a.retry_at - now);

@@ -77,6 +77,9 @@ struct ExitInfo {
   // kSignalled: "out of memory (memory.max reached)" when the cgroup saw an OOM kill, else "".
   std::string reason;
   std::int64_t end_time = 0;  // Unix seconds when the job ended, as the shepherd saw it; 0 unknown
+  // kStartFailed because of this machine, not of the job: no process could be made for it (fork
+  // failed for want of memory or processes). The job never ran; a later try may well work.
+  bool machine_fault = false;
 };
 
 const char* ExitKindName(ExitInfo::Kind kind);  // "exited", "signalled", "start_failed", "vanished"

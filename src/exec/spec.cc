@@ -63,6 +63,7 @@ std::string ResultToJson(const ExitInfo& info) {
             {"signal", info.signal},
             {"reason", info.reason},
             {"end_time", info.end_time}};
+  if (info.machine_fault) j["machine_fault"] = true;
   return j.dump();
 }
 
@@ -84,6 +85,7 @@ StatusOr<ExitInfo> ResultFromJson(const std::string& text) {
     info.signal = j.value("signal", 0);
     info.reason = j.value("reason", std::string());
     info.end_time = j.value("end_time", std::int64_t{0});
+    info.machine_fault = j.value("machine_fault", false);
     return info;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("bad job result: ") + e.what());

@@ -64,6 +64,19 @@ TEST(ExecutorSpecTest, ResultRoundTrips) {
   StatusOr<ExitInfo> failed = ResultFromJson(R"({"kind":"start_failed","reason":"cannot run 'x': No such file or directory"})");
   ASSERT_TRUE(failed.ok());
   EXPECT_EQ(failed->kind, ExitInfo::Kind::kStartFailed);
+  EXPECT_FALSE(failed->machine_fault) << "a result without the flag (an older shepherd's) is the job's fault";
+}
+
+TEST(ExecutorSpecTest, AMachineFaultRoundTrips) {
+  ExitInfo info;
+  info.kind = ExitInfo::Kind::kStartFailed;
+  info.reason = "cannot fork: Resource temporarily unavailable";
+  info.machine_fault = true;
+  StatusOr<ExitInfo> back = ResultFromJson(ResultToJson(info));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->machine_fault);
+  info.machine_fault = false;
+  EXPECT_EQ(ResultToJson(info).find("machine_fault"), std::string::npos);
 }
 
 TEST(ExecutorSpecTest, BadResultIsInvalidArgument) {

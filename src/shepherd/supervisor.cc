@@ -57,6 +57,9 @@ class Supervisor {
     sigprocmask(SIG_BLOCK, &set, nullptr);
     signal(SIGPIPE, SIG_IGN);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    // Failures before the job's process exists are this machine's (out of memory, processes or
+    // descriptors), not the job's: the daemon tries the job again later.
+    info.machine_fault = true;
     if (sfd < 0) return Failed(info, "shepherd: signalfd", errno);
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) return Failed(info, "shepherd: pipe", errno);
@@ -75,6 +78,7 @@ class Supervisor {
     }
     if (!in_cgroup) child_ = fork();
     if (child_ < 0) return Failed(info, "cannot fork", errno);
+    info.machine_fault = false;
     if (child_ == 0) {
       close(pipefd[0]);
       close(sfd);

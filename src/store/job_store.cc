@@ -297,8 +297,12 @@ Status JobStore::MarkCancelRequested(JobId id, std::string_view actor, Time now)
 
 Status JobStore::NoteJob(JobId id, std::string_view reason, std::string_view actor, Time now) {
   if (Status s = Durability(false); !s.ok()) return s;
-  return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "note", reason, actor, now,
-                    [] { return Status(); });
+  StatusOr<JobState> state = ReadState(*db_, id);
+  if (!state.ok()) return state.status();
+  if (*state != JobState::kPending && *state != JobState::kRunning) {
+    return WrongState(id, *state, "pending or running", "note");
+  }
+  return Transition(*db_, id, *state, *state, "note", reason, actor, now, [] { return Status(); });
 }
 
 StatusOr<std::string> JobStore::CancelRequestedBy(JobId id) {

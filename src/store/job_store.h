@@ -94,8 +94,8 @@ class JobStore {
   // `actor` is who caused it ("rotad", or the user who cancelled a running job).
   Status MarkEnded(JobId id, JobState state, std::optional<int> exit_code, std::string_view reason, Time now,
                    std::string_view actor = "rotad");
-  // An event on a running job that does not change its state (an idle warning, a keep): recorded
-  // with synchronous=NORMAL (the daemon's bookkeeping).
+  // An event on a pending or running job that does not change its state (an idle warning, a
+  // keep, a launch postponed): recorded with synchronous=NORMAL (the daemon's bookkeeping).
   Status NoteJob(JobId id, std::string_view reason, std::string_view actor, Time now);
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.

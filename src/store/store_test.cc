@@ -172,6 +172,24 @@ TEST_F(JobStoreTest, CancelRequestOfARunningJobIsRecordedAndFoundAgain) {
   EXPECT_EQ(*store_->CancelRequestedBy(id), "");
 }
 
+TEST_F(JobStoreTest, NotesGoIntoTheHistoryOfPendingAndRunningJobsInTheirState) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->NoteJob(id, "Not started: no room; tried again in 5 s", "rotad", kT0 + 1).ok());
+  EXPECT_EQ(StateOf(id), JobState::kPending);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 2).ok());
+  ASSERT_TRUE(store_->NoteJob(id, "Idle for 15m", "rotad", kT0 + 3).ok());
+  std::vector<JobEvent> events = *store_->Events(id);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].from, JobState::kPending);
+  EXPECT_EQ(events[1].to, JobState::kPending);
+  EXPECT_EQ(events[1].reason, "Not started: no room; tried again in 5 s");
+  EXPECT_EQ(events[3].from, JobState::kRunning);
+  EXPECT_EQ(events[3].to, JobState::kRunning);
+  ASSERT_TRUE(store_->MarkEnded(id, JobState::kCompleted, 0, "Completed", kT0 + 4).ok());
+  EXPECT_EQ(store_->NoteJob(id, "late", "rotad", kT0 + 5).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->Events(id)->size(), 5u);
+}
+
 TEST_F(JobStoreTest, InteractiveFlagRoundTrips) {
   JobRecord r = MakeJob();
   r.interactive = true;

@@ -1,7 +1,8 @@
 """A full disk under the daemon's state: the request fails with a clear message, nothing that
-was acknowledged is lost, and the daemon serves on (root only: it mounts a small tmpfs). And a
-store that fails just as rotad records a job's start, after launching it (strace injects the
-error)."""
+was acknowledged is lost, and the daemon serves on (root only: it mounts a small tmpfs); a full
+run directory postpones a launch instead of failing the job. And faults strace injects: a store
+that fails just as rotad records a job's start, after launching it, and a shepherd that cannot
+fork the job."""
 import os
 import subprocess
 import unittest
@@ -61,6 +62,39 @@ class DiskFullTest(unittest.TestCase):
         after = {j["id"] for j in self.d.api({"op": "history", "since": 0, "all": True})["jobs"]}
         after |= {j["id"] for j in self.d.api({"op": "queue", "all": True})["jobs"]}
         self.assertTrue(set(acknowledged) <= after)
+
+
+@unittest.skipUnless(can_mount(), "needs root and permission to mount a tmpfs")
+class RunDirFullTest(unittest.TestCase):
+    """The run directory (where each launch's spec goes) full while the store has room: the job
+    is not at fault, so it waits and starts once there is room again, instead of failing."""
+
+    def setUp(self):
+        self.d = Rotad(SMALL_CLUSTER)
+        self.addCleanup(self.d.cleanup)
+        self.run_dir = os.path.join(self.d.state, "run")
+        os.makedirs(self.run_dir)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", self.run_dir], check=True)
+        self.addCleanup(lambda: subprocess.run(["umount", "-l", self.run_dir], check=False))
+        self.d.start()
+
+    def test_a_job_that_cannot_be_launched_for_want_of_room_waits_and_starts_later(self):
+        filler = os.path.join(self.run_dir, "filler")
+        subprocess.run(["dd", "if=/dev/zero", "of=" + filler, "bs=4k"], capture_output=True, check=False)
+        job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo ran >> runs")
+        note = wait_for(lambda: [e for e in self.d.show(job)["events"] if "Not started" in e["reason"]],
+                        what="the postponed launch in the job's history")[0]
+        self.assertIn("No space left on device", note["reason"])
+        self.assertRegex(note["reason"], r"tried again in \d+ s$")
+        rec = self.d.job(job)
+        self.assertEqual(rec["state"], "pending")
+        self.assertEqual(rec["pending"]["reason"], "start_retry")
+        os.unlink(filler)
+        self.d.wait_state(job, "completed", timeout=30)
+        starts = [e for e in self.d.show(job)["events"] if e["to"] == "running"]
+        self.assertEqual(len(starts), 1, starts)
+        with open(os.path.join(self.d.dir, "runs")) as f:
+            self.assertEqual(f.read(), "ran\n")
 
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
@@ -129,6 +163,28 @@ class StartNotRecordedTest(DaemonTest):
         self.d.wait_state(second, "completed")
         starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
         self.assertEqual(len(starts), 1, starts)
+
+    def test_a_shepherd_that_cannot_fork_the_job_requeues_it_to_be_tried_again(self):
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        self.d.wait_state(first, "running")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs")  # no --requeue
+        wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
+        r = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.d.proc.pid)], capture_output=True, text=True)
+        standbys = [int(p) for p in r.stdout.split()
+                    if not subprocess.run(["ps", "-o", "pid=", "--ppid", p], capture_output=True, text=True).stdout.strip()]
+        self.assertEqual(len(standbys), 4, standbys)
+        # Whichever standby gets the second job cannot make its process: out of processes.
+        with strace_attached(standbys, "-e", "trace=clone,clone3", "-e", "inject=clone,clone3:error=EAGAIN"):
+            open(self.path("go"), "w").close()
+            requeue = wait_for(lambda: [e for e in self.d.show(second)["events"] if e["to"] == "pending" and e["from"] == "running"],
+                               what="the second job's requeue")[0]
+        self.assertEqual(requeue["from"], "running")
+        self.assertIn("cannot fork: Resource temporarily unavailable (requeued)", requeue["reason"])
+        self.d.wait_state(second, "completed", timeout=30)
+        starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
+        self.assertEqual(len(starts), 2, starts)
+        self.assertEqual(self.read("runs"), "ran\n")
+
 
 if __name__ == "__main__":
     unittest.main()
