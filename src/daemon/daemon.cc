@@ -178,17 +178,7 @@ Status Daemon::Open() {
       !s.ok()) {
     return s;
   }
-  if (Status s = add_one_shot(&standby_timer_,
-                              [this] {
-                                // Fails once at most: the timer is not armed again after a failure.
-                                if (Status up = executor_->PrepareStandbys(kStandbys); !up.ok()) {
-                                  spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job",
-                                               up.message());
-                                }
-                              });
-      !s.ok()) {
-    return s;
-  }
+  if (Status s = add_one_shot(&standby_timer_, [this] { TopUpStandbys(); }); !s.ok()) return s;
   loop_->SetIdleHook([this] {
     // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
     // ends are recorded, all before any request is answered.
@@ -219,6 +209,22 @@ Status Daemon::Open() {
   // After sigprocmask above: the HTTP threads inherit the blocked signals.
   if (Status s = StartHttp(); !s.ok()) return s;
   return Status();
+}
+
+void Daemon::TopUpStandbys() {
+  if (standby_retry_ns_ > 0) executor_->RetryStandbys();  // the wait after a failure is over
+  Status up = executor_->PrepareStandbys(kStandbys);
+  if (up.ok()) {
+    if (standby_retry_ns_ > 0) spdlog::info("standby shepherds started again");
+    standby_retry_ns_ = 0;
+    return;
+  }
+  if (standby_retry_ns_ == 0) {  // said once, not at every retry
+    spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job until they can be",
+                 up.message());
+  }
+  standby_retry_ns_ = standby_retry_ns_ == 0 ? kStandbyRetryFirstNs : std::min(2 * standby_retry_ns_, kStandbyRetryMaxNs);
+  standby_timer_.Arm(standby_retry_ns_);
 }
 
 void Daemon::OneShot::Arm(long long ns) {

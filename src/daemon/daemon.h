@@ -198,6 +198,8 @@ class Daemon : public Server::Handler {
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
                       Time now);
   void OnWithdrawnExit(JobId id);
+  // Starts standby shepherds up to kStandbys (standby_timer_); after a failure, again later.
+  void TopUpStandbys();
   // When a start that failed `failures` times before is tried again: kStartRetryFirst doubling
   // up to kStartRetryMax. Starts the store cannot record count the failures in a row of all
   // jobs (start_record_failures_); launches this machine cannot make, those of the job.
@@ -461,6 +463,12 @@ class Daemon : public Server::Handler {
   // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
   static constexpr std::size_t kStandbys = 4;
   static constexpr long kStandbyDelayNs = 20'000'000;
+  // When starting them fails (the shepherd's binary replaced or unreadable for a moment, no
+  // process free), tried again after 5 s, doubling up to 10 minutes: until then every launch
+  // starts its own shepherd.
+  static constexpr long long kStandbyRetryFirstNs = 5'000'000'000;
+  static constexpr long long kStandbyRetryMaxNs = 600'000'000'000;
+  long long standby_retry_ns_ = 0;  // the wait before the next try; 0 while standbys start fine
   OneShot standby_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.

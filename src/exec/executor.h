@@ -144,9 +144,11 @@ class Executor {
   // exec, about half a millisecond) off the path from one job's end to the next one's start.
   // For the daemon to call when idle. A standby that died is noticed by the Launch that tries
   // it, which tries the next or starts a shepherd as usual. Once starting one has failed, later
-  // calls return FailedPrecondition at once and standbys_failed() is true.
+  // calls return FailedPrecondition at once and standbys_failed() is true, until the caller
+  // decides to try again (RetryStandbys: the daemon does, after a while).
   Status PrepareStandbys(std::size_t count);
   bool standbys_failed() const { return standby_failed_; }
+  void RetryStandbys() { standby_failed_ = false; }
   std::size_t standbys() const { return standbys_.size(); }
   pid_t next_standby() const { return standbys_.empty() ? 0 : standbys_.back().pid; }  // 0: none
 
@@ -226,7 +228,7 @@ class Executor {
   // have been reused (and their /proc cmdline may still be empty right after the spawn).
   std::set<pid_t> children_;
   std::vector<Standby> standbys_;  // the next one to use is the last
-  bool standby_failed_ = false;    // a standby could not be started: not tried again
+  bool standby_failed_ = false;    // a standby could not be started: not tried again on its own
 };
 
 }  // namespace rota::exec

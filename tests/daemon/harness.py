@@ -144,10 +144,11 @@ class Rotad:
             f.write(text)
         os.chmod(self.config_path, 0o644)
 
-    def start(self, wait=True, wrapper=()):
-        """`wrapper`: a command that runs rotad (e.g. strace with a fault to inject)."""
+    def start(self, wait=True, wrapper=(), args=()):
+        """`wrapper`: a command that runs rotad (e.g. strace with a fault to inject); `args`: more
+        of rotad's options."""
         cmd = list(wrapper) + [ROTAD, "--config", self.config_path, "--state-dir", self.state, "--socket", self.socket,
-               "--kill-wait", str(self.kill_wait)]
+               "--kill-wait", str(self.kill_wait)] + list(args)
         if self.run_as:
             # setpriv execs rotad itself (runuser would stay in between and die of the SIGTERM
             # meant for rotad), so stop() sees rotad's own exit status.

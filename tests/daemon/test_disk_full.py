@@ -4,10 +4,11 @@ run directory postpones a launch instead of failing the job. And faults strace i
 that fails just as rotad records a job's start, after launching it, and a shepherd that cannot
 fork the job."""
 import os
+import shutil
 import subprocess
 import unittest
 
-from harness import IS_ROOT, Rotad, SMALL_CLUSTER, DaemonTest, strace_attached, strace_injects, wait_for
+from harness import BIN, IS_ROOT, Rotad, SMALL_CLUSTER, DaemonTest, strace_attached, strace_injects, wait_for
 
 
 def can_mount():
@@ -95,6 +96,32 @@ class RunDirFullTest(unittest.TestCase):
         self.assertEqual(len(starts), 1, starts)
         with open(os.path.join(self.d.dir, "runs")) as f:
             self.assertEqual(f.read(), "ran\n")
+
+
+class ShepherdUnavailableTest(DaemonTest):
+    """rota-shepherd that cannot be run for a while (being replaced by an upgrade, say): the
+    standby shepherds are started again once it can be run again."""
+
+    def standbys(self):
+        r = subprocess.run(["ps", "-o", "args=", "--ppid", str(self.d.proc.pid)], capture_output=True, text=True)
+        return [line for line in r.stdout.splitlines() if "--standby" in line]
+
+    def test_standbys_that_could_not_be_started_are_started_later(self):
+        self.d.stop()
+        shepherd = self.path("rota-shepherd")
+        shutil.copy(os.path.join(BIN, "rota-shepherd"), shepherd)
+        self.d.start(args=["--shepherd", shepherd])
+        wait_for(lambda: len(self.standbys()) == 4, what="rotad's standby shepherds")
+        os.chmod(shepherd, 0o644)  # there, but not executable: exec fails with EACCES, even for root
+        job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo ran >> runs")  # a standby runs it
+        self.d.wait_state(job, "completed")
+        wait_for(lambda: "cannot start standby shepherds" in self.d.read_log(), what="the failed top-up")
+        self.assertEqual(len(self.standbys()), 3)
+        os.chmod(shepherd, 0o755)
+        wait_for(lambda: len(self.standbys()) == 4, timeout=30, what="the standbys started again")
+        log = self.d.read_log()
+        self.assertIn("standby shepherds started again", log)
+        self.assertEqual(log.count("cannot start standby shepherds"), 1, "said at every retry")
 
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
