@@ -30,6 +30,7 @@
 #include "daemon/systemd_notify.h"
 #include "device/nvml_devices.h"
 #include "device/simulated_devices.h"
+#include "exec/cgroup.h"
 
 namespace rota::daemon {
 
@@ -71,6 +72,13 @@ Daemon::~Daemon() {
   server_.reset();
   StopNotifier();  // a send in progress finishes; unsent messages stay in the outbox
   StopSampler();
+  // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
+  // that the base can go too (what is still in one stays: it is a user's terminal process).
+  for (const std::string& cgroup : stale_cgroups_) {
+    if (!executor_) break;
+    exec::WaitCgroupEmpty(cgroup, 200);
+    (void)executor_->RemoveCgroup(cgroup);
+  }
   if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);

@@ -70,6 +70,7 @@ Status Daemon::Recover() {
           return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session ended while rotad was down",
                                    now);
         });
+        if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be dying
         jobs_.erase(id);
         ++ended;
       }
@@ -89,6 +90,11 @@ Status Daemon::Recover() {
     ++ended;
   }
   spdlog::info("recovered {} pending, {} running re-adopted, {} ended while rotad was down", pending, adopted, ended);
+  const int swept = executor_->RemoveLeftoverCgroups([this](JobId id) {
+    auto it = jobs_.find(id);
+    return it != jobs_.end() && it->second.rec.state == store::JobState::kRunning;
+  });
+  if (swept > 0) spdlog::info("removed {} empty job cgroup(s) left by an earlier run", swept);
   return Status();
 }
 

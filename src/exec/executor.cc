@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <utility>
 
 #include "exec/cgroup.h"
@@ -185,6 +187,22 @@ void Executor::RemoveBaseIfUnused() {
   if (base_.size() > suffix.size() && base_.compare(base_.size() - suffix.size(), suffix.size(), suffix) == 0) {
     rmdir(base_.c_str());  // fails (EBUSY) while job cgroups remain: then it is still in use
   }
+}
+
+int Executor::RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use) {
+  if (base_.empty()) return 0;
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(base_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("job-", 0) != 0 || !entry.is_directory(ec)) continue;
+    char* end = nullptr;
+    const long long id = std::strtoll(name.c_str() + 4, &end, 10);
+    if (*end != '\0' || id <= 0 || in_use(id)) continue;
+    StatusOr<bool> populated = CgroupPopulated(entry.path().string());
+    if (populated.ok() && !*populated && exec::RemoveCgroup(entry.path().string()).ok()) ++removed;
+  }
+  return removed;
 }
 
 StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {

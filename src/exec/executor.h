@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -129,6 +130,11 @@ class Executor {
   // Removes the base cgroup this executor created under the root cgroup (<mount>/<name>) when
   // no job cgroup is left in it; for a daemon that is stopping. Never the service's own cgroup.
   void RemoveBaseIfUnused();
+  // Removes the empty job-<id> cgroups under the base whose job `in_use` does not name: what a
+  // daemon that died, or a session's client that was still leaving, left behind. One that
+  // still holds processes is left alone. Returns how many were removed. For a daemon that
+  // starts, after it has re-adopted its jobs (the base is its own: never shared with another).
+  int RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use);
   // The directory that holds job-<id> cgroups, or "" without cgroups.
   const std::string& cgroup_base() const { return base_; }
   bool memory_limits() const { return memory_; }

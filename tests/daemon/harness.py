@@ -10,6 +10,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -167,6 +168,11 @@ class Rotad:
             return self.api({"op": "hello"}) is not None
         except OSError:
             return False
+
+    def cgroup_base(self):
+        """The cgroup directory of the jobs, from the log; None where jobs are tracked by process group."""
+        m = re.search(r"executor: cgroup v2 at (\S+)", self.read_log())
+        return m.group(1) if m else None
 
     def read_log(self):
         with open(self.log_path, encoding="utf-8", errors="replace") as f:

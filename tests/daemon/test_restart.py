@@ -71,6 +71,32 @@ class RestartTest(DaemonTest):
 
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
+class LeftoverCgroupTest(DaemonTest):
+    def test_a_start_removes_the_empty_job_cgroups_an_earlier_run_left(self):
+        base = self.d.cgroup_base()
+        if not base:
+            self.skipTest("jobs are tracked by process group here")
+        self.d.stop()
+        empty, held = os.path.join(base, "job-77"), os.path.join(base, "job-78")
+        os.makedirs(empty)
+        os.mkdir(held)
+        sleeper = subprocess.Popen(["sleep", "60"])
+
+        def clean_up():
+            sleeper.kill()
+            sleeper.wait()
+            wait_for(lambda: open(held + "/cgroup.procs").read() == "", what="the sleeper gone")
+            os.rmdir(held)
+        self.addCleanup(clean_up)
+        with open(held + "/cgroup.procs", "w") as f:
+            f.write(str(sleeper.pid))
+        self.d.start()
+        self.assertFalse(os.path.exists(empty), "an empty job cgroup was left")
+        self.assertTrue(os.path.exists(held), "a job cgroup with a process in it was removed")
+        self.assertIsNone(sleeper.poll(), "the process in a leftover cgroup was killed")
+        self.assertIn("removed 1 empty job cgroup(s) left by an earlier run", self.d.read_log())
+
+
 class LaunchWindowTest(DaemonTest):
     """rotad killed between launching a job and recording its start (and the end of the job whose
     GPUs it got), at an exact system call that strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only

@@ -143,6 +143,12 @@ class SessionRestartTest(DaemonTest):
         self.d.start()
         rec = self.d.wait_state(job, "cancelled")
         self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
+        # Its cgroup goes too (at a later pass, its client may still have been dying at the
+        # restart, or when rotad stops), and with it the cgroup base.
+        base = self.d.cgroup_base()
+        if base:
+            self.d.stop()
+            self.assertFalse(os.path.exists(base), os.listdir(base) if os.path.exists(base) else None)
 
     @unittest.skipUnless(IS_ROOT and os.access("/proc/sys/kernel/ns_last_pid", os.W_OK),
                          "needs root to give another process the client's pid (ns_last_pid)")
@@ -173,6 +179,12 @@ class SessionRestartTest(DaemonTest):
         self.d.start()
         rec = self.d.wait_state(job, "cancelled")
         self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
+        # Its cgroup goes too (at a later pass, its client may still have been dying at the
+        # restart, or when rotad stops), and with it the cgroup base.
+        base = self.d.cgroup_base()
+        if base:
+            self.d.stop()
+            self.assertFalse(os.path.exists(base), os.listdir(base) if os.path.exists(base) else None)
         self.assertIn("its pid was reused", self.d.read_log())
         self.assertIsNone(impostor.poll(), "the impostor was killed")
 
