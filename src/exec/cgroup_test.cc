@@ -51,7 +51,7 @@ TEST(CgroupParseTest, OwnCgroupIsTheV2Line) {
 class CgroupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp_ / "run", true});
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp_ / "run", true, testing::kTestCgroupName});
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     executor_ = std::move(e).value();
     if (executor_->cgroup_base().empty()) GTEST_SKIP() << executor_->cgroup_note();

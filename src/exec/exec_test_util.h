@@ -46,6 +46,10 @@ class TempDir {
   std::string path_;
 };
 
+// The tests' cgroup base name: never the system daemon's ("rota"), whose start removes the empty
+// job cgroups it finds in its base (Executor::RemoveLeftoverCgroups).
+inline constexpr const char* kTestCgroupName = "rota-test";
+
 // Job ids unique to this test process, so that concurrent test runs never share a job cgroup.
 inline JobId NextJobId() {
   static int counter = 0;

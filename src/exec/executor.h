@@ -133,7 +133,8 @@ class Executor {
   // Removes the empty job-<id> cgroups under the base whose job `in_use` does not name: what a
   // daemon that died, or a session's client that was still leaving, left behind. One that
   // still holds processes is left alone. Returns how many were removed. For a daemon that
-  // starts, after it has re-adopted its jobs (the base is its own: never shared with another).
+  // starts, after it has re-adopted its jobs; only in a base <mount>/<name> of its own (as
+  // RemoveBaseIfUnused), whose name no other daemon uses.
   int RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use);
   // The directory that holds job-<id> cgroups, or "" without cgroups.
   const std::string& cgroup_base() const { return base_; }
@@ -217,6 +218,7 @@ class Executor {
   explicit Executor(const ExecutorOptions& options);
   std::string JobCgroup(JobId job) const;
   void RetryStaleCgroups();
+  bool NamedBase() const;  // the base is <mount>/<cgroup_name>, made by us (not our own cgroup)
   // Kills what is left in the job's cgroup and removes it (or keeps it for RetryStaleCgroups).
   void ClearJobCgroup(JobId job);
   // Hands the job to the next standby, which then is the job's shepherd; false when none is left

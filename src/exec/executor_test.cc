@@ -77,7 +77,7 @@ class ExecutorTest : public ::testing::TestWithParam<Mode> {
     return launched;
   }
 
-  ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam().cgroups}; }
+  ExecutorOptions Options() const { return {ROTA_SHEPHERD, tmp_ / "run", GetParam().cgroups, testing::kTestCgroupName}; }
   bool cgroups() const { return !executor_->cgroup_base().empty(); }
 
   // Waits until the job of `spec` has written a line to tmp_/name (JobWroteLine).
