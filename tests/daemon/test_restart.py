@@ -70,7 +70,6 @@ class RestartTest(DaemonTest):
         self.assertTrue(any("requeued" in r for r in reasons), reasons)
 
 
-@unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
 class LeftoverCgroupTest(DaemonTest):
     def test_a_start_removes_the_empty_job_cgroups_an_earlier_run_left(self):
         base = self.d.cgroup_base()
@@ -97,6 +96,7 @@ class LeftoverCgroupTest(DaemonTest):
         self.assertIn("removed 1 empty job cgroup(s) left by an earlier run", self.d.read_log())
 
 
+@unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
 class LaunchWindowTest(DaemonTest):
     """rotad killed between launching a job and recording its start (and the end of the job whose
     GPUs it got), at an exact system call that strace stops it at. rotad hands a launch to its standby shepherd with sendmsg(2), its only
