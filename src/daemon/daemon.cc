@@ -114,8 +114,14 @@ Status Daemon::Open() {
   const std::string lock_path = options_.state_dir + "/rotad.lock";
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) return Unavailable("cannot open " + lock_path + ": " + std::strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    return FailedPrecondition("another rotad is using " + options_.state_dir + " (lock " + lock_path + ")");
+  // A predecessor that was just killed can hold the lock for some milliseconds after its exit
+  // was reported (a restart at once after kill -9 was refused now and then): asked again for up
+  // to two seconds before giving up.
+  for (int tries = 0; ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0; ++tries) {
+    if (errno != EWOULDBLOCK || tries == kLockTries) {
+      return FailedPrecondition("another rotad is using " + options_.state_dir + " (lock " + lock_path + ")");
+    }
+    ::usleep(kLockRetryUs);
   }
 
   StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(options_.state_dir + "/rota.db");

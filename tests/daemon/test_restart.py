@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import DaemonTest, SMALL_CLUSTER, strace_attached, strace_injects, wait_for
+from harness import ROTAD, DaemonTest, SMALL_CLUSTER, strace_attached, strace_injects, wait_for
 
 
 class RestartTest(DaemonTest):
@@ -94,6 +94,15 @@ class LeftoverCgroupTest(DaemonTest):
         self.assertTrue(os.path.exists(held), "a job cgroup with a process in it was removed")
         self.assertIsNone(sleeper.poll(), "the process in a leftover cgroup was killed")
         self.assertIn("removed 1 empty job cgroup(s) left by an earlier run", self.d.read_log())
+
+
+class StateLockTest(DaemonTest):
+    def test_a_second_rotad_on_the_same_state_is_refused(self):
+        second = subprocess.run([ROTAD, "--config", self.d.config_path, "--state-dir", self.d.state,
+                                 "--socket", self.d.socket + ".2"], capture_output=True, text=True, timeout=20)
+        self.assertEqual(second.returncode, 1, second.stderr)
+        self.assertIn("another rotad is using " + self.d.state, second.stderr)
+        self.assertEqual(self.d.api({"op": "hello"})["ok"], True)  # the first serves on
 
 
 @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
