@@ -184,9 +184,7 @@ std::string ProfileHint(const std::vector<Gpu>& gpus, const std::string& profile
   if (!cards.empty()) return "cards with it: " + JoinInts(cards);
   const std::vector<std::string> profiles = MigProfiles(gpus, /*in_service_only=*/true);
   if (profiles.empty()) return "no card in service is in MIG mode";
-  std::string out = "profiles on offer: ";
-  for (size_t i = 0; i < profiles.size(); ++i) out += (i ? ", " : "") + profiles[i];
-  return out;
+  return "profiles on offer: " + Join(profiles, ", ");
 }
 
 void CheckCards(const BookingSpec& spec, const std::vector<Gpu>& gpus, std::vector<std::string>& errors) {

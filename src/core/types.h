@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rota {
 
@@ -38,6 +39,8 @@ std::string FormatMemory(MiB mib);
 
 // "1 GPU", "2 GPUs": n and the noun in the number it takes.
 std::string CountOf(long long n, std::string_view one, std::string_view many);
+// "a, b, c" for Join({"a", "b", "c"}, ", "); "" for none.
+std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
 // Parses durations such as "90", "90s", "30m", "4h", "2d", "1h30m", "1:30:00", "2-00:00:00".
 // A bare number is minutes, as in Slurm's --time. Returns nullopt on bad input or negative time.

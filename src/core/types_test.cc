@@ -63,6 +63,13 @@ TEST(CountOfTest, OneAndMany) {
   EXPECT_EQ(CountOf(2, "card", "cards"), "2 cards");
 }
 
+TEST(JoinTest, SeparatorOnlyBetweenParts) {
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"1g.10gb"}, ", "), "1g.10gb");
+  EXPECT_EQ(Join({"1g.10gb", "3g.40gb", "7g.80gb"}, ", "), "1g.10gb, 3g.40gb, 7g.80gb");
+  EXPECT_EQ(Join({"", "b"}, "-"), "-b");
+}
+
 TEST(FormatMemoryTest, Forms) {
   EXPECT_EQ(FormatMemory(20 * 1024), "20G");
   EXPECT_EQ(FormatMemory(1024), "1G");
