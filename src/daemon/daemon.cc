@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -35,6 +36,13 @@
 namespace rota::daemon {
 
 namespace {
+
+// This server's memory in MiB (0 when unknown).
+MiB PhysicalMemory() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return 0;
+  return static_cast<MiB>(static_cast<unsigned long long>(si.totalram) * si.mem_unit / (1024 * 1024));
+}
 
 // Creates `dir` and its parents with `mode` (for the ones it creates).
 Status MakeDirs(const std::string& dir, mode_t mode) {
@@ -129,6 +137,7 @@ Status Daemon::Open() {
   store_ = std::move(*store);
   outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
   host_ = HostName();
+  host_memory_ = PhysicalMemory();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
   usage_ = std::move(*usage);

@@ -442,6 +442,7 @@ class Daemon : public Server::Handler {
   // store's quota_notices, so a restart does not tell it again).
   std::map<std::string, std::pair<Time, int>> quota_told_;
   std::string host_;  // this server's name, for the messages
+  MiB host_memory_ = 0;  // this server's memory (0: unknown), the most a job's --mem-per-gpu may add up to
   bool dirty_ = true;    // a pass is due at the end of this batch of events
   // Batch jobs whose ends this batch of events saw: recorded after the pass that follows them.
   std::vector<Ending> ends_;

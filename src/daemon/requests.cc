@@ -207,9 +207,20 @@ json Daemon::Hello(const Caller& caller) {
 Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
   const Job& j = rec.job;
   if (!config_.projects.empty() && !j.project.empty() && !config_.projects.count(j.project)) {
-    std::string known;
-    for (const auto& [name, p] : config_.projects) known += (known.empty() ? "" : ", ") + name;
-    return InvalidArgument("unknown project \"" + j.project + "\" (this server has: " + known + ")");
+    std::vector<std::string> known;
+    for (const auto& [name, p] : config_.projects) known.push_back(name);
+    return InvalidArgument("unknown project \"" + j.project + "\" (this server has: " + Join(known, ", ") + ")");
+  }
+  // A host-memory limit beyond this server's memory can never be honoured (Slurm refuses such a
+  // --mem as well): the cgroup would take it, but the job would not get what it asked for.
+  if (j.host_mem_per_gpu > 0 && host_memory_ > 0) {
+    const int gpus = j.request.kind == RequestKind::kWholeGpus ? std::max(1, j.request.gpus) : 1;
+    const MiB total = j.host_mem_per_gpu * gpus;
+    if (total > host_memory_) {
+      return ResourceExhausted("this job can never run here: it asks for " + FormatMemory(j.host_mem_per_gpu) +
+                               " of host memory per GPU" + (gpus > 1 ? " (" + FormatMemory(total) + " in all)" : "") +
+                               ", but this server has " + FormatMemory(host_memory_));
+    }
   }
   for (JobId dep : j.after) {
     if (!jobs_.count(dep)) {
@@ -234,8 +245,7 @@ std::string Daemon::NeverFits(const Request& r) const {
     largest = std::max(largest, g.memory);
   }
   const std::vector<std::string> profiles = MigProfiles(cards_.gpus, /*in_service_only=*/false);
-  std::string offered;
-  for (const std::string& p : profiles) offered += (offered.empty() ? "" : ", ") + p;
+  const std::string offered = Join(profiles, ", ");
   const std::string mig_only = profiles.empty() ? std::string("this server has no GPUs")
                                                 : "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
   switch (r.kind) {

@@ -1,5 +1,6 @@
 """Bad input over the socket and at submit: an error reply, and the daemon keeps serving."""
 import json
+import re
 import socket
 import unittest
 
@@ -80,12 +81,25 @@ class ProtocolTest(DaemonTest):
             r = self.d.rota("submit", *args, "--", "true", check=False)
             self.assertEqual(r.returncode, 1, r)
             self.assertIn("this job can never run here: it asks for " + words, r.stderr)
+        # More host memory than this machine has, for a batch job and for a session.
+        with open("/proc/meminfo") as f:
+            mem_total_g = int(f.readline().split()[1]) / (1024 * 1024)  # MemTotal, kB
+        for command in ("submit", "run"):
+            r = self.d.rota(command, "--gpus", "2", "--mem-per-gpu", "900T", "--", "true", check=False)
+            self.assertEqual(r.returncode, 1, r)
+            m = re.search(r"this job can never run here: it asks for 921600G of host memory per GPU "
+                          r"\(1843200G in all\), but this server has ([0-9.]+)G", r.stderr)
+            self.assertIsNotNone(m, r.stderr)
+            self.assertAlmostEqual(float(m.group(1)), mem_total_g, delta=0.1)
         r = self.d.rota("submit", "--time", "0", "--", "true", check=False)
         self.assertEqual(r.returncode, 2)
         r = self.d.rota("submit", "--after", "999", "--", "true", check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("999", r.stderr)
         self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])
+        # A limit this machine can honour is taken.
+        r = self.d.rota("submit", "--mem-per-gpu", "1G", "--", "true", check=False)
+        self.assertEqual(r.returncode, 0, r)
 
     def test_a_usage_error_points_to_the_help_of_its_command(self):
         for args, help in ((["show", "abc"], "rota show --help"), (["cancel"], "rota cancel --help"),
