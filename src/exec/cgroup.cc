@@ -64,6 +64,15 @@ Status MakeDir(const std::string& path) {
   return Status::Ok();
 }
 
+// Makes the memory controller available to the children of `dir`.
+Status EnableMemory(const std::string& dir) {
+  StatusOr<std::string> controllers = ReadFile(dir + "/cgroup.controllers");
+  if (!controllers.ok() || !HasWord(*controllers, "memory")) return FailedPrecondition("controller not available");
+  StatusOr<std::string> enabled = ReadFile(dir + "/cgroup.subtree_control");
+  if (enabled.ok() && HasWord(*enabled, "memory")) return Status::Ok();
+  return WriteControlFile(dir + "/cgroup.subtree_control", "+memory");
+}
+
 }  // namespace
 
 std::optional<Cgroup2Mount> FindCgroup2Mount(std::string_view mountinfo) {
@@ -118,18 +127,26 @@ CgroupBase SetUpCgroupBase(const std::string& name) {
   std::string base;
   if (*own == "/") {
     base = mount->mount_point + "/" + name;
-    if (Status s = MakeDir(base); !s.ok()) return NoCgroups(s.message());
-  } else if (own->size() > 7 && own->substr(own->size() - 7) == "/daemon") {
-    base = Join(mount->mount_point, Parent(*own));  // moved there by an earlier start
   } else {
-    base = Join(mount->mount_point, *own);
-    std::string leaf = base + "/daemon";
-    if (Status s = MakeDir(leaf); !s.ok()) return NoCgroups(s.message());
-    if (Status s = WriteControlFile(leaf + "/cgroup.procs", std::to_string(getpid())); !s.ok()) {
-      rmdir(leaf.c_str());
-      return NoCgroups(s.message());
+    // A cgroup of its own (a service's, with Delegate=yes): the daemon moves into <own>/daemon,
+    // as no process may stay in a cgroup that hands controllers to its children, and its jobs
+    // go under <own>/<name>, so that two daemons started from one cgroup keep apart.
+    const bool moved = own->size() > 7 && own->substr(own->size() - 7) == "/daemon";  // by an earlier start
+    const std::string mine = Join(mount->mount_point, moved ? Parent(*own) : *own);
+    if (!moved) {
+      std::string leaf = mine + "/daemon";
+      if (Status s = MakeDir(leaf); !s.ok()) return NoCgroups(s.message());
+      if (Status s = WriteControlFile(leaf + "/cgroup.procs", std::to_string(getpid())); !s.ok()) {
+        rmdir(leaf.c_str());
+        return NoCgroups(s.message());
+      }
     }
+    // For the base's own memory controller below. It fails where other processes stay in
+    // <own> (a shell that started this daemon): then jobs get no memory limit.
+    (void)EnableMemory(mine);
+    base = mine + "/" + name;
   }
+  if (Status s = MakeDir(base); !s.ok()) return NoCgroups(s.message());
 
   // Can we create job cgroups here? (An existing base may belong to someone else.)
   const std::string probe = base + "/probe-" + std::to_string(getpid());
@@ -139,19 +156,9 @@ CgroupBase SetUpCgroupBase(const std::string& name) {
   rmdir(probe.c_str());
 
   CgroupBase result{base, false, ""};
-  std::string why_not = "controller not available";
-  StatusOr<std::string> controllers = ReadFile(base + "/cgroup.controllers");
-  if (controllers.ok() && HasWord(*controllers, "memory")) {
-    StatusOr<std::string> enabled = ReadFile(base + "/cgroup.subtree_control");
-    if (enabled.ok() && HasWord(*enabled, "memory")) {
-      result.memory = true;
-    } else if (Status s = WriteControlFile(base + "/cgroup.subtree_control", "+memory"); s.ok()) {
-      result.memory = true;
-    } else {
-      why_not = s.message();
-    }
-  }
-  result.note = "cgroup v2 at " + base + " (memory limits: " + (result.memory ? "yes" : "no: " + why_not) + ")";
+  Status memory = EnableMemory(base);
+  result.memory = memory.ok();
+  result.note = "cgroup v2 at " + base + " (memory limits: " + (result.memory ? "yes" : "no: " + memory.message()) + ")";
   return result;
 }
 

@@ -39,8 +39,9 @@ struct CgroupBase {
 // Probes cgroup v2 and prepares the base (docs/design.md, Executor):
 //   own cgroup "/":          base = <mount>/<name> (created; `name` is unique per daemon, so
 //                            two daemons on one machine, e.g. in tests, never share a base);
-//   own cgroup ".../daemon": base = its parent (a restarted daemon already moved there);
-//   other own cgroup X:      the process moves itself into <mount>X/daemon, base = <mount>X.
+//   own cgroup X/daemon:     base = <mount>X/<name> (a restarted daemon already moved there);
+//   other own cgroup X:      the process moves itself into <mount>X/daemon, base = <mount>X/<name>
+//                            (created, as is "+memory" in X's subtree_control where it can be).
 // Then "+memory" is written to the base's cgroup.subtree_control when the controller is
 // available to it. Never fails: without a writable cgroup v2 the result has an empty path and
 // a note that says why. A base in which this process cannot create a child (an ordinary user

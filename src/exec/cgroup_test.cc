@@ -103,15 +103,16 @@ TEST_F(CgroupTest, DelegatedServiceMovesItselfIntoALeaf) {
     if (!MoveToCgroup(service, getpid()).ok()) _exit(10);
     StatusOr<std::unique_ptr<Executor>> e = Executor::Create({ROTA_SHEPHERD, tmp_ / "run2", true});
     if (!e.ok()) _exit(11);
-    if ((*e)->cgroup_base() != service) _exit(12);
+    const std::string base = service + "/rota";  // jobs in a base of its own name, beside its leaf
+    if ((*e)->cgroup_base() != base) _exit(12);
     std::string own = ReadText("/proc/self/cgroup");
     if (own.find("/svc/daemon\n") == std::string::npos) _exit(13);
     StatusOr<std::string> cgroup = (*e)->CreateCgroup(job, 0);
-    if (!cgroup.ok() || *cgroup != service + "/job-" + std::to_string(job)) _exit(14);
+    if (!cgroup.ok() || *cgroup != base + "/job-" + std::to_string(job)) _exit(14);
     if (!(*e)->RemoveCgroup(*cgroup).ok()) _exit(15);
     // A second start (the daemon restarted within its leaf) keeps the same base.
     StatusOr<std::unique_ptr<Executor>> again = Executor::Create({ROTA_SHEPHERD, tmp_ / "run2", true});
-    if (!again.ok() || (*again)->cgroup_base() != service) _exit(16);
+    if (!again.ok() || (*again)->cgroup_base() != base) _exit(16);
     _exit(0);
   }
   int status = 0;
@@ -119,6 +120,7 @@ TEST_F(CgroupTest, DelegatedServiceMovesItselfIntoALeaf) {
   EXPECT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the _exit codes in the test";
   EXPECT_EQ(rmdir((service + "/daemon").c_str()), 0);
+  EXPECT_EQ(rmdir((service + "/rota").c_str()), 0);
   EXPECT_EQ(rmdir(service.c_str()), 0);
   EXPECT_EQ(rmdir(top.c_str()), 0);
 }

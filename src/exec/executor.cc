@@ -182,19 +182,13 @@ void Executor::RetryStaleCgroups() {
   stale_cgroups_ = std::move(still);
 }
 
-bool Executor::NamedBase() const {
-  const std::string suffix = "/" + options_.cgroup_name;
-  return base_.size() > suffix.size() && base_.compare(base_.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void Executor::RemoveBaseIfUnused() {
-  if (NamedBase()) rmdir(base_.c_str());  // fails (EBUSY) while job cgroups remain: then it is still in use
+  if (!base_.empty()) rmdir(base_.c_str());  // fails (EBUSY) while job cgroups remain: then it is still in use
 }
 
 int Executor::RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use) {
-  // Only in a base of our own name: a service's own cgroup is systemd's to trim, and one that
-  // every process started from the same (non-root) cgroup shares may hold others' job cgroups.
-  if (base_.empty() || !NamedBase()) return 0;
+  // The base is this daemon's alone (named after it, SetUpCgroupBase): what is in it is ours.
+  if (base_.empty()) return 0;
   int removed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(base_, ec)) {

@@ -103,8 +103,8 @@ struct ExecutorOptions {
   std::string shepherd_path;  // the rota-shepherd binary (absolute)
   std::string run_dir;        // private dir for spec and result files; created 0700 if missing
   bool use_cgroups = true;    // false: never touch cgroups, track jobs by process group
-  // The base cgroup's name when the daemon runs in the root cgroup (<mount>/<name>); must be
-  // unique per daemon on the machine.
+  // The base cgroup's name (<mount>/<name> from the root cgroup, <mount><own>/<name> from a
+  // cgroup of its own); must be unique per daemon on the machine.
   std::string cgroup_name = "rota";
 };
 
@@ -113,7 +113,8 @@ class Executor {
   // Creates run_dir (0700; an existing one must be a directory owned by the euid) and probes
   // cgroup v2 (see docs/design.md, Executor): the base is <mount>/<cgroup_name> when the process
   // is in the root cgroup; otherwise (delegated systemd service) the process moves itself into
-  // <mount><own>/daemon and jobs go in <mount><own>. No writable cgroup v2 is not an error.
+  // <mount><own>/daemon and jobs go in <mount><own>/<cgroup_name>. No writable cgroup v2 is not
+  // an error.
   static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
   // Leaves shepherds running. Removes the job cgroups that Collect killed but could not remove
   // yet (waiting up to 1 s for each to empty).
@@ -127,14 +128,14 @@ class Executor {
   // process group".
   const std::string& cgroup_note() const { return note_; }
 
-  // Removes the base cgroup this executor created under the root cgroup (<mount>/<name>) when
+  // Removes the base cgroup this executor created (<mount>/<name> or <mount><own>/<name>) when
   // no job cgroup is left in it; for a daemon that is stopping. Never the service's own cgroup.
   void RemoveBaseIfUnused();
   // Removes the empty job-<id> cgroups under the base whose job `in_use` does not name: what a
   // daemon that died, or a session's client that was still leaving, left behind. One that
   // still holds processes is left alone. Returns how many were removed. For a daemon that
-  // starts, after it has re-adopted its jobs; only in a base <mount>/<name> of its own (as
-  // RemoveBaseIfUnused), whose name no other daemon uses.
+  // starts, after it has re-adopted its jobs; its base is named after it, so no other daemon's
+  // jobs are there.
   int RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use);
   // The directory that holds job-<id> cgroups, or "" without cgroups.
   const std::string& cgroup_base() const { return base_; }
@@ -218,7 +219,6 @@ class Executor {
   explicit Executor(const ExecutorOptions& options);
   std::string JobCgroup(JobId job) const;
   void RetryStaleCgroups();
-  bool NamedBase() const;  // the base is <mount>/<cgroup_name>, made by us (not our own cgroup)
   // Kills what is left in the job's cgroup and removes it (or keeps it for RetryStaleCgroups).
   void ClearJobCgroup(JobId job);
   // Hands the job to the next standby, which then is the job's shepherd; false when none is left
