@@ -221,9 +221,19 @@ class Rotad:
             except (OSError, ValueError, TypeError):
                 pass
         self.stop()
-        # Cancel whatever is still running (as root with the jobs' shepherds).
-        subprocess.run(["pkill", "-f", "rota-shepherd --(job [0-9]+ --spec|standby --run-dir) " + self.state],
-                       check=False)
+        # What is still running (rotad could not start again, or did not answer): its shepherds
+        # forward SIGTERM to their jobs. A job that ignores it has its leader killed after a
+        # while; its shepherd then kills the rest (the cgroup, or the process group) and exits.
+        shepherds = "rota-shepherd --(job [0-9]+ --spec|standby --run-dir) " + self.state
+        if subprocess.run(["pkill", "-f", shepherds], check=False).returncode == 0:
+            def left():
+                r = subprocess.run(["pgrep", "-f", shepherds], capture_output=True, text=True, check=False)
+                return [int(p) for p in r.stdout.split()]
+            deadline = time.time() + 3
+            while left() and time.time() < deadline:
+                time.sleep(0.1)
+            for pid in left():
+                subprocess.run(["pkill", "-KILL", "-P", str(pid)], check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # --- clients -----------------------------------------------------------------------------
