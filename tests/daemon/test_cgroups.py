@@ -1,6 +1,5 @@
 """Where jobs' cgroups go when rotad is not in the root cgroup (docs/design.md, Executor)."""
 import os
-import re
 import subprocess
 import unittest
 
@@ -29,9 +28,9 @@ def own_cgroup(pid):
 @unittest.skipUnless(IS_ROOT, "moving processes between cgroups needs root")
 class SharedParentCgroupTest(unittest.TestCase):
     """Two daemons started from one cgroup that is not the root (as from one login session):
-    each moves itself into <cgroup>/daemon and puts its jobs in a base of its own below it. Until
-    both used <cgroup>/job-<id>, the second daemon's job 1 could not start while the first's ran
-    (its cgroup held processes), and the end of either could kill the other's."""
+    each moves itself into <cgroup>/daemon and puts its jobs in a base of its own below it. When
+    both used <cgroup>/job-<id> (up to b82cea7), the second daemon's job 1 could not start while
+    the first's ran (its cgroup held processes), and the end of either could kill the other's."""
 
     def setUp(self):
         mount = cgroup2_mount()
