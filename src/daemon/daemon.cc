@@ -138,6 +138,7 @@ Status Daemon::Open() {
   outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
   host_ = HostName();
   host_memory_ = PhysicalMemory();
+  WarnAboutMemoryDefault();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
   usage_ = std::move(*usage);
@@ -375,8 +376,19 @@ Status Daemon::ReloadConfig() {
   if (Status s = StartSampler(); !s.ok()) return s;
   if (Status s = StartNotifier(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
+  WarnAboutMemoryDefault();
   dirty_ = true;
   return Status();
+}
+
+void Daemon::WarnAboutMemoryDefault() const {
+  // Not refused: it is the admin's choice, and harmless (a limit nothing reaches); said because
+  // it is most likely a slip (a unit, or a value meant for a bigger server).
+  if (host_memory_ > 0 && config_.default_mem_per_gpu > host_memory_) {
+    spdlog::warn("default_mem_per_gpu = {} is more than this server's memory ({}): jobs that ask for no "
+                 "--mem-per-gpu have no effective host-memory limit",
+                 FormatMemory(config_.default_mem_per_gpu), FormatMemory(host_memory_));
+  }
 }
 
 int Daemon::Run() {

@@ -333,6 +333,7 @@ class Daemon : public Server::Handler {
   void RemapPlacement(store::JobRecord& rec) const;
   void OnSignal();
   Status ReloadConfig();
+  void WarnAboutMemoryDefault() const;  // in the log, at start and at each reload
 
   DaemonOptions options_;
   config::Config config_;

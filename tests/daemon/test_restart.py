@@ -251,6 +251,21 @@ class ReloadTest(DaemonTest):
         self.d.wait_state(ok, "completed")
         self.d.rota("cancel", str(job))
 
+    def test_a_default_memory_limit_beyond_the_server_is_warned_of(self):
+        warning = "default_mem_per_gpu = 921600G is more than this server's memory ("
+        self.assertNotIn(warning, self.d.read_log())
+        self.d.write_config('default_mem_per_gpu = "900T"\n' + SMALL_CLUSTER)
+        self.d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: warning in self.d.read_log(), what="the warning at the reload")
+        self.d.stop()
+        self.d.start()
+        self.assertEqual(self.d.read_log().count(warning), 2, "no warning at the start")
+        # A limit the server can honour is not warned of.
+        self.d.write_config('default_mem_per_gpu = "1G"\n' + SMALL_CLUSTER)
+        self.d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.d.read_log().count("reloaded") == 2, what="the second reload")
+        self.assertEqual(self.d.read_log().count(warning), 2)
+
 
 if __name__ == "__main__":
     unittest.main()
