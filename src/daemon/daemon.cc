@@ -82,12 +82,13 @@ Daemon::~Daemon() {
   StopSampler();
   // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
   // that the base can go too (what is still in one stays: it is a user's terminal process).
-  for (const std::string& cgroup : stale_cgroups_) {
-    if (!executor_) break;
-    exec::WaitCgroupEmpty(cgroup, 200);
-    (void)executor_->RemoveCgroup(cgroup);
+  if (executor_) {
+    for (const std::string& cgroup : stale_cgroups_) {
+      exec::WaitCgroupEmpty(cgroup, 200);
+      (void)executor_->RemoveCgroup(cgroup);
+    }
+    executor_->RemoveBaseIfUnused();
   }
-  if (executor_) executor_->RemoveBaseIfUnused();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
   for (const OneShot* t : {&submit_timer_, &standby_timer_, &trim_timer_}) {

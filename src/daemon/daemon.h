@@ -461,10 +461,10 @@ class Daemon : public Server::Handler {
   int signal_fd_ = -1;
   int timer_fd_ = -1;
   OneShot submit_timer_;  // kSubmitBatchWindowNs after a submission
-  // Standby shepherds kept waiting (exec::Executor::PrepareStandbys): enough for the jobs that
-  // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
   static constexpr int kLockTries = 20;  // for the state directory's lock, kLockRetryUs apart
   static constexpr useconds_t kLockRetryUs = 100'000;
+  // Standby shepherds kept waiting (exec::Executor::PrepareStandbys): enough for the jobs that
+  // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
   static constexpr std::size_t kStandbys = 4;
   static constexpr long kStandbyDelayNs = 20'000'000;
   // When starting them fails (the shepherd's binary replaced or unreadable for a moment, no

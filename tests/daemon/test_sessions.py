@@ -119,6 +119,14 @@ class SessionRestartTest(DaemonTest):
         self.assertEqual(sess[0]["state"], "running")
         return client, sess[0]["id"], int(self.read(f"{marker}.pid").strip())
 
+    def assert_cgroup_base_gone_at_stop(self):
+        """The ended session's cgroup goes (at a later pass, as its client may still have been
+        dying at the restart, or when rotad stops), and with it the cgroup base."""
+        base = self.d.cgroup_base()
+        if base:
+            self.d.stop()
+            self.assertFalse(os.path.exists(base), os.listdir(base) if os.path.exists(base) else None)
+
     def test_a_session_is_re_adopted_and_ends_with_its_client(self):
         client, job, _ = self.start_session("a")
         self.d.kill9()
@@ -143,12 +151,7 @@ class SessionRestartTest(DaemonTest):
         self.d.start()
         rec = self.d.wait_state(job, "cancelled")
         self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
-        # Its cgroup goes too (at a later pass, its client may still have been dying at the
-        # restart, or when rotad stops), and with it the cgroup base.
-        base = self.d.cgroup_base()
-        if base:
-            self.d.stop()
-            self.assertFalse(os.path.exists(base), os.listdir(base) if os.path.exists(base) else None)
+        self.assert_cgroup_base_gone_at_stop()
 
     @unittest.skipUnless(IS_ROOT and os.access("/proc/sys/kernel/ns_last_pid", os.W_OK),
                          "needs root to give another process the client's pid (ns_last_pid)")
@@ -179,12 +182,7 @@ class SessionRestartTest(DaemonTest):
         self.d.start()
         rec = self.d.wait_state(job, "cancelled")
         self.assertEqual(rec["end_reason"], "Session ended while rotad was down")
-        # Its cgroup goes too (at a later pass, its client may still have been dying at the
-        # restart, or when rotad stops), and with it the cgroup base.
-        base = self.d.cgroup_base()
-        if base:
-            self.d.stop()
-            self.assertFalse(os.path.exists(base), os.listdir(base) if os.path.exists(base) else None)
+        self.assert_cgroup_base_gone_at_stop()
         self.assertIn("its pid was reused", self.d.read_log())
         self.assertIsNone(impostor.poll(), "the impostor was killed")
 
