@@ -201,7 +201,7 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
   job.request = *request;
 
   std::int64_t v = kHour;
-  if (Status s = ReadInt(j, "time_limit", 1, 366 * kDay, v); !s.ok()) return s;
+  if (Status s = ReadInt(j, "time_limit", 1, kMaxTimeLimit, v); !s.ok()) return s;
   job.time_limit = v;
   std::string tier = "regular";
   if (Status s = ReadString(j, "tier", tier); !s.ok()) return s;

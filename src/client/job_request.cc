@@ -259,6 +259,9 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
           "\": expected a time limit above zero such as 90 (minutes), 30m, 4h, 2d, 1:30:00 "
           "or 2-00:00:00");
     }
+    if (*d > kMaxTimeLimit) {
+      return InvalidArgument("--time \"" + f.time + "\": at most " + std::to_string(kMaxTimeLimit / kDay) + " days");
+    }
     job["time_limit"] = *d;
   }
   if (!f.tier.empty()) {

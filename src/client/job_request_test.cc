@@ -185,6 +185,7 @@ TEST(BuildJobTest, LocalRefusalsSayWhatIsAccepted) {
   std::vector<Case> cases = {
       {with([](RequestFlags& f) { f.time = "0"; }), "--time"},
       {with([](RequestFlags& f) { f.time = "abc"; }), "4h"},
+      {with([](RequestFlags& f) { f.time = "367d"; }), "at most 366 days"},
       {with([](RequestFlags& f) { f.gpus = "0"; }), "--gpus"},
       {with([](RequestFlags& f) { f.gpus = "two"; }), "whole number"},
       {with([](RequestFlags& f) {
@@ -211,6 +212,14 @@ TEST(BuildJobTest, LocalRefusalsSayWhatIsAccepted) {
     EXPECT_NE(job.status().message().find(c.mentions), std::string::npos) << job.status().message();
     EXPECT_EQ(job.status().message().find('\n'), std::string::npos);  // one line
   }
+}
+
+TEST(BuildJobTest, TheLongestTimeLimitIsAccepted) {
+  RequestFlags f;
+  f.time = "366d";
+  auto job = BuildJob(f, Context());
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ((*job)["time_limit"], 366 * 86400);
 }
 
 TEST(BuildJobTest, NeedsACommandAndAnAbsoluteDirectory) {

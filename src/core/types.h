@@ -24,6 +24,8 @@ inline constexpr Duration kMinute = 60;
 inline constexpr Duration kHour = 3600;
 inline constexpr Duration kDay = 86400;
 inline constexpr Duration kWeek = 7 * kDay;
+// The longest time limit a job may ask for (a year, leap day included).
+inline constexpr Duration kMaxTimeLimit = 366 * kDay;
 
 // Service tiers, lowest first: thesis / paper deadline > regular experiments > exploration.
 enum class Tier : std::uint8_t { kExplore = 0, kRegular = 1, kThesis = 2 };
