@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::daemon {
 namespace {
@@ -82,7 +82,7 @@ class NotifierTest : public ::testing::Test {
   }
   store::OutboxState StateOf(std::int64_t id) { return outbox_->Get(id)->state; }
 
-  store::TestDir dir_;
+  testing::TempDir dir_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<store::Outbox> outbox_;
   std::shared_ptr<FakeChannel> lab_ = std::make_shared<FakeChannel>();

@@ -17,34 +17,14 @@
 
 #include "core/types.h"
 #include "exec/executor.h"
+#include "testing/temp_dir.h"
 
 namespace rota::exec::testing {
 
 // Generous: the tests must pass on a loaded 2-core machine under ASan.
 inline constexpr int kTimeoutMs = 60'000;
 
-// A fresh directory under /tmp (mode 0755 so that other users can reach subdirectories),
-// removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rota-exec-test-XXXXXX";
-    const char* made = mkdtemp(tmpl);
-    path_ = made ? made : "";
-    if (made) chmod(made, 0755);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using rota::testing::TempDir;
 
 // The tests' cgroup base name: never the system daemon's ("rota"), whose start removes the empty
 // job cgroups it finds in its base (Executor::RemoveLeftoverCgroups).

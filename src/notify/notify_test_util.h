@@ -31,28 +31,11 @@
 #include <vector>
 
 #include "notify/codec.h"
+#include "testing/temp_dir.h"
 
 namespace rota::notify::testing {
 
-// A fresh directory under /tmp, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rota-notify-test-XXXXXX";
-    const char* made = mkdtemp(tmpl);
-    path_ = made ? made : "/tmp";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (path_ != "/tmp") std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using rota::testing::TempDir;
 
 // A self-signed certificate for CN=localhost, IP 127.0.0.1, with its key; the PEM file is what a
 // client trusts (ca_file), the SSL_CTX what the servers use.

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
@@ -28,7 +28,7 @@ BookingRecord TwoCards(std::string user = "alice") {
 }
 
 TEST(BookingStore, AddGetUpdateAndEvents) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   BookingRecord r = TwoCards();
@@ -73,7 +73,7 @@ TEST(BookingStore, AddGetUpdateAndEvents) {
 }
 
 TEST(BookingStore, LoadsOpenAndRecentAndFindsOverlaps) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok());
   BookingRecord old = TwoCards("bob");

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
 
 TEST(DbTest, OpenAppliesConnectionSettings) {
-  TestDir dir;
+  testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -19,7 +19,7 @@ TEST(DbTest, OpenAppliesConnectionSettings) {
 }
 
 TEST(DbTest, StatementBindStepReset) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER, b TEXT, c REAL)").ok());
@@ -53,7 +53,7 @@ int CompiledStatements(Db& db) {
 }
 
 TEST(DbTest, StatementsAreCompiledOnceAndComeBackClean) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   Db& d = **db;
@@ -97,7 +97,7 @@ TEST(DbTest, StatementsAreCompiledOnceAndComeBackClean) {
 }
 
 TEST(DbTest, StatementsWithVaryingTextAreNotKept) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   Db& d = **db;
@@ -114,7 +114,7 @@ TEST(DbTest, StatementsWithVaryingTextAreNotKept) {
 }
 
 TEST(DbTest, ErrorsCarrySqliteText) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   auto bad = (*db)->Prepare("SELEKT 1");
@@ -137,7 +137,7 @@ TEST(DbTest, OpenFailsCleanlyOnMissingDirectory) {
 }
 
 TEST(DbTest, TransactionRollsBackUnlessCommitted) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER)").ok());
@@ -158,7 +158,7 @@ TEST(DbTest, TransactionRollsBackUnlessCommitted) {
 // A transaction begun inside another is a savepoint: its rollback undoes only its own writes,
 // its commit leaves them to the outer transaction, which commits or rolls back all of them.
 TEST(DbTest, NestedTransactionsAreSavepointsOfTheOuterOne) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER)").ok());

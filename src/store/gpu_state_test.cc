@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
@@ -9,7 +9,7 @@ namespace {
 constexpr Time kT0 = 1'700'000'000;
 
 TEST(GpuState, DrainsSurviveReopeningAndEndOneKindAtATime) {
-  TestDir dir;
+  testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   {
     auto store = JobStore::Open(dir.File("rota.db"));
@@ -42,7 +42,7 @@ TEST(GpuState, DrainsSurviveReopeningAndEndOneKindAtATime) {
 }
 
 TEST(GpuState, EventsFilterByCard) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->AddGpuEvent({kT0, "GPU-a", 0, "suspect", "timeout", "rotad"}).ok());
@@ -63,7 +63,7 @@ namespace rota::store {
 namespace {
 
 TEST(AuditEvents, JobsBookingsAndGpusTogetherOldestFirst) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok());
   JobRecord job;

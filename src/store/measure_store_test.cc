@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
@@ -22,7 +22,7 @@ JobRecord OneGpuJob() {
 }
 
 TEST(JobMeasuresTest, RunsOfOneJobAddUpAndSurviveReopening) {
-  TestDir dir;
+  testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   JobId ended = 0, running = 0, old = 0;
   {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
@@ -26,7 +26,7 @@ OutboxRow Row(std::string channel, std::string event, Time next) {
 }
 
 TEST(Outbox, EnqueueSurvivesReopenAndIsDueInOrder) {
-  TestDir dir;
+  testing::TempDir dir;
   std::vector<std::int64_t> ids;
   {
     auto store = JobStore::Open(dir.File("rota.db"));
@@ -62,7 +62,7 @@ TEST(Outbox, EnqueueSurvivesReopenAndIsDueInOrder) {
 }
 
 TEST(Outbox, SentOnceRetryDeferAndFail) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok());
   Outbox out((*store)->db());
@@ -111,7 +111,7 @@ namespace rota::store {
 namespace {
 
 TEST(Outbox, CountByStateForMetrics) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   Outbox out((*store)->db());
@@ -128,7 +128,7 @@ TEST(Outbox, CountByStateForMetrics) {
 }
 
 TEST(Outbox, RecentIsNewestFirstSinceAStateAndLimited) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   Outbox out((*store)->db());
@@ -158,7 +158,7 @@ TEST(Outbox, RecentIsNewestFirstSinceAStateAndLimited) {
 }
 
 TEST(Outbox, PruneDeletesOldSettledRowsAndKeepsTheTotals) {
-  TestDir dir;
+  testing::TempDir dir;
   std::int64_t kept_sent = 0, old_pending = 0;
   {
     auto store = JobStore::Open(dir.File("rota.db"));

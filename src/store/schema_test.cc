@@ -4,13 +4,13 @@
 
 #include <array>
 
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
 
 TEST(SchemaTest, MigratesEmptyFileToLatest) {
-  TestDir dir;
+  testing::TempDir dir;
   auto db = Db::Open(dir.File("a.db"));
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*SchemaVersion(**db), 0);
@@ -30,7 +30,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
 }
 
 TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
-  TestDir dir;
+  testing::TempDir dir;
   {
     auto db = Db::Open(dir.File("a.db"));
     ASSERT_TRUE(db.ok());
@@ -47,7 +47,7 @@ TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
 }
 
 TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {
-  TestDir dir;
+  testing::TempDir dir;
   const std::array<std::string_view, 1> v1 = {"CREATE TABLE t (a INTEGER)"};
   const std::array<std::string_view, 2> v2 = {"CREATE TABLE t (a INTEGER)",
                                               "ALTER TABLE t ADD COLUMN b TEXT NOT NULL DEFAULT 'new'"};
@@ -66,7 +66,7 @@ TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {
 }
 
 TEST(SchemaTest, RefusesNewerVersion) {
-  TestDir dir;
+  testing::TempDir dir;
   const std::array<std::string_view, 2> v2 = {"CREATE TABLE t (a INTEGER)", "CREATE TABLE u (a INTEGER)"};
   {
     auto db = Db::Open(dir.File("a.db"));
@@ -83,7 +83,7 @@ TEST(SchemaTest, RefusesNewerVersion) {
 }
 
 TEST(SchemaTest, FailedStepLeavesPreviousVersion) {
-  TestDir dir;
+  testing::TempDir dir;
   const std::array<std::string_view, 2> steps = {"CREATE TABLE t (a INTEGER)",
                                                  "CREATE TABLE u (a INTEGER); SELEKT broken"};
   auto db = Db::Open(dir.File("a.db"));

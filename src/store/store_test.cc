@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
@@ -70,7 +70,7 @@ class JobStoreTest : public ::testing::Test {
   }
   JobState StateOf(JobId id) { return store_->Get(id)->state; }
 
-  TestDir dir_;
+  testing::TempDir dir_;
   std::unique_ptr<JobStore> store_;
 };
 
@@ -520,7 +520,7 @@ TEST_F(JobStoreTest, ReadOnlyDatabaseFailsCleanly) {
 // A child process submits jobs and writes each acknowledged id to a pipe; it is SIGKILLed
 // mid-way. Every id it acknowledged must be in the database, exactly once.
 TEST(StoreDurabilityTest, AcknowledgedSubmissionsSurviveKill9) {
-  TestDir dir;
+  testing::TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.File("rota.db");
   { ASSERT_NE(OpenOrDie(path), nullptr); }  // create and migrate before forking

@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
 #include "store/job_store.h"
-#include "store/test_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rota::store {
 namespace {
 
 TEST(TokenStore, AddListRevoke) {
-  TestDir dir;
+  testing::TempDir dir;
   auto store = JobStore::Open(dir.File("rota.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   ApiToken t;
