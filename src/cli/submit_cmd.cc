@@ -16,6 +16,7 @@
 
 #include "api/protocol.h"
 #include "cli/daemon_client.h"
+#include "client/output_path.h"
 
 extern char** environ;
 
@@ -62,6 +63,7 @@ int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
   client::JobContext context{args.command, *cwd, client::EnvironmentMap(environ), false};
   auto job = client::BuildJob(flags, context);
   if (!job.ok()) return Fail(job.status());
+  if (Status s = client::CheckOutputPath(flags.output, *cwd); !s.ok()) return Fail(s);
   nlohmann::json request = {{"v", api::kVersion}, {"op", "submit"}};
   request["job"] = std::move(*job);
   auto reply = CallDaemon(options, request);

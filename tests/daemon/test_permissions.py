@@ -1,6 +1,7 @@
 """Identity and permissions with real Unix users (root only: CI runs as root). Identity comes
 from the socket's peer credentials; a user acts only on their own jobs; admins on all; jobs run
 as their owner, never as root."""
+import json
 import os
 import pwd
 import unittest
@@ -42,6 +43,36 @@ class PermissionTest(DaemonTest):
         self.assertNotIn(0, expected)
         # The log file was created by the job's user, not by root.
         self.assertEqual(os.stat(out_path).st_uid, self.alice.pw_uid)
+
+    def test_an_output_its_owner_cannot_write_is_refused_at_submit(self):
+        # The shepherd opens the log as the job's owner when the job starts; rota submit makes
+        # the same check as that user, so the job is refused now instead of failing later.
+        root_only = self.path("root-only")
+        os.makedirs(root_only, exist_ok=True)
+        os.chmod(root_only, 0o755)
+        r = self.d.rota("submit", "--name", "refused", "--", "true", user=ALICE, cwd=root_only, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"you cannot create files in {root_only} (Permission denied)", r.stderr)
+        self.assertIn("submit from a directory you can write to", r.stderr)
+        d = self.alice_dir()
+        r = self.d.rota("submit", "--name", "refused", "--output", "/etc/passwd", "--", "true",
+                        user=ALICE, cwd=d, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--output /etc/passwd: you cannot write to it", r.stderr)
+        # Another user's file in a directory everyone may write to is not hers either.
+        open(os.path.join(d, "bob.log"), "w").close()
+        os.chown(os.path.join(d, "bob.log"), self.bob.pw_uid, self.bob.pw_gid)
+        os.chmod(d, 0o1777)
+        r = self.d.rota("submit", "--name", "refused", "--output", "bob.log", "--", "true",
+                        user=ALICE, cwd=d, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        names = [j["name"] for j in json.loads(self.d.rota("queue", "--all", "--json").stdout)]
+        names += [j["name"] for j in json.loads(self.d.rota("history", "--all", "--json").stdout)]
+        self.assertNotIn("refused", names)
+        # A file of her own there is accepted and written.
+        job = self.d.submit("--output", "mine.log", "--", "echo", "written", user=ALICE, cwd=d)
+        self.d.wait_state(job, "completed")
+        self.assertEqual(open(os.path.join(d, "mine.log")).read(), "written\n")
 
     def test_other_users_cannot_act_on_a_job_but_admins_can(self):
         d = self.alice_dir()
