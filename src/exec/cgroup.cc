@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -162,9 +163,24 @@ CgroupBase SetUpCgroupBase(const std::string& name) {
   return result;
 }
 
+namespace {
+constexpr char kJobPrefix[] = "job-";
+}  // namespace
+
+std::string JobCgroupPath(const std::string& base, JobId job) { return base + "/" + kJobPrefix + std::to_string(job); }
+
+JobId JobOfCgroupName(const std::string& name) {
+  if (name.rfind(kJobPrefix, 0) != 0) return 0;
+  const char* digits = name.c_str() + sizeof kJobPrefix - 1;
+  if (*digits < '1' || *digits > '9') return 0;  // strtoll would take "+3", " 3" and "03"
+  char* end = nullptr;
+  const long long id = std::strtoll(digits, &end, 10);
+  return *end != '\0' || id <= 0 ? 0 : id;
+}
+
 StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool memory,
                                       std::int64_t memory_limit_bytes) {
-  std::string path = base + "/job-" + std::to_string(job);
+  std::string path = JobCgroupPath(base, job);
   if (mkdir(path.c_str(), 0755) != 0) {
     if (errno != EEXIST) return Internal(ErrnoMessage("cannot create cgroup " + path, errno));
     StatusOr<bool> populated = CgroupPopulated(path);

@@ -48,6 +48,11 @@ struct CgroupBase {
 // under a root-owned base) counts as not writable.
 CgroupBase SetUpCgroupBase(const std::string& name = "rota");
 
+// A job's cgroup: <base>/job-<id>.
+std::string JobCgroupPath(const std::string& base, JobId job);
+// The job a cgroup directory's name (not path) names: "job-17" -> 17; 0 for any other name.
+JobId JobOfCgroupName(const std::string& name);
+
 // Creates <base>/job-<id> (an existing empty one is reused) and writes memory.max when
 // `memory` and limit > 0. FailedPrecondition if it exists and holds processes.
 StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool memory,

@@ -31,6 +31,14 @@ TEST(CgroupParseTest, FindsTheCgroup2MountInAHybridSetup) {
   EXPECT_EQ(m->root, "/");
 }
 
+TEST(CgroupParseTest, AJobCgroupsNameGivesBackItsJob) {
+  EXPECT_EQ(JobCgroupPath("/sys/fs/cgroup/rota", 17), "/sys/fs/cgroup/rota/job-17");
+  EXPECT_EQ(JobOfCgroupName("job-17"), 17);
+  for (const char* other : {"job-", "job-0", "job--3", "job-+3", "job- 3", "job-03", "job-17x", "job-x", "daemon", "jobs-17", ""}) {
+    EXPECT_EQ(JobOfCgroupName(other), 0) << other;
+  }
+}
+
 TEST(CgroupParseTest, UnescapesAndKeepsTheRoot) {
   std::optional<Cgroup2Mount> m =
       FindCgroup2Mount("29 1 0:26 /lxc/c1 /mnt/my\\040cgroups rw - cgroup2 none rw,nsdelegate\n");

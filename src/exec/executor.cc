@@ -170,7 +170,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
 }
 
 std::string Executor::JobCgroup(JobId job) const {
-  return base_.empty() ? "" : base_ + "/job-" + std::to_string(job);
+  return base_.empty() ? "" : JobCgroupPath(base_, job);
 }
 
 void Executor::RetryStaleCgroups() {
@@ -193,10 +193,8 @@ int Executor::RemoveLeftoverCgroups(const std::function<bool(JobId)>& in_use) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(base_, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("job-", 0) != 0 || !entry.is_directory(ec)) continue;
-    char* end = nullptr;
-    const long long id = std::strtoll(name.c_str() + 4, &end, 10);
-    if (*end != '\0' || id <= 0 || in_use(id)) continue;
+    const JobId id = JobOfCgroupName(name);
+    if (id == 0 || !entry.is_directory(ec) || in_use(id)) continue;
     StatusOr<bool> populated = CgroupPopulated(entry.path().string());
     if (populated.ok() && !*populated && exec::RemoveCgroup(entry.path().string()).ok()) ++removed;
   }
