@@ -474,6 +474,10 @@ class Daemon : public Server::Handler {
   static constexpr long long kStandbyRetryMaxNs = 600'000'000'000;
   long long standby_retry_ns_ = 0;  // the wait before the next try; 0 while standbys start fine
   OneShot standby_timer_;
+  // Ended jobs' cgroups are removed this long after the first end that left one
+  // (exec::Executor::RemoveEndedCgroups): after the launches of a burst of ends, not among them.
+  static constexpr long kCgroupRemovalDelayNs = 20'000'000;
+  OneShot cgroup_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.
   static constexpr long long kTrimDelayNs = 5'000'000'000;

@@ -145,6 +145,7 @@ Executor::Executor(const ExecutorOptions& options) : options_(options) {}
 // Last chance for cgroups whose processes were still dying when they were collected.
 Executor::~Executor() {
   for (Standby& standby : standbys_) DropStandby(standby);
+  RemoveEndedCgroups();
   for (const std::string& cgroup : stale_cgroups_) {
     (void)exec::KillCgroup(cgroup);
     WaitCgroupEmpty(cgroup, 1000);
@@ -183,6 +184,7 @@ void Executor::RetryStaleCgroups() {
 }
 
 void Executor::RemoveBaseIfUnused() {
+  RemoveEndedCgroups();
   if (!base_.empty()) rmdir(base_.c_str());  // fails (EBUSY) while job cgroups remain: then it is still in use
 }
 
@@ -209,6 +211,7 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     StatusOr<std::string> cgroup = CreateJobCgroup(base_, spec.job_id, memory_, spec.memory_limit_bytes);
     if (!cgroup.ok()) return cgroup.status();
     job.cgroup = *cgroup;
+    KeepCgroup(spec.job_id);
   }
   auto undo = [&] {
     (void)RemoveFile(SpecPath(options_.run_dir, spec.job_id));
@@ -430,7 +433,6 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
   if (exiting) return info;  // the shepherd and its cgroup are left to Reap
   children_.erase(shepherd);
   ClearJobCgroup(job);
-  RetryStaleCgroups();
   return info;
 }
 
@@ -445,8 +447,20 @@ void Executor::Reap(JobId job, pid_t shepherd) {
 void Executor::ClearJobCgroup(JobId job) {
   std::string cgroup = JobCgroup(job);
   if (cgroup.empty() || access(cgroup.c_str(), F_OK) != 0) return;
-  (void)KillCgroup(cgroup);  // what a vanished shepherd (or one that died in its last steps) left
-  if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
+  // What a vanished shepherd (or one that died in its last steps) left. Its shepherd emptied it
+  // otherwise: then cgroup.kill, which takes the kernel's cgroup lock too, is not written.
+  StatusOr<bool> populated = CgroupPopulated(cgroup);
+  if (!populated.ok() || *populated) (void)KillCgroup(cgroup);
+  ended_cgroups_.insert(job);
+}
+
+void Executor::RemoveEndedCgroups() {
+  for (JobId job : ended_cgroups_) {
+    std::string cgroup = JobCgroup(job);
+    if (!exec::RemoveCgroup(cgroup).ok()) stale_cgroups_.push_back(cgroup);
+  }
+  ended_cgroups_.clear();
+  RetryStaleCgroups();
 }
 
 void Executor::Forget(JobId job) {
@@ -461,7 +475,14 @@ Status Executor::Withdraw(JobId job) { return RemoveFile(SpecPath(options_.run_d
 StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {
   if (base_.empty()) return std::string();
   if (job <= 0) return InvalidArgument("job id must be positive");
-  return CreateJobCgroup(base_, job, memory_, memory_limit_bytes);
+  StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, memory_, memory_limit_bytes);
+  if (cgroup.ok()) KeepCgroup(job);
+  return cgroup;
+}
+
+void Executor::KeepCgroup(JobId job) {
+  ended_cgroups_.erase(job);
+  std::erase(stale_cgroups_, JobCgroup(job));
 }
 
 Status Executor::MoveToCgroup(const std::string& cgroup, pid_t pid) { return exec::MoveToCgroup(cgroup, pid); }

@@ -116,8 +116,8 @@ class Executor {
   // <mount><own>/daemon and jobs go in <mount><own>/<cgroup_name>. No writable cgroup v2 is not
   // an error.
   static StatusOr<std::unique_ptr<Executor>> Create(const ExecutorOptions& options);
-  // Leaves shepherds running. Removes the job cgroups that Collect killed but could not remove
-  // yet (waiting up to 1 s for each to empty).
+  // Leaves shepherds running. Removes the ended jobs' cgroups not removed yet, and those that
+  // Collect killed but could not remove yet (waiting up to 1 s for each to empty).
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -128,8 +128,9 @@ class Executor {
   // process group".
   const std::string& cgroup_note() const { return note_; }
 
-  // Removes the base cgroup this executor created (<mount>/<name> or <mount><own>/<name>) when
-  // no job cgroup is left in it; for a daemon that is stopping. Never the service's own cgroup.
+  // Removes the ended jobs' cgroups (RemoveEndedCgroups), then the base cgroup this executor
+  // created (<mount>/<name> or <mount><own>/<name>) when no job cgroup is left in it; for a
+  // daemon that is stopping. Never the service's own cgroup.
   void RemoveBaseIfUnused();
   // Removes the empty job-<id> cgroups under the base whose job `in_use` does not name: what a
   // daemon that died, or a session's client that was still leaving, left behind. One that
@@ -180,16 +181,24 @@ class Executor {
   Status Signal(pid_t shepherd, int signo);
 
   // After the pidfd became readable (or at startup for a shepherd found dead): reaps the shepherd
-  // if it is a child, reads <run_dir>/<job>.result, removes the job's cgroup (killing what is
-  // left in it; a cgroup whose processes are still dying is removed by a later call or the
-  // destructor). No result file => kVanished with a reason. Never blocks. The job's files stay
+  // if it is a child, reads <run_dir>/<job>.result, kills what is left in the job's cgroup and
+  // leaves the cgroup to RemoveEndedCgroups. No result file => kVanished with a reason. Never blocks. The job's files stay
   // until Forget: the same Collect after a restart reads the same result.
   // After kEndedNote, before the pidfd is readable: the shepherd is still exiting. Its result is
   // read, and the shepherd and its (empty) cgroup are left to Reap.
   ExitInfo Collect(JobId job, pid_t shepherd);
-  // Once the pidfd of a shepherd collected early became readable: reaps it and removes what is
-  // left of the job's cgroup.
+  // Once the pidfd of a shepherd collected early became readable: reaps it and leaves the job's
+  // cgroup to RemoveEndedCgroups (killing what is left in it).
   void Reap(JobId job, pid_t shepherd);
+  // Removes the cgroups of the jobs collected or reaped since the last call. The caller calls it
+  // a moment after the last launch (the daemon: kCgroupRemovalDelay later): a cgroup's removal
+  // holds the kernel's cgroup lock that the next job's mkdir and clone need, and costed the
+  // jobs that ended together on four cards 0.5 ms each in the hand-over (docs/benchmarks.md).
+  // A cgroup whose processes are still dying is retried at the next call.
+  void RemoveEndedCgroups();
+  // How many ended jobs' cgroups wait for RemoveEndedCgroups (not counting those whose
+  // processes were still dying at the last try: they are tried again at each call and launch).
+  std::size_t ended_cgroups() const { return ended_cgroups_.size(); }
   // Removes the job's files in the run directory (its spec and result): once its end is recorded,
   // or before a new launch of the same job (a requeue) is recorded. Missing files are OK.
   void Forget(JobId job);
@@ -219,8 +228,11 @@ class Executor {
   explicit Executor(const ExecutorOptions& options);
   std::string JobCgroup(JobId job) const;
   void RetryStaleCgroups();
-  // Kills what is left in the job's cgroup and removes it (or keeps it for RetryStaleCgroups).
+  // Kills what is left in the job's cgroup and keeps it for RemoveEndedCgroups.
   void ClearJobCgroup(JobId job);
+  // The job's cgroup is in use again (a requeued job's new run reuses the empty cgroup of its
+  // last one): no longer to be removed.
+  void KeepCgroup(JobId job);
   // Hands the job to the next standby, which then is the job's shepherd; false when none is left
   // (dead ones met on the way are dropped).
   bool HandToStandby(JobId job, const std::string& token, Launched* launched);
@@ -231,6 +243,7 @@ class Executor {
   std::string base_;    // "" without cgroups
   bool memory_ = false;  // memory.max can be set on job cgroups
   std::string note_;
+  std::set<JobId> ended_cgroups_;           // ended jobs whose (empty) cgroups are not removed yet
   std::vector<std::string> stale_cgroups_;  // killed but not yet removable; retried later
   // Shepherds started by Launch and not yet collected: unreaped children, so their pids cannot
   // have been reused (and their /proc cmdline may still be empty right after the spawn).

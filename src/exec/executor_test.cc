@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "exec/cgroup.h"
 #include "exec/exec_test_util.h"
 #include "exec/files.h"
 #include "exec/spec.h"
@@ -151,7 +152,13 @@ TEST_P(ExecutorTest, CollectKeepsTheJobsFilesUntilForget) {
   ExitInfo first = Run(spec);
   EXPECT_EQ(first.exit_code, 3) << first.reason;
   if (cgroups()) {
-    EXPECT_FALSE(std::filesystem::exists(executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id)));
+    // The emptied cgroup waits for RemoveEndedCgroups, out of the next launch's way.
+    const std::string cgroup = JobCgroupPath(executor_->cgroup_base(), spec.job_id);
+    EXPECT_TRUE(std::filesystem::exists(cgroup));
+    EXPECT_EQ(executor_->ended_cgroups(), 1u);
+    executor_->RemoveEndedCgroups();
+    EXPECT_FALSE(std::filesystem::exists(cgroup));
+    EXPECT_EQ(executor_->ended_cgroups(), 0u);
   }
   EXPECT_TRUE(std::filesystem::exists(ResultPath(tmp_ / "run", spec.job_id)));
   StatusOr<std::unique_ptr<Executor>> restarted = Executor::Create(Options());
@@ -169,8 +176,32 @@ TEST_P(ExecutorTest, CollectKeepsTheJobsFilesUntilForget) {
   }
 }
 
-// A standby-started shepherd sends kEndedNote once the result is written, before its clean-up
-// and exit; Collect then reads the end, and Reap reaps the shepherd and what is left of the
+// A requeued job's new run reuses the emptied cgroup of its last one, which is then no longer
+// to be removed: a RemoveEndedCgroups while the new run goes on leaves it and its job alone.
+TEST_P(ExecutorTest, ARelaunchKeepsTheCgroupItsLastRunLeft) {
+  if (!cgroups()) GTEST_SKIP() << "only with cgroups";
+  LaunchSpec spec = Shell("exit 0");
+  ExitInfo first = Run(spec);
+  EXPECT_EQ(first.kind, ExitInfo::Kind::kExited) << first.reason;
+  ASSERT_EQ(executor_->ended_cgroups(), 1u);
+  executor_->Forget(spec.job_id);
+  spec.argv = {"sh", "-c", "echo $$ > pid; sleep 1; exit 5"};
+  StatusOr<Launched> again = Launch(spec);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(executor_->ended_cgroups(), 0u);
+  ASSERT_TRUE(JobWrote(*again, spec, "pid"));
+  executor_->RemoveEndedCgroups();
+  const std::string cgroup = JobCgroupPath(executor_->cgroup_base(), spec.job_id);
+  EXPECT_TRUE(std::filesystem::exists(cgroup));
+  ExitInfo second = Finish(*again, spec.job_id);
+  EXPECT_EQ(second.kind, ExitInfo::Kind::kExited) << second.reason;
+  EXPECT_EQ(second.exit_code, 5) << "the second run was killed";
+  executor_->RemoveEndedCgroups();
+  EXPECT_FALSE(std::filesystem::exists(cgroup));
+}
+
+// A standby-started shepherd sends kEndedNote once the result is written, before its exit;
+// Collect then reads the end, Reap reaps the shepherd, and RemoveEndedCgroups removes the
 // cgroup. Its socket is not the job's.
 TEST_P(ExecutorTest, AStandbysShepherdNotesTheEndBeforeItExits) {
   if (!GetParam().standby) GTEST_SKIP() << "only standby-started shepherds send the note";
@@ -193,7 +224,9 @@ TEST_P(ExecutorTest, AStandbysShepherdNotesTheEndBeforeItExits) {
   EXPECT_EQ(waitpid(launched->pid, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD) << "the shepherd was not reaped";
   if (cgroups()) {
-    EXPECT_FALSE(std::filesystem::exists(executor_->cgroup_base() + "/job-" + std::to_string(spec.job_id)));
+    EXPECT_EQ(executor_->ended_cgroups(), 1u);
+    executor_->RemoveEndedCgroups();
+    EXPECT_FALSE(std::filesystem::exists(JobCgroupPath(executor_->cgroup_base(), spec.job_id)));
   }
   EXPECT_EQ(recv(launched->note_fd, buf, sizeof buf, 0), 0) << "no end of file after the shepherd's exit";
   close(launched->note_fd);

@@ -8,8 +8,12 @@
 // A standby shepherd is started ahead of need and waits for its job on descriptor 3: one line
 // "<id> <token>\n" (its spec is then <run_dir>/<id>.spec). At end of file or on anything else it
 // exits 0 having started nothing. Once the job's result is written it sends "ended\n"
-// (exec::kEndedNote) back on the same descriptor, then removes the job's cgroup and exits: the
-// daemon collects the end without waiting for that clean-up and the shepherd's exit.
+// (exec::kEndedNote) back on the same descriptor and exits: the daemon collects the end without
+// waiting for the shepherd's exit.
+//
+// It leaves the job's cgroup, emptied, to the daemon (exec::Executor::RemoveEndedCgroups), which
+// removes it once the launches of the moment are done: a cgroup's removal holds the kernel lock
+// that the next job's cgroup and clone need. (A daemon that is gone removes it when it starts.)
 //
 // Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
 // until it exits. It exits 3 without starting the job or writing a result when this launch is
@@ -147,7 +151,5 @@ int main(int argc, char** argv) {
   }
   // The daemon may collect now; a daemon that is gone (EPIPE) learns of the end from the result.
   if (standby) (void)send(kStandbyFd, rota::exec::kEndedNote, sizeof rota::exec::kEndedNote - 1, MSG_NOSIGNAL);
-  // The cgroup is empty (the supervisor waited for that); an error leaves it to the executor.
-  if (spec.ok() && !spec->cgroup.empty()) (void)rota::exec::RemoveCgroup(spec->cgroup);
   return 0;
 }

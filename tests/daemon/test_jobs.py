@@ -40,9 +40,10 @@ class StandbyShepherdTest(DaemonTest):
 
     @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
     def test_an_end_is_recorded_from_the_shepherds_note_and_the_shepherd_reaped_after(self):
-        # A standby's shepherd sends its note once the result is written, then cleans up and
-        # exits. Here every standby lingers 2 s in its exit (strace delays its exit_group): the
-        # end is recorded meanwhile, and the shepherd is reaped once it has exited.
+        # A standby's shepherd sends its note once the result is written, then exits. Here every
+        # standby lingers 2 s in its exit (strace delays its exit_group): the end is recorded
+        # meanwhile, the shepherd is reaped once it has exited, and the job's cgroup removed a
+        # moment after that.
         wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
         standbys = self.standbys()
         with strace_attached(standbys, "-e", "trace=exit_group", "-e", "inject=exit_group:delay_enter=2000000"):
@@ -60,7 +61,7 @@ class StandbyShepherdTest(DaemonTest):
             self.assertNotIn(f"{job}.result", run)
             base = re.search(r"executor: cgroup v2 at (\S+)", self.d.read_log())
             if base:
-                self.assertFalse(os.path.exists(f"{base.group(1)}/job-{job}"))
+                wait_for(lambda: not os.path.exists(f"{base.group(1)}/job-{job}"), what="the job's cgroup removed")
 
 
 class JobLifecycleTest(DaemonTest):
