@@ -24,12 +24,12 @@ Status CheckOutputPath(const std::string& output, const std::string& cwd) {
   std::string dir = slash == 0 ? "/" : path.substr(0, slash);
   std::string name = path.substr(slash + 1);
   if (name.empty()) return InvalidArgument(given + ": names a directory; give a file name");
-  if (dir.find('%') != std::string::npos) return Status::Ok();
+  if (dir.find("%j") != std::string::npos) return Status::Ok();
   if (name.find("%j") == std::string::npos) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
       if (S_ISLNK(st.st_mode))
-        return InvalidArgument(given + " is a symbolic link; jobs write only to a file itself, so give its target");
+        return InvalidArgument(given + " is a symbolic link, which a job's output never follows; give the file it points to");
       if (S_ISDIR(st.st_mode)) return InvalidArgument(given + " is a directory; give a file name in it");
       if (::access(path.c_str(), W_OK) != 0)
         return InvalidArgument(given + ": you cannot write to it (" + std::strerror(errno) + ")");
