@@ -182,8 +182,9 @@ class Executor {
 
   // After the pidfd became readable (or at startup for a shepherd found dead): reaps the shepherd
   // if it is a child, reads <run_dir>/<job>.result, kills what is left in the job's cgroup and
-  // leaves the cgroup to RemoveEndedCgroups. No result file => kVanished with a reason. Never blocks. The job's files stay
-  // until Forget: the same Collect after a restart reads the same result.
+  // leaves the cgroup to RemoveEndedCgroups. No result file => kVanished with a reason. Never
+  // blocks. The job's files stay until Forget: the same Collect after a restart reads the same
+  // result.
   // After kEndedNote, before the pidfd is readable: the shepherd is still exiting. Its result is
   // read, and the shepherd and its (empty) cgroup are left to Reap.
   ExitInfo Collect(JobId job, pid_t shepherd);
@@ -191,10 +192,10 @@ class Executor {
   // cgroup to RemoveEndedCgroups (killing what is left in it).
   void Reap(JobId job, pid_t shepherd);
   // Removes the cgroups of the jobs collected or reaped since the last call. The caller calls it
-  // a moment after the last launch (the daemon: kCgroupRemovalDelay later): a cgroup's removal
-  // holds the kernel's cgroup lock that the next job's mkdir and clone need, and costed the
-  // jobs that ended together on four cards 0.5 ms each in the hand-over (docs/benchmarks.md).
-  // A cgroup whose processes are still dying is retried at the next call.
+  // a moment after the launches that the ends allowed (the daemon: kCgroupRemovalDelayNs after
+  // the first end): a cgroup's removal holds the kernel's cgroup lock that the next job's mkdir
+  // and clone need, and held up the hand-overs of jobs that ended together on four cards
+  // (docs/benchmarks.md). A cgroup whose processes are still dying is retried at the next call.
   void RemoveEndedCgroups();
   // How many ended jobs' cgroups wait for RemoveEndedCgroups (not counting those whose
   // processes were still dying at the last try: they are tried again at each call and launch).
