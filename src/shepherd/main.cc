@@ -13,7 +13,8 @@
 //
 // It leaves the job's cgroup, emptied, to the daemon (exec::Executor::RemoveEndedCgroups), which
 // removes it once the launches of the moment are done: a cgroup's removal holds the kernel lock
-// that the next job's cgroup and clone need. (A daemon that is gone removes it when it starts.)
+// that the next job's cgroup and clone need. When the daemon that started it is gone (its parent
+// changed), it removes the cgroup itself.
 //
 // Before it starts the job it takes the launch lock on the spec (exec/spec_lock.h) and keeps it
 // until it exits. It exits 3 without starting the job or writing a result when this launch is
@@ -77,6 +78,7 @@ bool ReadStandbyJob(std::string* job_text, std::string* token) {
 int main(int argc, char** argv) {
   using rota::exec::ExitInfo;
   const bool standby = argc == 4 && std::string(argv[1]) == "--standby";
+  const pid_t daemon = getppid();  // rotad starts every shepherd itself
   close_range(standby ? kStandbyFd + 1 : 3, ~0U, 0);  // nothing of the daemon's must stay open in the job
   if (argc != 9 && !standby) return Usage();
   std::string job_text, spec_path, run_dir, token;
@@ -151,5 +153,8 @@ int main(int argc, char** argv) {
   }
   // The daemon may collect now; a daemon that is gone (EPIPE) learns of the end from the result.
   if (standby) (void)send(kStandbyFd, rota::exec::kEndedNote, sizeof rota::exec::kEndedNote - 1, MSG_NOSIGNAL);
+  // Handed to another parent: the daemon that started this shepherd is gone, and would remove
+  // the emptied cgroup only at its next start, if ever. Nothing is launched meanwhile.
+  if (getppid() != daemon && spec.ok() && !spec->cgroup.empty()) (void)rota::exec::RemoveCgroup(spec->cgroup);
   return 0;
 }

@@ -234,7 +234,35 @@ class Rotad:
                 time.sleep(0.1)
             for pid in left():
                 subprocess.run(["pkill", "-KILL", "-P", str(pid)], check=False)
+        self.remove_cgroup_base()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def remove_cgroup_base(self):
+        """What a rotad that was killed (and not started again) left of its cgroup base: a stopped
+        one removes it. Its job cgroups are empty once their shepherds are gone."""
+        try:
+            base = self.cgroup_base()
+        except OSError:
+            return
+        if not base or not os.path.basename(base).startswith("rota-") or not os.path.isdir(base):
+            return  # never the system daemon's "rota"
+        deadline = time.time() + 3
+        while True:
+            for name in os.listdir(base):
+                if name.startswith("job-"):
+                    try:
+                        os.rmdir(os.path.join(base, name))
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(base)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.time() > deadline:
+                    return
+                time.sleep(0.1)
 
     # --- clients -----------------------------------------------------------------------------
 

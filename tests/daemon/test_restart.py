@@ -35,8 +35,11 @@ class RestartTest(DaemonTest):
     def test_job_that_ends_while_rotad_is_down_is_recorded(self):
         job = self.d.submit("--", "sh", "-c", "sleep 1; exit 4")
         self.d.wait_state(job, "running")
+        base = self.d.cgroup_base()
         self.d.kill9()
         time.sleep(2.5)
+        if base:  # its shepherd, whose daemon is gone, removed the job's cgroup itself
+            self.assertFalse(os.path.exists(f"{base}/job-{job}"), "the ended job's cgroup was left")
         self.d.start()
         rec = self.d.job(job)
         self.assertEqual(rec["state"], "failed")
