@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   // The daemon may collect now; a daemon that is gone (EPIPE) learns of the end from the result.
   if (standby) (void)send(kStandbyFd, rota::exec::kEndedNote, sizeof rota::exec::kEndedNote - 1, MSG_NOSIGNAL);
   // Handed to another parent: the daemon that started this shepherd is gone, and would remove
-  // the emptied cgroup only at its next start, if ever. Nothing is launched meanwhile.
+  // the emptied cgroup only at its next start, if ever. (A restarted daemon, not our parent
+  // either, finds it gone.)
   if (getppid() != daemon && spec.ok() && !spec->cgroup.empty()) (void)rota::exec::RemoveCgroup(spec->cgroup);
   return 0;
 }
