@@ -1,7 +1,6 @@
 """Batch jobs through real rotad and rota processes: run, output, exit codes, cancel, failures,
 time limits, dependencies, shares and MIG slices."""
 import os
-import re
 import time
 import unittest
 
@@ -59,9 +58,9 @@ class StandbyShepherdTest(DaemonTest):
             wait_for(lambda: not os.path.exists(f"/proc/{shepherd}"), timeout=15, what="rotad to reap the shepherd")
             run = os.listdir(os.path.join(self.d.state, "run"))
             self.assertNotIn(f"{job}.result", run)
-            base = re.search(r"executor: cgroup v2 at (\S+)", self.d.read_log())
+            base = self.d.cgroup_base()
             if base:
-                wait_for(lambda: not os.path.exists(f"{base.group(1)}/job-{job}"), what="the job's cgroup removed")
+                wait_for(lambda: not os.path.exists(f"{base}/job-{job}"), what="the job's cgroup removed")
 
 
 class JobLifecycleTest(DaemonTest):

@@ -66,6 +66,7 @@ class PermissionTest(DaemonTest):
         r = self.d.rota("submit", "--name", "refused", "--output", "bob.log", "--", "true",
                         user=ALICE, cwd=d, check=False)
         self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--output bob.log: you cannot write to it", r.stderr)
         names = [j["name"] for j in json.loads(self.d.rota("queue", "--all", "--json").stdout)]
         names += [j["name"] for j in json.loads(self.d.rota("history", "--all", "--json").stdout)]
         self.assertNotIn("refused", names)
