@@ -446,10 +446,11 @@ void Executor::Reap(JobId job, pid_t shepherd) {
 
 void Executor::ClearJobCgroup(JobId job) {
   std::string cgroup = JobCgroup(job);
-  if (cgroup.empty() || access(cgroup.c_str(), F_OK) != 0) return;
+  if (cgroup.empty()) return;
   // What a vanished shepherd (or one that died in its last steps) left. Its shepherd emptied it
   // otherwise: then cgroup.kill, which takes the kernel's cgroup lock too, is not written.
   StatusOr<bool> populated = CgroupPopulated(cgroup);
+  if (!populated.ok() && populated.status().code() == StatusCode::kNotFound) return;  // gone already
   if (!populated.ok() || *populated) (void)KillCgroup(cgroup);
   ended_cgroups_.insert(job);
 }
