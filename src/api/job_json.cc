@@ -120,6 +120,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
               {"time_limit", j.time_limit},
               {"submit_time", j.submit_time},
               {"after", j.after},
+              {"after_ok", j.after_ok},
               {"signal", j.signal},
               {"grace", j.grace},
               {"requeue", j.requeue},
@@ -224,11 +225,13 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
     if (!rq->is_boolean()) return Bad("requeue", "must be true or false");
     job.requeue = rq->get<bool>();
   }
-  if (auto after = j.find("after"); after != j.end() && !after->is_null()) {
-    if (!after->is_array()) return Bad("after", "must be a list of job ids");
+  for (auto [field, list] : {std::pair{"after", &job.after}, std::pair{"after_ok", &job.after_ok}}) {
+    auto after = j.find(field);
+    if (after == j.end() || after->is_null()) continue;
+    if (!after->is_array()) return Bad(field, "must be a list of job ids");
     for (const json& a : *after) {
-      if (!a.is_number_integer() || a.get<std::int64_t>() <= 0) return Bad("after", "must be a list of job ids");
-      job.after.push_back(a.get<JobId>());
+      if (!a.is_number_integer() || a.get<std::int64_t>() <= 0) return Bad(field, "must be a list of job ids");
+      list->push_back(a.get<JobId>());
     }
   }
   if (!interactive) {

@@ -48,7 +48,11 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
        "signal sent before the kill, and how long before: USR1@120 (default), SIGUSR2@60, 10@30, TERM "
        "(120 s)")
       ->type_name("SIG[@SECS]");
-  c->add_option("--after", f->after, "start only after these jobs ended: ID[,ID...]")->type_name("ID[,ID]");
+  c->add_option("--after", f->after, "start only after these jobs ended, however they ended: ID[,ID...]")
+      ->type_name("ID[,ID]");
+  c->add_option("--after-ok", f->after_ok,
+                "start only after these jobs completed (exit 0); if one ends otherwise, this job is cancelled")
+      ->type_name("ID[,ID]");
   if (batch) {
     c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")
         ->type_name("FILE");

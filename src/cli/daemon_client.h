@@ -21,7 +21,7 @@ namespace rota::cli {
 void AddSocketFlag(CLI::App* command, ClientOptions* options);
 
 // Adds the request flags of submit and run (--gpus, --gpu-mem, --mig, --time, --tier, --project,
-// --name, --mem-per-gpu, --signal, --after; with `batch` also --output, --requeue).
+// --name, --mem-per-gpu, --signal, --after, --after-ok; with `batch` also --output, --requeue).
 void AddRequestFlags(CLI::App* command, client::RequestFlags* flags, bool batch);
 
 // Adds the positional job id(s) of show, logs, keep and cancel: "abc" or "12,13" is refused with

@@ -278,6 +278,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   add("Preemptible", job.value("preemptible", false) ? "yes" : "no");
   std::string after = Ints(job, "after", ",");
   add("After", after.empty() ? "-" : after);
+  if (std::string ok = Ints(job, "after_ok", ","); !ok.empty()) add("AfterOk", ok + " (cancelled if one fails)");
   add("Submitted", FormatLocalTime(Int(job, "submit_time")));
   add("Started", FormatLocalTime(Int(job, "start_time")));
   add("Ended", FormatLocalTime(Int(job, "end_time")));

@@ -207,6 +207,18 @@ TEST_F(JobFormatTest, ShowPendingJob) {
       << out;
 }
 
+TEST_F(JobFormatTest, ShowDependencies) {
+  json job = Pending("eval", "dependency");
+  std::string out = RenderShow(job, json::array(), kNow);
+  EXPECT_NE(out.find("After: -\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("AfterOk"), std::string::npos) << out;
+  job["after"] = {3};
+  job["after_ok"] = {12, 13};
+  out = RenderShow(job, json::array(), kNow);
+  EXPECT_NE(out.find("After: 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("AfterOk: 12,13 (cancelled if one fails)\n"), std::string::npos) << out;
+}
+
 TEST_F(JobFormatTest, ShowCountsWholeGpusInWords) {
   json job = Pending("bert", "resources");
   job["request"] = {{"kind", "gpus"}, {"gpus", 1}};

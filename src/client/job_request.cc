@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 #include "core/types.h"
 
@@ -81,6 +82,7 @@ RequestFlags MergeFlags(const RequestFlags& base, const RequestFlags& o) {
   take(r.mem_per_gpu, o.mem_per_gpu);
   take(r.signal, o.signal);
   take(r.after, o.after);
+  take(r.after_ok, o.after_ok);
   take(r.output, o.output);
   r.requeue = base.requeue || o.requeue;
   return r;
@@ -145,7 +147,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
       {"--tier", &RequestFlags::tier},     {"--project", &RequestFlags::project},
       {"--name", &RequestFlags::name},     {"--mem-per-gpu", &RequestFlags::mem_per_gpu},
       {"--signal", &RequestFlags::signal}, {"--after", &RequestFlags::after},
-      {"--output", &RequestFlags::output},
+      {"--after-ok", &RequestFlags::after_ok}, {"--output", &RequestFlags::output},
   };
   for (size_t i = 0; i < words.size(); ++i) {
     std::string word = words[i];
@@ -175,7 +177,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
     if (!known) {
       return InvalidArgument(where + ": unknown #ROTA option \"" + words[i] +
                              "\" (known: --gpus, --gpu-mem, --mig, --time, --tier, --project, --name, "
-                             "--mem-per-gpu, --signal, --after, --output, --requeue)");
+                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --requeue)");
     }
   }
   return f;
@@ -285,21 +287,23 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
     job["signal"] = s->signal;
     job["grace"] = s->grace;
   }
-  if (!f.after.empty()) {
+  for (auto [flag, field, text] : {std::tuple{"--after", "after", &f.after}, std::tuple{"--after-ok", "after_ok", &f.after_ok}}) {
+    if (text->empty()) continue;
     std::vector<long long> ids;
-    std::string_view rest = f.after;
+    std::string_view rest = *text;
     while (true) {
       size_t comma = rest.find(',');
       std::string_view part = rest.substr(0, comma);
       auto id = ParseInt(part, 1, (1LL << 53));
-      if (!id)
-        return InvalidArgument("--after \"" + f.after +
+      if (!id) {
+        return InvalidArgument(std::string(flag) + " \"" + *text +
                                "\": expected job ids separated by commas, e.g. 12,13");
+      }
       ids.push_back(*id);
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    job["after"] = ids;
+    job[field] = ids;
   }
   if (!context.interactive) {
     if (!f.output.empty()) job["output"] = f.output;

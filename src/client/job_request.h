@@ -25,6 +25,7 @@ struct RequestFlags {
   std::string mem_per_gpu;  // --mem-per-gpu 40G
   std::string signal;       // --signal USR1@120
   std::string after;        // --after 12,13
+  std::string after_ok;     // --after-ok 12,13
   std::string output;       // --output FILE (submit only)
   bool requeue = false;     // --requeue (submit only)
 };

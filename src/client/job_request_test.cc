@@ -44,12 +44,13 @@ TEST(ScriptDirectivesTest, CrLfLinesWork) {
 }
 
 TEST(ParseDirectiveWordsTest, ValuesFlagsAndEquals) {
-  auto f = ParseDirectiveWords({"--gpus", "2", "--time=4h", "--requeue", "--after", "3,4"}, "x.sh");
+  auto f = ParseDirectiveWords({"--gpus", "2", "--time=4h", "--requeue", "--after", "3,4", "--after-ok=5"}, "x.sh");
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->gpus, "2");
   EXPECT_EQ(f->time, "4h");
   EXPECT_TRUE(f->requeue);
   EXPECT_EQ(f->after, "3,4");
+  EXPECT_EQ(f->after_ok, "5");
 }
 
 TEST(ParseDirectiveWordsTest, RefusesUnknownAndMissing) {
@@ -137,6 +138,7 @@ TEST(BuildJobTest, EveryFlag) {
   f.mem_per_gpu = "40G";
   f.signal = "USR2@60";
   f.after = "12,13";
+  f.after_ok = "14";
   f.output = "out-%j.txt";
   f.requeue = true;
   auto job = BuildJob(f, Context());
@@ -151,6 +153,7 @@ TEST(BuildJobTest, EveryFlag) {
   EXPECT_EQ(j["signal"], SIGUSR2);
   EXPECT_EQ(j["grace"], 60);
   EXPECT_EQ(j["after"], json({12, 13}));
+  EXPECT_EQ(j["after_ok"], json({14}));
   EXPECT_EQ(j["output"], "out-%j.txt");
   EXPECT_EQ(j["requeue"], true);
 
@@ -203,6 +206,7 @@ TEST(BuildJobTest, LocalRefusalsSayWhatIsAccepted) {
       {with([](RequestFlags& f) { f.tier = "urgent"; }), "thesis, regular or explore"},
       {with([](RequestFlags& f) { f.signal = "USR9"; }), "USR1@120"},
       {with([](RequestFlags& f) { f.after = "12,x"; }), "--after"},
+      {with([](RequestFlags& f) { f.after_ok = "12,"; }), "--after-ok \"12,\""},
       {with([](RequestFlags& f) { f.mem_per_gpu = "lots"; }), "--mem-per-gpu"},
   };
   for (const Case& c : cases) {

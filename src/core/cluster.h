@@ -74,7 +74,9 @@ struct Job {
   Request request;
   Duration time_limit = kHour;  // the user's estimate; jobs are stopped when it runs out
   Time submit_time = 0;         // original submit time; kept on requeue
-  std::vector<JobId> after;     // start only after these jobs have ended
+  std::vector<JobId> after;     // start only after these jobs have ended, however (`--after`)
+  std::vector<JobId> after_ok;  // and after these have ended; the daemon cancels the job when one
+                                // of them ends other than Completed (`--after-ok`)
   int signal = 10;              // SIGUSR1: sent `grace` seconds before a kill
   Duration grace = 120;
   bool requeue = false;         // back to pending when preempted
@@ -120,6 +122,9 @@ struct ClusterState {
   std::unordered_map<std::string, Usage> project_usage;
   std::unordered_map<std::string, double> penalty;  // per user, in [0, 1]: overtime, no-shows
   std::vector<Booking> bookings;
+  // Jobs still to run that this pass may not start (a start being retried later, a requeue not
+  // yet recorded): not scheduled, but the jobs that run `after` them keep waiting.
+  std::vector<JobId> held;
 };
 
 }  // namespace rota

@@ -137,12 +137,13 @@ class Pass {
         quota_(state, policy, now) {
     // Fair shares cost a pass over every account; the baselines only need them for display.
     if (policy.algorithm == Algorithm::kRota || policy.estimate_starts) priority_.emplace(state, policy, now);
-    // Ids still pending or running, for `after` dependencies; built only when some job has one.
+    // Ids still pending, held or running, for `after` dependencies; built only when some job has one.
     bool any_after = false;
-    for (const Job& j : state.pending) any_after = any_after || !j.after.empty();
+    for (const Job& j : state.pending) any_after = any_after || !j.after.empty() || !j.after_ok.empty();
     if (any_after) {
       for (const Job& j : state.pending) active_.insert(j.id);
       for (const RunningJob& r : state.running) active_.insert(r.job.id);
+      active_.insert(state.held.begin(), state.held.end());
     }
     for (const Gpu& g : state.gpus) usable_gpus_ += g.drained ? 0.0 : 1.0;
     preempting_.assign(state.running.size(), 0);
@@ -328,8 +329,10 @@ class Pass {
   }
 
   bool DependenciesMet(const Job& job) const {
-    for (JobId dep : job.after) {
-      if (dep != job.id && active_.count(dep)) return false;
+    for (const std::vector<JobId>* deps : {&job.after, &job.after_ok}) {
+      for (JobId dep : *deps) {
+        if (dep != job.id && active_.count(dep)) return false;
+      }
     }
     return true;
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
@@ -120,6 +121,25 @@ class Daemon : public Server::Handler {
   nlohmann::json Reload(const Caller& caller);
   StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
+  // Dependencies (dependencies.cc). The jobs `j` names exist; none of its --after-ok jobs has
+  // already ended other than Completed.
+  Status CheckDependencies(const Job& j);
+  // How a job that is not in jobs_ ended: an end seen in this batch of events (ends_), else the
+  // store's record. NotFound for no such job.
+  struct DependencyEnd {
+    bool final = false;      // false: pending again (a requeue) or its end not recorded
+    bool completed = false;  // ended Completed
+    std::string reason;      // its end reason, e.g. "Failed(exit 3)"
+  };
+  StatusOr<DependencyEnd> EndOf(JobId id);
+  // Why pending job `j` can never start (an --after-ok job ended other than Completed), or "".
+  // A job whose --after-ok job's end is not known goes to dependencies_unsure_.
+  std::string NeverSatisfied(const Job& j);
+  // Cancels the pending jobs that can never start, and then those that waited for them.
+  void CancelNeverSatisfied(Time now);
+  // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
+  // takes it out of memory.
+  Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
   std::string NeverFits(const Request& r) const;  // why CapacityPlan::Possible refused it here
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
 
@@ -393,6 +413,13 @@ class Daemon : public Server::Handler {
   static constexpr Time kStartRetryMax = 300;
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
   std::unordered_map<JobId, PendingInfo> pending_info_;
+  // --after-ok: jobs found to have ended Completed (no store read for them again; cleared when it
+  // holds kDependenciesMetKept), and pending jobs held out of this pass while the end of one of
+  // their --after-ok jobs is not known.
+  static constexpr std::size_t kDependenciesMetKept = 4096;
+  static constexpr std::string_view kNeverSatisfied = "Cancelled: job ";
+  std::unordered_set<JobId> dependencies_met_;
+  std::set<JobId> dependencies_unsure_;
   std::vector<JobId> pending_order_;  // priority order of the last pass
   struct InboxLine {
     ConnId conn;

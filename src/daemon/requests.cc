@@ -222,12 +222,7 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
                                ", but this server has " + FormatMemory(host_memory_));
     }
   }
-  for (JobId dep : j.after) {
-    if (!jobs_.count(dep)) {
-      StatusOr<store::JobRecord> r = store_->Get(dep);
-      if (!r.ok()) return InvalidArgument("--after " + std::to_string(dep) + ": no such job");
-    }
-  }
+  if (Status s = CheckDependencies(j); !s.ok()) return s;
   // Whether any card of this server could ever hold the request: the core's own test.
   CapacityPlan plan(cards_, config_.policy, Now());
   if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + NeverFits(j.request));
@@ -399,17 +394,10 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
     }
     Active& a = it->second;
     if (a.rec.state == store::JobState::kPending) {
-      if (Status s = store_->Cancel(id, caller.name, now); !s.ok()) {
+      if (Status s = CancelPending(id, caller.name, "Cancelled by " + caller.name, now); !s.ok()) {
         fail(s);
         continue;
       }
-      if (a.session) {
-        server_->Send(a.session, {{"v", api::kVersion}, {"ok", false}, {"event", "cancelled"},
-                                  {"error", {{"code", "failed_precondition"}, {"message", "Cancelled by " + caller.name}}}});
-        sessions_.erase(a.session);
-      }
-      jobs_.erase(it);
-      pending_info_.erase(id);
       results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelled"}});
     } else {
       if (a.cancelled_by.empty()) {

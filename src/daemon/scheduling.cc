@@ -47,12 +47,19 @@ ClusterState Daemon::BuildState() const {
   const Time now = Now();
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kPending) {
-      if (a.retry_at <= now && !withdrawn_.count(id)) st.pending.push_back(a.rec.job);
+      if (a.retry_at <= now && !withdrawn_.count(id) && !dependencies_unsure_.count(id)) {
+        st.pending.push_back(a.rec.job);
+      } else {
+        st.held.push_back(id);
+      }
     } else if (!a.rec.placement.alloc.gpus.empty()) {
       st.running.push_back(a.rec.ToRunningJob());
     }
   }
   for (const auto& [id, w] : withdrawn_) st.running.push_back(w.holds);
+  for (const Ending& e : ends_) {
+    if (e.requeue) st.held.push_back(e.job.rec.job.id);  // pending again once its end is recorded
+  }
   const std::vector<BookingEntry> entries = BookingEntries();
   st.bookings = BookingHolds(entries, config_.bookings, now);
   // No-shows and overruns lower the owner's priority for a while.
@@ -87,6 +94,7 @@ void Daemon::SchedulePass() {
   const Time now = Now();
   EscalateKills(now);
   const Time bookings_due = BookingPass(now);
+  CancelNeverSatisfied(now);
   ClusterState state = BuildState();
   Decisions d = Schedule(state, config_.policy, now);
   for (const rota::Start& s : d.starts) ApplyStart(s, now);
@@ -103,11 +111,13 @@ void Daemon::SchedulePass() {
   }
   Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
   for (const auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kPending || (a.retry_at <= now && !withdrawn_.count(id))) continue;
-    PendingInfo held;  // left out of the pass: its start could not be recorded
+    if (a.rec.state != store::JobState::kPending) continue;
+    const bool unsure = dependencies_unsure_.count(id) > 0;
+    if (a.retry_at <= now && !withdrawn_.count(id) && !unsure) continue;
+    PendingInfo held;  // left out of the pass: its start could not be recorded, or a dependency's end
     held.job = id;
-    held.reason = WaitReason::kStartRetry;
-    held.expected_start = std::max(a.retry_at, now);
+    held.reason = unsure ? WaitReason::kDependency : WaitReason::kStartRetry;
+    held.expected_start = unsure ? kNever : std::max(a.retry_at, now);
     held.estimated = true;
     pending_info_[id] = held;
     pending_order_.push_back(id);

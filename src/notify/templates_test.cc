@@ -108,6 +108,12 @@ TEST(Templates, EndsSayWhyAndWhere) {
   Message en = Render(e, "en");
   EXPECT_TRUE(Has(en.text, "cancelled by root")) << en.text;
   EXPECT_TRUE(Has(en.text, "Reason: card needed for maintenance"));
+  e.actor = "rotad";  // an --after-ok job of it failed
+  e.reason = "Cancelled: job 16, which it waited for (--after-ok), ended: Failed(exit 3)";
+  en = Render(e, "en");
+  EXPECT_TRUE(Has(en.text, "Rota cancelled your job 17 (bert); it never ran.")) << en.text;
+  EXPECT_TRUE(Has(en.text, "Reason: Cancelled: job 16")) << en.text;
+  EXPECT_TRUE(Has(Render(e, "zh").text, "已被 Rota 取消，未曾运行")) << Render(e, "zh").text;
   e.state = "stopped";
   e.reason = "Reclaimed: idle for 30m";
   EXPECT_EQ(Render(e, "en").subject, "[Rota] Job 17 was stopped");

@@ -4,7 +4,7 @@
 // the row; append the event; COMMIT", so the row and its audit trail can never disagree and a
 // failure at any point (disk full, read-only file) leaves both as they were. Reading the state
 // inside the write transaction makes check-then-write atomic even with a second writer.
-// Lists (after, command, GPU indices and UUIDs) and the environment are JSON text in their
+// Lists (after, after_ok, command, GPU indices and UUIDs) and the environment are JSON text in their
 // columns: they are always read and written whole, never queried by element. kill_at = kNever,
 // start and end times that did not happen, and unknown pids are stored as NULL.
 #include "store/job_store.h"
@@ -27,7 +27,7 @@ constexpr std::string_view kColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup, interactive";
+    "pgid, cgroup, interactive, after_ok_jobs";
 
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
@@ -132,6 +132,9 @@ StatusOr<JobRecord> ReadRow(const Statement& st) {
   r.pgid = st.OptionalInt(37).value_or(0);
   r.cgroup = st.Text(38);
   r.interactive = st.Int(39) != 0;
+  StatusOr<std::vector<JobId>> after_ok = ParseList<JobId>(st.Text(40), j.id, "after_ok_jobs");
+  if (!after_ok.ok()) return after_ok.status();
+  j.after_ok = std::move(*after_ok);
   return r;
 }
 
@@ -205,16 +208,16 @@ StatusOr<JobId> InsertJob(Db& db, const JobRecord& record, Time now) {
   StatusOr<Statement> st = db.Prepare(
       "INSERT INTO jobs (user, uid, project, name, tier, request_kind, request_gpus, request_memory, "
       "request_mig_profile, time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, "
-      "command, cwd, env, output, interactive, state) "
+      "command, cwd, env, output, interactive, after_ok_jobs, state) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-      "?21, 'pending')");
+      "?21, ?22, 'pending')");
   if (!st.ok()) return st.status();
   st->Bind(1, j.user).Bind(2, record.uid).Bind(3, j.project).Bind(4, j.name).Bind(5, TierName(j.tier));
   st->Bind(6, RequestKindName(j.request.kind)).Bind(7, j.request.gpus).Bind(8, j.request.memory);
   st->Bind(9, j.request.mig_profile).Bind(10, j.time_limit).Bind(11, now).Bind(12, ToJson(j.after));
   st->Bind(13, j.signal).Bind(14, j.grace).Bind(15, j.requeue ? 1 : 0).Bind(16, j.host_mem_per_gpu);
   st->Bind(17, ToJson(record.command)).Bind(18, record.cwd).Bind(19, ToJson(record.env));
-  st->Bind(20, record.output).Bind(21, record.interactive ? 1 : 0);
+  st->Bind(20, record.output).Bind(21, record.interactive ? 1 : 0).Bind(22, ToJson(j.after_ok));
   if (Status s = st->Run(); !s.ok()) return s;
   const JobId id = db.LastInsertRowId();
   if (Status s = AddEvent(db, id, now, std::nullopt, JobState::kPending, "Submitted", j.user); !s.ok()) return s;

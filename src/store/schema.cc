@@ -217,7 +217,13 @@ CREATE TABLE quota_notices (
 );
 )sql";
 
-constexpr std::array<std::string_view, 8> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8};
+// Version 9: jobs that start only when others ended Completed (`--after-ok`); rotad cancels them
+// when one of those ends otherwise.
+constexpr std::string_view kV9 = R"sql(
+ALTER TABLE jobs ADD COLUMN after_ok_jobs TEXT NOT NULL DEFAULT '[]';
+)sql";
+
+constexpr std::array<std::string_view, 9> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

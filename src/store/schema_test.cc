@@ -16,7 +16,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 8);
+  EXPECT_EQ(LatestSchemaVersion(), 9);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -44,6 +44,8 @@ TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || interactive FROM jobs"), "alice:0");
+  // Version 9: no --after-ok for the jobs submitted before it.
+  EXPECT_EQ(*(*db)->QueryText("SELECT after_ok_jobs FROM jobs"), "[]");
 }
 
 TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {

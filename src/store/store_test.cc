@@ -26,6 +26,7 @@ JobRecord MakeJob(std::string user = "alice", std::string name = "train") {
   r.job.request.gpus = 2;
   r.job.time_limit = 4 * kHour;
   r.job.after = {3, 5};
+  r.job.after_ok = {4};
   r.job.signal = 10;
   r.job.grace = 300;
   r.job.requeue = true;
@@ -90,6 +91,7 @@ TEST_F(JobStoreTest, SubmitAndGetRoundTrip) {
   EXPECT_EQ(out->job.time_limit, 4 * kHour);
   EXPECT_EQ(out->job.submit_time, kT0);
   EXPECT_EQ(out->job.after, (std::vector<JobId>{3, 5}));
+  EXPECT_EQ(out->job.after_ok, (std::vector<JobId>{4}));
   EXPECT_EQ(out->job.grace, 300);
   EXPECT_TRUE(out->job.requeue);
   EXPECT_EQ(out->job.host_mem_per_gpu, 40 * 1024);

@@ -328,20 +328,24 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
     if (rng.Chance(0.2)) {
       const int deps = static_cast<int>(rng.Range(1, 2));
       for (int d = 0; d < deps; ++d) {
+        std::vector<JobId>& list = d == 0 ? j.after : j.after_ok;  // a second one: --after-ok
         const int which = static_cast<int>(rng.Below(10));
         if (which < 5 && pending > 1) {
-          j.after.push_back(first_pending + static_cast<JobId>(rng.Below(pending)));
+          list.push_back(first_pending + static_cast<JobId>(rng.Below(pending)));
         } else if (which < 8 && !s.running.empty()) {
-          j.after.push_back(rng.Pick(s.running).job.id);
+          list.push_back(rng.Pick(s.running).job.id);
         } else if (which < 9) {
-          j.after.push_back(ended_lo + static_cast<JobId>(rng.Below(3)));  // ended long ago
+          list.push_back(ended_lo + static_cast<JobId>(rng.Below(3)));  // ended long ago
         } else {
-          j.after.push_back(j.id);  // itself: ignored by the scheduler
+          list.push_back(j.id);  // itself: ignored by the scheduler
         }
       }
     }
     s.pending.push_back(std::move(j));
   }
+  // One of the ids that "ended long ago" is instead held now (a start retried later, a requeue
+  // on its way): the jobs after it must wait.
+  if (rng.Chance(0.3)) s.held.push_back(ended_lo + 1);
   // Any order: the scheduler must not depend on it.
   for (size_t i = s.pending.size(); i > 1; --i) std::swap(s.pending[i - 1], s.pending[rng.Below(i)]);
 

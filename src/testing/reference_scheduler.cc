@@ -474,8 +474,12 @@ class Checker {
   // ---- Dependencies ----
 
   bool DepsMet(const Job& j) const {
-    for (JobId dep : j.after) {
-      if (dep != j.id && (pending_.count(dep) || running_.count(dep))) return false;
+    std::vector<JobId> deps = j.after;
+    deps.insert(deps.end(), j.after_ok.begin(), j.after_ok.end());
+    for (JobId dep : deps) {
+      if (dep == j.id) continue;
+      if (pending_.count(dep) || running_.count(dep)) return false;
+      if (std::find(s_.held.begin(), s_.held.end(), dep) != s_.held.end()) return false;
     }
     return true;
   }
@@ -486,7 +490,7 @@ class Checker {
       if (it == pending_.end()) continue;
       const Job& j = s_.pending[it->second];
       if (!DepsMet(j))
-        Violation(Cat(JobName(j.id), " started although a job it runs after is still pending or running"));
+        Violation(Cat(JobName(j.id), " started although a job it runs after is still pending, held or running"));
     }
   }
 
@@ -1574,6 +1578,7 @@ std::string DescribeCase(const ClusterState& s, const Policy& p, Time now) {
   auto job_text = [now](const Job& j) {
     std::string after;
     for (JobId a : j.after) after += Cat(" ", a);
+    for (JobId a : j.after_ok) after += Cat(" ok:", a);
     return Cat(JobName(j.id), " ", j.user, "/", j.project, " ", TierName(j.tier), " ", RequestText(j.request),
                " limit ", j.time_limit, "s submit ", Rel(j.submit_time, now), " grace ", j.grace,
                j.requeue ? " requeue" : "", after.empty() ? "" : " after" + after);
