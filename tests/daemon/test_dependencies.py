@@ -108,5 +108,29 @@ class AfterOkTest(DaemonTest):
         self.assertFalse(os.path.exists(self.path("waiting.txt")))
         self.assertTrue(os.path.exists(self.path("after_ok.txt")))
 
+class RequeueTest(DaemonTest):
+    def test_a_job_after_a_preempted_and_requeued_job_waits_for_its_next_run(self):
+        # Explore holds both cards; a thesis job takes one of them back. The explore job goes back
+        # to the queue, and the one card left free must not go to the job that runs after it.
+        explore = self.d.submit("--tier", "explore", "--gpus", "2", "--requeue", "--signal", "USR1@1", "--",
+                                "sh", "-c", "echo run >> explore.runs; [ $(wc -l < explore.runs) -ge 2 ] || "
+                                "exec sleep 60")
+        self.d.wait_state(explore, "running")
+        after = self.d.submit("--after", str(explore), "--", "sh", "-c", "echo after >> explore.runs")
+        after_ok = self.d.submit("--after-ok", str(explore), "--", "sh", "-c", "echo after-ok >> explore.runs")
+        thesis = self.d.submit("--tier", "thesis", "--", "sh", "-c", "sleep 2")
+        self.d.wait_state(thesis, "running", timeout=30)
+        reasons = [e["reason"] for e in self.d.show(explore)["events"]]
+        self.assertIn(f"Preempted by job {thesis} (requeued)", reasons)
+        for job in (after, after_ok):
+            self.assertEqual(self.d.job(job)["state"], "pending")
+        self.d.wait_state(explore, "completed", timeout=30)
+        for job in (after, after_ok):
+            self.d.wait_state(job, "completed")
+        runs = self.read("explore.runs").split()
+        self.assertEqual(runs[:2], ["run", "run"], runs)
+        self.assertEqual(sorted(runs[2:]), ["after", "after-ok"], runs)
+
+
 if __name__ == "__main__":
     unittest.main()
