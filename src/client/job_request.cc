@@ -287,7 +287,8 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
     job["signal"] = s->signal;
     job["grace"] = s->grace;
   }
-  for (auto [flag, field, text] : {std::tuple{"--after", "after", &f.after}, std::tuple{"--after-ok", "after_ok", &f.after_ok}}) {
+  for (auto [flag, field, text] :
+       {std::tuple{"--after", "after", &f.after}, std::tuple{"--after-ok", "after_ok", &f.after_ok}}) {
     if (text->empty()) continue;
     std::vector<long long> ids;
     std::string_view rest = *text;

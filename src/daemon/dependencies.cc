@@ -2,16 +2,13 @@
 // (start once they ended Completed). The core makes both wait while the jobs they name are
 // pending, held or running; what a failed `--after-ok` job means is decided here: the jobs that
 // wait for it could never start, so they are cancelled, and those waiting for them in turn
-// (design.md, "Dependencies"). Tested by tests/daemon/test_jobs.py.
-#include <algorithm>
+// (design.md, "Dependencies"). Tested by tests/daemon/test_dependencies.py.
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
 #include "daemon/daemon.h"
 
 namespace rota::daemon {
-
-using nlohmann::json;
 
 Status Daemon::CheckDependencies(const Job& j) {
   for (auto [flag, deps] : {std::pair{"--after", &j.after}, std::pair{"--after-ok", &j.after_ok}}) {

@@ -70,7 +70,8 @@ Text JobText(const Event& e, bool zh) {
   }
   if (n == "job_ended" || n == "job_failed") {
     if (e.state == "cancelled" && e.actor == "rotad") {  // it could never start (--after-ok)
-      return zh ? Text{job + " 已被取消", job + " 已被 Rota 取消，未曾运行。" + Why(e, zh) + "\n查看：rota show " + id}
+      return zh ? Text{job + " 已被取消",
+                       job + " 已被 Rota 取消，未曾运行。" + Why(e, zh) + "\n查看：rota show " + id}
                 : Text{"Job " + id + " was cancelled",
                        "Rota cancelled your " + job + "; it never ran." + Why(e, zh) + "\nSee: rota show " + id};
     }
