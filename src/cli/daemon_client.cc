@@ -50,8 +50,7 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
       ->type_name("SIG[@SECS]");
   c->add_option("--after", f->after, "start only after these jobs ended, however they ended: ID[,ID...]")
       ->type_name("ID[,ID]");
-  c->add_option("--after-ok", f->after_ok,
-                "start only after these jobs completed (exit 0); if one ends otherwise, this job is cancelled")
+  c->add_option("--after-ok", f->after_ok, "start only after these jobs completed (exit 0); cancelled if one fails")
       ->type_name("ID[,ID]");
   if (batch) {
     c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")

@@ -78,6 +78,13 @@ class AfterOkTest(DaemonTest):
         self.d.wait_state(done, "completed")
         self.d.wait_state(self.d.submit("--after-ok", str(done), "--after", str(failed), "--", "true"), "completed")
 
+    def test_rota_run_waiting_for_a_job_that_fails_is_told_and_exits(self):
+        failing = self.d.submit("--", "sh", "-c", "sleep 1; exit 5")
+        r = self.d.rota("run", "--after-ok", str(failing), "--", "sh", "-c", "echo session-ran", check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertNotIn("session-ran", r.stdout)
+        self.assertIn(f"Cancelled: job {failing}, which it waited for (--after-ok), ended: Failed(exit 5)", r.stderr)
+
     def test_rota_directive_in_a_script(self):
         failing = self.d.submit("--", "sh", "-c", "sleep 1; exit 1")
         script = self.write_script("eval.sh", f"#!/bin/sh\n#ROTA --after-ok {failing}\necho evaluated\n")
