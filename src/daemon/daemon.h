@@ -135,7 +135,8 @@ class Daemon : public Server::Handler {
   // Why pending job `j` can never start (an --after-ok job ended other than Completed), or "".
   // A job whose --after-ok job's end is not known goes to dependencies_unsure_.
   std::string NeverSatisfied(const Job& j);
-  // Cancels the pending jobs that can never start, and then those that waited for them.
+  // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
+  // the store refuses is tried again by the next pass; the job is held out until then.
   void CancelNeverSatisfied(Time now);
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of memory.
@@ -420,6 +421,7 @@ class Daemon : public Server::Handler {
   static constexpr std::string_view kNeverSatisfied = "Cancelled: job ";
   std::unordered_set<JobId> dependencies_met_;
   std::set<JobId> dependencies_unsure_;
+  std::set<JobId> uncancelled_;  // jobs whose cancel (they can never start) the store refused: said once
   std::vector<JobId> pending_order_;  // priority order of the last pass
   struct InboxLine {
     ConnId conn;

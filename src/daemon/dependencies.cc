@@ -82,12 +82,14 @@ void Daemon::CancelNeverSatisfied(Time now) {
     for (const auto& [id, why] : doomed) {
       store::JobRecord rec = jobs_[id].rec;
       if (Status s = CancelPending(id, "rotad", why, now); !s.ok()) {
-        // Out of memory all the same, so that it never starts; the next start cancels it again.
-        spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
-        jobs_.erase(id);
-        pending_info_.erase(id);
+        // Held out of the pass instead, so that it never starts; the next pass tries again.
+        if (uncancelled_.insert(id).second) {
+          spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
+        }
+        dependencies_unsure_.insert(id);
         continue;
       }
+      uncancelled_.erase(id);
       spdlog::info("job {} ({}): {}", id, rec.job.user, why);
       NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false);
       cancelled = true;

@@ -218,5 +218,28 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(self.read("runs"), "ran\n")
 
 
+    def test_a_cancel_for_a_failed_after_ok_job_the_store_cannot_record_still_never_starts_it(self):
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done; exit 3")
+        self.d.wait_state(first, "running")
+        second = self.d.submit("--after-ok", str(first), "--", "sh", "-c", "echo ran >> runs")
+        wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
+        # The first store write after the first job's end is the second job's cancel.
+        with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
+            open(self.path("go"), "w").close()
+            self.d.wait_state(first, "failed")
+        self.assertIn(f"job {second}: cannot record its cancel", self.d.read_log())
+        # Still waiting, held out of the passes: never started.
+        time.sleep(0.5)
+        rec = self.d.job(second)
+        self.assertEqual((rec["state"], rec["pending"]["reason"]), ("pending", "dependency"))
+        self.assertFalse(os.path.exists(self.path("runs")))
+        # The next pass (here for another job's submission) records the cancel, with the reason.
+        self.d.wait_state(self.d.submit("--", "true"), "completed")
+        rec = self.d.wait_state(second, "cancelled")
+        self.assertEqual(rec["end_reason"], f"Cancelled: job {first}, which it waited for (--after-ok), ended: Failed(exit 3)")
+        self.assertFalse(os.path.exists(self.path("runs")))
+        self.assertEqual(self.d.read_log().count(f"job {second}: cannot record its cancel"), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
