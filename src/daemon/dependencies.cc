@@ -71,6 +71,7 @@ std::string Daemon::NeverSatisfied(const Job& j) {
 
 void Daemon::CancelNeverSatisfied(Time now) {
   dependencies_unsure_.clear();
+  std::erase_if(uncancelled_, [this](JobId id) { return !jobs_.count(id); });  // cancelled by their owners
   bool cancelled = true;
   while (cancelled) {  // a cancelled job fails the --after-ok of those waiting for it
     cancelled = false;
