@@ -414,11 +414,9 @@ class Daemon : public Server::Handler {
   static constexpr Time kStartRetryMax = 300;
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
   std::unordered_map<JobId, PendingInfo> pending_info_;
-  // --after-ok: jobs found to have ended Completed (no store read for them again; cleared when it
-  // holds kDependenciesMetKept), and pending jobs held out of this pass while the end of one of
-  // their --after-ok jobs is not known.
-  static constexpr std::size_t kDependenciesMetKept = 4096;
-  static constexpr std::string_view kNeverSatisfied = "Cancelled: job ";
+  // --after-ok (dependencies.cc): jobs found to have ended Completed (no store read for them
+  // again; forgotten when there are many), and pending jobs held out of this pass while the end
+  // of one of their --after-ok jobs is not known.
   std::unordered_set<JobId> dependencies_met_;
   std::set<JobId> dependencies_unsure_;
   std::set<JobId> uncancelled_;  // jobs whose cancel (they can never start) the store refused: said once

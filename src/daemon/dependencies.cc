@@ -10,6 +10,15 @@
 
 namespace rota::daemon {
 
+namespace {
+
+// The reason's start of a job cancelled because an --after-ok job failed.
+constexpr std::string_view kNeverSatisfied = "Cancelled: job ";
+// How many ids of jobs that ended Completed are remembered before they are forgotten.
+constexpr std::size_t kDependenciesMetKept = 4096;
+
+}  // namespace
+
 Status Daemon::CheckDependencies(const Job& j) {
   for (auto [flag, deps] : {std::pair{"--after", &j.after}, std::pair{"--after-ok", &j.after_ok}}) {
     for (JobId dep : *deps) {
