@@ -76,6 +76,10 @@ Daemon::~Daemon() {
       loop_->Remove(a.pidfd);
       ::close(a.pidfd);
     }
+    if (a.events_fd >= 0) {
+      loop_->Remove(a.events_fd);
+      ::close(a.events_fd);
+    }
   }
   server_.reset();
   StopNotifier();  // a send in progress finishes; unsent messages stay in the outbox
@@ -91,7 +95,7 @@ Daemon::~Daemon() {
   }
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
-  for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &trim_timer_}) {
+  for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_, &trim_timer_}) {
     if (t->fd >= 0) ::close(t->fd);
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -205,6 +209,7 @@ Status Daemon::Open() {
   }
   if (Status s = add_one_shot(&standby_timer_, [this] { TopUpStandbys(); }); !s.ok()) return s;
   if (Status s = add_one_shot(&cgroup_timer_, [this] { executor_->RemoveEndedCgroups(); }); !s.ok()) return s;
+  if (Status s = add_one_shot(&end_watch_timer_, [this] { WatchEnds(); }); !s.ok()) return s;
   loop_->SetIdleHook([this] {
     // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
     // ends are recorded, all before any request is answered.
@@ -219,6 +224,7 @@ Status Daemon::Open() {
     // at once, so that starting them does not delay a job that ends in the same burst.
     if (executor_->standbys() < kStandbys && !executor_->standbys_failed()) standby_timer_.Arm(kStandbyDelayNs);
     if (executor_->ended_cgroups() > 0) cgroup_timer_.Arm(kCgroupRemovalDelayNs);
+    if (!end_watch_due_.empty()) end_watch_timer_.Arm(kEndWatchDelayNs);
     // Heap that requests and jobs used and freed, handed back to the system once things calm
     // down: glibc keeps freed memory for reuse, so a burst of thousands of submissions or
     // cancels would otherwise stay in rotad's resident size.

@@ -72,6 +72,13 @@ class Daemon : public Server::Handler {
     store::JobRecord rec;
     int pidfd = -1;            // running batch job: its shepherd; adopted session: its client
     int note_fd = -1;          // running batch job from a standby: the shepherd's socket (kEndedNote)
+    // A running batch job's cgroup.events, watched for the moment its last process is gone
+    // (WatchEnds); -1 while not watched.
+    int events_fd = -1;
+    // When its last process was gone (0: not yet seen): its GPUs are free and its run charged;
+    // its end is decided when the shepherd's result comes (design.md, "Freeing a job's GPUs
+    // when its cgroup empties").
+    Time released_at = 0;
     ConnId session = 0;        // interactive job: its client's connection (0: none)
     pid_t session_pid = 0;     // interactive job: the client process
     Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
@@ -209,6 +216,11 @@ class Daemon : public Server::Handler {
   // shepherd's note of the job's end through its socket (note_fd, -1 for none).
   void Watch(JobId id, int pidfd, int note_fd = -1);
   void OnShepherdNote(JobId id);
+  // Starts watching the cgroups of the jobs launched since the last call (end_watch_due_) for
+  // their last process's exit; OnCgroupEvent frees the GPUs of a job whose cgroup emptied.
+  void WatchEnds();
+  void OnCgroupEvent(JobId id);
+  void StopWatchingEnd(Active& a);
   // A shepherd whose job's end was collected from its note, still on its way out: reaped when
   // its pidfd says it has exited.
   void ReapLater(JobId id, pid_t shepherd, int pidfd);
@@ -505,6 +517,12 @@ class Daemon : public Server::Handler {
   // (exec::Executor::RemoveEndedCgroups): after the launches of a burst of ends, not among them.
   static constexpr long kCgroupRemovalDelayNs = 20'000'000;
   OneShot cgroup_timer_;
+  // Running jobs' cgroups are watched for their end from this long after their launch, once
+  // their processes are in (design.md, "Freeing a job's GPUs when its cgroup empties"): a
+  // watch made at the launch would wake rotad when the job's first process enters.
+  static constexpr long kEndWatchDelayNs = 20'000'000;
+  std::vector<JobId> end_watch_due_;
+  OneShot end_watch_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.
   static constexpr long long kTrimDelayNs = 5'000'000'000;

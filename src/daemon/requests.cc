@@ -393,6 +393,11 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
       continue;
     }
     Active& a = it->second;
+    if (a.released_at != 0) {
+      // Its processes are gone (end_watch.cc): how it ended is being collected, not cancelled.
+      fail(FailedPrecondition("job " + std::to_string(id) + " has already ended (its end is being recorded)"));
+      continue;
+    }
     if (a.rec.state == store::JobState::kPending) {
       if (Status s = CancelPending(id, caller.name, "Cancelled by " + caller.name, now); !s.ok()) {
         fail(s);

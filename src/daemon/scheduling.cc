@@ -52,6 +52,8 @@ ClusterState Daemon::BuildState() const {
       } else {
         st.held.push_back(id);
       }
+    } else if (a.released_at != 0) {
+      st.held.push_back(id);  // its processes are gone (end_watch.cc): its GPUs are free
     } else if (!a.rec.placement.alloc.gpus.empty()) {
       st.running.push_back(a.rec.ToRunningJob());
     }
@@ -268,6 +270,7 @@ void Daemon::Watch(JobId id, int pidfd, int note_fd) {
   (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnJobExit(id); });
   a.note_fd = note_fd;
   if (note_fd >= 0) (void)loop_->Add(note_fd, EPOLLIN, [this, id](std::uint32_t) { OnShepherdNote(id); });
+  if (!a.rec.interactive && !a.rec.cgroup.empty()) end_watch_due_.push_back(id);
 }
 
 void Daemon::OnShepherdNote(JobId id) {
@@ -388,7 +391,10 @@ void Daemon::BeginStop(Active& a, Time now) {
 
 void Daemon::EscalateKills(Time now) {
   for (auto& [id, a] : jobs_) {
-    if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || a.rec.state != store::JobState::kRunning) continue;
+    if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || a.rec.state != store::JobState::kRunning ||
+        a.released_at != 0) {
+      continue;
+    }
     if (a.rec.interactive) {
       server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
       if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
@@ -431,7 +437,9 @@ void Daemon::OnJobExit(JobId id) {
   a.pidfd = -1;
   exec::ExitInfo info = executor_->Collect(id, shepherd);
   // Recorded after this batch of events has started the jobs it frees GPUs for (RecordEnds).
-  ends_.push_back(EndJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now));
+  // A job whose cgroup was seen empty ended then: its run is charged up to that moment.
+  const Time end = a.released_at != 0 ? a.released_at : info.end_time > 0 ? std::min(info.end_time, now) : now;
+  ends_.push_back(EndJob(a, info, end));
 }
 
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
@@ -489,7 +497,8 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   }
   CountJobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
-  AddRunToUsage(a.rec, now);
+  if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied
+  StopWatchingEnd(a);
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
   const JobId id = a.rec.job.id;

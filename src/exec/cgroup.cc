@@ -6,6 +6,7 @@
 // enable the memory controller only disables memory limits.
 #include "exec/cgroup.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -227,16 +228,45 @@ Status RemoveCgroup(const std::string& cgroup) {
   return Internal(ErrnoMessage("cannot remove cgroup " + cgroup, errno));
 }
 
-StatusOr<bool> CgroupPopulated(const std::string& cgroup) {
-  StatusOr<std::string> events = ReadFile(cgroup + "/cgroup.events");
-  if (!events.ok()) return events.status();
-  std::istringstream in(*events);
+namespace {
+
+StatusOr<bool> ParsePopulated(const std::string& events, const std::string& cgroup) {
+  std::istringstream in(events);
   std::string key;
   int value;
   while (in >> key >> value) {
     if (key == "populated") return value != 0;
   }
   return Internal("no 'populated' in " + cgroup + "/cgroup.events");
+}
+
+}  // namespace
+
+StatusOr<bool> CgroupPopulated(const std::string& cgroup) {
+  StatusOr<std::string> events = ReadFile(cgroup + "/cgroup.events");
+  if (!events.ok()) return events.status();
+  return ParsePopulated(*events, cgroup);
+}
+
+StatusOr<int> OpenCgroupEvents(const std::string& cgroup) {
+  const std::string path = cgroup + "/cgroup.events";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    std::string message = ErrnoMessage("cannot open " + path, err);
+    return err == ENOENT ? StatusOr<int>(NotFound(message)) : StatusOr<int>(Internal(message));
+  }
+  return fd;
+}
+
+StatusOr<bool> PopulatedAt(int events_fd, const std::string& cgroup) {
+  char buf[256];
+  ssize_t n;
+  do {
+    n = pread(events_fd, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return Internal(ErrnoMessage("cannot read " + cgroup + "/cgroup.events", errno));
+  return ParsePopulated(std::string(buf, static_cast<std::size_t>(n)), cgroup);
 }
 
 bool WaitCgroupEmpty(const std::string& cgroup, int timeout_ms) {

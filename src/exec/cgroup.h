@@ -66,6 +66,14 @@ Status KillCgroup(const std::string& cgroup);
 Status RemoveCgroup(const std::string& cgroup);
 // From cgroup.events; NotFound when the cgroup is gone.
 StatusOr<bool> CgroupPopulated(const std::string& cgroup);
+// A cgroup's cgroup.events, opened (O_CLOEXEC) to be watched: poll() reports POLLPRI once
+// "populated" (or "frozen") changed since the last read through this descriptor. The kernel
+// sends at most one such notice per 10 ms per cgroup; a later change waits out the rest of
+// the 10 ms, it is not lost. NotFound when the cgroup is gone.
+StatusOr<int> OpenCgroupEvents(const std::string& cgroup);
+// Reads "populated" through such a descriptor (from the start of the file), which also
+// acknowledges the notice. `cgroup` is for messages.
+StatusOr<bool> PopulatedAt(int events_fd, const std::string& cgroup);
 // Polls cgroup.events until "populated 0" (or the cgroup is gone), at most timeout_ms.
 bool WaitCgroupEmpty(const std::string& cgroup, int timeout_ms);
 // The oom_kill count of memory.events; 0 when unknown.

@@ -2,6 +2,7 @@
 // writable cgroup v2 (skipped otherwise).
 #include "exec/cgroup.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -93,6 +94,40 @@ TEST_F(CgroupTest, CreateMoveKillRemove) {
   EXPECT_FALSE(std::filesystem::exists(*cgroup));
   EXPECT_TRUE(executor_->RemoveCgroup(*cgroup).ok());  // already gone
   EXPECT_TRUE(executor_->KillCgroup(*cgroup).ok());
+}
+
+// What rotad's end watch relies on (daemon/end_watch.cc): a descriptor of cgroup.events
+// reports POLLPRI once "populated" changed since it was last read, and not before.
+TEST_F(CgroupTest, EventsDescriptorReportsTheLastProcessLeaving) {
+  JobId job = NextJobId();
+  StatusOr<std::string> cgroup = executor_->CreateCgroup(job, 0);
+  ASSERT_TRUE(cgroup.ok()) << cgroup.status().ToString();
+  EXPECT_EQ(OpenCgroupEvents(*cgroup + "/nonesuch").status().code(), StatusCode::kNotFound);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_TRUE(executor_->MoveToCgroup(*cgroup, child).ok());
+  StatusOr<int> fd = OpenCgroupEvents(*cgroup);
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  StatusOr<bool> populated = PopulatedAt(*fd, *cgroup);
+  ASSERT_TRUE(populated.ok()) << populated.status().ToString();
+  EXPECT_TRUE(*populated);
+  pollfd p{*fd, POLLPRI, 0};
+  EXPECT_EQ(poll(&p, 1, 50), 0) << "no change yet, no notice";
+  ASSERT_TRUE(executor_->KillCgroup(*cgroup).ok());
+  ASSERT_EQ(poll(&p, 1, testing::kTimeoutMs), 1);
+  EXPECT_TRUE(p.revents & POLLPRI);
+  populated = PopulatedAt(*fd, *cgroup);  // read again from the start, which acknowledges it
+  ASSERT_TRUE(populated.ok()) << populated.status().ToString();
+  EXPECT_FALSE(*populated);
+  EXPECT_EQ(poll(&p, 1, 0), 0);
+  close(*fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(executor_->RemoveCgroup(*cgroup).ok());
 }
 
 // A daemon started in a non-root cgroup (a delegated systemd service) moves itself into a

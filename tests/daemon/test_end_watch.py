@@ -1,0 +1,122 @@
+"""A job's GPUs go to the next job as soon as its cgroup is empty, before its shepherd reports how
+it ended (docs/design.md, "Freeing a job's GPUs when its cgroup empties"). Real rotad and rota
+processes on one card; the first job's shepherd is stopped (SIGSTOP) while its job ends, so that
+only the cgroup can tell rotad the job is gone."""
+import contextlib
+import os
+import signal
+import time
+import unittest
+
+from harness import DaemonTest, wait_for
+
+ONE_CARD = """
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 1
+"""
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("PPid:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no PPid for {pid}")
+
+
+def exited(pid):
+    """Whether process `pid` has exited (a zombie its stopped parent has not reaped, or gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+class EndWatchTest(DaemonTest):
+    CONFIG = ONE_CARD
+
+    def setUp(self):
+        super().setUp()
+        if self.d.cgroup_base() is None:
+            self.skipTest("jobs are tracked by process group here: no cgroup to watch")
+
+    def stop_shepherd_of(self, job, pid_file):
+        """Stops the shepherd of `job`, whose leader wrote its pid to `pid_file`, once rotad watches
+        the job's cgroup (20 ms after the launch); continued again at the test's end."""
+        wait_for(lambda: os.path.exists(self.path(pid_file)) and self.read(pid_file).strip(), what=pid_file)
+        leader = int(self.read(pid_file))
+        shepherd = parent_of(leader)
+        with open(f"/proc/{shepherd}/cmdline", "rb") as f:
+            self.assertIn(b"rota-shepherd", f.read())
+        self.assertEqual(self.d.job(job)["state"], "running")
+        time.sleep(0.2)
+        os.kill(shepherd, signal.SIGSTOP)
+        self.addCleanup(self.resume, shepherd)
+        return leader, shepherd
+
+    @staticmethod
+    def resume(shepherd):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(shepherd, signal.SIGCONT)
+
+    def test_the_next_job_starts_while_the_last_ones_shepherd_is_stopped(self):
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5; exit 3")
+        second = self.d.submit("--", "sh", "-c", "echo ran > second.txt")
+        _, shepherd = self.stop_shepherd_of(first, "first.pid")
+        job = self.d.wait_state(second, "completed", timeout=10)
+        self.assertEqual(self.read("second.txt").strip(), "ran")
+        # Its end is the shepherd's to tell: until then the first job is running as far as the
+        # store goes, and its exit status is not known.
+        self.assertEqual(self.d.job(first)["state"], "running")
+        time.sleep(1.1)  # the shepherd's own clock would now say a later second
+        os.kill(shepherd, signal.SIGCONT)
+        ended = self.d.wait_state(first, "failed")
+        self.assertEqual(ended["end_reason"], "Failed(exit 3)")
+        # Its run is charged up to the moment its cgroup emptied, before the next job started.
+        self.assertLessEqual(ended["end_time"], job["start_time"])
+
+    def test_a_job_after_it_waits_for_its_end_to_be_known(self):
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5")
+        after = self.d.submit("--after-ok", str(first), "--", "sh", "-c", "echo ran > after.txt")
+        leader, shepherd = self.stop_shepherd_of(first, "first.pid")
+        wait_for(lambda: exited(leader), what="the first job's exit")
+        time.sleep(1.0)
+        self.assertEqual(self.d.job(after)["state"], "pending")
+        self.assertEqual(self.d.job(after)["pending"]["reason"], "dependency")
+        self.assertFalse(os.path.exists(self.path("after.txt")))
+        os.kill(shepherd, signal.SIGCONT)
+        self.assertEqual(self.d.wait_state(first, "completed")["end_reason"], "Completed")
+        self.d.wait_state(after, "completed")
+
+    def test_a_process_the_job_left_behind_keeps_the_card(self):
+        first = self.d.submit("--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 0.5")
+        second = self.d.submit("--", "true")
+        leader, shepherd = self.stop_shepherd_of(first, "first.pid")
+        wait_for(lambda: exited(leader), what="the first job's leader to exit")
+        time.sleep(1.0)
+        # Its `sleep 60` is still in its cgroup: the card is not free.
+        self.assertEqual(self.d.job(second)["state"], "pending")
+        # The shepherd kills what was left, and then the card goes to the next job.
+        os.kill(shepherd, signal.SIGCONT)
+        self.assertEqual(self.d.wait_state(first, "completed")["end_reason"], "Completed")
+        self.d.wait_state(second, "completed")
+
+    def test_a_cancel_of_a_job_whose_processes_are_gone_says_it_ended(self):
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5")
+        leader, shepherd = self.stop_shepherd_of(first, "first.pid")
+        wait_for(lambda: exited(leader), what="the first job's exit")
+        time.sleep(0.3)  # rotad's wake-up on the emptied cgroup
+        r = self.d.rota("cancel", str(first), check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.stderr.strip(), f"rota: job {first} has already ended (its end is being recorded)")
+        os.kill(shepherd, signal.SIGCONT)
+        self.assertEqual(self.d.wait_state(first, "completed")["end_reason"], "Completed")
+
+
+if __name__ == "__main__":
+    unittest.main()
