@@ -145,6 +145,8 @@ class Daemon : public Server::Handler {
   // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
   // the store refuses is tried again by the next pass; the job is held out until then.
   void CancelNeverSatisfied(Time now);
+  // Whether a pending job waits for job `id` (--after, --after-ok).
+  bool Awaited(JobId id) const;
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of memory.
   Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);

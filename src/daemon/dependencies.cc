@@ -3,6 +3,8 @@
 // pending, held or running; what a failed `--after-ok` job means is decided here: the jobs that
 // wait for it could never start, so they are cancelled, and those waiting for them in turn
 // (design.md, "Dependencies"). Tested by tests/daemon/test_dependencies.py.
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
@@ -121,6 +123,19 @@ Status Daemon::CancelPending(JobId id, const std::string& actor, const std::stri
   pending_info_.erase(id);
   dirty_ = true;
   return Status();
+}
+
+bool Daemon::Awaited(JobId id) const {
+  for (const auto& [other, a] : jobs_) {
+    if (a.rec.state != store::JobState::kPending) continue;
+    const std::vector<JobId>& after = a.rec.job.after;
+    const std::vector<JobId>& after_ok = a.rec.job.after_ok;
+    if (std::find(after.begin(), after.end(), id) != after.end() ||
+        std::find(after_ok.begin(), after_ok.end(), id) != after_ok.end()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace rota::daemon

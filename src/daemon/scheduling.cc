@@ -502,9 +502,13 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
   const JobId id = a.rec.job.id;
+  const bool released = a.released_at != 0;
   e.job = std::move(a);
   jobs_.erase(id);
-  dirty_ = true;
+  // A released job's GPUs were freed, and its run charged, when its cgroup emptied: a pass has
+  // something new to see only for the jobs that wait for it (with 1,000 jobs queued, a pass
+  // for nothing costs about 0.4 ms).
+  if (!released || Awaited(id)) dirty_ = true;
   return e;
 }
 
