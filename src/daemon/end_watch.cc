@@ -26,7 +26,9 @@ void Daemon::WatchEnds() {
     // Only a cgroup seen holding the job may say it is gone: an empty one may also be one that
     // its job has not entered yet (a slow start) or has left already (the note is on its way).
     StatusOr<bool> populated = exec::PopulatedAt(*fd, a.rec.cgroup);
-    if (!populated.ok() || !*populated || !loop_->Add(*fd, EPOLLPRI, [this, id](std::uint32_t) { OnCgroupEvent(id); }).ok()) {
+    const bool watched = populated.ok() && *populated &&
+                         loop_->Add(*fd, EPOLLPRI, [this, id](std::uint32_t) { OnCgroupEvent(id); }).ok();
+    if (!watched) {
       ::close(*fd);
       continue;
     }

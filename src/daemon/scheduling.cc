@@ -438,7 +438,8 @@ void Daemon::OnJobExit(JobId id) {
   exec::ExitInfo info = executor_->Collect(id, shepherd);
   // Recorded after this batch of events has started the jobs it frees GPUs for (RecordEnds).
   // A job whose cgroup was seen empty ended then: its run is charged up to that moment.
-  const Time end = a.released_at != 0 ? a.released_at : info.end_time > 0 ? std::min(info.end_time, now) : now;
+  Time end = info.end_time > 0 ? std::min(info.end_time, now) : now;
+  if (a.released_at != 0) end = a.released_at;
   ends_.push_back(EndJob(a, info, end));
 }
 

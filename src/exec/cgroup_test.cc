@@ -65,6 +65,21 @@ class CgroupTest : public ::testing::Test {
     executor_ = std::move(e).value();
     if (executor_->cgroup_base().empty()) GTEST_SKIP() << executor_->cgroup_note();
   }
+  // A `sleep 1000` child of this process, moved into `cgroup`; -1 when either failed.
+  pid_t SleeperIn(const std::string& cgroup) {
+    pid_t child = fork();
+    if (child == 0) {
+      execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    if (child < 0) return -1;
+    Status moved = executor_->MoveToCgroup(cgroup, child);
+    EXPECT_TRUE(moved.ok()) << moved.ToString();
+    if (moved.ok()) return child;
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return -1;
+  }
   TempDir tmp_;
   std::unique_ptr<Executor> executor_;
 };
@@ -74,13 +89,8 @@ TEST_F(CgroupTest, CreateMoveKillRemove) {
   StatusOr<std::string> cgroup = executor_->CreateCgroup(job, 0);
   ASSERT_TRUE(cgroup.ok()) << cgroup.status().ToString();
   EXPECT_EQ(*cgroup, executor_->cgroup_base() + "/job-" + std::to_string(job));
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_TRUE(executor_->MoveToCgroup(*cgroup, child).ok());
+  pid_t child = SleeperIn(*cgroup);
+  ASSERT_GT(child, 0);
   EXPECT_EQ(ReadText(*cgroup + "/cgroup.procs"), std::to_string(child) + "\n");
   EXPECT_EQ(executor_->RemoveCgroup(*cgroup).code(), StatusCode::kFailedPrecondition);
   // An existing cgroup that holds processes is not reused.
@@ -103,13 +113,8 @@ TEST_F(CgroupTest, EventsDescriptorReportsTheLastProcessLeaving) {
   StatusOr<std::string> cgroup = executor_->CreateCgroup(job, 0);
   ASSERT_TRUE(cgroup.ok()) << cgroup.status().ToString();
   EXPECT_EQ(OpenCgroupEvents(*cgroup + "/nonesuch").status().code(), StatusCode::kNotFound);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_TRUE(executor_->MoveToCgroup(*cgroup, child).ok());
+  pid_t child = SleeperIn(*cgroup);
+  ASSERT_GT(child, 0);
   StatusOr<int> fd = OpenCgroupEvents(*cgroup);
   ASSERT_TRUE(fd.ok()) << fd.status().ToString();
   StatusOr<bool> populated = PopulatedAt(*fd, *cgroup);

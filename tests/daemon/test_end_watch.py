@@ -47,16 +47,18 @@ class EndWatchTest(DaemonTest):
 
     def stop_shepherd_of(self, job, pid_file):
         """Stops the shepherd of `job`, whose leader wrote its pid to `pid_file`, once rotad watches
-        the job's cgroup (20 ms after the launch); continued again at the test's end."""
+        the job's cgroup (20 ms after the launch), while the job (`sleep 2`) still runs; continued
+        again at the test's end."""
         wait_for(lambda: os.path.exists(self.path(pid_file)) and self.read(pid_file).strip(), what=pid_file)
         leader = int(self.read(pid_file))
         shepherd = parent_of(leader)
         with open(f"/proc/{shepherd}/cmdline", "rb") as f:
             self.assertIn(b"rota-shepherd", f.read())
         self.assertEqual(self.d.job(job)["state"], "running")
-        time.sleep(0.2)
+        time.sleep(0.3)
         os.kill(shepherd, signal.SIGSTOP)
         self.addCleanup(self.resume, shepherd)
+        self.assertFalse(exited(leader), "the job ended before its shepherd was stopped: too slow a machine?")
         return leader, shepherd
 
     @staticmethod
@@ -65,7 +67,7 @@ class EndWatchTest(DaemonTest):
             os.kill(shepherd, signal.SIGCONT)
 
     def test_the_next_job_starts_while_the_last_ones_shepherd_is_stopped(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5; exit 3")
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2; exit 3")
         second = self.d.submit("--", "sh", "-c", "echo ran > second.txt")
         _, shepherd = self.stop_shepherd_of(first, "first.pid")
         job = self.d.wait_state(second, "completed", timeout=10)
@@ -81,7 +83,7 @@ class EndWatchTest(DaemonTest):
         self.assertLessEqual(ended["end_time"], job["start_time"])
 
     def test_a_job_after_it_waits_for_its_end_to_be_known(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5")
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2")
         after = self.d.submit("--after-ok", str(first), "--", "sh", "-c", "echo ran > after.txt")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's exit")
@@ -94,7 +96,7 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(after, "completed")
 
     def test_a_process_the_job_left_behind_keeps_the_card(self):
-        first = self.d.submit("--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 0.5")
+        first = self.d.submit("--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 2")
         second = self.d.submit("--", "true")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's leader to exit")
@@ -107,7 +109,7 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(second, "completed")
 
     def test_a_cancel_of_a_job_whose_processes_are_gone_says_it_ended(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 0.5")
+        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's exit")
         time.sleep(0.3)  # rotad's wake-up on the emptied cgroup
