@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +91,11 @@ PreparedJob::PreparedJob(const exec::JobSpec& spec) : spec_(spec) {
   }
 }
 
-void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup) {
+void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::optional<int> nice) {
+  // Lowering one's priority is always allowed: the job never keeps the standby's boost.
+  if (nice && setpriority(PRIO_PROCESS, 0, *nice) != 0) {
+    FailErrno(error_fd, "cannot set the job's nice value", errno);
+  }
   const exec::LaunchSpec& spec = job.spec().launch;
   const std::string& cgroup = job.spec().cgroup;
   if (!cgroup.empty() && join_cgroup) {

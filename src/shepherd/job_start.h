@@ -5,6 +5,7 @@
 // error reporting safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class PreparedJob {
 // writes one line (e.g. "cannot chdir to /x: No such file or directory") to error_fd, a
 // close-on-exec pipe, and exits with status 127.
 // `join_cgroup`: write itself into the spec's cgroup (false when it was created inside it).
-[[noreturn]] void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup);
+// `nice`: the job's nice value, set first, where the shepherd runs at a higher priority.
+[[noreturn]] void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup,
+                              std::optional<int> nice);
 
 }  // namespace rota::shepherd

@@ -24,6 +24,7 @@
 // while the job ran: the daemon withdrew the launch (exec::Executor::Withdraw) and killed the job.
 // Tested by src/exec/shepherd_test.cc and executor_test.cc.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string>
 
 #include "exec/cgroup.h"
@@ -45,6 +47,8 @@ namespace {
 constexpr int kNotOurs = 3;
 
 constexpr int kStandbyFd = 3;
+
+constexpr int kStartBoost = 5;
 
 int Usage() {
   std::fprintf(stderr,
@@ -79,6 +83,15 @@ int main(int argc, char** argv) {
   using rota::exec::ExitInfo;
   const bool standby = argc == 4 && std::string(argv[1]) == "--standby";
   const pid_t daemon = getppid();  // rotad starts every shepherd itself
+  // A standby starts its job ahead of the clean-up of the jobs that just ended (their shepherds
+  // run at the daemon's priority): kStartBoost nice levels higher where it may (root), until the
+  // job is started. The job, and then the shepherd, go back to the daemon's nice value.
+  std::optional<int> job_nice;
+  if (standby) {
+    errno = 0;
+    const int nice = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && setpriority(PRIO_PROCESS, 0, nice - kStartBoost) == 0) job_nice = nice;
+  }
   close_range(standby ? kStandbyFd + 1 : 3, ~0U, 0);  // nothing of the daemon's must stay open in the job
   if (argc != 9 && !standby) return Usage();
   std::string job_text, spec_path, run_dir, token;
@@ -135,7 +148,7 @@ int main(int argc, char** argv) {
     info.reason = "shepherd: " + spec.status().message();
     info.end_time = static_cast<std::int64_t>(time(nullptr));
   } else {
-    info = rota::shepherd::SuperviseJob(*spec);
+    info = rota::shepherd::SuperviseJob(*spec, job_nice);
     // Withdrawn while it ran (the daemon could not record its start and removed the spec,
     // exec::Executor::Withdraw): the job never started as far as the daemon's store goes, so no
     // result may say it ended.

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <linux/sched.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,7 +48,8 @@ pid_t CloneIntoCgroup(int cgroup_fd) {
 
 class Supervisor {
  public:
-  explicit Supervisor(const exec::JobSpec& spec) : spec_(spec), job_(spec) {}
+  Supervisor(const exec::JobSpec& spec, std::optional<int> job_nice)
+      : spec_(spec), job_(spec), job_nice_(job_nice) {}
 
   exec::ExitInfo Run() {
     exec::ExitInfo info;
@@ -82,8 +84,9 @@ class Supervisor {
     if (child_ == 0) {
       close(pipefd[0]);
       close(sfd);
-      RunJobChild(job_, pipefd[1], /*join_cgroup=*/!in_cgroup);
+      RunJobChild(job_, pipefd[1], /*join_cgroup=*/!in_cgroup, job_nice_);
     }
+    if (job_nice_) setpriority(PRIO_PROCESS, 0, *job_nice_);  // the start is done: back to the job's
     close(pipefd[1]);
     int status = Loop(sfd, pipefd[0]);
     close(pipefd[0]);
@@ -172,6 +175,7 @@ class Supervisor {
 
   const exec::JobSpec& spec_;
   PreparedJob job_;
+  const std::optional<int> job_nice_;
   pid_t child_ = -1;
   int status_kind_ = 0;
   std::string start_error_;
@@ -184,6 +188,8 @@ void ShepherdSignals(sigset_t* set) {
   for (int sig : {exec::ForwardSignal(), SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(set, sig);
 }
 
-exec::ExitInfo SuperviseJob(const exec::JobSpec& spec) { return Supervisor(spec).Run(); }
+exec::ExitInfo SuperviseJob(const exec::JobSpec& spec, std::optional<int> job_nice) {
+  return Supervisor(spec, job_nice).Run();
+}
 
 }  // namespace rota::shepherd

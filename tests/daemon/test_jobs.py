@@ -4,7 +4,13 @@ import os
 import time
 import unittest
 
-from harness import DaemonTest, strace_attached, strace_injects, wait_for
+from harness import IS_ROOT, DaemonTest, strace_attached, strace_injects, wait_for
+
+
+def nice_of(pid):
+    """The nice value of process `pid` (field 19 of /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 class StandbyShepherdTest(DaemonTest):
@@ -34,6 +40,21 @@ class StandbyShepherdTest(DaemonTest):
         # --standby), one of them new.
         wait_for(lambda: len(set(self.standbys()) - {shepherd}) == 4, what="the standbys to be topped up")
         self.assertEqual(len(set(self.standbys()) - before), 1)
+        self.d.rota("cancel", str(job))
+        self.d.wait_state(job, "cancelled")
+
+    def test_a_job_runs_at_rotads_nice_value_and_standbys_wait_above_it(self):
+        # Standbys start their job at a higher priority where they may (root: 5 nice levels up);
+        # the job, and its shepherd once the job is started, run at rotad's own nice value.
+        self.d.stop()
+        self.d.start(wrapper=("nice", "-n", "3"))
+        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
+        standby_nice = 3 - 5 if IS_ROOT else 3
+        self.assertEqual({nice_of(pid) for pid in self.standbys()}, {standby_nice})
+        job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; nice > nice.txt; sleep 30")
+        wait_for(lambda: os.path.exists(self.path("nice.txt")) and self.read("nice.txt").strip(), what="the job's nice")
+        self.assertEqual(self.read("nice.txt").strip(), "3")
+        self.assertEqual(nice_of(int(self.read("shepherd.pid"))), 3)
         self.d.rota("cancel", str(job))
         self.d.wait_state(job, "cancelled")
 
