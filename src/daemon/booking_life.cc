@@ -137,9 +137,7 @@ Time Daemon::BookingPass(Time now) {
     auto it = bookings_.find(id);
     if (it == bookings_.end()) continue;
     for (auto& [jid, a] : jobs_) {
-      if (!OnBooking(it->second, a.rec) || a.rec.kill_at != kNever || a.term_sent != 0 || a.released_at != 0) {
-        continue;
-      }
+      if (!a.Live() || !OnBooking(it->second, a.rec) || a.rec.kill_at != kNever || a.term_sent != 0) continue;
       // Its signal, its grace, then the stop: as a preemption, for the booking's sake.
       a.stop_reason = "Stopped: booking " + std::to_string(id) + " ended and others wait";
       ApplySignal(Signal{jid, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},

@@ -79,6 +79,8 @@ class Daemon : public Server::Handler {
     // its end is decided when the shepherd's result comes (design.md, "Freeing a job's GPUs
     // when its cgroup empties").
     Time released_at = 0;
+    // Started, and its processes not seen gone: what stops, signals and reminders act on.
+    bool Live() const { return rec.state == store::JobState::kRunning && released_at == 0; }
     ConnId session = 0;        // interactive job: its client's connection (0: none)
     pid_t session_pid = 0;     // interactive job: the client process
     Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)

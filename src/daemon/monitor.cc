@@ -171,10 +171,7 @@ void Daemon::ObserveCard(size_t index, const std::string& error, bool held, Time
 void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
   const Gpu& g = cards_.gpus[index];
   for (auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning || a.released_at != 0 || !a.node_fail.empty() ||
-        !a.cancelled_by.empty()) {
-      continue;
-    }
+    if (!a.Live() || !a.node_fail.empty() || !a.cancelled_by.empty()) continue;
     if (!a.rec.placement.OnCard(g.uuid)) continue;
     a.node_fail = "GPU " + std::to_string(g.index) + " failed: " + card_state_[g.uuid].health.error;
     spdlog::warn("job {} ({}): stopping: {}", id, a.rec.job.user, a.node_fail);

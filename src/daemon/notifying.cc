@@ -228,10 +228,7 @@ Time Daemon::RemindTimeLimits(Time now) {
   Time next = kNever;
   if (before <= 0 || config_.notify.channels.empty()) return next;
   for (const auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning || a.released_at != 0 || a.rec.start_time <= 0 ||
-        time_reminded_.count(id)) {
-      continue;
-    }
+    if (!a.Live() || a.rec.start_time <= 0 || time_reminded_.count(id)) continue;
     const Duration limit = a.rec.job.time_limit;
     // A job shorter than the warning gets none (nor one without a limit to speak of).
     if (limit <= before || limit >= kNever - a.rec.start_time) continue;

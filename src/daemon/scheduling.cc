@@ -391,10 +391,7 @@ void Daemon::BeginStop(Active& a, Time now) {
 
 void Daemon::EscalateKills(Time now) {
   for (auto& [id, a] : jobs_) {
-    if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || a.rec.state != store::JobState::kRunning ||
-        a.released_at != 0) {
-      continue;
-    }
+    if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || !a.Live()) continue;
     if (a.rec.interactive) {
       server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
       if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);

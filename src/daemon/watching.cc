@@ -111,9 +111,7 @@ void Daemon::WatchAllocations(Time now) {
     return it == jobs_.end() || it->second.rec.state != store::JobState::kRunning;
   });
   for (auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning || a.released_at != 0 || a.term_sent != 0 || a.rec.kill_at != kNever) {
-      continue;
-    }
+    if (!a.Live() || a.term_sent != 0 || a.rec.kill_at != kNever) continue;
     const AllocationReading r = ReadAllocation(id, a);
     auto [it, fresh] = watches_.try_emplace(id, a.rec.start_time);
     IdleWatch& w = it->second;
