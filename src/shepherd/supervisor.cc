@@ -86,7 +86,7 @@ class Supervisor {
       close(sfd);
       RunJobChild(job_, pipefd[1], /*join_cgroup=*/!in_cgroup, job_nice_);
     }
-    if (job_nice_) setpriority(PRIO_PROCESS, 0, *job_nice_);  // the start is done: back to the job's
+    if (job_nice_) setpriority(PRIO_PROCESS, 0, *job_nice_);  // its job is started: back to its nice value
     close(pipefd[1]);
     int status = Loop(sfd, pipefd[0]);
     close(pipefd[0]);
