@@ -9,9 +9,9 @@
 // "<id> <token>\n" (its spec is then <run_dir>/<id>.spec). At end of file or on anything else it
 // exits 0 having started nothing. Once the job's result is written it sends "ended\n"
 // (exec::kEndedNote) back on the same descriptor and exits: the daemon collects the end without
-// waiting for the shepherd's exit. Where it may (root), a standby waits 5 nice levels above the
-// daemon's priority and returns to it once its job is started (design.md, "Standbys start their
-// job ahead of others' clean-up"); the job runs at the daemon's nice value.
+// waiting for the shepherd's exit. Where it may (CAP_SYS_NICE), a standby waits 5 nice levels
+// above the daemon's priority and returns to it once its job is started (design.md, "Standbys
+// start their job ahead of others' clean-up"); the job runs at the daemon's nice value.
 //
 // It leaves the job's cgroup, emptied, to the daemon (exec::Executor::RemoveEndedCgroups), which
 // removes it once the launches of the moment are done: a cgroup's removal holds the kernel lock
@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
   const bool standby = argc == 4 && std::string(argv[1]) == "--standby";
   const pid_t daemon = getppid();  // rotad starts every shepherd itself
   // A standby starts its job ahead of the clean-up of the jobs that just ended (their shepherds
-  // run at the daemon's priority): kStartBoost nice levels higher where it may (root), until the
-  // job is started. The job, and then the shepherd, go back to the daemon's nice value.
+  // run at the daemon's priority): kStartBoost nice levels higher where it may (CAP_SYS_NICE),
+  // until the job is started. The job, and then the shepherd, go back to the daemon's nice value.
   std::optional<int> job_nice;
   if (standby) {
     errno = 0;
