@@ -77,6 +77,16 @@ grep -q 'bad.toml:2:1: .*unknown key "algoritm"' "$tmp/err"; check "broken confi
 grep -q 'bad.toml:7:10: .*memory "80 GB" is not a size' "$tmp/err"; check "broken config: bad size reported at line 7" $?
 "$ROTA" config check "$tmp/missing.toml" 2>/dev/null; rc=$?
 [ $rc -eq 1 ]; check "missing config: exit 1" $?
+# A valid file with a likely slip: a host-memory default above this machine's memory is said
+# (as rotad says it at start), and the file still passes.
+sed 's/^default_mem_per_gpu = .*/default_mem_per_gpu = "1000T"/' "$SRC/packaging/rota.toml" > "$tmp/big.toml"
+"$ROTA" config check "$tmp/big.toml" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ]; check "memory default above the server's: still exit 0" $?
+grep -q "^warning: default_mem_per_gpu = 1024000G is more than this server's memory (" "$tmp/err"
+check "memory default above the server's: a warning" $?
+sed 's/^default_mem_per_gpu = .*/default_mem_per_gpu = "1G"/' "$SRC/packaging/rota.toml" > "$tmp/small.toml"
+"$ROTA" config check "$tmp/small.toml" >/dev/null 2>"$tmp/err"
+[ ! -s "$tmp/err" ]; check "a memory default the server has: no warning" $?
 
 # Every command the help lists answers its own --help (the command line registers only the
 # command it is given, from a table in main.cc that must name them all).

@@ -22,6 +22,10 @@ int RunConfigCheck(const std::string& file) {
     return 1;
   }
   std::printf("%s: OK\n%s\n", file.c_str(), config::Summary(*config).c_str());
+  // What rotad would warn about on this machine: said, but the file is valid (exit 0).
+  for (const std::string& warning : config::Warnings(*config, config::ServerMemory())) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
   return 0;
 }
 

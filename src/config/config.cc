@@ -7,6 +7,8 @@
 // file that is not TOML has nothing further to check.
 #include "config/config.h"
 
+#include <sys/sysinfo.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -87,6 +89,24 @@ StatusOr<Config> LoadConfig(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParseConfig(text.str(), path);
+}
+
+std::vector<std::string> Warnings(const Config& c, MiB server_memory) {
+  std::vector<std::string> out;
+  // Not refused: it is the admin's choice, and harmless (a limit nothing reaches); said because
+  // it is most likely a slip (a unit, or a value meant for a bigger server).
+  if (server_memory > 0 && c.default_mem_per_gpu > server_memory) {
+    out.push_back("default_mem_per_gpu = " + FormatMemory(c.default_mem_per_gpu) +
+                  " is more than this server's memory (" + FormatMemory(server_memory) +
+                  "): jobs that ask for no --mem-per-gpu have no effective host-memory limit");
+  }
+  return out;
+}
+
+MiB ServerMemory() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return 0;
+  return static_cast<MiB>(static_cast<unsigned long long>(si.totalram) * si.mem_unit / (1024 * 1024));
 }
 
 std::string Summary(const Config& c) {

@@ -123,4 +123,11 @@ StatusOr<Config> LoadConfig(const std::string& path);
 // One line for `rota config check`: GPUs, users, roles, projects and the policy.
 std::string Summary(const Config& config);
 
+// What is accepted but most likely a slip on a server with `server_memory` MiB (0: unknown),
+// one message each: rotad logs them at start and reload, `rota config check` prints them.
+std::vector<std::string> Warnings(const Config& config, MiB server_memory);
+
+// This machine's memory in MiB (sysinfo); 0 when unknown.
+MiB ServerMemory();
+
 }  // namespace rota::config

@@ -13,7 +13,6 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -36,13 +35,6 @@
 namespace rota::daemon {
 
 namespace {
-
-// This server's memory in MiB (0 when unknown).
-MiB PhysicalMemory() {
-  struct sysinfo si {};
-  if (::sysinfo(&si) != 0) return 0;
-  return static_cast<MiB>(static_cast<unsigned long long>(si.totalram) * si.mem_unit / (1024 * 1024));
-}
 
 // Creates `dir` and its parents with `mode` (for the ones it creates).
 Status MakeDirs(const std::string& dir, mode_t mode) {
@@ -142,7 +134,7 @@ Status Daemon::Open() {
   store_ = std::move(*store);
   outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
   host_ = HostName();
-  host_memory_ = PhysicalMemory();
+  host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
@@ -391,13 +383,7 @@ Status Daemon::ReloadConfig() {
 }
 
 void Daemon::WarnAboutMemoryDefault() const {
-  // Not refused: it is the admin's choice, and harmless (a limit nothing reaches); said because
-  // it is most likely a slip (a unit, or a value meant for a bigger server).
-  if (host_memory_ > 0 && config_.default_mem_per_gpu > host_memory_) {
-    spdlog::warn("default_mem_per_gpu = {} is more than this server's memory ({}): jobs that ask for no "
-                 "--mem-per-gpu have no effective host-memory limit",
-                 FormatMemory(config_.default_mem_per_gpu), FormatMemory(host_memory_));
-  }
+  for (const std::string& warning : config::Warnings(config_, host_memory_)) spdlog::warn("{}", warning);
 }
 
 int Daemon::Run() {
