@@ -158,6 +158,21 @@ TEST(Config, SamplingHealthAndInventory) {
   EXPECT_NE(m.find("size"), std::string::npos) << m;  // unknown key in [inventory]
 }
 
+TEST(Config, WarnsOfAMemoryDefaultAboveTheServersMemory) {
+  auto c = ParseConfig("default_mem_per_gpu = \"32G\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::vector<std::string> w = Warnings(*c, 16 * 1024);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "default_mem_per_gpu = 32G is more than this server's memory (16G): jobs that ask for no "
+                  "--mem-per-gpu have no effective host-memory limit");
+  EXPECT_TRUE(Warnings(*c, 32 * 1024).empty());  // exactly the memory: fine
+  EXPECT_TRUE(Warnings(*c, 0).empty());          // the memory unknown: nothing to say
+  auto none = ParseConfig("", "rota.toml");      // no default: no limit, nothing to say
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(Warnings(*none, 1024).empty());
+  EXPECT_GT(ServerMemory(), 0);
+}
+
 TEST(Config, BundledExampleLoadsWithEveryValue) {
   auto c = LoadConfig(std::string(ROTA_SOURCE_DIR) + "/packaging/rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
