@@ -113,6 +113,13 @@ def strace_attached(pids, *options):
         tracer.stderr.close()
 
 
+def proc_stat(pid):
+    """The fields of /proc/<pid>/stat after the command name: [0] is the state ("Z" for a zombie),
+    [16] the nice value. FileNotFoundError when the process is gone."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
     deadline = time.time() + timeout
     last = None

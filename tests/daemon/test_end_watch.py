@@ -8,7 +8,7 @@ import signal
 import time
 import unittest
 
-from harness import DaemonTest, wait_for
+from harness import DaemonTest, proc_stat, wait_for
 
 ONE_CARD = """
 [gpus]
@@ -31,8 +31,7 @@ def parent_of(pid):
 def exited(pid):
     """Whether process `pid` has exited (a zombie its stopped parent has not reaped, or gone)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        return proc_stat(pid)[0] == "Z"
     except FileNotFoundError:
         return True
 

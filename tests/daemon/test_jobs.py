@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from harness import DaemonTest, strace_attached, strace_injects, wait_for
+from harness import DaemonTest, proc_stat, strace_attached, strace_injects, wait_for
 
 
 def can_raise_priority():
@@ -17,9 +17,7 @@ def can_raise_priority():
 
 
 def nice_of(pid):
-    """The nice value of process `pid` (field 19 of /proc/<pid>/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[16])
+    return int(proc_stat(pid)[16])
 
 
 class StandbyShepherdTest(DaemonTest):
@@ -81,9 +79,7 @@ class StandbyShepherdTest(DaemonTest):
             self.assertEqual((rec["exit_code"], rec["end_reason"]), (6, "Failed(exit 6)"))
             shepherd = int(self.read("shepherd.pid"))
             self.assertIn(shepherd, standbys)
-            with open(f"/proc/{shepherd}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-            self.assertNotEqual(state, "Z", "the shepherd had exited before its end was recorded")
+            self.assertNotEqual(proc_stat(shepherd)[0], "Z", "the shepherd had exited before its end was recorded")
             # Reaped: a zombie would keep its /proc entry.
             wait_for(lambda: not os.path.exists(f"/proc/{shepherd}"), timeout=15, what="rotad to reap the shepherd")
             run = os.listdir(os.path.join(self.d.state, "run"))
