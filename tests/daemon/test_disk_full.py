@@ -217,7 +217,6 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(len(starts), 2, starts)
         self.assertEqual(self.read("runs"), "ran\n")
 
-
     def test_a_cancel_for_a_failed_after_ok_job_the_store_cannot_record_still_never_starts_it(self):
         first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done; exit 3")
         self.d.wait_state(first, "running")

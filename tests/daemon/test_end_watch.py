@@ -1,7 +1,8 @@
 """A job's GPUs go to the next job as soon as its cgroup is empty, before its shepherd reports how
 it ended (docs/design.md, "Freeing a job's GPUs when its cgroup empties"). Real rotad and rota
-processes on one card; the first job's shepherd is stopped (SIGSTOP) while its job ends, so that
-only the cgroup can tell rotad the job is gone."""
+processes; each job takes both whole cards of the harness's cluster, so one waits for the other.
+The first job's shepherd is stopped (SIGSTOP) while its job ends, so that only the cgroup can
+tell rotad the job is gone."""
 import contextlib
 import os
 import signal
@@ -9,15 +10,6 @@ import time
 import unittest
 
 from harness import DaemonTest, proc_stat, wait_for
-
-ONE_CARD = """
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = 1
-"""
 
 
 def parent_of(pid):
@@ -37,8 +29,6 @@ def exited(pid):
 
 
 class EndWatchTest(DaemonTest):
-    CONFIG = ONE_CARD
-
     def setUp(self):
         super().setUp()
         if self.d.cgroup_base() is None:
@@ -66,8 +56,8 @@ class EndWatchTest(DaemonTest):
             os.kill(shepherd, signal.SIGCONT)
 
     def test_the_next_job_starts_while_the_last_ones_shepherd_is_stopped(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2; exit 3")
-        second = self.d.submit("--", "sh", "-c", "echo ran > second.txt")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2; exit 3")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran > second.txt")
         _, shepherd = self.stop_shepherd_of(first, "first.pid")
         job = self.d.wait_state(second, "completed", timeout=10)
         self.assertEqual(self.read("second.txt").strip(), "ran")
@@ -82,8 +72,8 @@ class EndWatchTest(DaemonTest):
         self.assertLessEqual(ended["end_time"], job["start_time"])
 
     def test_a_job_after_it_waits_for_its_end_to_be_known(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2")
-        after = self.d.submit("--after-ok", str(first), "--", "sh", "-c", "echo ran > after.txt")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2")
+        after = self.d.submit("--after-ok", str(first), "--gpus", "2", "--", "sh", "-c", "echo ran > after.txt")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's exit")
         time.sleep(1.0)
@@ -95,8 +85,8 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(after, "completed")
 
     def test_a_process_the_job_left_behind_keeps_the_card(self):
-        first = self.d.submit("--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 2")
-        second = self.d.submit("--", "true")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 2")
+        second = self.d.submit("--gpus", "2", "--", "true")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's leader to exit")
         time.sleep(1.0)
@@ -108,7 +98,7 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(second, "completed")
 
     def test_a_cancel_of_a_job_whose_processes_are_gone_says_it_ended(self):
-        first = self.d.submit("--", "sh", "-c", "echo $$ > first.pid; sleep 2")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's exit")
         time.sleep(0.3)  # rotad's wake-up on the emptied cgroup
