@@ -441,6 +441,27 @@ async function main() {
       await page.locator('#booking-dialog').waitFor({ state: 'detached' });
     });
 
+    await step('New booking pressed before the cards have come: the form waits and offers every card', async () => {
+      // The server's answer to `status` is held back, as on a slow link or a busy daemon.
+      let held = 0;
+      const hold = async (route) => { held++; await sleep(1500); await route.continue(); };
+      await page.route('**/api/status', hold);
+      try {
+        await page.reload();
+        await page.click('#new-booking');
+        const cards = page.locator('#booking-dialog select[name=card] option');
+        await cards.first().waitFor({ state: 'attached' });
+        const labels = await cards.allTextContents();
+        expect(held > 0, 'the page never asked for status, so nothing was held back');
+        expect(labels.length === 3 && labels.every((l, i) => l.startsWith('GPU ' + i)),
+          'the form offers ' + JSON.stringify(labels) + ', not the 3 cards');
+        await page.keyboard.press('Escape');
+        await page.locator('#booking-dialog').waitFor({ state: 'detached' });
+      } finally {
+        await page.unroute('**/api/status', hold);
+      }
+    });
+
     let jobId;
     await step('a job submitted from the form shows in the queue, runs, and its logs show', async () => {
       await page.click('a[data-view=queue]');

@@ -118,14 +118,25 @@ export function mount(root, ctx) {
 
   function go(days) { st.week = addDays(st.week, days); load(); }
 
+  /** The server's cards (the `status` reply), asked once; until they have come a failed ask may
+   *  be retried. The form waits for them: opened before they came it would offer no card. */
+  let cardsAsked = null;
+  function cards() {
+    cardsAsked ??= call('status').then((status) => {
+      st.status = status;
+      st.rows = rowsOf(status);
+    }, (e) => {
+      cardsAsked = null;
+      throw e;
+    });
+    return cardsAsked;
+  }
+
   async function load() {
     const from = st.week, to = addDays(st.week, 7);
     replace(errorBox);
     try {
-      if (!st.status) {
-        st.status = await call('status');
-        st.rows = rowsOf(st.status);
-      }
+      await cards();
       const [list, pending] = await Promise.all([
         call('bookings', { all: true, from, to }),
         me.admin ? call('bookings', { pending: true }) : Promise.resolve({ bookings: [] }),
@@ -298,7 +309,14 @@ export function mount(root, ctx) {
 
   // ---- the booking form -------------------------------------------------------------------
 
-  function openForm({ row, start, end }) {
+  async function openForm({ row, start, end }) {
+    try {
+      await cards();
+    } catch (e) {
+      toast(e.message, 'error');
+      return;
+    }
+    if (!alive) return;
     const tomorrow = addDays(mondayOf(now()), Math.floor((now() - mondayOf(now())) / DAY) + 1);
     start = start || tomorrow + 10 * 3600;
     end = end || start + 2 * 3600;
