@@ -120,6 +120,12 @@ def proc_stat(pid):
         return f.read().rsplit(")", 1)[1].split()
 
 
+def until(gate):
+    """A shell line that waits for file `gate` in the job's directory: a job that ends when the test
+    says so (DaemonTest.open_gate), not after a time that a slow machine (ASan, a loaded CI) may overrun."""
+    return f"until [ -e {gate} ]; do sleep 0.05; done; "
+
+
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
     deadline = time.time() + timeout
     last = None
@@ -375,3 +381,8 @@ class DaemonTest(unittest.TestCase):
     def read(self, name):
         with open(self.path(name), encoding="utf-8") as f:
             return f.read()
+
+    def open_gate(self, gate):
+        """Lets the jobs waiting on `gate` (until(gate)) go on."""
+        with open(self.path(gate), "w"):
+            pass

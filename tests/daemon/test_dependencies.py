@@ -2,9 +2,10 @@
 when they did, is cancelled (with those waiting for it) when one did not, and is refused at submit
 when that is already known; also across a restart of rotad. (--after itself: test_jobs.py.)"""
 import os
+import subprocess
 import unittest
 
-from harness import DaemonTest, wait_for
+from harness import DaemonTest, until, wait_for
 
 
 class AfterOkTest(DaemonTest):
@@ -12,11 +13,14 @@ class AfterOkTest(DaemonTest):
         return self.d.show(job)["events"]
 
     def test_runs_after_its_jobs_completed(self):
-        first = self.d.submit("--", "sh", "-c", "sleep 1; echo first >> order")
-        second = self.d.submit("--", "sh", "-c", "sleep 0.5; echo second >> order")
+        # The first job ends last: it waits for the second one's line.
+        first = self.d.submit("--", "sh", "-c", until("second.done") + "echo first >> order")
+        second = self.d.submit("--", "sh", "-c", until("go") + "echo second >> order; touch second.done")
         third = self.d.submit("--after-ok", f"{first},{second}", "--", "sh", "-c", "echo third >> order")
         wait_for(lambda: self.d.job(third).get("pending", {}).get("reason") == "dependency" or
                  self.d.job(third)["state"] != "pending", what="dependency reason")
+        self.assertEqual(self.d.job(third)["state"], "pending")
+        self.open_gate("go")
         self.d.wait_state(third, "completed")
         self.assertEqual(self.read("order").split(), ["second", "first", "third"])
         self.assertEqual(self.d.job(third)["after_ok"], [first, second])
@@ -24,11 +28,12 @@ class AfterOkTest(DaemonTest):
         self.assertIn(f"AfterOk: {first},{second} (cancelled if one fails)", shown)
 
     def test_a_failure_cancels_the_jobs_waiting_for_it_and_theirs(self):
-        failing = self.d.submit("--", "sh", "-c", "sleep 1; exit 3")
+        failing = self.d.submit("--", "sh", "-c", until("go") + "exit 3")
         waiting = self.d.submit("--after-ok", str(failing), "--", "sh", "-c", "echo ran > waiting.txt")
         chained = self.d.submit("--after-ok", str(waiting), "--", "sh", "-c", "echo ran > chained.txt")
         anyway = self.d.submit("--after", str(failing), "--", "sh", "-c", "echo ran > anyway.txt")
         self.assertEqual(self.d.job(waiting)["state"], "pending")
+        self.open_gate("go")
         self.d.wait_state(failing, "failed")
         job = self.d.wait_state(waiting, "cancelled")
         self.assertEqual(job["end_reason"],
@@ -79,17 +84,25 @@ class AfterOkTest(DaemonTest):
         self.d.wait_state(self.d.submit("--after-ok", str(done), "--after", str(failed), "--", "true"), "completed")
 
     def test_rota_run_waiting_for_a_job_that_fails_is_told_and_exits(self):
-        failing = self.d.submit("--", "sh", "-c", "sleep 1; exit 5")
-        r = self.d.rota("run", "--after-ok", str(failing), "--", "sh", "-c", "echo session-ran", check=False)
-        self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertNotIn("session-ran", r.stdout)
-        self.assertIn(f"Cancelled: job {failing}, which it waited for (--after-ok), ended: Failed(exit 5)", r.stderr)
+        failing = self.d.submit("--", "sh", "-c", until("go") + "exit 5")
+        # The gate opens once the session waits for the failing job.
+        session = subprocess.Popen(self.d.command("run", "--after-ok", str(failing), "--", "sh", "-c",
+                                                  "echo session-ran"), env=dict(os.environ, **self.d.client_env()),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.d.dir)
+        wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
+                 what="the session to be queued")
+        self.open_gate("go")
+        out, err = session.communicate(timeout=60)
+        self.assertEqual(session.returncode, 1, err)
+        self.assertNotIn("session-ran", out)
+        self.assertIn(f"Cancelled: job {failing}, which it waited for (--after-ok), ended: Failed(exit 5)", err)
 
     def test_rota_directive_in_a_script(self):
-        failing = self.d.submit("--", "sh", "-c", "sleep 1; exit 1")
+        failing = self.d.submit("--", "sh", "-c", until("go") + "exit 1")
         script = self.write_script("eval.sh", f"#!/bin/sh\n#ROTA --after-ok {failing}\necho evaluated\n")
         waiting = self.d.submit(script)
         self.assertEqual(self.d.job(waiting)["after_ok"], [failing])
+        self.open_gate("go")
         self.d.wait_state(waiting, "cancelled")
 
     def test_a_failure_while_rotad_was_down_cancels_the_waiting_job_at_the_start(self):
@@ -125,12 +138,13 @@ class RequeueTest(DaemonTest):
         self.d.wait_state(explore, "running")
         after = self.d.submit("--after", str(explore), "--", "sh", "-c", "echo after >> explore.runs")
         after_ok = self.d.submit("--after-ok", str(explore), "--", "sh", "-c", "echo after-ok >> explore.runs")
-        thesis = self.d.submit("--tier", "thesis", "--", "sh", "-c", "sleep 2")
+        thesis = self.d.submit("--tier", "thesis", "--", "sh", "-c", until("go"))
         self.d.wait_state(thesis, "running", timeout=30)
         reasons = [e["reason"] for e in self.d.show(explore)["events"]]
         self.assertIn(f"Preempted by job {thesis} (requeued)", reasons)
         for job in (after, after_ok):
             self.assertEqual(self.d.job(job)["state"], "pending")
+        self.open_gate("go")
         self.d.wait_state(explore, "completed", timeout=30)
         for job in (after, after_ok):
             self.d.wait_state(job, "completed")

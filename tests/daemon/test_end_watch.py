@@ -1,15 +1,15 @@
 """A job's GPUs go to the next job as soon as its cgroup is empty, before its shepherd reports how
 it ended (docs/design.md, "Freeing a job's GPUs when its cgroup empties"). Real rotad and rota
 processes; each job takes both whole cards of the harness's cluster, so one waits for the other.
-The first job's shepherd is stopped (SIGSTOP) while its job ends, so that only the cgroup can
-tell rotad the job is gone."""
+The first job's shepherd is stopped (SIGSTOP) before its job is let end (the "go" gate), so that
+only the cgroup can tell rotad the job is gone."""
 import contextlib
 import os
 import signal
 import time
 import unittest
 
-from harness import DaemonTest, proc_stat, wait_for
+from harness import DaemonTest, proc_stat, until, wait_for
 
 
 def parent_of(pid):
@@ -36,8 +36,8 @@ class EndWatchTest(DaemonTest):
 
     def stop_shepherd_of(self, job, pid_file):
         """Stops the shepherd of `job`, whose leader wrote its pid to `pid_file`, once rotad watches
-        the job's cgroup (20 ms after the launch), while the job (`sleep 2`) still runs; continued
-        again at the test's end."""
+        the job's cgroup (20 ms after the launch), and then lets the job end (the "go" gate);
+        the shepherd is continued again at the test's end."""
         wait_for(lambda: os.path.exists(self.path(pid_file)) and self.read(pid_file).strip(), what=pid_file)
         leader = int(self.read(pid_file))
         shepherd = parent_of(leader)
@@ -47,7 +47,8 @@ class EndWatchTest(DaemonTest):
         time.sleep(0.3)
         os.kill(shepherd, signal.SIGSTOP)
         self.addCleanup(self.resume, shepherd)
-        self.assertFalse(exited(leader), "the job ended before its shepherd was stopped: too slow a machine?")
+        self.assertFalse(exited(leader))
+        self.open_gate("go")
         return leader, shepherd
 
     @staticmethod
@@ -56,7 +57,7 @@ class EndWatchTest(DaemonTest):
             os.kill(shepherd, signal.SIGCONT)
 
     def test_the_next_job_starts_while_the_last_ones_shepherd_is_stopped(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2; exit 3")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; " + until("go") + "exit 3")
         second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran > second.txt")
         _, shepherd = self.stop_shepherd_of(first, "first.pid")
         job = self.d.wait_state(second, "completed", timeout=10)
@@ -72,7 +73,7 @@ class EndWatchTest(DaemonTest):
         self.assertLessEqual(ended["end_time"], job["start_time"])
 
     def test_a_job_after_it_waits_for_its_end_to_be_known(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; " + until("go"))
         after = self.d.submit("--after-ok", str(first), "--gpus", "2", "--", "sh", "-c", "echo ran > after.txt")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's exit")
@@ -85,7 +86,7 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(after, "completed")
 
     def test_a_process_the_job_left_behind_keeps_the_card(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "sleep 60 & echo $$ > first.pid; sleep 2")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "sleep 60 & echo $$ > first.pid; " + until("go"))
         second = self.d.submit("--gpus", "2", "--", "true")
         leader, shepherd = self.stop_shepherd_of(first, "first.pid")
         wait_for(lambda: exited(leader), what="the first job's leader to exit")
@@ -98,10 +99,11 @@ class EndWatchTest(DaemonTest):
         self.d.wait_state(second, "completed")
 
     def test_a_cancel_of_a_job_whose_processes_are_gone_says_it_ended(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; sleep 2")
-        leader, shepherd = self.stop_shepherd_of(first, "first.pid")
-        wait_for(lambda: exited(leader), what="the first job's exit")
-        time.sleep(0.3)  # rotad's wake-up on the emptied cgroup
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; " + until("go"))
+        second = self.d.submit("--gpus", "2", "--", "true")
+        _, shepherd = self.stop_shepherd_of(first, "first.pid")
+        # rotad has seen the emptied cgroup once the next job got the cards.
+        self.d.wait_state(second, "completed", timeout=10)
         r = self.d.rota("cancel", str(first), check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(r.stderr.strip(), f"rota: job {first} has already ended (its end is being recorded)")

@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from harness import DaemonTest, proc_stat, strace_attached, strace_injects, wait_for
+from harness import DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def can_raise_priority():
@@ -155,9 +155,10 @@ class JobLifecycleTest(DaemonTest):
         gone = os.path.join(self.d.dir, "gone")
         os.mkdir(gone)
         os.chmod(gone, 0o777)
-        blocker = self.d.submit("--gpus", "2", "--", "sleep", "2")
+        blocker = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         vanished = self.d.submit("--gpus", "2", "--", "true", cwd=gone)
         os.rmdir(gone)
+        self.open_gate("go")
         job = self.d.wait_state(vanished, "failed", timeout=30)
         self.assertIn("chdir", job["end_reason"])
         self.d.wait_state(blocker, "completed")
@@ -177,11 +178,13 @@ class JobLifecycleTest(DaemonTest):
         self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
 
     def test_dependency_waits_for_the_first_job(self):
-        first = self.d.submit("--", "sh", "-c", "sleep 1; echo first >> order")
+        first = self.d.submit("--", "sh", "-c", until("go") + "echo first >> order")
         second = self.d.submit("--after", str(first), "--", "sh", "-c", "echo second >> order")
         self.assertEqual(self.d.job(second)["state"], "pending")
-        wait_for(lambda: self.d.job(second).get("pending", {}).get("reason") == "dependency" or
-                 self.d.job(second)["state"] != "pending", what="dependency reason")
+        wait_for(lambda: self.d.job(second).get("pending", {}).get("reason") == "dependency",
+                 what="dependency reason")
+        self.d.wait_state(first, "running")
+        self.open_gate("go")
         self.d.wait_state(second, "completed")
         self.assertEqual(self.read("order").split(), ["first", "second"])
 

@@ -6,12 +6,12 @@ import subprocess
 import time
 import unittest
 
-from harness import ROTAD, DaemonTest, SMALL_CLUSTER, strace_attached, strace_injects, wait_for
+from harness import ROTAD, DaemonTest, SMALL_CLUSTER, strace_attached, strace_injects, until, wait_for
 
 
 class RestartTest(DaemonTest):
     def test_kill9_while_jobs_run_and_wait_loses_and_duplicates_nothing(self):
-        running = [self.d.submit("--", "sh", "-c", "echo ran; sleep 3") for _ in range(2)]
+        running = [self.d.submit("--", "sh", "-c", "echo ran; " + until("go")) for _ in range(2)]
         for j in running:
             self.d.wait_state(j, "running")
         waiting = [self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran") for _ in range(3)]
@@ -22,6 +22,7 @@ class RestartTest(DaemonTest):
         self.d.start()
         for j in running:
             self.assertEqual(self.d.job(j)["state"], "running")
+        self.open_gate("go")
         for j in running + waiting:
             self.d.wait_state(j, "completed", timeout=40)
         for j in running + waiting:

@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from harness import IS_ROOT, DaemonTest, ensure_user, wait_for
+from harness import IS_ROOT, DaemonTest, ensure_user, until, wait_for
 
 
 class SessionTest(DaemonTest):
@@ -34,14 +34,21 @@ class SessionTest(DaemonTest):
             self.assertRegex(r.stderr, r"rota: job \d+ running on " + where + r", time limit ")
 
     def test_run_waits_for_busy_gpus_and_holds_them_while_it_runs(self):
-        batch = self.d.submit("--gpus", "2", "--", "sleep", "2")
+        batch = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         self.d.wait_state(batch, "running")
-        t0 = time.time()
-        r = self.d.rota("run", "--gpus", "2", "--", "sh", "-c", "echo session-ran", check=False)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("session-ran", r.stdout)
-        self.assertIn("waiting", r.stderr)
-        self.assertGreaterEqual(time.time() - t0, 0.5)
+        session = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c", "echo session-ran"),
+                                   env=dict(os.environ, **self.d.client_env()), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=self.d.dir)
+        jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
+                        what="the session to be queued")
+        time.sleep(0.5)
+        self.assertEqual(self.d.job(jobs[0]["id"])["state"], "pending")
+        self.assertIsNone(session.poll())
+        self.open_gate("go")
+        out, err = session.communicate(timeout=60)
+        self.assertEqual(session.returncode, 0, err)
+        self.assertIn("session-ran", out)
+        self.assertIn("waiting", err)
         self.assertEqual(self.d.job(batch)["state"], "completed")
 
     def test_closing_the_client_while_waiting_cancels_and_while_running_frees(self):
