@@ -5,6 +5,7 @@ share using more than it declared is warned. The rules are the lab's, on a secon
 (idle_after 3s instead of 15m) so that a test takes seconds of real time."""
 import json
 import os
+import re
 import subprocess
 import time
 import unittest
@@ -109,8 +110,10 @@ class OverMemoryStopTest(WatchBase):
         self.d.wait_state(job, "running")
         self.assertIn("it is stopped", self.wait_reason(job, "Over its memory:"))
         rec = self.d.wait_state(job, FINAL, timeout=30)
-        self.assertTrue(rec["end_reason"].startswith("Stopped: over its memory for 2s (uses 12G of the 10G"),
-                        rec["end_reason"])
+        # How long it was seen over: the 2s window, or more where a loaded machine's sample came late.
+        m = re.match(r"Stopped: over its memory for (\d+)s \(uses 12G of the 10G", rec["end_reason"])
+        self.assertIsNotNone(m, rec["end_reason"])
+        self.assertGreaterEqual(int(m.group(1)), 2)
 
     def test_guard_prints_the_profile_snippet(self):
         text = self.d.rota("guard").stdout
