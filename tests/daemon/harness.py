@@ -303,6 +303,17 @@ class Rotad:
             raise AssertionError(f"rota {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
 
+    def start_rota(self, *args, output=subprocess.DEVNULL):
+        """Starts `rota ARGS` (as rota() does) without waiting for it: a `rota run` session. With
+        output=subprocess.PIPE its stdout and stderr come back as text from communicate()."""
+        return subprocess.Popen(self.command(*args), env=dict(os.environ, **self.client_env()), stdout=output,
+                                stderr=output, text=True, cwd=self.dir)
+
+    def sessions(self, state=None):
+        """The interactive jobs (`rota run`, `rota shell`) in the queue, of any state or of `state`."""
+        return [j for j in self.api({"op": "queue", "all": True})["jobs"]
+                if j["interactive"] and state in (None, j["state"])]
+
     def submit(self, *args, user=None, cwd=None, env=None):
         r = self.rota("submit", "--parsable", *args, user=user, cwd=cwd, env=env)
         return int(r.stdout.strip())

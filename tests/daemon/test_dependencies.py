@@ -86,11 +86,9 @@ class AfterOkTest(DaemonTest):
     def test_rota_run_waiting_for_a_job_that_fails_is_told_and_exits(self):
         failing = self.d.submit("--", "sh", "-c", until("go") + "exit 5")
         # The gate opens once the session waits for the failing job.
-        session = subprocess.Popen(self.d.command("run", "--after-ok", str(failing), "--", "sh", "-c",
-                                                  "echo session-ran"), env=dict(os.environ, **self.d.client_env()),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.d.dir)
-        wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
-                 what="the session to be queued")
+        session = self.d.start_rota("run", "--after-ok", str(failing), "--", "sh", "-c", "echo session-ran",
+                                    output=subprocess.PIPE)
+        wait_for(self.d.sessions, what="the session to be queued")
         self.open_gate("go")
         out, err = session.communicate(timeout=60)
         self.assertEqual(session.returncode, 1, err)

@@ -165,14 +165,10 @@ class AttributionTest(FakeNvmlTest):
         self.assertRegex(table, rf"3g\.40gb .*{owner}/{mig_job}\b.*\(10\.0G")
 
     def test_a_sessions_processes_count_as_inside(self):
-        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
         pidfile = os.path.join(self.d.dir, "s.pid")
-        session = subprocess.Popen(self.d.command("run", "--gpus", "1", "--", "sh", "-c",
-                                                  f"echo $$ > {pidfile}; exec sleep 300"),
-                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
+        session = self.d.start_rota("run", "--gpus", "1", "--", "sh", "-c", f"echo $$ > {pidfile}; exec sleep 300")
         self.outside.append(session)  # stopped with the test
-        job = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
-                                if j["interactive"] and j["state"] == "running"], what="the session to run")[0]
+        job = wait_for(lambda: self.d.sessions("running"), what="the session to run")[0]
         pid = self.job_pid("s.pid")
         uuid = job["gpu_uuids"][0]
         idx = int(uuid.rsplit("-", 1)[1])

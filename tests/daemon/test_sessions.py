@@ -36,11 +36,8 @@ class SessionTest(DaemonTest):
     def test_run_waits_for_busy_gpus_and_holds_them_while_it_runs(self):
         batch = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         self.d.wait_state(batch, "running")
-        session = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c", "echo session-ran"),
-                                   env=dict(os.environ, **self.d.client_env()), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, cwd=self.d.dir)
-        jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
-                        what="the session to be queued")
+        session = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", "echo session-ran", output=subprocess.PIPE)
+        jobs = wait_for(self.d.sessions, what="the session to be queued")
         time.sleep(0.5)
         self.assertEqual(self.d.job(jobs[0]["id"])["state"], "pending")
         self.assertIsNone(session.poll())
@@ -54,11 +51,8 @@ class SessionTest(DaemonTest):
     def test_closing_the_client_while_waiting_cancels_and_while_running_frees(self):
         batch = self.d.submit("--gpus", "2", "--", "sleep", "30")
         self.d.wait_state(batch, "running")
-        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
-        waiting = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "true"), env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
-        jobs = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]],
-                        what="the session to be queued")
+        waiting = self.d.start_rota("run", "--gpus", "2", "--", "true")
+        jobs = wait_for(self.d.sessions, what="the session to be queued")
         waiting.send_signal(signal.SIGKILL)
         waiting.wait()
         rec = self.d.wait_state(jobs[0]["id"], "cancelled")
@@ -66,11 +60,8 @@ class SessionTest(DaemonTest):
         self.d.rota("cancel", str(batch))
         self.d.wait_state(batch, "cancelled")
         # A session whose client dies while it runs gives its GPUs back.
-        holder = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c",
-                                                 "echo $$ > holder.pid; exec sleep 60"), env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
-        sess = wait_for(lambda: [j for j in self.d.api({"op": "queue", "all": True})["jobs"]
-                                 if j["interactive"] and j["state"] == "running"], what="the session to run")
+        holder = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", "echo $$ > holder.pid; exec sleep 60")
+        sess = wait_for(lambda: self.d.sessions("running"), what="the session to run")
         pid = int(wait_for(lambda: os.path.exists(self.path("holder.pid")) and self.read("holder.pid").strip(),
                            what="the session's command to start"))
         holder.send_signal(signal.SIGKILL)
@@ -115,13 +106,11 @@ class SessionRestartTest(DaemonTest):
     process, and ends it when that process is gone or is not the client any more."""
 
     def start_session(self, marker):
-        env = dict(os.environ, ROTA_SOCKET=self.d.socket)
-        client = subprocess.Popen(self.d.command("run", "--gpus", "2", "--", "sh", "-c",
-                                                 f"echo $$ > {marker}.pid; until [ -e {marker}.go ]; do sleep 0.05; done"),
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.d.dir)
+        client = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c",
+                                   f"echo $$ > {marker}.pid; " + until(f"{marker}.go"))
         self.addCleanup(lambda: client.poll() is None and client.kill())
         wait_for(lambda: os.path.exists(self.path(f"{marker}.pid")), what="the session's command to start")
-        sess = [j for j in self.d.api({"op": "queue", "all": True})["jobs"] if j["interactive"]]
+        sess = self.d.sessions()
         self.assertEqual(len(sess), 1)
         self.assertEqual(sess[0]["state"], "running")
         return client, sess[0]["id"], int(self.read(f"{marker}.pid").strip())
