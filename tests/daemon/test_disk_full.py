@@ -9,7 +9,7 @@ import subprocess
 import time
 import unittest
 
-from harness import BIN, IS_ROOT, Rotad, SMALL_CLUSTER, DaemonTest, strace_attached, strace_injects, wait_for
+from harness import BIN, IS_ROOT, Rotad, SMALL_CLUSTER, DaemonTest, strace_attached, strace_injects, until, wait_for
 
 
 def can_mount():
@@ -145,14 +145,14 @@ class StartNotRecordedTest(DaemonTest):
                 if not subprocess.run(["ps", "-o", "pid=", "--ppid", p], capture_output=True, text=True).stdout.strip()]
 
     def test_a_start_the_store_cannot_record_is_withdrawn_and_tried_again_later(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         self.d.wait_state(first, "running")
-        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; " + until("go2"))
         # Four standbys again, and the first job's shepherd: the daemon is idle until `go`.
         wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
         # The first store write after the first job's end is the second job's start.
         with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
-            open(self.path("go"), "w").close()
+            self.open_gate("go")
             self.d.wait_state(first, "completed")
         self.assertIn(f"job {second}: cannot record its start", self.d.read_log())
         rec = self.d.job(second)
@@ -166,16 +166,16 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(left, [])
         # Tried again after the back-off: started once (as recorded), and it runs to its end.
         self.d.wait_state(second, "running", timeout=30)
-        open(self.path("go2"), "w").close()
+        self.open_gate("go2")
         self.d.wait_state(second, "completed")
         starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
         self.assertEqual(len(starts), 1, starts)
         self.assertIn("ran", self.read("runs"))
 
     def test_a_restart_during_a_withdrawal_keeps_the_job_pending(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         self.d.wait_state(first, "running")
-        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; " + until("go2"))
         wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
         # The standbys: the shepherds with no job of their own. Whichever gets the second job is
         # held 3 s in any rename (the atomic write of a result), so that rotad dies while it
@@ -185,7 +185,7 @@ class StartNotRecordedTest(DaemonTest):
         with strace_attached(standbys, "-e", "trace=rename,renameat,renameat2",
                              "-e", "inject=rename,renameat,renameat2:delay_enter=3000000"):
             with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
-                open(self.path("go"), "w").close()
+                self.open_gate("go")
                 wait_for(lambda: f"job {second}: cannot record its start" in self.d.read_log(), what="the withdrawal")
                 self.d.kill9()
             self.d.start()
@@ -194,13 +194,13 @@ class StartNotRecordedTest(DaemonTest):
             self.assertIn(self.d.job(second)["state"], ("pending", "running"))
         self.d.wait_state(first, "completed")
         self.d.wait_state(second, "running", timeout=30)
-        open(self.path("go2"), "w").close()
+        self.open_gate("go2")
         self.d.wait_state(second, "completed")
         starts = [e for e in self.d.show(second)["events"] if e["to"] == "running"]
         self.assertEqual(len(starts), 1, starts)
 
     def test_a_shepherd_that_cannot_fork_the_job_requeues_it_to_be_tried_again(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
         self.d.wait_state(first, "running")
         second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs")  # no --requeue
         wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
@@ -208,7 +208,7 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(len(standbys), 4, standbys)
         # Whichever standby gets the second job cannot make its process: out of processes.
         with strace_attached(standbys, "-e", "trace=clone,clone3", "-e", "inject=clone,clone3:error=EAGAIN"):
-            open(self.path("go"), "w").close()
+            self.open_gate("go")
             requeue = wait_for(lambda: [e for e in self.d.show(second)["events"] if e["to"] == "pending" and e["from"] == "running"],
                                what="the second job's requeue")[0]
         self.assertIn("cannot fork: Resource temporarily unavailable (requeued)", requeue["reason"])
@@ -218,13 +218,13 @@ class StartNotRecordedTest(DaemonTest):
         self.assertEqual(self.read("runs"), "ran\n")
 
     def test_a_cancel_for_a_failed_after_ok_job_the_store_cannot_record_still_never_starts_it(self):
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done; exit 3")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go") + "exit 3")
         self.d.wait_state(first, "running")
         second = self.d.submit("--after-ok", str(first), "--", "sh", "-c", "echo ran >> runs")
         wait_for(lambda: len(self.rotad_children()) == 5, what="rotad's standby shepherds")
         # The first store write after the first job's end is the second job's cancel.
         with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"):
-            open(self.path("go"), "w").close()
+            self.open_gate("go")
             self.d.wait_state(first, "failed")
         self.assertIn(f"job {second}: cannot record its cancel", self.d.read_log())
         # Still waiting, held out of the passes: never started.

@@ -145,7 +145,7 @@ class LaunchWindowTest(DaemonTest):
         return [e for e in self.d.show(job)["events"] if e["to"] == "running"]
 
     def test_a_job_launched_just_before_the_crash_is_adopted_and_runs_once(self):
-        job = self.crash_at_first_launch("echo ran >> runs; until [ -e go ]; do sleep 0.05; done", self.AFTER_SPAWN)
+        job = self.crash_at_first_launch("echo ran >> runs; " + until("go"), self.AFTER_SPAWN)
         wait_for(lambda: os.path.exists(self.path("runs")), what="the launched job to start")
         self.assertTrue(self.shepherd_runs(job))
         self.d.start()
@@ -156,7 +156,7 @@ class LaunchWindowTest(DaemonTest):
         other = self.d.submit("--", "true")
         self.d.wait_state(other, "completed")
         self.assertNotEqual(self.d.job(other)["gpu_uuids"], rec["gpu_uuids"])
-        open(self.path("go"), "w").close()
+        self.open_gate("go")
         self.d.wait_state(job, "completed")
         self.assertEqual(self.read("runs").split(), ["ran"], "the job ran more than once")
         starts = self.starts(job)
@@ -190,14 +190,14 @@ class LaunchWindowTest(DaemonTest):
         # rotad starts the job a finished one's GPUs go to before it records the finished one's
         # end. strace attaches to rotad's event loop just before the first job ends and kills it
         # at its first write to the store: the next job's start (the end comes after it).
-        first = self.d.submit("--gpus", "2", "--", "sh", "-c", "until [ -e go ]; do sleep 0.05; done; exit 3")
+        first = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go") + "exit 3")
         self.d.wait_state(first, "running")
-        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; until [ -e go2 ]; do sleep 0.05; done")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; " + until("go2"))
         self.assertEqual(self.d.job(second)["state"], "pending")
         # The pool topped up again: four standbys, and the first job's shepherd (one of them before).
         wait_for(lambda: self.standbys() == self.STANDBYS + 1, what="rotad's standby shepherds")
         with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:signal=SIGKILL:when=1"):
-            open(self.path("go"), "w").close()
+            self.open_gate("go")
             self.d.wait_death()
         wait_for(lambda: os.path.exists(self.path("runs")), what="the next job to start with its daemon dead")
         self.d.start()
@@ -209,7 +209,7 @@ class LaunchWindowTest(DaemonTest):
         starts = self.starts(second)
         self.assertEqual(len(starts), 1, starts)
         self.assertIn("recorded after a restart", starts[0]["reason"])
-        open(self.path("go2"), "w").close()
+        self.open_gate("go2")
         self.d.wait_state(second, "completed")
         self.assertEqual(self.read("runs").split(), ["ran"], "the next job ran more than once")
         self.assertEqual(os.listdir(os.path.join(self.d.state, "run")).count(f"{first}.result"), 0)

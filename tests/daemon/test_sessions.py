@@ -132,7 +132,7 @@ class SessionRestartTest(DaemonTest):
         batch = self.d.submit("--gpus", "2", "--", "true")  # the session still holds both cards
         time.sleep(0.5)
         self.assertEqual(self.d.job(batch)["state"], "pending")
-        open(self.path("a.go"), "w").close()
+        self.open_gate("a.go")
         client.wait(timeout=30)
         rec = self.d.wait_state(job, ("completed", "cancelled", "failed"))
         self.assertNotEqual(rec["end_reason"], "Session ended while rotad was down")
