@@ -87,7 +87,8 @@ Daemon::~Daemon() {
   }
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
-  for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_, &trim_timer_}) {
+  for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_,
+                         &end_watch_retry_timer_, &trim_timer_}) {
     if (t->fd >= 0) ::close(t->fd);
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -201,7 +202,11 @@ Status Daemon::Open() {
   }
   if (Status s = add_one_shot(&standby_timer_, [this] { TopUpStandbys(); }); !s.ok()) return s;
   if (Status s = add_one_shot(&cgroup_timer_, [this] { executor_->RemoveEndedCgroups(); }); !s.ok()) return s;
-  if (Status s = add_one_shot(&end_watch_timer_, [this] { WatchEnds(); }); !s.ok()) return s;
+  if (Status s = add_one_shot(&end_watch_timer_, [this] { WatchEnds(end_watch_due_); }); !s.ok()) return s;
+  if (Status s = add_one_shot(&end_watch_retry_timer_,
+[this] { WatchEnds(end_watch_retry_); }); !s.ok()) {
+    return s;
+  }
   loop_->SetIdleHook([this] {
     // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
     // ends are recorded, all before any request is answered.
@@ -217,6 +222,7 @@ Status Daemon::Open() {
     if (executor_->standbys() < kStandbys && !executor_->standbys_failed()) standby_timer_.Arm(kStandbyDelayNs);
     if (executor_->ended_cgroups() > 0) cgroup_timer_.Arm(kCgroupRemovalDelayNs);
     if (!end_watch_due_.empty()) end_watch_timer_.Arm(kEndWatchDelayNs);
+    if (!end_watch_retry_.empty()) end_watch_retry_timer_.Arm(kEndWatchRetryNs);
     // Heap that requests and jobs used and freed, handed back to the system once things calm
     // down: glibc keeps freed memory for reuse, so a burst of thousands of submissions or
     // cancels would otherwise stay in rotad's resident size.

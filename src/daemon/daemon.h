@@ -75,6 +75,7 @@ class Daemon : public Server::Handler {
     // A running batch job's cgroup.events, watched for the moment its last process is gone
     // (WatchEnds); -1 while not watched.
     int events_fd = -1;
+    int end_watch_looks = 0;  // how often its cgroup was found empty before it was watched
     // When its last process was gone (0: not yet seen): its GPUs are free and its run charged;
     // its end is decided when the shepherd's result comes (design.md, "Freeing a job's GPUs
     // when its cgroup empties").
@@ -220,9 +221,10 @@ class Daemon : public Server::Handler {
   // shepherd's note of the job's end through its socket (note_fd, -1 for none).
   void Watch(JobId id, int pidfd, int note_fd = -1);
   void OnShepherdNote(JobId id);
-  // Starts watching the cgroups of the jobs launched since the last call (end_watch_due_) for
-  // their last process's exit; OnCgroupEvent frees the GPUs of a job whose cgroup emptied.
-  void WatchEnds();
+  // Starts watching the cgroups of the jobs in `list` (end_watch_due_: launched since the last
+  // call; end_watch_retry_: found empty before) for their last process's exit, and empties it;
+  // OnCgroupEvent frees the GPUs of a job whose cgroup emptied.
+  void WatchEnds(std::vector<JobId>& list);
   void OnCgroupEvent(JobId id);
   void StopWatchingEnd(Active& a);
   // A shepherd whose job's end was collected from its note, still on its way out: reaped when
@@ -527,6 +529,13 @@ class Daemon : public Server::Handler {
   static constexpr long kEndWatchDelayNs = 20'000'000;
   std::vector<JobId> end_watch_due_;
   OneShot end_watch_timer_;
+  // A job whose cgroup was still empty then (its shepherd slow to start it: a loaded machine, a
+  // shepherd started for it rather than a standby) is looked at again every kEndWatchRetryNs,
+  // kEndWatchLooks times in all; after that its shepherd's note tells its end.
+  static constexpr long kEndWatchRetryNs = 100'000'000;
+  static constexpr int kEndWatchLooks = 50;
+  std::vector<JobId> end_watch_retry_;
+  OneShot end_watch_retry_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.
   static constexpr long long kTrimDelayNs = 5'000'000'000;

@@ -13,9 +13,9 @@
 
 namespace rota::daemon {
 
-void Daemon::WatchEnds() {
+void Daemon::WatchEnds(std::vector<JobId>& list) {
   std::vector<JobId> due;
-  due.swap(end_watch_due_);
+  due.swap(list);
   for (JobId id : due) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;  // ended already: its shepherd's note came first
@@ -25,11 +25,14 @@ void Daemon::WatchEnds() {
     if (!fd.ok()) continue;  // the shepherd's note tells its end, as for a job without a cgroup
     // Only a cgroup seen holding the job may say it is gone: an empty one may also be one that
     // its job has not entered yet (a slow start) or has left already (the note is on its way).
+    // An empty one is looked at again a little later, a few times: until its job is in, or its
+    // shepherd's note has ended it.
     StatusOr<bool> populated = exec::PopulatedAt(*fd, a.rec.cgroup);
     const bool watched = populated.ok() && *populated &&
                          loop_->Add(*fd, EPOLLPRI, [this, id](std::uint32_t) { OnCgroupEvent(id); }).ok();
     if (!watched) {
       ::close(*fd);
+      if (populated.ok() && !*populated && ++a.end_watch_looks < kEndWatchLooks) end_watch_retry_.push_back(id);
       continue;
     }
     a.events_fd = *fd;

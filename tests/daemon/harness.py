@@ -325,6 +325,20 @@ class Rotad:
     def job(self, job):
         return self.show(job)["job"]
 
+    def standbys(self):
+        """The pids of this rotad's standby shepherds (rota-shepherd --standby --run-dir STATE/run)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline") as f:
+                    argv = f.read().split("\0")[:-1]
+            except OSError:
+                continue
+            if len(argv) == 4 and os.path.basename(argv[0]) == "rota-shepherd" and \
+                    argv[1:] == ["--standby", "--run-dir", self.state + "/run"]:
+                found.append(int(pid))
+        return found
+
     def wait_state(self, job, states, timeout=20):
         states = {states} if isinstance(states, str) else set(states)
         return wait_for(lambda: (lambda j: j if j["state"] in states else None)(self.job(job)), timeout=timeout,

@@ -9,7 +9,7 @@ import signal
 import time
 import unittest
 
-from harness import DaemonTest, proc_stat, until, wait_for
+from harness import DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def parent_of(pid):
@@ -34,9 +34,19 @@ class EndWatchTest(DaemonTest):
         if self.d.cgroup_base() is None:
             self.skipTest("jobs are tracked by process group here: no cgroup to watch")
 
+    def watches(self, job):
+        """Whether rotad holds the job's cgroup.events open: it watches the cgroup for the job's end."""
+        events = f"{self.d.cgroup_base()}/job-{job}/cgroup.events"
+        fds = f"/proc/{self.d.proc.pid}/fd"
+        for fd in os.listdir(fds):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"{fds}/{fd}") == events:
+                    return True
+        return False
+
     def stop_shepherd_of(self, job, pid_file):
         """Stops the shepherd of `job`, whose leader wrote its pid to `pid_file`, once rotad watches
-        the job's cgroup (20 ms after the launch), and then lets the job end (the "go" gate);
+        the job's cgroup (from 20 ms after the launch), and then lets the job end (the "go" gate);
         the shepherd is continued again at the test's end."""
         wait_for(lambda: os.path.exists(self.path(pid_file)) and self.read(pid_file).strip(), what=pid_file)
         leader = int(self.read(pid_file))
@@ -44,7 +54,7 @@ class EndWatchTest(DaemonTest):
         with open(f"/proc/{shepherd}/cmdline", "rb") as f:
             self.assertIn(b"rota-shepherd", f.read())
         self.assertEqual(self.d.job(job)["state"], "running")
-        time.sleep(0.3)
+        wait_for(lambda: self.watches(job), what=f"rotad to watch job {job}'s cgroup")
         os.kill(shepherd, signal.SIGSTOP)
         self.addCleanup(self.resume, shepherd)
         self.assertFalse(exited(leader))
@@ -71,6 +81,20 @@ class EndWatchTest(DaemonTest):
         self.assertEqual(ended["end_reason"], "Failed(exit 3)")
         # Its run is charged up to the moment its cgroup emptied, before the next job started.
         self.assertLessEqual(ended["end_time"], job["start_time"])
+
+    @unittest.skipUnless(strace_injects(), "needs strace with fault injection (ptrace allowed)")
+    def test_a_job_that_enters_its_cgroup_late_is_watched_too(self):
+        # Its standby shepherd is held 0.5 s in the clone3 that puts the job in its cgroup (strace
+        # delays it): when rotad first looks, 20 ms after the launch, the cgroup is still empty.
+        wait_for(lambda: len(self.d.standbys()) == 4, what="rotad's four standby shepherds")
+        with strace_attached(self.d.standbys(), "-e", "trace=clone3", "-e", "inject=clone3:delay_enter=500000"):
+            first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; " + until("go"))
+            wait_for(lambda: os.path.exists(self.path("first.pid")), what="the first job's start")
+        second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran > second.txt")
+        self.stop_shepherd_of(first, "first.pid")
+        self.d.wait_state(second, "completed")
+        self.assertEqual(self.read("second.txt").strip(), "ran")
+        self.assertEqual(self.d.job(first)["state"], "running")
 
     def test_a_job_after_it_waits_for_its_end_to_be_known(self):
         first = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $$ > first.pid; " + until("go"))

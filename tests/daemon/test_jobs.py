@@ -21,23 +21,9 @@ def nice_of(pid):
 
 
 class StandbyShepherdTest(DaemonTest):
-    def standbys(self):
-        """The pids of this rotad's standby shepherds (rota-shepherd --standby --run-dir STATE/run)."""
-        found = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/cmdline") as f:
-                    argv = f.read().split("\0")[:-1]
-            except OSError:
-                continue
-            if len(argv) == 4 and os.path.basename(argv[0]) == "rota-shepherd" and \
-                    argv[1:] == ["--standby", "--run-dir", self.d.state + "/run"]:
-                found.append(int(pid))
-        return found
-
     def test_jobs_are_handed_to_standby_shepherds_which_are_topped_up(self):
-        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
-        before = set(self.standbys())
+        wait_for(lambda: len(self.d.standbys()) == 4, what="rotad's four standby shepherds")
+        before = set(self.d.standbys())
         job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; sleep 30")
         self.d.wait_state(job, "running")
         wait_for(lambda: os.path.exists(self.path("shepherd.pid")), what="the job to start")
@@ -45,8 +31,8 @@ class StandbyShepherdTest(DaemonTest):
         self.assertIn(shepherd, before, "the job's shepherd was not one of the standbys")
         # Topped up again: four wait besides the job's shepherd (whose command line still reads
         # --standby), one of them new.
-        wait_for(lambda: len(set(self.standbys()) - {shepherd}) == 4, what="the standbys to be topped up")
-        self.assertEqual(len(set(self.standbys()) - before), 1)
+        wait_for(lambda: len(set(self.d.standbys()) - {shepherd}) == 4, what="the standbys to be topped up")
+        self.assertEqual(len(set(self.d.standbys()) - before), 1)
         self.d.rota("cancel", str(job))
         self.d.wait_state(job, "cancelled")
 
@@ -55,9 +41,9 @@ class StandbyShepherdTest(DaemonTest):
         # the job, and its shepherd once the job is started, run at rotad's own nice value.
         self.d.stop()
         self.d.start(wrapper=("nice", "-n", "3"))
-        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
+        wait_for(lambda: len(self.d.standbys()) == 4, what="rotad's four standby shepherds")
         standby_nice = 3 - 5 if can_raise_priority() else 3
-        self.assertEqual({nice_of(pid) for pid in self.standbys()}, {standby_nice})
+        self.assertEqual({nice_of(pid) for pid in self.d.standbys()}, {standby_nice})
         job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; nice > nice.txt; sleep 30")
         wait_for(lambda: os.path.exists(self.path("nice.txt")) and self.read("nice.txt").strip(), what="the job's nice")
         self.assertEqual(self.read("nice.txt").strip(), "3")
@@ -71,8 +57,8 @@ class StandbyShepherdTest(DaemonTest):
         # standby lingers 2 s in its exit (strace delays its exit_group): the end is recorded
         # meanwhile, the shepherd is reaped once it has exited, and the job's cgroup removed a
         # moment after that.
-        wait_for(lambda: len(self.standbys()) == 4, what="rotad's four standby shepherds")
-        standbys = self.standbys()
+        wait_for(lambda: len(self.d.standbys()) == 4, what="rotad's four standby shepherds")
+        standbys = self.d.standbys()
         with strace_attached(standbys, "-e", "trace=exit_group", "-e", "inject=exit_group:delay_enter=2000000"):
             job = self.d.submit("--", "sh", "-c", "echo $PPID > shepherd.pid; exit 6")
             rec = self.d.wait_state(job, "failed")
