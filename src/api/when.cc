@@ -18,12 +18,6 @@
 
 namespace rota::api {
 
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  if (a % b != 0 && (a < 0) != (b < 0)) --q;
-  return q;
-}
-
 std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
   const std::int64_t y = year - (month <= 2 ? 1 : 0);
   const std::int64_t era = FloorDiv(y, 400);

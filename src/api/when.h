@@ -52,7 +52,5 @@ std::int64_t DaysFromCivil(std::int64_t year, int month, int day);
 // The date `days` after 1970-01-01 (negative: before).
 CivilDate CivilFromDays(std::int64_t days);
 int DaysInMonth(std::int64_t year, int month);
-// floor(a / b) for b > 0: the day of an instant before 1970 is still the day it falls in.
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b);
 
 }  // namespace rota::api

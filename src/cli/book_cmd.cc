@@ -15,22 +15,13 @@
 #include "cli/bookings_format.h"
 #include "cli/daemon_client.h"
 #include "cli/gpus_format.h"
+#include "cli/text.h"
 
 namespace rota::cli {
 
 namespace {
 
 using nlohmann::json;
-
-bool Blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
-
-// A WHEN as the API takes it: Unix seconds when all digits, else the text for rotad to parse.
-json When(const std::string& text) {
-  if (!text.empty() && text.size() < 19 && text.find_first_not_of("0123456789") == std::string::npos) {
-    return std::stoll(text);
-  }
-  return text;
-}
 
 // The reply as it came, error replies included (their "details" say more than the message).
 StatusOr<json> CallForReply(const ClientOptions& options, const json& request) {
@@ -57,8 +48,6 @@ BookingsFormat LocalFormat() {
   f.utc_offset = LocalUtcOffset(f.now);
   return f;
 }
-
-void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 // ---- rota book ----
 
@@ -91,7 +80,7 @@ StatusOr<json> BookRequest(const BookArgs& a) {
       size_t comma = a.gpu.find(',', begin);
       if (comma == std::string::npos) comma = a.gpu.size();
       std::string id = a.gpu.substr(begin, comma - begin);
-      if (Blank(id))
+      if (IsBlank(id))
         return InvalidArgument("--gpu takes card indices or UUIDs separated by commas, not \"" + a.gpu +
                                "\"");
       ids.push_back(id);
@@ -106,9 +95,9 @@ StatusOr<json> BookRequest(const BookArgs& a) {
     booking["gpu_mem"] = *mib;
   }
   if (!a.mig.empty()) booking["mig"] = a.mig;
-  if (Blank(a.from))
+  if (IsBlank(a.from))
     return InvalidArgument("--from says when the booking starts (\"tomorrow 14:00\", \"12-01 09:00\")");
-  booking["start"] = When(a.from);
+  booking["start"] = WhenArg(a.from);
   if (a.length.empty() == a.until.empty())
     return InvalidArgument("give the booking's length: --for 4h or --until 18:00");
   if (!a.length.empty()) {
@@ -117,7 +106,7 @@ StatusOr<json> BookRequest(const BookArgs& a) {
       return InvalidArgument("--for takes a length such as 4h, 90m or 1h30m, not \"" + a.length + "\"");
     booking["for"] = *d;
   } else {
-    booking["end"] = When(a.until);
+    booking["end"] = WhenArg(a.until);
   }
   if (!a.project.empty()) booking["project"] = a.project;
   if (!a.tier.empty()) {
@@ -140,7 +129,7 @@ int RunBook(const ClientOptions& options, const BookArgs& args) {
     const json* details = Details(*reply);
     if (args.dry_run && details != nullptr && !args.json) {
       bool refused = false;
-      Print(FormatBookCheck(*details, LocalFormat(), &refused));
+      PrintText(FormatBookCheck(*details, LocalFormat(), &refused));
     }
     // failed_precondition: the message names the bookings in the way and the nearest free starts.
     return Fail(status);
@@ -149,10 +138,10 @@ int RunBook(const ClientOptions& options, const BookArgs& args) {
   const BookingsFormat format = LocalFormat();
   if (args.dry_run) {
     bool refused = false;
-    Print(FormatBookCheck(*reply, format, &refused));
+    PrintText(FormatBookCheck(*reply, format, &refused));
     return refused ? 1 : 0;
   }
-  Print(FormatBooked(*reply, format));
+  PrintText(FormatBooked(*reply, format));
   return 0;
 }
 
@@ -196,13 +185,13 @@ StatusOr<json> ActionRequest(Action action, const ActionArgs& a) {
         return InvalidArgument("--for takes a length such as 1h, 30m or 1h30m, not \"" + a.length + "\"");
       request["for"] = *d;
     } else {
-      request["end"] = When(a.until);
+      request["end"] = WhenArg(a.until);
     }
   }
-  if (action == Action::kReject && Blank(a.reason)) {
+  if (action == Action::kReject && IsBlank(a.reason)) {
     return InvalidArgument("--reason must say why: the owner reads it");
   }
-  if ((action == Action::kApprove || action == Action::kReject) && !Blank(a.reason))
+  if ((action == Action::kApprove || action == Action::kReject) && !IsBlank(a.reason))
     request["reason"] = a.reason;
   return request;
 }
@@ -255,7 +244,7 @@ int RunAction(const ClientOptions& options, Action action, const ActionArgs& arg
   if (args.json) {
     PrintJson(*reply);
   } else {
-    Print(ActionLine(action, args, *reply));
+    PrintText(ActionLine(action, args, *reply));
   }
   return 0;
 }

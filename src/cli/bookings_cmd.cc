@@ -27,15 +27,6 @@ using nlohmann::json;
 // Requests are at most 1 MiB on the wire (docs/api.md); leave room for the JSON around the text.
 constexpr size_t kMaxImportBytes = 1000 * 1024;
 
-json When(const std::string& text) {
-  if (!text.empty() && text.size() < 19 && text.find_first_not_of("0123456789") == std::string::npos) {
-    return std::stoll(text);
-  }
-  return text;
-}
-
-void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
 // ---- rota bookings ----
 
 struct BookingsArgs {
@@ -73,15 +64,15 @@ int RunWeek(const ClientOptions& options, const BookingsArgs& args) {
   BookingsFormat format;
   format.now = now;
   format.utc_offset = offset;
-  Print(FormatBookingsWeek(*reply, status->value("gpus", json::array()), week_start, format));
+  PrintText(FormatBookingsWeek(*reply, status->value("gpus", json::array()), week_start, format));
   return 0;
 }
 
 int RunBookings(const ClientOptions& options, const BookingsArgs& args) {
   if (args.week_flag != nullptr && args.week_flag->count() > 0) return RunWeek(options, args);
   json request = {{"op", "bookings"}, {"all", args.all}, {"pending", args.pending}};
-  if (!args.from.empty()) request["from"] = When(args.from);
-  if (!args.to.empty()) request["to"] = When(args.to);
+  if (!args.from.empty()) request["from"] = WhenArg(args.from);
+  if (!args.to.empty()) request["to"] = WhenArg(args.to);
   auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (args.json) {
@@ -92,7 +83,7 @@ int RunBookings(const ClientOptions& options, const BookingsArgs& args) {
   format.now = Now();
   format.utc_offset = LocalUtcOffset(format.now);
   format.pending = args.pending;
-  Print(FormatBookingsList(*reply, format));
+  PrintText(FormatBookingsList(*reply, format));
   return 0;
 }
 
@@ -112,7 +103,7 @@ int RunExport(const ClientOptions& options, const ExportArgs& args) {
   if (!reply.ok()) return Fail(reply.status());
   const std::string text = reply->value("text", "");
   if (args.output.empty() || args.output == "-") {
-    Print(text);
+    PrintText(text);
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
   std::FILE* f = std::fopen(args.output.c_str(), "wb");
@@ -213,7 +204,7 @@ int RunImport(const ClientOptions& options, const ImportArgs& args) {
           line += (k == 0 ? "" : ", ") + std::to_string(imported[k].get<long long>());
       }
     }
-    Print(line + "\n");
+    PrintText(line + "\n");
   }
   return !errors.empty() && imported.empty() ? 1 : 0;
 }

@@ -53,12 +53,6 @@ std::string Join(const std::vector<long long>& values, const char* sep) {
   return out;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // One decimal, without a trailing ".0": "1.5", "4".
 std::string Compact(double v) {
   std::string s = Fixed(v, 1);
@@ -125,31 +119,6 @@ std::string StateCell(const json& b, long utc_offset) {
     return state + " " + TimeOnDay(actual_end, Int(b, "end"), utc_offset);
   }
   return state;
-}
-
-// Columns aligned by display width; `right` says which align right. The last column is not
-// padded; trailing spaces are trimmed.
-std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
-                          const char* gap = "  ") {
-  std::vector<int> widths(right.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < widths.size(); ++i) {
-      const std::string cell = i < row.size() ? row[i] : "";
-      const bool last = i + 1 == widths.size();
-      line += last && !right[i] ? cell : PadToWidth(cell, widths[i], right[i]);
-      if (!last) line += gap;
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
 }
 
 std::vector<json> Bookings(const json& bookings) {

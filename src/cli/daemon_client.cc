@@ -96,6 +96,15 @@ int PrintJobs(const nlohmann::json& reply, bool json,
   return 0;
 }
 
+void PrintText(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+nlohmann::json WhenArg(const std::string& text) {
+  if (!text.empty() && text.size() < 19 && text.find_first_not_of("0123456789") == std::string::npos) {
+    return std::stoll(text);
+  }
+  return text;
+}
+
 void PrintJson(const nlohmann::json& value) {
   std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -46,6 +46,11 @@ StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann
 
 // Prints `value` as indented JSON and a newline on stdout.
 void PrintJson(const nlohmann::json& value);
+// Prints `text` on stdout as it is.
+void PrintText(const std::string& text);
+// A WHEN argument as the API takes it: Unix seconds when all digits, else the text for rotad to
+// parse ("tomorrow 9:00", docs/api.md).
+nlohmann::json WhenArg(const std::string& text);
 
 // Prints the "jobs" of a listing reply: as JSON with `json`, else as the table `render` makes.
 // Returns the exit code (0).

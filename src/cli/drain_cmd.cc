@@ -7,6 +7,7 @@
 
 #include "cli/daemon_client.h"
 #include "cli/gpus_format.h"
+#include "cli/text.h"
 
 namespace rota::cli {
 
@@ -17,8 +18,6 @@ struct DrainArgs {
   std::string reason;
   bool json = false;
 };
-
-bool Blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 // "GPU 2 (GPU-8f2...)" from the reply, which names the card the daemon resolved.
 std::string CardName(const nlohmann::json& reply, const std::string& asked) {
@@ -33,11 +32,11 @@ std::string CardName(const nlohmann::json& reply, const std::string& asked) {
 }
 
 int RunDrain(const ClientOptions& options, const DrainArgs& args, bool drain) {
-  if (Blank(args.gpu)) return Fail(InvalidArgument("name the GPU by its index or UUID"));
+  if (IsBlank(args.gpu)) return Fail(InvalidArgument("name the GPU by its index or UUID"));
   nlohmann::json request = {{"op", drain ? "drain" : "resume"}, {"gpu", args.gpu}};
   if (drain) {
     // The reason is what the next admin and every user reads in `rota gpus`; an empty one says nothing.
-    if (Blank(args.reason)) return Fail(InvalidArgument("--reason must say why the GPU is drained"));
+    if (IsBlank(args.reason)) return Fail(InvalidArgument("--reason must say why the GPU is drained"));
     request["reason"] = args.reason;
   }
   auto reply = CallDaemon(options, request);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "cli/json_fields.h"
 #include "cli/text.h"
 #include "core/types.h"
 
@@ -18,32 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-long long Int(const json& j, const char* key, long long fallback = 0) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<long long>();
-}
+using fields::Int;
+using fields::Num;
+using fields::Obj;
+using fields::Str;
 
-double Num(const json& j, const char* key, double fallback = 0) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<double>();
-}
-
-std::string Str(const json& j, const char* key, const std::string& fallback = "") {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return fallback;
-  return it->get<std::string>();
-}
-
-const json& Obj(const json& j, const char* key) {
-  static const json kEmpty = json::object();
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_object()) return kEmpty;
-  return *it;
-}
-
-std::string Ints(const json& j, const char* key, const char* sep) {
+std::string JoinedInts(const json& j, const char* key, const char* sep) {
   std::string out;
   auto it = j.find(key);
   if (it == j.end() || !it->is_array()) return out;
@@ -53,12 +34,6 @@ std::string Ints(const json& j, const char* key, const char* sep) {
     out += std::to_string(v.get<long long>());
   }
   return out;
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // A command line as a shell would need it typed: words with spaces or quotes in single quotes.
@@ -88,31 +63,6 @@ std::string SignalText(long long sig) {
 }
 
 bool IsRunning(const json& job) { return Str(job, "state") == "running"; }
-
-// Columns aligned by display width, two spaces apart; `right` marks right-aligned columns.
-// Unlike Table, alignment is per column (a "-" in a time column stays on the left).
-std::string RenderColumns(const std::vector<std::string>& header,
-                          const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<int> widths(header.size(), 0);
-  for (size_t i = 0; i < header.size(); ++i) widths[i] = DisplayWidth(header[i]);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
-      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
-  }
-  std::string out;
-  auto emit = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t i = 0; i < widths.size(); ++i) {
-      if (i) line += "  ";
-      line += PadToWidth(i < row.size() ? row[i] : "", widths[i], i < right.size() && right[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  };
-  emit(header);
-  for (const auto& row : rows) emit(row);
-  return out;
-}
 
 }  // namespace
 
@@ -176,7 +126,7 @@ std::string WhereCell(const json& job) {
     if (Str(job, "state") != "pending") return "";
     return "(" + ReasonLabel(Str(Obj(job, "pending"), "reason")) + ")";
   }
-  std::string gpus = Ints(job, "gpus", ",");
+  std::string gpus = JoinedInts(job, "gpus", ",");
   if (gpus.empty()) return "-";
   std::string kind = Str(Obj(job, "request"), "kind");
   if (kind == "gpu_mem") {
@@ -219,11 +169,12 @@ std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start
     if (with_start) row.push_back(StartCell(job));
     rows.push_back(std::move(row));
   }
-  return RenderColumns(header, rows, {true, false, false, false, false, true, true, false, false});
+  rows.insert(rows.begin(), header);
+  return RenderColumns(rows, {true, false, false, false, false, true, true, false, false});
 }
 
 std::string RenderHistory(const std::vector<json>& jobs) {
-  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<std::string>> rows = {{"JOBID", "USER", "NAME", "STATE", "WAIT", "RUN", "GPU-HOURS", "REASON"}};
   for (const json& job : jobs) {
     Time submit = Int(job, "submit_time"), start = Int(job, "start_time"), end = Int(job, "end_time");
     std::string wait = "-", run = "-", gpu_hours = "-";
@@ -242,8 +193,7 @@ std::string RenderHistory(const std::vector<json>& jobs) {
                     CutToWidth(Str(job, "name", "-"), 20), StateCode(job), wait, run, gpu_hours,
                     Str(job, "end_reason")});
   }
-  return RenderColumns({"JOBID", "USER", "NAME", "STATE", "WAIT", "RUN", "GPU-HOURS", "REASON"}, rows,
-                       {true, false, false, false, true, true, true, false});
+  return RenderColumns(rows, {true, false, false, false, true, true, true, false});
 }
 
 std::string RenderShow(const json& job, const json& events, Time now) {
@@ -276,9 +226,9 @@ std::string RenderShow(const json& job, const json& events, Time now) {
           (Int(job, "signal") > 0 ? " " + std::to_string(Int(job, "grace")) + "s before the kill" : ""));
   add("Requeue", job.value("requeue", false) ? "yes" : "no");
   add("Preemptible", job.value("preemptible", false) ? "yes" : "no");
-  std::string after = Ints(job, "after", ",");
+  std::string after = JoinedInts(job, "after", ",");
   add("After", after.empty() ? "-" : after);
-  if (std::string ok = Ints(job, "after_ok", ","); !ok.empty()) add("AfterOk", ok + " (cancelled if one fails)");
+  if (std::string ok = JoinedInts(job, "after_ok", ","); !ok.empty()) add("AfterOk", ok + " (cancelled if one fails)");
   add("Submitted", FormatLocalTime(Int(job, "submit_time")));
   add("Started", FormatLocalTime(Int(job, "start_time")));
   add("Ended", FormatLocalTime(Int(job, "end_time")));
@@ -288,7 +238,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   auto exit_code = job.find("exit_code");
   add("ExitCode",
       exit_code != job.end() && exit_code->is_number() ? std::to_string(exit_code->get<long long>()) : "-");
-  std::string gpus = Ints(job, "gpus", ",");
+  std::string gpus = JoinedInts(job, "gpus", ",");
   add("Gpus", gpus.empty() ? "-" : IsRunning(job) ? WhereCell(job) : gpus);
   if (auto uuids = job.find("gpu_uuids"); uuids != job.end() && uuids->is_array() && !uuids->empty()) {
     std::string list;

@@ -84,7 +84,7 @@ Status ApplySetting(const std::string& kv, Policy& p) {
                          "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off)");
 }
 
-int Fail(const std::string& message) {
+int SimulateFail(const std::string& message) {
   std::fprintf(stderr, "rota simulate: %s\n", message.c_str());
   return 1;
 }
@@ -149,48 +149,48 @@ int RunSimulate(const SimulateOptions& o) {
   topts.format = o.format;
   if (!o.columns.empty()) {
     auto c = sim::ParseColumnsFlag(o.columns, topts);
-    if (!c.ok()) return Fail(c.status().message());
+    if (!c.ok()) return SimulateFail(c.status().message());
     topts = *c;
   }
   for (const std::string& f : o.filters) {
     auto p = sim::ParseFilterFlag(f);
-    if (!p.ok()) return Fail(p.status().message());
+    if (!p.ok()) return SimulateFail(p.status().message());
     topts.filters.push_back(*p);
   }
   sim::SimConfig config;
   config.gpus = o.gpus;
   config.gpus_per_node = o.gpus_per_node;
   auto mem = ParseMemory(o.gpu_mem);
-  if (!mem || *mem <= 0) return Fail("--gpu-mem: \"" + o.gpu_mem + "\" is not a memory size (e.g. 80G)");
+  if (!mem || *mem <= 0) return SimulateFail("--gpu-mem: \"" + o.gpu_mem + "\" is not a memory size (e.g. 80G)");
   config.gpu_memory = *mem;
   config.seed = o.seed;
   if (o.estimates == "exact") config.estimates = sim::Estimates::kExact;
   else if (o.estimates == "noisy") config.estimates = sim::Estimates::kNoisy;
   else if (o.estimates == "history") config.estimates = sim::Estimates::kHistory;
-  else return Fail("--estimates must be exact, noisy or history");
+  else return SimulateFail("--estimates must be exact, noisy or history");
   if (!o.start.empty()) {
     auto t = sim::ParseDateTimeUtc(o.start);
-    if (!t) return Fail("--start: \"" + o.start + "\" is not a time (expected YYYY-MM-DD HH:MM:SS)");
+    if (!t) return SimulateFail("--start: \"" + o.start + "\" is not a time (expected YYYY-MM-DD HH:MM:SS)");
     config.epoch = *t;
   }
   std::vector<Algorithm> algorithms;
   for (const std::string& p : Split(o.policies, ',')) {
     auto a = ParseAlgorithm(p);
-    if (!a) return Fail("--policy: unknown policy \"" + p + "\" (use fifo, backfill, rota)");
+    if (!a) return SimulateFail("--policy: unknown policy \"" + p + "\" (use fifo, backfill, rota)");
     algorithms.push_back(*a);
   }
-  if (algorithms.empty()) return Fail("--policy: give at least one of fifo, backfill, rota");
+  if (algorithms.empty()) return SimulateFail("--policy: give at least one of fifo, backfill, rota");
 
   auto trace = sim::LoadTrace(o.trace, topts);
-  if (!trace.ok()) return Fail(trace.status().message());
+  if (!trace.ok()) return SimulateFail(trace.status().message());
 
-  if (o.book_rate < 0) return Fail("--book-rate must not be negative");
-  if (o.no_show < 0 || o.no_show > 1) return Fail("--no-show must be a fraction from 0 to 1");
+  if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
+  if (o.no_show < 0 || o.no_show > 1) return SimulateFail("--no-show must be a fraction from 0 to 1");
   auto ahead = ParseDuration(o.book_ahead);
-  if (!ahead) return Fail("--book-ahead: \"" + o.book_ahead + "\" is not a duration (e.g. 1d or 36h)");
+  if (!ahead) return SimulateFail("--book-ahead: \"" + o.book_ahead + "\" is not a duration (e.g. 1d or 36h)");
   if (!o.bookings.empty()) {
     auto b = sim::LoadBookings(o.bookings, trace->absolute_times, config.epoch, *ahead);
-    if (!b.ok()) return Fail(b.status().message());
+    if (!b.ok()) return SimulateFail(b.status().message());
     config.bookings = std::move(*b);
   }
   if (o.book_rate > 0) {
@@ -217,16 +217,16 @@ int RunSimulate(const SimulateOptions& o) {
     if (o.no_preemption) config.policy.preemption = false;
     for (const std::string& kv : o.settings) {
       Status st = ApplySetting(kv, config.policy);
-      if (!st.ok()) return Fail(st.message());
+      if (!st.ok()) return SimulateFail(st.message());
     }
     auto r = sim::Simulate(*trace, config);
-    if (!r.ok()) return Fail(r.status().message());
+    if (!r.ok()) return SimulateFail(r.status().message());
     results.push_back(std::move(*r));
   }
 
   if (!o.outcomes.empty()) {
     std::FILE* f = std::fopen(o.outcomes.c_str(), "w");
-    if (!f) return Fail("--outcomes: cannot write " + o.outcomes);
+    if (!f) return SimulateFail("--outcomes: cannot write " + o.outcomes);
     std::fprintf(f, "policy,job,user,submit,start,end,gpus,wait\n");
     for (const auto& r : results) {
       for (const sim::JobOutcome& j : r.outcomes) {

@@ -4,10 +4,11 @@
 // characters, combining marks and zero-width characters, and is maintained with glibc.
 #include "cli/text.h"
 
-#include <ctime>
-
+#include <algorithm>
 #include <clocale>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <cwchar>
 
 namespace rota::cli {
@@ -118,6 +119,37 @@ std::string WithThousands(long long v) {
     ++count;
   }
   return v < 0 ? "-" + out : out;
+}
+
+std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+                          const char* gap) {
+  std::vector<int> widths(right.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      const bool last = i + 1 == widths.size();
+      line += last && !right[i] ? cell : PadToWidth(cell, widths[i], right[i]);
+      if (!last) line += gap;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 std::string TerminalSafe(std::string_view text) {

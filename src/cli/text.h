@@ -30,6 +30,18 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// Rows (the header first) in columns aligned by display width, `gap` apart; `right` says which
+// columns align right and how many there are. Unlike Table, alignment is per column (a "-" in a
+// time column stays on the left). Trailing spaces are trimmed.
+std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+                          const char* gap = "  ");
+
+// `v` with `digits` decimals: "2.50".
+std::string Fixed(double v, int digits);
+
+// Whether `s` holds nothing but spaces, tabs and line ends.
+bool IsBlank(std::string_view s);
+
 // "1,234,567" for 1234567.
 std::string WithThousands(long long v);
 

@@ -24,8 +24,6 @@ namespace rota {
 
 namespace {
 
-Time FloorDiv(Time a, Time b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 // "2026-12-01 14:30" in the server's zone (Howard Hinnant's civil_from_days).
 std::string LocalTime(Time t, int utc_offset) {
   const Time local = t + utc_offset;

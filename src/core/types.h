@@ -27,6 +27,12 @@ inline constexpr Duration kWeek = 7 * kDay;
 // The longest time limit a job may ask for (a year, leap day included).
 inline constexpr Duration kMaxTimeLimit = 366 * kDay;
 
+// floor(a / b), where `/` rounds toward zero: the day (or slot) of an instant before 1970 is
+// still the one it falls in.
+constexpr std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
 // Service tiers, lowest first: thesis / paper deadline > regular experiments > exploration.
 enum class Tier : std::uint8_t { kExplore = 0, kRegular = 1, kThesis = 2 };
 inline constexpr int kTierCount = 3;

@@ -23,6 +23,17 @@ TEST(TierTest, NamesRoundTrip) {
   EXPECT_FALSE(ParseTier("urgent").has_value());
 }
 
+TEST(FloorDivTest, RoundsDownOnBothSidesOfZero) {
+  EXPECT_EQ(FloorDiv(-1, kDay), -1);
+  EXPECT_EQ(FloorDiv(-kDay, kDay), -1);
+  EXPECT_EQ(FloorDiv(-kDay - 1, kDay), -2);
+  EXPECT_EQ(FloorDiv(0, kDay), 0);
+  EXPECT_EQ(FloorDiv(kDay - 1, kDay), 0);
+  EXPECT_EQ(FloorDiv(kDay, kDay), 1);
+  EXPECT_EQ(FloorDiv(7, -2), -4);
+  static_assert(FloorDiv(-3, 2) == -2);
+}
+
 TEST(TierTest, OrderedLowestFirst) {
   EXPECT_LT(Tier::kExplore, Tier::kRegular);
   EXPECT_LT(Tier::kRegular, Tier::kThesis);

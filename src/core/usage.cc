@@ -10,10 +10,6 @@
 
 namespace rota {
 
-namespace {
-Time FloorDiv(Time a, Time b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-}  // namespace
-
 int LocalWeekday(Time t, int utc_offset) {
   // 1970-01-01 was a Thursday (weekday 3 when Monday is 0).
   Time days = FloorDiv(t + utc_offset, kDay);

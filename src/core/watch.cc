@@ -7,8 +7,6 @@ namespace rota {
 
 namespace {
 
-Time FloorDiv(Time a, Time b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 // Buckets of a minute, or a fifteenth of the window when that is shorter (seconds in tests).
 Duration Bucket(const WatchRules& rules) { return std::clamp<Duration>(rules.idle_after / 15, 1, 60); }
 

@@ -15,8 +15,6 @@ namespace rota::sim {
 
 namespace {
 
-Time FloorDiv(Time a, Time b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 // The first time at or after t on the slot grid of local time.
 Time GridCeil(Time t, Duration slot, int utc_offset) {
   const Time f = FloorDiv(t + utc_offset, slot) * slot - utc_offset;

@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kColumns =
+constexpr std::string_view kJobColumns =
     "id, user, uid, project, name, tier, request_kind, request_gpus, request_memory, request_mig_profile, "
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
@@ -72,8 +72,8 @@ StatusOr<std::map<std::string, std::string>> ParseEnv(const std::string& text, J
   return out;
 }
 
-// Decodes the current row of a SELECT of kColumns.
-StatusOr<JobRecord> ReadRow(const Statement& st) {
+// Decodes the current row of a SELECT of kJobColumns.
+StatusOr<JobRecord> ReadJob(const Statement& st) {
   JobRecord r;
   Job& j = r.job;
   j.id = st.Int(0);
@@ -374,7 +374,7 @@ namespace {
 StatusOr<std::vector<JobRecord>> Query(Db& db, std::string_view where_order,
                                        std::optional<std::int64_t> arg) {
   StatusOr<Statement> st =
-      db.Prepare("SELECT " + std::string(kColumns) + " FROM jobs " + std::string(where_order));
+      db.Prepare("SELECT " + std::string(kJobColumns) + " FROM jobs " + std::string(where_order));
   if (!st.ok()) return st.status();
   if (arg) st->Bind(1, *arg);
   std::vector<JobRecord> out;
@@ -382,7 +382,7 @@ StatusOr<std::vector<JobRecord>> Query(Db& db, std::string_view where_order,
     StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) return out;
-    StatusOr<JobRecord> r = ReadRow(*st);
+    StatusOr<JobRecord> r = ReadJob(*st);
     if (!r.ok()) return r.status();
     out.push_back(std::move(*r));
   }

@@ -12,11 +12,11 @@ namespace rota::store {
 
 namespace {
 
-constexpr std::string_view kColumns =
+constexpr std::string_view kOutboxColumns =
     "id, channel, recipient, mentions, event, language, subject, body, created, attempts, next_attempt, "
     "last_error, state, delivered";
 
-OutboxRow ReadRow(const Statement& st) {
+OutboxRow ReadOutboxRow(const Statement& st) {
   OutboxRow r;
   r.id = st.Int(0);
   r.channel = st.Text(1);
@@ -92,7 +92,7 @@ StatusOr<std::vector<std::int64_t>> Outbox::Enqueue(const std::vector<OutboxRow>
 StatusOr<std::vector<OutboxRow>> Outbox::Select(std::string_view where,
                                                 const std::function<void(Statement&)>& bind) {
   StatusOr<Statement> st =
-      db_.Prepare("SELECT " + std::string(kColumns) + " FROM outbox " + std::string(where));
+      db_.Prepare("SELECT " + std::string(kOutboxColumns) + " FROM outbox " + std::string(where));
   if (!st.ok()) return st.status();
   bind(*st);
   std::vector<OutboxRow> rows;
@@ -100,7 +100,7 @@ StatusOr<std::vector<OutboxRow>> Outbox::Select(std::string_view where,
     StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    rows.push_back(ReadRow(*st));
+    rows.push_back(ReadOutboxRow(*st));
   }
   return rows;
 }

@@ -68,7 +68,6 @@ bool Near(double a, double b, double tol) { return std::fabs(a - b) <= tol * std
 
 // ---- Calendar, quota and priority arithmetic, from their definitions ----
 
-Time FloorDiv(Time a, Time b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int Weekday(Time t, int off) { return static_cast<int>(((FloorDiv(t + off, kDay) % 7) + 7 + 3) % 7); }
 Time Midnight(Time t, int off) { return FloorDiv(t + off, kDay) * kDay - off; }
 int MinuteOfDay(Time t, int off) {
