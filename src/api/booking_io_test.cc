@@ -12,6 +12,7 @@
 #include "api/when.h"
 
 namespace rota::api {
+namespace booking_io_test {
 namespace {
 
 using nlohmann::json;
@@ -468,4 +469,5 @@ TEST(BookingIcsTest, EmptyHostAndNoBookings) {
 }
 
 }  // namespace
+}  // namespace booking_io_test
 }  // namespace rota::api

@@ -8,6 +8,7 @@
 #include <string>
 
 namespace rota::api {
+namespace when_test {
 namespace {
 
 constexpr int kCst = 8 * 3600;         // +08:00, the lab's zone
@@ -254,4 +255,5 @@ TEST(WhenTest, CivilDays) {
 }
 
 }  // namespace
+}  // namespace when_test
 }  // namespace rota::api

@@ -14,6 +14,7 @@
 #include "cli/text.h"
 
 namespace rota::cli {
+namespace bookings_format_test {
 namespace {
 
 using nlohmann::json;
@@ -468,4 +469,5 @@ TEST_F(BookingsFormatTest, BookingsReleasedAndExtendedLines) {
 }
 
 }  // namespace
+}  // namespace bookings_format_test
 }  // namespace rota::cli

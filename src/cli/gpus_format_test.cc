@@ -15,6 +15,7 @@
 #include "cli/text.h"
 
 namespace rota::cli {
+namespace gpus_format_test {
 namespace {
 
 using nlohmann::json;
@@ -336,4 +337,5 @@ TEST_F(GpusFormatTest, TimeLeftRoundsUpToTheMinute) {
 }
 
 }  // namespace
+}  // namespace gpus_format_test
 }  // namespace rota::cli

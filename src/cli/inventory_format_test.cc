@@ -15,6 +15,7 @@
 #include "cli/text.h"
 
 namespace rota::cli {
+namespace inventory_format_test {
 namespace {
 
 using nlohmann::json;
@@ -248,4 +249,5 @@ TEST_F(InventoryFormatTest, JsonOfTheMeasurements) {
 }
 
 }  // namespace
+}  // namespace inventory_format_test
 }  // namespace rota::cli

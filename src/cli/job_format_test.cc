@@ -11,6 +11,7 @@
 #include "cli/text.h"
 
 namespace rota::cli {
+namespace job_format_test {
 namespace {
 
 using nlohmann::json;
@@ -228,4 +229,5 @@ TEST_F(JobFormatTest, ShowCountsWholeGpusInWords) {
 }
 
 }  // namespace
+}  // namespace job_format_test
 }  // namespace rota::cli

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::cli {
+namespace text_test {
 namespace {
 
 class TextTest : public ::testing::Test {
@@ -58,4 +59,5 @@ TEST_F(TextTest, Thousands) {
 }
 
 }  // namespace
+}  // namespace text_test
 }  // namespace rota::cli

@@ -5,6 +5,7 @@
 #include "cli/utc_test.h"
 
 namespace rota::cli {
+namespace usage_format_test {
 namespace {
 
 using UsageFormatTest = UtcTest;
@@ -64,4 +65,5 @@ TEST_F(UsageFormatTest, ShowsOnlyTheMostRecentDays) {
 }
 
 }  // namespace
+}  // namespace usage_format_test
 }  // namespace rota::cli

@@ -12,6 +12,7 @@
 #include "api/protocol.h"
 
 namespace rota::client {
+namespace connection_test {
 namespace {
 
 using nlohmann::json;
@@ -163,4 +164,5 @@ TEST(ExitCodeTest, WireCodesMapToDocumentedExitCodes) {
 }
 
 }  // namespace
+}  // namespace connection_test
 }  // namespace rota::client

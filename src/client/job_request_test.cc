@@ -7,6 +7,7 @@
 #include <csignal>
 
 namespace rota::client {
+namespace job_request_test {
 namespace {
 
 using nlohmann::json;
@@ -245,4 +246,5 @@ TEST(EnvironmentMapTest, SplitsAtTheFirstEquals) {
 }
 
 }  // namespace
+}  // namespace job_request_test
 }  // namespace rota::client

@@ -11,6 +11,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::client {
+namespace output_path_test {
 namespace {
 
 class OutputPathTest : public ::testing::Test {
@@ -63,4 +64,5 @@ TEST_F(OutputPathTest, ADirectoryPartWithTheJobIdIsNotJudged) {
 }
 
 }  // namespace
+}  // namespace output_path_test
 }  // namespace rota::client

@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace rota::config {
+namespace config_test {
 namespace {
 
 // The error lines of a config that must not parse.
@@ -428,4 +429,5 @@ TEST(Config, UnreadableFile) {
 }
 
 }  // namespace
+}  // namespace config_test
 }  // namespace rota::config

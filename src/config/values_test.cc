@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::config {
+namespace values_test {
 namespace {
 
 TEST(ConfigValues, Clock) {
@@ -51,4 +52,5 @@ TEST(ConfigValues, MigProfile) {
 }
 
 }  // namespace
+}  // namespace values_test
 }  // namespace rota::config

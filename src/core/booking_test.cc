@@ -13,6 +13,7 @@
 #include <vector>
 
 namespace rota {
+namespace booking_test {
 namespace {
 
 using testing::Mig;
@@ -1099,4 +1100,5 @@ TEST(BookingHoldsTest, ExtendedBookingHoldsOneSlotAhead) {
 }
 
 }  // namespace
+}  // namespace booking_test
 }  // namespace rota

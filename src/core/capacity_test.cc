@@ -10,6 +10,7 @@
 #include <vector>
 
 namespace rota {
+namespace capacity_test {
 namespace {
 
 using testing::Mig;
@@ -688,4 +689,5 @@ TEST(CapacityTest, PhysicallyFitsNow) {
 }
 
 }  // namespace
+}  // namespace capacity_test
 }  // namespace rota

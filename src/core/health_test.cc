@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota {
+namespace health_test {
 namespace {
 
 TEST(Health, OneErrorIsSuspectAndAGoodSampleClearsIt) {
@@ -70,4 +71,5 @@ TEST(Health, StateNames) {
 }
 
 }  // namespace
+}  // namespace health_test
 }  // namespace rota

@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 
 namespace rota {
+namespace priority_test {
 namespace {
 
 // 2024-01-01 00:00 UTC, a Monday (19723 days after the Thursday 1970-01-01).
@@ -435,4 +436,5 @@ TEST(OrderingTest, HeavyJobsYieldInTheAfternoonAndGainAtNight) {
 }
 
 }  // namespace
+}  // namespace priority_test
 }  // namespace rota

@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace rota {
+namespace quota_test {
 namespace {
 
 constexpr Time kMon = 1704067200;  // 2024-01-01 00:00 UTC, a Monday
@@ -354,4 +355,5 @@ TEST(QuotaBookTest, SharesAndMigCountAsFractions) {
 }
 
 }  // namespace
+}  // namespace quota_test
 }  // namespace rota

@@ -26,6 +26,7 @@
 #include "testing/reference_scheduler.h"
 
 namespace rota {
+namespace scheduler_random_test {
 namespace {
 
 using rota::testing::CheckDecisions;
@@ -490,4 +491,5 @@ TEST(SchedulerRandomTest, MultiStepKeepsInvariantsAndLosesNoJob) {
 }
 
 }  // namespace
+}  // namespace scheduler_random_test
 }  // namespace rota

@@ -10,6 +10,7 @@
 #include <vector>
 
 namespace rota {
+namespace scheduler_test {
 namespace {
 
 constexpr Time kMon = 1704067200;                  // 2024-01-01 00:00 UTC, a Monday
@@ -1106,4 +1107,5 @@ TEST(SchedulerWakeupTest, ReservationStart) {
 }
 
 }  // namespace
+}  // namespace scheduler_test
 }  // namespace rota

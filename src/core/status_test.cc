@@ -8,6 +8,7 @@
 #include <vector>
 
 namespace rota {
+namespace status_test {
 namespace {
 
 TEST(StatusTest, DefaultIsOk) {
@@ -113,4 +114,5 @@ TEST(StatusOrTest, ReturnedFromFunction) {
 }
 
 }  // namespace
+}  // namespace status_test
 }  // namespace rota

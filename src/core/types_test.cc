@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace rota {
+namespace types_test {
 namespace {
 
 TEST(TierTest, NamesRoundTrip) {
@@ -182,4 +183,5 @@ TEST(FormatDurationTest, OutputParsesBackToTheTruncatedValue) {
 }
 
 }  // namespace
+}  // namespace types_test
 }  // namespace rota

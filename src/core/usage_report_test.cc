@@ -5,6 +5,7 @@
 #include "core/usage.h"
 
 namespace rota {
+namespace usage_report_test {
 namespace {
 
 // 2024-01-01 00:00:00 UTC, a Monday (see usage_test.cc).
@@ -139,4 +140,5 @@ TEST(UsageReportTest, LocalDaysFollowTheUtcOffset) {
 }
 
 }  // namespace
+}  // namespace usage_report_test
 }  // namespace rota

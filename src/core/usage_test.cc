@@ -5,6 +5,7 @@
 #include <cmath>
 
 namespace rota {
+namespace usage_test {
 namespace {
 
 // 2024-01-01 00:00:00 UTC, a Monday. 1704067200 / 86400 = 19723 days; 19723 % 7 = 4 days after
@@ -226,4 +227,5 @@ TEST(ChargeRunTest, ZeroLengthRunChargesNothing) {
 }
 
 }  // namespace
+}  // namespace usage_test
 }  // namespace rota

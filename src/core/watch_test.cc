@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota {
+namespace watch_test {
 namespace {
 
 constexpr Time kStart = 1'764'576'000;  // a multiple of 60
@@ -113,4 +114,5 @@ TEST(Watch, AlertNames) {
 }
 
 }  // namespace
+}  // namespace watch_test
 }  // namespace rota

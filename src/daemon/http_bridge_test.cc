@@ -6,6 +6,7 @@
 #include <thread>
 
 namespace rota::daemon {
+namespace http_bridge_test {
 namespace {
 
 bool Readable(int fd, int ms) {
@@ -50,4 +51,5 @@ TEST(HttpBridge, DeadlineAndClose) {
 }
 
 }  // namespace
+}  // namespace http_bridge_test
 }  // namespace rota::daemon

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::daemon {
+namespace identity_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -97,4 +98,5 @@ TEST(CallerCacheTest, RootIsAnAdminThroughTheRealLookup) {
 }
 
 }  // namespace
+}  // namespace identity_test
 }  // namespace rota::daemon

@@ -13,6 +13,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::daemon {
+namespace notifier_test {
 namespace {
 
 class FakeChannel : public notify::Channel {
@@ -192,4 +193,5 @@ TEST_F(NotifierTest, TestSendsReportThroughTheEventFd) {
 }
 
 }  // namespace
+}  // namespace notifier_test
 }  // namespace rota::daemon

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::daemon {
+namespace start_note_test {
 namespace {
 
 TEST(StartNoteTest, RoundTripsEverythingAStartRecords) {
@@ -47,4 +48,5 @@ TEST(StartNoteTest, MalformedNotesAreRefused) {
 }
 
 }  // namespace
+}  // namespace start_note_test
 }  // namespace rota::daemon

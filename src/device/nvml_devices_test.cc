@@ -17,6 +17,7 @@
 #include <thread>
 
 namespace rota::device {
+namespace nvml_devices_test {
 namespace {
 
 using nlohmann::json;
@@ -315,4 +316,5 @@ TEST_F(NvmlDevicesTest, LibraryPathComesFromOptionsThenEnvironmentThenDefault) {
 }
 
 }  // namespace
+}  // namespace nvml_devices_test
 }  // namespace rota::device

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::device {
+namespace sampler_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -82,4 +83,5 @@ TEST(Sampler, DestructorStopsAWaitingThreadPromptly) {
 }
 
 }  // namespace
+}  // namespace sampler_test
 }  // namespace rota::device

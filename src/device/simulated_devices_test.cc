@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace rota::device {
+namespace simulated_devices_test {
 namespace {
 
 rota::Gpu Card(std::string uuid, int index, MiB memory) {
@@ -185,4 +186,5 @@ TEST(ParseSimulatedLoadTest, UnsetOrBadValues) {
 }
 
 }  // namespace
+}  // namespace simulated_devices_test
 }  // namespace rota::device

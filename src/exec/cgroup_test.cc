@@ -15,6 +15,7 @@
 #include "exec/files.h"
 
 namespace rota::exec {
+namespace cgroup_test {
 namespace {
 
 using testing::NextJobId;
@@ -174,4 +175,5 @@ TEST_F(CgroupTest, DelegatedServiceMovesItselfIntoALeaf) {
 }
 
 }  // namespace
+}  // namespace cgroup_test
 }  // namespace rota::exec

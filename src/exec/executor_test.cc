@@ -23,6 +23,7 @@
 #include "exec/spec.h"
 
 namespace rota::exec {
+namespace executor_test {
 namespace {
 
 using testing::FileHasLine;
@@ -730,4 +731,5 @@ TEST(ExecutorCreateTest, RejectsAMissingShepherd) {
 }
 
 }  // namespace
+}  // namespace executor_test
 }  // namespace rota::exec

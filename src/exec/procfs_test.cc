@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::exec {
+namespace procfs_test {
 namespace {
 
 TEST(Procfs, ReadsItselfAndItsParent) {
@@ -99,4 +100,5 @@ TEST(Procfs, CgroupMatchingAgainstTheExecutorsPaths) {
 }
 
 }  // namespace
+}  // namespace procfs_test
 }  // namespace rota::exec

@@ -17,6 +17,7 @@
 #include "exec/spec_lock.h"
 
 namespace rota::exec {
+namespace shepherd_test {
 namespace {
 
 using testing::JobWroteLine;
@@ -211,4 +212,5 @@ TEST(ShepherdTest, AJobWithdrawnWhileItRunsLeavesNoResult) {
 }
 
 }  // namespace
+}  // namespace shepherd_test
 }  // namespace rota::exec

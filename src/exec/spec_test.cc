@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::exec {
+namespace spec_test {
 namespace {
 
 TEST(ExecutorSpecTest, SpecRoundTrips) {
@@ -92,4 +93,5 @@ TEST(ExecutorSpecTest, FileNames) {
 }
 
 }  // namespace
+}  // namespace spec_test
 }  // namespace rota::exec

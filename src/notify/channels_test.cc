@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::notify {
+namespace channels_test {
 namespace {
 
 TEST(NotifyChannels, MakesEachTypeAndNamesTheTableOnErrors) {
@@ -39,4 +40,5 @@ TEST(NotifyChannels, LimitsAndMentionKeys) {
 }
 
 }  // namespace
+}  // namespace channels_test
 }  // namespace rota::notify

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::notify {
+namespace codec_test {
 namespace {
 
 TEST(NotifyCodec, Base64MatchesRfc4648Vectors) {
@@ -51,4 +52,5 @@ TEST(NotifyCodec, RandomHexHasTheAskedLength) {
 }
 
 }  // namespace
+}  // namespace codec_test
 }  // namespace rota::notify

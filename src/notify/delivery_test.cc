@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::notify {
+namespace delivery_test {
 namespace {
 
 constexpr Time kT0 = 1'764'576'000;
@@ -79,4 +80,5 @@ TEST(ChannelHealth, ReportsOnceAndRecovers) {
 }
 
 }  // namespace
+}  // namespace delivery_test
 }  // namespace rota::notify

@@ -8,6 +8,7 @@
 #include "notify/notify_test_util.h"
 
 namespace rota::notify {
+namespace email_test {
 namespace {
 
 using testing::SmtpServer;
@@ -302,4 +303,5 @@ TEST(NotifyEmail, OptionsAreCheckedUpFront) {
 }
 
 }  // namespace
+}  // namespace email_test
 }  // namespace rota::notify

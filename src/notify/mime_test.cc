@@ -6,6 +6,7 @@
 #include "notify/notify_test_util.h"
 
 namespace rota::notify {
+namespace mime_test {
 namespace {
 
 // A character-boundary check: `bytes` is whole UTF-8 characters.
@@ -164,4 +165,5 @@ TEST(NotifyMime, ChineseBodyIsBase64AndEnglishQuotedPrintable) {
 }
 
 }  // namespace
+}  // namespace mime_test
 }  // namespace rota::notify

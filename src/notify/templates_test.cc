@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::notify {
+namespace templates_test {
 namespace {
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -155,4 +156,5 @@ TEST(Templates, UnknownLanguageIsEnglish) {
 }
 
 }  // namespace
+}  // namespace templates_test
 }  // namespace rota::notify

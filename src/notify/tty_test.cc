@@ -18,6 +18,7 @@
 #include "notify/notify_test_util.h"
 
 namespace rota::notify {
+namespace tty_test {
 namespace {
 
 constexpr uid_t kAlice = 1001, kBob = 1002;
@@ -193,4 +194,5 @@ TEST(NotifyTty, ChannelWritesToTheMentionedUsersTerminalsFromUtmp) {
 }
 
 }  // namespace
+}  // namespace tty_test
 }  // namespace rota::notify

@@ -12,6 +12,7 @@
 #include "notify/notify_test_util.h"
 
 namespace rota::notify {
+namespace webhooks_test {
 namespace {
 
 using nlohmann::json;
@@ -293,4 +294,5 @@ TEST(NotifyWebhook, OptionsAreCheckedUpFront) {
 }
 
 }  // namespace
+}  // namespace webhooks_test
 }  // namespace rota::notify

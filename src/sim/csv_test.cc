@@ -5,6 +5,7 @@
 #include <string>
 
 namespace rota::sim {
+namespace csv_test {
 namespace {
 
 TEST(CsvTest, PlainRowsAndHeader) {
@@ -109,4 +110,5 @@ TEST(CsvTest, ReadFileToStringReportsMissingFile) {
 }
 
 }  // namespace
+}  // namespace csv_test
 }  // namespace rota::sim

@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace rota::sim {
+namespace metrics_test {
 namespace {
 
 JobOutcome Job(std::int64_t id, std::string user, Time submit, Time start, Time end,
@@ -202,4 +203,5 @@ TEST(SimBookingMetricsTest, NothingBookedIsAllZero) {
 }
 
 }  // namespace
+}  // namespace metrics_test
 }  // namespace rota::sim

@@ -21,6 +21,7 @@
 #include "sim/trace.h"
 
 namespace rota::sim {
+namespace simulator_test {
 namespace {
 
 constexpr Time kEpoch = 1767571200;  // SimConfig's default epoch: Monday 2026-01-05 00:00 UTC
@@ -925,4 +926,5 @@ TEST(SimBookingTest, PhillySliceAccountsForEveryBookedHour) {
 }
 
 }  // namespace
+}  // namespace simulator_test
 }  // namespace rota::sim

@@ -7,6 +7,7 @@
 #include <string>
 
 namespace rota::sim {
+namespace trace_test {
 namespace {
 
 bool Contains(const std::string& haystack, const std::string& needle) {
@@ -458,4 +459,5 @@ TEST(RealTraceTest, SharedAlibabaTrace) {
 }
 
 }  // namespace
+}  // namespace trace_test
 }  // namespace rota::sim

@@ -4,6 +4,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace booking_store_test {
 namespace {
 
 constexpr Time kT0 = 1'764'576'000;  // 2025-12-01 08:00 UTC
@@ -108,4 +109,5 @@ TEST(BookingStore, LoadsOpenAndRecentAndFindsOverlaps) {
 }
 
 }  // namespace
+}  // namespace booking_store_test
 }  // namespace rota::store

@@ -5,6 +5,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace db_test {
 namespace {
 
 TEST(DbTest, OpenAppliesConnectionSettings) {
@@ -191,4 +192,5 @@ TEST(DbTest, NestedTransactionsAreSavepointsOfTheOuterOne) {
 }
 
 }  // namespace
+}  // namespace db_test
 }  // namespace rota::store

@@ -4,6 +4,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace gpu_state_test {
 namespace {
 
 constexpr Time kT0 = 1'700'000'000;
@@ -57,9 +58,11 @@ TEST(GpuState, EventsFilterByCard) {
 }
 
 }  // namespace
+}  // namespace gpu_state_test
 }  // namespace rota::store
 
 namespace rota::store {
+namespace gpu_state_test {
 namespace {
 
 TEST(AuditEvents, JobsBookingsAndGpusTogetherOldestFirst) {
@@ -102,4 +105,5 @@ TEST(AuditEvents, JobsBookingsAndGpusTogetherOldestFirst) {
 }
 
 }  // namespace
+}  // namespace gpu_state_test
 }  // namespace rota::store

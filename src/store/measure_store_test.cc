@@ -4,6 +4,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace measure_store_test {
 namespace {
 
 constexpr Time kT0 = 1'700'000'000;
@@ -60,4 +61,5 @@ TEST(JobMeasuresTest, RunsOfOneJobAddUpAndSurviveReopening) {
 }
 
 }  // namespace
+}  // namespace measure_store_test
 }  // namespace rota::store

@@ -7,6 +7,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace outbox_test {
 namespace {
 
 constexpr Time kT0 = 1'764'576'000;
@@ -105,9 +106,11 @@ TEST(Outbox, SentOnceRetryDeferAndFail) {
 }
 
 }  // namespace
+}  // namespace outbox_test
 }  // namespace rota::store
 
 namespace rota::store {
+namespace outbox_test {
 namespace {
 
 TEST(Outbox, CountByStateForMetrics) {
@@ -207,4 +210,5 @@ TEST(Outbox, PruneDeletesOldSettledRowsAndKeepsTheTotals) {
 }
 
 }  // namespace
+}  // namespace outbox_test
 }  // namespace rota::store

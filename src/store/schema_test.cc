@@ -7,6 +7,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace schema_test {
 namespace {
 
 TEST(SchemaTest, MigratesEmptyFileToLatest) {
@@ -99,4 +100,5 @@ TEST(SchemaTest, FailedStepLeavesPreviousVersion) {
 }
 
 }  // namespace
+}  // namespace schema_test
 }  // namespace rota::store

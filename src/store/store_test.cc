@@ -12,6 +12,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace store_test {
 namespace {
 
 constexpr Time kT0 = 1'700'000'000;
@@ -573,4 +574,5 @@ TEST(StoreDurabilityTest, AcknowledgedSubmissionsSurviveKill9) {
 }
 
 }  // namespace
+}  // namespace store_test
 }  // namespace rota::store

@@ -4,6 +4,7 @@
 #include "testing/temp_dir.h"
 
 namespace rota::store {
+namespace token_store_test {
 namespace {
 
 TEST(TokenStore, AddListRevoke) {
@@ -40,4 +41,5 @@ TEST(TokenStore, AddListRevoke) {
 }
 
 }  // namespace
+}  // namespace token_store_test
 }  // namespace rota::store

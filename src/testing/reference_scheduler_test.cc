@@ -18,6 +18,7 @@
 #include "testing/random_state.h"
 
 namespace rota::testing {
+namespace reference_scheduler_test {
 namespace {
 
 constexpr Time kNow = 1'700'000'000;
@@ -417,4 +418,5 @@ TEST(RandomStateTest, LargeStateHasTheRequestedShape) {
 }
 
 }  // namespace
+}  // namespace reference_scheduler_test
 }  // namespace rota::testing

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::web {
+namespace api_map_test {
 namespace {
 
 TEST(ApiMap, StatusOfReply) {
@@ -38,4 +39,5 @@ TEST(ApiMap, QueryValuesParseAsJsonElseStrings) {
 }
 
 }  // namespace
+}  // namespace api_map_test
 }  // namespace rota::web

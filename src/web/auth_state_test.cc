@@ -5,6 +5,7 @@
 #include "web/credentials.h"
 
 namespace rota::web {
+namespace auth_state_test {
 namespace {
 
 TEST(AuthState, LinkIsSingleUseAndExpires) {
@@ -53,4 +54,5 @@ TEST(AuthState, Tokens) {
 }
 
 }  // namespace
+}  // namespace auth_state_test
 }  // namespace rota::web

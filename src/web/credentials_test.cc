@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::web {
+namespace credentials_test {
 namespace {
 
 TEST(Credentials, HashIsSha256Hex) {
@@ -20,4 +21,5 @@ TEST(Credentials, RandomTokensDiffer) {
 }
 
 }  // namespace
+}  // namespace credentials_test
 }  // namespace rota::web

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::web {
+namespace guard_test {
 namespace {
 
 TEST(Guard, HostOf) {
@@ -58,4 +59,5 @@ TEST(Guard, CsrfAllowed) {
 }
 
 }  // namespace
+}  // namespace guard_test
 }  // namespace rota::web

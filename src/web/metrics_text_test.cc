@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::web {
+namespace metrics_text_test {
 namespace {
 
 TEST(MetricsText, FamilySamplesAndEscaping) {
@@ -40,4 +41,5 @@ TEST(MetricsText, Values) {
 }
 
 }  // namespace
+}  // namespace metrics_text_test
 }  // namespace rota::web

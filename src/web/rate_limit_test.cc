@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace rota::web {
+namespace rate_limit_test {
 namespace {
 
 TEST(RateLimiter, BurstThenRate) {
@@ -22,4 +23,5 @@ TEST(RateLimiter, ZeroRateIsUnlimited) {
 }
 
 }  // namespace
+}  // namespace rate_limit_test
 }  // namespace rota::web
