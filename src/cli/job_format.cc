@@ -174,7 +174,8 @@ std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start
 }
 
 std::string RenderHistory(const std::vector<json>& jobs) {
-  std::vector<std::vector<std::string>> rows = {{"JOBID", "USER", "NAME", "STATE", "WAIT", "RUN", "GPU-HOURS", "REASON"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"JOBID", "USER", "NAME", "STATE", "WAIT", "RUN", "GPU-HOURS", "REASON"}};
   for (const json& job : jobs) {
     Time submit = Int(job, "submit_time"), start = Int(job, "start_time"), end = Int(job, "end_time");
     std::string wait = "-", run = "-", gpu_hours = "-";
@@ -228,7 +229,8 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   add("Preemptible", job.value("preemptible", false) ? "yes" : "no");
   std::string after = JoinedInts(job, "after", ",");
   add("After", after.empty() ? "-" : after);
-  if (std::string ok = JoinedInts(job, "after_ok", ","); !ok.empty()) add("AfterOk", ok + " (cancelled if one fails)");
+  if (std::string ok = JoinedInts(job, "after_ok", ","); !ok.empty())
+    add("AfterOk", ok + " (cancelled if one fails)");
   add("Submitted", FormatLocalTime(Int(job, "submit_time")));
   add("Started", FormatLocalTime(Int(job, "start_time")));
   add("Ended", FormatLocalTime(Int(job, "end_time")));

@@ -161,7 +161,8 @@ int RunSimulate(const SimulateOptions& o) {
   config.gpus = o.gpus;
   config.gpus_per_node = o.gpus_per_node;
   auto mem = ParseMemory(o.gpu_mem);
-  if (!mem || *mem <= 0) return SimulateFail("--gpu-mem: \"" + o.gpu_mem + "\" is not a memory size (e.g. 80G)");
+  if (!mem || *mem <= 0)
+    return SimulateFail("--gpu-mem: \"" + o.gpu_mem + "\" is not a memory size (e.g. 80G)");
   config.gpu_memory = *mem;
   config.seed = o.seed;
   if (o.estimates == "exact") config.estimates = sim::Estimates::kExact;
@@ -187,7 +188,8 @@ int RunSimulate(const SimulateOptions& o) {
   if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
   if (o.no_show < 0 || o.no_show > 1) return SimulateFail("--no-show must be a fraction from 0 to 1");
   auto ahead = ParseDuration(o.book_ahead);
-  if (!ahead) return SimulateFail("--book-ahead: \"" + o.book_ahead + "\" is not a duration (e.g. 1d or 36h)");
+  if (!ahead)
+    return SimulateFail("--book-ahead: \"" + o.book_ahead + "\" is not a duration (e.g. 1d or 36h)");
   if (!o.bookings.empty()) {
     auto b = sim::LoadBookings(o.bookings, trace->absolute_times, config.epoch, *ahead);
     if (!b.ok()) return SimulateFail(b.status().message());

@@ -88,7 +88,7 @@ Daemon::~Daemon() {
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
   for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_,
-                         &end_watch_retry_timer_, &trim_timer_}) {
+                           &end_watch_retry_timer_, &trim_timer_}) {
     if (t->fd >= 0) ::close(t->fd);
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -203,8 +203,7 @@ Status Daemon::Open() {
   if (Status s = add_one_shot(&standby_timer_, [this] { TopUpStandbys(); }); !s.ok()) return s;
   if (Status s = add_one_shot(&cgroup_timer_, [this] { executor_->RemoveEndedCgroups(); }); !s.ok()) return s;
   if (Status s = add_one_shot(&end_watch_timer_, [this] { WatchEnds(end_watch_due_); }); !s.ok()) return s;
-  if (Status s = add_one_shot(&end_watch_retry_timer_,
-[this] { WatchEnds(end_watch_retry_); }); !s.ok()) {
+  if (Status s = add_one_shot(&end_watch_retry_timer_, [this] { WatchEnds(end_watch_retry_); }); !s.ok()) {
     return s;
   }
   loop_->SetIdleHook([this] {

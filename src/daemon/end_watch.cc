@@ -32,7 +32,8 @@ void Daemon::WatchEnds(std::vector<JobId>& list) {
                          loop_->Add(*fd, EPOLLPRI, [this, id](std::uint32_t) { OnCgroupEvent(id); }).ok();
     if (!watched) {
       ::close(*fd);
-      if (populated.ok() && !*populated && ++a.end_watch_looks < kEndWatchLooks) end_watch_retry_.push_back(id);
+      if (populated.ok() && !*populated && ++a.end_watch_looks < kEndWatchLooks)
+        end_watch_retry_.push_back(id);
       continue;
     }
     a.events_fd = *fd;

@@ -12,8 +12,8 @@ using nlohmann::json;
 
 constexpr std::string_view kBookingColumns =
     "id, user, uid, project, note, tier, request_kind, request_gpus, request_memory, request_mig_profile, "
-    "asked_cards, gpu_uuids, mig_uuid, share_memory, start_time, end_time, state, actual_end, reminded, used, "
-    "created, decided_by, reason";
+    "asked_cards, gpu_uuids, mig_uuid, share_memory, start_time, end_time, state, actual_end, reminded, "
+    "used, created, decided_by, reason";
 
 StatusOr<std::vector<std::string>> Strings(const std::string& text, std::int64_t id) {
   try {
@@ -139,7 +139,8 @@ Status JobStore::UpdateBooking(const BookingRecord& r, std::optional<BookingStat
 }
 
 StatusOr<BookingRecord> JobStore::GetBooking(std::int64_t id) {
-  StatusOr<Statement> st = db_->Prepare("SELECT " + std::string(kBookingColumns) + " FROM bookings WHERE id = ?");
+  StatusOr<Statement> st =
+      db_->Prepare("SELECT " + std::string(kBookingColumns) + " FROM bookings WHERE id = ?");
   if (!st.ok()) return st.status();
   st->Bind(1, id);
   StatusOr<std::vector<BookingRecord>> rows = ReadBookings(*st);
@@ -149,18 +150,19 @@ StatusOr<BookingRecord> JobStore::GetBooking(std::int64_t id) {
 }
 
 StatusOr<std::vector<BookingRecord>> JobStore::LoadBookings(Time since) {
-  StatusOr<Statement> st = db_->Prepare(
-      "SELECT " + std::string(kBookingColumns) +
-      " FROM bookings WHERE state IN ('requested', 'confirmed', 'active') OR end_time >= ? OR actual_end >= ? "
-      "ORDER BY id");
+  StatusOr<Statement> st = db_->Prepare("SELECT " + std::string(kBookingColumns) +
+                                        " FROM bookings WHERE state IN ('requested', 'confirmed', 'active') "
+                                        "OR end_time >= ? OR actual_end >= ? "
+                                        "ORDER BY id");
   if (!st.ok()) return st.status();
   st->Bind(1, since).Bind(2, since);
   return ReadBookings(*st);
 }
 
 StatusOr<std::vector<BookingRecord>> JobStore::BookingsBetween(Time from, Time to) {
-  StatusOr<Statement> st = db_->Prepare("SELECT " + std::string(kBookingColumns) +
-                                        " FROM bookings WHERE start_time < ? AND end_time > ? ORDER BY start_time, id");
+  StatusOr<Statement> st =
+      db_->Prepare("SELECT " + std::string(kBookingColumns) +
+                   " FROM bookings WHERE start_time < ? AND end_time > ? ORDER BY start_time, id");
   if (!st.ok()) return st.status();
   st->Bind(1, to).Bind(2, from);
   return ReadBookings(*st);
