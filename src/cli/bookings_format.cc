@@ -25,6 +25,7 @@ namespace {
 using nlohmann::json;
 using fields::Arr;
 using fields::Int;
+using fields::Ints;
 using fields::Num;
 using fields::Obj;
 using fields::Str;
@@ -38,20 +39,6 @@ constexpr const char* kMarkers = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 constexpr char kManyMarker = '#';     // past the 62nd booking of the week
 constexpr char kSeveralMarker = '+';  // several bookings in one cell
 constexpr char kFreeMarker = '.';
-
-std::vector<long long> Ints(const json& j, const char* key) {
-  std::vector<long long> out;
-  for (const json& v : Arr(j, key)) {
-    if (v.is_number()) out.push_back(v.get<long long>());
-  }
-  return out;
-}
-
-std::string Join(const std::vector<long long>& values, const char* sep) {
-  std::string out;
-  for (long long v : values) out += (out.empty() ? "" : sep) + std::to_string(v);
-  return out;
-}
 
 // One decimal, without a trailing ".0": "1.5", "4".
 std::string Compact(double v) {
@@ -102,8 +89,8 @@ std::string GpusCell(const json& b) {
   const std::string kind = Str(request, "kind");
   const std::vector<long long> cards = Ints(b, "gpus");
   if (cards.empty()) return "any " + RequestText(request);
-  if (kind == "gpu_mem" || kind == "mig") return Join(cards, ",") + ":" + RequestText(request);
-  return Join(cards, ",");
+  if (kind == "gpu_mem" || kind == "mig") return JoinInts(cards, ",") + ":" + RequestText(request);
+  return JoinInts(cards, ",");
 }
 
 // "18:00" when `t` is on `base`'s local day, else the date too.
@@ -255,7 +242,7 @@ std::string BookingWhat(const json& b) {
     const long long n = Int(request, "gpus", 1);
     return CountOf(n, "GPU", "GPUs") + ", not placed yet";
   }
-  std::string what = "GPU " + Join(cards, ",");
+  std::string what = "GPU " + JoinInts(cards, ",");
   if (kind == "gpu_mem") what += " (" + RequestText(request) + " share)";
   if (kind == "mig") what += " (" + RequestText(request) + " slice)";
   return what;
@@ -483,7 +470,7 @@ std::string FormatBookCheck(const json& reply, const BookingsFormat& options, bo
   }
   if (!conflicts.empty()) {
     out += std::string(errors.empty() ? "Would be refused: in the way: booking" : "In the way: booking") +
-           (conflicts.size() == 1 ? " " : "s ") + Join(conflicts, ", ") + "\n";
+           (conflicts.size() == 1 ? " " : "s ") + JoinInts(conflicts, ", ") + "\n";
   }
   if (!*refused) {
     if (!needs_admin.empty() || Str(b, "state") == "requested") {

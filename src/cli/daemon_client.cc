@@ -91,8 +91,7 @@ int PrintJobs(const nlohmann::json& reply, bool json,
     PrintJson(jobs);
     return 0;
   }
-  std::string table = render(std::vector<nlohmann::json>(jobs.begin(), jobs.end()));
-  std::fwrite(table.data(), 1, table.size(), stdout);
+  PrintText(render(std::vector<nlohmann::json>(jobs.begin(), jobs.end())));
   return 0;
 }
 
@@ -107,8 +106,8 @@ nlohmann::json WhenArg(const std::string& text) {
 
 void PrintJson(const nlohmann::json& value) {
   std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fputc('\n', stdout);
+  text += '\n';
+  PrintText(text);
 }
 
 long long Now() { return static_cast<long long>(std::time(nullptr)); }

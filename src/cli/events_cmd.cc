@@ -44,7 +44,7 @@ int RunEvents(const ClientOptions& options, const EventsArgs& args) {
                   fields::Str(e, "actor"), fields::Str(e, "reason")});
   }
   std::string text = table.Render();
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

@@ -52,7 +52,7 @@ bool UseColor(const std::string& mode) {
 }
 
 void Write(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   std::fflush(stdout);
 }
 

@@ -274,7 +274,7 @@ int RunInventory(const ClientOptions& options, const InventoryArgs& args) {
     return 0;
   }
   std::string text = FormatInventory(*reply, storage, quota, args.markdown);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

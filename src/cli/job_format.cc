@@ -20,21 +20,10 @@ namespace {
 using nlohmann::json;
 
 using fields::Int;
+using fields::Ints;
 using fields::Num;
 using fields::Obj;
 using fields::Str;
-
-std::string JoinedInts(const json& j, const char* key, const char* sep) {
-  std::string out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const json& v : *it) {
-    if (!v.is_number()) continue;
-    if (!out.empty()) out += sep;
-    out += std::to_string(v.get<long long>());
-  }
-  return out;
-}
 
 // A command line as a shell would need it typed: words with spaces or quotes in single quotes.
 std::string ShellJoin(const json& words) {
@@ -126,7 +115,7 @@ std::string WhereCell(const json& job) {
     if (Str(job, "state") != "pending") return "";
     return "(" + ReasonLabel(Str(Obj(job, "pending"), "reason")) + ")";
   }
-  std::string gpus = JoinedInts(job, "gpus", ",");
+  std::string gpus = JoinInts(Ints(job, "gpus"), ",");
   if (gpus.empty()) return "-";
   std::string kind = Str(Obj(job, "request"), "kind");
   if (kind == "gpu_mem") {
@@ -227,9 +216,9 @@ std::string RenderShow(const json& job, const json& events, Time now) {
           (Int(job, "signal") > 0 ? " " + std::to_string(Int(job, "grace")) + "s before the kill" : ""));
   add("Requeue", job.value("requeue", false) ? "yes" : "no");
   add("Preemptible", job.value("preemptible", false) ? "yes" : "no");
-  std::string after = JoinedInts(job, "after", ",");
+  std::string after = JoinInts(Ints(job, "after"), ",");
   add("After", after.empty() ? "-" : after);
-  if (std::string ok = JoinedInts(job, "after_ok", ","); !ok.empty())
+  if (std::string ok = JoinInts(Ints(job, "after_ok"), ","); !ok.empty())
     add("AfterOk", ok + " (cancelled if one fails)");
   add("Submitted", FormatLocalTime(Int(job, "submit_time")));
   add("Started", FormatLocalTime(Int(job, "start_time")));
@@ -240,7 +229,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   auto exit_code = job.find("exit_code");
   add("ExitCode",
       exit_code != job.end() && exit_code->is_number() ? std::to_string(exit_code->get<long long>()) : "-");
-  std::string gpus = JoinedInts(job, "gpus", ",");
+  std::string gpus = JoinInts(Ints(job, "gpus"), ",");
   add("Gpus", gpus.empty() ? "-" : IsRunning(job) ? WhereCell(job) : gpus);
   if (auto uuids = job.find("gpu_uuids"); uuids != job.end() && uuids->is_array() && !uuids->empty()) {
     std::string list;

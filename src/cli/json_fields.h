@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/text.h"
 
@@ -39,6 +40,15 @@ inline const nlohmann::json& Arr(const nlohmann::json& j, const char* key) {
   if (!j.is_object()) return kEmpty;
   auto it = j.find(key);
   return it == j.end() || !it->is_array() ? kEmpty : *it;
+}
+
+// The numbers of the array `key` (other elements skipped).
+inline std::vector<long long> Ints(const nlohmann::json& j, const char* key) {
+  std::vector<long long> out;
+  for (const nlohmann::json& v : Arr(j, key)) {
+    if (v.is_number()) out.push_back(v.get<long long>());
+  }
+  return out;
 }
 
 inline const nlohmann::json& Obj(const nlohmann::json& j, const char* key) {

@@ -27,7 +27,7 @@ int RunLogs(const ClientOptions& options, const LogsArgs& args) {
     if (!reply.ok()) return Fail(reply.status());
     std::string data = reply->value("data", "");
     if (!data.empty()) {
-      std::fwrite(data.data(), 1, data.size(), stdout);
+      PrintText(data);
       if (args.follow) std::fflush(stdout);
     }
     long long next = reply->value("offset", offset + static_cast<long long>(data.size()));

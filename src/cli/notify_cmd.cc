@@ -74,7 +74,7 @@ int RunNotifyLog(const ClientOptions& options, const NotifyLogArgs& args) {
                   CutToWidth(error.empty() ? fields::Str(m, "subject") : error, 120)});
   }
   std::string text = table.Render();
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

@@ -26,7 +26,7 @@ int RunShow(const ClientOptions& options, const ShowArgs& args) {
     return 0;
   }
   std::string text = RenderShow(job, events, Now());
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

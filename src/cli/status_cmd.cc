@@ -54,7 +54,7 @@ int RunStatus(const ClientOptions& options, bool json) {
                   g.value("uuid", "-")});
   }
   std::string text = table.Render();
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

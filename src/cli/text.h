@@ -36,6 +36,9 @@ class Table {
 std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
                           const char* gap = "  ");
 
+// "1,2,3" for {1, 2, 3} with sep ",".
+std::string JoinInts(const std::vector<long long>& values, const char* sep);
+
 // `v` with `digits` decimals: "2.50".
 std::string Fixed(double v, int digits);
 

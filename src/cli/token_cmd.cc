@@ -53,7 +53,7 @@ int RunList(const ClientOptions& options, const TokenFlags& f) {
                   revoked ? "revoked by " + t.value("revoked_by", std::string("?")) : "in force"});
   }
   std::string text = table.Render();
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 

@@ -27,7 +27,7 @@ int RunUsage(const ClientOptions& options, const UsageArgs& args) {
     return 0;
   }
   const std::string text = FormatUsage(*reply, args.show_days);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintText(text);
   return 0;
 }
 
