@@ -1,7 +1,7 @@
 // Times as people type them ("tomorrow 14:00", "12-01 14:00", "明天 14点") read into Unix seconds,
-// and times written back in the server's zone. Pure: `now` and the zone's offset come in as
-// values, and all calendar arithmetic is done here on a proleptic Gregorian calendar (Howard
-// Hinnant's civil-date algorithms), so the server's TZ variable and C library never matter.
+// and the zone's offset written for people. Pure: `now` and the zone's offset come in as values,
+// and the calendar arithmetic is core/civil_date.h's (which also writes times back in the
+// server's zone: FormatLocal), so the server's TZ variable and C library never matter.
 //
 // Local time is UTC plus a fixed offset in seconds east of UTC (Policy::utc_offset; no DST).
 #pragma once
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/civil_date.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -35,22 +36,7 @@ namespace rota::api {
 // "25:00 is not a time of day (00:00 to 24:00)"); a date with no time of day.
 StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day = 0);
 
-// "2026-12-01 14:00": the local date and time, seconds dropped (rounded down to the minute).
-std::string FormatLocal(Time t, int utc_offset);
-
 // "+08:00", "-05:00", "+05:30"; "UTC" for 0. Seconds of an odd offset are dropped.
 std::string FormatOffset(int utc_offset);
-
-// Calendar arithmetic shared with the booking formats.
-struct CivilDate {
-  std::int64_t year = 1970;
-  int month = 1;  // 1..12
-  int day = 1;    // 1..31
-};
-// Days since 1970-01-01 of a proleptic Gregorian date. REQUIRES: a valid date.
-std::int64_t DaysFromCivil(std::int64_t year, int month, int day);
-// The date `days` after 1970-01-01 (negative: before).
-CivilDate CivilFromDays(std::int64_t days);
-int DaysInMonth(std::int64_t year, int month);
 
 }  // namespace rota::api

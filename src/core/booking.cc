@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/booking_place.h"
+#include "core/civil_date.h"
 #include "core/quota.h"
 #include "core/usage.h"
 
@@ -24,28 +25,8 @@ namespace rota {
 
 namespace {
 
-// "2026-12-01 14:30" in the server's zone (Howard Hinnant's civil_from_days).
-std::string LocalTime(Time t, int utc_offset) {
-  const Time local = t + utc_offset;
-  Time z = FloorDiv(local, kDay);
-  const Time secs = local - z * kDay;
-  z += 719468;
-  const Time era = FloorDiv(z, 146097);
-  const Time doe = z - era * 146097;
-  const Time yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const Time doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const Time mp = (5 * doy + 2) / 153;
-  const Time day = doy - (153 * mp + 2) / 5 + 1;
-  const Time month = mp < 10 ? mp + 3 : mp - 9;
-  const Time year = yoe + era * 400 + (month <= 2);
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld", static_cast<long long>(year),
-                static_cast<long long>(month), static_cast<long long>(day), static_cast<long long>(secs / kHour),
-                static_cast<long long>(secs % kHour / kMinute));
-  return buf;
-}
-
-std::string LocalDate(Time t, int utc_offset) { return LocalTime(t, utc_offset).substr(0, 10); }
+// "2026-12-01" in the server's zone.
+std::string LocalDate(Time t, int utc_offset) { return FormatLocal(t, utc_offset).substr(0, 10); }
 
 // "30m", "12h", "1h30m", "14d": spans as people write them in a message.
 std::string Span(Duration d) {
@@ -143,7 +124,7 @@ class Equivalents {
 void CheckTimes(const BookingSpec& spec, const BookingRules& rules, int off, Time now,
                 std::vector<std::string>& errors) {
   const Duration slot = SlotOf(rules);
-  auto at = [off](Time t) { return LocalTime(t, off); };
+  auto at = [off](Time t) { return FormatLocal(t, off); };
   if (spec.start < now) {
     errors.push_back("the start " + at(spec.start) + " is in the past (it is " + at(now) + "): book from " +
                      at(GridCeil(now, slot, off)) + " on");

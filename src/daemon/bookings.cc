@@ -9,8 +9,9 @@
 #include "api/job_json.h"
 #include "api/protocol.h"
 #include "api/when.h"
-#include "daemon/clock.h"
+#include "core/civil_date.h"
 #include "core/usage.h"
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
 
 namespace rota::daemon {
@@ -45,7 +46,7 @@ std::string ActorOf(const Caller& caller) { return caller.name.empty() ? std::to
 
 }  // namespace
 
-std::string Daemon::LocalTime(Time t) const { return api::FormatLocal(t, config_.policy.utc_offset); }
+std::string Daemon::LocalTime(Time t) const { return FormatLocal(t, config_.policy.utc_offset); }
 
 std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
   const BookingEntry& e = rec.entry;

@@ -6,12 +6,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
 #include "api/protocol.h"
-#include "api/when.h"
 #include "core/capacity.h"
+#include "core/civil_date.h"
 #include "core/quota.h"
 #include "core/usage.h"
 #include "core/usage_report.h"
@@ -31,10 +30,7 @@ constexpr int kMaxDays = 366;
 constexpr Duration kMaxSampleGap = 60;
 
 std::string LocalDate(Time midnight, int utc_offset) {
-  const api::CivilDate d = api::CivilFromDays((midnight + utc_offset) / kDay);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%04lld-%02d-%02d", static_cast<long long>(d.year), d.month, d.day);
-  return buf;
+  return FormatLocal(midnight, utc_offset).substr(0, 10);
 }
 
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }

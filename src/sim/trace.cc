@@ -6,7 +6,7 @@
 // filters (raw text), GPUs (rows without any are skipped and counted), times and duration. Time
 // columns are read as seconds or as UTC dates: the first time value read fixes which, and later
 // values must agree, because a file mixing the two is almost surely mis-mapped. Dates are
-// converted with civil-date arithmetic (Hinnant's days_from_civil), never with the C library's
+// converted with civil-date arithmetic (core/civil_date.h), never with the C library's
 // time zone functions, so results do not depend on the machine. Only the alibaba preset is lenient
 // (rows never scheduled, or ending before they start, are skipped and counted); with any other
 // mapping such a row is an error naming its line, since silently dropping jobs skews a replay.
@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <system_error>
 
+#include "core/civil_date.h"
 #include "sim/csv.h"
 
 namespace rota::sim {
@@ -58,16 +59,6 @@ std::optional<int> Digits(std::string_view text, std::size_t pos, std::size_t co
     value = value * 10 + (text[i] - '0');
   }
   return value;
-}
-
-bool IsLeapYear(std::int64_t y) {
-  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-int DaysInMonth(std::int64_t year, int month) {
-  static constexpr std::array<int, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month == 2 && IsLeapYear(year)) return 29;
-  return kDays[static_cast<std::size_t>(month - 1)];
 }
 
 std::string Quote(std::string_view s) {
@@ -397,15 +388,6 @@ rota::StatusOr<Trace> LoadTrace(const std::string& path, const TraceOptions& opt
   rota::StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) return text.status();
   return TraceParser(*text, path, options).Run();
-}
-
-std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
-  const std::int64_t y = year - (month <= 2 ? 1 : 0);
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const std::int64_t yoe = y - era * 400;                                             // [0, 399]
-  const std::int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;  // [0, 365]
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                     // [0, 146096]
-  return era * 146097 + doe - 719468;
 }
 
 std::optional<rota::Time> ParseDateTimeUtc(std::string_view text) {

@@ -72,8 +72,4 @@ rota::StatusOr<Trace> ParseTrace(std::string_view csv_text, const TraceOptions& 
 // returns epoch seconds. Rejects impossible dates (month 13, February 30) and times (24:00).
 std::optional<rota::Time> ParseDateTimeUtc(std::string_view text);
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-// REQUIRES: a valid date.
-std::int64_t DaysFromCivil(std::int64_t year, int month, int day);
-
 }  // namespace rota::sim

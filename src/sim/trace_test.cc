@@ -58,14 +58,6 @@ TEST(DateTimeTest, RejectsImpossibleDatesAndOtherShapes) {
   EXPECT_FALSE(ParseDateTimeUtc(""));
 }
 
-TEST(DateTimeTest, DaysFromCivil) {
-  EXPECT_EQ(DaysFromCivil(1970, 1, 1), 0);
-  EXPECT_EQ(DaysFromCivil(1970, 1, 2), 1);
-  EXPECT_EQ(DaysFromCivil(1969, 12, 31), -1);
-  EXPECT_EQ(DaysFromCivil(2000, 1, 1), 10957);
-  EXPECT_EQ(DaysFromCivil(1600, 3, 1), -135080);
-}
-
 // ---- Flags ----
 
 TEST(TraceFlagsTest, ColumnsFlagMergesIntoBase) {
