@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include <string>
 #include <vector>
@@ -203,20 +204,9 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_TRUE(p.IsPreemptible(Tier::kExplore));
   EXPECT_FALSE(p.IsPreemptible(Tier::kRegular));
 
-  EXPECT_EQ(c->gpu_source, GpuSource::kSimulated);
-  ASSERT_EQ(c->simulated_gpus.size(), 5u);
-  const Gpu& g0 = c->simulated_gpus[0];
-  EXPECT_EQ(g0.memory, 80 * 1024);
-  EXPECT_EQ(g0.model, "NVIDIA A100-SXM4-80GB");
-  EXPECT_EQ(g0.nvlink, std::vector<int>{1});
-  EXPECT_EQ(c->simulated_gpus[3].nvlink, std::vector<int>{2});
-  const Gpu& g4 = c->simulated_gpus[4];
-  EXPECT_EQ(g4.index, 4);
-  ASSERT_EQ(g4.mig.size(), 4u);
-  EXPECT_EQ(g4.mig[0].profile, "3g.40gb");
-  EXPECT_EQ(g4.mig[0].memory, 40 * 1024);
-  EXPECT_EQ(g4.mig[3].memory, 10 * 1024);
-  EXPECT_NE(g4.mig[0].uuid, g4.mig[1].uuid);
+  // A service installed from this file schedules the real cards.
+  EXPECT_EQ(c->gpu_source, GpuSource::kNvml);
+  EXPECT_TRUE(c->simulated_gpus.empty());
 
   ASSERT_EQ(c->users.size(), 4u);
   EXPECT_EQ(c->users.at("alice").email, "alice@lab.example.edu");
@@ -246,13 +236,50 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(n.retry.max_age, kDay);
   EXPECT_EQ(n.fail_after, 3);
   EXPECT_EQ(c->projects.size(), 2u);
-  EXPECT_TRUE(Has(Summary(*c), "5 simulated GPUs"));
+  EXPECT_TRUE(Has(Summary(*c), "GPUs from NVML"));
   EXPECT_TRUE(Has(Summary(*c), "4 users"));
   EXPECT_EQ(c->web.listen, "127.0.0.1:8080");
   EXPECT_EQ(c->web.static_dir, "/usr/share/rota/web");
   EXPECT_EQ(c->web.login_ttl, 5 * kMinute);
   EXPECT_EQ(c->web.session_ttl, 7 * kDay);
   EXPECT_EQ(c->web.threads, 16);
+}
+
+// The bundled example's commented [[gpus.card]] groups, uncommented with source = "simulated",
+// are a valid configuration: the example an admin copies from stays true.
+TEST(Config, BundledExamplesSimulatedCardsParse) {
+  std::ifstream in(std::string(ROTA_SOURCE_DIR) + "/packaging/rota.toml");
+  std::string text, line;
+  bool in_cards = false;
+  int uncommented = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("source = \"nvml\"", 0) == 0) line = "source = \"simulated\"";
+    if (line == "# [[gpus.card]]") in_cards = true;
+    if (in_cards && line.empty()) in_cards = false;
+    if (in_cards) {
+      line = line == "#" ? "" : line.substr(2);
+      ++uncommented;
+    }
+    text += line + "\n";
+  }
+  ASSERT_GT(uncommented, 8);
+  auto c = ParseConfig(text, "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->gpu_source, GpuSource::kSimulated);
+  EXPECT_TRUE(Has(Summary(*c), "5 simulated GPUs (1 in MIG mode)"));
+  ASSERT_EQ(c->simulated_gpus.size(), 5u);
+  const Gpu& g0 = c->simulated_gpus[0];
+  EXPECT_EQ(g0.memory, 80 * 1024);
+  EXPECT_EQ(g0.model, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g0.nvlink, std::vector<int>{1});
+  EXPECT_EQ(c->simulated_gpus[3].nvlink, std::vector<int>{2});
+  const Gpu& g4 = c->simulated_gpus[4];
+  EXPECT_EQ(g4.index, 4);
+  ASSERT_EQ(g4.mig.size(), 4u);
+  EXPECT_EQ(g4.mig[0].profile, "3g.40gb");
+  EXPECT_EQ(g4.mig[0].memory, 40 * 1024);
+  EXPECT_EQ(g4.mig[3].memory, 10 * 1024);
+  EXPECT_NE(g4.mig[0].uuid, g4.mig[1].uuid);
 }
 
 TEST(Config, Web) {
