@@ -2,12 +2,14 @@
 rotad's systemd readiness notification."""
 import json
 import os
+import re
 import socket
 import subprocess
 import tempfile
+import time
 import unittest
 
-from harness import BIN, DaemonTest, Rotad, SMALL_CLUSTER, wait_for
+from harness import BIN, DaemonTest, Rotad, SMALL_CLUSTER, until, wait_for
 
 
 class CliTest(DaemonTest):
@@ -21,6 +23,51 @@ class CliTest(DaemonTest):
         self.assertEqual(self.read(f"rota-{job}.out").strip(), "0,1")
         job = self.d.submit("--name", "from-flag", script)
         self.assertEqual(self.d.wait_state(job, "completed")["name"], "from-flag")
+
+    def test_submit_says_which_job_and_history_since_filters_by_end(self):
+        r = self.d.rota("submit", "--name", "said", "--", "true")
+        m = re.fullmatch(r"Submitted job (\d+)\n", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        job = int(m.group(1))
+        self.d.wait_state(job, "completed")
+
+        def listed(*since):
+            out = self.d.rota("history", *since, "--json").stdout
+            return job in [j["id"] for j in json.loads(out)]
+
+        self.assertTrue(listed())  # the default: the last 7 days
+        self.assertTrue(listed("--since", "1h"))
+        self.assertTrue(listed("--since", "2000-01-01"))
+        later = time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400))
+        self.assertFalse(listed("--since", later))
+        self.assertFalse(listed("--since", later + " 00:00"))
+        r = self.d.rota("history", "--since", "last week", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('--since "last week": expected how long ago (7d, 12h, 90m)', r.stderr)
+
+    def test_show_says_why_a_job_waits_and_what_its_priority_is_made_of(self):
+        held = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
+        self.d.wait_state(held, "running")
+        explore = self.d.submit("--gpus", "2", "--tier", "explore", "--", "true")
+        thesis = self.d.submit("--gpus", "2", "--tier", "thesis", "--", "true")
+
+        def pending(job):
+            return wait_for(lambda: self.d.job(job).get("pending", {}).get("factors") and self.d.job(job)["pending"],
+                            what=f"job {job}'s place in a pass")
+
+        low, high = pending(explore), pending(thesis)
+        self.assertGreater(high["factors"]["tier"], low["factors"]["tier"])
+        self.assertGreater(high["priority"], low["priority"])
+        self.assertEqual(high["reason"], "resources")
+        text = self.d.rota("show", str(thesis)).stdout
+        self.assertRegex(text, r"\nReason: Resources\n")
+        self.assertRegex(text, r"\nPriority: \d+\.\d\n")
+        self.assertRegex(text, r"\nFactors: tier=\d\.\d\d fairshare=\d\.\d\d age=\d\.\d\d size=\d\.\d\d "
+                               r"penalty=\d\.\d\d time_of_day=\d\.\d\d")
+        self.assertIn("pending", [e["to"] for e in self.d.show(thesis)["events"]])
+        self.open_gate("go")
+        for job in (held, thesis, explore):
+            self.d.wait_state(job, "completed")
 
     def test_rota_rotad_and_the_api_give_one_version(self):
         cli = self.d.rota("--version").stdout.split()

@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from harness import DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
+from harness import SMALL_CLUSTER, DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def can_raise_priority():
@@ -103,6 +103,18 @@ class JobLifecycleTest(DaemonTest):
         line = self.read(f"rota-{job}.out").strip()
         self.assertEqual(line, f"{','.join(rec['gpu_uuids'])}|PCI_BUS_ID|{job}|0,1|captured")
 
+    def test_a_job_inherits_no_descriptor_and_leads_its_own_session(self):
+        # Only stdin, stdout and stderr reach the job (not rotad's database, socket or the
+        # shepherd's files), and it starts a session of its own (its pid is its session id).
+        job = self.d.submit("--", "sh", "-c", 'ls /proc/$$/fd; echo "pid $$"; cut -d" " -f6 /proc/$$/stat; '
+                            'readlink /proc/$$/fd/0')
+        self.d.wait_state(job, "completed")
+        lines = self.read(f"rota-{job}.out").split("\n")
+        pid_at = next(i for i, line in enumerate(lines) if line.startswith("pid "))
+        self.assertEqual(sorted(lines[:pid_at]), ["0", "1", "2"], lines)
+        self.assertEqual(lines[pid_at + 1], lines[pid_at].split()[1], "the job is not its session's leader")
+        self.assertEqual(lines[pid_at + 2], "/dev/null")
+
     def test_memory_share_and_mig_slice_get_their_uuids(self):
         share = self.d.submit("--gpu-mem", "20G", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES $ROTA_GPU_MEM"')
         mig = self.d.submit("--mig", "2g.20gb", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES $ROTA_MIG_PROFILE"')
@@ -163,6 +175,28 @@ class JobLifecycleTest(DaemonTest):
         reasons = [e["reason"] for e in self.d.show(job)["events"]]
         self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
 
+    def test_time_limit_sends_the_signal_then_sigterm_then_sigkill(self):
+        # A job that keeps running through its signal and through SIGTERM: each arrives in its
+        # turn (USR1 2 s before the limit, TERM at the limit), and SIGKILL ends it only after
+        # the kill wait.
+        script = self.write_script("stubborn.sh", "#!/bin/sh\n"
+                                   "trap 'echo usr1 $(date +%s.%N) >> signals' USR1\n"
+                                   "trap 'echo term $(date +%s.%N) >> signals' TERM\n"
+                                   "echo start $(date +%s.%N) >> signals\n"
+                                   "while :; do sleep 0.1; done\n")
+        job = self.d.submit("--time", "4s", "--signal", "USR1@2", "--", script)
+        rec = self.d.wait_state(job, "timeout", timeout=30)
+        self.assertEqual(rec["end_reason"], "TimeLimit")
+        seen = [line.split() for line in self.read("signals").splitlines()]
+        self.assertEqual([name for name, _ in seen], ["start", "usr1", "term"], seen)
+        start, usr1, term = (float(t) for _, t in seen)
+        self.assertGreaterEqual(usr1 - start, 1.0)   # 2 s before a 4 s limit, not at once
+        self.assertGreaterEqual(term - usr1, 1.0)    # the limit comes 2 s after the signal
+        # SIGKILL only after the kill wait (the record has whole seconds).
+        self.assertGreaterEqual(rec["end_time"], int(term) + self.KILL_WAIT - 1)
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
+
     def test_dependency_waits_for_the_first_job(self):
         first = self.d.submit("--", "sh", "-c", until("go") + "echo first >> order")
         second = self.d.submit("--after", str(first), "--", "sh", "-c", "echo second >> order")
@@ -192,6 +226,36 @@ class JobLifecycleTest(DaemonTest):
         self.assertIn(str(waiting), out)
         self.d.rota("cancel", str(big), str(waiting))
 
+
+
+class HostMemoryLimitTest(DaemonTest):
+    """A job's cgroup holds it to its host memory: --mem-per-gpu, else default_mem_per_gpu, times
+    its GPUs (memory.max, read while the job runs)."""
+    CONFIG = 'default_mem_per_gpu = "1G"\n' + SMALL_CLUSTER
+
+    def memory_max(self, job):
+        wait_for(lambda: os.path.exists(self.path(f"pid-{job}")), what=f"job {job} to write its pid")
+        pid = self.read(f"pid-{job}").strip()
+        cgroup = [line[3:].strip() for line in open(f"/proc/{pid}/cgroup") if line.startswith("0::")][0]
+        mount = [line.split()[4] for line in open("/proc/self/mountinfo")
+                 if line.split()[line.split().index("-") + 1] == "cgroup2"][0]
+        path = mount + cgroup + "/memory.max"
+        if not os.path.exists(path):
+            self.skipTest("the memory controller is not enabled for the jobs' cgroups here")
+        return open(path).read().strip()
+
+    def test_the_cgroup_limits_host_memory_per_gpu(self):
+        if self.d.cgroup_base() is None:
+            self.skipTest("rotad tracks jobs by process group here (no writable cgroup v2)")
+        body = lambda name: ("echo $$ > pid-$ROTA_JOB_ID; " + until(name))
+        default = self.d.submit("--gpus", "2", "--", "sh", "-c", body("first"))
+        self.assertEqual(self.memory_max(default), str(2 * 1024 ** 3))
+        self.open_gate("first")
+        asked = self.d.submit("--gpus", "2", "--mem-per-gpu", "3G", "--", "sh", "-c", body("second"))
+        self.assertEqual(self.memory_max(asked), str(6 * 1024 ** 3))
+        self.open_gate("second")
+        self.d.wait_state(default, "completed")
+        self.d.wait_state(asked, "completed")
 
 if __name__ == "__main__":
     unittest.main()

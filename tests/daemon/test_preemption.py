@@ -33,5 +33,27 @@ class PreemptionTest(DaemonTest):
         self.d.wait_state(thesis, "completed", timeout=30)
 
 
+    def test_a_job_that_ignores_its_signal_and_sigterm_is_killed_after_the_grace(self):
+        # The explore job keeps running through USR1 and SIGTERM; the thesis job gets the
+        # cards only once SIGKILL has ended it, the kill wait after SIGTERM.
+        script = self.write_script("stubborn.sh", "#!/bin/sh\n"
+                                   "trap 'echo usr1 $(date +%s.%N) >> signals' USR1\n"
+                                   "trap 'echo term $(date +%s.%N) >> signals' TERM\n"
+                                   "echo start $(date +%s.%N) >> signals\n"
+                                   "while :; do sleep 0.1; done\n")
+        explore = self.d.submit("--tier", "explore", "--gpus", "2", "--signal", "USR1@1", "--", script)
+        self.d.wait_state(explore, "running")
+        wait_for(lambda: os.path.exists(self.path("signals")), what="the explore job to set its traps")
+        thesis = self.d.submit("--tier", "thesis", "--gpus", "2", "--", "sh", "-c", "date +%s.%N > started")
+        rec = self.d.wait_state(explore, "preempted", timeout=30)
+        self.assertEqual(rec["end_reason"], f"Preempted by job {thesis}")
+        self.d.wait_state(thesis, "completed", timeout=30)
+        seen = [line.split() for line in self.read("signals").splitlines()]
+        self.assertEqual([name for name, _ in seen], ["start", "usr1", "term"], seen)
+        usr1, term = float(seen[1][1]), float(seen[2][1])
+        self.assertGreaterEqual(term - usr1, 0.5)  # the grace of USR1@1 came between them
+        # The thesis job started after the kill wait that followed SIGTERM, not before.
+        self.assertGreaterEqual(float(self.read("started")), term + self.KILL_WAIT - 0.5)
+
 if __name__ == "__main__":
     unittest.main()

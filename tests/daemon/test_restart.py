@@ -15,13 +15,17 @@ class RestartTest(DaemonTest):
         for j in running:
             self.d.wait_state(j, "running")
         waiting = [self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran") for _ in range(3)]
-        before = {j: self.d.job(j)["state"] for j in running + waiting}
-        self.assertEqual(set(before[j] for j in waiting), {"pending"})
+        before_recs = {j: self.d.job(j) for j in running + waiting}
+        self.assertEqual(set(before_recs[j]["state"] for j in waiting), {"pending"})
         self.d.kill9()
         time.sleep(0.5)
         self.d.start()
         for j in running:
             self.assertEqual(self.d.job(j)["state"], "running")
+        for j in waiting:  # the running jobs hold both cards: each still waits, with its old submit time
+            rec = self.d.job(j)
+            self.assertEqual(rec["state"], "pending")
+            self.assertEqual(rec["submit_time"], before_recs[j]["submit_time"])
         self.open_gate("go")
         for j in running + waiting:
             self.d.wait_state(j, "completed", timeout=40)

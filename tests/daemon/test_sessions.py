@@ -3,12 +3,13 @@ environment, passes its exit code on, and a closed terminal gives the GPUs back.
 import json
 import os
 import pwd
+import select
 import signal
 import subprocess
 import time
 import unittest
 
-from harness import IS_ROOT, DaemonTest, ensure_user, until, wait_for
+from harness import FINAL, IS_ROOT, DaemonTest, ensure_user, proc_stat, until, wait_for
 
 
 class SessionTest(DaemonTest):
@@ -72,6 +73,50 @@ class SessionTest(DaemonTest):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        after = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(after, "completed")
+
+    def test_run_shows_its_place_in_the_queue_and_a_hangup_ends_it(self):
+        # A closed terminal is a SIGHUP to `rota run`: while it waits, it gives up and its job is
+        # cancelled; while its command runs, the command gets the hang-up and the GPUs go back.
+        batch = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
+        self.d.wait_state(batch, "running")
+        waiting = self.d.start_rota("run", "--gpus", "2", "--", "true", output=subprocess.PIPE)
+        seen = []
+
+        def waiting_line():  # the raw pipe: a buffered reader would hide lines from select()
+            if select.select([waiting.stderr], [], [], 0.2)[0]:
+                seen.append(os.read(waiting.stderr.fileno(), 4096).decode())
+            return next((line for line in "".join(seen).splitlines() if "waiting" in line), None)
+
+        line = wait_for(waiting_line, what="rota run to say it waits")
+        self.assertIn("position 1", line)
+        job = self.d.sessions()[0]["id"]
+        self.assertIn(f"job {job} waiting", line)
+        waiting.send_signal(signal.SIGHUP)
+        _, err = waiting.communicate(timeout=30)
+        err = "".join(seen) + err
+        self.assertEqual(waiting.returncode, 128 + signal.SIGHUP, err)
+        self.assertIn("gave up waiting", err)
+        rec = self.d.wait_state(job, "cancelled")
+        self.assertEqual(rec["end_reason"], "Session closed")
+        self.open_gate("go")
+        self.d.wait_state(batch, "completed")
+
+        running = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", "echo $$ > hup.pid; exec sleep 60")
+        sess = wait_for(lambda: self.d.sessions("running"), what="the session to run")
+        pid = int(wait_for(lambda: os.path.exists(self.path("hup.pid")) and self.read("hup.pid").strip(),
+                           what="the session's command to start"))
+        running.send_signal(signal.SIGHUP)
+        running.wait(timeout=30)
+        self.assertEqual(running.returncode, 128 + signal.SIGHUP)
+        def ended():
+            try:
+                return proc_stat(pid)[0] == "Z"
+            except FileNotFoundError:
+                return True
+        wait_for(ended, what="the command to end with the hang-up")
+        self.d.wait_state(sess[0]["id"], FINAL)
         after = self.d.submit("--gpus", "2", "--", "true")
         self.d.wait_state(after, "completed")
 
