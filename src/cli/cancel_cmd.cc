@@ -1,5 +1,5 @@
 // `rota cancel ID...`: cancels pending jobs and stops running ones, one result line per id.
-// Tested by tests/cli_e2e.sh.
+// Tested against a daemon by tests/daemon/test_jobs.py and test_permissions.py.
 #include <cstdio>
 #include <memory>
 

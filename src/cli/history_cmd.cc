@@ -1,5 +1,6 @@
 // `rota history [--since 7d] [--all] [--json]`: jobs that ended since then, oldest end first.
-// Tested by tests/cli_e2e.sh; the table by job_format_test.cc.
+// Tested against a daemon by tests/daemon/test_cli.py and test_jobs.py; the table by
+// job_format_test.cc.
 #include <time.h>
 
 #include <cstdio>

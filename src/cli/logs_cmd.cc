@@ -1,5 +1,6 @@
 // `rota logs ID [-f]`: prints a job's output file, fetched through rotad in chunks; with -f keeps
-// following it until the job has ended and everything was read. Tested by tests/cli_e2e.sh.
+// following it until the job has ended and everything was read. Tested against a
+// daemon by tests/daemon/test_cli.py and test_jobs.py.
 #include <time.h>
 
 #include <cstdio>

@@ -1,6 +1,6 @@
 // `rota queue [--all] [--start] [--json]`: pending and running jobs, running first, then pending
-// in priority order (the daemon's order). Tested by tests/cli_e2e.sh; the table by
-// job_format_test.cc.
+// in priority order (the daemon's order). Tested against a daemon by tests/daemon/test_jobs.py
+// and test_cli.py; the table by job_format_test.cc.
 #include <cstdio>
 #include <memory>
 

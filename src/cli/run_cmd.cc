@@ -1,7 +1,7 @@
 // `rota run [OPTIONS] -- COMMAND [ARGS...]` and `rota shell [OPTIONS]`: an interactive allocation
 // (docs/api.md, op "run"). Waits for GPUs, then runs the command here, in the foreground, with
 // the allocation's environment, and exits with its exit code (128 + signal when killed).
-// Tested by tests/cli_e2e.sh.
+// Tested against a daemon by tests/daemon/test_sessions.py.
 //
 // Design: one poll() loop over the daemon's socket and a signalfd. The signals rota handles are
 // blocked for the whole session and read from the signalfd; the child gets the old mask back

@@ -1,5 +1,5 @@
 // `rota show ID [--json]`: everything about one job and its audit trail.
-// Tested by tests/cli_e2e.sh; the layout by job_format_test.cc.
+// Tested against a daemon by tests/daemon/test_cli.py; the layout by job_format_test.cc.
 #include <cstdio>
 #include <memory>
 

@@ -1,5 +1,6 @@
 // `rota status [--json]`: what the daemon runs and has; `rota reload`: rereads its configuration.
-// Tested by tests/cli_e2e.sh.
+// Tested against a daemon by tests/daemon/test_cli.py; reload by test_permissions.py and
+// test_notify.py.
 #include <cstdio>
 #include <memory>
 

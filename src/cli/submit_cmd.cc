@@ -1,6 +1,7 @@
 // `rota submit [OPTIONS] -- COMMAND [ARGS...]`: queues a batch job and prints "Submitted job N"
 // (with --parsable just N). The environment and working directory are captured here.
-// Tested by tests/cli_e2e.sh; the request building by src/client/job_request_test.cc.
+// Tested against a daemon by tests/daemon/test_jobs.py and test_cli.py; the request building by
+// src/client/job_request_test.cc.
 //
 // Design: when COMMAND is a script starting with "#!", its #ROTA lines (before the first command,
 // as #SBATCH) give defaults that command-line flags override; all values are judged together
