@@ -29,7 +29,9 @@ class CliTest(DaemonTest):
         m = re.fullmatch(r"Submitted job (\d+)\n", r.stdout)
         self.assertIsNotNone(m, r.stdout)
         job = int(m.group(1))
-        self.d.wait_state(job, "completed")
+        rec = self.d.wait_state(job, "completed")
+        # Without --signal a job is warned with SIGUSR1 two minutes before its kill.
+        self.assertEqual((rec["signal"], rec["grace"]), (10, 120))
 
         def listed(*since):
             out = self.d.rota("history", *since, "--json").stdout
