@@ -49,6 +49,15 @@ class SessionTest(DaemonTest):
         self.assertIn("waiting", err)
         self.assertEqual(self.d.job(batch)["state"], "completed")
 
+    def running_session(self, pidfile):
+        """`rota run` of a 2-GPU `sleep 60` that writes its pid to `pidfile`, once it runs: the
+        client process, the running sessions and the command's pid."""
+        client = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", f"echo $$ > {pidfile}; exec sleep 60")
+        sessions = wait_for(lambda: self.d.sessions("running"), what="the session to run")
+        pid = int(wait_for(lambda: os.path.exists(self.path(pidfile)) and self.read(pidfile).strip(),
+                           what="the session's command to start"))
+        return client, sessions, pid
+
     def test_closing_the_client_while_waiting_cancels_and_while_running_frees(self):
         batch = self.d.submit("--gpus", "2", "--", "sleep", "30")
         self.d.wait_state(batch, "running")
@@ -61,10 +70,7 @@ class SessionTest(DaemonTest):
         self.d.rota("cancel", str(batch))
         self.d.wait_state(batch, "cancelled")
         # A session whose client dies while it runs gives its GPUs back.
-        holder = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", "echo $$ > holder.pid; exec sleep 60")
-        sess = wait_for(lambda: self.d.sessions("running"), what="the session to run")
-        pid = int(wait_for(lambda: os.path.exists(self.path("holder.pid")) and self.read("holder.pid").strip(),
-                           what="the session's command to start"))
+        holder, sess, pid = self.running_session("holder.pid")
         holder.send_signal(signal.SIGKILL)
         holder.wait()
         rec = self.d.wait_state(sess[0]["id"], "cancelled")
@@ -103,10 +109,7 @@ class SessionTest(DaemonTest):
         self.open_gate("go")
         self.d.wait_state(batch, "completed")
 
-        running = self.d.start_rota("run", "--gpus", "2", "--", "sh", "-c", "echo $$ > hup.pid; exec sleep 60")
-        sess = wait_for(lambda: self.d.sessions("running"), what="the session to run")
-        pid = int(wait_for(lambda: os.path.exists(self.path("hup.pid")) and self.read("hup.pid").strip(),
-                           what="the session's command to start"))
+        running, sess, pid = self.running_session("hup.pid")
         running.send_signal(signal.SIGHUP)
         running.wait(timeout=30)
         self.assertEqual(running.returncode, 128 + signal.SIGHUP)
