@@ -3,15 +3,17 @@
 // an ordinary user it serves that user alone (socket and state under the user's runtime and
 // state directories). Exit codes: 0 stopped on SIGTERM/SIGINT; 1 could not start; 2 bad usage
 // or an invalid configuration.
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdlib>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
-#include <sys/stat.h>
+#include <memory>
 
 #include "api/protocol.h"
 #include "config/config.h"
@@ -39,6 +41,18 @@ std::string UserConfigPath() {
   return std::string(home ? home : "") + "/.config/rota/rota.toml";
 }
 
+// "<3>" for an error, "<4>" a warning, "<6>" information, "<7>" debug: syslog's priorities.
+class SyslogPriority : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    // By spdlog's level: trace, debug, info, warn, err, critical, off.
+    static constexpr char kPriority[] = "7764326";
+    const char prefix[] = {'<', kPriority[static_cast<int>(msg.level) % 7], '>'};
+    dest.append(prefix, prefix + 3);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<SyslogPriority>(); }
+};
+
 void SetUpLogging(const std::string& destination) {
   std::shared_ptr<spdlog::logger> logger;
   if (destination != "stderr") {
@@ -49,9 +63,13 @@ void SetUpLogging(const std::string& destination) {
     }
   }
   if (!logger) logger = spdlog::stderr_logger_mt("rotad-stderr");
-  // Under journald the journal stamps each line itself.
+  // Under journald the journal stamps each line itself, and takes a line's priority from a
+  // "<N>" prefix (sd-daemon(3); SyslogLevelPrefix= is on by default), so `journalctl -p warning`
+  // finds rotad's warnings and errors.
   const bool journal = std::getenv("JOURNAL_STREAM") != nullptr && destination == "stderr";
-  logger->set_pattern(journal ? "%l: %v" : "%Y-%m-%d %H:%M:%S.%e %l: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<SyslogPriority>('*').set_pattern(journal ? "%*%l: %v" : "%Y-%m-%d %H:%M:%S.%e %l: %v");
+  logger->set_formatter(std::move(formatter));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
