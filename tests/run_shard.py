@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Runs one shard of a GoogleTest binary in one process, as the sanitized build does
+(CMakeLists.txt), and goes on past a crash: when a test kills the process (an ASan report ends
+it with abort), the shard's tests that had not run yet run in a new process, so one crash does
+not hide the results of the rest. Exit status 0 only when every test of the shard passed.
+
+Usage: GTEST_TOTAL_SHARDS=N GTEST_SHARD_INDEX=I run_shard.py BINARY [GTEST ARGS...]"""
+import os
+import re
+import subprocess
+import sys
+
+RUN = re.compile(r"^\[ RUN      \] (\S+)")
+DONE = re.compile(r"^\[ +(OK|FAILED|SKIPPED) +\] (\S+)")
+
+
+def shard_tests(binary, total, index):
+    """The full names of the tests of shard `index` of `total`, chosen as GoogleTest chooses them:
+    the i-th runnable test (in listed order, DISABLED_ ones left out) belongs to shard i % total.
+    (--gtest_list_tests lists every test, whatever the shard variables say.)"""
+    env = {k: v for k, v in os.environ.items() if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")}
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, check=True, env=env).stdout
+    names, suite = [], ""
+    for line in out.splitlines():
+        name = line.split("#", 1)[0].rstrip()
+        if not name:
+            continue
+        if line.startswith(" "):
+            name = name.strip()
+            if not suite.startswith("DISABLED_") and not name.startswith("DISABLED_"):
+                names.append(suite + name)
+        else:
+            suite = name
+    return [n for i, n in enumerate(names) if i % total == index]
+
+
+def main():
+    binary, extra = sys.argv[1], sys.argv[2:]
+    remaining = shard_tests(binary, int(os.environ.get("GTEST_TOTAL_SHARDS", "1")),
+                            int(os.environ.get("GTEST_SHARD_INDEX", "0")))
+    total = len(remaining)
+    # The filter below names the shard's tests; sharding them again would run a part of them.
+    env = {k: v for k, v in os.environ.items() if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")}
+    failed, crashed = [], []
+    while remaining:
+        proc = subprocess.Popen([binary, "--gtest_filter=" + ":".join(remaining)] + extra, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        started, running = set(), None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            if m := RUN.match(line):
+                running = m.group(1)
+                started.add(running)
+            elif (m := DONE.match(line)) and m.group(2) == running:
+                if m.group(1) == "FAILED":
+                    failed.append(running)
+                running = None
+        rc = proc.wait()
+        sys.stdout.flush()
+        if running is None and rc != 0 and not failed:
+            # Ended badly outside any test (the leak check at exit, a global's constructor).
+            print(f"run_shard: {binary} exited with {rc} outside any test", flush=True)
+            return 1
+        if running is not None:
+            crashed.append(running)
+            print(f"run_shard: {running} ended the process (exit {rc}); going on with the shard's other tests",
+                  flush=True)
+        remaining = [t for t in remaining if t not in started]
+        if running is None:
+            break
+    print(f"run_shard: {total} tests, {len(failed)} failed, {len(crashed)} crashed"
+          + "".join(f"\n  crashed: {t}" for t in crashed) + "".join(f"\n  failed: {t}" for t in failed), flush=True)
+    return 1 if failed or crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
