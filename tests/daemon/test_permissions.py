@@ -245,6 +245,10 @@ class UserModeTest(unittest.TestCase):
                          what=f"job {job} to complete")
             proc.terminate()
             self.assertEqual(proc.wait(timeout=20), 0, read_text(log_path))
+            # An ordinary user may not make cgroups here: the fallback is said once, not per job.
+            text = read_text(log_path)
+            if "executor: cgroup v2 at" not in text:
+                self.assertEqual(text.count("jobs are tracked by process group"), 1, text)
 
 if __name__ == "__main__":
     unittest.main()
