@@ -137,7 +137,6 @@ class SystemdNotifyTest(unittest.TestCase):
         d.stop()
         self.assertEqual(s.recv(64), b"STOPPING=1")
 
-
     def test_under_journald_lines_carry_their_priority_and_no_time(self):
         # With JOURNAL_STREAM set (systemd's StandardError=journal) each line starts with its
         # syslog priority, which journald takes as the entry's: `journalctl -p warning` then
@@ -150,9 +149,10 @@ class SystemdNotifyTest(unittest.TestCase):
         self.assertTrue(lines)
         for line in lines:
             self.assertRegex(line, r"^<[2-7]>(critical|error|warning|info|debug): ", line)
-        self.assertTrue(any(re.match(r"<4>warning: default_mem_per_gpu = 1024000G is more than", l) for l in lines),
-                        lines)
-        self.assertTrue(any(l.startswith("<6>info: rotad ") and "serving" in l for l in lines), lines)
+        self.assertTrue(any(re.match(r"<4>warning: default_mem_per_gpu = 1024000G is more than", line)
+                            for line in lines), lines)
+        self.assertTrue(any(line.startswith("<6>info: rotad ") and "serving" in line for line in lines), lines)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -178,22 +178,24 @@ class JobLifecycleTest(DaemonTest):
     def test_time_limit_sends_the_signal_then_sigterm_then_sigkill(self):
         # A job that keeps running through its signal and through SIGTERM: each arrives in its
         # turn (USR1 2 s before the limit, TERM at the limit), and SIGKILL ends it only after
-        # the kill wait.
+        # the kill wait (it ticks until then).
         script = self.write_script("stubborn.sh", "#!/bin/sh\n"
                                    "trap 'echo usr1 $(date +%s.%N) >> signals' USR1\n"
                                    "trap 'echo term $(date +%s.%N) >> signals' TERM\n"
                                    "echo start $(date +%s.%N) >> signals\n"
-                                   "while :; do sleep 0.1; done\n")
+                                   "while :; do echo tick $(date +%s.%N) >> signals; sleep 0.1; done\n")
         job = self.d.submit("--time", "4s", "--signal", "USR1@2", "--", script)
         rec = self.d.wait_state(job, "timeout", timeout=30)
         self.assertEqual(rec["end_reason"], "TimeLimit")
         seen = [line.split() for line in self.read("signals").splitlines()]
-        self.assertEqual([name for name, _ in seen], ["start", "usr1", "term"], seen)
-        start, usr1, term = (float(t) for _, t in seen)
-        self.assertGreaterEqual(usr1 - start, 1.0)   # 2 s before a 4 s limit, not at once
+        events = [(name, float(t)) for name, t in seen if name != "tick"]
+        self.assertEqual([name for name, _ in events], ["start", "usr1", "term"], seen)
+        (_, start), (_, usr1), (_, term) = events
+        last_tick = float(seen[-1][1])
+        # Deadlines are whole seconds, so each gap may be up to a second short of its nominal 2 s.
+        self.assertGreaterEqual(usr1 - start, 0.5)   # 2 s before a 4 s limit, not at once
         self.assertGreaterEqual(term - usr1, 1.0)    # the limit comes 2 s after the signal
-        # SIGKILL only after the kill wait (the record has whole seconds).
-        self.assertGreaterEqual(rec["end_time"], int(term) + self.KILL_WAIT - 1)
+        self.assertGreaterEqual(last_tick - term, self.KILL_WAIT - 1.5)  # alive until the kill wait ran out
         reasons = [e["reason"] for e in self.d.show(job)["events"]]
         self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
 
@@ -227,7 +229,6 @@ class JobLifecycleTest(DaemonTest):
         self.d.rota("cancel", str(big), str(waiting))
 
 
-
 class HostMemoryLimitTest(DaemonTest):
     """A job's cgroup holds it to its host memory: --mem-per-gpu, else default_mem_per_gpu, times
     its GPUs (memory.max, read while the job runs)."""
@@ -236,18 +237,22 @@ class HostMemoryLimitTest(DaemonTest):
     def memory_max(self, job):
         wait_for(lambda: os.path.exists(self.path(f"pid-{job}")), what=f"job {job} to write its pid")
         pid = self.read(f"pid-{job}").strip()
-        cgroup = [line[3:].strip() for line in open(f"/proc/{pid}/cgroup") if line.startswith("0::")][0]
-        mount = [line.split()[4] for line in open("/proc/self/mountinfo")
-                 if line.split()[line.split().index("-") + 1] == "cgroup2"][0]
+        with open(f"/proc/{pid}/cgroup") as f:
+            cgroup = [line[3:].strip() for line in f if line.startswith("0::")][0]
+        with open("/proc/self/mountinfo") as f:
+            mount = [line.split()[4] for line in f if line.split()[line.split().index("-") + 1] == "cgroup2"][0]
         path = mount + cgroup + "/memory.max"
         if not os.path.exists(path):
             self.skipTest("the memory controller is not enabled for the jobs' cgroups here")
-        return open(path).read().strip()
+        with open(path) as f:
+            return f.read().strip()
 
     def test_the_cgroup_limits_host_memory_per_gpu(self):
         if self.d.cgroup_base() is None:
             self.skipTest("rotad tracks jobs by process group here (no writable cgroup v2)")
-        body = lambda name: ("echo $$ > pid-$ROTA_JOB_ID; " + until(name))
+        def body(gate):
+            return "echo $$ > pid-$ROTA_JOB_ID; " + until(gate)
+
         default = self.d.submit("--gpus", "2", "--", "sh", "-c", body("first"))
         self.assertEqual(self.memory_max(default), str(2 * 1024 ** 3))
         self.open_gate("first")
@@ -256,6 +261,7 @@ class HostMemoryLimitTest(DaemonTest):
         self.open_gate("second")
         self.d.wait_state(default, "completed")
         self.d.wait_state(asked, "completed")
+
 
 if __name__ == "__main__":
     unittest.main()
