@@ -12,14 +12,17 @@ import sys
 
 RUN = re.compile(r"^\[ RUN      \] (\S+)")
 DONE = re.compile(r"^\[ +(OK|FAILED|SKIPPED) +\] (\S+)")
+# The environment without the shard variables: the listing must see every test, and a run names
+# its tests in a filter, which GoogleTest would shard again.
+UNSHARDED = {k: v for k, v in os.environ.items() if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")}
 
 
 def shard_tests(binary, total, index):
     """The full names of the tests of shard `index` of `total`, chosen as GoogleTest chooses them:
     the i-th runnable test (in listed order, DISABLED_ ones left out) belongs to shard i % total.
     (--gtest_list_tests lists every test, whatever the shard variables say.)"""
-    env = {k: v for k, v in os.environ.items() if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")}
-    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, check=True, env=env).stdout
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, check=True,
+                         env=UNSHARDED).stdout
     names, suite = [], ""
     for line in out.splitlines():
         name = line.split("#", 1)[0].rstrip()
@@ -39,11 +42,9 @@ def main():
     remaining = shard_tests(binary, int(os.environ.get("GTEST_TOTAL_SHARDS", "1")),
                             int(os.environ.get("GTEST_SHARD_INDEX", "0")))
     total = len(remaining)
-    # The filter below names the shard's tests; sharding them again would run a part of them.
-    env = {k: v for k, v in os.environ.items() if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")}
     failed, crashed = [], []
     while remaining:
-        proc = subprocess.Popen([binary, "--gtest_filter=" + ":".join(remaining)] + extra, env=env,
+        proc = subprocess.Popen([binary, "--gtest_filter=" + ":".join(remaining)] + extra, env=UNSHARDED,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         started, running = set(), None
         for line in proc.stdout:
