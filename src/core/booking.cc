@@ -25,9 +25,6 @@ namespace rota {
 
 namespace {
 
-// "2026-12-01" in the server's zone.
-std::string LocalDate(Time t, int utc_offset) { return FormatLocal(t, utc_offset).substr(0, 10); }
-
 // "30m", "12h", "1h30m", "14d": spans as people write them in a message.
 std::string Span(Duration d) {
   std::string out;
@@ -296,7 +293,7 @@ std::vector<std::string> AdminReasons(const BookingSpec& spec, const BookingChec
     ++count;
     hours += eq.HeldHours(b);
   }
-  const std::string week_name = "the week from " + LocalDate(week, off);
+  const std::string week_name = "the week from " + FormatLocalDate(week, off);
   if (rules.max_per_week > 0 && count > rules.max_per_week) {
     why.push_back("over the weekly count: this would be " + spec.user + "'s booking number " + std::to_string(count) +
                   " in " + week_name + " (" + std::to_string(rules.max_per_week) + " a week without an admin)");

@@ -48,4 +48,6 @@ std::string FormatLocal(Time t, int utc_offset) {
   return buf;
 }
 
+std::string FormatLocalDate(Time t, int utc_offset) { return FormatLocal(t, utc_offset).substr(0, 10); }
+
 }  // namespace rota

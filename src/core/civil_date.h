@@ -28,5 +28,7 @@ int DaysInMonth(std::int64_t year, int month);
 
 // "2026-12-01 14:00": the local date and time, seconds dropped (rounded down to the minute).
 std::string FormatLocal(Time t, int utc_offset);
+// "2026-12-01": the local date alone.
+std::string FormatLocalDate(Time t, int utc_offset);
 
 }  // namespace rota

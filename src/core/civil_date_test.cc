@@ -48,6 +48,8 @@ TEST(CivilDateTest, FormatLocalDropsSecondsInTheServersZone) {
   EXPECT_EQ(FormatLocal(0, 0), "1970-01-01 00:00");
   EXPECT_EQ(FormatLocal(-kMinute, 0), "1969-12-31 23:59");
   EXPECT_EQ(FormatLocal(1835395200 + 23 * kHour + 59 * kMinute, 0), "2028-02-29 23:59");
+  EXPECT_EQ(FormatLocalDate(kDec1 + 20 * kHour, 19800), "2026-12-02");
+  EXPECT_EQ(FormatLocalDate(-kMinute, 0), "1969-12-31");
 }
 
 }  // namespace

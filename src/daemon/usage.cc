@@ -29,10 +29,6 @@ constexpr int kMaxDays = 366;
 // counted: the measures say what was seen, not what is guessed.
 constexpr Duration kMaxSampleGap = 60;
 
-std::string LocalDate(Time midnight, int utc_offset) {
-  return FormatLocal(midnight, utc_offset).substr(0, 10);
-}
-
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json TotalsJson(const UsageTotals& t) {
@@ -153,7 +149,7 @@ json Daemon::Usage(const Caller& caller, const json& request) {
       total += h;
       if (visible(user)) hours[user] = h;
     }
-    day_list.push_back({{"day", LocalDate(d.start, offset)},
+    day_list.push_back({{"day", FormatLocalDate(d.start, offset)},
                         {"start", d.start},
                         {"gpu_hours", std::move(hours)},
                         {"total_gpu_hours", total},
