@@ -113,6 +113,26 @@ def strace_attached(pids, *options):
         tracer.stderr.close()
 
 
+def cgroup2_mount():
+    """The cgroup v2 mount point, or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def own_cgroup(pid):
+    """The cgroup v2 path of process `pid` (relative to the mount point), or None."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        for line in f:
+            if line.startswith("0::"):
+                return line[3:].strip()
+    return None
+
+
 def proc_stat(pid):
     """The fields of /proc/<pid>/stat after the command name: [0] is the state ("Z" for a zombie),
     [16] the nice value. FileNotFoundError when the process is gone."""

@@ -3,26 +3,7 @@ import os
 import subprocess
 import unittest
 
-from harness import IS_ROOT, Rotad, wait_for
-
-
-def cgroup2_mount():
-    """The cgroup v2 mount point, or None."""
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index("-")
-            if fields[sep + 1] == "cgroup2":
-                return fields[4]
-    return None
-
-
-def own_cgroup(pid):
-    with open(f"/proc/{pid}/cgroup") as f:
-        for line in f:
-            if line.startswith("0::"):
-                return line[3:].strip()
-    return None
+from harness import IS_ROOT, Rotad, cgroup2_mount, own_cgroup, wait_for
 
 
 @unittest.skipUnless(IS_ROOT, "moving processes between cgroups needs root")

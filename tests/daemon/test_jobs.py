@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from harness import SMALL_CLUSTER, DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
+from harness import SMALL_CLUSTER, DaemonTest, cgroup2_mount, own_cgroup, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def can_raise_priority():
@@ -237,12 +237,7 @@ class HostMemoryLimitTest(DaemonTest):
 
     def memory_max(self, job):
         wait_for(lambda: os.path.exists(self.path(f"pid-{job}")), what=f"job {job} to write its pid")
-        pid = self.read(f"pid-{job}").strip()
-        with open(f"/proc/{pid}/cgroup") as f:
-            cgroup = [line[3:].strip() for line in f if line.startswith("0::")][0]
-        with open("/proc/self/mountinfo") as f:
-            mount = [line.split()[4] for line in f if line.split()[line.split().index("-") + 1] == "cgroup2"][0]
-        path = mount + cgroup + "/memory.max"
+        path = cgroup2_mount() + own_cgroup(self.read(f"pid-{job}").strip()) + "/memory.max"
         if not os.path.exists(path):
             self.skipTest("the memory controller is not enabled for the jobs' cgroups here")
         with open(path) as f:
