@@ -26,12 +26,14 @@ $(BUILD_SAN)/CMakeCache.txt:
 build-san: deps $(BUILD_SAN)/CMakeCache.txt
 	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota rotad rota-shepherd
 
+# On a failure, ctest-digest.py repeats why each failed test failed at the end of the output, where
+# a CI log that keeps only its head and tail still shows it.
 test-unit: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) || { python3 $(CURDIR)/scripts/ctest-digest.py .; exit 1; }; }
 
 test-san: build-san
-	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_SAN) && { ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) || { python3 $(CURDIR)/scripts/ctest-digest.py .; exit 1; }; }
 
 test: test-unit test-san
 	@scripts/check-no-clock.sh

@@ -7,6 +7,7 @@ not hide the results of the rest. Exit status 0 only when every test of the shar
 Usage: GTEST_TOTAL_SHARDS=N GTEST_SHARD_INDEX=I run_shard.py BINARY [GTEST ARGS...]"""
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -37,16 +38,26 @@ def shard_tests(binary, total, index):
     return [n for i, n in enumerate(names) if i % total == index]
 
 
+def how(rc):
+    """An exit status as words: a negative one is the signal that ended the process."""
+    if rc < 0:
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"killed by signal {-rc}"
+    return f"exit {rc}"
+
+
 def main():
     binary, extra = sys.argv[1], sys.argv[2:]
     remaining = shard_tests(binary, int(os.environ.get("GTEST_TOTAL_SHARDS", "1")),
                             int(os.environ.get("GTEST_SHARD_INDEX", "0")))
     total = len(remaining)
-    failed, crashed = [], []
+    failed, crashed, other = [], [], []
     while remaining:
         proc = subprocess.Popen([binary, "--gtest_filter=" + ":".join(remaining)] + extra, env=UNSHARDED,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        started, running = set(), None
+        started, running, last_done = set(), None, None
         for line in proc.stdout:
             sys.stdout.write(line)
             if m := RUN.match(line):
@@ -55,23 +66,30 @@ def main():
             elif (m := DONE.match(line)) and m.group(2) == running:
                 if m.group(1) == "FAILED":
                     failed.append(running)
-                running = None
+                running, last_done = None, running
         rc = proc.wait()
         sys.stdout.flush()
-        if running is None and rc != 0 and not failed:
-            # Ended badly outside any test (the leak check at exit, a global's constructor).
-            print(f"run_shard: {binary} exited with {rc} outside any test", flush=True)
-            return 1
+        remaining = [t for t in remaining if t not in started]
         if running is not None:
             crashed.append(running)
-            print(f"run_shard: {running} ended the process (exit {rc}); going on with the shard's other tests",
+            print(f"run_shard: {running} ended the process ({how(rc)}); going on with the shard's other tests",
                   flush=True)
-        remaining = [t for t in remaining if t not in started]
-        if running is None:
+        elif rc != 0 and remaining:
+            # Died between two tests (a thread or a child a test left behind, a signal).
+            other.append(f"the process ended ({how(rc)}) after {last_done or 'no test'}, before its next test")
+            print(f"run_shard: {other[-1]}; going on with the shard's other tests", flush=True)
+        elif rc != 0 and not failed:
+            # Every test ran: it ended badly at exit (the leak check) or in a global's constructor.
+            other.append(f"{binary} ended with {how(rc)} outside any test, after {last_done or 'no test'}")
+            print(f"run_shard: {other[-1]}", flush=True)
+        if remaining and (rc == 0 or not started):
+            # The binary ran no more of them: do not ask again.
+            other.append("never ran: " + ", ".join(remaining))
             break
     print(f"run_shard: {total} tests, {len(failed)} failed, {len(crashed)} crashed"
-          + "".join(f"\n  crashed: {t}" for t in crashed) + "".join(f"\n  failed: {t}" for t in failed), flush=True)
-    return 1 if failed or crashed else 0
+          + "".join(f"\n  crashed: {t}" for t in crashed) + "".join(f"\n  failed: {t}" for t in failed)
+          + "".join(f"\n  also: {t}" for t in other), flush=True)
+    return 1 if failed or crashed or other else 0
 
 
 if __name__ == "__main__":

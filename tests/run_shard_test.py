@@ -38,7 +38,12 @@ for n in run:
         print("[  FAILED  ] " + n + " (0 ms)")
         failed = True
     else:
-        print("[       OK ] " + n + " (0 ms)")
+        print("[       OK ] " + n + " (0 ms)", flush=True)
+    if n == os.environ.get("DIE_AFTER"):  # a thread a test left behind crashes between tests
+        os.kill(os.getpid(), 11)
+if os.environ.get("LEAK"):  # LeakSanitizer's check at exit
+    print("ERROR: LeakSanitizer: detected memory leaks", flush=True)
+    sys.exit(23)
 sys.exit(1 if failed else 0)
 '''
 
@@ -81,6 +86,19 @@ class RunShardTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(len(runs), 1)
         self.assertIn("failed: Suite.C", r.stdout)
+
+    def test_a_death_between_tests_is_reported_and_the_rest_still_run(self):
+        r, runs = self.run_shard(DIE_AFTER="Suite.B")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(runs[1], ["Suite.C", "Param/Other.D/0", "Param/Other.E/1"])
+        self.assertIn("5 tests, 0 failed, 0 crashed\n  also: the process ended (killed by SIGSEGV) after Suite.B, "
+                      "before its next test", r.stdout)
+
+    def test_a_leak_reported_at_exit_fails_the_shard(self):
+        r, runs = self.run_shard(LEAK="1")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(len(runs), 1)
+        self.assertIn("ended with exit 23 outside any test, after Param/Other.E/1", r.stdout)
 
 
 if __name__ == "__main__":
