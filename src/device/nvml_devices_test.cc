@@ -261,6 +261,24 @@ TEST_F(NvmlDevicesTest, MissingLibraryIsUnavailableNamingThePath) {
   EXPECT_NE(devices->Describe().find("not loaded"), std::string::npos);
 }
 
+// nvmlInit starts driver threads that run the library's code (the fake's wakes every 5 ms).
+// Releasing the backend must not unmap that code under them: the library stays loaded.
+TEST_F(NvmlDevicesTest, TheLibraryStaysLoadedForTheDriversThreads) {
+  Write({{"cards", {A100(0)}}});
+  for (const char* path : {ROTA_FAKE_NVML_MINIMAL, ROTA_FAKE_NVML}) {
+    auto devices = Make(path);
+    ASSERT_TRUE(devices->Sample().ok()) << path;
+    devices.reset();                                // nvmlShutdown, then the last dlclose
+    std::this_thread::sleep_for(milliseconds(50));  // ten of the driver thread's wake-ups
+    std::ifstream maps("/proc/self/maps");
+    const std::string library = std::filesystem::canonical(path).string();
+    bool mapped = false;
+    for (std::string line; std::getline(maps, line);)
+      mapped = mapped || line.find(library) != std::string::npos;
+    EXPECT_TRUE(mapped) << library << " was unmapped while its driver thread runs";
+  }
+}
+
 TEST_F(NvmlDevicesTest, InitFailureIsUnavailableAndRetried) {
   Write({{"init_error", "DRIVER_NOT_LOADED"}, {"cards", {A100(0)}}});
   auto devices = Make(ROTA_FAKE_NVML);

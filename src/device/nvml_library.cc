@@ -6,7 +6,11 @@
 // per version. A missing optional symbol is not an error: the reader skips that field and the
 // feature is listed in missing() so that `rota inventory` and the log can say why a value is
 // absent. RTLD_LOCAL keeps NVML's symbols out of the global namespace, so a test can load two
-// different fakes in one process.
+// different fakes in one process. RTLD_NODELETE keeps the library mapped after its last dlclose:
+// nvmlInit starts threads of the driver's own that run its code, and nothing promises they are
+// gone when the last Library is released (not at all when the driver hung and nvmlShutdown was
+// never called); unmapping their code under them would kill rotad. A library once loaded stays
+// for the life of the process, which costs nothing while it is the one in use.
 #include "device/nvml_library.h"
 
 #include <dlfcn.h>
@@ -18,7 +22,7 @@
 namespace rota::device::nvml {
 
 StatusOr<std::unique_ptr<Library>> Library::Load(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = dlerror();
     return Unavailable("cannot load NVML from '" + path + "': " + (why ? why : "unknown error") +
