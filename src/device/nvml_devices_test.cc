@@ -261,7 +261,7 @@ TEST_F(NvmlDevicesTest, MissingLibraryIsUnavailableNamingThePath) {
   EXPECT_NE(devices->Describe().find("not loaded"), std::string::npos);
 }
 
-// nvmlInit starts driver threads that run the library's code (the fake's wakes every 5 ms).
+// nvmlInit starts driver threads that run the library's code (the fake's wakes every 20 ms).
 // Releasing the backend must not unmap that code under them: the library stays loaded.
 TEST_F(NvmlDevicesTest, TheLibraryStaysLoadedForTheDriversThreads) {
   Write({{"cards", {A100(0)}}});
@@ -269,7 +269,7 @@ TEST_F(NvmlDevicesTest, TheLibraryStaysLoadedForTheDriversThreads) {
     auto devices = Make(path);
     ASSERT_TRUE(devices->Sample().ok()) << path;
     devices.reset();                                // nvmlShutdown, then the last dlclose
-    std::this_thread::sleep_for(milliseconds(50));  // ten of the driver thread's wake-ups
+    std::this_thread::sleep_for(milliseconds(100));  // five of the driver thread's wake-ups
     std::ifstream maps("/proc/self/maps");
     const std::string library = std::filesystem::canonical(path).string();
     bool mapped = false;

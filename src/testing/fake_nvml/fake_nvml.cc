@@ -193,15 +193,15 @@ nvmlReturn_t Pci(nvmlDevice_t device, nvmlPciInfo_t* pci, bool current_layout) {
 // The real library starts threads of its own in nvmlInit, with the signal mask of the thread
 // that called it. So does the fake: a program that blocks signals only after initialising NVML
 // (and reads them from a signalfd) would have them delivered to this thread and die of them, as
-// rotad did on a real H200. The thread runs the library's code every few milliseconds, as a
-// driver's polling thread does, so a program that unmapped the library under it (a dlclose
-// without RTLD_NODELETE) crashes at once rather than by chance.
+// rotad did on a real H200. The thread runs the library's code every 20 ms, as a driver's
+// polling thread does, so a program that unmapped the library under it (a dlclose without
+// RTLD_NODELETE) crashes at once rather than by chance.
 void StartDriverThread() {
   static bool started = false;
   if (started) return;
   started = true;
   std::thread([] {
-    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }).detach();
 }
 
