@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Runs one shard of a GoogleTest binary in one process, as the sanitized build does
 (CMakeLists.txt), and goes on past a crash: when a test kills the process (an ASan report ends
-it with abort), the shard's tests that had not run yet run in a new process, so one crash does
-not hide the results of the rest. Exit status 0 only when every test of the shard passed.
+it with abort), or the process dies between two tests (a thread an earlier test left), the
+shard's tests that had not run yet run in a new process, so one crash does not hide the results
+of the rest; the summary names where each death happened. Exit status 0 only when every test of
+the shard passed and the process ended cleanly.
 
 Usage: GTEST_TOTAL_SHARDS=N GTEST_SHARD_INDEX=I run_shard.py BINARY [GTEST ARGS...]"""
 import os
