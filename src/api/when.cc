@@ -333,4 +333,35 @@ StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time b
   return day * kDay + **secs - utc_offset;
 }
 
+StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset) {
+  const std::string_view trimmed = TrimAscii(text);
+  // A number and a unit: how long ago. ParseDuration also reads "14:00" and "90" (Slurm's
+  // minutes[:seconds]), which here are a time of day and nothing.
+  if (!trimmed.empty() && std::isalpha(static_cast<unsigned char>(trimmed.back())) &&
+      std::isdigit(static_cast<unsigned char>(trimmed.front())) &&
+      trimmed.find_first_of(":-/") == std::string_view::npos) {
+    if (std::optional<Duration> ago = ParseDuration(trimmed)) return now - *ago;
+  }
+  const std::string shown(trimmed);
+  StatusOr<Time> t = ParseWhen(shown, now, utc_offset);
+  if (!t.ok() && t.status().message().find("it has no time of day") != std::string::npos) {
+    t = ParseWhen(shown + " 00:00", now, utc_offset);  // the day's start
+  }
+  if (!t.ok() && t.status().message().find("\" as a time; use ") != std::string::npos) {
+    return InvalidArgument("cannot read \"" + shown +
+                           "\" as a time; use how long ago (7d, 12h, 90m), a day (" +
+                           FormatLocalDate(now - kWeek, utc_offset) +
+                           ", today) or a day and time, in server time (" + FormatOffset(utc_offset) + ")");
+  }
+  // The forms that mean the next such day ("11-01", "mon", "tomorrow") land in the future, where
+  // nothing has ended yet: say so rather than answer with nothing.
+  if (t.ok() && *t > now) {
+    return InvalidArgument("\"" + shown + "\" is " + FormatLocal(*t, utc_offset) + " (server time, " +
+                           FormatOffset(utc_offset) +
+                           "), which has not come yet; give a past day with its year (" +
+                           FormatLocalDate(now - kWeek, utc_offset) + ") or how long ago (7d)");
+  }
+  return t;
+}
+
 }  // namespace rota::api

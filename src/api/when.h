@@ -36,6 +36,14 @@ namespace rota::api {
 // "25:00 is not a time of day (00:00 to 24:00)"); a date with no time of day.
 StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day = 0);
 
+// Reads the start of a period that ends now, as `rota history --since` takes it: how long ago
+// ("7d", "12h", "90m": a number and a unit, core's ParseDuration) or an instant in ParseWhen's
+// forms, where a day without a time of day ("2026-11-01", "today") means that day's 00:00. So
+// "--since" and a booking's times are read in the same zone, the server's. Errors as
+// ParseWhen's (the list of forms being these), and an instant after `now` (ParseWhen reads
+// "11-01", "mon" and "tomorrow" as days to come) is refused, naming the instant it was read as.
+StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset);
+
 // "+08:00", "-05:00", "+05:30"; "UTC" for 0. Seconds of an odd offset are dropped.
 std::string FormatOffset(int utc_offset);
 

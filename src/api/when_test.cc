@@ -214,6 +214,48 @@ TEST(WhenTest, FormatOffset) {
   EXPECT_EQ(FormatOffset(-9 * 3600 - 30 * 60), "-09:30");
 }
 
+StatusOr<Time> Since(std::string_view text, int offset = kCst) { return ParseSince(text, kNow, offset); }
+
+TEST(WhenTest, SinceIsHowLongAgoOrAPastDayInServerTime) {
+  EXPECT_EQ(*Since("7d"), kNow - 7 * kDay);
+  EXPECT_EQ(*Since(" 12h "), kNow - 12 * kHour);
+  EXPECT_EQ(*Since("90m"), kNow - 90 * kMinute);
+  // A day alone is its 00:00 in the server's zone, whatever the client's TZ says.
+  EXPECT_EQ(*Since("2026-11-01"), Dec(-30, 0, 0, kCst));
+  EXPECT_EQ(*Since("2026-11-01", 0), Dec(-30, 0, 0, 0));
+  EXPECT_EQ(*Since("2026-11-01 14:00"), Dec(-30, 14, 0, kCst));
+  EXPECT_EQ(*Since("today"), Dec(-1, 0, 0, kCst));
+  EXPECT_EQ(*Since("今天"), Dec(-1, 0, 0, kCst));
+  // A time of day alone is today's (09:00 has passed at 10:00).
+  EXPECT_EQ(*Since("09:00"), Dec(-1, 9, 0, kCst));
+  EXPECT_EQ(*Since("1764576000"), 1764576000);
+}
+
+TEST(WhenTest, SinceRefusesTheFutureAndSaysWhatItRead) {
+  // At 10:00 on Monday 2026-11-30 (+08:00), each of these is still to come.
+  EXPECT_EQ(Since("11-01").status().message(),
+            "\"11-01\" is 2027-11-01 00:00 (server time, +08:00), which has not come yet; give a past day "
+            "with its year (2026-11-23) or how long ago (7d)");
+  EXPECT_NE(Since("mon").status().message().find("is 2026-12-07 00:00"), std::string::npos);
+  EXPECT_NE(Since("tomorrow").status().message().find("is 2026-12-01 00:00"), std::string::npos);
+  EXPECT_NE(Since("14:00").status().message().find("is 2026-11-30 14:00"), std::string::npos);
+  EXPECT_NE(Since("2026-12-05").status().message().find("which has not come yet"), std::string::npos);
+  EXPECT_EQ(Since("11-01").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(WhenTest, SinceNamesItsOwnFormsWhenUnreadable) {
+  EXPECT_EQ(Since("last week").status().message(),
+            "cannot read \"last week\" as a time; use how long ago (7d, 12h, 90m), a day (2026-11-23, "
+            "today) or a day and time, in server time (+08:00)");
+  // Slurm's minutes and minutes:seconds are not how long ago here.
+  EXPECT_NE(Since("90").status().message().find("cannot read \"90\" as a time; use how long ago"),
+            std::string::npos);
+  // What is wrong with an impossible date is still said.
+  EXPECT_EQ(Since("2026-02-30").status().message(),
+            "cannot read \"2026-02-30\" as a time: 2026-02 has 28 days");
+  EXPECT_EQ(Since("").status().code(), StatusCode::kInvalidArgument);
+}
+
 // FormatLocal's own cases are in core/civil_date_test.cc; here, what it writes reads back.
 TEST(WhenTest, FormatLocalReadsBack) {
   for (int offset : {0, kCst, -5 * 3600, 19800}) {

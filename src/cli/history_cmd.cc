@@ -1,8 +1,6 @@
 // `rota history [--since 7d] [--all] [--json]`: jobs that ended since then, oldest end first.
 // Tested against a daemon by tests/daemon/test_cli.py and test_jobs.py; the table by
 // job_format_test.cc.
-#include <time.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -20,27 +18,13 @@ struct HistoryArgs {
   bool json = false;
 };
 
-// "7d", "12h" (ago) or a local date "2026-11-01" / "2026-11-01 14:00".
-StatusOr<long long> SinceTime(const std::string& text, long long now) {
-  if (auto d = ParseDuration(text); d && text.find('-') == std::string::npos) return now - *d;
-  for (const char* format : {"%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
-    struct tm tm {};
-    const char* end = ::strptime(text.c_str(), format, &tm);
-    if (end && *end == '\0') {
-      tm.tm_isdst = -1;
-      return static_cast<long long>(::mktime(&tm));
-    }
-  }
-  return InvalidArgument("--since \"" + text +
-                         "\": expected how long ago (7d, 12h, 90m) or a local date (2026-11-01 or "
-                         "\"2026-11-01 14:00\")");
-}
-
 int RunHistory(const ClientOptions& options, const HistoryArgs& args) {
-  auto since = SinceTime(args.since, Now());
-  if (!since.ok()) return Fail(since.status());
-  auto reply = CallDaemon(options, {{"op", "history"}, {"since", *since}, {"all", args.all}});
-  if (!reply.ok()) return Fail(reply.status());
+  // The daemon reads --since, in the server's zone (api::ParseSince), as it reads booking times.
+  auto reply = CallDaemon(options, {{"op", "history"}, {"since", args.since}, {"all", args.all}});
+  if (!reply.ok()) {
+    if (reply.status().code() == StatusCode::kInvalidArgument) return Fail("--since", reply.status());
+    return Fail(reply.status());
+  }
   return PrintJobs(*reply, args.json, [](const std::vector<nlohmann::json>& jobs) { return RenderHistory(jobs); });
 }
 
@@ -54,7 +38,8 @@ void AddHistoryCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       "TIMEOUT, PREEMPTED, NODE_FAIL). --json prints the daemon's job objects.");
   AddSocketFlag(c, options);
   c->add_option("--since", args->since,
-                "jobs that ended since: 7d (default), 12h, 2026-11-01, \"2026-11-01 14:00\"");
+                "jobs that ended since: 7d (default), 12h, 2026-11-01, \"2026-11-01 14:00\", today "
+                "(server time)");
   c->add_flag("--all,-a", args->all, "everyone's jobs");
   c->add_flag("--json", args->json, "print the jobs as JSON");
   c->callback([options, args, exit_code] { *exit_code = RunHistory(*options, *args); });

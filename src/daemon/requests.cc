@@ -1,16 +1,17 @@
 // The API operations (docs/api.md) on the daemon's state. Every check of who may do what is
 // here, with the caller taken from the connection's peer credentials.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <spdlog/spdlog.h>
 
 #include "api/job_json.h"
 #include "api/protocol.h"
+#include "api/when.h"
 #include "core/capacity.h"
 #include "core/quota.h"
 #include "daemon/clock.h"
@@ -422,7 +423,11 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
 }
 
 json Daemon::History(const Caller& caller, const json& request) {
-  StatusOr<Time> since = api::TimeField(request, "since", 0);
+  // Unix seconds, or what the user typed (read in the server's zone, as bookings are).
+  auto it = request.find("since");
+  StatusOr<Time> since = it != request.end() && it->is_string()
+                             ? api::ParseSince(it->get<std::string>(), Now(), config_.policy.utc_offset)
+                             : api::TimeField(request, "since", 0);
   if (!since.ok()) return WithError(since.status());
   const bool all = BoolField(request, "all");
   StatusOr<std::vector<store::JobRecord>> jobs = store_->History(*since);

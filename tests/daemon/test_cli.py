@@ -40,12 +40,23 @@ class CliTest(DaemonTest):
         self.assertTrue(listed())  # the default: the last 7 days
         self.assertTrue(listed("--since", "1h"))
         self.assertTrue(listed("--since", "2000-01-01"))
-        later = time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400))
-        self.assertFalse(listed("--since", later))
-        self.assertFalse(listed("--since", later + " 00:00"))
+        self.assertTrue(listed("--since", "today"))  # the server's day (UTC here): its 00:00
+        # Read in the server's zone (UTC: no [policy] timezone), not the client's: read at UTC-8,
+        # an hour ago would be seven hours ahead, and the job would not be listed.
+        hour_ago = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() - 3600))
+        out = self.d.rota("history", "--since", hour_ago, "--json", env={"TZ": "PST8"}).stdout
+        self.assertIn(job, [j["id"] for j in json.loads(out)])
+        time.sleep(2)
+        self.assertFalse(listed("--since", time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - 1))))
+        # A time still to come is refused, saying how it was read.
+        later = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 2 * 86400))
+        r = self.d.rota("history", "--since", later, check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(f'rota: --since: "{later}" is {later} 00:00 (server time, UTC), which has not come yet',
+                      r.stderr)
         r = self.d.rota("history", "--since", "last week", check=False)
         self.assertEqual(r.returncode, 2)
-        self.assertIn('--since "last week": expected how long ago (7d, 12h, 90m)', r.stderr)
+        self.assertIn('rota: --since: cannot read "last week" as a time; use how long ago (7d, 12h, 90m)', r.stderr)
 
     def test_show_says_why_a_job_waits_and_what_its_priority_is_made_of(self):
         held = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
