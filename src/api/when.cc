@@ -278,17 +278,19 @@ std::vector<std::string_view> SplitSpaces(std::string_view s) {
   return out;
 }
 
-}  // namespace
+// How a caller reads: the forms its "cannot read" error lists, and whether a day without a time
+// of day is that day's 00:00 (ParseSince) or an error (ParseWhen: a booking needs an hour).
+struct Reading {
+  std::string_view forms;
+  bool day_alone_is_midnight = false;
+};
 
-StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day) {
+StatusOr<Time> Read(std::string_view text, Time now, int utc_offset, Time base_day, const Reading& how) {
   const std::string shown(TrimAscii(text));
   const std::string s = Normalize(text);
   auto unreadable = [&] {
-    return InvalidArgument(
-        "cannot read \"" + shown +
-        "\" as a time; use 2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) or "
-        "mon 09:00 (server time, " +
-        FormatOffset(utc_offset) + ")");
+    return InvalidArgument("cannot read \"" + shown + "\" as a time; use " + std::string(how.forms) +
+                           " (server time, " + FormatOffset(utc_offset) + ")");
   };
   auto impossible = [&](const Status& why) {
     return InvalidArgument("cannot read \"" + shown + "\" as a time: " + why.message());
@@ -314,6 +316,7 @@ StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time b
       Match date = DateWord(time_text, today);
       if (!date) return unreadable();
       if (!date->ok()) return impossible(date->status());
+      if (how.day_alone_is_midnight) return **date * kDay - utc_offset;
       return InvalidArgument("cannot read \"" + shown +
                              "\" as a time: it has no time of day; add one, e.g. \"" + shown + " 14:00\"");
     }
@@ -333,6 +336,13 @@ StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time b
   return day * kDay + **secs - utc_offset;
 }
 
+}  // namespace
+
+StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day) {
+  return Read(text, now, utc_offset, base_day,
+              {"2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) or mon 09:00"});
+}
+
 StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset) {
   const std::string_view trimmed = TrimAscii(text);
   // A number and a unit: how long ago. ParseDuration also reads "14:00" and "90" (Slurm's
@@ -342,24 +352,17 @@ StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset) {
       trimmed.find_first_of(":-/") == std::string_view::npos) {
     if (std::optional<Duration> ago = ParseDuration(trimmed)) return now - *ago;
   }
-  const std::string shown(trimmed);
-  StatusOr<Time> t = ParseWhen(shown, now, utc_offset);
-  if (!t.ok() && t.status().message().find("it has no time of day") != std::string::npos) {
-    t = ParseWhen(shown + " 00:00", now, utc_offset);  // the day's start
-  }
-  if (!t.ok() && t.status().message().find("\" as a time; use ") != std::string::npos) {
-    return InvalidArgument("cannot read \"" + shown +
-                           "\" as a time; use how long ago (7d, 12h, 90m), a day (" +
-                           FormatLocalDate(now - kWeek, utc_offset) +
-                           ", today) or a day and time, in server time (" + FormatOffset(utc_offset) + ")");
-  }
+  const std::string week_ago = FormatLocalDate(now - kWeek, utc_offset);
+  const std::string forms = "how long ago (7d, 12h, 90m), a day (" + week_ago +
+                            ", today) or a day and time (" + week_ago + " 14:00)";
+  StatusOr<Time> t = Read(trimmed, now, utc_offset, 0, {forms, true});
   // The forms that mean the next such day ("11-01", "mon", "tomorrow") land in the future, where
   // nothing has ended yet: say so rather than answer with nothing.
   if (t.ok() && *t > now) {
-    return InvalidArgument("\"" + shown + "\" is " + FormatLocal(*t, utc_offset) + " (server time, " +
-                           FormatOffset(utc_offset) +
-                           "), which has not come yet; give a past day with its year (" +
-                           FormatLocalDate(now - kWeek, utc_offset) + ") or how long ago (7d)");
+    return InvalidArgument("\"" + std::string(trimmed) + "\" is " + FormatLocal(*t, utc_offset) +
+                           " (server time, " + FormatOffset(utc_offset) +
+                           "), which has not come yet; give a past day with its year (" + week_ago +
+                           ") or how long ago (7d)");
   }
   return t;
 }

@@ -246,7 +246,7 @@ TEST(WhenTest, SinceRefusesTheFutureAndSaysWhatItRead) {
 TEST(WhenTest, SinceNamesItsOwnFormsWhenUnreadable) {
   EXPECT_EQ(Since("last week").status().message(),
             "cannot read \"last week\" as a time; use how long ago (7d, 12h, 90m), a day (2026-11-23, "
-            "today) or a day and time, in server time (+08:00)");
+            "today) or a day and time (2026-11-23 14:00) (server time, +08:00)");
   // Slurm's minutes and minutes:seconds are not how long ago here.
   EXPECT_NE(Since("90").status().message().find("cannot read \"90\" as a time; use how long ago"),
             std::string::npos);
