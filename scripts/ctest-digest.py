@@ -21,7 +21,7 @@ TEST = re.compile(r"^\d+/\d+ Test: (.+)$")
 
 
 def failed_outputs(log):
-    """(name, output lines) of each test the log records as not passed."""
+    """(name, output lines, verdict) of each test the log records as not passed."""
     name, out, in_output, took = None, [], False, ""
     for line in log.splitlines():
         if m := TEST.match(line):
