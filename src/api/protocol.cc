@@ -66,6 +66,14 @@ nlohmann::json ErrorReply(const Status& status) { return ErrorReply(ErrorCode(st
 
 nlohmann::json OkReply() { return {{"v", kVersion}, {"ok", true}}; }
 
+Status CheckTag(const nlohmann::json& request) {
+  auto tag = request.find("tag");
+  if (tag == request.end() || tag->is_null() || tag->is_boolean() || tag->is_number()) return Status();
+  if (tag->is_string() && tag->get_ref<const std::string&>().size() <= kMaxTagBytes) return Status();
+  return InvalidArgument("\"tag\" must be a number or a string of at most " + std::to_string(kMaxTagBytes) +
+                         " bytes (it is echoed in the reply)");
+}
+
 StatusOr<Time> TimeField(const nlohmann::json& request, const char* field, Time absent) {
   auto it = request.find(field);
   if (it == request.end()) return absent;

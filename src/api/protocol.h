@@ -42,6 +42,10 @@ nlohmann::json ErrorReply(const Status& status);
 nlohmann::json ErrorReply(std::string_view code, std::string_view message);
 // {"v":1,"ok":true}
 nlohmann::json OkReply();
+// A request's "tag" is echoed in its reply: it may be absent, null, a boolean, a number or a string of
+// at most kMaxTagBytes bytes. Anything else is InvalidArgument (a structure is never echoed back).
+inline constexpr std::size_t kMaxTagBytes = 256;
+Status CheckTag(const nlohmann::json& request);
 // The Status an error reply carries (OK for an ok reply).
 Status StatusOfReply(const nlohmann::json& reply);
 // A request's time member (Unix seconds, e.g. "since"): `absent` when it is missing,

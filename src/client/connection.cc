@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "api/protocol.h"
+#include "json/bounded.h"
 
 namespace rota::client {
 
@@ -125,11 +126,11 @@ StatusOr<nlohmann::json> Connection::Receive(int timeout_ms) {
     if (nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      nlohmann::json reply = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (reply.is_discarded() || !reply.is_object()) {
+      StatusOr<nlohmann::json> reply = ParseBoundedJson(line);
+      if (!reply.ok() || !reply->is_object()) {
         return Internal("rotad sent a line that is not a JSON object: " + line.substr(0, 200));
       }
-      return reply;
+      return std::move(*reply);
     }
     scanned = buffer_.size();
     if (buffer_.size() >= api::kMaxReplyBytes) {

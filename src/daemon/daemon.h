@@ -28,6 +28,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/notifier.h"
+#include "daemon/refusal_log.h"
 #include "daemon/server.h"
 #include "device/devices.h"
 #include "device/sampler.h"
@@ -114,6 +115,10 @@ class Daemon : public Server::Handler {
   void Reply(ConnId conn, const nlohmann::json& reply);
   nlohmann::json Hello(const Caller& caller);
   void ProcessInbox();
+  // Logs a refused request (an error reply, or one refused part of a reply) with its caller,
+  // within the caller's budget of log lines (refusal_log.h).
+  void NoteRefusal(const Caller& caller, std::string_view op, const nlohmann::json& reply);
+  void NoteRefusal(const Caller& caller, std::string_view op, const Status& status);
   void FlushSubmits();
   StatusOr<store::JobRecord> PrepareJob(const Caller& caller, const nlohmann::json& request, bool interactive,
                                         ConnId conn);
@@ -450,6 +455,7 @@ class Daemon : public Server::Handler {
     store::JobRecord rec;
   };
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
+  RefusalLog refusals_;                       // what refused requests are logged
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
   std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
   // HTTP: the front end, its hand-over to this loop, credentials, and the calls awaiting their

@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "api/protocol.h"
+#include "json/bounded.h"
 #include "daemon/clock.h"
 #include "daemon/identity.h"
 #include "web/api_map.h"
@@ -264,11 +265,15 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
   } else if (req.body.empty()) {
     request = json::object();
   } else {
-    request = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (request.is_discarded() || !request.is_object()) {
-      SendError(res, 400, "invalid_argument", "the request body is not a JSON object (see docs/http.md)");
+    // Depth-bounded (json/bounded.h): a deep body is refused before anything copies it.
+    StatusOr<json> body = ParseBoundedJson(req.body);
+    if (!body.ok() || !body->is_object()) {
+      SendError(res, 400, "invalid_argument",
+                "the request body is not a JSON object" + (body.ok() ? "" : ": " + body.status().message()) +
+                    " (see docs/http.md)");
       return;
     }
+    request = std::move(*body);
   }
   request.erase("v");
   request["op"] = op;
@@ -349,8 +354,9 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
               "= false); run `rota web` on the server for a sign-in link");
     return;
   }
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object() || !body.contains("user") || !body["user"].is_string() ||
+  StatusOr<json> parsed = ParseBoundedJson(req.body);
+  const json body = parsed.ok() ? std::move(*parsed) : json();
+  if (!body.is_object() || !body.contains("user") || !body["user"].is_string() ||
       !body.contains("password") || !body["password"].is_string()) {
     SendError(res, 400, "invalid_argument", "send {\"user\": ..., \"password\": ...}");
     return;

@@ -12,6 +12,7 @@
 #include "api/job_json.h"
 #include "api/protocol.h"
 #include "api/when.h"
+#include "json/bounded.h"
 #include "core/capacity.h"
 #include "core/quota.h"
 #include "daemon/clock.h"
@@ -46,7 +47,8 @@ bool BoolField(const json& request, const char* field) {
 
 // Replaces invalid UTF-8 so the bytes can travel as a JSON string.
 std::string ValidUtf8(const std::string& in) {
-  return json::parse(json(in).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+  StatusOr<json> back = ParseBoundedJson(json(in).dump(-1, ' ', false, json::error_handler_t::replace));
+  return back.ok() && back->is_string() ? back->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -68,13 +70,26 @@ void Daemon::ProcessInbox() {
     }
     const Peer* peer = server_->PeerOf(in.conn);
     if (peer == nullptr) continue;  // closed meanwhile
-    json request = json::parse(in.line, nullptr, /*allow_exceptions=*/false);
+    Caller caller = callers_.Get(peer->uid, peer->gid, peer->pid, CallerCache::Clock::now());
+    // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
+    if (options_.user_mode) caller.admin = true;
+    // Depth-bounded: a deep request is refused here, before anything copies or echoes a part of
+    // it (json/bounded.h).
+    StatusOr<json> parsed = ParseBoundedJson(in.line);
+    json request = parsed.ok() ? std::move(*parsed) : json();
+    std::string op_name;
     json reply;
-    if (request.is_discarded() || !request.is_object()) {
+    if (!parsed.ok()) {
+      reply = api::ErrorReply("invalid_argument", "the request is not a JSON object: " + parsed.status().message() +
+                                                      " (see docs/api.md)");
+    } else if (!request.is_object()) {
       reply = api::ErrorReply("invalid_argument", "the request is not a JSON object (see docs/api.md)");
+    } else if (Status bad_tag = api::CheckTag(request); !bad_tag.ok()) {
+      reply = api::ErrorReply(bad_tag);
     } else {
       auto v = request.find("v");
       auto op = request.find("op");
+      if (op != request.end() && op->is_string()) op_name = op->get<std::string>();
       if (v == request.end() || !v->is_number_integer()) {
         reply = api::ErrorReply("invalid_argument", "the request has no API version \"v\"");
       } else if (v->get<std::int64_t>() != api::kVersion) {
@@ -86,13 +101,10 @@ void Daemon::ProcessInbox() {
         reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
                                                          std::to_string(::getuid()) + " only");
       } else {
-        Caller caller = callers_.Get(peer->uid, peer->gid, peer->pid, CallerCache::Clock::now());
-        // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
-        if (options_.user_mode) caller.admin = true;
         // Handlers read fields with defaults (`value`), which throws on a field of the wrong type:
         // that is the client's mistake, answered as such, never a crash of the daemon.
         try {
-          if (op->get<std::string>() == "submit") {
+          if (op_name == "submit") {
             StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
             if (rec.ok()) {
               json tag = request.contains("tag") ? request["tag"] : json();
@@ -110,16 +122,32 @@ void Daemon::ProcessInbox() {
                                   std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
         }
       }
-      // A null reply is answered later (notify_test), with its tag.
-      if (auto tag = request.is_object() ? request.find("tag") : request.end();
-          request.is_object() && tag != request.end() && !reply.is_null()) {
-        reply["tag"] = *tag;
-      }
+      // A null reply is answered later (notify_test), with its tag (a scalar: CheckTag).
+      if (auto tag = request.find("tag"); tag != request.end() && !reply.is_null()) reply["tag"] = *tag;
     }
+    NoteRefusal(caller, op_name, reply);
     FlushSubmits();
     if (!reply.is_null()) Reply(in.conn, reply);
   }
   FlushSubmits();
+}
+
+void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const json& reply) {
+  if (!reply.is_object() || reply.value("ok", true)) return;
+  NoteRefusal(caller, op, api::StatusOfReply(reply));
+}
+
+void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const Status& status) {
+  if (status.ok()) return;
+  const std::string who = caller.name.empty() ? "uid " + std::to_string(caller.uid) : caller.name;
+  const bool warn = RefusalLog::Warns(status.code());
+  for (const std::string& line : refusals_.Note(caller.uid, who, op, status, Now())) {
+    if (warn) {
+      spdlog::warn("{}", line);
+    } else {
+      spdlog::info("{}", line);
+    }
+  }
 }
 
 void Daemon::FlushSubmits() {
@@ -380,6 +408,7 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
     }
     const JobId id = v.get<JobId>();
     auto fail = [&](const Status& s) {
+      NoteRefusal(caller, "cancel", s);
       results.push_back({{"job_id", id}, {"ok", false}, {"error", {{"code", api::ErrorCode(s.code())}, {"message", s.message()}}}});
     };
     StatusOr<store::JobRecord> rec = Visible(caller, id);

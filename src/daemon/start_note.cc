@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/bounded.h"
+
 namespace rota::daemon {
 
 using nlohmann::json;
@@ -17,8 +19,10 @@ std::string StartNoteToJson(const StartNote& note) {
 }
 
 StatusOr<StartNote> StartNoteFromJson(const std::string& text) {
+  StatusOr<json> parsed = ParseBoundedJson(text);
+  if (!parsed.ok()) return InvalidArgument("bad start note: " + parsed.status().message());
   try {
-    json j = json::parse(text);
+    const json& j = *parsed;
     StartNote note;
     store::StartInfo& s = note.start;
     store::Placement& p = s.placement;

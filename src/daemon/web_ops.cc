@@ -115,11 +115,11 @@ void Daemon::ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& share
   json reply;
   const json& request = call.request;
   const std::string op = request.value("op", "");
+  const Caller caller = HttpCaller(call);
   try {
     if (std::string why = web::RefusedOverHttp(op); !why.empty()) {
       reply = api::ErrorReply("invalid_argument", why);  // the front end refuses these already
     } else {
-      const Caller caller = HttpCaller(call);
       if (op == "submit") {
         StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, conn);
         if (rec.ok()) {
@@ -143,6 +143,7 @@ void Daemon::ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& share
     reply = api::ErrorReply("invalid_argument",
                             std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
   }
+  NoteRefusal(caller, op, reply);
   call.reply.set_value(reply);
 }
 

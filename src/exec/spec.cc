@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/bounded.h"
+
 namespace rota::exec {
 
 using nlohmann::json;
@@ -34,8 +36,10 @@ std::string SpecToJson(const JobSpec& spec) {
 }
 
 StatusOr<JobSpec> SpecFromJson(const std::string& text) {
+  StatusOr<json> parsed = ParseBoundedJson(text);
+  if (!parsed.ok()) return InvalidArgument("bad job spec: " + parsed.status().message());
   try {
-    json j = json::parse(text);
+    const json& j = *parsed;
     JobSpec spec;
     LaunchSpec& l = spec.launch;
     l.job_id = j.at("job_id").get<JobId>();
@@ -68,8 +72,10 @@ std::string ResultToJson(const ExitInfo& info) {
 }
 
 StatusOr<ExitInfo> ResultFromJson(const std::string& text) {
+  StatusOr<json> parsed = ParseBoundedJson(text);
+  if (!parsed.ok()) return InvalidArgument("bad job result: " + parsed.status().message());
   try {
-    json j = json::parse(text);
+    const json& j = *parsed;
     ExitInfo info;
     std::string kind = j.at("kind").get<std::string>();
     if (kind == "exited") {

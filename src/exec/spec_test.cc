@@ -43,6 +43,12 @@ TEST(ExecutorSpecTest, BadSpecIsInvalidArgument) {
   EXPECT_EQ(SpecFromJson("{").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(SpecFromJson("{\"job_id\":1}").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(SpecFromJson("[]").status().code(), StatusCode::kInvalidArgument);
+  // A state file is read as every JSON text from outside is: nested deeper than the bound, refused.
+  const std::string deep = "{\"job_id\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  StatusOr<JobSpec> spec = SpecFromJson(deep);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().message(), "bad job spec: the JSON text nests deeper than 32 levels");
+  EXPECT_FALSE(ResultFromJson(deep).ok());
 }
 
 TEST(ExecutorSpecTest, ResultRoundTrips) {

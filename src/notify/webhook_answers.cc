@@ -14,6 +14,7 @@
 //            no_service / channel_not_found, 410 channel_is_archived, as plain text.
 #include <nlohmann/json.hpp>
 
+#include "json/bounded.h"
 #include "notify/curl_util.h"
 #include "notify/webhooks.h"
 
@@ -114,8 +115,9 @@ Status ReadWebhookAnswer(WebhookKind kind, long http_status, std::string_view bo
     case WebhookKind::kWeCom:
       break;
   }
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  StatusOr<json> parsed = ParseBoundedJson(body);
+  const json j = parsed.ok() ? std::move(*parsed) : json();
+  if (!j.is_object()) {
     if (!http_ok) return internal::HttpFailure(r, what);
     return FailedPrecondition(std::string(what) + ": the answer is not the platform's JSON (is the URL a " +
                               WebhookKindName(kind) + " bot webhook?): " + TruncateUtf8(body, 200));

@@ -1,6 +1,7 @@
 // Bookings in the store (schema v4). Tested by booking_store_test.cc.
 #include <nlohmann/json.hpp>
 
+#include "json/bounded.h"
 #include "store/db.h"
 #include "store/job_store.h"
 
@@ -17,7 +18,9 @@ constexpr std::string_view kBookingColumns =
 
 StatusOr<std::vector<std::string>> Strings(const std::string& text, std::int64_t id) {
   try {
-    return json::parse(text).get<std::vector<std::string>>();
+    StatusOr<json> parsed = ParseBoundedJson(text);
+    if (!parsed.ok()) return Internal("booking " + std::to_string(id) + " has a malformed card list: " + text);
+    return parsed->get<std::vector<std::string>>();
   } catch (const std::exception&) {
     return Internal("booking " + std::to_string(id) + " has a malformed card list: " + text);
   }

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "json/bounded.h"
 #include "store/schema.h"
 
 namespace rota::store {
@@ -39,7 +40,8 @@ std::string ToJson(const T& value) {
 // Parses a JSON array of integers or strings (T) from a column; `what` names it for errors.
 template <typename T>
 StatusOr<std::vector<T>> ParseList(const std::string& text, JobId id, const char* what) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = ParseBoundedJson(text);
+  const json j = parsed.ok() ? std::move(*parsed) : json();
   std::vector<T> out;
   bool ok = j.is_array();
   for (size_t i = 0; ok && i < j.size(); ++i) {
@@ -56,7 +58,8 @@ StatusOr<std::vector<T>> ParseList(const std::string& text, JobId id, const char
 }
 
 StatusOr<std::map<std::string, std::string>> ParseEnv(const std::string& text, JobId id) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = ParseBoundedJson(text);
+  const json j = parsed.ok() ? std::move(*parsed) : json();
   std::map<std::string, std::string> out;
   bool ok = j.is_object();
   if (ok) {

@@ -8,6 +8,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "json/bounded.h"
+
 namespace rota::store {
 
 namespace {
@@ -21,9 +23,9 @@ OutboxRow ReadOutboxRow(const Statement& st) {
   r.id = st.Int(0);
   r.channel = st.Text(1);
   r.recipient = st.Text(2);
-  nlohmann::json m = nlohmann::json::parse(st.Text(3), nullptr, false);
-  if (m.is_array()) {
-    for (const auto& v : m) {
+  StatusOr<nlohmann::json> m = ParseBoundedJson(st.Text(3));
+  if (m.ok() && m->is_array()) {
+    for (const auto& v : *m) {
       if (v.is_string()) r.mentions.push_back(v.get<std::string>());
     }
   }

@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "json/bounded.h"
+
 namespace rota::web {
 
 bool ReadOnlyOp(std::string_view op) {
@@ -52,8 +54,10 @@ int HttpStatusOfReply(const nlohmann::json& reply) {
 nlohmann::json QueryToRequest(const std::multimap<std::string, std::string>& params) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, value] : params) {
-    nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-    out[key] = v.is_discarded() ? nlohmann::json(value) : v;
+    // A value that is not JSON (or nests too deep to be read as such) is taken as a string. The
+    // request object adds one level above its values.
+    StatusOr<nlohmann::json> v = ParseBoundedJson(value, kMaxJsonDepth - 1);
+    out[key] = v.ok() ? std::move(*v) : nlohmann::json(value);
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "json/bounded.h"
+
 namespace rota::web {
 namespace api_map_test {
 namespace {
@@ -36,6 +38,13 @@ TEST(ApiMap, QueryValuesParseAsJsonElseStrings) {
   EXPECT_EQ(r["user"], "alice");
   EXPECT_EQ(r["all"], true);
   EXPECT_EQ(r["x"], "[1");
+  // A value nested deeper than a request may be is not read as JSON: it stays the text it was.
+  const std::string deep = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  const std::string fits = std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
+  nlohmann::json d = QueryToRequest({{"all", deep}, {"ok", fits}});
+  EXPECT_EQ(d["all"], deep);
+  EXPECT_TRUE(d["ok"].is_array());
+  EXPECT_LE(JsonDepth(d), kMaxJsonDepth);
 }
 
 }  // namespace
