@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,7 +151,12 @@ int RunSession(const ClientOptions& options, const client::RequestFlags& flags,
   if (signals.fd() < 0) return Fail(Internal(std::string("cannot open a signalfd: ") + std::strerror(errno)));
   auto conn = Connect(options);
   if (!conn.ok()) return Fail(conn.status());
-  auto first = conn->Call({{"op", "run"}, {"job", *job}});
+  // A handle on this process goes with the request: rotad moves this process (and so the command,
+  // its child) into the job's cgroup, and takes no bare pid for that (docs/security.md, "Sessions").
+  // Where pidfds are missing (Linux before 5.3) none is sent, and rotad says why it cannot serve.
+  const int self = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
+  auto first = conn->Call({{"op", "run"}, {"job", *job}}, self);
+  if (self >= 0) ::close(self);
   if (!first.ok()) return Fail(first.status());
   long long id = first->value("job_id", 0LL);
   std::fprintf(stderr, "rota: job %lld queued\n", id);

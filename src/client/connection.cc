@@ -25,6 +25,23 @@ namespace {
 
 Status Closed() { return Unavailable("rotad closed the connection"); }
 
+// send(2) of `data` with descriptor `fd` attached to its first byte.
+ssize_t SendWithFd(int sock, const char* data, size_t size, int fd) {
+  iovec iov{const_cast<char*>(data), size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* h = CMSG_FIRSTHDR(&msg);
+  h->cmsg_level = SOL_SOCKET;
+  h->cmsg_type = SCM_RIGHTS;
+  h->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
+  return ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
 }  // namespace
 
 Connection::~Connection() { Close(); }
@@ -72,7 +89,7 @@ StatusOr<Connection> Connection::Open(const std::string& path) {
   return Connection(fd);
 }
 
-Status Connection::Send(const nlohmann::json& request) {
+Status Connection::Send(const nlohmann::json& request, int pass_fd) {
   if (fd_ < 0) return Closed();
   // A copy only to add the version: a submission carries the whole environment.
   const bool add_version = request.is_object() && !request.contains("v");
@@ -96,7 +113,12 @@ Status Connection::Send(const nlohmann::json& request) {
   }
   size_t sent = 0;
   while (sent < line.size()) {
-    ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    ssize_t n;
+    if (sent == 0 && pass_fd >= 0) {
+      n = SendWithFd(fd_, line.data(), line.size(), pass_fd);
+    } else {
+      n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -170,8 +192,8 @@ StatusOr<nlohmann::json> Connection::Receive(int timeout_ms) {
   }
 }
 
-StatusOr<nlohmann::json> Connection::Call(const nlohmann::json& request) {
-  Status sent = Send(request);
+StatusOr<nlohmann::json> Connection::Call(const nlohmann::json& request, int pass_fd) {
+  Status sent = Send(request, pass_fd);
   if (!sent.ok()) return sent;
   auto reply = Receive(-1);
   if (!reply.ok()) return reply.status();

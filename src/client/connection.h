@@ -28,9 +28,11 @@ class Connection {
 
   // Sends `request` (with "v" set to the API version) and reads one reply. A reply with
   // ok=false becomes the Status it carries; Unavailable when the connection failed or closed.
-  StatusOr<nlohmann::json> Call(const nlohmann::json& request);
-  // Sends one request line ("v" added when missing). Retries partial writes and EINTR.
-  Status Send(const nlohmann::json& request);
+  // `pass_fd` >= 0: a descriptor passed along with the request (SCM_RIGHTS), for `run`: a pidfd on
+  // this process, which is how rotad knows which process the session is (docs/api.md).
+  StatusOr<nlohmann::json> Call(const nlohmann::json& request, int pass_fd = -1);
+  // Sends one request line ("v" added when missing), with `pass_fd` as Call. Retries partial writes and EINTR.
+  Status Send(const nlohmann::json& request, int pass_fd = -1);
   // Reads the next message line, waiting at most `timeout_ms` (-1: forever). A timeout is
   // Unavailable with the message "timed out"; check TimedOut() to tell it apart. The reply is
   // returned as is (ok=false is not turned into an error here).

@@ -34,6 +34,7 @@
 #include "device/sampler.h"
 #include "device/simulated_devices.h"
 #include "exec/executor.h"
+#include "exec/files.h"
 #include "notify/templates.h"
 #include "store/job_store.h"
 #include "web/auth_state.h"
@@ -85,6 +86,9 @@ class Daemon : public Server::Handler {
     bool Live() const { return rec.state == store::JobState::kRunning && released_at == 0; }
     ConnId session = 0;        // interactive job: its client's connection (0: none)
     pid_t session_pid = 0;     // interactive job: the client process
+    // A new interactive job: a pidfd on its client, checked to be the caller's (RunSession). Its
+    // pid is moved into the job's cgroup only while this shows the process alive.
+    std::shared_ptr<exec::UniqueFd> session_process;
     Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
     std::string cancelled_by;  // a running job being cancelled, by whom
     JobId preempted_by = 0;    // a running job being preempted, for whom
@@ -180,6 +184,9 @@ class Daemon : public Server::Handler {
 
   // Sessions (sessions.cc).
   nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
+  // A pending session whose client process exited (its connection held open by another): cancelled,
+  // its connection told and closed.
+  void CancelOrphanedSession(Active& a, Time now);
   void StartSession(Active& a, const rota::Start& start, Time now);
   void SendWaitingUpdates();
   void EndSessionOnClose(ConnId conn);

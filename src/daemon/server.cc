@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "api/protocol.h"
 
@@ -34,6 +35,7 @@ Server::~Server() {
   for (auto& [id, c] : conns_) {
     loop_.Remove(c.fd);
     ::close(c.fd);
+    if (c.passed_fd >= 0) ::close(c.passed_fd);
   }
   if (listen_fd_ >= 0) {
     loop_.Remove(listen_fd_);
@@ -114,7 +116,7 @@ void Server::ReadLines(ConnId id) {
       if (n <= 0) return;
       continue;
     }
-    ssize_t n = ::read(c.fd, buf, sizeof buf);
+    ssize_t n = Receive(c, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) Drop(id);
@@ -155,6 +157,42 @@ void Server::ReadLines(ConnId id) {
       handler_.OnLine(id, line);
     }
   }
+}
+
+ssize_t Server::Receive(Conn& c, char* buf, size_t size) {
+  iovec iov{buf, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(c.fd, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  // Descriptors beyond the buffer were closed by the kernel (MSG_CTRUNC); of those received, the
+  // last is kept and the rest closed.
+  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
+    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+      if (c.passed_fd >= 0) ::close(c.passed_fd);
+      c.passed_fd = fd;
+    }
+  }
+  return n;
+}
+
+int Server::TakeProcessHandle(ConnId id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return -1;
+  Conn& c = it->second;
+  if (c.passed_fd >= 0) return std::exchange(c.passed_fd, -1);
+  int pidfd = -1;
+  socklen_t len = sizeof pidfd;
+  if (::getsockopt(c.fd, SOL_SOCKET, kSoPeerPidfd, &pidfd, &len) != 0) return -1;  // ENOPROTOOPT before 6.5
+  return pidfd;
 }
 
 void Server::Send(ConnId id, const nlohmann::json& message) {
@@ -211,6 +249,7 @@ void Server::Drop(ConnId id) {
   if (it == conns_.end()) return;
   loop_.Remove(it->second.fd);
   ::close(it->second.fd);
+  if (it->second.passed_fd >= 0) ::close(it->second.passed_fd);
   conns_.erase(it);
   handler_.OnClose(id);
 }

@@ -9,6 +9,8 @@
 //   that reply is written. Replies are written in order; a client that stops reading has its
 //   replies buffered up to kMaxBufferedReply bytes, then it is disconnected.
 // - Handler callbacks may call Send and Close on any connection, including the current one.
+// - A client may pass descriptors with its bytes (SCM_RIGHTS): the last one is kept for
+//   TakeProcessHandle, the others are closed at once; nothing is ever read from them.
 #pragma once
 
 #include <sys/types.h>
@@ -59,6 +61,12 @@ class Server {
   void CloseAfterWrite(ConnId conn);
   // The connection's identity; nullptr when it is closed.
   const Peer* PeerOf(ConnId conn) const;
+  // A handle (pidfd) on a process of the caller's, for what must act on that process (a session's
+  // client, moved into its job's cgroup): the one the client passed with its request
+  // (SCM_RIGHTS; docs/api.md, op "run"), else the process that connected (SO_PEERPIDFD, Linux
+  // 6.5), else -1. The caller owns it, and must still check whose process it is
+  // (exec::PidfdProcessOf): a client may pass any descriptor.
+  int TakeProcessHandle(ConnId conn);
   bool IsOpen(ConnId conn) const { return conns_.count(conn) > 0; }
   std::size_t connections() const { return conns_.size(); }
 
@@ -70,11 +78,19 @@ class Server {
     std::string out;
     bool closing = false;  // close once `out` is flushed
     bool want_write = false;
+    int passed_fd = -1;  // the last descriptor the client passed (SCM_RIGHTS); one at most is kept
   };
+
+  // Descriptors taken from one read; more are closed by the kernel.
+  static constexpr std::size_t kMaxPassedFds = 4;
+  // SO_PEERPIDFD (Linux 6.5), which Debian 12's headers do not name yet.
+  static constexpr int kSoPeerPidfd = 77;
 
   void Accept();
   void OnEvent(ConnId id, std::uint32_t events);
   void ReadLines(ConnId id);
+  // read(2) that also takes the descriptors the client passed (see TakeProcessHandle).
+  ssize_t Receive(Conn& c, char* buf, size_t size);
   void Flush(ConnId id);
   void Drop(ConnId id);  // closes now and tells the handler
 

@@ -7,6 +7,7 @@
 #include "api/protocol.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "exec/process.h"
 
 namespace rota::daemon {
 
@@ -14,6 +15,12 @@ using nlohmann::json;
 
 void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   const JobId id = a.rec.job.id;
+  // The client that asked may have exited while it waited, leaving its connection to a child and
+  // its pid free for another process, another user's or root's: that pid is never moved or killed.
+  if (!a.session_process || exec::PidfdExited(a.session_process->get())) {
+    CancelOrphanedSession(a, now);
+    return;
+  }
   store::StartInfo info;
   info.placement = a.rec.placement;
   info.preemptible = start.preemptible;
@@ -25,7 +32,16 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   // (the command) inherit its cgroup.
   StatusOr<std::string> cgroup = executor_->CreateCgroup(id, HostMemoryLimit(a.rec, start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
-    if (Status s = executor_->MoveToCgroup(*cgroup, a.session_pid); s.ok()) {
+    Status s = executor_->MoveToCgroup(*cgroup, a.session_pid);
+    // Alive after the move: the pid still named the client when it was written. (Gone, its pid
+    // could in principle have been taken between the check and the write: the cgroup is then
+    // never killed, only removed once empty.)
+    if (s.ok() && exec::PidfdExited(a.session_process->get())) {
+      spdlog::warn("job {}: the session's client {} exited as it was moved into its cgroup; the cgroup is "
+                   "removed once empty, never killed",
+                   id, a.session_pid);
+      stale_cgroups_.push_back(*cgroup);
+    } else if (s.ok()) {
       info.cgroup = *cgroup;
     } else {
       spdlog::warn("job {}: session process {} stays outside its cgroup: {}", id, a.session_pid, s.message());
@@ -60,6 +76,26 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
                             {"time_limit", a.rec.job.time_limit},
                             {"preemptible", start.preemptible}});
   spdlog::info("job {} ({}): session started on GPU {}", id, a.rec.job.user, gpus);
+}
+
+void Daemon::CancelOrphanedSession(Active& a, Time now) {
+  const JobId id = a.rec.job.id;
+  const ConnId conn = a.session;
+  const std::string why = "Session cancelled: its client process exited before the allocation";
+  spdlog::warn("job {} ({}): {} (a process that keeps its connection open is not the session)", id, a.rec.job.user,
+               why);
+  if (Status st = store_->Cancel(id, a.rec.job.user, now, why); !st.ok()) {
+    spdlog::error("job {}: {}", id, st.message());
+    a.retry_at = RetryAt(start_record_failures_, now);
+    return;
+  }
+  if (conn != 0) {
+    sessions_.erase(conn);
+    server_->Send(conn, api::ErrorReply("failed_precondition", why));
+    server_->CloseAfterWrite(conn);
+  }
+  jobs_.erase(id);
+  dirty_ = true;
 }
 
 void Daemon::SendWaitingUpdates() {

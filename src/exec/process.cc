@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "exec/files.h"
+#include "exec/procfs.h"
 
 namespace rota::exec {
 namespace {
@@ -53,6 +55,26 @@ Status PidfdQueueSignal(int pidfd, int sig, int value) {
     return Internal(ErrnoMessage("pidfd_send_signal", errno));
   }
   return Status::Ok();
+}
+
+StatusOr<pid_t> PidfdProcessOf(int pidfd, uid_t uid) {
+  if (pidfd < 0) return InvalidArgument("no process handle");
+  StatusOr<std::string> info = ReadFile("/proc/self/fdinfo/" + std::to_string(pidfd));
+  if (!info.ok()) return InvalidArgument("not a process handle (pidfd)");
+  // "Pid:\t<pid>": -1 once the process has exited, 0 when it is in a pid namespace not ours.
+  const std::size_t at = info->find("\nPid:\t");
+  if (at == std::string::npos) return InvalidArgument("not a process handle (pidfd)");
+  const long pid = std::strtol(info->c_str() + at + 6, nullptr, 10);
+  if (pid <= 0 || PidfdExited(pidfd)) return NotFound("the process has exited");
+  StatusOr<ProcessIdentity> p = ReadProcess(static_cast<pid_t>(pid));
+  if (!p.ok()) return NotFound("the process has exited");
+  if (p->uid != uid || p->euid != uid) {
+    return PermissionDenied("process " + std::to_string(pid) + " runs as uid " + std::to_string(p->uid) +
+                            ", not as the caller (uid " + std::to_string(uid) + ")");
+  }
+  // Alive after /proc was read: the pid still named this process then, and still does.
+  if (PidfdExited(pidfd)) return NotFound("the process has exited");
+  return static_cast<pid_t>(pid);
 }
 
 std::vector<std::string> ReadCmdline(pid_t pid) {

@@ -22,6 +22,14 @@ bool PidfdExited(int pidfd);
 // sigqueue(3) but immune to pid reuse. NotFound (ESRCH) when it has exited.
 Status PidfdQueueSignal(int pidfd, int sig, int value);
 
+// The process behind `pidfd`, checked to be alive and to run as `uid` (real and effective): the
+// way to name a caller's process that a recycled pid cannot fake (a bare pid may, by the time it
+// is used, belong to another user's process). Its pid is read from /proc/self/fdinfo; the process
+// is read from /proc and the pidfd polled again afterwards, so what was read was that process.
+// InvalidArgument when `pidfd` is not a pidfd; NotFound when the process has exited (or lives in
+// another pid namespace); PermissionDenied when it is another user's.
+StatusOr<pid_t> PidfdProcessOf(int pidfd, uid_t uid);
+
 // The NUL-separated /proc/<pid>/cmdline; empty for a zombie or a vanished process.
 std::vector<std::string> ReadCmdline(pid_t pid);
 
