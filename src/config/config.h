@@ -84,6 +84,20 @@ struct WebConfig {
   int threads = 16;                        // HTTP worker threads
 };
 
+// [limits]: how much of rotad one user may take (docs/security.md, "Limits"). Admins (root and
+// the admin group) are exempt from the per-user limits and keep a reserve of the connections.
+struct LimitsConfig {
+  int connections_per_user = 64;   // open socket connections of one uid
+  int connections = 4096;          // socket connections in all (also bounded by rotad's open-file limit)
+  Duration idle_timeout = 300;     // a connection that sends nothing this long is closed (not a session's)
+  Duration request_timeout = 10;   // a request line must arrive whole this long after its first byte
+  int pending_per_user = 5000;     // pending jobs of one user (0 = no limit)
+  double submit_rate = 20;         // submissions per second one user may keep up (0 = no limit)
+  double submit_burst = 1000;      // ... in bursts of up to this many
+  int ids_per_request = 1000;      // job ids in one cancel
+  int history_limit = 1000;        // jobs in one history reply (more: ask for the next page)
+};
+
 struct Config {
   Policy policy;
   std::string timezone = "UTC";  // as written: an offset, "UTC", or a label given with utc_offset
@@ -98,6 +112,7 @@ struct Config {
   BookingRules bookings;          // [bookings]: the calendar's rules
   WatchRules watch;               // [watch]: idle, stuck and over-memory allocations
   WebConfig web;                  // [web]: HTTP API, page, metrics
+  LimitsConfig limits;            // [limits]: what one user may take of rotad
   NotifyConfig notify;            // [notify]: channels, routing, retries
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;

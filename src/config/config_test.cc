@@ -309,6 +309,37 @@ TEST(Config, Web) {
   EXPECT_TRUE(Has(m, "is not a host name")) << m;
 }
 
+TEST(Config, Limits) {
+  auto c = ParseConfig(
+      "[limits]\nconnections_per_user = 8\nconnections = 100\nidle_timeout = \"2m\"\nrequest_timeout = \"3s\"\n"
+      "pending_per_user = 0\nsubmit_rate = 2.5\nsubmit_burst = 10\nids_per_request = 50\nhistory_limit = 20\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const LimitsConfig& l = c->limits;
+  EXPECT_EQ(l.connections_per_user, 8);
+  EXPECT_EQ(l.connections, 100);
+  EXPECT_EQ(l.idle_timeout, 2 * kMinute);
+  EXPECT_EQ(l.request_timeout, 3);
+  EXPECT_EQ(l.pending_per_user, 0);
+  EXPECT_EQ(l.submit_rate, 2.5);
+  EXPECT_EQ(l.submit_burst, 10);
+  EXPECT_EQ(l.ids_per_request, 50);
+  EXPECT_EQ(l.history_limit, 20);
+  // Defaults: a limit on everything, none that a lab's ordinary use reaches.
+  const LimitsConfig d = ParseConfig("", "rota.toml")->limits;
+  EXPECT_EQ(d.connections_per_user, 64);
+  EXPECT_GT(d.pending_per_user, 0);
+  EXPECT_GT(d.submit_rate, 0);
+  auto bad = ParseConfig("[limits]\nconnections_per_user = 0\nconnections = 4\nidle_timeout = \"0s\"\nsurprise = 1\n",
+                         "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  EXPECT_TRUE(Has(m, "connections_per_user")) << m;
+  EXPECT_TRUE(Has(m, "rota.toml:3:")) << m;
+  EXPECT_TRUE(Has(m, "idle_timeout")) << m;
+  EXPECT_TRUE(Has(m, "surprise")) << m;
+}
+
 TEST(Config, ChineseUserNames) {
   auto c = ParseConfig("[quota.roles]\n\"博士\" = 100\n[users.\"张三\"]\nrole = \"博士\"\nquota = 50\n", "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();

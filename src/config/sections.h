@@ -14,6 +14,7 @@ void ReadInventory(Section& root, Config& config);   // [inventory]
 void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadWatch(Section& root, Config& config);       // [watch]
 void ReadWeb(Section& root, Config& config);         // [web]
+void ReadLimits(Section& root, Config& config);      // [limits]
 void ReadNotify(Section& root, Config& config);      // [notify], [notify.channels.NAME]; before ReadPeople
 void ReadUserNotify(Section& s, const Config& config, UserConfig& user);  // [users.NAME] language, notify, events
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota

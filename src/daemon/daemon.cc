@@ -235,6 +235,7 @@ Status Daemon::Open() {
   server_ = std::make_unique<Server>(*loop_, *this);
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
   // directory is private to the user anyway.
+  ApplyServerLimits();
   if (Status s = server_->Listen(options_.socket_path, options_.user_mode ? 0600 : 0666); !s.ok()) return s;
   // After sigprocmask above: the HTTP threads inherit the blocked signals.
   if (Status s = StartHttp(); !s.ok()) return s;
@@ -378,6 +379,7 @@ Status Daemon::ReloadConfig() {
     StopSampler();
     devices_.reset();
   }
+  if (server_) ApplyServerLimits();
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
   if (Status s = StartNotifier(); !s.ok()) return s;

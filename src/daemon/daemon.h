@@ -68,6 +68,8 @@ class Daemon : public Server::Handler {
 
   void OnLine(ConnId conn, std::string_view line) override;
   void OnClose(ConnId conn) override;
+  void OnRefused(const Peer& peer, const Status& why) override;  // limits.cc
+  bool Privileged(const Peer& peer) override;                     // limits.cc
 
  private:
   struct Active {
@@ -119,6 +121,8 @@ class Daemon : public Server::Handler {
   void Reply(ConnId conn, const nlohmann::json& reply);
   nlohmann::json Hello(const Caller& caller);
   void ProcessInbox();
+  // The socket server's connection limits from [limits], within rotad's open-file limit (limits.cc).
+  void ApplyServerLimits();
   // Logs a refused request (an error reply, or one refused part of a reply) with its caller,
   // within the caller's budget of log lines (refusal_log.h).
   void NoteRefusal(const Caller& caller, std::string_view op, const nlohmann::json& reply);

@@ -335,6 +335,7 @@ json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) 
   const std::uint64_t token = next_test_++;
   PendingTest& p = notify_tests_[token];
   p.conn = conn;
+  if (server_ && conn < kHttpConnBase) server_->SetHeld(conn, true);  // until the answer (OnTestResults)
   p.tag = request.contains("tag") ? request["tag"] : json();
   p.waiting = channels.size();
   p.results = json::array();
@@ -370,7 +371,10 @@ void Daemon::OnTestResults() {
     json reply = api::OkReply();
     reply["results"] = std::move(p.results);
     if (!p.tag.is_null()) reply["tag"] = p.tag;
-    if (server_ && server_->PeerOf(p.conn)) server_->Send(p.conn, reply);
+    if (server_ && server_->PeerOf(p.conn)) {
+      server_->SetHeld(p.conn, false);
+      server_->Send(p.conn, reply);
+    }
     notify_tests_.erase(it);
   }
 }

@@ -340,6 +340,7 @@ json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) 
   a.session_pid = *pid;
   a.session_process = std::move(process);
   sessions_[conn] = *id;
+  server_->SetHeld(conn, true);  // a session's connection is quiet while the command runs
   dirty_ = true;
   return Ok({{"job_id", *id}, {"event", "queued"}});
 }

@@ -3,14 +3,19 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <utility>
+#include <vector>
 
 #include "api/protocol.h"
 
@@ -19,6 +24,14 @@ namespace rota::daemon {
 namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Milliseconds on the monotonic clock: the connections' timeouts (a transport's own, not the
+// scheduler's time, which comes from the daemon's clock).
+std::int64_t NowMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
 
 // True when something accepts connections on `path`.
 bool SomeoneListens(const sockaddr_un& addr) {
@@ -42,6 +55,15 @@ Server::~Server() {
     ::close(listen_fd_);
     ::unlink(path_.c_str());
   }
+  if (sweep_fd_ >= 0) {
+    loop_.Remove(sweep_fd_);
+    ::close(sweep_fd_);
+  }
+  if (more_fd_ >= 0) {
+    loop_.Remove(more_fd_);
+    ::close(more_fd_);
+  }
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
 Status Server::Listen(const std::string& path, mode_t mode) {
@@ -54,46 +76,142 @@ Status Server::Listen(const std::string& path, mode_t mode) {
   if (SomeoneListens(addr)) {
     return FailedPrecondition("another rotad is already serving " + path + "; stop it first");
   }
-  ::unlink(path.c_str());
+  // Made in a private directory beside `path` (mode 0700, ours), given its mode there, then
+  // renamed over `path`: chmod by a path that someone else could swap for a link never happens.
+  const size_t slash = path.rfind('/');
+  std::string dir_template = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/.rotad-XXXXXX";
+  if (::mkdtemp(dir_template.data()) == nullptr) return Unavailable(Errno("cannot make a directory beside " + path));
+  const std::string private_dir = dir_template;
+  const std::string temp = private_dir + "/s";
+  sockaddr_un temp_addr{};
+  temp_addr.sun_family = AF_UNIX;
+  auto fail = [&](Status s, int fd) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
+    ::rmdir(private_dir.c_str());
+    return s;
+  };
+  if (temp.size() >= sizeof temp_addr.sun_path) {
+    return fail(InvalidArgument("socket path is too long to be made beside it (" + std::to_string(temp.size()) +
+                                " bytes): " + path),
+                -1);
+  }
+  std::memcpy(temp_addr.sun_path, temp.c_str(), temp.size() + 1);
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return Internal(Errno("socket"));
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    Status s = Unavailable(Errno("cannot bind " + path));
-    ::close(fd);
-    return s;
+  if (fd < 0) return fail(Internal(Errno("socket")), -1);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&temp_addr), sizeof temp_addr) != 0) {
+    return fail(Unavailable(Errno("cannot bind " + path)), fd);
   }
-  if (::chmod(path.c_str(), mode) != 0 || ::listen(fd, 512) != 0) {
-    Status s = Internal(Errno("cannot listen on " + path));
-    ::close(fd);
-    return s;
+  if (::chmod(temp.c_str(), mode) != 0 || ::listen(fd, 512) != 0) {
+    return fail(Internal(Errno("cannot listen on " + path)), fd);
   }
+  if (::rename(temp.c_str(), path.c_str()) != 0) return fail(Unavailable(Errno("cannot bind " + path)), fd);
+  ::rmdir(private_dir.c_str());
   listen_fd_ = fd;
   path_ = path;
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  more_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (more_fd_ < 0) return Internal(Errno("eventfd"));
+  if (Status s = loop_.Add(more_fd_, EPOLLIN, [this](std::uint32_t) { TakeMore(); }); !s.ok()) return s;
+  sweep_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (sweep_fd_ < 0) return Internal(Errno("timerfd_create"));
+  if (Status s = loop_.Add(sweep_fd_, EPOLLIN, [this](std::uint32_t) { Sweep(); }); !s.ok()) return s;
   return loop_.Add(fd, EPOLLIN, [this](std::uint32_t) { Accept(); });
+}
+
+Status Server::SetLimits(const ServerLimits& limits) {
+  if (limits.per_user < 1 || limits.total < 1 || limits.idle_ms < 1 || limits.request_ms < 1) {
+    return InvalidArgument("connection limits must be positive");
+  }
+  limits_ = limits;
+  return Status();
+}
+
+Status Server::Admit(const Peer& peer) {
+  const int total = static_cast<int>(conns_.size());
+  const bool privileged = handler_.Privileged(peer);
+  if (privileged) {
+    if (total >= limits_.total) return ResourceExhausted("rotad serves " + std::to_string(total) + " connections, its limit");
+    return Status();
+  }
+  if (total >= limits_.total - kPrivilegedReserve) {
+    return ResourceExhausted("rotad serves " + std::to_string(total) + " connections, as many as it takes from users (" +
+                             "[limits] connections); try again in a moment");
+  }
+  auto it = per_uid_.find(peer.uid);
+  if (it != per_uid_.end() && it->second >= limits_.per_user) {
+    return ResourceExhausted("uid " + std::to_string(peer.uid) + " already has " + std::to_string(it->second) +
+                             " connections open to rotad, its limit ([limits] connections_per_user); close some");
+  }
+  return Status();
 }
 
 void Server::Accept() {
   while (true) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE): the next event retries
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) ShedOne();
+      return;  // EAGAIN: none waiting
+    }
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
       ::close(fd);
       continue;
     }
+    const Peer peer{cred.uid, cred.gid, cred.pid};
+    if (Status why = Admit(peer); !why.ok()) {
+      // One line, written without waiting (it fits any socket buffer), then closed.
+      const std::string line = api::ErrorReply(why).dump() + "\n";
+      (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ::close(fd);
+      handler_.OnRefused(peer, why);
+      continue;
+    }
     const ConnId id = next_id_++;
     Conn& c = conns_[id];
     c.fd = fd;
-    c.peer = Peer{cred.uid, cred.gid, cred.pid};
+    c.peer = peer;
+    c.last_read_ms = NowMs();
     if (!loop_.Add(fd, EPOLLIN | EPOLLRDHUP, [this, id](std::uint32_t ev) { OnEvent(id, ev); }).ok()) {
       ::close(fd);
       conns_.erase(id);
       continue;
     }
+    ++per_uid_[peer.uid];
+    ArmSweep();
     // A client usually writes its request right after connecting: read it now rather than on
     // the next turn of the loop (EAGAIN when it has not arrived yet).
     ReadLines(id);
+  }
+}
+
+void Server::ShedOne() {
+  // No descriptor for the waiting connection: the one kept in reserve makes room to take it off
+  // the queue (else the level-triggered listening socket would wake the loop at once, forever).
+  if (reserve_fd_ >= 0) {
+    ::close(reserve_fd_);
+    reserve_fd_ = -1;
+    ucred cred{};
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      socklen_t len = sizeof cred;
+      const bool known = ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+      const Status why = ResourceExhausted("rotad has no file descriptor left for another connection; try again in a moment");
+      const std::string line = api::ErrorReply(why).dump() + "\n";
+      (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ::close(fd);
+      if (known) handler_.OnRefused(Peer{cred.uid, cred.gid, cred.pid}, why);
+    }
+    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (reserve_fd_ >= 0) return;
+  }
+  // Not even that: stop accepting until the next sweep (a second at most), rather than spin.
+  if (!accept_paused_) {
+    accept_paused_ = true;
+    (void)loop_.Modify(listen_fd_, 0);
+    ArmSweep();
   }
 }
 
@@ -101,6 +219,12 @@ void Server::OnEvent(ConnId id, std::uint32_t events) {
   if (events & EPOLLOUT) Flush(id);
   if (!conns_.count(id)) return;
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ReadLines(id);
+}
+
+void Server::UpdateInterest(Conn& c) {
+  const bool want = !c.out.empty();
+  c.want_write = want;
+  (void)loop_.Modify(c.fd, (c.paused ? 0u : EPOLLIN | EPOLLRDHUP) | (want ? EPOLLOUT : 0u));
 }
 
 void Server::ReadLines(ConnId id) {
@@ -116,6 +240,20 @@ void Server::ReadLines(ConnId id) {
       if (n <= 0) return;
       continue;
     }
+    if (c.out.size() > kPauseReadingAt) {
+      // Backpressure: replies wait for a client that does not read; its next requests wait in
+      // `in`, the kernel's buffer and then the client until they are gone (Flush resumes).
+      if (!c.paused) {
+        c.paused = true;
+        UpdateInterest(c);
+      }
+      return;
+    }
+    // Requests already read come first, a turn's worth at a time (TakeLines).
+    if (c.complete_lines) {
+      if (!TakeLines(id)) return;
+      continue;
+    }
     ssize_t n = Receive(c, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -126,37 +264,68 @@ void Server::ReadLines(ConnId id) {
       Drop(id);
       return;
     }
+    c.last_read_ms = NowMs();
+    if (c.in.empty()) c.partial_since_ms = c.last_read_ms;
+    partial_total_ += static_cast<size_t>(n);
     c.in.append(buf, static_cast<size_t>(n));
-    size_t start = 0;
-    while (true) {
-      auto again = conns_.find(id);
-      if (again == conns_.end() || again->second.closing) return;
-      Conn& cc = again->second;
-      size_t nl = cc.in.find('\n', start);
-      if (nl == std::string::npos) {
-        cc.in.erase(0, start);
-        if (cc.in.size() >= api::kMaxLineBytes) {
-          cc.in.clear();
-          Send(id, api::ErrorReply("invalid_argument", "request line longer than " +
-                                                           std::to_string(api::kMaxLineBytes) +
-                                                           " bytes; closing the connection"));
-          CloseAfterWrite(id);
-          return;
-        }
-        break;
-      }
-      std::string line = cc.in.substr(start, nl - start);
-      start = nl + 1;
-      if (line.size() + 1 > api::kMaxLineBytes) {
-        Send(id, api::ErrorReply("invalid_argument", "request line longer than " +
-                                                         std::to_string(api::kMaxLineBytes) + " bytes"));
-        continue;
-      }
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty()) continue;
-      handler_.OnLine(id, line);
+    c.complete_lines = std::memchr(buf, '\n', static_cast<size_t>(n)) != nullptr;
+    if (!c.complete_lines && c.in.size() >= api::kMaxLineBytes) {
+      Refuse(id, InvalidArgument("request line longer than " + std::to_string(api::kMaxLineBytes) +
+                                 " bytes; closing the connection"));
+      return;
+    }
+    if (!c.complete_lines && partial_total_ > kMaxPartialTotal) {
+      Refuse(id, ResourceExhausted("rotad holds too many unfinished requests; closing the connection"));
+      return;
     }
   }
+}
+
+bool Server::TakeLines(ConnId id) {
+  for (int taken = 0;; ++taken) {
+    auto it = conns_.find(id);
+    if (it == conns_.end() || it->second.closing) return false;
+    Conn& c = it->second;
+    const size_t nl = c.in.find('\n');
+    if (nl == std::string::npos) {
+      c.complete_lines = false;
+      c.partial_since_ms = c.in.empty() ? 0 : c.last_read_ms;
+      if (c.in.size() >= api::kMaxLineBytes) {
+        Refuse(id, InvalidArgument("request line longer than " + std::to_string(api::kMaxLineBytes) +
+                                   " bytes; closing the connection"));
+        return false;
+      }
+      return true;
+    }
+    if (taken == kLinesPerTurn || c.out.size() > kPauseReadingAt) {
+      // The rest waits for the next turn of the loop (or for the client to read its replies):
+      // one client's pipeline of thousands of requests is not answered in one batch, ahead of
+      // everyone else's and all in memory at once.
+      more_.insert(id);
+      uint64_t one = 1;
+      (void)!::write(more_fd_, &one, sizeof one);
+      return false;
+    }
+    std::string line = c.in.substr(0, nl);
+    c.in.erase(0, nl + 1);
+    partial_total_ -= nl + 1;
+    if (line.size() + 1 > api::kMaxLineBytes) {
+      Send(id, api::ErrorReply("invalid_argument", "request line longer than " +
+                                                       std::to_string(api::kMaxLineBytes) + " bytes"));
+      continue;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    handler_.OnLine(id, line);
+  }
+}
+
+void Server::TakeMore() {
+  uint64_t count;
+  (void)!::read(more_fd_, &count, sizeof count);
+  std::vector<ConnId> due(more_.begin(), more_.end());
+  more_.clear();
+  for (ConnId id : due) ReadLines(id);
 }
 
 ssize_t Server::Receive(Conn& c, char* buf, size_t size) {
@@ -199,12 +368,33 @@ void Server::Send(ConnId id, const nlohmann::json& message) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   Conn& c = it->second;
-  c.out += message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  c.out += '\n';
-  if (c.out.size() > kMaxBufferedReply) {
+  std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line += '\n';
+  if (c.out.size() + line.size() > kMaxBufferedReply) {
+    handler_.OnRefused(c.peer, ResourceExhausted("a client that does not read its replies (" +
+                                                 std::to_string(c.out.size() + line.size()) +
+                                                 " bytes waiting) was disconnected"));
     Drop(id);
     return;
   }
+  std::size_t& mine = out_per_uid_[c.peer.uid];
+  if (mine + line.size() > kMaxBufferedPerUser && !handler_.Privileged(c.peer)) {
+    handler_.OnRefused(c.peer, ResourceExhausted("replies waiting for this user's connections reached " +
+                                                 std::to_string(kMaxBufferedPerUser >> 20) +
+                                                 " MiB; a connection that does not read was disconnected"));
+    Drop(id);
+    return;
+  }
+  if (out_total_ + line.size() > kMaxBufferedTotal) {
+    handler_.OnRefused(c.peer, ResourceExhausted("replies waiting for clients reached rotad's bound (" +
+                                                 std::to_string(kMaxBufferedTotal >> 20) +
+                                                 " MiB); a client was disconnected"));
+    Drop(id);
+    return;
+  }
+  out_total_ += line.size();
+  mine += line.size();
+  c.out += line;
   Flush(id);
 }
 
@@ -224,12 +414,34 @@ void Server::Flush(ConnId id) {
     done += static_cast<size_t>(n);
   }
   c.out.erase(0, done);
-  const bool want = !c.out.empty();
-  if (want != c.want_write) {
-    c.want_write = want;
-    (void)loop_.Modify(c.fd, EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u));
+  TakeOut(c.peer.uid, done);
+  const bool resume = c.paused && c.out.size() <= kPauseReadingAt / 2;
+  if (resume) c.paused = false;
+  if (resume || c.want_write != !c.out.empty()) UpdateInterest(c);
+  if (c.out.empty() && c.closing) {
+    Drop(id);
+    return;
   }
-  if (!want && c.closing) Drop(id);
+  if (resume) ReadLines(id);  // what the client sent meanwhile (the kernel kept it)
+}
+
+void Server::TakeOut(uid_t uid, std::size_t bytes) {
+  if (bytes == 0) return;
+  out_total_ -= bytes;
+  auto it = out_per_uid_.find(uid);
+  if (it != out_per_uid_.end() && (it->second -= bytes) == 0) out_per_uid_.erase(it);
+}
+
+void Server::Refuse(ConnId id, const Status& why) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  const Peer peer = it->second.peer;
+  partial_total_ -= it->second.in.size();
+  it->second.in.clear();
+  it->second.partial_since_ms = 0;
+  Send(id, api::ErrorReply(why));
+  CloseAfterWrite(id);
+  handler_.OnRefused(peer, why);
 }
 
 void Server::CloseAfterWrite(ConnId id) {
@@ -244,12 +456,69 @@ const Peer* Server::PeerOf(ConnId id) const {
   return it == conns_.end() ? nullptr : &it->second.peer;
 }
 
+void Server::SetHeld(ConnId id, bool held) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  it->second.held = held;
+  it->second.last_read_ms = NowMs();
+  if (!held) ArmSweep();
+}
+
+void Server::ArmSweep() {
+  if (sweep_armed_ || sweep_fd_ < 0) return;
+  // A quarter of the shorter timeout, between 0.25 s and 5 s: a connection is closed at most that
+  // late. Armed only while some connection can time out, so an idle rotad is not woken.
+  const std::int64_t period = std::clamp<std::int64_t>(std::min(limits_.idle_ms, limits_.request_ms) / 4, 250, 5000);
+  itimerspec t{};
+  t.it_value.tv_sec = period / 1000;
+  t.it_value.tv_nsec = (period % 1000) * 1'000'000;
+  if (::timerfd_settime(sweep_fd_, 0, &t, nullptr) == 0) sweep_armed_ = true;
+}
+
+void Server::Sweep() {
+  std::uint64_t expirations;
+  (void)!::read(sweep_fd_, &expirations, sizeof expirations);
+  sweep_armed_ = false;
+  if (accept_paused_) {
+    accept_paused_ = false;
+    if (reserve_fd_ < 0) reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    (void)loop_.Modify(listen_fd_, EPOLLIN);
+  }
+  const std::int64_t now = NowMs();
+  std::vector<std::pair<ConnId, Status>> late;
+  bool watching = false;
+  for (const auto& [id, c] : conns_) {
+    if (c.closing) continue;
+    if (c.partial_since_ms != 0 && now - c.partial_since_ms >= limits_.request_ms) {
+      late.emplace_back(id, InvalidArgument("the request did not arrive whole within " +
+                                            std::to_string(limits_.request_ms / 1000) + " s; closing the connection"));
+    } else if (!c.held && c.in.empty() && c.out.empty() && now - c.last_read_ms >= limits_.idle_ms) {
+      late.emplace_back(id, Status());
+    } else if (!c.held || c.partial_since_ms != 0) {
+      watching = true;
+    }
+  }
+  for (const auto& [id, why] : late) {
+    if (why.ok()) {
+      Drop(id);  // idle: nothing is owed to it, nothing to say
+    } else {
+      Refuse(id, why);
+    }
+  }
+  if (watching || accept_paused_) ArmSweep();
+}
+
 void Server::Drop(ConnId id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
-  loop_.Remove(it->second.fd);
-  ::close(it->second.fd);
-  if (it->second.passed_fd >= 0) ::close(it->second.passed_fd);
+  Conn& c = it->second;
+  loop_.Remove(c.fd);
+  ::close(c.fd);
+  if (c.passed_fd >= 0) ::close(c.passed_fd);
+  TakeOut(c.peer.uid, c.out.size());
+  partial_total_ -= c.in.size();
+  if (auto n = per_uid_.find(c.peer.uid); n != per_uid_.end() && --n->second <= 0) per_uid_.erase(n);
+  more_.erase(id);
   conns_.erase(it);
   handler_.OnClose(id);
 }

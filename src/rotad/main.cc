@@ -7,10 +7,12 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -42,6 +44,19 @@ std::string UserConfigPath() {
 }
 
 // "<3>" for an error, "<4>" a warning, "<6>" information, "<7>" debug: syslog's priorities.
+// Every client connection is a descriptor: the soft limit (1024 under systemd) goes up to the
+// hard one, at most 65536 ([limits] connections is kept within it). rotad's own libraries poll,
+// never select, so descriptors above 1024 are safe. Jobs get theirs from [limits] (the shepherd
+// sets them), not rotad's.
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  const rlim_t want = r.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(r.rlim_max, 65536);
+  if (r.rlim_cur >= want) return;
+  r.rlim_cur = want;
+  (void)::setrlimit(RLIMIT_NOFILE, &r);
+}
+
 class SyslogPriority : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
@@ -130,6 +145,7 @@ int main(int argc, char** argv) {
     spdlog::error("cannot find rota-shepherd at {} (use --shepherd)", options.shepherd_path);
     return 1;
   }
+  RaiseOpenFileLimit();
   spdlog::info("configuration: {}", config_path.empty() ? std::string("built-in defaults") : config_path);
   rota::StatusOr<std::unique_ptr<rota::daemon::Daemon>> daemon = rota::daemon::Daemon::Create(options, std::move(config));
   if (!daemon.ok()) {
