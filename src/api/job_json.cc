@@ -215,12 +215,17 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
   v = 0;
   if (Status s = ReadInt(j, "mem_per_gpu", 0, std::int64_t{1} << 40, v); !s.ok()) return s;
   job.host_mem_per_gpu = v;
-  v = job.signal;
+  // No warning signal unless the job asks for one (--signal, #ROTA --signal) or the lab sets a
+  // default ([policy] default_signal, applied by the daemon): a program that never asked is not
+  // killed by a SIGUSR1 it does not handle. Without a signal there is no grace either: at the
+  // limit, or when preempted, the job gets SIGTERM and, after the kill wait, SIGKILL.
+  const bool asked = j.contains("signal") && !j["signal"].is_null();
+  v = 0;
   if (Status s = ReadInt(j, "signal", 1, 64, v); !s.ok()) return s;
   job.signal = static_cast<int>(v);
-  v = job.grace;
+  v = asked ? 120 : 0;
   if (Status s = ReadInt(j, "grace", 0, kDay, v); !s.ok()) return s;
-  job.grace = v;
+  job.grace = asked ? v : 0;
   if (auto rq = j.find("requeue"); rq != j.end() && !rq->is_null()) {
     if (!rq->is_boolean()) return Bad("requeue", "must be true or false");
     job.requeue = rq->get<bool>();

@@ -1,5 +1,7 @@
 // `rota cancel ID...`: cancels pending jobs and stops running ones, one result line per id.
 // Tested against a daemon by tests/daemon/test_jobs.py and test_permissions.py.
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <memory>
 
@@ -10,14 +12,24 @@ namespace rota::cli {
 
 namespace {
 
+constexpr size_t kIdsPerRequest = 100;
+
 int RunCancel(const ClientOptions& options, const std::vector<long long>& ids) {
   for (long long id : ids) {
     if (id <= 0) return Fail(InvalidArgument("job ids are whole numbers from 1, got " + std::to_string(id)));
   }
-  auto reply = CallDaemon(options, {{"op", "cancel"}, {"job_ids", ids}});
-  if (!reply.ok()) return Fail(reply.status());
+  // In parts of kIdsPerRequest: rotad takes at most [limits] ids_per_request ids (100 or more) in one.
+  auto conn = Connect(options);
+  if (!conn.ok()) return Fail(conn.status());
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t from = 0; from < ids.size(); from += kIdsPerRequest) {
+    const std::vector<long long> part(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                      ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + kIdsPerRequest)));
+    auto reply = conn->Call({{"op", "cancel"}, {"job_ids", part}});
+    if (!reply.ok()) return Fail(reply.status());
+    for (auto& r : reply->value("results", nlohmann::json::array())) results.push_back(std::move(r));
+  }
   int rc = 0;
-  nlohmann::json results = reply->value("results", nlohmann::json::array());
   for (const nlohmann::json& r : results) {
     long long id = r.value("job_id", 0LL);
     if (r.value("ok", false)) {

@@ -45,8 +45,8 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
       ->type_name("SIZE");
   c->add_option(
        "--signal", f->signal,
-       "signal sent before the kill, and how long before: USR1@120 (default), SIGUSR2@60, 10@30, TERM "
-       "(120 s)")
+       "a warning signal before the stop at the time limit or a preemption, and how long before: USR1@120, "
+       "SIGUSR2@60, 10@30, TERM (120 s); never before half the limit. Default: none (SIGTERM at the limit)")
       ->type_name("SIG[@SECS]");
   c->add_option("--after", f->after, "start only after these jobs ended, however they ended: ID[,ID...]")
       ->type_name("ID[,ID]");

@@ -20,12 +20,25 @@ struct HistoryArgs {
 
 int RunHistory(const ClientOptions& options, const HistoryArgs& args) {
   // The daemon reads --since, in the server's zone (api::ParseSince), as it reads booking times.
-  auto reply = CallDaemon(options, {{"op", "history"}, {"since", args.since}, {"all", args.all}});
-  if (!reply.ok()) {
-    if (reply.status().code() == StatusCode::kInvalidArgument) return Fail("--since", reply.status());
-    return Fail(reply.status());
+  // rotad answers a page at a time ([limits] history_limit jobs): the pages are asked for one
+  // after another on one connection and printed as one list.
+  auto conn = Connect(options);
+  if (!conn.ok()) return Fail(conn.status());
+  nlohmann::json all = nlohmann::json::array();
+  nlohmann::json request = {{"op", "history"}, {"since", args.since}, {"all", args.all}};
+  while (true) {
+    auto reply = conn->Call(request);
+    if (!reply.ok()) {
+      if (reply.status().code() == StatusCode::kInvalidArgument) return Fail("--since", reply.status());
+      return Fail(reply.status());
+    }
+    for (auto& j : (*reply)["jobs"]) all.push_back(std::move(j));
+    auto next = reply->find("next");
+    if (next == reply->end() || !next->is_string()) break;
+    request["after"] = *next;
   }
-  return PrintJobs(*reply, args.json, [](const std::vector<nlohmann::json>& jobs) { return RenderHistory(jobs); });
+  return PrintJobs(nlohmann::json{{"jobs", std::move(all)}}, args.json,
+                   [](const std::vector<nlohmann::json>& jobs) { return RenderHistory(jobs); });
 }
 
 }  // namespace

@@ -226,6 +226,15 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   if (IsRunning(job) && Int(job, "start_time") > 0)
     add("Elapsed", FormatElapsed(now - Int(job, "start_time")));
   if (!Str(job, "end_reason").empty()) add("EndReason", Str(job, "end_reason"));
+  if (Str(job, "end_reason").find("by its warning signal") != std::string::npos) {
+    // The job asked for a warning and did not catch it: say how to use it for a checkpoint.
+    const std::string sig = SignalText(Int(job, "signal"));
+    const std::string bare = sig.rfind("SIG", 0) == 0 ? sig.substr(3) : sig;
+    add("Hint", "the program died of " + sig + ", the warning it asked for " + std::to_string(Int(job, "grace")) +
+                    "s before its limit. To save a checkpoint instead, catch it: in Python "
+                    "signal.signal(signal." + sig + ", save_and_exit), in a shell script trap 'save' " + bare +
+                    ". Without --signal a job gets SIGTERM at its limit.");
+  }
   auto exit_code = job.find("exit_code");
   add("ExitCode",
       exit_code != job.end() && exit_code->is_number() ? std::to_string(exit_code->get<long long>()) : "-");

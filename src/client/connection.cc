@@ -127,8 +127,18 @@ Status Connection::Send(const nlohmann::json& request, int pass_fd) {
         continue;
       }
       int err = errno;
+      if (err == EPIPE || err == ECONNRESET) {
+        // rotad may have said why before it closed (a connection over its limits gets one line
+        // at once, before the request is even read): that line is still there to read.
+        StatusOr<nlohmann::json> said = Receive(0);
+        Close();
+        if (said.ok()) {
+          Status why = api::StatusOfReply(*said);
+          if (!why.ok()) return why;
+        }
+        return Closed();
+      }
       Close();
-      if (err == EPIPE || err == ECONNRESET) return Closed();
       return Unavailable(std::string("cannot send to rotad: ") + std::strerror(err));
     }
     sent += static_cast<size_t>(n);

@@ -28,18 +28,6 @@ std::optional<long long> ParseInt(std::string_view s, long long lo, long long hi
   return v;
 }
 
-struct NamedSignal {
-  const char* name;
-  int number;
-};
-
-constexpr NamedSignal kSignals[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
-    {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
-    {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP},
-    {"TSTP", SIGTSTP}, {"XCPU", SIGXCPU}, {"URG", SIGURG},   {"WINCH", SIGWINCH},
-};
-
 bool ValidMigProfile(std::string_view p) {
   // <slices>g.<memory>gb, optionally with a suffix such as "+me": "3g.40gb", "1g.10gb+me".
   size_t i = 0;
@@ -61,7 +49,6 @@ bool ValidMigProfile(std::string_view p) {
   return true;
 }
 
-const char* kSignalHelp = "expected SIGNAL[@SECONDS] such as USR1@120, SIGUSR2@60, 10@30 or TERM";
 
 }  // namespace
 
@@ -184,43 +171,8 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
 }
 
 StatusOr<SignalSpec> ParseSignal(std::string_view text) {
-  SignalSpec spec;
-  std::string_view sig = text, grace;
-  if (auto at = text.find('@'); at != std::string_view::npos) {
-    sig = text.substr(0, at);
-    grace = text.substr(at + 1);
-    if (grace.empty()) return InvalidArgument("--signal \"" + std::string(text) + "\": " + kSignalHelp);
-  }
-  // Slurm's "B:" prefix (signal the batch shell) is what Rota always does; accept it.
-  if (sig.substr(0, 2) == "B:") sig.remove_prefix(2);
-  if (auto n = ParseInt(sig, 1, 64)) {
-    spec.signal = static_cast<int>(*n);
-  } else {
-    std::string name;
-    for (char c : sig) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (name.rfind("SIG", 0) == 0) name.erase(0, 3);
-    for (const NamedSignal& s : kSignals) {
-      if (name == s.name) spec.signal = s.number;
-    }
-    if (spec.signal == 0) return InvalidArgument("--signal \"" + std::string(text) + "\": " + kSignalHelp);
-  }
-  if (!grace.empty()) {
-    if (auto secs = ParseInt(grace, 0, 86400)) {
-      spec.grace = *secs;
-    } else {
-      auto d = ParseDuration(grace);
-      if (!d) {
-        return InvalidArgument("--signal \"" + std::string(text) +
-                               "\": the part after @ is seconds before the kill"
-                               " (e.g. USR1@120 or USR1@2m)");
-      }
-      spec.grace = *d;
-    }
-    if (spec.grace > 86400) {
-      return InvalidArgument("--signal \"" + std::string(text) +
-                             "\": at most one day (86400 s) before the kill");
-    }
-  }
+  StatusOr<SignalSpec> spec = ParseSignalSpec(text);
+  if (!spec.ok()) return InvalidArgument("--signal " + spec.status().message());
   return spec;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/signal_spec.h"
 #include "core/status.h"
 
 namespace rota::client {
@@ -43,12 +44,7 @@ std::vector<std::string> ScriptDirectives(std::string_view text);
 // missing values and positional words are InvalidArgument naming `where` (e.g. "train.sh").
 StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words, const std::string& where);
 
-// A parsed --signal: the signal number and the seconds before the kill it is sent.
-struct SignalSpec {
-  int signal = 0;
-  long long grace = 120;
-};
-// "USR1@120", "SIGUSR2@60", "10@30", "TERM" (grace 120 s). The grace also takes units ("2m").
+// --signal's text (core/signal_spec.h), its errors naming the flag.
 StatusOr<SignalSpec> ParseSignal(std::string_view text);
 
 // What the flags do not say: the command, where it runs and its environment. `interactive`

@@ -16,6 +16,7 @@
 #include "core/cluster.h"
 #include "core/watch.h"
 #include "core/policy.h"
+#include "core/signal_spec.h"
 #include "core/status.h"
 #include "core/types.h"
 #include "notify/channels.h"
@@ -123,6 +124,9 @@ struct Config {
   std::string admin_group;        // Unix group whose members are admins (root always is); empty = root only
   bool allow_root_jobs = false;   // may uid 0 submit jobs (which then run as root)? Off: jobs never run as root
   MiB default_mem_per_gpu = 0;    // host memory per GPU for jobs that ask for none; 0 = no limit
+  // [policy] default_signal: the warning signal of jobs that ask for none ("USR1@120"); nullopt =
+  // none, and such a job gets SIGTERM at its limit (or preemption), then SIGKILL.
+  std::optional<SignalSpec> default_signal;
   std::string log = "stderr";     // "stderr" (journald picks it up) or an absolute file path
   std::string state_dir;          // empty: decided by the daemon (system or user mode)
   std::string socket;             // empty: decided by the daemon

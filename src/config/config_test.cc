@@ -309,10 +309,21 @@ TEST(Config, Web) {
   EXPECT_TRUE(Has(m, "is not a host name")) << m;
 }
 
+TEST(Config, DefaultSignal) {
+  EXPECT_FALSE(ParseConfig("", "rota.toml")->default_signal.has_value());  // none unless set
+  EXPECT_FALSE(ParseConfig("[policy]\ndefault_signal = \"\"\n", "rota.toml")->default_signal.has_value());
+  auto c = ParseConfig("[policy]\ndefault_signal = \"USR2@5m\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->default_signal->signal, 12);
+  EXPECT_EQ(c->default_signal->grace, 300);
+  auto e = OneError("[policy]\ndefault_signal = \"USR9\"\n", 2);
+  EXPECT_TRUE(Has(e, "default_signal \"USR9\" is not a warning signal: expected SIGNAL[@SECONDS]")) << e;
+}
+
 TEST(Config, Limits) {
   auto c = ParseConfig(
       "[limits]\nconnections_per_user = 8\nconnections = 100\nidle_timeout = \"2m\"\nrequest_timeout = \"3s\"\n"
-      "pending_per_user = 0\nsubmit_rate = 2.5\nsubmit_burst = 10\nids_per_request = 50\nhistory_limit = 20\n",
+      "pending_per_user = 0\nsubmit_rate = 2.5\nsubmit_burst = 10\nids_per_request = 150\nhistory_limit = 20\n",
       "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   const LimitsConfig& l = c->limits;
@@ -323,7 +334,7 @@ TEST(Config, Limits) {
   EXPECT_EQ(l.pending_per_user, 0);
   EXPECT_EQ(l.submit_rate, 2.5);
   EXPECT_EQ(l.submit_burst, 10);
-  EXPECT_EQ(l.ids_per_request, 50);
+  EXPECT_EQ(l.ids_per_request, 150);
   EXPECT_EQ(l.history_limit, 20);
   // Defaults: a limit on everything, none that a lab's ordinary use reaches.
   const LimitsConfig d = ParseConfig("", "rota.toml")->limits;

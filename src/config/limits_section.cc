@@ -16,8 +16,8 @@ void ReadLimits(Section& root, Config& config) {
   if (auto n = s.Integer("pending_per_user", 0, 1 << 30)) l.pending_per_user = static_cast<int>(*n);
   if (auto v = s.Number("submit_rate", 0, "submissions per second, e.g. 20 (0 = no limit)")) l.submit_rate = *v;
   if (auto v = s.Number("submit_burst", 1, "a number of submissions, e.g. 1000")) l.submit_burst = *v;
-  if (auto n = s.Integer("ids_per_request", 1, 1 << 20)) l.ids_per_request = static_cast<int>(*n);
-  if (auto n = s.Integer("history_limit", 1, 1 << 20)) l.history_limit = static_cast<int>(*n);
+  if (auto n = s.Integer("ids_per_request", 100, 1 << 20)) l.ids_per_request = static_cast<int>(*n);
+  if (auto n = s.Integer("history_limit", 10, 1 << 20)) l.history_limit = static_cast<int>(*n);
   s.Finish();
 }
 

@@ -10,6 +10,7 @@
 
 #include "config/sections.h"
 #include "config/values.h"
+#include "core/signal_spec.h"
 
 namespace rota::config::internal {
 
@@ -125,6 +126,20 @@ void ReadPolicy(Section& root, Config& config) {
   if (auto d = s.DurationOf("heavy_time", 1)) p.heavy_time = *d;
   ReadTimezone(s, config);
   if (auto v = s.Integer("plan_depth", 0, 1000000)) p.plan_depth = static_cast<int>(*v);
+  if (auto v = s.String("default_signal")) {
+    if (!v->empty()) {
+      StatusOr<SignalSpec> spec = ParseSignalSpec(*v);
+      if (spec.ok()) {
+        config.default_signal = *spec;
+      } else {
+        // The reader names the value already: what ParseSignalSpec says after its quoted text.
+        const std::string m = spec.status().message();
+        const size_t at = m.find("\": ");
+        s.Fail(*s.Get("default_signal"), "default_signal",
+               "is not a warning signal: " + (at == std::string::npos ? m : m.substr(at + 3)));
+      }
+    }
+  }
   s.Finish();
 }
 

@@ -116,7 +116,9 @@ void HandleRunning(const ClusterState& state, const Policy& policy, Time now, De
     }
     if (!policy.enforce_time_limits) continue;
     Time end = r.start_time + j.time_limit;
-    Time warn = std::max(r.start_time, end - j.grace);
+    // The warning `grace` before the end, but never before half the limit has passed: a job gets a
+    // fair part of its time before a signal it asked for (a 1-minute job with USR1@120 at 30 s).
+    Time warn = std::max(r.start_time + j.time_limit / 2, end - j.grace);
     if (now >= warn && !r.signalled) {
       // Never kill without warning: a job found past its end (the daemon was down) gets its grace.
       Time kill_at = now >= end ? now + j.grace : end;

@@ -161,7 +161,7 @@ TEST(SchedulerRegressionTest, JobWarnedOfItsLimitIsNotAlsoPreempted) {
   warned.job.tier = Tier::kExplore;
   warned.job.grace = 120;
   warned.alloc.gpus = {1};
-  warned.start_time = kNow - 2;  // ends at now+58: within its grace, so warned now
+  warned.start_time = kNow - 40;  // ends at now+20: within its grace and past half its limit, so warned now
   warned.preemptible = true;
   s.running.push_back(warned);
   RunningJob long_one = warned;  // a long explore job on the other card
@@ -181,7 +181,7 @@ TEST(SchedulerRegressionTest, JobWarnedOfItsLimitIsNotAlsoPreempted) {
   EXPECT_EQ(signals[1], 1) << DescribeDecisions(d, kNow);
   EXPECT_EQ(signals[2], 1) << DescribeDecisions(d, kNow);  // the long one is preempted
   ASSERT_EQ(d.pending.size(), 1u);
-  EXPECT_EQ(d.pending[0].expected_start, kNow + 58);
+  EXPECT_EQ(d.pending[0].expected_start, kNow + 20);  // the warned job's end
   EXPECT_EQ(CheckAndDescribe(s, p, d), "");
 }
 

@@ -559,14 +559,58 @@ TEST(SchedulerTimeLimitTest, WarningExactlyAtLimitMinusGrace) {
   EXPECT_EQ(before.next_wakeup, kNow);
 }
 
-TEST(SchedulerTimeLimitTest, GraceLongerThanTheLimitWarnsAtStart) {
+// The first-day fault: a 1-minute job with the default USR1@120 got its warning at its start and
+// died of it. The warning waits for half the limit, whatever the grace.
+TEST(SchedulerTimeLimitTest, GraceLongerThanTheLimitWarnsAtHalfTheLimit) {
   ClusterState s = Cards(1);
   RunningJob r = Running(100, {0}, kNow, 60);
   r.job.grace = 120;
   s.running.push_back(r);
   Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.signals.empty());
+  EXPECT_EQ(d.next_wakeup, kNow + 30);
+  d = Schedule(s, Quiet(), kNow + 29);
+  EXPECT_TRUE(d.signals.empty());
+  d = Schedule(s, Quiet(), kNow + 30);
   ASSERT_EQ(d.signals.size(), 1u);
   EXPECT_EQ(d.signals[0].kill_at, kNow + 60);
+  // A 5-minute job with a 2-minute grace is warned at 3 minutes, as before.
+  s.running[0] = Running(100, {0}, kNow, 300);
+  s.running[0].job.grace = 120;
+  EXPECT_TRUE(Schedule(s, Quiet(), kNow + 179).signals.empty());
+  EXPECT_EQ(Schedule(s, Quiet(), kNow + 180).signals.size(), 1u);
+}
+
+// Jobs of 1, 2 and 5 minutes: with the warning they asked for (USR1, 120 s ahead) it comes at
+// half the limit or 120 s ahead, whichever is later; without one, nothing comes before the end,
+// and at the end the stop is due at once (a signal decision of signal 0: the daemon sends nothing
+// and stops the job with SIGTERM).
+TEST(SchedulerTimeLimitTest, OneTwoAndFiveMinuteJobs) {
+  struct Case {
+    Duration limit;
+    Time warn_after;  // with USR1@120
+  };
+  for (Case c : {Case{60, 30}, Case{120, 60}, Case{300, 180}}) {
+    SCOPED_TRACE(c.limit);
+    ClusterState s = Cards(1);
+    s.running.push_back(Running(100, {0}, kNow, c.limit));
+    s.running[0].job.signal = 10;
+    s.running[0].job.grace = 120;
+    EXPECT_TRUE(Schedule(s, Quiet(), kNow + c.warn_after - 1).signals.empty());
+    Decisions d = Schedule(s, Quiet(), kNow + c.warn_after);
+    ASSERT_EQ(d.signals.size(), 1u);
+    EXPECT_EQ(d.signals[0].signal, 10);
+    EXPECT_EQ(d.signals[0].kill_at, kNow + c.limit);
+    // Asked for nothing: signal 0, grace 0 (the API's default).
+    s.running[0].job.signal = 0;
+    s.running[0].job.grace = 0;
+    EXPECT_TRUE(Schedule(s, Quiet(), kNow + c.limit - 1).signals.empty());
+    EXPECT_EQ(Schedule(s, Quiet(), kNow + c.limit - 1).next_wakeup, kNow + c.limit);
+    d = Schedule(s, Quiet(), kNow + c.limit);
+    ASSERT_EQ(d.signals.size(), 1u);
+    EXPECT_EQ(d.signals[0].signal, 0);
+    EXPECT_EQ(d.signals[0].kill_at, kNow + c.limit);
+  }
 }
 
 TEST(SchedulerTimeLimitTest, FoundPastItsEndStillGetsItsGrace) {

@@ -380,6 +380,8 @@ Status Daemon::ReloadConfig() {
     devices_.reset();
   }
   if (server_) ApplyServerLimits();
+  submit_rate_.reset();  // the new rate from the next submission on
+  pending_counts_.reset();
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
   if (Status s = StartNotifier(); !s.ok()) return s;

@@ -39,6 +39,7 @@
 #include "store/job_store.h"
 #include "web/auth_state.h"
 #include "web/metrics_text.h"
+#include "web/rate_limit.h"
 #include "store/outbox.h"
 
 namespace rota::daemon {
@@ -123,6 +124,9 @@ class Daemon : public Server::Handler {
   void ProcessInbox();
   // The socket server's connection limits from [limits], within rotad's open-file limit (limits.cc).
   void ApplyServerLimits();
+  // A new job of the caller's (batch or session) within [limits] pending_per_user and
+  // submit_rate; admins are exempt. Counts it when it is (limits.cc).
+  Status CheckSubmitLimits(const Caller& caller);
   // Logs a refused request (an error reply, or one refused part of a reply) with its caller,
   // within the caller's budget of log lines (refusal_log.h).
   void NoteRefusal(const Caller& caller, std::string_view op, const nlohmann::json& reply);
@@ -467,6 +471,11 @@ class Daemon : public Server::Handler {
   };
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
   RefusalLog refusals_;                       // what refused requests are logged
+  // Pending jobs by uid, for pending_per_user: counted at the first submission of a batch of
+  // requests and kept up by the submissions after it; forgotten at the next batch and whenever a
+  // request of another kind (which may start, cancel or end jobs) is dispatched.
+  std::optional<std::unordered_map<std::int64_t, int>> pending_counts_;
+  std::unique_ptr<web::RateLimiter> submit_rate_;  // submit_rate per uid; rebuilt on reload
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
   std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
   // HTTP: the front end, its hand-over to this loop, credentials, and the calls awaiting their

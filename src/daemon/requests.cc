@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "api/job_json.h"
@@ -65,6 +66,7 @@ void Daemon::ProcessInbox() {
   std::vector<InboxLine> lines;
   lines.swap(inbox_);
   activity_ += lines.size();
+  pending_counts_.reset();
   for (InboxLine& in : lines) {
     if (in.http) {
       ProcessHttpCall(in.conn, in.http);
@@ -117,6 +119,7 @@ void Daemon::ProcessInbox() {
           } else {
             FlushSubmits();  // replies go out in request order
             CatchUpOnSubmissions();
+            pending_counts_.reset();
             reply = Dispatch(in.conn, caller, request);
           }
         } catch (const json::exception& e) {
@@ -308,8 +311,14 @@ StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& 
   }
   rec->job.user = caller.name;
   rec->uid = caller.uid;
+  // A job that asked for no warning signal gets the lab's, where the admin set one knowingly.
+  if (rec->job.signal == 0 && config_.default_signal) {
+    rec->job.signal = config_.default_signal->signal;
+    rec->job.grace = config_.default_signal->grace;
+  }
   if (rec->command.empty()) rec->command = {"(session)"};
   if (Status s = CheckSubmittable(*rec); !s.ok()) return s;
+  if (Status s = CheckSubmitLimits(caller); !s.ok()) return s;
   return rec;
 }
 
@@ -413,6 +422,11 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
   if (ids == request.end() || !ids->is_array() || ids->empty()) {
     return WithError(InvalidArgument("\"job_ids\" must be a non-empty list of job ids"));
   }
+  // Bounded, so one request's work on the loop stays small (rota cancel sends long lists in parts).
+  if (ids->size() > static_cast<size_t>(config_.limits.ids_per_request)) {
+    return WithError(InvalidArgument("at most " + std::to_string(config_.limits.ids_per_request) +
+                                     " job ids in one cancel ([limits] ids_per_request); send the rest in another"));
+  }
   const Time now = Now();
   json results = json::array();
   for (const json& v : *ids) {
@@ -472,15 +486,37 @@ json Daemon::History(const Caller& caller, const json& request) {
                              ? api::ParseSince(it->get<std::string>(), Now(), config_.policy.utc_offset)
                              : api::TimeField(request, "since", 0);
   if (!since.ok()) return WithError(since.status());
-  const bool all = BoolField(request, "all");
-  StatusOr<std::vector<store::JobRecord>> jobs = store_->History(*since);
-  if (!jobs.ok()) return WithError(jobs.status());
-  json out = json::array();
-  for (const store::JobRecord& r : *jobs) {
-    if (!all && r.uid != static_cast<std::int64_t>(caller.uid)) continue;
-    out.push_back(JobJson(r, caller));
+  // A page at a time (docs/api.md): a history of months is many requests, each of them small.
+  const int most = config_.limits.history_limit;
+  int limit = most;
+  if (auto l = request.find("limit"); l != request.end()) {
+    if (!l->is_number_integer() || l->get<std::int64_t>() < 1 || l->get<std::int64_t>() > most) {
+      return WithError(InvalidArgument("\"limit\" must be a number of jobs from 1 to " + std::to_string(most) +
+                                       " ([limits] history_limit)"));
+    }
+    limit = l->get<int>();
   }
-  return Ok({{"jobs", std::move(out)}});
+  std::pair<Time, JobId> after{0, 0};
+  if (auto c = request.find("after"); c != request.end()) {
+    long long end = 0, id = 0;
+    char extra = 0;
+    if (!c->is_string() || std::sscanf(c->get_ref<const std::string&>().c_str(), "%lld:%lld%c", &end, &id, &extra) != 2) {
+      return WithError(InvalidArgument("\"after\" must be the \"next\" of the page before"));
+    }
+    after = {end, id};
+  }
+  const bool all = BoolField(request, "all");
+  StatusOr<store::JobStore::HistoryPageResult> page = store_->HistoryPage(
+      *since, all ? std::nullopt : std::optional<std::int64_t>(caller.uid), after, limit);
+  if (!page.ok()) return WithError(page.status());
+  json out = json::array();
+  for (const store::JobRecord& r : page->jobs) out.push_back(JobJson(r, caller));
+  json reply = Ok({{"jobs", std::move(out)}});
+  if (page->more) {
+    const store::JobRecord& last = page->jobs.back();
+    reply["next"] = std::to_string(last.end_time) + ":" + std::to_string(last.job.id);
+  }
+  return reply;
 }
 
 json Daemon::Logs(const Caller& caller, const json& request) {

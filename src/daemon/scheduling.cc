@@ -21,6 +21,7 @@
 #include "core/scheduler.h"
 #include "core/usage.h"
 #include "daemon/clock.h"
+#include "core/signal_spec.h"
 #include "daemon/daemon.h"
 #include "daemon/start_note.h"
 #include "exec/process.h"
@@ -362,14 +363,19 @@ void Daemon::ApplySignal(const Signal& sig, Time now) {
   a.rec.kill_at = sig.kill_at;
   a.rec.preempted = preempted;
   a.preempted_by = sig.preempted_by;
+  const std::string why = preempted ? "preempted by job " + std::to_string(sig.preempted_by) : "time limit";
+  if (sig.signal == 0) {
+    // The job asked for no warning: it is stopped at kill_at (SIGTERM, then SIGKILL), nothing before.
+    spdlog::info("job {}: {}, stopped at {} (it asked for no warning signal)", sig.job, why, sig.kill_at);
+    return;
+  }
   if (a.rec.interactive) {
     server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", sig.signal},
                               {"kill_at", sig.kill_at}, {"reason", preempted ? "preempted" : "time_limit"}});
   } else {
     (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), sig.signal);
   }
-  spdlog::info("job {}: signal {} ({}), kill at {}", sig.job, sig.signal,
-               preempted ? "preempted by job " + std::to_string(sig.preempted_by) : "time limit", sig.kill_at);
+  spdlog::info("job {}: signal {} ({}), kill at {}", sig.job, sig.signal, why, sig.kill_at);
 }
 
 void Daemon::ApplyKill(JobId id, Time now) {
@@ -470,6 +476,12 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
     e.state = store::JobState::kTimeout;
     e.reason = "TimeLimit";
+  } else if (a.rec.kill_at != kNever && !a.rec.preempted && info.kind == K::kSignalled && a.rec.job.signal != 0 &&
+             info.signal == a.rec.job.signal) {
+    // Its own warning ended it (a program that does not catch the signal it asked for): it reached
+    // its time limit, and `rota show` says how to catch the signal to save a checkpoint.
+    e.state = store::JobState::kTimeout;
+    e.reason = "TimeLimit (ended by its warning signal " + SignalName(info.signal) + ")";
   } else if (info.kind == K::kExited && info.exit_code == 0) {
     e.state = store::JobState::kCompleted;
   } else if (info.kind == K::kExited) {

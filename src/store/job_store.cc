@@ -409,6 +409,29 @@ StatusOr<std::vector<JobRecord>> JobStore::History(Time since) {
                since);
 }
 
+StatusOr<JobStore::HistoryPageResult> JobStore::HistoryPage(Time since, std::optional<std::int64_t> uid,
+                                                             std::pair<Time, JobId> after, int limit) {
+  StatusOr<Statement> st = db_->Prepare(
+      "SELECT " + std::string(kJobColumns) +
+      " FROM jobs WHERE end_time >= ?1 AND state NOT IN ('pending', 'running') AND (?2 IS NULL OR uid = ?2)"
+      " AND (end_time, id) > (?3, ?4) ORDER BY end_time, id LIMIT ?5");
+  if (!st.ok()) return st.status();
+  st->Bind(1, since).Bind(2, uid).Bind(3, after.first).Bind(4, after.second).Bind(5, std::int64_t{limit} + 1);
+  HistoryPageResult out;
+  while (true) {
+    StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    if (static_cast<int>(out.jobs.size()) == limit) {
+      out.more = true;
+      return out;
+    }
+    StatusOr<JobRecord> r = ReadJob(*st);
+    if (!r.ok()) return r.status();
+    out.jobs.push_back(std::move(*r));
+  }
+}
+
 StatusOr<std::vector<JobEvent>> JobStore::Events(JobId id) {
   StatusOr<Statement> st = db_->Prepare(
       "SELECT time, from_state, to_state, reason, actor FROM job_events WHERE job_id = ?1 ORDER BY id");

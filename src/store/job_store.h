@@ -117,6 +117,15 @@ class JobStore {
   StatusOr<std::vector<JobEvent>> Events(JobId id);
   // Jobs that reached a final state at or after `since`, by end time.
   StatusOr<std::vector<JobRecord>> History(Time since);
+  // One page of that list, by (end time, id): the jobs after `after` (an (end time, id) of the
+  // last page; {0, 0} for the first), of `uid` only when it is given, at most `limit`; `more` when
+  // there are jobs after them. A request's work stays small however long the history is.
+  struct HistoryPageResult {
+    std::vector<JobRecord> jobs;
+    bool more = false;
+  };
+  StatusOr<HistoryPageResult> HistoryPage(Time since, std::optional<std::int64_t> uid, std::pair<Time, JobId> after,
+                                          int limit);
 
   // What the GPU samples said about a job's run (measure_store.cc, schema v5): added to what
   // earlier runs of the same job recorded. Bookkeeping (synchronous=NORMAL).

@@ -412,6 +412,34 @@ TEST_F(JobStoreTest, LoadActiveAfterCrashAndHistory) {
   EXPECT_EQ(reopened->History(kT0 + 101)->size(), 0u);
 }
 
+TEST_F(JobStoreTest, HistoryInPagesByEndTimeThenId) {
+  // Five ended jobs, two of them at the same second, one of bob's.
+  std::vector<JobId> ids;
+  for (int i = 0; i < 5; ++i) {
+    JobRecord r = MakeJob(i == 2 ? "bob" : "alice");
+    r.uid = i == 2 ? 1002 : 1001;
+    ids.push_back(SubmitOrDie(r, kT0 + i));
+  }
+  const Time ends[] = {kT0 + 40, kT0 + 10, kT0 + 20, kT0 + 20, kT0 + 30};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store_->Cancel(ids[static_cast<size_t>(i)], "alice", ends[i]).ok());
+  auto page = [&](std::optional<std::int64_t> uid, std::pair<Time, JobId> after, int limit) {
+    auto p = store_->HistoryPage(kT0, uid, after, limit);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    std::vector<JobId> got;
+    for (const JobRecord& r : p->jobs) got.push_back(r.job.id);
+    return std::make_pair(got, p->more);
+  };
+  // Everyone's, two at a time: (10,1) (20,2) | (20,3) (30,4) | (40,0).
+  EXPECT_EQ(page(std::nullopt, {0, 0}, 2), std::make_pair(std::vector<JobId>{ids[1], ids[2]}, true));
+  EXPECT_EQ(page(std::nullopt, {kT0 + 20, ids[2]}, 2), std::make_pair(std::vector<JobId>{ids[3], ids[4]}, true));
+  EXPECT_EQ(page(std::nullopt, {kT0 + 30, ids[4]}, 2), std::make_pair(std::vector<JobId>{ids[0]}, false));
+  // One user's: bob's job is not among alice's.
+  EXPECT_EQ(page(1001, {0, 0}, 10), std::make_pair(std::vector<JobId>{ids[1], ids[3], ids[4], ids[0]}, false));
+  EXPECT_EQ(page(1002, {0, 0}, 1), std::make_pair(std::vector<JobId>{ids[2]}, false));
+  // Exactly a page: no more.
+  EXPECT_EQ(page(std::nullopt, {0, 0}, 5).second, false);
+}
+
 TEST_F(JobStoreTest, QuotaNoticesRoundTripAndTheLastWeekWins) {
   ASSERT_TRUE(store_->SaveQuotaNotice("alice", kT0, 80).ok());
   ASSERT_TRUE(store_->SaveQuotaNotice("张伟", kT0, 100).ok());

@@ -546,7 +546,9 @@ class Checker {
     }
     for (const RunningJob& r : s_.running) {
       const Time end = r.start_time + r.job.time_limit;
-      const Time warn = std::max(r.start_time, end - r.job.grace);
+      // Never before half the limit has passed, however long the grace (a 1-minute job asking
+      // for its warning 120 s ahead gets it at 30 s, not at its start).
+      const Time warn = std::max(r.start_time + r.job.time_limit / 2, end - r.job.grace);
       const bool due = p_.enforce_time_limits && r.kill_at == kNever && !r.signalled && now_ >= warn;
       auto it = time_limit.find(r.job.id);
       if (due && it == time_limit.end()) {
@@ -1423,7 +1425,7 @@ class Checker {
       if (r.signalled)
         bound(std::max(end, now_ + 1), Cat("the end of ", JobName(r.job.id)));
       else
-        bound(std::max(r.start_time, end - r.job.grace), Cat("the warning of ", JobName(r.job.id)));
+        bound(std::max(r.start_time + r.job.time_limit / 2, end - r.job.grace), Cat("the warning of ", JobName(r.job.id)));
     }
     bool quota_blocked = false;
     for (const PendingInfo& pi : d_.pending) {

@@ -199,6 +199,95 @@ sys.stdin.read()
         self.assertServesOthers()
 
 
+def job(cwd, gpus=2, command=("true",)):
+    return {"command": list(command), "cwd": cwd, "env": {"PATH": "/usr/bin:/bin"},
+            "request": {"kind": "gpus", "gpus": gpus}, "time_limit": 600}
+
+
+class RequestLimitTest(AttackTest):
+    CONFIG = AttackTest.CONFIG + ("\n[limits]\npending_per_user = 20\nsubmit_rate = 1\nsubmit_burst = 30\n"
+                                  "history_limit = 10\nids_per_request = 100\n")
+
+    def hold_the_gpus(self):
+        gate = "go"
+        holder = self.d.submit("--gpus", "2", "--", "sh", "-c", until(self.path(gate)), user=VICTIM,
+                               cwd=self.home(VICTIM))
+        self.d.wait_state(holder, "running")
+        self.addCleanup(lambda: self.open_gate(gate))
+
+    def test_a_cancel_of_a_hundred_thousand_ids(self):
+        # The audit: a cancel of 120,000 ids blocked the event loop for 7.5 s.
+        started = time.monotonic()
+        reply = self.request_as(MALLORY, {"op": "cancel", "job_ids": list(range(1, 120_001))})
+        self.assertRefused(reply, "invalid_argument", "at most 100 job ids in one cancel")
+        self.assertLess(time.monotonic() - started, 3)
+        self.assertServesOthers()
+        self.assertLogged(rf"refused cancel from {MALLORY}: invalid_argument: at most 100 job ids")
+
+    def test_rota_cancel_sends_a_long_list_in_parts(self):
+        self.hold_the_gpus()
+        ids = [self.d.submit("--gpus", "2", "--", "true", user=MALLORY, cwd=self.home(MALLORY)) for _ in range(3)]
+        # 250 ids: two of them unknown, the rest not jobs at all; the three pending ones are cancelled.
+        r = self.d.rota("cancel", *map(str, ids + list(range(10_000, 10_247))), user=MALLORY, check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout.count("Cancelled job"), 3, r.stdout)
+        self.assertEqual(r.stderr.count("no job"), 247, r.stderr[-500:])
+
+    def test_history_comes_a_page_at_a_time(self):
+        # The audit: `history` since 0 built a 28 MB reply in 3.1 s on the loop.
+        for _ in range(25):
+            self.request_as(MALLORY, {"op": "submit", "job": job(self.home(MALLORY), gpus=1)})
+        wait_for(lambda: len(json.loads(self.d.rota("history", "--all", "--json").stdout)) == 25,
+                 what="25 jobs to end")
+        page = self.request_as(MALLORY, {"op": "history", "since": 0})
+        self.assertEqual(len(page["jobs"]), 10)
+        self.assertIn("next", page)
+        seen = [j["id"] for j in page["jobs"]]
+        while "next" in page:
+            page = self.request_as(MALLORY, {"op": "history", "since": 0, "after": page["next"]})
+            seen += [j["id"] for j in page["jobs"]]
+        self.assertEqual(len(seen), 25)
+        self.assertEqual(len(set(seen)), 25)
+        self.assertRefused(self.request_as(MALLORY, {"op": "history", "since": 0, "limit": 11}), "invalid_argument",
+                           "from 1 to 10")
+        self.assertRefused(self.request_as(MALLORY, {"op": "history", "since": 0, "after": "x"}), "invalid_argument",
+                           '"after" must be')
+        # The command line pages through them all.
+        self.assertEqual(len(json.loads(self.d.rota("history", "--since", "1d", "--json", user=MALLORY).stdout)), 25)
+        self.assertServesOthers()
+
+    def test_one_user_cannot_queue_without_end(self):
+        # The audit: 55,000 pending jobs from one user were accepted in under a second.
+        self.hold_the_gpus()
+        line = b"".join(request_line({"op": "submit", "job": job(self.home(MALLORY))}) for _ in range(25))
+        replies = self.send_as(MALLORY, line, replies=25)
+        self.assertEqual([r["ok"] for r in replies], [True] * 20 + [False] * 5)
+        self.assertRefused(replies[-1], "resource_exhausted", "you have 20 pending jobs, the most one user may have")
+        # Another user, and an admin, are not held back by mallory's jobs.
+        self.assertTrue(self.request_as(VICTIM, {"op": "submit", "job": job(self.home(VICTIM))})["ok"])
+        replies = self.send_as(ADMIN, b"".join(request_line({"op": "submit", "job": job(self.home(ADMIN))})
+                                                for _ in range(25)), replies=25)
+        self.assertTrue(all(r["ok"] for r in replies))
+        self.assertServesOthers()
+        self.assertLogged(rf"refused submit from {MALLORY}: resource_exhausted: you have 20 pending jobs")
+
+
+
+class SubmitRateTest(AttackTest):
+    CONFIG = AttackTest.CONFIG + "\n[limits]\nsubmit_rate = 1\nsubmit_burst = 30\n"
+
+    def test_one_user_cannot_submit_faster_than_the_rate(self):
+        # 40 submissions at once: a burst of 30, then refused until the bucket refills (1 a second).
+        line = b"".join(request_line({"op": "submit", "job": job(self.home(MALLORY), gpus=1)}) for _ in range(40))
+        replies = self.send_as(MALLORY, line, replies=40)
+        refused = [r for r in replies if not r["ok"]]
+        self.assertGreaterEqual(len(refused), 9)
+        self.assertRefused(refused[0], "resource_exhausted", "you are submitting faster than one user may")
+        self.assertTrue(self.request_as(VICTIM, {"op": "submit", "job": job(self.home(VICTIM), gpus=1)})["ok"])
+        self.assertServesOthers()
+        self.assertLogged(rf"refused submit from {MALLORY}: resource_exhausted: you are submitting faster")
+
+
 class ConnectionReserveTest(AttackTest):
     # 40 connections in all: 8 for users, 32 kept for admins.
     CONFIG = AttackTest.CONFIG + "\n[limits]\nconnections = 40\nconnections_per_user = 100\n"

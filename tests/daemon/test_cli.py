@@ -31,8 +31,8 @@ class CliTest(DaemonTest):
         self.assertIsNotNone(m, r.stdout)
         job = int(m.group(1))
         rec = self.d.wait_state(job, "completed")
-        # Without --signal a job is warned with SIGUSR1 two minutes before its kill.
-        self.assertEqual((rec["signal"], rec["grace"]), (10, 120))
+        # Without --signal (and no lab default) a job gets no warning signal: SIGTERM at its limit.
+        self.assertEqual((rec["signal"], rec["grace"]), (0, 0))
 
         def listed(*since):
             out = self.d.rota("history", *since, "--json").stdout

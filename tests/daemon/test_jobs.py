@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from harness import SMALL_CLUSTER, DaemonTest, cgroup2_mount, own_cgroup, proc_stat, strace_attached, strace_injects, until, wait_for
+from harness import FINAL, SMALL_CLUSTER, DaemonTest, cgroup2_mount, own_cgroup, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def can_raise_priority():
@@ -174,6 +174,46 @@ class JobLifecycleTest(DaemonTest):
         self.assertLessEqual(rec["end_time"] - rec["start_time"], 4 + self.KILL_WAIT + 2)
         reasons = [e["reason"] for e in self.d.show(job)["events"]]
         self.assertTrue(any(r.startswith("Signalled for time limit") for r in reasons), reasons)
+
+    def test_a_one_minute_job_is_not_killed_by_a_signal_it_never_asked_for(self):
+        # The first-day fault: `rota submit --time 1m -- sleep 5` ended at once as Failed(signal 10),
+        # killed by the SIGUSR1 meant as a warning 120 s before a 60 s limit.
+        job = self.d.submit("--time", "1m", "--", "sleep", "2")
+        rec = self.d.wait_state(job, FINAL, timeout=30)
+        self.assertEqual((rec["state"], rec["end_reason"], rec["exit_code"]), ("completed", "Completed", 0))
+        self.assertEqual((rec["signal"], rec["grace"]), (0, 0))
+
+    def test_a_job_without_a_signal_is_stopped_with_sigterm_at_its_limit(self):
+        # An ordinary program that never asked for a warning (and does not trap USR1): nothing
+        # before its limit, then SIGTERM, recorded as the time limit it was.
+        script = self.write_script("plain.sh", "#!/bin/sh\ntrap 'echo term >> seen; exit 143' TERM\n"
+                                   "while :; do sleep 0.1; done\n")
+        job = self.d.submit("--time", "3s", "--", script)
+        rec = self.d.wait_state(job, "timeout", timeout=30)
+        self.assertEqual(rec["end_reason"], "TimeLimit")
+        self.assertGreaterEqual(rec["end_time"] - rec["start_time"], 2)  # not at its start
+        self.assertEqual(self.read("seen").split(), ["term"])
+
+    def test_dying_of_the_warning_it_asked_for_is_its_time_limit(self):
+        # It asked for USR1 two minutes ahead of a 6 s limit and does not catch it: the warning comes
+        # at half the limit (3 s), not at the start, and its death is the time limit, explained.
+        job = self.d.submit("--time", "6s", "--signal", "USR1@120", "--", "sleep", "60")
+        rec = self.d.wait_state(job, FINAL, timeout=30)
+        self.assertEqual(rec["state"], "timeout", rec)
+        self.assertEqual(rec["end_reason"], "TimeLimit (ended by its warning signal SIGUSR1)")
+        self.assertGreaterEqual(rec["end_time"] - rec["start_time"], 2)
+        shown = self.d.rota("show", str(job)).stdout
+        self.assertIn("Hint: the program died of SIGUSR1, the warning it asked for 120s before its limit", shown)
+        self.assertIn("signal.signal(signal.SIGUSR1", shown)
+
+    def test_a_lab_default_signal_is_given_to_jobs_that_ask_for_none(self):
+        self.d.write_config('[policy]\ndefault_signal = "USR2@30"\n' + self.CONFIG)
+        self.d.rota("reload", user="root")
+        job = self.d.submit("--time", "1h", "--", "true")
+        rec = self.d.wait_state(job, "completed")
+        self.assertEqual((rec["signal"], rec["grace"]), (12, 30))
+        job = self.d.submit("--time", "1h", "--signal", "USR1@5", "--", "true")
+        self.assertEqual((self.d.wait_state(job, "completed")["signal"]), 10)  # its own wins
 
     def test_time_limit_sends_the_signal_then_sigterm_then_sigkill(self):
         # A job that keeps running through its signal and through SIGTERM: each arrives in its
