@@ -82,7 +82,17 @@ struct WebConfig {
   std::int64_t max_body = 1 << 20;         // bytes of one request body
   double rate = 50;                        // requests per second per client address (0 = no limit)
   double burst = 200;                      // ... in bursts of up to this many
-  int threads = 16;                        // HTTP worker threads
+  int threads = 32;                        // HTTP worker threads
+  int connections_per_address = 8;         // connections of one client address at once (a browser opens 6)
+  Duration request_timeout = 10;           // a request must arrive whole this long after its first byte
+  std::string tls_cert;                    // PEM certificate chain: serve HTTPS ("" = plain HTTP)
+  std::string tls_key;                     // ... and its private key
+  // Off loopback without TLS, the page would carry sessions and passwords in the clear: cookies are
+  // Secure (a browser then keeps no session over http://) and password sign-in is refused, unless
+  // the admin says the network is trusted (or a TLS proxy in front takes https://).
+  bool insecure_http = false;
+  std::string pam_service = "rota";        // the PAM service of password sign-in (/etc/pam.d/rota)
+  std::string pam_dir;                     // where its file is ("" = the system's, /etc/pam.d)
 };
 
 // [limits]: how much of rotad one user may take (docs/security.md, "Limits"). Admins (root and

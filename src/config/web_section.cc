@@ -59,6 +59,30 @@ void ReadWeb(Section& root, Config& config) {
   if (auto v = s.Number("rate", 0, "requests per second, e.g. 50 (0 = no limit)")) w.rate = *v;
   if (auto v = s.Number("burst", 1, "a number of requests, e.g. 200")) w.burst = *v;
   if (auto n = s.Integer("threads", 1, 256)) w.threads = static_cast<int>(*n);
+  if (auto n = s.Integer("connections_per_address", 1, 4096)) w.connections_per_address = static_cast<int>(*n);
+  if (auto d = s.DurationOf("request_timeout", 1)) w.request_timeout = *d;
+  for (auto [key, field] : {std::pair{"tls_cert", &w.tls_cert}, std::pair{"tls_key", &w.tls_key},
+                            std::pair{"pam_dir", &w.pam_dir}}) {
+    if (auto v = s.String(key)) {
+      if (!v->empty() && (*v)[0] != '/') {
+        s.Fail(*s.Get(key), key, "is not an absolute path");
+      } else {
+        *field = *v;
+      }
+    }
+  }
+  if (w.tls_cert.empty() != w.tls_key.empty()) {
+    s.Fail(*s.Get(w.tls_cert.empty() ? "tls_key" : "tls_cert"), w.tls_cert.empty() ? "tls_key" : "tls_cert",
+           "needs the other of tls_cert and tls_key too");
+  }
+  if (auto b = s.Bool("insecure_http")) w.insecure_http = *b;
+  if (auto v = s.String("pam_service")) {
+    if (v->empty() || v->find('/') != std::string::npos) {
+      s.Fail(*s.Get("pam_service"), "pam_service", "is not a PAM service name (such as \"rota\")");
+    } else {
+      w.pam_service = *v;
+    }
+  }
   s.Finish();
 }
 

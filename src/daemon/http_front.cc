@@ -18,6 +18,7 @@
 #include "api/protocol.h"
 #include "json/bounded.h"
 #include "daemon/clock.h"
+#include "daemon/http_server.h"
 #include "daemon/identity.h"
 #include "web/api_map.h"
 #include "web/guard.h"
@@ -128,7 +129,7 @@ std::string HttpFront::BaseUrl() const {
   } else if (host.find(':') != std::string::npos) {
     host = "[" + host + "]";
   }
-  return "http://" + host + ":" + std::to_string(port_);
+  return std::string(tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_);
 }
 
 Status HttpFront::Start() {
@@ -138,16 +139,26 @@ Status HttpFront::Start() {
   if (!host_.empty() && host_.front() == '[') host_ = host_.substr(1, host_.size() - 2);
   const int want_port = std::stoi(listen.substr(colon + 1));
 
-  server_ = std::make_unique<httplib::Server>();
+  SSL_CTX* tls = nullptr;
+  if (!options_.web.tls_cert.empty()) {
+    StatusOr<SSL_CTX*> loaded = HttpServer::LoadTls(options_.web.tls_cert, options_.web.tls_key);
+    if (!loaded.ok()) return loaded.status();
+    tls = *loaded;
+  }
+  tls_ = tls != nullptr;
+  HttpServerLimits limits;
+  limits.per_address = options_.web.connections_per_address;
+  limits.request_ms = static_cast<int>(options_.web.request_timeout * 1000);
+  auto server = std::make_unique<HttpServer>(limits, tls);
+  server->SetRefusedHook([this](const std::string& address, const std::string& why) { NoteRefusal(address, why); });
+  server_ = std::move(server);
   const int threads = options_.web.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server_->set_payload_max_length(static_cast<size_t>(options_.web.max_body));
-  server_->set_keep_alive_max_count(10000);
+
   // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
   // client's delayed ACK hold each reply about 40 ms (docs/benchmarks.md).
   server_->set_tcp_nodelay(true);
-  server_->set_read_timeout(10, 0);
-  server_->set_write_timeout(10, 0);
   Routes();
   port_ = want_port == 0 ? server_->bind_to_any_port(host_) : (server_->bind_to_port(host_, want_port) ? want_port : -1);
   if (port_ <= 0) {
@@ -157,6 +168,12 @@ Status HttpFront::Start() {
   // stop() is a no-op until the listener runs: wait for it, so that Stop() always stops it.
   for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   spdlog::info("HTTP: serving {} (page from {})", BaseUrl(), options_.static_dir);
+  if (!tls_ && !Loopback(host_) && !options_.web.insecure_http) {
+    spdlog::warn("HTTP: {} is plain HTTP off loopback: sign-in from other machines is refused (sessions and "
+                 "passwords would cross the network in the clear); set [web] tls_cert and tls_key, put a TLS proxy "
+                 "in front (docs/http.md), or set [web] insecure_http = true on a network you trust",
+                 BaseUrl());
+  }
   return Status();
 }
 
@@ -310,8 +327,22 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
   SendJson(res, status, reply);
 }
 
+void HttpFront::NoteRefusal(const std::string& address, const std::string& why) {
+  std::vector<std::string> lines;
+  {
+    std::lock_guard<std::mutex> lock(refusals_mu_);
+    lines = refusals_.Note(address, address, "an HTTP request", ResourceExhausted(why), Now());
+  }
+  for (const std::string& line : lines) spdlog::warn("HTTP: {}", line);
+}
+
+bool HttpFront::Exposed(const httplib::Request& req) const {
+  return !tls_ && !Loopback(req.remote_addr) && !options_.web.insecure_http;
+}
+
 void HttpFront::SetSessionCookies(httplib::Response& res, const web::NewSession& s) const {
-  const std::string age = "; Max-Age=" + std::to_string(options_.web.session_ttl);
+  // Secure wherever the page is HTTPS: the browser never sends them over plain HTTP.
+  const std::string age = "; Max-Age=" + std::to_string(options_.web.session_ttl) + (tls_ ? "; Secure" : "");
   res.set_header("Set-Cookie", "rota_session=" + s.id + "; HttpOnly; SameSite=Strict; Path=/" + age);
   res.set_header("Set-Cookie", "rota_csrf=" + s.csrf + "; SameSite=Strict; Path=/" + age);
 }

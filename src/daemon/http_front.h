@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "core/status.h"
 #include "daemon/http_bridge.h"
+#include "daemon/refusal_log.h"
 #include "web/auth_state.h"
 #include "web/metrics_text.h"
 #include "web/rate_limit.h"
@@ -68,6 +69,11 @@ class HttpFront {
   void Static(const httplib::Request& req, httplib::Response& res, const std::string& path);
   Auth Authenticate(const httplib::Request& req) const;
   void SetSessionCookies(httplib::Response& res, const web::NewSession& s) const;
+  // A plain-HTTP request from another machine where the admin has not said the network is trusted
+  // ([web] insecure_http): no credential may be set up over it.
+  bool Exposed(const httplib::Request& req) const;
+  // Logs a refused request within the per-address budget (refusal_log.h). Any thread.
+  void NoteRefusal(const std::string& address, const std::string& why);
   void Record(int status, double seconds);
 
   HttpFrontOptions options_;
@@ -77,6 +83,9 @@ class HttpFront {
   std::thread thread_;
   int port_ = 0;
   std::string host_;
+  bool tls_ = false;  // HTTPS ([web] tls_cert)
+  std::mutex refusals_mu_;
+  RefusalLog refusals_;  // GUARDED_BY(refusals_mu_)
   web::RateLimiter limiter_;
   web::RateLimiter password_failures_;  // per address: failed password sign-ins
 

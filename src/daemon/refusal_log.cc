@@ -11,8 +11,8 @@ bool RefusalLog::Warns(StatusCode code) {
   return code == StatusCode::kPermissionDenied || code == StatusCode::kResourceExhausted;
 }
 
-std::vector<std::string> RefusalLog::Note(uid_t uid, std::string_view who, std::string_view op, const Status& status,
-                                          Time now) {
+std::vector<std::string> RefusalLog::Note(const std::string& key, std::string_view who, std::string_view op,
+                                          const Status& status, Time now) {
   std::vector<std::string> out;
   // Windows of callers who went quiet are dropped as they end, so the map holds only the active.
   if (windows_.size() > 4096) {
@@ -20,7 +20,7 @@ std::vector<std::string> RefusalLog::Note(uid_t uid, std::string_view who, std::
       it = now - it->second.start >= kWindow && it->second.held == 0 ? windows_.erase(it) : std::next(it);
     }
   }
-  Window& w = windows_[uid];
+  Window& w = windows_[key];
   if (now - w.start >= kWindow) {
     if (w.held > 0) {
       out.push_back("refused " + std::to_string(w.held) + " more request(s) from " + std::string(who) +

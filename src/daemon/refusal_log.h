@@ -26,10 +26,12 @@ class RefusalLog {
   static constexpr int kLinesPerWindow = 10;
   static constexpr Time kWindow = 60;
 
-  // A refusal of `op` for `who` (a user name, or "uid N") with `status`. The returned lines are
+  // A refusal of `op` for `who` (a user name, "uid N", an address) with `status`, counted against
+  // the caller `key` (a uid, an address: what one attacker cannot multiply). The returned lines are
   // what to log now, in order: a summary of the last window's held-back refusals when one has
   // just ended, then this refusal's line unless it is held back.
-  std::vector<std::string> Note(uid_t uid, std::string_view who, std::string_view op, const Status& status, Time now);
+  std::vector<std::string> Note(const std::string& key, std::string_view who, std::string_view op, const Status& status,
+                                Time now);
 
   // Whether a refusal with this code is logged at warning (an attempt on what is not the
   // caller's, a limit reached) rather than at info (a malformed request).
@@ -44,7 +46,7 @@ class RefusalLog {
     int lines = 0;
     std::int64_t held = 0;
   };
-  std::map<uid_t, Window> windows_;
+  std::map<std::string, Window> windows_;
 };
 
 }  // namespace rota::daemon

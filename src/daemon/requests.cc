@@ -146,7 +146,7 @@ void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const Status
   if (status.ok()) return;
   const std::string who = caller.name.empty() ? "uid " + std::to_string(caller.uid) : caller.name;
   const bool warn = RefusalLog::Warns(status.code());
-  for (const std::string& line : refusals_.Note(caller.uid, who, op, status, Now())) {
+  for (const std::string& line : refusals_.Note("uid " + std::to_string(caller.uid), who, op, status, Now())) {
     if (warn) {
       spdlog::warn("{}", line);
     } else {

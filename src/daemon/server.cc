@@ -27,7 +27,7 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 // Milliseconds on the monotonic clock: the connections' timeouts (a transport's own, not the
 // scheduler's time, which comes from the daemon's clock).
-std::int64_t NowMs() {
+std::int64_t ServerNowMs() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
@@ -173,7 +173,7 @@ void Server::Accept() {
     Conn& c = conns_[id];
     c.fd = fd;
     c.peer = peer;
-    c.last_read_ms = NowMs();
+    c.last_read_ms = ServerNowMs();
     if (!loop_.Add(fd, EPOLLIN | EPOLLRDHUP, [this, id](std::uint32_t ev) { OnEvent(id, ev); }).ok()) {
       ::close(fd);
       conns_.erase(id);
@@ -264,7 +264,7 @@ void Server::ReadLines(ConnId id) {
       Drop(id);
       return;
     }
-    c.last_read_ms = NowMs();
+    c.last_read_ms = ServerNowMs();
     if (c.in.empty()) c.partial_since_ms = c.last_read_ms;
     partial_total_ += static_cast<size_t>(n);
     c.in.append(buf, static_cast<size_t>(n));
@@ -460,7 +460,7 @@ void Server::SetHeld(ConnId id, bool held) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   it->second.held = held;
-  it->second.last_read_ms = NowMs();
+  it->second.last_read_ms = ServerNowMs();
   if (!held) ArmSweep();
 }
 
@@ -484,7 +484,7 @@ void Server::Sweep() {
     if (reserve_fd_ < 0) reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     (void)loop_.Modify(listen_fd_, EPOLLIN);
   }
-  const std::int64_t now = NowMs();
+  const std::int64_t now = ServerNowMs();
   std::vector<std::pair<ConnId, Status>> late;
   bool watching = false;
   for (const auto& [id, c] : conns_) {
