@@ -62,6 +62,7 @@ class HttpFront {
   void Routes();
   void Api(const httplib::Request& req, httplib::Response& res, const std::string& op);
   void Login(const httplib::Request& req, httplib::Response& res);
+  void ConfirmLogin(const httplib::Request& req, httplib::Response& res);
   void Logout(const httplib::Request& req, httplib::Response& res);
   void Password(const httplib::Request& req, httplib::Response& res);
   void Metrics(const httplib::Request& req, httplib::Response& res);
@@ -87,7 +88,9 @@ class HttpFront {
   std::mutex refusals_mu_;
   RefusalLog refusals_;  // GUARDED_BY(refusals_mu_)
   web::RateLimiter limiter_;
-  web::RateLimiter password_failures_;  // per address: failed password sign-ins
+  web::RateLimiter password_failures_;  // per address and per user name: failed password sign-ins
+  uid_t first_user_uid_ = 1000;         // below it (and root): no web sign-in (login.defs UID_MIN)
+  Status pam_ready_;                    // whether the PAM service file is there (Start)
 
   mutable std::mutex metrics_mu_;
   std::map<int, std::uint64_t> requests_by_code_;  // GUARDED_BY(metrics_mu_)

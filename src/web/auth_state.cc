@@ -27,6 +27,13 @@ std::optional<NewSession> AuthState::RedeemLink(const std::string& token, std::i
   return StartSession(link.uid, link.user, now, session_ttl);
 }
 
+std::optional<Principal> AuthState::PeekLink(const std::string& token, std::int64_t now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = links_.find(HashToken(token));
+  if (it == links_.end() || it->second.expires <= now) return std::nullopt;
+  return Principal{it->second.uid, it->second.user, "", false};
+}
+
 NewSession AuthState::StartSession(uid_t uid, const std::string& user, std::int64_t now, std::int64_t session_ttl) {
   NewSession s;
   s.id = RandomToken();

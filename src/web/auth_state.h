@@ -50,6 +50,8 @@ class AuthState {
   // Redeems a link once: a new session valid for `session_ttl`, or nullopt when the token is
   // unknown, used or expired.
   std::optional<NewSession> RedeemLink(const std::string& token, std::int64_t now, std::int64_t session_ttl);
+  // Whom a link would sign in, without using it; nullopt as RedeemLink.
+  std::optional<Principal> PeekLink(const std::string& token, std::int64_t now);
   // Starts a session directly (password sign-in).
   NewSession StartSession(uid_t uid, const std::string& user, std::int64_t now, std::int64_t session_ttl);
   std::optional<Principal> FindSession(const std::string& session_id, std::int64_t now);

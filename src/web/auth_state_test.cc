@@ -28,6 +28,19 @@ TEST(AuthState, LinkIsSingleUseAndExpires) {
   EXPECT_FALSE(auth.FindSession(s->id, 150 + 3600).has_value());  // session expired
 }
 
+TEST(AuthState, PeekingAtALinkDoesNotUseIt) {
+  AuthState auth;
+  std::string link = auth.MintLink(1001, "alice", 100, 300);
+  auto who = auth.PeekLink(link, 120);
+  ASSERT_TRUE(who.has_value());
+  EXPECT_EQ(who->user, "alice");
+  EXPECT_TRUE(auth.PeekLink(link, 130).has_value());   // still there
+  EXPECT_FALSE(auth.PeekLink(link, 400).has_value());  // expired
+  EXPECT_FALSE(auth.PeekLink("nonsense", 120).has_value());
+  EXPECT_TRUE(auth.RedeemLink(link, 140, 3600).has_value());
+  EXPECT_FALSE(auth.PeekLink(link, 150).has_value());  // used
+}
+
 TEST(AuthState, Logout) {
   AuthState auth;
   NewSession s = auth.StartSession(0, "root", 0, 100);

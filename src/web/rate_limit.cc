@@ -23,4 +23,11 @@ bool RateLimiter::Allow(const std::string& address, double now) {
   return true;
 }
 
+void RateLimiter::Refund(const std::string& address) {
+  if (rate_ <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buckets_.find(address);
+  if (it != buckets_.end()) it->second.tokens = std::min(burst_, it->second.tokens + 1);
+}
+
 }  // namespace rota::web

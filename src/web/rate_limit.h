@@ -15,6 +15,9 @@ class RateLimiter {
   RateLimiter(double rate, double burst) : rate_(rate), burst_(burst) {}
   // Takes one token for `address`; false when its bucket is empty.
   bool Allow(const std::string& address, double now);
+  // Gives back a token Allow took (a limit on failures takes one before each attempt, so that
+  // attempts made at once cannot all pass, and gives it back when the attempt succeeds).
+  void Refund(const std::string& address);
 
  private:
   struct Bucket {

@@ -17,6 +17,23 @@ TEST(RateLimiter, BurstThenRate) {
   EXPECT_FALSE(r.Allow("a", 0.5));
 }
 
+TEST(RateLimiter, ARefundGivesBackWhatWasTaken) {
+  RateLimiter r(1.0 / 60, 2);  // two failures, then one a minute
+  EXPECT_TRUE(r.Allow("a", 0));
+  r.Refund("a");  // that attempt succeeded
+  EXPECT_TRUE(r.Allow("a", 1));
+  EXPECT_TRUE(r.Allow("a", 1));
+  EXPECT_FALSE(r.Allow("a", 2));
+  r.Refund("a");
+  r.Refund("a");
+  r.Refund("a");  // never above the burst
+  EXPECT_TRUE(r.Allow("a", 2));
+  EXPECT_TRUE(r.Allow("a", 2));
+  EXPECT_FALSE(r.Allow("a", 2));
+  r.Refund("unknown");  // nothing to give back to
+  EXPECT_TRUE(r.Allow("unknown", 2));
+}
+
 TEST(RateLimiter, ZeroRateIsUnlimited) {
   RateLimiter r(0, 1);
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(r.Allow("a", 0));

@@ -101,9 +101,17 @@ class Http:
         return {"X-Rota-CSRF": self.cookies.get("rota_csrf", "")}
 
     def sign_in(self, url):
-        """Follows a `rota web` link: returns the /auth/login response."""
+        """Follows a `rota web` link as a browser does: opens it (a page that asks to confirm whom it
+        signs in as), then presses its button (a same-origin POST of the token). Returns the POST's
+        response, or the GET's when it is not the confirmation page."""
         path = url[url.index("/auth/"):]
-        return self.get(path)
+        page = self.get(path)
+        if page.status != 200:
+            return page
+        token = path.split("token=", 1)[1]
+        return self.post("/auth/login", "token=" + token,
+                         headers={"Content-Type": "application/x-www-form-urlencoded",
+                                  "Origin": f"http://{self.address}:{self.port}"})
 
 
 def http_job(command, cwd, gpus=1, time_limit=600, env=None):

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -13,6 +14,16 @@ from harness import DEFAULT_USER, IS_ROOT, DaemonTest, SMALL_CLUSTER, ensure_use
 from http_client import Http, free_port, http_job, lan_address
 
 ALICE, BOB = "rota-it-alice", "rota-it-bob"
+
+
+def pam_dir(test):
+    """A directory holding a PAM service file "rota" that checks Unix passwords (pam_unix), removed
+    after `test`: what packaging/pam.d/rota does on a Debian system, without touching /etc/pam.d."""
+    d = tempfile.mkdtemp(prefix="rota-it-pam-")
+    with open(os.path.join(d, "rota"), "w") as f:
+        f.write("auth required pam_unix.so\naccount required pam_unix.so\n")
+    test.addCleanup(lambda: subprocess.run(["rm", "-rf", d], check=False))
+    return d
 
 
 def web_config(port, static_dir, extra=""):
@@ -433,6 +444,12 @@ class TwoUsersTest(HttpTest):
     def setUpClass(cls):
         cls.alice = ensure_user(ALICE)
         cls.bob = ensure_user(BOB)
+
+    def setUp(self):
+        # Password sign-in uses a PAM service file of Rota's own; the tests' is pam_unix alone.
+        self.pam_dir = pam_dir(self)
+        self.EXTRA = f'pam_dir = "{self.pam_dir}"\n'
+        super().setUp()
 
     def test_a_second_users_session_cannot_touch_the_first_users_job_or_booking(self):
         alice, bob = self.signed_in(ALICE), self.signed_in(BOB)

@@ -226,6 +226,7 @@ async function studentAndAdmin(student) {
       p.on('pageerror', (e) => problems.push(`[${current}] uncaught: ${e.message}`));
       p.setDefaultTimeout(15000);
       await p.goto(daemon.base + url.slice(url.indexOf('/auth/')));
+      await p.getByRole('button', { name: `Sign in as ${who.user}` }).click();  // the link asks first
       await p.locator('header .user', { hasText: who.user }).waitFor();
       return p;
     };
@@ -328,6 +329,7 @@ async function main() {
       const onRequest = (r) => { if (/\.(m?js|css)$/.test(new URL(r.url()).pathname)) assets.push(r); };
       page.on('requestfinished', onRequest);
       await page.goto(link);
+      await page.getByRole('button', { name: `Sign in as ${who.user}` }).click();
       await page.locator('header .user', { hasText: who.user }).waitFor();
       await page.locator('.cal-track[data-row="g0"]').waitFor();
       page.off('requestfinished', onRequest);
