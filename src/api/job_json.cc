@@ -129,8 +129,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
               {"state", store::JobStateName(r.state)},
               {"start_time", r.start_time},
               {"end_time", r.end_time},
-              {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-              {"end_reason", r.end_reason},
+
               {"gpus", r.placement.alloc.gpus},
               {"gpu_uuids", r.placement.gpu_uuids},
               {"mig_uuid", r.placement.mig_uuid},
@@ -138,6 +137,10 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
               {"gpu_mem", r.placement.alloc.memory},
               {"preemptible", r.preemptible},
               {"kill_at", r.state == store::JobState::kRunning ? OrZero(r.kill_at) : 0}};
+  // How it ended, in words and code, is its owner's (and the admins'): an end reason can name
+  // paths and the failures of someone's work. Others see its state.
+  out["exit_code"] = with_private && r.exit_code ? json(*r.exit_code) : json(nullptr);
+  out["end_reason"] = with_private ? r.end_reason : std::string();
   if (with_private) {
     out["command"] = r.command;
     out["cwd"] = r.cwd;

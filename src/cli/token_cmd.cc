@@ -14,6 +14,7 @@ namespace {
 struct TokenFlags {
   std::string name;
   std::string expires;
+  std::string scope;
   bool all = false;
   bool json = false;
   long long id = 0;
@@ -22,17 +23,27 @@ struct TokenFlags {
 int RunCreate(const ClientOptions& options, const TokenFlags& f) {
   nlohmann::json request = {{"op", "token_create"}, {"name", f.name}};
   if (!f.expires.empty()) request["expires"] = f.expires;
+  if (!f.scope.empty()) request["scope"] = f.scope;
   auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (f.json) {
-    PrintJson({{"id", reply->value("id", 0LL)}, {"token", reply->value("token", "")}, {"expires", reply->value("expires", 0LL)}});
+    PrintJson({{"id", reply->value("id", 0LL)},
+               {"token", reply->value("token", "")},
+               {"expires", reply->value("expires", 0LL)},
+               {"scope", reply->value("scope", "full")}});
     return 0;
   }
   std::printf("Token %lld%s (shown only now; keep it secret):\n%s\n", reply->value("id", 0LL),
               f.name.empty() ? "" : (" \"" + f.name + "\"").c_str(), reply->value("token", "").c_str());
   const long long expires = reply->value("expires", 0LL);
   if (expires) std::printf("Expires %s.\n", FormatLocalTime(expires).c_str());
-  std::printf("Use it as the header  Authorization: Bearer <token>\n");
+  const std::string scope = reply->value("scope", "full");
+  if (scope == "calendar") {
+    std::printf("It reads the calendar feed only: /calendar.ics?token=<token> (add &lab=1 for the whole lab's)\n");
+  } else {
+    std::printf("It may %s; use it as the header  Authorization: Bearer <token>\n",
+                scope == "read" ? "read (queue, GPUs, bookings, usage), not change anything" : "do what you may");
+  }
   return 0;
 }
 
@@ -44,11 +55,11 @@ int RunList(const ClientOptions& options, const TokenFlags& f) {
     PrintJson(tokens);
     return 0;
   }
-  Table table({"ID", "USER", "NAME", "CREATED", "EXPIRES", "STATE"});
+  Table table({"ID", "USER", "NAME", "SCOPE", "CREATED", "EXPIRES", "STATE"});
   for (const nlohmann::json& t : tokens) {
     const long long expires = t.value("expires", 0LL);
     const long long revoked = t.value("revoked_at", 0LL);
-    table.AddRow({std::to_string(t.value("id", 0LL)), t.value("user", ""), t.value("name", ""),
+    table.AddRow({std::to_string(t.value("id", 0LL)), t.value("user", ""), t.value("name", ""), t.value("scope", "full"),
                   FormatLocalTime(t.value("created", 0LL)), expires ? FormatLocalTime(expires) : "never",
                   revoked ? "revoked by " + t.value("revoked_by", std::string("?")) : "in force"});
   }
@@ -74,6 +85,10 @@ void AddTokenCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   AddSocketFlag(create, options);
   create->add_option("--name", f->name, "what it is for, e.g. grafana");
   create->add_option("--expires", f->expires, "valid for this long, e.g. 30d (default: until revoked)");
+  create->add_option("--scope", f->scope,
+                     "what it may do: calendar (the calendar feed only; the default with --name calendar), read, "
+                     "full (the default)")
+      ->check(CLI::IsMember({"calendar", "read", "full"}));
   create->add_flag("--json", f->json, "print {\"id\", \"token\", \"expires\"} as JSON");
   create->callback([options, f, exit_code] { *exit_code = RunCreate(*options, *f); });
   CLI::App* list = token->add_subcommand("list", "List your tokens (admins: --all)");

@@ -241,7 +241,13 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(c->web.static_dir, "/usr/share/rota/web");
   EXPECT_EQ(c->web.login_ttl, 5 * kMinute);
   EXPECT_EQ(c->web.session_ttl, 7 * kDay);
-  EXPECT_EQ(c->web.threads, 16);
+  EXPECT_EQ(c->web.threads, 32);
+  EXPECT_EQ(c->web.connections_per_address, 8);
+  EXPECT_EQ(c->web.pam_service, "rota");
+  EXPECT_FALSE(c->web.insecure_http);
+  EXPECT_FALSE(c->default_signal.has_value());
+  EXPECT_EQ(c->limits.connections_per_user, 64);
+  EXPECT_EQ(c->limits.history_limit, 1000);
 }
 
 // The bundled example's commented [[gpus.card]] groups, uncommented with source = "simulated",

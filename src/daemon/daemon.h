@@ -157,6 +157,12 @@ class Daemon : public Server::Handler {
     bool final = false;      // false: pending again (a requeue) or its end not recorded
     bool completed = false;  // ended Completed
     std::string reason;      // its end reason, e.g. "Failed(exit 3)"
+    std::string user;        // whose job it is
+    // The reason as `who` may see it: another user's end reason (their paths, their outcome) is
+    // private; they learn only that it ended without completing.
+    std::string ReasonFor(const std::string& who) const {
+      return who == user ? reason : "without completing (it is " + user + "'s job)";
+    }
   };
   StatusOr<DependencyEnd> EndOf(JobId id);
   // Why pending job `j` can never start (an --after-ok job ended other than Completed), or "".

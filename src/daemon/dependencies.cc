@@ -32,7 +32,7 @@ Status Daemon::CheckDependencies(const Job& j) {
       if (!end.ok()) return end.status();
       if (deps == &j.after_ok && !end->completed && end->final) {
         return FailedPrecondition("--after-ok " + std::to_string(dep) + ": job " + std::to_string(dep) +
-                                  " ended " + end->reason +
+                                  " ended " + end->ReasonFor(j.user) +
                                   ", so this job could never start (--after starts it after any end)");
       }
     }
@@ -47,6 +47,7 @@ StatusOr<Daemon::DependencyEnd> Daemon::EndOf(JobId id) {
     out.final = !e.requeue;
     out.completed = e.state == store::JobState::kCompleted && !e.requeue;
     out.reason = e.reason;
+    out.user = e.job.rec.job.user;
     return out;
   }
   StatusOr<store::JobRecord> rec = store_->Get(id);
@@ -54,6 +55,7 @@ StatusOr<Daemon::DependencyEnd> Daemon::EndOf(JobId id) {
   out.final = rec->state != store::JobState::kPending && rec->state != store::JobState::kRunning;
   out.completed = rec->state == store::JobState::kCompleted;
   out.reason = rec->end_reason.empty() ? store::JobStateName(rec->state) : rec->end_reason;
+  out.user = rec->job.user;
   return out;
 }
 
@@ -75,7 +77,7 @@ std::string Daemon::NeverSatisfied(const Job& j) {
     // A job cancelled for its own --after-ok is named, not quoted: no chain of reasons.
     const bool chained = end->reason.rfind(kNeverSatisfied, 0) == 0;
     return std::string(kNeverSatisfied) + std::to_string(dep) + ", which it waited for (--after-ok), ended" +
-           (chained ? " cancelled" : ": " + end->reason);
+           (chained ? " cancelled" : end->user == j.user ? ": " + end->reason : " " + end->ReasonFor(j.user));
   }
   return "";
 }

@@ -316,6 +316,18 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
     SendError(res, 401, "unauthenticated", auth.bad);
     return;
   }
+  if (auth.who && auth.who->scope != web::Scope::kFull &&
+      (auth.who->scope == web::Scope::kCalendar || !web::ReadOnlyOp(op))) {
+    // A calendar token sits in a calendar app's address: it reads the feed and nothing else.
+    NoteRefusal(req.remote_addr, std::string("a ") + web::ScopeName(auth.who->scope) + " token of " + auth.who->user +
+                                     " used for /api/" + op);
+    SendError(res, 403, "permission_denied",
+              std::string("this API token is for ") +
+                  (auth.who->scope == web::Scope::kCalendar ? "the calendar feed only (/calendar.ics)"
+                                                            : "reading only") +
+                  "; make one that may do this with `rota token create --scope full`");
+    return;
+  }
   if (!auth.who && !(options_.web.public_read && web::PublicOp(op))) {
     SendError(res, 401, "unauthenticated",
               "sign in first: run `rota web` on the server and open the link it prints");
@@ -557,9 +569,9 @@ void HttpFront::Calendar(const httplib::Request& req, httplib::Response& res) {
 void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {
   if (!options_.web.metrics_public && !Loopback(req.remote_addr)) {
     Auth auth = Authenticate(req);
-    if (!auth.who) {
+    if (!auth.who || auth.who->scope == web::Scope::kCalendar) {
       SendError(res, 401, "unauthenticated",
-                "/metrics is open to loopback only; use an API token or set [web] metrics_public = true");
+                "/metrics is open to loopback only; use an API token (read or full) or set [web] metrics_public = true");
       return;
     }
   }

@@ -19,6 +19,7 @@
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "exec/files.h"
+#include "exec/open_as.h"
 #include "exec/process.h"
 
 namespace rota::daemon {
@@ -537,26 +538,25 @@ json Daemon::Logs(const Caller& caller, const json& request) {
   const bool final = store::IsFinal(rec->state);
   json reply = Ok({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
   if (rec->state == store::JobState::kPending) return reply;
-  // Never follow a link, and serve only a regular file owned by the job's owner: the path is
-  // in a directory its owner controls.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return reply;
-    return WithError(FailedPrecondition("cannot read " + path + ": " + std::strerror(errno)));
+  // Opened with its owner's rights, never root's (exec::OpenAsUser): the path is one its owner
+  // chose, in directories its owner may or may not enter. Only a regular file of theirs is served;
+  // a link at the end is not followed, a device or FIFO is never opened for reading here.
+  StatusOr<UnixAccount> owner = Account(static_cast<uid_t>(rec->uid));
+  if (!owner.ok()) return WithError(owner.status());
+  StatusOr<exec::OpenedFile> file = exec::OpenAsUser(path, owner->uid, owner->gid, owner->groups);
+  if (!file.ok()) {
+    if (file.status().code() == StatusCode::kNotFound) return reply;
+    return WithError(file.status());
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != static_cast<uid_t>(rec->uid)) {
-    ::close(fd);
-    return WithError(PermissionDenied(path + " is not a regular file owned by " + rec->job.user + "; not serving it"));
-  }
-  std::string data(static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, st.st_size - offset))), '\0');
-  ssize_t n = data.empty() ? 0 : ::pread(fd, data.data(), data.size(), offset);
-  ::close(fd);
+  exec::UniqueFd fd(file->fd);
+  const std::int64_t size = file->size;
+  std::string data(static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, size - offset))), '\0');
+  ssize_t n = data.empty() ? 0 : ::pread(fd.get(), data.data(), data.size(), offset);
   if (n < 0) return WithError(Unavailable("reading " + path + ": " + std::strerror(errno)));
   data.resize(static_cast<size_t>(n));
   reply["data"] = ValidUtf8(data);
   reply["offset"] = offset + n;
-  reply["eof"] = offset + n >= st.st_size;
+  reply["eof"] = offset + n >= size;
   return reply;
 }
 

@@ -166,7 +166,8 @@ Status Daemon::LoadTokens() {
   std::vector<web::TokenEntry> entries;
   for (const store::ApiToken& t : *tokens) {
     if (t.revoked_at != 0) continue;
-    entries.push_back(web::TokenEntry{t.id, t.hash, static_cast<uid_t>(t.uid), t.user, t.expires});
+    entries.push_back(web::TokenEntry{t.id, t.hash, static_cast<uid_t>(t.uid), t.user, t.expires,
+                                      web::ParseScope(t.scope).value_or(web::Scope::kCalendar)});
   }
   auth_->SetTokens(std::move(entries));
   return Status();
@@ -182,6 +183,15 @@ json Daemon::TokenCreate(const Caller& caller, const json& request) {
   t.uid = caller.uid;
   t.name = request.value("name", "");
   if (t.name.size() > 200) return api::ErrorReply("invalid_argument", "\"name\" is longer than 200 bytes");
+  // A token meant for a calendar app's address (where anyone who sees the address has it) may
+  // read the calendar feed and nothing else; one named "calendar" is such a token unless told.
+  const std::string scope_name = request.value("scope", t.name == "calendar" ? "calendar" : "full");
+  std::optional<web::Scope> scope = web::ParseScope(scope_name);
+  if (!scope) {
+    return api::ErrorReply("invalid_argument", "\"scope\" must be \"calendar\" (the calendar feed only), \"read\" or "
+                                               "\"full\", not \"" + scope_name + "\"");
+  }
+  t.scope = web::ScopeName(*scope);
   t.created = now;
   if (auto e = request.find("expires"); e != request.end() && !e->is_null()) {
     std::optional<Duration> d;
@@ -194,9 +204,9 @@ json Daemon::TokenCreate(const Caller& caller, const json& request) {
   t.hash = web::HashToken(secret);
   StatusOr<std::int64_t> id = store_->AddToken(t);
   if (!id.ok()) return api::ErrorReply(id.status());
-  auth_->AddToken(web::TokenEntry{*id, t.hash, caller.uid, caller.name, t.expires});
-  spdlog::info("HTTP: API token {} created for {}", *id, caller.name);
-  return Ok({{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}});
+  auth_->AddToken(web::TokenEntry{*id, t.hash, caller.uid, caller.name, t.expires, *scope});
+  spdlog::info("HTTP: API token {} ({}) created for {}", *id, t.scope, caller.name);
+  return Ok({{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}, {"scope", t.scope}});
 }
 
 json Daemon::TokenList(const Caller& caller, const json& request) {
@@ -210,8 +220,8 @@ json Daemon::TokenList(const Caller& caller, const json& request) {
   if (!tokens.ok()) return api::ErrorReply(tokens.status());
   json out = json::array();
   for (const store::ApiToken& t : *tokens) {
-    out.push_back({{"id", t.id}, {"user", t.user}, {"name", t.name}, {"created", t.created},
-                   {"expires", t.expires}, {"revoked_at", t.revoked_at}, {"revoked_by", t.revoked_by}});
+    out.push_back({{"id", t.id}, {"user", t.user}, {"name", t.name}, {"created", t.created}, {"expires", t.expires},
+                   {"revoked_at", t.revoked_at}, {"revoked_by", t.revoked_by}, {"scope", t.scope}});
   }
   return Ok({{"tokens", out}});
 }

@@ -109,6 +109,18 @@ void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::op
   umask(022);
   int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
+  // Job ids are predictable: another user may have made the file first in a directory both can
+  // write (world-writable, so that they can read what the job writes). A regular file must be the
+  // owner's own, and not writable by everyone; a device such as /dev/null is what it is.
+  struct stat st {};
+  if (fstat(out, &st) != 0) FailErrno(error_fd, "cannot check output " + spec.output, errno);
+  if (S_ISREG(st.st_mode) && st.st_uid != spec.uid) {
+    Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
+                       spec.user + ": someone else made it; remove it or choose another --output");
+  }
+  if (S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH) != 0) {
+    Fail(error_fd, "the output file " + spec.output + " is writable by everyone; chmod o-w it or choose another --output");
+  }
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) FailErrno(error_fd, "cannot open /dev/null", errno);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) FailErrno(error_fd, "dup2", errno);

@@ -12,6 +12,12 @@
 // cost is one fsync per write transaction (see docs/store.md).
 #include "store/db.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -164,6 +170,16 @@ std::optional<std::int64_t> Statement::OptionalInt(int column) const {
 // --- Db ---
 
 StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
+  // Readable by its owner alone: it holds what users submitted (commands, paths, a pending job's
+  // environment) and token hashes. SQLite gives its -wal and -shm files the database's mode.
+  if (path != ":memory:") {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return Unavailable("opening database " + path + ": " + std::strerror(errno));
+    const bool owner_only = ::fchmod(fd, 0600) == 0;
+    ::close(fd);
+    if (!owner_only) return Unavailable("opening database " + path + ": cannot make it 0600: " + std::strerror(errno));
+    for (const char* suffix : {"-wal", "-shm"}) (void)::chmod((path + suffix).c_str(), 0600);
+  }
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

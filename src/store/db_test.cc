@@ -1,6 +1,10 @@
 #include "store/db.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "testing/temp_dir.h"
 
@@ -17,6 +21,26 @@ TEST(DbTest, OpenAppliesConnectionSettings) {
   EXPECT_EQ(*(*db)->QueryText("PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(*(*db)->QueryText("PRAGMA foreign_keys"), "1");
   EXPECT_EQ(*(*db)->QueryText("PRAGMA busy_timeout"), "5000");
+}
+
+TEST(DbTest, TheDatabaseAndItsWalAreReadableByTheirOwnerAlone) {
+  testing::TempDir dir;
+  // An existing database of an older rotad, world-readable, is made owner-only too.
+  const std::string path = dir.File("a.db");
+  { std::ofstream(path) << ""; }
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  auto db = Db::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1)").ok());
+  for (const std::string& f : {path, path + "-wal", path + "-shm"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(f.c_str(), &st), 0) << f;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << f;
+  }
+  // A link in its place is not followed.
+  const std::string link = dir.File("link.db");
+  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(Db::Open(link).ok());
 }
 
 TEST(DbTest, StatementBindStepReset) {

@@ -333,7 +333,7 @@ Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_cod
   }
   return Transition(*db_, id, JobState::kRunning, state, "end", reason, actor, now, [&] {
     StatusOr<Statement> st = db_->Prepare(
-        "UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, end_reason = ?5 WHERE id = ?1");
+        "UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, end_reason = ?5, env = '{}' WHERE id = ?1");
     if (!st.ok()) return st.status();
     st->Bind(1, id).Bind(2, JobStateName(state)).Bind(3, now).Bind(5, reason);
     st->Bind(4, exit_code ? std::optional<std::int64_t>(*exit_code) : std::nullopt);
@@ -366,7 +366,7 @@ Status JobStore::Cancel(JobId id, std::string_view actor, Time now, std::string_
   std::string reason = why.empty() ? "Cancelled by " + std::string(actor) : std::string(why);
   return Transition(*db_, id, JobState::kPending, JobState::kCancelled, "cancel", reason, actor, now, [&] {
     StatusOr<Statement> st =
-        db_->Prepare("UPDATE jobs SET state = 'cancelled', end_time = ?2, end_reason = ?3 WHERE id = ?1");
+        db_->Prepare("UPDATE jobs SET state = 'cancelled', end_time = ?2, end_reason = ?3, env = '{}' WHERE id = ?1");
     if (!st.ok()) return st.status();
     return st->Bind(1, id).Bind(2, now).Bind(3, reason).Run();
   });

@@ -46,6 +46,7 @@ struct ApiToken {
   Time expires = 0;     // 0: never
   Time revoked_at = 0;  // 0: in force
   std::string revoked_by;
+  std::string scope = "full";  // "calendar", "read" or "full" (schema version 10)
 };
 
 enum class AccountKind : std::uint8_t { kUser, kProject };

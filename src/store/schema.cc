@@ -223,7 +223,15 @@ constexpr std::string_view kV9 = R"sql(
 ALTER TABLE jobs ADD COLUMN after_ok_jobs TEXT NOT NULL DEFAULT '[]';
 )sql";
 
-constexpr std::array<std::string_view, 9> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9};
+// Version 10 (docs/security.md): API tokens get a scope ('calendar': the calendar feed only,
+// 'read': reading, 'full': everything their owner may do; the tokens made before were full), and
+// ended jobs keep no environment (a job's is dropped when it ends from now on).
+constexpr std::string_view kV10 = R"sql(
+ALTER TABLE api_tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'full' CHECK (scope IN ('calendar', 'read', 'full'));
+UPDATE jobs SET env = '{}' WHERE state NOT IN ('pending', 'running');
+)sql";
+
+constexpr std::array<std::string_view, 10> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -17,7 +17,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(LatestSchemaVersion(), 10);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -47,6 +47,31 @@ TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
   EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || interactive FROM jobs"), "alice:0");
   // Version 9: no --after-ok for the jobs submitted before it.
   EXPECT_EQ(*(*db)->QueryText("SELECT after_ok_jobs FROM jobs"), "[]");
+}
+
+TEST(SchemaTest, Version10ScopesOldTokensFullAndDropsEndedJobsEnvironments) {
+  testing::TempDir dir;
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, Migrations().first(9)).ok());
+    for (const char* state : {"pending", "completed"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("INSERT INTO jobs (user, uid, tier, request_kind, request_gpus, "
+                                          "request_memory, time_limit, submit_time, signal, grace, requeue, "
+                                          "host_mem_per_gpu, state, env) VALUES ('alice', 1000, 'regular', 'gpus', "
+                                          "1, 0, 60, 5, 10, 120, 0, 0, '") +
+                              state + "', '{\"SECRET\":\"x\"}')")
+                      .ok());
+    }
+    ASSERT_TRUE((*db)->Exec("INSERT INTO api_tokens (hash, user, uid, created) VALUES ('h', 'alice', 1000, 1)").ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(state || '=' || env, ' ') FROM jobs"),
+            "pending={\"SECRET\":\"x\"} completed={}");
+  EXPECT_EQ(*(*db)->QueryText("SELECT scope FROM api_tokens"), "full");
+  EXPECT_FALSE((*db)->Exec("UPDATE api_tokens SET scope = 'root'").ok());  // only the three scopes
 }
 
 TEST(SchemaTest, MigratesOlderDatabaseAndKeepsData) {

@@ -406,6 +406,10 @@ TEST_F(JobStoreTest, LoadActiveAfterCrashAndHistory) {
   auto history = reopened->History(kT0);
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
+  // An ended job keeps no environment (it may hold secrets); an active one keeps its own.
+  EXPECT_TRUE((*history)[0].env.empty());
+  EXPECT_TRUE((*history)[1].env.empty());
+  EXPECT_EQ((*active)[0].env, MakeJob().env);
   EXPECT_EQ((*history)[0].job.id, cancelled);  // ended first
   EXPECT_EQ((*history)[1].job.id, done);
   EXPECT_EQ(reopened->History(kT0 + 60)->size(), 1u);

@@ -1,20 +1,20 @@
-// API tokens in the store (schema version 5). Tested by token_store_test.cc.
+// API tokens in the store (schema version 6; scopes: version 10). Tested by token_store_test.cc.
 #include "store/job_store.h"
 
 namespace rota::store {
 
 StatusOr<std::int64_t> JobStore::AddToken(const ApiToken& t) {
   StatusOr<Statement> st = db_->Prepare(
-      "INSERT INTO api_tokens (hash, user, uid, name, created, expires) VALUES (?, ?, ?, ?, ?, ?)");
+      "INSERT INTO api_tokens (hash, user, uid, name, created, expires, scope) VALUES (?, ?, ?, ?, ?, ?, ?)");
   if (!st.ok()) return st.status();
-  st->Bind(1, t.hash).Bind(2, t.user).Bind(3, t.uid).Bind(4, t.name).Bind(5, t.created).Bind(6, t.expires);
+  st->Bind(1, t.hash).Bind(2, t.user).Bind(3, t.uid).Bind(4, t.name).Bind(5, t.created).Bind(6, t.expires).Bind(7, t.scope);
   if (Status s = st->Run(); !s.ok()) return s;
   return db_->LastInsertRowId();
 }
 
 StatusOr<std::vector<ApiToken>> JobStore::Tokens(std::string_view user) {
   StatusOr<Statement> st = db_->Prepare(
-      "SELECT id, hash, user, uid, name, created, expires, revoked_at, revoked_by FROM api_tokens "
+      "SELECT id, hash, user, uid, name, created, expires, revoked_at, revoked_by, scope FROM api_tokens "
       "WHERE ?1 = '' OR user = ?1 ORDER BY id");
   if (!st.ok()) return st.status();
   st->Bind(1, user);
@@ -24,7 +24,7 @@ StatusOr<std::vector<ApiToken>> JobStore::Tokens(std::string_view user) {
     if (!row.ok()) return row.status();
     if (!*row) return out;
     out.push_back(ApiToken{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Text(4), st->Int(5), st->Int(6),
-                           st->Int(7), st->Text(8)});
+                           st->Int(7), st->Text(8), st->Text(9)});
   }
 }
 

@@ -25,12 +25,18 @@ TEST(TokenStore, AddListRevoke) {
   // The same hash twice is refused by the UNIQUE constraint.
   EXPECT_FALSE((*store)->AddToken(t).ok());
 
+  t.hash = std::string(64, 'c');
+  t.user = "carol";
+  t.scope = "calendar";
+  ASSERT_TRUE((*store)->AddToken(t).ok());
+  EXPECT_EQ((*(*store)->Tokens("carol"))[0].scope, "calendar");
   auto alice = (*store)->Tokens("alice");
   ASSERT_TRUE(alice.ok());
   ASSERT_EQ(alice->size(), 1u);
   EXPECT_EQ((*alice)[0].name, "grafana");
+  EXPECT_EQ((*alice)[0].scope, "full");
   EXPECT_EQ((*alice)[0].uid, 1001);
-  EXPECT_EQ((*store)->Tokens("")->size(), 2u);
+  EXPECT_EQ((*store)->Tokens("")->size(), 3u);
 
   ASSERT_TRUE((*store)->RevokeToken(*id, "root", 200).ok());
   EXPECT_EQ((*store)->RevokeToken(*id, "root", 300).code(), StatusCode::kNotFound);  // already revoked

@@ -85,7 +85,23 @@ std::optional<Principal> AuthState::FindToken(const std::string& secret, std::in
   auto it = tokens_.find(hash);
   if (it == tokens_.end()) return std::nullopt;
   if (it->second.expires != 0 && it->second.expires <= now) return std::nullopt;
-  return Principal{it->second.uid, it->second.user, "", true};
+  return Principal{it->second.uid, it->second.user, "", true, it->second.scope};
+}
+
+const char* ScopeName(Scope s) {
+  switch (s) {
+    case Scope::kCalendar: return "calendar";
+    case Scope::kRead: return "read";
+    case Scope::kFull: return "full";
+  }
+  return "full";
+}
+
+std::optional<Scope> ParseScope(std::string_view name) {
+  for (Scope s : {Scope::kCalendar, Scope::kRead, Scope::kFull}) {
+    if (name == ScopeName(s)) return s;
+  }
+  return std::nullopt;
 }
 
 size_t AuthState::sessions() const {

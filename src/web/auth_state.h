@@ -16,10 +16,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace rota::web {
+
+// What an API token may do (docs/http.md): the calendar feed only, reading, or everything its
+// owner may. Sessions and links are kFull.
+enum class Scope : std::uint8_t { kCalendar, kRead, kFull };
+const char* ScopeName(Scope s);
+std::optional<Scope> ParseScope(std::string_view name);
 
 // The identity a credential carries: the Unix account it was minted for.
 struct Principal {
@@ -27,6 +34,7 @@ struct Principal {
   std::string user;
   std::string csrf;  // cookie sessions: the token state-changing requests must echo; else ""
   bool token = false;  // authenticated by an API token (Authorization: Bearer)
+  Scope scope = Scope::kFull;
 };
 
 struct NewSession {
@@ -41,6 +49,7 @@ struct TokenEntry {
   uid_t uid = 0;
   std::string user;
   std::int64_t expires = 0;  // 0: never
+  Scope scope = Scope::kFull;
 };
 
 class AuthState {
