@@ -107,6 +107,13 @@ struct LimitsConfig {
   double submit_burst = 1000;      // ... in bursts of up to this many
   int ids_per_request = 1000;      // job ids in one cancel
   int history_limit = 1000;        // jobs in one history reply (more: ask for the next page)
+  // What each job may take of the server besides its GPUs and memory: processes (pids.max, or
+  // RLIMIT_NPROC of its user where the cgroup has no pids controller), open files per process
+  // (RLIMIT_NOFILE), and a CPU weight per GPU (cpu.weight, where the cgroup has the controller;
+  // the default is 100 for every job). 0 = not set.
+  std::int64_t job_processes = 4096;
+  std::int64_t job_open_files = 65536;
+  int cpu_weight_per_gpu = 0;
 };
 
 struct Config {

@@ -342,6 +342,9 @@ TEST(Config, Limits) {
   EXPECT_EQ(l.submit_burst, 10);
   EXPECT_EQ(l.ids_per_request, 150);
   EXPECT_EQ(l.history_limit, 20);
+  EXPECT_EQ(l.job_processes, 4096);  // a default kept
+  EXPECT_EQ(ParseConfig("[limits]\njob_processes = 0\ncpu_weight_per_gpu = 150\n", "rota.toml")->limits.cpu_weight_per_gpu,
+            150);
   // Defaults: a limit on everything, none that a lab's ordinary use reaches.
   const LimitsConfig d = ParseConfig("", "rota.toml")->limits;
   EXPECT_EQ(d.connections_per_user, 64);

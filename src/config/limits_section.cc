@@ -18,6 +18,9 @@ void ReadLimits(Section& root, Config& config) {
   if (auto v = s.Number("submit_burst", 1, "a number of submissions, e.g. 1000")) l.submit_burst = *v;
   if (auto n = s.Integer("ids_per_request", 100, 1 << 20)) l.ids_per_request = static_cast<int>(*n);
   if (auto n = s.Integer("history_limit", 10, 1 << 20)) l.history_limit = static_cast<int>(*n);
+  if (auto n = s.Integer("job_processes", 0, 1 << 22)) l.job_processes = *n;
+  if (auto n = s.Integer("job_open_files", 0, 1 << 24)) l.job_open_files = *n;
+  if (auto n = s.Integer("cpu_weight_per_gpu", 0, 10000)) l.cpu_weight_per_gpu = static_cast<int>(*n);
   s.Finish();
 }
 

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "api/job_json.h"
 #include "api/protocol.h"
@@ -17,6 +18,11 @@
 namespace rota::daemon {
 
 using nlohmann::json;
+
+// How far ahead an extension may reach, and how far from now any time of a booking request may be
+// at all: well within every time the daemon formats or adds to (the rules narrow it further).
+constexpr Time kLongestExtension = 366 * kDay;
+constexpr Time kFarestBookingTime = 10 * 366 * kDay;
 
 namespace {
 
@@ -150,9 +156,16 @@ StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& 
   } else if (end.status().code() != StatusCode::kNotFound) {
     return end.status();
   } else if (auto it = b.find("for"); it != b.end() && it->is_number_integer() && it->get<Duration>() > 0) {
-    spec.end = spec.start + it->get<Duration>();
+    if (__builtin_add_overflow(spec.start, it->get<Duration>(), &spec.end)) spec.end = std::numeric_limits<Time>::max();
   } else {
     return InvalidArgument("a booking needs an end (--until) or a length (--for)");
+  }
+  // Times from a request are any 64-bit numbers: far outside these bounds, what the calendar adds
+  // to or formats would overflow. The rules ([bookings]) then narrow them much further.
+  for (Time t : {spec.start, spec.end}) {
+    if (t < now - kFarestBookingTime || t > now + kFarestBookingTime) {
+      return InvalidArgument("a booking's start and end must lie within ten years of now (got " + std::to_string(t) + ")");
+    }
   }
   spec.project = b.value("project", "");
   if (!config_.projects.empty() && !spec.project.empty() && !config_.projects.count(spec.project)) {
@@ -441,9 +454,13 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
     if (!t.ok()) return api::ErrorReply(t.status());
     end = *t;
   } else if (auto f = request.find("for"); f != request.end() && f->is_number_integer() && f->get<Duration>() > 0) {
-    end += f->get<Duration>();
+    // Checked arithmetic: a "for" of 2^62 seconds must be an error, not an overflow.
+    if (__builtin_add_overflow(end, f->get<Duration>(), &end)) end = std::numeric_limits<Time>::max();
   } else {
     return api::ErrorReply(InvalidArgument("extend needs a new end (--until) or more time (--for)"));
+  }
+  if (end > now + kLongestExtension) {
+    return api::ErrorReply(InvalidArgument("the new end is more than a year from now; book again later instead"));
   }
   if (end <= rec.entry.spec.end) {
     return api::ErrorReply(InvalidArgument("the new end " + LocalTime(end) + " is not after the current end " +

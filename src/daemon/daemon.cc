@@ -162,6 +162,10 @@ Status Daemon::Open() {
   if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = LoadBookings(); !s.ok()) return s;
+  // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
+  spdlog::info("GPU isolation: a job sees its own cards through CUDA_VISIBLE_DEVICES only; it can still open "
+               "the /dev/nvidia* nodes of the others (no device cgroup filter here), so processes on cards they "
+               "were not given are found by the card watch and reported as outside use");
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
   if (!loop.ok()) return loop.status();

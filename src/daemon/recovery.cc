@@ -76,7 +76,7 @@ Status Daemon::Recover() {
       }
       continue;
     }
-    StatusOr<exec::Launched> again = executor_->Adopt(id, static_cast<pid_t>(a.rec.pid));
+    StatusOr<exec::Launched> again = executor_->Adopt(id, static_cast<pid_t>(a.rec.pid), a.rec.start_time);
     if (again.ok()) {
       Watch(id, again->pidfd);
       ++adopted;
@@ -84,7 +84,12 @@ Status Daemon::Recover() {
       if (!a.cancelled_by.empty()) BeginStop(a, now);  // a cancel that was under way
       continue;
     }
-    // Ended while we were away (the shepherd left a result), or vanished.
+    // Ended while we were away (the shepherd left a result), or vanished. A process that is not
+    // its shepherd but took its pid is said, since someone may have meant it to pass for one.
+    if (again.status().message().find("exited") == std::string::npos &&
+        again.status().message().find("no process") == std::string::npos) {
+      spdlog::warn("job {}: not re-adopted: {}", id, again.status().message());
+    }
     exec::ExitInfo info = executor_->Collect(id, static_cast<pid_t>(a.rec.pid));
     FinishJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now);
     ++ended;

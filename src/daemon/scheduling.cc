@@ -223,6 +223,12 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   for (auto& [k, v] : AllocationEnv(a.rec)) spec.env[k] = v;
   spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
   spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc);
+  const config::LimitsConfig& limits = config_.limits;
+  spec.max_processes = limits.job_processes;
+  spec.max_open_files = limits.job_open_files;
+  spec.cpu_weight = limits.cpu_weight_per_gpu > 0
+                        ? std::min(10000, limits.cpu_weight_per_gpu * std::max(1, static_cast<int>(start.alloc.gpus.size())))
+                        : 0;
   spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (recovery.cc)
 
   StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));

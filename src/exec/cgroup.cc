@@ -56,7 +56,7 @@ std::string Join(const std::string& mount, const std::string& cgroup) {
 }
 
 CgroupBase NoCgroups(const std::string& why) {
-  return {"", false, "no writable cgroup v2 (" + why + "): jobs are tracked by process group"};
+  return {"", false, false, false, "no writable cgroup v2 (" + why + "): jobs are tracked by process group"};
 }
 
 Status MakeDir(const std::string& path) {
@@ -67,13 +67,15 @@ Status MakeDir(const std::string& path) {
 }
 
 // Makes the memory controller available to the children of `dir`.
-Status EnableMemory(const std::string& dir) {
+Status EnableController(const std::string& dir, const std::string& name) {
   StatusOr<std::string> controllers = ReadFile(dir + "/cgroup.controllers");
-  if (!controllers.ok() || !HasWord(*controllers, "memory")) return FailedPrecondition("controller not available");
+  if (!controllers.ok() || !HasWord(*controllers, name)) return FailedPrecondition("controller not available");
   StatusOr<std::string> enabled = ReadFile(dir + "/cgroup.subtree_control");
-  if (enabled.ok() && HasWord(*enabled, "memory")) return Status::Ok();
-  return WriteControlFile(dir + "/cgroup.subtree_control", "+memory");
+  if (enabled.ok() && HasWord(*enabled, name)) return Status::Ok();
+  return WriteControlFile(dir + "/cgroup.subtree_control", "+" + name);
 }
+
+Status EnableMemory(const std::string& dir) { return EnableController(dir, "memory"); }
 
 }  // namespace
 
@@ -146,6 +148,8 @@ CgroupBase SetUpCgroupBase(const std::string& name) {
     // For the base's own memory controller below. It fails where other processes stay in
     // <own> (a shell that started this daemon): then jobs get no memory limit.
     (void)EnableMemory(mine);
+    (void)EnableController(mine, "pids");
+    (void)EnableController(mine, "cpu");
     base = mine + "/" + name;
   }
   if (Status s = MakeDir(base); !s.ok()) return NoCgroups(s.message());
@@ -157,10 +161,14 @@ CgroupBase SetUpCgroupBase(const std::string& name) {
   }
   rmdir(probe.c_str());
 
-  CgroupBase result{base, false, ""};
+  CgroupBase result{base, false, false, false, ""};
   Status memory = EnableMemory(base);
   result.memory = memory.ok();
-  result.note = "cgroup v2 at " + base + " (memory limits: " + (result.memory ? "yes" : "no: " + memory.message()) + ")";
+  result.pids = EnableController(base, "pids").ok();
+  result.cpu = EnableController(base, "cpu").ok();
+  result.note = "cgroup v2 at " + base + " (memory limits: " + (result.memory ? "yes" : "no: " + memory.message()) +
+                "; process limits: " + (result.pids ? "pids.max" : "RLIMIT_NPROC") +
+                "; CPU weights: " + (result.cpu ? "yes" : "no") + ")";
   return result;
 }
 
@@ -179,8 +187,7 @@ JobId JobOfCgroupName(const std::string& name) {
   return *end != '\0' || id <= 0 ? 0 : id;
 }
 
-StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool memory,
-                                      std::int64_t memory_limit_bytes) {
+StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, const JobCgroupLimits& limits) {
   std::string path = JobCgroupPath(base, job);
   if (mkdir(path.c_str(), 0755) != 0) {
     if (errno != EEXIST) return Internal(ErrnoMessage("cannot create cgroup " + path, errno));
@@ -188,9 +195,14 @@ StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool m
     if (!populated.ok()) return populated.status();
     if (*populated) return FailedPrecondition("cgroup " + path + " already holds processes");
   }
-  if (memory) {
-    std::string max = memory_limit_bytes > 0 ? std::to_string(memory_limit_bytes) : "max";
-    if (Status s = WriteControlFile(path + "/memory.max", max); !s.ok()) {
+  auto write = [&](bool enabled, const char* file, std::int64_t value, const char* none) -> Status {
+    if (!enabled) return Status::Ok();
+    return WriteControlFile(path + "/" + file, value > 0 ? std::to_string(value) : none);
+  };
+  for (Status s : {write(limits.memory, "memory.max", limits.memory_bytes, "max"),
+                   write(limits.pids, "pids.max", limits.pids_max, "max"),
+                   write(limits.cpu, "cpu.weight", limits.cpu_weight, "100")}) {
+    if (!s.ok()) {
       rmdir(path.c_str());
       return s;
     }

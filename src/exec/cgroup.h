@@ -33,6 +33,8 @@ std::optional<std::string> ParseOwnCgroup(std::string_view proc_cgroup);
 struct CgroupBase {
   std::string path;     // "" when cgroups are not used
   bool memory = false;  // the memory controller is enabled for children of path
+  bool pids = false;    // ... the pids controller (pids.max)
+  bool cpu = false;     // ... the cpu controller (cpu.weight)
   std::string note;     // the line for Executor::cgroup_note()
 };
 
@@ -55,8 +57,16 @@ JobId JobOfCgroupName(const std::string& name);
 
 // Creates <base>/job-<id> (an existing empty one is reused) and writes memory.max when
 // `memory` and limit > 0. FailedPrecondition if it exists and holds processes.
-StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, bool memory,
-                                      std::int64_t memory_limit_bytes);
+// What a job cgroup is limited to; each only where its controller is enabled (CgroupBase).
+struct JobCgroupLimits {
+  bool memory = false;
+  std::int64_t memory_bytes = 0;  // memory.max; 0 = max
+  bool pids = false;
+  std::int64_t pids_max = 0;  // pids.max; 0 = max
+  bool cpu = false;
+  int cpu_weight = 0;  // cpu.weight (1..10000); 0 = the default
+};
+StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, const JobCgroupLimits& limits);
 
 Status MoveToCgroup(const std::string& cgroup, pid_t pid);  // writes pid to cgroup.procs
 // Kills every process in the cgroup: cgroup.kill, or SIGKILL to each pid in cgroup.procs

@@ -26,6 +26,7 @@
 #include "exec/cgroup.h"
 #include "exec/files.h"
 #include "exec/process.h"
+#include "exec/procfs.h"
 #include "exec/spec.h"
 #include "exec/spec_lock.h"
 
@@ -41,6 +42,9 @@ Status CheckSpec(const LaunchSpec& spec) {
   if (spec.cwd.empty() || spec.cwd[0] != '/') return InvalidArgument("working directory must be absolute: '" + spec.cwd + "'");
   if (spec.output.empty() || spec.output[0] != '/') return InvalidArgument("output must be an absolute path: '" + spec.output + "'");
   if (spec.memory_limit_bytes < 0) return InvalidArgument("negative memory limit");
+  if (spec.max_processes < 0 || spec.max_open_files < 0 || spec.cpu_weight < 0 || spec.cpu_weight > 10000) {
+    return InvalidArgument("limits out of range");
+  }
   return Status::Ok();
 }
 
@@ -163,6 +167,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
     CgroupBase base = SetUpCgroupBase(options.cgroup_name);
     executor->base_ = base.path;
     executor->memory_ = base.memory;
+    executor->pids_ = base.pids;
+    executor->cpu_ = base.cpu;
     executor->note_ = base.note;
   } else {
     executor->note_ = "cgroups disabled by configuration: jobs are tracked by process group";
@@ -208,9 +214,12 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   RetryStaleCgroups();
   JobSpec job{spec, "", NewToken()};
   if (!base_.empty()) {
-    StatusOr<std::string> cgroup = CreateJobCgroup(base_, spec.job_id, memory_, spec.memory_limit_bytes);
+    StatusOr<std::string> cgroup = CreateJobCgroup(
+        base_, spec.job_id,
+        {memory_, spec.memory_limit_bytes, pids_, spec.max_processes, cpu_, spec.cpu_weight});
     if (!cgroup.ok()) return cgroup.status();
     job.cgroup = *cgroup;
+    job.launch.processes_in_cgroup = pids_ && spec.max_processes > 0;
     KeepCgroup(spec.job_id);
   }
   auto undo = [&] {
@@ -365,7 +374,7 @@ StatusOr<FoundLaunch> Executor::FindLaunch(JobId job) {
   return found;
 }
 
-StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {
+StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid, Time started) {
   StatusOr<int> pidfd = OpenPidfd(pid);
   if (!pidfd.ok()) return pidfd.status();
   UniqueFd guard(*pidfd);
@@ -380,6 +389,18 @@ StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid) {
     ours = holder.ok() && *holder == pid;
   }
   if (!ours) return NotFound(what + " is not the shepherd of job " + std::to_string(job));
+  // Shepherds run as this daemon does (root); and one that started after its job did is a
+  // process that took the pid since (a start time is one process's for good).
+  StatusOr<ProcessIdentity> who = ReadProcess(pid);
+  if (!who.ok() || who->uid != geteuid() || who->euid != geteuid()) {
+    return NotFound(what + " does not run as rota-shepherd does (uid " + std::to_string(geteuid()) + ")");
+  }
+  if (started > 0) {
+    StatusOr<Time> at = ProcessStartedAt(pid);
+    if (at.ok() && *at > started + kStartSlack) {
+      return NotFound(what + " started after job " + std::to_string(job) + " did: it is not its shepherd");
+    }
+  }
   // The pidfd was opened before /proc was read: if it is still running, the command line read
   // was its own and not that of a process that reused the pid.
   if (PidfdExited(guard.get())) return NotFound(what + " has exited");
@@ -395,9 +416,12 @@ Status Executor::Signal(pid_t shepherd, int signo) {
   UniqueFd guard(*pidfd);
   // A child of ours is known to be a shepherd; others are checked against pid reuse. (Right
   // after posix_spawn returns, the exec may not have set up the new command line yet.)
-  if (children_.count(shepherd) == 0 &&
-      !IsShepherdCommand(ReadCmdline(shepherd), options_.shepherd_path, 0, options_.run_dir)) {
-    return Status::Ok();  // exited (a zombie has no command line) or the pid was reused
+  if (children_.count(shepherd) == 0) {
+    StatusOr<ProcessIdentity> who = ReadProcess(shepherd);
+    if (!IsShepherdCommand(ReadCmdline(shepherd), options_.shepherd_path, 0, options_.run_dir) || !who.ok() ||
+        who->uid != geteuid()) {
+      return Status::Ok();  // exited (a zombie has no command line) or the pid was reused
+    }
   }
   Status s = PidfdQueueSignal(guard.get(), ForwardSignal(), signo);
   return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
@@ -476,7 +500,7 @@ Status Executor::Withdraw(JobId job) { return RemoveFile(SpecPath(options_.run_d
 StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {
   if (base_.empty()) return std::string();
   if (job <= 0) return InvalidArgument("job id must be positive");
-  StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, memory_, memory_limit_bytes);
+  StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, {memory_, memory_limit_bytes, false, 0, false, 0});
   if (cgroup.ok()) KeepCgroup(job);
   return cgroup;
 }

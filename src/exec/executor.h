@@ -49,6 +49,15 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // the complete environment (caller adds CUDA vars)
   std::string output;                // absolute path of the log; stdout+stderr appended
   std::int64_t memory_limit_bytes = 0;     // host memory limit (cgroup memory.max); 0 = none
+  // Processes of the job (pids.max where the cgroup has it, else RLIMIT_NPROC of its user), open
+  // files of each process (RLIMIT_NOFILE) and its CPU weight (cpu.weight where the cgroup has it);
+  // 0 = not set (the shepherd's own then: a job never keeps rotad's raised open-file limit).
+  std::int64_t max_processes = 0;
+  std::int64_t max_open_files = 0;
+  int cpu_weight = 0;
+  // Set by the executor: the cgroup holds max_processes (pids.max), so the shepherd sets no
+  // RLIMIT_NPROC (which counts all of the user's processes, not the job's).
+  bool processes_in_cgroup = false;
   // Opaque to the executor and the shepherd: kept in the spec file and handed back by
   // FindLaunch. The daemon keeps there what it would record of the start (placement, time).
   std::string note;
@@ -110,6 +119,10 @@ struct ExecutorOptions {
 
 class Executor {
  public:
+  // How much later than its job's recorded start a shepherd's process may have started (clocks
+  // read to the second, the launch recorded a moment after the spawn).
+  static constexpr Time kStartSlack = 5;
+
   // Creates run_dir (0700; an existing one must be a directory owned by the euid) and probes
   // cgroup v2 (see docs/design.md, Executor): the base is <mount>/<cgroup_name> when the process
   // is in the root cgroup; otherwise (delegated systemd service) the process moves itself into
@@ -172,8 +185,11 @@ class Executor {
   // Re-adopts a shepherd found alive after a daemon restart: checks that `pid` runs this
   // executor's shepherd for `job` (guards against pid reuse: its command line names the job, or
   // for a standby-started one, it holds the lock on the job's spec) and returns a new pidfd.
+  // It must also run as this executor does (root, in system mode: no user can make such a process)
+  // and, when `started` (the job's recorded start, Unix seconds) is given, have started by then:
+  // a command line alone a user's process on a reused pid could copy (docs/security.md).
   // NotFound when it is not (or no longer) that shepherd: then Collect(job, pid).
-  StatusOr<Launched> Adopt(JobId job, pid_t pid);
+  StatusOr<Launched> Adopt(JobId job, pid_t pid, Time started = 0);
 
   // Delivers `signo` to the job's processes, not to the shepherd: the shepherd forwards it to the
   // job's process group; SIGKILL kills the whole job (its cgroup when it has one, else its
@@ -243,6 +259,8 @@ class Executor {
   ExecutorOptions options_;
   std::string base_;    // "" without cgroups
   bool memory_ = false;  // memory.max can be set on job cgroups
+  bool pids_ = false;    // pids.max
+  bool cpu_ = false;     // cpu.weight
   std::string note_;
   std::set<JobId> ended_cgroups_;           // ended jobs whose (empty) cgroups are not removed yet
   std::vector<std::string> stale_cgroups_;  // killed but not yet removable; retried later

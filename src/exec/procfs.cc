@@ -1,6 +1,8 @@
 // Tested by procfs_test.cc.
 #include "exec/procfs.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +54,21 @@ StatusOr<unsigned long long> ProcessStartTime(pid_t pid, const std::string& proc
     if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
   }
   return Internal("malformed /proc/" + std::to_string(pid) + "/stat");
+}
+
+StatusOr<Time> ProcessStartedAt(pid_t pid, const std::string& proc) {
+  StatusOr<unsigned long long> ticks = ProcessStartTime(pid, proc);
+  if (!ticks.ok()) return ticks.status();
+  std::ifstream stat(proc + "/stat");
+  std::string line;
+  while (std::getline(stat, line)) {
+    if (line.rfind("btime ", 0) == 0) {
+      const long hz = ::sysconf(_SC_CLK_TCK);
+      return static_cast<Time>(std::strtoll(line.c_str() + 6, nullptr, 10)) +
+             static_cast<Time>(*ticks / static_cast<unsigned long long>(hz > 0 ? hz : 100));
+    }
+  }
+  return Internal("no btime in " + proc + "/stat");
 }
 
 bool InCgroup(const std::string& cgroup, const std::string& job_cgroup) {

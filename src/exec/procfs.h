@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "core/types.h"
 
 namespace rota::exec {
 
@@ -24,6 +25,10 @@ StatusOr<ProcessIdentity> ReadProcess(pid_t pid, const std::string& proc = "/pro
 // The process's start time (clock ticks after boot, /proc/PID/stat field 22): with the pid, it
 // names one process for good (pids are reused, start times of a reused pid differ).
 StatusOr<unsigned long long> ProcessStartTime(pid_t pid, const std::string& proc = "/proc");
+
+// When the process started, in Unix seconds (its start time after boot, plus the boot time of
+// /proc/stat); to the second at best.
+StatusOr<Time> ProcessStartedAt(pid_t pid, const std::string& proc = "/proc");
 
 // True when `cgroup` (a path as /proc/PID/cgroup gives it) is the job cgroup `job_cgroup` (an
 // absolute path under the cgroup mount, as the executor keeps it) or lies below it.

@@ -29,6 +29,10 @@ std::string SpecToJson(const JobSpec& spec) {
             {"env", l.env},
             {"output", l.output},
             {"memory_limit_bytes", l.memory_limit_bytes},
+            {"max_processes", l.max_processes},
+            {"max_open_files", l.max_open_files},
+            {"cpu_weight", l.cpu_weight},
+            {"processes_in_cgroup", l.processes_in_cgroup},
             {"note", l.note},
             {"cgroup", spec.cgroup},
             {"token", spec.token}};
@@ -52,6 +56,11 @@ StatusOr<JobSpec> SpecFromJson(const std::string& text) {
     l.env = j.at("env").get<std::map<std::string, std::string>>();
     l.output = j.at("output").get<std::string>();
     l.memory_limit_bytes = j.at("memory_limit_bytes").get<std::int64_t>();
+    // Absent in the specs of an older rotad (jobs launched before an upgrade): no limits.
+    l.max_processes = j.value("max_processes", std::int64_t{0});
+    l.max_open_files = j.value("max_open_files", std::int64_t{0});
+    l.cpu_weight = j.value("cpu_weight", 0);
+    l.processes_in_cgroup = j.value("processes_in_cgroup", false);
     l.note = j.value("note", std::string());
     spec.cgroup = j.at("cgroup").get<std::string>();
     spec.token = j.value("token", std::string());

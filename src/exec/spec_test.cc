@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace rota::exec {
 namespace spec_test {
 namespace {
@@ -20,6 +22,10 @@ TEST(ExecutorSpecTest, SpecRoundTrips) {
   spec.launch.output = "/home/ana/rota-42.out";
   spec.launch.memory_limit_bytes = 1LL << 34;
   spec.launch.note = R"({"gpus":[0]})";
+  spec.launch.max_processes = 4096;
+  spec.launch.max_open_files = 1024;
+  spec.launch.cpu_weight = 200;
+  spec.launch.processes_in_cgroup = true;
   spec.cgroup = "/sys/fs/cgroup/rota/job-42";
   spec.token = "0123456789abcdef";
   StatusOr<JobSpec> back = SpecFromJson(SpecToJson(spec));
@@ -35,6 +41,17 @@ TEST(ExecutorSpecTest, SpecRoundTrips) {
   EXPECT_EQ(back->launch.output, spec.launch.output);
   EXPECT_EQ(back->launch.memory_limit_bytes, spec.launch.memory_limit_bytes);
   EXPECT_EQ(back->launch.note, spec.launch.note);
+  EXPECT_EQ(back->launch.max_processes, 4096);
+  EXPECT_EQ(back->launch.max_open_files, 1024);
+  EXPECT_EQ(back->launch.cpu_weight, 200);
+  EXPECT_TRUE(back->launch.processes_in_cgroup);
+  // A spec an older rotad wrote (before the limits) reads as no limits.
+  nlohmann::json old = nlohmann::json::parse(SpecToJson(spec));
+  for (const char* k : {"max_processes", "max_open_files", "cpu_weight", "processes_in_cgroup"}) old.erase(k);
+  StatusOr<JobSpec> older = SpecFromJson(old.dump());
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_EQ(older->launch.max_processes, 0);
+  EXPECT_FALSE(older->launch.processes_in_cgroup);
   EXPECT_EQ(back->cgroup, spec.cgroup);
   EXPECT_EQ(back->token, spec.token);
 }

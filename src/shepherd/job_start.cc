@@ -91,6 +91,26 @@ PreparedJob::PreparedJob(const exec::JobSpec& spec) : spec_(spec) {
   }
 }
 
+namespace {
+
+// The job's own resource limits, once it runs as its user (lowering one's limits needs no
+// privilege): not root's, and not rotad's raised open-file limit.
+void SetLimits(const exec::LaunchSpec& spec, int error_fd) {
+  auto set = [&](int resource, std::int64_t value, const char* what) {
+    if (value <= 0) return;
+    rlimit r{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    rlimit now{};
+    if (getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY && now.rlim_max < r.rlim_max) {
+      r.rlim_cur = r.rlim_max = now.rlim_max;  // never above what it may have
+    }
+    if (setrlimit(resource, &r) != 0) FailErrno(error_fd, std::string("cannot limit the job's ") + what, errno);
+  };
+  if (!spec.processes_in_cgroup) set(RLIMIT_NPROC, spec.max_processes, "processes");
+  set(RLIMIT_NOFILE, spec.max_open_files, "open files");
+}
+
+}  // namespace
+
 void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::optional<int> nice) {
   // Lowering one's priority is always allowed: the job never keeps the standby's boost.
   if (nice && setpriority(PRIO_PROCESS, 0, *nice) != 0) {
@@ -105,6 +125,7 @@ void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::op
   }
   if (setsid() < 0) FailErrno(error_fd, "cannot start a session", errno);
   DropPrivileges(spec, error_fd);
+  SetLimits(spec, error_fd);
   if (chdir(spec.cwd.c_str()) != 0) FailErrno(error_fd, "cannot chdir to " + spec.cwd, errno);
   umask(022);
   int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
