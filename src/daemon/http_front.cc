@@ -164,7 +164,8 @@ Status HttpFront::Start() {
   limits.per_address = options_.web.connections_per_address;
   limits.request_ms = static_cast<int>(options_.web.request_timeout * 1000);
   auto server = std::make_unique<HttpServer>(limits, tls);
-  server->SetRefusedHook([this](const std::string& address, const std::string& why) { NoteRefusal(address, why); });
+  server->SetRefusedHook(
+      [this](const std::string& address, const std::string& why) { NoteRefusal(address, ResourceExhausted(why)); });
   server_ = std::move(server);
   const int threads = options_.web.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
@@ -214,6 +215,7 @@ void HttpFront::Routes() {
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!web::HostAllowed(req.get_header_value("Host"), options_.web.listen, options_.web.allowed_hosts)) {
+      NoteRefusal(req.remote_addr, PermissionDenied("Host \"" + req.get_header_value("Host") + "\" is not this server's"));
       SendError(res, 421, "permission_denied",
                 "this server does not answer to Host \"" + req.get_header_value("Host") +
                     "\" (add it to [web] allowed_hosts)");
@@ -313,14 +315,15 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
 
   Auth auth = Authenticate(req);
   if (!auth.bad.empty()) {
+    NoteRefusal(req.remote_addr, PermissionDenied("/api/" + op + ": " + auth.bad));
     SendError(res, 401, "unauthenticated", auth.bad);
     return;
   }
   if (auth.who && auth.who->scope != web::Scope::kFull &&
       (auth.who->scope == web::Scope::kCalendar || !web::ReadOnlyOp(op))) {
     // A calendar token sits in a calendar app's address: it reads the feed and nothing else.
-    NoteRefusal(req.remote_addr, std::string("a ") + web::ScopeName(auth.who->scope) + " token of " + auth.who->user +
-                                     " used for /api/" + op);
+    NoteRefusal(req.remote_addr, PermissionDenied(std::string("a ") + web::ScopeName(auth.who->scope) + " token of " +
+                                                  auth.who->user + " used for /api/" + op));
     SendError(res, 403, "permission_denied",
               std::string("this API token is for ") +
                   (auth.who->scope == web::Scope::kCalendar ? "the calendar feed only (/calendar.ics)"
@@ -329,6 +332,7 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
     return;
   }
   if (!auth.who && !(options_.web.public_read && web::PublicOp(op))) {
+    NoteRefusal(req.remote_addr, InvalidArgument("/api/" + op + " without a credential"));
     SendError(res, 401, "unauthenticated",
               "sign in first: run `rota web` on the server and open the link it prints");
     return;
@@ -336,6 +340,8 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
   if (auth.cookie && !get &&
       !web::CsrfAllowed(req.get_header_value("X-Rota-CSRF"), auth.who->csrf, req.get_header_value("Origin"),
                         req.get_header_value("Host"))) {
+    NoteRefusal(req.remote_addr, PermissionDenied("/api/" + op + " by " + auth.who->user +
+                                                  "'s session without its CSRF token or from another site"));
     SendError(res, 403, "permission_denied", "cross-site request refused");
     return;
   }
@@ -354,13 +360,19 @@ void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const s
   SendJson(res, status, reply);
 }
 
-void HttpFront::NoteRefusal(const std::string& address, const std::string& why) {
+void HttpFront::NoteRefusal(const std::string& address, const Status& why) {
   std::vector<std::string> lines;
   {
     std::lock_guard<std::mutex> lock(refusals_mu_);
-    lines = refusals_.Note(address, address, "an HTTP request", ResourceExhausted(why), Now());
+    lines = refusals_.Note(address, address, "an HTTP request", why, Now());
   }
-  for (const std::string& line : lines) spdlog::warn("HTTP: {}", line);
+  for (const std::string& line : lines) {
+    if (RefusalLog::Warns(why.code())) {
+      spdlog::warn("HTTP: {}", line);
+    } else {
+      spdlog::info("HTTP: {}", line);
+    }
+  }
 }
 
 bool HttpFront::Exposed(const httplib::Request& req) const {
@@ -430,7 +442,7 @@ void HttpFront::Login(const httplib::Request& req, httplib::Response& res) {
 // POST of the confirmation page: same-origin only, then the link is used (once).
 void HttpFront::ConfirmLogin(const httplib::Request& req, httplib::Response& res) {
   if (!web::SameOrigin(req.get_header_value("Origin"), req.get_header_value("Host"))) {
-    NoteRefusal(req.remote_addr, "a sign-in link sent from another site (login CSRF)");
+    NoteRefusal(req.remote_addr, PermissionDenied("a sign-in link sent from another site (login CSRF)"));
     SendError(res, 403, "permission_denied", "cross-site request refused");
     return;
   }
@@ -498,7 +510,7 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
   const bool by_user = by_address && password_failures_.Allow(user_key, Seconds());
   if (by_address && !by_user) password_failures_.Refund(req.remote_addr);
   if (!by_user) {
-    NoteRefusal(req.remote_addr, "too many failed password sign-ins (for \"" + user + "\")");
+    NoteRefusal(req.remote_addr, ResourceExhausted("too many failed password sign-ins (for \"" + user + "\")"));
     SendError(res, 429, "resource_exhausted", "too many failed sign-ins from this address or for this user; wait a minute");
     return;
   }

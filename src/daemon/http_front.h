@@ -74,7 +74,7 @@ class HttpFront {
   // ([web] insecure_http): no credential may be set up over it.
   bool Exposed(const httplib::Request& req) const;
   // Logs a refused request within the per-address budget (refusal_log.h). Any thread.
-  void NoteRefusal(const std::string& address, const std::string& why);
+  void NoteRefusal(const std::string& address, const Status& why);
   void Record(int status, double seconds);
 
   HttpFrontOptions options_;

@@ -245,6 +245,83 @@ class PlainHttpTest(AttackTest):
         self.assertEqual(h.get("/api/hello").json()["user"], VICTIM)
 
 
+class HeldHttpTest(HttpAttackTest):
+    """The HTTP defences the audit found holding, kept as attacks that must go on failing."""
+
+    def signed_in(self, user=VICTIM):
+        h = Http(self.port)
+        url = json.loads(self.d.rota("web", "--json", user=user).stdout)["url"]
+        self.assertEqual(h.sign_in(url).status, 303)
+        return h
+
+    def victims_job(self):
+        return self.d.submit("--", "sleep", "300", user=VICTIM, cwd=self.home(VICTIM))
+
+    def test_no_credential(self):
+        job = self.victims_job()
+        r = self.http.post("/api/cancel", {"job_ids": [job]})
+        self.assertEqual(r.status, 401)
+        self.assertIn(self.d.job(job)["state"], ("pending", "running"))
+        self.assertHttpServes()
+        self.assertLogged(r"HTTP: refused an HTTP request from 127\.0\.0\.1: invalid_argument: /api/cancel without a "
+                          r"credential")
+
+    def test_a_host_that_is_not_this_servers(self):
+        # DNS rebinding: a page of evil.example whose name now points here.
+        h = self.signed_in()
+        r = h.get("/api/queue", host="evil.example")
+        self.assertEqual(r.status, 421)
+        self.assertLogged(r'permission_denied: Host "evil\.example" is not this server')
+
+    def test_csrf_without_the_token_and_from_another_origin(self):
+        job = self.victims_job()
+        h = self.signed_in()
+        r = h.post("/api/cancel", {"job_ids": [job]})  # the cookie alone
+        self.assertEqual(r.status, 403)
+        r = h.post("/api/cancel", {"job_ids": [job]}, headers=dict(h.csrf_headers(), Origin="http://evil.example"))
+        self.assertEqual(r.status, 403)
+        self.assertIn(self.d.job(job)["state"], ("pending", "running"))
+        self.assertLogged(rf"session without its CSRF token or from another site")
+        r = h.post("/api/cancel", {"job_ids": [job]}, headers=h.csrf_headers())
+        self.assertEqual(r.status, 200)
+
+    def test_a_change_by_get(self):
+        job = self.victims_job()
+        h = self.signed_in()
+        r = h.get(f"/api/cancel?job_ids=[{job}]")
+        self.assertEqual(r.status, 405)
+        self.assertIn(self.d.job(job)["state"], ("pending", "running"))
+
+    def test_session_fixation_and_reuse(self):
+        # A session id chosen by the attacker is no session; signing in makes a new one.
+        h = Http(self.port)
+        h.cookies["rota_session"] = "attacker-chosen"
+        self.assertEqual(h.get("/api/hello").status, 401)
+        url = json.loads(self.d.rota("web", "--json", user=VICTIM).stdout)["url"]
+        self.assertEqual(h.sign_in(url).status, 303)
+        self.assertNotEqual(h.cookies["rota_session"], "attacker-chosen")
+        old = dict(h.cookies)
+        # The link again, and the cookie after logout: nothing.
+        self.assertEqual(Http(self.port).sign_in(url).status, 401)
+        self.assertEqual(h.post("/auth/logout", headers={"Origin": f"http://127.0.0.1:{self.port}"}).status, 200)
+        h.cookies = old
+        self.assertEqual(h.get("/api/hello").status, 401)
+
+    def test_paths_out_of_the_page(self):
+        for path in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/js/../../etc/passwd", "/.git/config",
+                     "/..%2fetc%2fpasswd", "//etc/passwd"):
+            r = self.http.get(path)
+            self.assertIn(r.status, (400, 404), path)
+            self.assertNotIn(b"root:", r.body, path)
+        self.assertHttpServes()
+
+    def test_an_oversized_body(self):
+        h = self.signed_in()
+        r = h.post("/api/submit", "x" * (2 << 20), headers=dict(h.csrf_headers(), **{"Content-Type": "application/json"}))
+        self.assertEqual(r.status, 413)
+        self.assertHttpServes()
+
+
 class TlsTest(HttpAttackTest):
     def setUp(self):
         d = self.tls_dir = __import__("tempfile").mkdtemp(prefix="rota-it-tls-")
