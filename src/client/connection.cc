@@ -18,6 +18,7 @@
 
 #include "api/protocol.h"
 #include "json/bounded.h"
+#include "unixio/fd_passing.h"
 
 namespace rota::client {
 
@@ -25,22 +26,6 @@ namespace {
 
 Status Closed() { return Unavailable("rotad closed the connection"); }
 
-// send(2) of `data` with descriptor `fd` attached to its first byte.
-ssize_t SendWithFd(int sock, const char* data, size_t size, int fd) {
-  iovec iov{const_cast<char*>(data), size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* h = CMSG_FIRSTHDR(&msg);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  return ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-}
 
 }  // namespace
 
@@ -115,7 +100,7 @@ Status Connection::Send(const nlohmann::json& request, int pass_fd) {
   while (sent < line.size()) {
     ssize_t n;
     if (sent == 0 && pass_fd >= 0) {
-      n = SendWithFd(fd_, line.data(), line.size(), pass_fd);
+      n = unixio::SendWithFd(fd_, line.data(), line.size(), pass_fd);
     } else {
       n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     }

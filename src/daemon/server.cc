@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/protocol.h"
+#include "unixio/fd_passing.h"
 
 namespace rota::daemon {
 
@@ -329,26 +330,13 @@ void Server::TakeMore() {
 }
 
 ssize_t Server::Receive(Conn& c, char* buf, size_t size) {
-  iovec iov{buf, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(c.fd, &msg, MSG_CMSG_CLOEXEC);
-  if (n < 0) return n;
-  // Descriptors beyond the buffer were closed by the kernel (MSG_CTRUNC); of those received, the
-  // last is kept and the rest closed.
-  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
-    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
-      if (c.passed_fd >= 0) ::close(c.passed_fd);
-      c.passed_fd = fd;
-    }
+  int fds[unixio::kMaxFds];
+  std::size_t nfds = 0;
+  const ssize_t n = unixio::ReceiveWithFds(c.fd, buf, size, fds, &nfds);
+  // Of the descriptors received (more were closed by the kernel), the last is kept.
+  for (std::size_t i = 0; i < nfds; ++i) {
+    if (c.passed_fd >= 0) ::close(c.passed_fd);
+    c.passed_fd = fds[i];
   }
   return n;
 }

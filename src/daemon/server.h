@@ -129,8 +129,6 @@ class Server {
     std::int64_t partial_since_ms = 0;  // when the unfinished line in `in` began (0: none)
   };
 
-  // Descriptors taken from one read; more are closed by the kernel.
-  static constexpr std::size_t kMaxPassedFds = 4;
   // SO_PEERPIDFD (Linux 6.5), which Debian 12's headers do not name yet.
   static constexpr int kSoPeerPidfd = 77;
 

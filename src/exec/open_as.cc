@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "exec/files.h"
+#include "unixio/fd_passing.h"
 
 namespace rota::exec {
 
@@ -28,22 +29,8 @@ constexpr unsigned char kNotOwned = 251;
 constexpr unsigned char kNoDrop = 252;
 
 [[noreturn]] void Answer(int sock, unsigned char code, int fd) {
-  char byte = static_cast<char>(code);
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* h = CMSG_FIRSTHDR(&msg);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  }
-  (void)::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  const char byte = static_cast<char>(code);
+  (void)unixio::SendWithFd(sock, &byte, 1, fd);
   ::_exit(0);
 }
 
@@ -83,25 +70,15 @@ StatusOr<OpenedFile> OpenAsUser(const std::string& path, uid_t uid, gid_t gid, c
   }
   ::close(pair[1]);
   char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(pair[0], &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
+  int fds[unixio::kMaxFds];
+  std::size_t nfds = 0;
+  const ssize_t n = unixio::ReceiveWithFds(pair[0], &byte, 1, fds, &nfds);
   ::close(pair[0]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  int fd = -1;
-  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h != nullptr; h = CMSG_NXTHDR(&msg, h)) {
-    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(h), sizeof fd);
-  }
+  int fd = nfds > 0 ? fds[0] : -1;
+  for (std::size_t i = 1; i < nfds; ++i) ::close(fds[i]);
   const auto code = static_cast<unsigned char>(byte);
   if (n != 1 || (code == 0 && fd < 0)) return Internal("opening " + path + " as uid " + std::to_string(uid) + " failed");
   if (code != 0) {

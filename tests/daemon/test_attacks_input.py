@@ -7,6 +7,7 @@ import unittest
 from attacks import MALLORY, VICTIM, AttackTest, nested, request_line
 from harness import SMALL_CLUSTER
 from http_client import Http, free_port
+from test_http import pam_dir
 
 DEEP = 100_000  # levels: 200 KB, under the 1 MiB line limit; the audit's crash of rotad
 
@@ -62,7 +63,8 @@ class DeepJsonTest(AttackTest):
 class DeepJsonOverHttpTest(AttackTest):
     def setUp(self):
         self.port = free_port()
-        self.CONFIG = self.CONFIG + f'\n[web]\nlisten = "127.0.0.1:{self.port}"\n'
+        # With a PAM service file, so that password sign-in reads its body.
+        self.CONFIG = self.CONFIG + f'\n[web]\nlisten = "127.0.0.1:{self.port}"\npam_dir = "{pam_dir(self)}"\n'
         super().setUp()
         self.http = Http(self.port)
         self.token = json.loads(self.d.rota("token", "create", "--json", user=MALLORY).stdout)["token"]
