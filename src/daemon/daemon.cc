@@ -16,6 +16,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <functional>
@@ -31,6 +32,7 @@
 #include "device/nvml_devices.h"
 #include "device/simulated_devices.h"
 #include "exec/cgroup.h"
+#include "exec/device_filter.h"
 
 namespace rota::daemon {
 
@@ -163,9 +165,15 @@ Status Daemon::Open() {
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = LoadBookings(); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
-  spdlog::info("GPU isolation: a job sees its own cards through CUDA_VISIBLE_DEVICES only; it can still open "
-               "the /dev/nvidia* nodes of the others (no device cgroup filter here), so processes on cards they "
-               "were not given are found by the card watch and reported as outside use");
+  if (executor_->device_filter()) {
+    spdlog::info("GPU isolation: a job's cgroup refuses it the /dev/nvidia nodes of the cards it was not given "
+                 "(a BPF device program), besides CUDA_VISIBLE_DEVICES");
+  } else {
+    spdlog::info("GPU isolation: a job sees its own cards through CUDA_VISIBLE_DEVICES only; it can still open "
+                 "the /dev/nvidia* nodes of the others (no device program here: {}), so processes on cards they "
+                 "were not given are found by the card watch and reported as outside use",
+                 executor_->cgroup_note().rfind("cgroup v2", 0) == 0 ? "BPF is not allowed" : "no cgroup v2");
+  }
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
   if (!loop.ok()) return loop.status();
@@ -289,6 +297,7 @@ Status Daemon::LoadInventory() {
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
   std::vector<Gpu> gpus;
+  card_minors_.clear();
   if (!snap.ok()) {
     devices_error_ = snap.status().message();
     spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
@@ -308,6 +317,7 @@ Status Daemon::LoadInventory() {
         if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
       }
       gpus.push_back(std::move(g));
+      card_minors_.push_back(info.minor);
     }
     spdlog::info("GPUs: {} from {}, driver {}", gpus.size(), devices_->Describe(), snap->driver_version);
   }
@@ -320,6 +330,15 @@ Status Daemon::LoadInventory() {
   ApplySample(snap, Now());
   dirty_ = true;
   return Status();
+}
+
+std::vector<std::pair<unsigned, unsigned>> Daemon::OtherCardsDevices(const Allocation& alloc) const {
+  std::vector<std::pair<unsigned, unsigned>> out;
+  for (size_t i = 0; i < card_minors_.size(); ++i) {
+    const bool given = std::find(alloc.gpus.begin(), alloc.gpus.end(), static_cast<int>(i)) != alloc.gpus.end();
+    if (!given && card_minors_[i] >= 0) out.emplace_back(exec::kNvidiaMajor, static_cast<unsigned>(card_minors_[i]));
+  }
+  return out;
 }
 
 void Daemon::RemapPlacement(store::JobRecord& rec) const {

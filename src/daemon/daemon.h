@@ -445,6 +445,10 @@ class Daemon : public Server::Handler {
   // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
   std::map<std::int64_t, store::BookingRecord> bookings_;
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
+  // By position in cards_.gpus: the minor number of the card's /dev/nvidia node (-1: unknown, as
+  // for simulated cards). What a job is refused: the nodes of the cards it was not given.
+  std::vector<int> card_minors_;
+  std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running
   struct Withdrawn {

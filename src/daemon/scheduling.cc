@@ -225,6 +225,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc);
   const config::LimitsConfig& limits = config_.limits;
   spec.max_processes = limits.job_processes;
+  spec.deny_devices = OtherCardsDevices(start.alloc);
   spec.max_open_files = limits.job_open_files;
   spec.cpu_weight = limits.cpu_weight_per_gpu > 0
                         ? std::min(10000, limits.cpu_weight_per_gpu * std::max(1, static_cast<int>(start.alloc.gpus.size())))

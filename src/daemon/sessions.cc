@@ -30,7 +30,8 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   info.reason = "Session started on GPU " + gpus;
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
-  StatusOr<std::string> cgroup = executor_->CreateCgroup(id, HostMemoryLimit(a.rec, start.alloc));
+  StatusOr<std::string> cgroup =
+      executor_->CreateCgroup(id, HostMemoryLimit(a.rec, start.alloc), OtherCardsDevices(start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
     Status s = executor_->MoveToCgroup(*cgroup, a.session_pid);
     // Alive after the move: the pid still named the client when it was written. (Gone, its pid

@@ -41,6 +41,7 @@ struct GpuInfo {
   int util_memory = -1;
   int temperature = -1;
   int power_mw = -1;
+  int minor = -1;  // its device node is /dev/nvidia<minor> (major 195); -1 unknown (simulated cards)
   bool mig_capable = false;
   bool mig_enabled = false;
   std::vector<MigInstance> mig;

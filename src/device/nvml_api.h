@@ -124,6 +124,7 @@ using nvmlDeviceGetUtilizationRates_fn = nvmlReturn_t (*)(nvmlDevice_t device, n
 using nvmlDeviceGetTemperature_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int sensor,
                                                      unsigned int* celsius);
 using nvmlDeviceGetPowerUsage_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* milliwatts);
+using nvmlDeviceGetMinorNumber_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* minor);
 using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* current,
                                                  unsigned int* pending);
 using nvmlDeviceGetMaxMigDeviceCount_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* count);

@@ -64,6 +64,7 @@ class NvmlDevicesTest : public ::testing::Test {
             {"util_memory", 20},
             {"temperature", 40},
             {"power_mw", 250000},
+            {"minor", 3},
             {"mig_mode", 0}};
   }
 
@@ -95,6 +96,7 @@ TEST_F(NvmlDevicesTest, EnumeratesCardsWithAllFields) {
   EXPECT_EQ(g.util_memory, 20);
   EXPECT_EQ(g.temperature, 40);
   EXPECT_EQ(g.power_mw, 250000);
+  EXPECT_EQ(g.minor, 3);
   EXPECT_TRUE(g.mig_capable);
   EXPECT_FALSE(g.mig_enabled);
   EXPECT_EQ(g.nvlink_peers, std::vector<std::string>{"00000000:3C:00.0"});
@@ -181,6 +183,7 @@ TEST_F(NvmlDevicesTest, MinimalLibraryFallsBackAndLeavesOptionalDataUnknown) {
   EXPECT_EQ(g.util_memory, -1);
   EXPECT_EQ(g.temperature, -1);
   EXPECT_EQ(g.power_mw, -1);
+  EXPECT_EQ(g.minor, -1);
   EXPECT_FALSE(g.mig_capable);
   EXPECT_TRUE(g.mig.empty());
   EXPECT_TRUE(g.nvlink_peers.empty());

@@ -73,6 +73,7 @@ StatusOr<std::unique_ptr<Library>> Library::Load(const std::string& path) {
       {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void**>(&f.get_utilization)},
       {"nvmlDeviceGetTemperature", reinterpret_cast<void**>(&f.get_temperature)},
       {"nvmlDeviceGetPowerUsage", reinterpret_cast<void**>(&f.get_power)},
+      {"nvmlDeviceGetMinorNumber", reinterpret_cast<void**>(&f.get_minor)},
       {"nvmlDeviceGetMigMode", reinterpret_cast<void**>(&f.get_mig_mode)},
       {"nvmlDeviceGetMaxMigDeviceCount", reinterpret_cast<void**>(&f.get_max_mig_count)},
       {"nvmlDeviceGetMigDeviceHandleByIndex", reinterpret_cast<void**>(&f.get_mig_handle)},

@@ -34,6 +34,7 @@ struct Functions {
   nvmlDeviceGetUtilizationRates_fn get_utilization = nullptr;
   nvmlDeviceGetTemperature_fn get_temperature = nullptr;
   nvmlDeviceGetPowerUsage_fn get_power = nullptr;
+  nvmlDeviceGetMinorNumber_fn get_minor = nullptr;
   nvmlDeviceGetMigMode_fn get_mig_mode = nullptr;
   nvmlDeviceGetMaxMigDeviceCount_fn get_max_mig_count = nullptr;
   nvmlDeviceGetMigDeviceHandleByIndex_fn get_mig_handle = nullptr;

@@ -60,6 +60,9 @@ class CardReader {
     if (f_.get_power && Check("nvmlDeviceGetPowerUsage", f_.get_power(dev, &value), false)) {
       gpu_.power_mw = static_cast<int>(value);
     }
+    if (f_.get_minor && Check("nvmlDeviceGetMinorNumber", f_.get_minor(dev, &value), false)) {
+      gpu_.minor = static_cast<int>(value);
+    }
     gpu_.processes = Processes(dev);
     ReadMig(dev);
     ReadNvLink(dev);

@@ -25,6 +25,7 @@
 
 #include "exec/cgroup.h"
 #include "exec/files.h"
+#include "exec/device_filter.h"
 #include "exec/process.h"
 #include "exec/procfs.h"
 #include "exec/spec.h"
@@ -169,6 +170,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const ExecutorOptions& opti
     executor->memory_ = base.memory;
     executor->pids_ = base.pids;
     executor->cpu_ = base.cpu;
+    executor->device_filter_ = !base.path.empty() && DeviceFilterAvailable();
     executor->note_ = base.note;
   } else {
     executor->note_ = "cgroups disabled by configuration: jobs are tracked by process group";
@@ -221,6 +223,13 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     job.cgroup = *cgroup;
     job.launch.processes_in_cgroup = pids_ && spec.max_processes > 0;
     KeepCgroup(spec.job_id);
+    // Before any of the job's processes is in it: the other cards' device nodes are refused.
+    if (device_filter_) {
+      if (Status s = DenyDevices(job.cgroup, spec.deny_devices); !s.ok()) {
+        (void)exec::RemoveCgroup(job.cgroup);
+        return s;
+      }
+    }
   }
   auto undo = [&] {
     (void)RemoveFile(SpecPath(options_.run_dir, spec.job_id));
@@ -497,11 +506,19 @@ void Executor::Forget(JobId job) {
 
 Status Executor::Withdraw(JobId job) { return RemoveFile(SpecPath(options_.run_dir, job)); }
 
-StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes) {
+StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limit_bytes,
+                                              const std::vector<std::pair<unsigned, unsigned>>& deny_devices) {
   if (base_.empty()) return std::string();
   if (job <= 0) return InvalidArgument("job id must be positive");
   StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, {memory_, memory_limit_bytes, false, 0, false, 0});
-  if (cgroup.ok()) KeepCgroup(job);
+  if (!cgroup.ok()) return cgroup;
+  if (device_filter_) {
+    if (Status s = DenyDevices(*cgroup, deny_devices); !s.ok()) {
+      (void)exec::RemoveCgroup(*cgroup);
+      return s;
+    }
+  }
+  KeepCgroup(job);
   return cgroup;
 }
 

@@ -30,6 +30,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -58,6 +59,10 @@ struct LaunchSpec {
   // Set by the executor: the cgroup holds max_processes (pids.max), so the shepherd sets no
   // RLIMIT_NPROC (which counts all of the user's processes, not the job's).
   bool processes_in_cgroup = false;
+  // Character devices the job's processes may not open: the device nodes of the cards it was not
+  // given (device_filter.h). Applied by the executor to the job's cgroup where it can
+  // (device_filter()); not written into the spec.
+  std::vector<std::pair<unsigned, unsigned>> deny_devices;
   // Opaque to the executor and the shepherd: kept in the spec file and handed back by
   // FindLaunch. The daemon keeps there what it would record of the start (placement, time).
   std::string note;
@@ -140,6 +145,8 @@ class Executor {
   // "no writable cgroup v2 (mkdir /sys/fs/cgroup/rota: Permission denied): jobs are tracked by
   // process group".
   const std::string& cgroup_note() const { return note_; }
+  // Whether job cgroups get a device program (LaunchSpec::deny_devices): cgroups and BPF here.
+  bool device_filter() const { return device_filter_; }
 
   // Removes the ended jobs' cgroups (RemoveEndedCgroups), then the base cgroup this executor
   // created (<mount>/<name> or <mount><own>/<name>) when no job cgroup is left in it; for a
@@ -227,7 +234,8 @@ class Executor {
 
   // For interactive sessions (rota run), where the client runs the command, not a shepherd.
   // Returns the cgroup path, or "" when cgroups are unavailable (not an error).
-  StatusOr<std::string> CreateCgroup(JobId job, std::int64_t memory_limit_bytes);
+  StatusOr<std::string> CreateCgroup(JobId job, std::int64_t memory_limit_bytes,
+                                     const std::vector<std::pair<unsigned, unsigned>>& deny_devices = {});
   Status MoveToCgroup(const std::string& cgroup, pid_t pid);
   // cgroup.kill, or SIGKILL each pid in cgroup.procs on kernels without it.
   Status KillCgroup(const std::string& cgroup);
@@ -260,6 +268,7 @@ class Executor {
   std::string base_;    // "" without cgroups
   bool memory_ = false;  // memory.max can be set on job cgroups
   bool pids_ = false;    // pids.max
+  bool device_filter_ = false;  // a device program can be attached to job cgroups
   bool cpu_ = false;     // cpu.weight
   std::string note_;
   std::set<JobId> ended_cgroups_;           // ended jobs whose (empty) cgroups are not removed yet

@@ -402,6 +402,53 @@ class OverflowTest(AttackTest):
         self.assertServesOthers()
 
 
+class GpuIsolationTest(AttackTest):
+    """Cards from the fake libnvidia-ml, with minor numbers, and device nodes of their numbers made
+    here (major 195): opening one with no driver behind it gives ENXIO when the cgroup allows it,
+    EPERM when the job's device program refuses it."""
+
+    def setUp(self):
+        from harness import Rotad
+        from test_gpus import FAKE, card
+        self.nodes = self.path_for_nodes()
+        self.d = Rotad(f'admin_group = "rota-at-admins"\n[gpus]\nsource = "nvml"\nnvml_library = "{FAKE}"\n'
+                       'sample_interval = "1s"\n', kill_wait=self.KILL_WAIT)
+        state = os.path.join(self.d.dir, "nvml.json")
+        with open(state, "w") as f:
+            json.dump({"driver_version": "550.54.15", "cards": [card(0, minor=0), card(1, minor=1)]}, f)
+        self.d.env = {"FAKE_NVML_STATE": state}
+        self.addCleanup(self._cleanup)
+        self.d.start()
+
+    def path_for_nodes(self):
+        d = __import__("tempfile").mkdtemp(prefix="rota-it-dev-")
+        self.addCleanup(lambda: shutil.rmtree(d, ignore_errors=True))
+        os.chmod(d, 0o755)
+        try:
+            for minor in (0, 1):
+                node = os.path.join(d, f"nvidia{minor}")
+                os.mknod(node, 0o666 | __import__("stat").S_IFCHR, os.makedev(195, minor))
+                os.chmod(node, 0o666)  # past the umask: anyone may open it, as the driver's nodes
+        except OSError as e:
+            self.skipTest(f"cannot make device nodes here: {e}")
+        return d
+
+    def test_a_job_cannot_open_the_cards_it_was_not_given(self):
+        if "no device program here" in self.d.read_log():  # this kernel or container allows no BPF
+            self.skipTest(self.d.read_log().split("GPU isolation: ")[-1].split("\n")[0])
+        script = (f"import os\nfor n in (0, 1):\n    try:\n        os.close(os.open('{self.nodes}/nvidia%d' % n, os.O_RDWR))\n"
+                  "        print(n, 'opened')\n    except OSError as e:\n        print(n, e.strerror)\n")
+        job = self.d.submit("--gpus", "1", "--", PYTHON, "-c", script, user=MALLORY, cwd=self.home(MALLORY))
+        rec = self.d.wait_state(job, FINAL)
+        with open(os.path.join(self.home(MALLORY), f"rota-{job}.out")) as f:
+            seen = dict(line.split(" ", 1) for line in f.read().splitlines())
+        given = rec["gpus"][0]
+        other = 1 - given
+        self.assertEqual(seen[str(other)], "Operation not permitted", seen)  # refused by its cgroup
+        self.assertEqual(seen[str(given)], "No such device or address", seen)  # its own: the driver's answer
+        self.assertServesOthers()
+
+
 class ReadoptionTest(AttackTest):
     def test_a_process_faking_a_shepherd_on_a_reused_pid_is_not_adopted(self):
         # After a restart, rotad recognised a shepherd by its command line alone: a user's process on

@@ -9,7 +9,7 @@
 //   {"driver_version": "550.54.15", "init_error": "DRIVER_NOT_LOADED",
 //    "cards": [{"uuid": "GPU-..", "name": "NVIDIA A100-SXM4-80GB", "pci": "00000000:3B:00.0",
 //               "memory_total_mib": 81920, "memory_used_mib": 1024, "util_gpu": 50,
-//               "util_memory": 20, "temperature": 40, "power_mw": 250000,
+//               "util_memory": 20, "temperature": 40, "power_mw": 250000, "minor": 0,
 //               "mig_mode": 1,  // absent: not MIG capable
 //               "mig": [{"uuid": "MIG-..", "profile": "3g.40gb", "memory_total_mib": 40192,
 //                        "memory_used_mib": 0, "processes": [...]}],
@@ -370,6 +370,10 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, 
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) {
   return CardNumber(device, "power_mw", milliwatts);
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  return CardNumber(device, "minor", minor);
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
