@@ -34,6 +34,14 @@ std::int64_t ServerNowMs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
+// Tells a connection that is not taken in why, in one line written without waiting (it fits any
+// socket buffer), and closes it.
+void RefuseAtAccept(int fd, const Status& why) {
+  const std::string line = api::ErrorReply(why).dump() + "\n";
+  (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::close(fd);
+}
+
 // True when something accepts connections on `path`.
 bool SomeoneListens(const sockaddr_un& addr) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -110,7 +118,7 @@ Status Server::Listen(const std::string& path, mode_t mode) {
   ::rmdir(private_dir.c_str());
   listen_fd_ = fd;
   path_ = path;
-  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  KeepReserve();
   more_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (more_fd_ < 0) return Internal(Errno("eventfd"));
   if (Status s = loop_.Add(more_fd_, EPOLLIN, [this](std::uint32_t) { TakeMore(); }); !s.ok()) return s;
@@ -163,10 +171,7 @@ void Server::Accept() {
     }
     const Peer peer{cred.uid, cred.gid, cred.pid};
     if (Status why = Admit(peer); !why.ok()) {
-      // One line, written without waiting (it fits any socket buffer), then closed.
-      const std::string line = api::ErrorReply(why).dump() + "\n";
-      (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      ::close(fd);
+      RefuseAtAccept(fd, why);
       handler_.OnRefused(peer, why);
       continue;
     }
@@ -200,12 +205,10 @@ void Server::ShedOne() {
       socklen_t len = sizeof cred;
       const bool known = ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
       const Status why = ResourceExhausted("rotad has no file descriptor left for another connection; try again in a moment");
-      const std::string line = api::ErrorReply(why).dump() + "\n";
-      (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      ::close(fd);
+      RefuseAtAccept(fd, why);
       if (known) handler_.OnRefused(Peer{cred.uid, cred.gid, cred.pid}, why);
     }
-    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    KeepReserve();
     if (reserve_fd_ >= 0) return;
   }
   // Not even that: stop accepting until the next sweep (a second at most), rather than spin.
@@ -214,6 +217,10 @@ void Server::ShedOne() {
     (void)loop_.Modify(listen_fd_, 0);
     ArmSweep();
   }
+}
+
+void Server::KeepReserve() {
+  if (reserve_fd_ < 0) reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void Server::OnEvent(ConnId id, std::uint32_t events) {
@@ -271,8 +278,7 @@ void Server::ReadLines(ConnId id) {
     c.in.append(buf, static_cast<size_t>(n));
     c.complete_lines = std::memchr(buf, '\n', static_cast<size_t>(n)) != nullptr;
     if (!c.complete_lines && c.in.size() >= api::kMaxLineBytes) {
-      Refuse(id, InvalidArgument("request line longer than " + std::to_string(api::kMaxLineBytes) +
-                                 " bytes; closing the connection"));
+      RefuseOverlongLine(id);
       return;
     }
     if (!c.complete_lines && partial_total_ > kMaxPartialTotal) {
@@ -283,17 +289,28 @@ void Server::ReadLines(ConnId id) {
 }
 
 bool Server::TakeLines(ConnId id) {
+  // The lines handed on in this turn are erased from `in` once, when it ends: one move of what is
+  // left rather than one per line.
+  std::size_t start = 0;
+  auto consume = [&](Conn& c) {
+    c.in.erase(0, start);
+    partial_total_ -= start;
+  };
   for (int taken = 0;; ++taken) {
     auto it = conns_.find(id);
-    if (it == conns_.end() || it->second.closing) return false;
+    if (it == conns_.end()) return false;  // dropped, and all of `in` with it
     Conn& c = it->second;
-    const size_t nl = c.in.find('\n');
+    if (c.closing) {
+      consume(c);
+      return false;
+    }
+    const size_t nl = c.in.find('\n', start);
     if (nl == std::string::npos) {
+      consume(c);
       c.complete_lines = false;
       c.partial_since_ms = c.in.empty() ? 0 : c.last_read_ms;
       if (c.in.size() >= api::kMaxLineBytes) {
-        Refuse(id, InvalidArgument("request line longer than " + std::to_string(api::kMaxLineBytes) +
-                                   " bytes; closing the connection"));
+        RefuseOverlongLine(id);
         return false;
       }
       return true;
@@ -302,14 +319,14 @@ bool Server::TakeLines(ConnId id) {
       // The rest waits for the next turn of the loop (or for the client to read its replies):
       // one client's pipeline of thousands of requests is not answered in one batch, ahead of
       // everyone else's and all in memory at once.
+      consume(c);
       more_.insert(id);
       uint64_t one = 1;
       (void)!::write(more_fd_, &one, sizeof one);
       return false;
     }
-    std::string line = c.in.substr(0, nl);
-    c.in.erase(0, nl + 1);
-    partial_total_ -= nl + 1;
+    std::string line = c.in.substr(start, nl - start);
+    start = nl + 1;
     if (line.size() + 1 > api::kMaxLineBytes) {
       Send(id, api::ErrorReply("invalid_argument", "request line longer than " +
                                                        std::to_string(api::kMaxLineBytes) + " bytes"));
@@ -365,7 +382,8 @@ void Server::Send(ConnId id, const nlohmann::json& message) {
     Drop(id);
     return;
   }
-  std::size_t& mine = out_per_uid_[c.peer.uid];
+  auto waiting = out_per_uid_.find(c.peer.uid);
+  const std::size_t mine = waiting == out_per_uid_.end() ? 0 : waiting->second;
   if (mine + line.size() > kMaxBufferedPerUser && !handler_.Privileged(c.peer)) {
     handler_.OnRefused(c.peer, ResourceExhausted("replies waiting for this user's connections reached " +
                                                  std::to_string(kMaxBufferedPerUser >> 20) +
@@ -381,7 +399,7 @@ void Server::Send(ConnId id, const nlohmann::json& message) {
     return;
   }
   out_total_ += line.size();
-  mine += line.size();
+  out_per_uid_[c.peer.uid] += line.size();  // an entry only while something waits (TakeOut)
   c.out += line;
   Flush(id);
 }
@@ -418,6 +436,11 @@ void Server::TakeOut(uid_t uid, std::size_t bytes) {
   out_total_ -= bytes;
   auto it = out_per_uid_.find(uid);
   if (it != out_per_uid_.end() && (it->second -= bytes) == 0) out_per_uid_.erase(it);
+}
+
+void Server::RefuseOverlongLine(ConnId id) {
+  Refuse(id, InvalidArgument("request line longer than " + std::to_string(api::kMaxLineBytes) +
+                             " bytes; closing the connection"));
 }
 
 void Server::Refuse(ConnId id, const Status& why) {
@@ -469,7 +492,7 @@ void Server::Sweep() {
   sweep_armed_ = false;
   if (accept_paused_) {
     accept_paused_ = false;
-    if (reserve_fd_ < 0) reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    KeepReserve();
     (void)loop_.Modify(listen_fd_, EPOLLIN);
   }
   const std::int64_t now = ServerNowMs();

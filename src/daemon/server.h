@@ -150,6 +150,8 @@ class Server {
   void UpdateInterest(Conn& c);
   // Sends one error line and closes after it (for a limit or a framing error).
   void Refuse(ConnId id, const Status& why);
+  void RefuseOverlongLine(ConnId id);  // a line past api::kMaxLineBytes: Refuse, saying so
+  void KeepReserve();                  // (re)opens reserve_fd_ when it is not open
   // The idle and unfinished-request sweep, on a timer armed while there are connections to watch.
   void Sweep();
   void ArmSweep();
