@@ -482,8 +482,8 @@ class Daemon : public Server::Handler {
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
   RefusalLog refusals_;                       // what refused requests are logged
   // Pending jobs by uid, for pending_per_user: counted at the first submission of a batch of
-  // requests and kept up by the submissions after it; forgotten at the next batch and whenever a
-  // request of another kind (which may start, cancel or end jobs) is dispatched.
+  // requests and kept up by the submissions after it; forgotten at the next batch and by Dispatch
+  // (every request of another kind, which may start, cancel or end jobs).
   std::optional<std::unordered_map<std::int64_t, int>> pending_counts_;
   std::unique_ptr<web::RateLimiter> submit_rate_;  // submit_rate per uid; rebuilt on reload
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit

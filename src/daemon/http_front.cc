@@ -42,6 +42,10 @@ constexpr const char* kPlainHttp =
     "the network in the clear; ask the admin to serve it over HTTPS ([web] tls_cert and tls_key, or a TLS proxy in "
     "front: docs/http.md), or to set [web] insecure_http = true on a network they trust";
 
+// What an unknown, used or expired `rota web` link gets.
+constexpr const char* kLinkGone =
+    "this sign-in link is unknown, already used or expired; run `rota web` again for a new one";
+
 // A failed password sign-in is answered this long after it came, whatever failed.
 constexpr auto kPasswordFailureTime = std::chrono::milliseconds(3000);
 
@@ -366,17 +370,13 @@ void HttpFront::NoteRefusal(const std::string& address, const Status& why) {
     std::lock_guard<std::mutex> lock(refusals_mu_);
     lines = refusals_.Note(address, address, "an HTTP request", why, Now());
   }
-  for (const std::string& line : lines) {
-    if (RefusalLog::Warns(why.code())) {
-      spdlog::warn("HTTP: {}", line);
-    } else {
-      spdlog::info("HTTP: {}", line);
-    }
-  }
+  RefusalLog::Write(lines, why.code(), "HTTP: ");
 }
 
-bool HttpFront::Exposed(const httplib::Request& req) const {
-  return !tls_ && !Loopback(req.remote_addr) && !options_.web.insecure_http;
+bool HttpFront::RefusedAsExposed(const httplib::Request& req, httplib::Response& res) const {
+  if (tls_ || Loopback(req.remote_addr) || options_.web.insecure_http) return false;
+  SendError(res, 403, "permission_denied", kPlainHttp);
+  return true;
 }
 
 void HttpFront::SetSessionCookies(httplib::Response& res, const web::NewSession& s) const {
@@ -408,14 +408,10 @@ void HttpFront::Login(const httplib::Request& req, httplib::Response& res) {
   const std::string token = req.get_param_value("token");
   std::optional<web::Principal> who = token.empty() ? std::nullopt : auth_.PeekLink(token, Now());
   if (!who) {
-    SendError(res, 401, "unauthenticated",
-              "this sign-in link is unknown, already used or expired; run `rota web` again for a new one");
+    SendError(res, 401, "unauthenticated", kLinkGone);
     return;
   }
-  if (Exposed(req)) {
-    SendError(res, 403, "permission_denied", kPlainHttp);
-    return;
-  }
+  if (RefusedAsExposed(req, res)) return;
   const std::string user = HtmlEscape(who->user);
   res.status = 200;
   res.set_header("Cache-Control", "no-store");
@@ -446,16 +442,12 @@ void HttpFront::ConfirmLogin(const httplib::Request& req, httplib::Response& res
     SendError(res, 403, "permission_denied", "cross-site request refused");
     return;
   }
-  if (Exposed(req)) {
-    SendError(res, 403, "permission_denied", kPlainHttp);
-    return;
-  }
+  if (RefusedAsExposed(req, res)) return;
   const std::string token = req.get_param_value("token");
   std::optional<web::NewSession> s =
       token.empty() ? std::nullopt : auth_.RedeemLink(token, Now(), options_.web.session_ttl);
   if (!s) {
-    SendError(res, 401, "unauthenticated",
-              "this sign-in link is unknown, already used or expired; run `rota web` again for a new one");
+    SendError(res, 401, "unauthenticated", kLinkGone);
     return;
   }
   spdlog::info("HTTP: {} signed in with a one-time link from {}", s->who.user, req.remote_addr);
@@ -490,10 +482,7 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
                   "; run `rota web` on the server for a sign-in link");
     return;
   }
-  if (Exposed(req)) {
-    SendError(res, 403, "permission_denied", kPlainHttp);
-    return;
-  }
+  if (RefusedAsExposed(req, res)) return;
   StatusOr<json> parsed = ParseBoundedJson(req.body);
   const json body = parsed.ok() ? std::move(*parsed) : json();
   if (!body.is_object() || !body.contains("user") || !body["user"].is_string() ||

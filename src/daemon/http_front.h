@@ -71,8 +71,8 @@ class HttpFront {
   Auth Authenticate(const httplib::Request& req) const;
   void SetSessionCookies(httplib::Response& res, const web::NewSession& s) const;
   // A plain-HTTP request from another machine where the admin has not said the network is trusted
-  // ([web] insecure_http): no credential may be set up over it.
-  bool Exposed(const httplib::Request& req) const;
+  // ([web] insecure_http): no credential may be set up over it. True when `res` says so (403).
+  bool RefusedAsExposed(const httplib::Request& req, httplib::Response& res) const;
   // Logs a refused request within the per-address budget (refusal_log.h). Any thread.
   void NoteRefusal(const std::string& address, const Status& why);
   void Record(int status, double seconds);

@@ -3,12 +3,19 @@
 
 #include <iterator>
 
+#include <spdlog/spdlog.h>
+
 #include "api/protocol.h"
 
 namespace rota::daemon {
 
 bool RefusalLog::Warns(StatusCode code) {
   return code == StatusCode::kPermissionDenied || code == StatusCode::kResourceExhausted;
+}
+
+void RefusalLog::Write(const std::vector<std::string>& lines, StatusCode code, std::string_view prefix) {
+  const spdlog::level::level_enum level = Warns(code) ? spdlog::level::warn : spdlog::level::info;
+  for (const std::string& line : lines) spdlog::log(level, "{}{}", prefix, line);
 }
 
 std::vector<std::string> RefusalLog::Note(const std::string& key, std::string_view who, std::string_view op,

@@ -3,8 +3,8 @@
 // flood the log in turn, so each caller gets a few lines a minute; what is held back is counted
 // and said in one line when the minute is over.
 //
-// Contract: Note() decides, and returns the line to log (empty when it is held back); the
-// caller writes it. Time comes in as `now`; no clock is read. Not thread-safe: the event loop's.
+// Contract: Note() decides, and returns the lines to log (none when it is held back); the
+// caller writes them (Write). Time comes in as `now`; no clock is read. Not thread-safe: the event loop's.
 #pragma once
 
 #include <sys/types.h>
@@ -36,6 +36,8 @@ class RefusalLog {
   // Whether a refusal with this code is logged at warning (an attempt on what is not the
   // caller's, a limit reached) rather than at info (a malformed request).
   static bool Warns(StatusCode code);
+  // Writes Note's lines to the log at the level of `code`, each after `prefix` ("HTTP: ").
+  static void Write(const std::vector<std::string>& lines, StatusCode code, std::string_view prefix = "");
 
   // How many callers' windows are kept (bounded: those of callers gone quiet are dropped).
   std::size_t callers() const { return windows_.size(); }

@@ -1,8 +1,6 @@
 // The API operations (docs/api.md) on the daemon's state. Every check of who may do what is
 // here, with the caller taken from the connection's peer credentials.
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +11,6 @@
 #include "api/job_json.h"
 #include "api/protocol.h"
 #include "api/when.h"
-#include "json/bounded.h"
 #include "core/capacity.h"
 #include "core/quota.h"
 #include "daemon/clock.h"
@@ -21,6 +18,7 @@
 #include "exec/files.h"
 #include "exec/open_as.h"
 #include "exec/process.h"
+#include "json/bounded.h"
 
 namespace rota::daemon {
 
@@ -120,7 +118,6 @@ void Daemon::ProcessInbox() {
           } else {
             FlushSubmits();  // replies go out in request order
             CatchUpOnSubmissions();
-            pending_counts_.reset();
             reply = Dispatch(in.conn, caller, request);
           }
         } catch (const json::exception& e) {
@@ -146,14 +143,7 @@ void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const json& 
 void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const Status& status) {
   if (status.ok()) return;
   const std::string who = caller.name.empty() ? "uid " + std::to_string(caller.uid) : caller.name;
-  const bool warn = RefusalLog::Warns(status.code());
-  for (const std::string& line : refusals_.Note("uid " + std::to_string(caller.uid), who, op, status, Now())) {
-    if (warn) {
-      spdlog::warn("{}", line);
-    } else {
-      spdlog::info("{}", line);
-    }
-  }
+  RefusalLog::Write(refusals_.Note("uid " + std::to_string(caller.uid), who, op, status, Now()), status.code());
 }
 
 void Daemon::FlushSubmits() {
@@ -185,6 +175,7 @@ void Daemon::FlushSubmits() {
 }
 
 json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
+  pending_counts_.reset();  // any of these may start, cancel or end jobs (CheckSubmitLimits counts again)
   const std::string op = request["op"].get<std::string>();
   if (op == "hello") return Hello(caller);
   if (op == "run") return RunSession(caller, request, conn);

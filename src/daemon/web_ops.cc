@@ -132,7 +132,6 @@ void Daemon::ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& share
       } else {
         FlushSubmits();
         CatchUpOnSubmissions();
-        pending_counts_.reset();
         reply = Dispatch(conn, caller, request);
         if (reply.is_null()) {  // answered later through Reply (notify_test waits for its sends)
           http_waiting_[conn] = shared;
