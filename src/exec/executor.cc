@@ -134,6 +134,13 @@ std::string DescribeWaitStatus(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
+// A shepherd runs as the executor does (root, in system mode): a process of a user's with a copied
+// command line does not.
+bool RunsAsShepherd(pid_t pid) {
+  StatusOr<ProcessIdentity> who = ReadProcess(pid);
+  return who.ok() && who->uid == geteuid() && who->euid == geteuid();
+}
+
 }  // namespace
 
 const char* ExitKindName(ExitInfo::Kind kind) {
@@ -216,20 +223,12 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   RetryStaleCgroups();
   JobSpec job{spec, "", NewToken()};
   if (!base_.empty()) {
-    StatusOr<std::string> cgroup = CreateJobCgroup(
-        base_, spec.job_id,
-        {memory_, spec.memory_limit_bytes, pids_, spec.max_processes, cpu_, spec.cpu_weight});
+    StatusOr<std::string> cgroup = NewJobCgroup(
+        spec.job_id, {memory_, spec.memory_limit_bytes, pids_, spec.max_processes, cpu_, spec.cpu_weight},
+        spec.deny_devices);
     if (!cgroup.ok()) return cgroup.status();
     job.cgroup = *cgroup;
     job.launch.processes_in_cgroup = pids_ && spec.max_processes > 0;
-    KeepCgroup(spec.job_id);
-    // Before any of the job's processes is in it: the other cards' device nodes are refused.
-    if (device_filter_) {
-      if (Status s = DenyDevices(job.cgroup, spec.deny_devices); !s.ok()) {
-        (void)exec::RemoveCgroup(job.cgroup);
-        return s;
-      }
-    }
   }
   auto undo = [&] {
     (void)RemoveFile(SpecPath(options_.run_dir, spec.job_id));
@@ -400,8 +399,7 @@ StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid, Time started) {
   if (!ours) return NotFound(what + " is not the shepherd of job " + std::to_string(job));
   // Shepherds run as this daemon does (root); and one that started after its job did is a
   // process that took the pid since (a start time is one process's for good).
-  StatusOr<ProcessIdentity> who = ReadProcess(pid);
-  if (!who.ok() || who->uid != geteuid() || who->euid != geteuid()) {
+  if (!RunsAsShepherd(pid)) {
     return NotFound(what + " does not run as rota-shepherd does (uid " + std::to_string(geteuid()) + ")");
   }
   if (started > 0) {
@@ -425,12 +423,10 @@ Status Executor::Signal(pid_t shepherd, int signo) {
   UniqueFd guard(*pidfd);
   // A child of ours is known to be a shepherd; others are checked against pid reuse. (Right
   // after posix_spawn returns, the exec may not have set up the new command line yet.)
-  if (children_.count(shepherd) == 0) {
-    StatusOr<ProcessIdentity> who = ReadProcess(shepherd);
-    if (!IsShepherdCommand(ReadCmdline(shepherd), options_.shepherd_path, 0, options_.run_dir) || !who.ok() ||
-        who->uid != geteuid()) {
-      return Status::Ok();  // exited (a zombie has no command line) or the pid was reused
-    }
+  if (children_.count(shepherd) == 0 &&
+      (!IsShepherdCommand(ReadCmdline(shepherd), options_.shepherd_path, 0, options_.run_dir) ||
+       !RunsAsShepherd(shepherd))) {
+    return Status::Ok();  // exited (a zombie has no command line) or the pid was reused
   }
   Status s = PidfdQueueSignal(guard.get(), ForwardSignal(), signo);
   return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
@@ -510,8 +506,14 @@ StatusOr<std::string> Executor::CreateCgroup(JobId job, std::int64_t memory_limi
                                               const std::vector<std::pair<unsigned, unsigned>>& deny_devices) {
   if (base_.empty()) return std::string();
   if (job <= 0) return InvalidArgument("job id must be positive");
-  StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, {memory_, memory_limit_bytes, false, 0, false, 0});
+  return NewJobCgroup(job, {memory_, memory_limit_bytes, false, 0, false, 0}, deny_devices);
+}
+
+StatusOr<std::string> Executor::NewJobCgroup(JobId job, const JobCgroupLimits& limits,
+                                              const std::vector<std::pair<unsigned, unsigned>>& deny_devices) {
+  StatusOr<std::string> cgroup = CreateJobCgroup(base_, job, limits);
   if (!cgroup.ok()) return cgroup;
+  // Before any of the job's processes is in it: the other cards' device nodes are refused.
   if (device_filter_) {
     if (Status s = DenyDevices(*cgroup, deny_devices); !s.ok()) {
       (void)exec::RemoveCgroup(*cgroup);

@@ -113,6 +113,8 @@ struct FoundLaunch {
   bool withdrawn = false;  // kNone: a spec nobody took was removed
 };
 
+struct JobCgroupLimits;  // cgroup.h
+
 struct ExecutorOptions {
   std::string shepherd_path;  // the rota-shepherd binary (absolute)
   std::string run_dir;        // private dir for spec and result files; created 0700 if missing
@@ -258,6 +260,9 @@ class Executor {
   // The job's cgroup is in use again (a requeued job's new run reuses the empty cgroup of its
   // last one): no longer to be removed.
   void KeepCgroup(JobId job);
+  // A job cgroup with `limits`, refused `deny_devices` where the device filter is on, kept.
+  StatusOr<std::string> NewJobCgroup(JobId job, const JobCgroupLimits& limits,
+                                     const std::vector<std::pair<unsigned, unsigned>>& deny_devices);
   // Hands the job to the next standby, which then is the job's shepherd; false when none is left
   // (dead ones met on the way are dropped).
   bool HandToStandby(JobId job, const std::string& token, Launched* launched);

@@ -1,5 +1,5 @@
 // Tested by open_as_test.cc (as root: another user's rights) and the attack catalogue
-// (tests/daemon/test_attacks_files.py).
+// (tests/daemon/test_attacks_jobs.py, FilesTest).
 //
 // Design: a child of rotad's, forked for one open, and a socketpair back. After fork only system
 // calls run in the child (rotad has threads: no allocation, no locks): the path and the groups
@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "exec/files.h"
 #include "unixio/fd_passing.h"
