@@ -16,18 +16,6 @@ namespace rota::client {
 
 namespace {
 
-// Parses a whole decimal integer in [lo, hi].
-std::optional<long long> ParseInt(std::string_view s, long long lo, long long hi) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  long long v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  if (v < lo || v > hi) return std::nullopt;
-  return v;
-}
-
 bool ValidMigProfile(std::string_view p) {
   // <slices>g.<memory>gb, optionally with a suffix such as "+me": "3g.40gb", "1g.10gb+me".
   size_t i = 0;
@@ -189,7 +177,7 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
   int kinds = !f.gpus.empty() + !f.gpu_mem.empty() + !f.mig.empty();
   if (kinds > 1) return InvalidArgument("give only one of --gpus, --gpu-mem and --mig");
   if (!f.gpus.empty()) {
-    auto n = ParseInt(f.gpus, 1, 1024);
+    auto n = ParseWholeNumber(f.gpus, 1, 1024);
     if (!n) return InvalidArgument("--gpus \"" + f.gpus + "\": expected a whole number of GPUs, 1 or more");
     job["request"] = {{"kind", "gpus"}, {"gpus", *n}};
   } else if (!f.gpu_mem.empty()) {
@@ -247,7 +235,7 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
     while (true) {
       size_t comma = rest.find(',');
       std::string_view part = rest.substr(0, comma);
-      auto id = ParseInt(part, 1, (1LL << 53));
+      auto id = ParseWholeNumber(part, 1, (1LL << 53));
       if (!id) {
         return InvalidArgument(std::string(flag) + " \"" + *text +
                                "\": expected job ids separated by commas, e.g. 12,13");

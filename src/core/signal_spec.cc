@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cctype>
+#include <optional>
 
 namespace rota {
 
@@ -22,19 +23,6 @@ constexpr NamedSignal kSignals[] = {
 
 constexpr const char* kSignalHelp = "expected SIGNAL[@SECONDS] such as USR1@120, SIGUSR2@60, 10@30 or TERM";
 
-// A whole decimal number in [lo, hi].
-bool ReadNumber(std::string_view s, long long lo, long long hi, long long& out) {
-  if (s.empty() || s.size() > 18) return false;
-  long long v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < lo || v > hi) return false;
-  out = v;
-  return true;
-}
-
 }  // namespace
 
 StatusOr<SignalSpec> ParseSignalSpec(std::string_view text) {
@@ -47,9 +35,8 @@ StatusOr<SignalSpec> ParseSignalSpec(std::string_view text) {
     if (grace.empty()) return InvalidArgument(quoted + kSignalHelp);
   }
   if (sig.substr(0, 2) == "B:") sig.remove_prefix(2);
-  long long number = 0;
-  if (ReadNumber(sig, 1, 64, number)) {
-    spec.signal = static_cast<int>(number);
+  if (std::optional<long long> number = ParseWholeNumber(sig, 1, 64)) {
+    spec.signal = static_cast<int>(*number);
   } else {
     std::string name;
     for (char c : sig) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -60,9 +47,8 @@ StatusOr<SignalSpec> ParseSignalSpec(std::string_view text) {
     if (spec.signal == 0) return InvalidArgument(quoted + kSignalHelp);
   }
   if (!grace.empty()) {
-    long long secs = 0;
-    if (ReadNumber(grace, 0, 86400, secs)) {
-      spec.grace = secs;
+    if (std::optional<long long> secs = ParseWholeNumber(grace, 0, 86400)) {
+      spec.grace = *secs;
     } else {
       std::optional<Duration> d = ParseDuration(grace);
       if (!d) return InvalidArgument(quoted + "the part after @ is seconds before the kill (e.g. USR1@120 or USR1@2m)");

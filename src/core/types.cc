@@ -83,6 +83,17 @@ std::string FormatMemory(MiB mib) {
   return buf;
 }
 
+std::optional<long long> ParseWholeNumber(std::string_view s, long long lo, long long hi) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
 std::optional<Duration> ParseDuration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   // Slurm forms: [days-]hours:minutes:seconds, minutes:seconds, plain minutes.

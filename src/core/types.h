@@ -50,6 +50,9 @@ std::string CountOf(long long n, std::string_view one, std::string_view many);
 // "a, b, c" for Join({"a", "b", "c"}, ", "); "" for none.
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
+// A whole decimal number in [lo, hi]: digits only (no sign, no spaces), at most 18 of them.
+std::optional<long long> ParseWholeNumber(std::string_view s, long long lo, long long hi);
+
 // Parses durations such as "90", "90s", "30m", "4h", "2d", "1h30m", "1:30:00", "2-00:00:00".
 // A bare number is minutes, as in Slurm's --time. Returns nullopt on bad input or negative time.
 std::optional<Duration> ParseDuration(std::string_view text);

@@ -130,6 +130,16 @@ TEST(ParseDurationTest, SlurmColonForms) {
   EXPECT_EQ(ParseDuration("0-1:00:01"), 3601);
 }
 
+TEST(ParseWholeNumberTest, DigitsWithinTheRangeOnly) {
+  EXPECT_EQ(ParseWholeNumber("120", 0, 86400), 120);
+  EXPECT_EQ(ParseWholeNumber("0", 0, 1), 0);
+  for (const char* bad : {"", "-1", "+3", " 3", "3s", "1e3", "1234567890123456789"}) {
+    EXPECT_FALSE(ParseWholeNumber(bad, 0, 1LL << 62).has_value()) << bad;
+  }
+  EXPECT_FALSE(ParseWholeNumber("65", 1, 64).has_value());
+  EXPECT_FALSE(ParseWholeNumber("0", 1, 64).has_value());
+}
+
 TEST(ParseDurationTest, BadInput) {
   for (const char* bad : {"", "abc", "h", "1h30",  // ambiguous: trailing bare number after a unit
                           "10x", "1h 30m", " 5m", "-5", "-5m", "-1:00", "1:2:3:4", "1.5:00", "1:",
