@@ -172,7 +172,7 @@ Status Daemon::Open() {
     spdlog::info("GPU isolation: a job sees its own cards through CUDA_VISIBLE_DEVICES only; it can still open "
                  "the /dev/nvidia* nodes of the others (no device program here: {}), so processes on cards they "
                  "were not given are found by the card watch and reported as outside use",
-                 executor_->cgroup_note().rfind("cgroup v2", 0) == 0 ? "BPF is not allowed" : "no cgroup v2");
+                 !executor_->cgroup_base().empty() ? "BPF is not allowed" : "no cgroup v2");
   }
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
