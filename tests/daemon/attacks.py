@@ -50,6 +50,13 @@ def _sanitized():
 SANITIZED = _sanitized()
 
 
+def argv_as(user, *argv):
+    """argv run as `user` (a name, with its groups, or a bare uid): setpriv execs it."""
+    who = ["--reuid", str(user), "--regid", str(user)]
+    who += ["--init-groups"] if isinstance(user, str) else ["--clear-groups"]
+    return ["setpriv", *who, "--", *argv]
+
+
 def nested(levels, leaf="1"):
     """A JSON text of `levels` nested arrays."""
     return "[" * levels + leaf + "]" * levels
@@ -81,12 +88,17 @@ class AttackTest(DaemonTest):
 
     def send_as(self, user, data, replies=1, timeout=30):
         """Sends raw bytes on one connection as `user` (a uid, or a name), returns the replies."""
-        who = ["--reuid", str(user), "--regid", str(user)]
-        who += ["--init-groups"] if isinstance(user, str) else ["--clear-groups"]
-        r = subprocess.run(["setpriv"] + who + ["--", PYTHON, "-c", _SEND, self.d.socket, str(replies), str(timeout)],
+        r = subprocess.run(argv_as(user, PYTHON, "-c", _SEND, self.d.socket, str(replies), str(timeout)),
                            input=data, capture_output=True, timeout=timeout + 30, cwd="/tmp")
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
         return [json.loads(line) for line in r.stdout.decode().splitlines()]
+
+    def python_as(self, user, code, *args):
+        """Starts Python `code` as `user` with stdin and stdout piped (text); killed at the test's end."""
+        p = subprocess.Popen(argv_as(user, PYTHON, "-c", code, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, cwd="/tmp")
+        self.addCleanup(lambda: (p.kill(), p.wait()))
+        return p
 
     def request_as(self, user, request):
         replies = self.send_as(user, request_line(request))

@@ -9,7 +9,7 @@ import subprocess
 import time
 import unittest
 
-from attacks import ADMIN, MALLORY, PYTHON, VICTIM, AttackTest, request_line
+from attacks import ADMIN, MALLORY, PYTHON, VICTIM, AttackTest, argv_as, request_line
 from harness import FINAL, SMALL_CLUSTER, cgroup2_mount, own_cgroup, until, wait_for
 from http_client import Http, free_port
 
@@ -280,8 +280,7 @@ class FilesTest(AttackTest):
         probe = self.d.submit("--", "true", user=VICTIM, cwd=self.home(VICTIM))
         self.d.wait_state(probe, FINAL)
         trap = os.path.join(shared, f"rota-{probe + 1}.out")
-        subprocess.run(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", "sh", "-c",
-                        f"umask 0; : > {trap}; chmod 666 {trap}"], check=True)
+        subprocess.run(argv_as(MALLORY, "sh", "-c", f"umask 0; : > {trap}; chmod 666 {trap}"), check=True)
         job = self.d.submit("--", "echo", "victims-output", user=VICTIM, cwd=shared)
         self.assertEqual(job, probe + 1)
         rec = self.d.wait_state(job, FINAL)
@@ -489,8 +488,8 @@ class ReadoptionTest(AttackTest):
             subprocess.run(["kill", "-9", f"-{pgid}"], check=False)  # the job itself
         wait_for(lambda: not os.path.exists(f"/proc/{pid}"), what="the shepherd to be gone")
         from test_attacks_processes import spawn_with_pid
-        fake = spawn_with_pid(pid, ["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON,
-                                    "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[2:])", pause, *argv])
+        fake = spawn_with_pid(pid, argv_as(MALLORY, PYTHON, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[2:])",
+                                           pause, *argv))
         if fake is None:
             self.skipTest("the pid could not be taken again")
         self.addCleanup(lambda: (fake.kill(), fake.wait()))

@@ -7,7 +7,7 @@ import subprocess
 import time
 import unittest
 
-from attacks import ADMIN, MALLORY, PYTHON, SANITIZED, VICTIM, AttackTest, request_line
+from attacks import ADMIN, MALLORY, PYTHON, SANITIZED, VICTIM, AttackTest, argv_as, request_line
 from harness import ROTAD, until, wait_for
 
 # As a user: opens argv[2] connections (keeping them), prints how many got an error line at once
@@ -71,10 +71,7 @@ class ConnectionLimitTest(AttackTest):
 
     def hoard(self, user, count):
         """`count` connections held open as `user`; returns (what the hoarder saw, its process)."""
-        p = subprocess.Popen(["setpriv", "--reuid", user, "--regid", user, "--init-groups", "--", PYTHON, "-c", _HOARD,
-                              self.d.socket, str(count)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                             cwd="/tmp")
-        self.addCleanup(lambda: (p.kill(), p.wait()))
+        p = self.python_as(user, _HOARD, self.d.socket, str(count))
         return json.loads(p.stdout.readline()), p
 
     def test_one_user_cannot_take_every_connection(self):
@@ -124,8 +121,8 @@ except OSError:
 print(s.makefile("rb").readline().decode().strip())
 print(round(time.monotonic() - start, 1))
 """
-        r = subprocess.run(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON, "-c", code,
-                            self.d.socket], capture_output=True, text=True, timeout=60, cwd="/tmp")
+        r = subprocess.run(argv_as(MALLORY, PYTHON, "-c", code, self.d.socket), capture_output=True, text=True,
+                           timeout=60, cwd="/tmp")
         line, took = r.stdout.split("\n")[:2]
         self.assertRefused(json.loads(line), "invalid_argument", "did not arrive whole within 2 s")
         self.assertLess(float(took), 10)
@@ -150,10 +147,7 @@ print("sent", flush=True)
 sys.stdin.read()
 """
         base = rss_mb(self.d.proc.pid)
-        p = subprocess.Popen(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON, "-c",
-                              code, self.d.socket, "400"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True, cwd="/tmp")
-        self.addCleanup(lambda: (p.kill(), p.wait()))
+        p = self.python_as(MALLORY, code, self.d.socket, "400")
         peak = watch_peak(self.d.proc.pid, lambda: p.stdout.readline())
         self.assertLess(peak - base, 50, f"rotad grew from {base:.0f} to {peak:.0f} MB")
         self.assertServesOthers()
@@ -191,9 +185,7 @@ print(sum(x for x in sent if x > 0), flush=True)
 sys.stdin.read()
 """
         base = rss_mb(self.d.proc.pid)
-        p = subprocess.Popen(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON, "-c",
-                              code, self.d.socket], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/tmp")
-        self.addCleanup(lambda: (p.kill(), p.wait()))
+        p = self.python_as(MALLORY, code, self.d.socket)
         lines = []
         peak = watch_peak(self.d.proc.pid, lambda: lines.append(p.stdout.readline()))
         self.assertLess(peak - base, 50, f"rotad grew from {base:.0f} to {peak:.0f} MB for {lines[0].strip()} "
@@ -295,10 +287,7 @@ class ConnectionReserveTest(AttackTest):
     CONFIG = AttackTest.CONFIG + "\n[limits]\nconnections = 40\nconnections_per_user = 100\n"
 
     def test_admins_keep_a_reserve_when_users_take_every_connection(self):
-        p = subprocess.Popen(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON, "-c",
-                              _HOARD, self.d.socket, "50"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                             cwd="/tmp")
-        self.addCleanup(lambda: (p.kill(), p.wait()))
+        p = self.python_as(MALLORY, _HOARD, self.d.socket, "50")
         seen = json.loads(p.stdout.readline())
         self.assertEqual(seen["refused"], 42, seen)
         self.assertRefused(seen["first"], "resource_exhausted", "as many as it takes from users")

@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from attacks import MALLORY, PYTHON, VICTIM, AttackTest, request_line
+from attacks import MALLORY, PYTHON, VICTIM, AttackTest, argv_as, request_line
 from harness import FINAL, own_cgroup, until, wait_for
 
 # As mallory: connects, sends a `run` request with a pidfd of itself (as rota does), reads the
@@ -46,8 +46,8 @@ print(s.makefile("rb").readline().decode().strip())
 
 
 def as_mallory(code, *args, timeout=60):
-    return subprocess.run(["setpriv", "--reuid", MALLORY, "--regid", MALLORY, "--init-groups", "--", PYTHON, "-c", code,
-                           *args], capture_output=True, text=True, timeout=timeout, cwd="/tmp")
+    return subprocess.run(argv_as(MALLORY, PYTHON, "-c", code, *args), capture_output=True, text=True,
+                          timeout=timeout, cwd="/tmp")
 
 
 def spawn_with_pid(pid, argv, tries=50):
@@ -78,8 +78,7 @@ class SessionProcessTest(AttackTest):
         self.assertTrue(queued["ok"], queued)
         session = queued["job_id"]
         wait_for(lambda: not os.path.exists(f"/proc/{pid}"), what=f"mallory's process {pid} to be gone")
-        victim = spawn_with_pid(pid, ["setpriv", "--reuid", VICTIM, "--regid", VICTIM, "--init-groups", "--",
-                                      "sleep", "300"])
+        victim = spawn_with_pid(pid, argv_as(VICTIM, "sleep", "300"))
         if victim is None:
             self.skipTest(f"pid {pid} could not be handed to the victim's process")
         self.addCleanup(lambda: (victim.kill(), victim.wait()))
@@ -106,8 +105,7 @@ class SessionProcessTest(AttackTest):
         return gate
 
     def test_a_pidfd_of_another_users_process_is_refused(self):
-        victim = subprocess.Popen(["setpriv", "--reuid", VICTIM, "--regid", VICTIM, "--init-groups", "--",
-                                   "sleep", "300"])
+        victim = subprocess.Popen(argv_as(VICTIM, "sleep", "300"))
         self.addCleanup(lambda: (victim.kill(), victim.wait()))
         r = as_mallory(_PASS, self.d.socket, str(victim.pid))
         self.assertEqual(r.returncode, 0, r.stderr)
