@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "api/protocol.h"
 
 namespace rota::daemon {
 
@@ -120,7 +123,7 @@ class DeadlineStream final : public httplib::Stream {
 };
 
 void Refuse(int sock, const std::string& why) {
-  const std::string body = R"({"v":1,"ok":false,"error":{"code":"resource_exhausted","message":")" + why + "\"}}";
+  const std::string body = api::ErrorReply(ResourceExhausted(why)).dump();
   const std::string reply = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
                             "Connection: close\r\nContent-Length: " +
                             std::to_string(body.size()) + "\r\n\r\n" + body;
