@@ -11,6 +11,7 @@
 #include "core/booking.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -456,6 +457,17 @@ std::vector<Booking> BookingHolds(const std::vector<BookingEntry>& bookings, con
     holds.push_back({b.id, b.spec.user, b.alloc, b.spec.start, end});
   }
   return holds;
+}
+
+void AddBookingsToState(ClusterState& state, const std::vector<BookingEntry>& bookings, const BookingRules& rules,
+                        Time now) {
+  state.bookings = BookingHolds(bookings, rules, now);
+  std::unordered_set<std::string_view> done;
+  for (const BookingEntry& b : bookings) {
+    if (b.state != BookingState::kNoShow && b.state != BookingState::kOverrun) continue;
+    if (!done.insert(b.spec.user).second) continue;
+    state.penalty[b.spec.user] = std::min(1.0, BookingPenalty(bookings, b.spec.user, rules, now));
+  }
 }
 
 }  // namespace rota

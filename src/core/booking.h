@@ -177,4 +177,10 @@ int BookingStrikes(const std::vector<BookingEntry>& bookings, std::string_view u
 // [start, end); an active one past its end (extended while nobody waits) holds [start, now + slot).
 std::vector<Booking> BookingHolds(const std::vector<BookingEntry>& bookings, const BookingRules& rules, Time now);
 
+// Puts the bookings into the state the scheduler plans on, as the daemon and the simulator both
+// do before every pass: their holds (BookingHolds), and for every user with a no-show or an
+// overrun, the booking penalty (clamped to 1) in state.penalty, replacing what was there.
+void AddBookingsToState(ClusterState& state, const std::vector<BookingEntry>& bookings, const BookingRules& rules,
+                        Time now);
+
 }  // namespace rota

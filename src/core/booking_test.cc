@@ -1099,6 +1099,33 @@ TEST(BookingHoldsTest, ExtendedBookingHoldsOneSlotAhead) {
   EXPECT_EQ(holds[0].end, Tomorrow(14, 10));
 }
 
+TEST(AddBookingsToStateTest, HoldsAndPenaltiesForTheNextPass) {
+  BookingRules rules;  // 0.25 a strike, halved every 7 days
+  std::vector<BookingEntry> books = {
+      Entry(1, Spec(Whole(2), Tomorrow(14), Tomorrow(16)), OnCards({0, 1}), BookingState::kConfirmed),
+      Strike(2, BookingState::kNoShow, kNow),
+      Strike(3, BookingState::kOverrun, kNow),
+      Strike(4, BookingState::kNoShow, kNow, "bob"),
+      Strike(5, BookingState::kEnded, kNow, "carol"),
+      Strike(6, BookingState::kNoShow, kNow - 7 * kDay, "dave"),
+  };
+  ClusterState st;
+  st.penalty["erin"] = 0.5;  // a user with no strike keeps what the state had
+  st.penalty["dave"] = 0.9;  // a struck one gets the penalty as it is now
+  AddBookingsToState(st, books, rules, kNow);
+  ASSERT_EQ(st.bookings.size(), 1u);
+  EXPECT_EQ(st.bookings[0].id, 1);
+  EXPECT_DOUBLE_EQ(st.penalty.at("alice"), 0.5);  // a no-show and an overrun
+  EXPECT_DOUBLE_EQ(st.penalty.at("bob"), 0.25);
+  EXPECT_EQ(st.penalty.count("carol"), 0u);       // an ended booking is no strike
+  EXPECT_DOUBLE_EQ(st.penalty.at("dave"), 0.125);  // halved after a week
+  EXPECT_DOUBLE_EQ(st.penalty.at("erin"), 0.5);
+  // Clamped to one, as the scheduler expects.
+  for (int i = 7; i < 13; ++i) books.push_back(Strike(i, BookingState::kNoShow, kNow));
+  AddBookingsToState(st, books, rules, kNow);
+  EXPECT_DOUBLE_EQ(st.penalty.at("alice"), 1.0);
+}
+
 }  // namespace
 }  // namespace booking_test
 }  // namespace rota

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <string>
 #include <tuple>
 
 namespace rota {
@@ -655,6 +656,39 @@ Allocation CapacityPlan::ToAllocation(const Placement& p, const Request& req) co
   if (req.kind == RequestKind::kMig && !p.units.empty()) a.mig = units_[p.units[0]].mig;
   if (req.kind == RequestKind::kMemShare) a.memory = req.memory;
   return a;
+}
+
+// Design: CapacityPlan::Possible decides; this only explains, from the same cards (whole cards
+// for whole GPUs and shares, slices for MIG profiles), so the two cannot disagree on which kind
+// of card a request needs.
+std::string WhyNeverFits(const std::vector<Gpu>& gpus, const Request& r) {
+  int whole = 0;
+  MiB largest = 0;
+  for (const Gpu& g : gpus) {
+    if (!g.mig.empty()) continue;
+    ++whole;
+    largest = std::max(largest, g.memory);
+  }
+  const std::vector<std::string> profiles = MigProfiles(gpus, /*in_service_only=*/false);
+  const std::string offered = Join(profiles, ", ");
+  const std::string mig_only = profiles.empty() ? std::string("this server has no GPUs")
+                                                : "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
+  switch (r.kind) {
+    case RequestKind::kWholeGpus: {
+      std::string what = CountOf(r.gpus, "GPU", "GPUs") + ", but ";
+      if (whole == 0) return what + mig_only;
+      return what + "this server has " + CountOf(whole, "whole GPU", "whole GPUs") +
+             (profiles.empty() ? "" : " (cards in MIG mode are used by slice)");
+    }
+    case RequestKind::kMemShare:
+      if (whole == 0) return "a memory share of " + FormatMemory(r.memory) + ", but " + mig_only;
+      return "a memory share of " + FormatMemory(r.memory) + ", larger than any card (the largest has " +
+             FormatMemory(largest) + ")";
+    case RequestKind::kMig:
+      return "MIG profile " + r.mig_profile + ", which no card here offers" +
+             (profiles.empty() ? " (no card is in MIG mode)" : " (offered: " + offered + ")");
+  }
+  return "an unknown kind of request";
 }
 
 }  // namespace rota

@@ -200,4 +200,9 @@ void CapacityPlan::ForAllocation(const Allocation& a, Fn&& fn) const {
   }
 }
 
+// Why a request that CapacityPlan::Possible refuses can never run on `gpus`, and what to ask for
+// instead: "1 GPU, but every card here is in MIG mode: ask for a slice with --mig (3g.40gb)",
+// "a memory share of 100G, larger than any card (the largest has 80G)".
+std::string WhyNeverFits(const std::vector<Gpu>& gpus, const Request& r);
+
 }  // namespace rota

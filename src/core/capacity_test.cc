@@ -675,6 +675,34 @@ TEST(CapacityTest, Possible) {
   EXPECT_FALSE(plan.Possible(Mig("1g.10gb")));
 }
 
+TEST(CapacityTest, WhyNeverFitsSaysWhatTheCardsOffer) {
+  std::vector<Gpu> plain = {Card(0, k40G), Card(1, k80G)};
+  EXPECT_EQ(WhyNeverFits(plain, Whole(3)), "3 GPUs, but this server has 2 whole GPUs");
+  EXPECT_EQ(WhyNeverFits(plain, Share(k80G + 1024)),
+            "a memory share of " + FormatMemory(k80G + 1024) + ", larger than any card (the largest has " +
+                FormatMemory(k80G) + ")");
+  EXPECT_EQ(WhyNeverFits(plain, Mig("1g.10gb")), "MIG profile 1g.10gb, which no card here offers (no card is in MIG mode)");
+
+  Gpu mig = Card(2, k80G);
+  mig.mig = {{"", "3g.40gb", 40960}, {"", "1g.10gb", 10240}};
+  std::vector<Gpu> mixed = plain;
+  mixed.push_back(mig);
+  EXPECT_EQ(WhyNeverFits(mixed, Whole(3)), "3 GPUs, but this server has 2 whole GPUs (cards in MIG mode are used by slice)");
+  const std::string offered = Join(MigProfiles(mixed, false), ", ");
+  EXPECT_EQ(WhyNeverFits(mixed, Mig("7g.80gb")), "MIG profile 7g.80gb, which no card here offers (offered: " + offered + ")");
+
+  std::vector<Gpu> all_mig = {mig};
+  EXPECT_EQ(WhyNeverFits(all_mig, Whole(1)),
+            "1 GPU, but every card here is in MIG mode: ask for a slice with --mig (" + offered + ")");
+  EXPECT_EQ(WhyNeverFits({}, Share(1024)), "a memory share of " + FormatMemory(1024) + ", but this server has no GPUs");
+  // Each refused request is one that Possible refuses.
+  ClusterState s;
+  s.gpus = mixed;
+  CapacityPlan plan(s, Policy{}, kNow);
+  EXPECT_FALSE(plan.Possible(Whole(3)));
+  EXPECT_FALSE(plan.Possible(Mig("7g.80gb")));
+}
+
 TEST(CapacityTest, PhysicallyFitsNow) {
   // Node 0: cards 0-3; node 1: cards 4-7. Cards 0, 1, 4 busy: 2 free on node 0, 3 on node 1.
   ClusterState s = Nodes(2, 4, k40G);

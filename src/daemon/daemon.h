@@ -24,6 +24,7 @@
 #include "core/cluster.h"
 #include "core/decisions.h"
 #include "core/health.h"
+#include "core/job_end.h"
 #include "core/watch.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
@@ -176,7 +177,6 @@ class Daemon : public Server::Handler {
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of memory.
   Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
-  std::string NeverFits(const Request& r) const;  // why CapacityPlan::Possible refused it here
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
 
   // The HTTP front end (web_ops.cc; the transport is http_front.cc, the hand-over http_bridge.cc).
@@ -222,14 +222,8 @@ class Daemon : public Server::Handler {
   void OnJobExit(JobId id);
   // How a job ended, decided when its end was seen (EndJob) and recorded in the store later
   // (RecordEnd): design.md, "Starting the next job before recording the last one's end".
-  struct Ending {
+  struct Ending : JobEnd {
     Active job;  // out of jobs_ already
-    store::JobState state = store::JobState::kCompleted;
-    std::optional<int> code;
-    std::string reason;
-    std::string actor;
-    bool requeue = false;
-    bool launch_failed = false;  // requeued: the machine could not start it (tried again later)
     Time at = 0;
   };
   // Takes `a` out of jobs_ (its GPUs free for the next pass) and charges its run in memory.

@@ -251,40 +251,8 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
   if (Status s = CheckDependencies(j); !s.ok()) return s;
   // Whether any card of this server could ever hold the request: the core's own test.
   CapacityPlan plan(cards_, config_.policy, Now());
-  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + NeverFits(j.request));
+  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + WhyNeverFits(cards_.gpus, j.request));
   return Status();
-}
-
-// What makes a request that CapacityPlan::Possible refused impossible here, and what to ask for
-// instead: "1 GPU, but every card here is in MIG mode: ask for a slice with --mig (3g.40gb)".
-std::string Daemon::NeverFits(const Request& r) const {
-  int whole = 0;
-  MiB largest = 0;
-  for (const Gpu& g : cards_.gpus) {
-    if (!g.mig.empty()) continue;
-    ++whole;
-    largest = std::max(largest, g.memory);
-  }
-  const std::vector<std::string> profiles = MigProfiles(cards_.gpus, /*in_service_only=*/false);
-  const std::string offered = Join(profiles, ", ");
-  const std::string mig_only = profiles.empty() ? std::string("this server has no GPUs")
-                                                : "every card here is in MIG mode: ask for a slice with --mig (" + offered + ")";
-  switch (r.kind) {
-    case RequestKind::kWholeGpus: {
-      std::string what = CountOf(r.gpus, "GPU", "GPUs") + ", but ";
-      if (whole == 0) return what + mig_only;
-      return what + "this server has " + CountOf(whole, "whole GPU", "whole GPUs") +
-             (profiles.empty() ? "" : " (cards in MIG mode are used by slice)");
-    }
-    case RequestKind::kMemShare:
-      if (whole == 0) return "a memory share of " + FormatMemory(r.memory) + ", but " + mig_only;
-      return "a memory share of " + FormatMemory(r.memory) + ", larger than any card (the largest has " +
-             FormatMemory(largest) + ")";
-    case RequestKind::kMig:
-      return "MIG profile " + r.mig_profile + ", which no card here offers" +
-             (profiles.empty() ? " (no card is in MIG mode)" : " (offered: " + offered + ")");
-  }
-  return "an unknown kind of request";
 }
 
 StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& request, bool interactive,

@@ -21,7 +21,6 @@
 #include "core/scheduler.h"
 #include "core/usage.h"
 #include "daemon/clock.h"
-#include "core/signal_spec.h"
 #include "daemon/daemon.h"
 #include "daemon/start_note.h"
 #include "exec/process.h"
@@ -63,14 +62,7 @@ ClusterState Daemon::BuildState() const {
   for (const Ending& e : ends_) {
     if (e.requeue) st.held.push_back(e.job.rec.job.id);  // pending again once its end is recorded
   }
-  const std::vector<BookingEntry> entries = BookingEntries();
-  st.bookings = BookingHolds(entries, config_.bookings, now);
-  // No-shows and overruns lower the owner's priority for a while.
-  for (const BookingEntry& e : entries) {
-    if (e.state != BookingState::kNoShow && e.state != BookingState::kOverrun) continue;
-    if (st.penalty.count(e.spec.user)) continue;
-    st.penalty[e.spec.user] = std::min(1.0, BookingPenalty(entries, e.spec.user, config_.bookings, now));
-  }
+  AddBookingsToState(st, BookingEntries(), config_.bookings, now);
   return st;
 }
 
@@ -456,62 +448,20 @@ void Daemon::OnJobExit(JobId id) {
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
 
 Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
+  StopContext stop;
+  stop.cancelled_by = a.cancelled_by;
+  stop.node_fail = a.node_fail;
+  stop.stopping = a.rec.kill_at != kNever;
+  stop.preempted = a.rec.preempted;
+  stop.preempted_by = a.preempted_by;
+  stop.stop_reason = a.stop_reason;
+  stop.term_sent = a.term_sent != 0;
+  stop.warning_signal = a.rec.job.signal;
+  stop.requeue = a.rec.job.requeue;
+  stop.interactive = a.rec.interactive;
   Ending e;
+  static_cast<JobEnd&>(e) = DecideJobEnd(stop, info);
   e.at = now;
-  e.state = store::JobState::kCompleted;
-  e.reason = "Completed";
-  e.actor = "rotad";
-  using K = exec::ExitInfo::Kind;
-  if (info.kind == K::kExited) e.code = info.exit_code;
-  if (!a.cancelled_by.empty()) {
-    e.state = store::JobState::kCancelled;
-    e.reason = "Cancelled by " + a.cancelled_by;
-    e.actor = a.cancelled_by;
-  } else if (!a.node_fail.empty()) {
-    // Its card failed under it: the job did not finish its work, whatever its exit status.
-    e.requeue = a.rec.job.requeue && !a.rec.interactive;
-    e.state = store::JobState::kNodeFail;
-    e.reason = "NodeFail: " + a.node_fail + (e.requeue ? " (requeued)" : "");
-  } else if (a.rec.kill_at != kNever && a.rec.preempted) {
-    // Preempted, whether it was killed or ended on its own after the warning (a checkpoint):
-    // either way it did not finish its work.
-    e.requeue = a.rec.job.requeue && !a.rec.interactive;
-    e.reason = "Preempted by job " + std::to_string(a.preempted_by) + (e.requeue ? " (requeued)" : "");
-    if (a.preempted_by == 0) e.reason = e.requeue ? "Preempted (requeued)" : "Preempted";
-    if (!a.stop_reason.empty()) e.reason = a.stop_reason + (e.requeue ? " (requeued)" : "");
-    e.state = store::JobState::kPreempted;
-  } else if (a.term_sent != 0 && a.rec.kill_at != kNever && !a.rec.preempted) {
-    e.state = store::JobState::kTimeout;
-    e.reason = "TimeLimit";
-  } else if (a.rec.kill_at != kNever && !a.rec.preempted && info.kind == K::kSignalled && a.rec.job.signal != 0 &&
-             info.signal == a.rec.job.signal) {
-    // Its own warning ended it (a program that does not catch the signal it asked for): it reached
-    // its time limit, and `rota show` says how to catch the signal to save a checkpoint.
-    e.state = store::JobState::kTimeout;
-    e.reason = "TimeLimit (ended by its warning signal " + SignalName(info.signal) + ")";
-  } else if (info.kind == K::kExited && info.exit_code == 0) {
-    e.state = store::JobState::kCompleted;
-  } else if (info.kind == K::kExited) {
-    e.state = store::JobState::kFailed;
-    e.reason = "Failed(exit " + std::to_string(info.exit_code) + ")";
-  } else if (info.kind == K::kSignalled) {
-    e.state = store::JobState::kFailed;
-    e.reason = "Failed(signal " + std::to_string(info.signal) + ")";
-  } else if (info.kind == K::kStartFailed && info.machine_fault && !a.rec.interactive) {
-    // Its shepherd could not make its process (out of memory or processes): it never ran, so it
-    // waits again whatever --requeue says, and is tried again later.
-    e.requeue = true;
-    e.launch_failed = true;
-    e.state = store::JobState::kNodeFail;
-    e.reason = "NodeFail: " + info.reason + " (requeued)";
-  } else if (info.kind == K::kStartFailed) {
-    e.state = store::JobState::kFailed;
-    e.reason = "Failed: " + info.reason;
-  } else {  // kVanished
-    e.requeue = a.rec.job.requeue && !a.rec.interactive;
-    e.state = store::JobState::kNodeFail;
-    e.reason = "NodeFail: " + info.reason + (e.requeue ? " (requeued)" : "");
-  }
   CountJobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/job_end.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -79,23 +80,8 @@ struct Launched {
   int note_fd = -1;
 };
 
-// How a job ended.
-struct ExitInfo {
-  enum class Kind { kExited, kSignalled, kStartFailed, kVanished };
-  Kind kind = Kind::kVanished;
-  int exit_code = 0;   // kExited
-  int signal = 0;      // kSignalled
-  // kStartFailed: e.g. "cannot run 'nosuchcmd': No such file or directory",
-  //   "cannot chdir to /x: No such file or directory",
-  //   "cannot open output /x/rota-5.out: Permission denied".
-  // kVanished: why, e.g. "rota-shepherd 123 was killed by signal 9 before recording the job's end".
-  // kSignalled: "out of memory (memory.max reached)" when the cgroup saw an OOM kill, else "".
-  std::string reason;
-  std::int64_t end_time = 0;  // Unix seconds when the job ended, as the shepherd saw it; 0 unknown
-  // kStartFailed because of this machine, not of the job: no process could be made for it (fork
-  // failed for want of memory or processes). The job never ran; a later try may well work.
-  bool machine_fault = false;
-};
+// How a job ended (the core's JobExit: what every engine reports).
+using ExitInfo = ::rota::JobExit;
 
 const char* ExitKindName(ExitInfo::Kind kind);  // "exited", "signalled", "start_failed", "vanished"
 

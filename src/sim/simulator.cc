@@ -260,7 +260,6 @@ class Replay {
         RemovePending(life.job);
         life.started = true;  // never again
       }
-      if (t.to == BookingState::kNoShow || t.to == BookingState::kOverrun) struck_.insert(e.spec.user);
     }
     for (std::int64_t id : step.stop_owner_jobs) {
       const BookingEntry& b = entries_[static_cast<size_t>(id - 1)];
@@ -281,10 +280,7 @@ class Replay {
       Job& j = state_.pending[pending_pos_[static_cast<size_t>(life.job)]];
       j.time_limit = std::max<Duration>(1, entries_[k].spec.end - now);
     }
-    state_.bookings = BookingHolds(entries_, rules, now);
-    for (const std::string& user : struck_) {
-      state_.penalty[user] = std::min(1.0, BookingPenalty(entries_, user, rules, now));
-    }
+    AddBookingsToState(state_, entries_, rules, now);
     Time next = step.next_wakeup;
     if (entries_.size() < books_.size()) next = std::min(next, books_[entries_.size()].in->made);
     return next;
@@ -523,7 +519,6 @@ class Replay {
   std::vector<TraceJob> booking_traces_;   // the owner's jobs' trace rows (sized once)
   std::vector<BookingEntry> entries_;      // the bookings made so far, in id order
   std::set<std::string> booking_waiters_;  // users with a job waiting for a booking (last pass)
-  std::set<std::string> struck_;           // users with a no-show or an overrun
   std::vector<RunSpan> runs_;
 };
 

@@ -12,22 +12,13 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/job_end.h"
 #include "core/types.h"
 
 namespace rota::store {
 
-// Job states as stored (column jobs.state). Pending and running are active; the rest are final.
-// "Stopping" (design.md) is running with kill_at set.
-enum class JobState : std::uint8_t {
-  kPending,
-  kRunning,
-  kCompleted,  // exit 0
-  kFailed,     // non-zero exit, or could not start (missing command, vanished cwd)
-  kCancelled,
-  kTimeout,    // killed at its time limit
-  kPreempted,  // killed for a higher tier and not requeued
-  kNodeFail,   // processes vanished (e.g. found gone after a daemon restart) and not requeued
-};
+// Job states as stored (column jobs.state): the core's (core/job_end.h), named here.
+using JobState = ::rota::JobState;
 
 const char* JobStateName(JobState state);  // "pending", ..., "node_fail"
 std::optional<JobState> ParseJobState(std::string_view name);
