@@ -140,6 +140,17 @@ def proc_stat(pid):
         return f.read().rsplit(")", 1)[1].split()
 
 
+def open_files(pid):
+    """What process `pid`'s descriptors point at (the targets of /proc/<pid>/fd/*), read while it
+    runs: a descriptor closed between the listing and its readlink is left out, not an error."""
+    fd_dir = f"/proc/{pid}/fd"
+    targets = []
+    for n in os.listdir(fd_dir):
+        with contextlib.suppress(FileNotFoundError):
+            targets.append(os.readlink(os.path.join(fd_dir, n)))
+    return targets
+
+
 def until(gate):
     """A shell line that waits for file `gate` in the job's directory: a job that ends when the test
     says so (DaemonTest.open_gate), not after a time that a slow machine (ASan, a loaded CI) may overrun."""

@@ -8,7 +8,7 @@ import time
 import unittest
 
 from attacks import ADMIN, MALLORY, PYTHON, SANITIZED, VICTIM, AttackTest, argv_as, request_line
-from harness import ROTAD, until, wait_for
+from harness import ROTAD, open_files, until, wait_for
 
 # As a user: opens argv[2] connections (keeping them), prints how many got an error line at once
 # and the first such line, then waits for stdin to close.
@@ -152,8 +152,7 @@ sys.stdin.read()
         self.assertLess(peak - base, 50, f"rotad grew from {base:.0f} to {peak:.0f} MB")
         self.assertServesOthers()
         # And after the request timeout, what they held is given up.
-        wait_for(lambda: len([n for n in os.listdir(f"/proc/{self.d.proc.pid}/fd")
-                              if os.readlink(f"/proc/{self.d.proc.pid}/fd/{n}").startswith("socket:")]) < 10,
+        wait_for(lambda: len([f for f in open_files(self.d.proc.pid) if f.startswith("socket:")]) < 10,
                  what="rotad to close the half-sent connections")
 
     @unittest.skipIf(SANITIZED, "resident size means nothing under ASan (its quarantine): the normal build checks it")

@@ -7,7 +7,7 @@ import time
 import unittest
 
 from attacks import MALLORY, PYTHON, VICTIM, AttackTest, argv_as, request_line
-from harness import FINAL, own_cgroup, until, wait_for
+from harness import FINAL, open_files, own_cgroup, until, wait_for
 
 # As mallory: connects, sends a `run` request with a pidfd of itself (as rota does), reads the
 # "queued" reply, then forks: the child keeps the connection (writing what it receives to a file)
@@ -135,8 +135,7 @@ f = s.makefile("rb")
 print(sum(1 for _ in range(300) if json.loads(f.readline())["ok"]))
 """
         def nulls():  # rotad's descriptors on /dev/null (it has its stdin there)
-            fd_dir = f"/proc/{self.d.proc.pid}/fd"
-            return sum(1 for n in os.listdir(fd_dir) if os.readlink(os.path.join(fd_dir, n)) == "/dev/null")
+            return open_files(self.d.proc.pid).count("/dev/null")
         before = nulls()
         r = as_mallory(code, self.d.socket)
         self.assertEqual(r.returncode, 0, r.stderr)

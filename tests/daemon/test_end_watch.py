@@ -9,7 +9,7 @@ import signal
 import time
 import unittest
 
-from harness import DaemonTest, proc_stat, strace_attached, strace_injects, until, wait_for
+from harness import DaemonTest, open_files, proc_stat, strace_attached, strace_injects, until, wait_for
 
 
 def parent_of(pid):
@@ -36,13 +36,7 @@ class EndWatchTest(DaemonTest):
 
     def watches(self, job):
         """Whether rotad holds the job's cgroup.events open: it watches the cgroup for the job's end."""
-        events = f"{self.d.cgroup_base()}/job-{job}/cgroup.events"
-        fds = f"/proc/{self.d.proc.pid}/fd"
-        for fd in os.listdir(fds):
-            with contextlib.suppress(OSError):
-                if os.readlink(f"{fds}/{fd}") == events:
-                    return True
-        return False
+        return f"{self.d.cgroup_base()}/job-{job}/cgroup.events" in open_files(self.d.proc.pid)
 
     def stop_shepherd_of(self, job, pid_file):
         """Stops the shepherd of `job`, whose leader wrote its pid to `pid_file`, once rotad watches
