@@ -419,7 +419,7 @@ StatusOr<std::vector<BookingRow>> ParseBookingCsv(std::string_view text, std::ve
   return rows;
 }
 
-std::string FormatBookingCsv(const json& bookings, int utc_offset) {
+std::string FormatBookingCsv(const json& bookings, const Zone& zone) {
   std::string out = "id,task_name,user,project,gpu_id,start_time,end_time,est_hours,status,note\r\n";
   if (!bookings.is_array()) return out;
   for (const json& b : bookings) {
@@ -439,9 +439,9 @@ std::string FormatBookingCsv(const json& bookings, int utc_offset) {
     out += ',';
     AppendCell(out, GpuIdText(b));
     out += ',';
-    AppendCell(out, start != 0 ? FormatLocal(start, utc_offset) : "");
+    AppendCell(out, start != 0 ? FormatLocal(start, zone) : "");
     out += ',';
-    AppendCell(out, end != 0 ? FormatLocal(end, utc_offset) : "");
+    AppendCell(out, end != 0 ? FormatLocal(end, zone) : "");
     out += ',';
     AppendCell(out, start != 0 && end > start ? Hours(end - start) : "");
     out += ',';

@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "core/types.h"
+#include "core/zone.h"
 
 namespace rota::api {
 
@@ -62,7 +63,7 @@ StatusOr<std::vector<BookingRow>> ParseBookingCsv(std::string_view text, std::ve
 // (RFC 4180). No byte order mark: prepend kUtf8Bom for Excel, which otherwise reads UTF-8 as
 // the system's code page (GBK on Chinese Windows). ParseBookingCsv reads the text back to the
 // same cells. Elements that are not objects are skipped; missing members are empty.
-std::string FormatBookingCsv(const nlohmann::json& bookings, int utc_offset);
+std::string FormatBookingCsv(const nlohmann::json& bookings, const Zone& zone);
 inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 // An array of Booking objects as an iCalendar (RFC 5545) VCALENDAR, "GPU bookings", one VEVENT

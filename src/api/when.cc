@@ -5,7 +5,9 @@
 // A matcher answers "not this form" (nullopt), "this form, but impossible" (a reason such as
 // "2026-02 has 28 days") or a value, so that "2026-02-30 14:00" gets a precise message while
 // "next week" gets the list of accepted forms. Days are counted as local days since 1970-01-01:
-// day D starts at the instant D * 86400 - utc_offset.
+// day D starts at local time D * 86400, which the zone turns into an instant (daylight saving
+// included: a wall time skipped in spring is read past the gap, one repeated in autumn as its
+// first instant).
 #include "api/when.h"
 
 #include <array>
@@ -17,14 +19,6 @@
 #include <vector>
 
 namespace rota::api {
-
-std::string FormatOffset(int utc_offset) {
-  if (utc_offset == 0) return "UTC";
-  const int a = utc_offset < 0 ? -utc_offset : utc_offset;
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%c%02d:%02d", utc_offset < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
-  return buf;
-}
 
 namespace {
 
@@ -285,12 +279,12 @@ struct Reading {
   bool day_alone_is_midnight = false;
 };
 
-StatusOr<Time> Read(std::string_view text, Time now, int utc_offset, Time base_day, const Reading& how) {
+StatusOr<Time> Read(std::string_view text, Time now, const Zone& zone, Time base_day, const Reading& how) {
   const std::string shown(TrimAscii(text));
   const std::string s = Normalize(text);
   auto unreadable = [&] {
     return InvalidArgument("cannot read \"" + shown + "\" as a time; use " + std::string(how.forms) +
-                           " (server time, " + FormatOffset(utc_offset) + ")");
+                           " (server time, " + zone.Label(now) + ")");
   };
   auto impossible = [&](const Status& why) {
     return InvalidArgument("cannot read \"" + shown + "\" as a time: " + why.message());
@@ -305,18 +299,18 @@ StatusOr<Time> Read(std::string_view text, Time now, int utc_offset, Time base_d
 
   std::vector<std::string_view> tokens = SplitSpaces(s);
   if (tokens.size() == 1) tokens = SplitJoined(tokens[0]);
-  const std::int64_t today = FloorDiv(now + utc_offset, kDay);
+  const std::int64_t today = zone.Day(now);
 
   std::int64_t day = 0;
   std::string_view time_text;
   if (tokens.size() == 1) {
     time_text = tokens[0];
-    day = base_day != 0 ? FloorDiv(base_day + utc_offset, kDay) : today;
+    day = base_day != 0 ? zone.Day(base_day) : today;
     if (!TimeOfDay(time_text)) {
       Match date = DateWord(time_text, today);
       if (!date) return unreadable();
       if (!date->ok()) return impossible(date->status());
-      if (how.day_alone_is_midnight) return **date * kDay - utc_offset;
+      if (how.day_alone_is_midnight) return zone.FromLocal(**date * kDay);
       return InvalidArgument("cannot read \"" + shown +
                              "\" as a time: it has no time of day; add one, e.g. \"" + shown + " 14:00\"");
     }
@@ -333,17 +327,39 @@ StatusOr<Time> Read(std::string_view text, Time now, int utc_offset, Time base_d
   Match secs = TimeOfDay(time_text);
   if (!secs) return unreadable();
   if (!secs->ok()) return impossible(secs->status());
-  return day * kDay + **secs - utc_offset;
+  return zone.FromLocal(day * kDay + **secs);
 }
 
 }  // namespace
 
-StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day) {
-  return Read(text, now, utc_offset, base_day,
+StatusOr<Time> ParseWhen(std::string_view text, Time now, const Zone& zone, Time base_day) {
+  return Read(text, now, zone, base_day,
               {"2026-12-01 14:00, 12-01 14:00, tomorrow 14:00, 14:00 (today) or mon 09:00"});
 }
 
-StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset) {
+StatusOr<Time> ParseWeek(std::string_view text, Time now, const Zone& zone) {
+  const std::string shown(TrimAscii(text));
+  const std::string s = Normalize(text);
+  const std::int64_t today = zone.Day(now);
+  std::int64_t day = today;
+  if (s == "next") {
+    day = today + 7;
+  } else if (s == "last") {
+    day = today - 7;
+  } else if (!s.empty() && s != "this") {
+    Match date = DateWord(s, today);
+    if (!date) {
+      return InvalidArgument("cannot read \"" + shown +
+                             "\" as a week; give a day of it (2026-12-01, 12-01, today, mon) or this, next or last");
+    }
+    if (!date->ok()) return InvalidArgument("cannot read \"" + shown + "\" as a week: " + date->status().message());
+    day = **date;
+  }
+  const std::int64_t weekday = ((day + 3) % 7 + 7) % 7;  // 1970-01-01 was a Thursday; Monday is 0
+  return zone.FromLocal((day - weekday) * kDay);
+}
+
+StatusOr<Time> ParseSince(std::string_view text, Time now, const Zone& zone) {
   const std::string_view trimmed = TrimAscii(text);
   // A number and a unit: how long ago. ParseDuration also reads "14:00" and "90" (Slurm's
   // minutes[:seconds]), which here are a time of day and nothing.
@@ -352,15 +368,15 @@ StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset) {
       trimmed.find_first_of(":-/") == std::string_view::npos) {
     if (std::optional<Duration> ago = ParseDuration(trimmed)) return now - *ago;
   }
-  const std::string week_ago = FormatLocalDate(now - kWeek, utc_offset);
+  const std::string week_ago = FormatLocalDate(now - kWeek, zone);
   const std::string forms = "how long ago (7d, 12h, 90m), a day (" + week_ago +
                             ", today) or a day and time (" + week_ago + " 14:00)";
-  StatusOr<Time> t = Read(trimmed, now, utc_offset, 0, {forms, true});
+  StatusOr<Time> t = Read(trimmed, now, zone, 0, {forms, true});
   // The forms that mean the next such day ("11-01", "mon", "tomorrow") land in the future, where
   // nothing has ended yet: say so rather than answer with nothing.
   if (t.ok() && *t > now) {
-    return InvalidArgument("\"" + std::string(trimmed) + "\" is " + FormatLocal(*t, utc_offset) +
-                           " (server time, " + FormatOffset(utc_offset) +
+    return InvalidArgument("\"" + std::string(trimmed) + "\" is " + FormatLocal(*t, zone) +
+                           " (server time, " + zone.Label(*t) +
                            "), which has not come yet; give a past day with its year (" + week_ago +
                            ") or how long ago (7d)");
   }

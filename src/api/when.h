@@ -1,9 +1,11 @@
 // Times as people type them ("tomorrow 14:00", "12-01 14:00", "明天 14点") read into Unix seconds,
-// and the zone's offset written for people. Pure: `now` and the zone's offset come in as values,
+// and the zone's offset written for people. Pure: `now` and the zone come in as values,
 // and the calendar arithmetic is core/civil_date.h's (which also writes times back in the
 // server's zone: FormatLocal), so the server's TZ variable and C library never matter.
 //
-// Local time is UTC plus a fixed offset in seconds east of UTC (Policy::utc_offset; no DST).
+// Local time is the server's zone (Policy::zone, daylight saving included): a wall time the
+// clocks skip in spring is read past the gap (02:30 is 03:30), one they repeat in autumn as its
+// first instant.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,7 @@ namespace rota::api {
 // Errors (InvalidArgument): a form not listed ("cannot read "next week" as a time; use ..."),
 // naming the zone; an impossible date or time naming what is wrong ("2026-02 has 28 days",
 // "25:00 is not a time of day (00:00 to 24:00)"); a date with no time of day.
-StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time base_day = 0);
+StatusOr<Time> ParseWhen(std::string_view text, Time now, const Zone& zone, Time base_day = 0);
 
 // Reads the start of a period that ends now, as `rota history --since` takes it: how long ago
 // ("7d", "12h", "90m": a number and a unit, core's ParseDuration) or an instant in ParseWhen's
@@ -42,9 +44,15 @@ StatusOr<Time> ParseWhen(std::string_view text, Time now, int utc_offset, Time b
 // "--since" and a booking's times are read in the same zone, the server's. Errors as
 // ParseWhen's (the list of forms being these), and an instant after `now` (ParseWhen reads
 // "11-01", "mon" and "tomorrow" as days to come) is refused, naming the instant it was read as.
-StatusOr<Time> ParseSince(std::string_view text, Time now, int utc_offset);
+StatusOr<Time> ParseSince(std::string_view text, Time now, const Zone& zone);
 
-// "+08:00", "-05:00", "+05:30"; "UTC" for 0. Seconds of an odd offset are dropped.
-std::string FormatOffset(int utc_offset);
+// The week `rota bookings --week TEXT` shows, as its Monday 00:00 in the zone: "" or "this" (the
+// week of now), "next", "last", or any day of it as ParseWhen reads days ("2026-12-01", "12-01"
+// (the next such day), "today", "tomorrow", "mon", "12月1日"). The week after it starts at
+// zone.FromLocal(zone.ToLocal(start) + kWeek): 167 or 169 hours across a daylight saving change.
+// Errors (InvalidArgument): text that is not one of these, an impossible date.
+StatusOr<Time> ParseWeek(std::string_view text, Time now, const Zone& zone);
+
+using ::rota::FormatOffset;  // core/zone.h
 
 }  // namespace rota::api

@@ -7,6 +7,9 @@
 
 #include <string>
 
+#include "core/civil_date.h"
+#include "testing/zones.h"
+
 namespace rota::api {
 namespace when_test {
 namespace {
@@ -263,6 +266,57 @@ TEST(WhenTest, FormatLocalReadsBack) {
       EXPECT_EQ(Parse(FormatLocal(t, offset), kNow, offset), t) << t << " at " << offset;
     }
   }
+}
+
+// Europe/Berlin (testing/zones.h; the instants are Python's datetime).
+TEST(WhenTest, WallTimesAcrossDaylightSaving) {
+  const Zone berlin = rota::testing::Berlin();
+  const Time before_spring = 1774526400;  // 2026-03-26 12:00 UTC
+  // 02:30 on 29 March is skipped: read past the gap, as 03:30 CEST (01:30 UTC).
+  StatusOr<Time> t = ParseWhen("2026-03-29 02:30", before_spring, berlin);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(*t, 1774747800);
+  EXPECT_EQ(FormatLocal(*t, berlin), "2026-03-29 03:30");
+  // 02:30 on 25 October happens twice: its first instant (00:30 UTC, still CEST).
+  t = ParseWhen("2026-10-25 02:30", before_spring, berlin);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t, 1792888200);
+  // Away from the changes, what FormatLocal writes reads back.
+  for (Time u = 1767225600; u < 1767225600 + 400 * kDay; u += 7 * kHour + 13 * kMinute) {
+    if (berlin.NextChange(u - 2 * kHour) <= u + 2 * kHour) continue;
+    StatusOr<Time> back = ParseWhen(FormatLocal(u, berlin), before_spring, berlin);
+    ASSERT_TRUE(back.ok()) << FormatLocal(u, berlin);
+    EXPECT_EQ(*back, u - u % 60) << FormatLocal(u, berlin);
+  }
+  // Messages name the zone and its offset at the time.
+  EXPECT_NE(ParseWhen("next week", before_spring, berlin).status().message().find("Europe/Berlin, +01:00"),
+            std::string::npos);
+}
+
+TEST(WhenTest, WeeksStartOnMondayAtLocalMidnight) {
+  constexpr Time kMon = 1795968000;  // 2026-11-30 00:00 +08:00
+  EXPECT_EQ(*ParseWeek("", kNow, kCst), kMon);
+  EXPECT_EQ(*ParseWeek("this", kNow, kCst), kMon);
+  EXPECT_EQ(*ParseWeek("next", kNow, kCst), 1796572800);
+  EXPECT_EQ(*ParseWeek("last", kNow, kCst), 1795363200);
+  EXPECT_EQ(*ParseWeek("2026-12-06", kNow, kCst), kMon);  // the Sunday ends it
+  EXPECT_EQ(*ParseWeek("2026-12-07", kNow, kCst), 1796572800);
+  EXPECT_EQ(*ParseWeek("12-03", kNow, kCst), kMon);
+  EXPECT_EQ(*ParseWeek("12月3日", kNow, kCst), kMon);
+  EXPECT_EQ(*ParseWeek(" Tomorrow ", kNow, kCst), kMon);
+  EXPECT_EQ(ParseWeek("2026-02-30", kNow, kCst).status().message(),
+            "cannot read \"2026-02-30\" as a week: 2026-02 has 28 days");
+  EXPECT_EQ(ParseWeek("soon", kNow, kCst).status().message(),
+            "cannot read \"soon\" as a week; give a day of it (2026-12-01, 12-01, today, mon) or this, next or last");
+  EXPECT_FALSE(ParseWeek("2026-12-01 14:00", kNow, kCst).ok());
+  // Berlin: the week holding 29 March starts at 00:00 CET and the next one at 00:00 CEST, 167
+  // hours later.
+  const Zone berlin = rota::testing::Berlin();
+  StatusOr<Time> week = ParseWeek("2026-03-29", 1774526400, berlin);
+  ASSERT_TRUE(week.ok());
+  EXPECT_EQ(*week, 1774220400);
+  EXPECT_EQ(berlin.FromLocal(berlin.ToLocal(*week) + kWeek), 1774821600);
+  EXPECT_EQ(*ParseWeek("next", 1774526400, berlin), 1774821600);
 }
 
 }  // namespace

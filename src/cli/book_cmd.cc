@@ -42,10 +42,11 @@ const json* Details(const json& reply) {
   return d != reply.end() && d->is_object() ? &*d : nullptr;
 }
 
-BookingsFormat LocalFormat() {
+// Times as the server reads them: in the zone its reply carries, else the machine's.
+BookingsFormat FormatFor(const json& reply) {
   BookingsFormat f;
   f.now = Now();
-  f.utc_offset = LocalUtcOffset(f.now);
+  f.zone = ZoneOfReply(reply, DisplayZone());
   return f;
 }
 
@@ -129,13 +130,13 @@ int RunBook(const ClientOptions& options, const BookArgs& args) {
     const json* details = Details(*reply);
     if (args.dry_run && details != nullptr && !args.json) {
       bool refused = false;
-      PrintText(FormatBookCheck(*details, LocalFormat(), &refused));
+      PrintText(FormatBookCheck(*details, FormatFor(*reply), &refused));
     }
     // failed_precondition: the message names the bookings in the way and the nearest free starts.
     return Fail(status);
   }
   if (args.json) return 0;
-  const BookingsFormat format = LocalFormat();
+  const BookingsFormat format = FormatFor(*reply);
   if (args.dry_run) {
     bool refused = false;
     PrintText(FormatBookCheck(*reply, format, &refused));
@@ -227,7 +228,7 @@ std::string ActionLine(Action action, const ActionArgs& args, const json& reply)
     }
     case Action::kExtend:
       return bookings.empty() ? "Extended booking " + id + "\n"
-                              : FormatExtended(bookings.front(), LocalFormat());
+                              : FormatExtended(bookings.front(), FormatFor(reply));
     case Action::kApprove:
       return "Approved booking " + id + "\n";
     case Action::kReject:

@@ -3,10 +3,9 @@
 // "bookings_export", "bookings_import"). The list and the week calendar come from
 // bookings_format.cc (tested by bookings_format_test.cc); this file asks rotad and writes files.
 //
-// The week view asks for everyone's bookings of [Monday 00:00, next Monday 00:00) local time
-// (sent as Unix seconds) and the card list from op status. Local time is the process's zone at
-// the week's Monday: rota runs on the server, so it is rotad's. A week that crosses a daylight
-// saving change shows its later days an hour off (the calendar is drawn at one offset).
+// The week view asks for everyone's bookings of the week holding a day (rotad reads --week's text
+// in the server's zone, as it reads booking times) and the card list from op status; it is drawn
+// in the zone the reply carries, daylight saving included.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -40,19 +39,8 @@ struct BookingsArgs {
 };
 
 int RunWeek(const ClientOptions& options, const BookingsArgs& args) {
-  const Time now = Now();
-  long offset = LocalUtcOffset(now);
-  auto start = ParseWeekDate(args.week, now, offset);
-  if (!start) {
-    return Fail(
-        InvalidArgument("--week takes a day of the week to show: 2026-12-01, 12-01, next or last; not \"" +
-                        args.week + "\""));
-  }
-  // Local midnight at the offset in force that Monday (it differs from now's across DST).
-  const long at_start = LocalUtcOffset(*start);
-  Time week_start = *start + offset - at_start;
-  offset = at_start;
-  json request = {{"op", "bookings"}, {"all", true}, {"from", week_start}, {"to", week_start + kWeek}};
+  // rotad reads the week in its zone and answers with the zone's offsets over it.
+  json request = {{"op", "bookings"}, {"all", true}, {"week", args.week}};
   auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (args.json) {
@@ -62,9 +50,9 @@ int RunWeek(const ClientOptions& options, const BookingsArgs& args) {
   auto status = CallDaemon(options, {{"op", "status"}});
   if (!status.ok()) return Fail("cannot list the GPUs", status.status());
   BookingsFormat format;
-  format.now = now;
-  format.utc_offset = offset;
-  PrintText(FormatBookingsWeek(*reply, status->value("gpus", json::array()), week_start, format));
+  format.now = Now();
+  format.zone = ZoneOfReply(*reply, DisplayZone());
+  PrintText(FormatBookingsWeek(*reply, status->value("gpus", json::array()), reply->value("from", Time{0}), format));
   return 0;
 }
 
@@ -81,7 +69,7 @@ int RunBookings(const ClientOptions& options, const BookingsArgs& args) {
   }
   BookingsFormat format;
   format.now = Now();
-  format.utc_offset = LocalUtcOffset(format.now);
+  format.zone = ZoneOfReply(*reply, DisplayZone());
   format.pending = args.pending;
   PrintText(FormatBookingsList(*reply, format));
   return 0;

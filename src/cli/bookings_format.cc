@@ -1,10 +1,10 @@
 // Tested by bookings_format_test.cc.
 //
-// Design: local time is UTC shifted by a fixed offset (gmtime_r of t + offset), so the output
-// depends only on the arguments; the command passes tm_gmtoff of localtime_r for the week it
-// shows. The week view first turns bookings into spans on rows (a card, a slice, "no card"),
-// then paints each row's 84 cells from the spans: a cell is a two-hour interval, and a span
-// marks every cell it overlaps. Widths are measured with DisplayWidth, never bytes.
+// Design: local time is the zone the command passes (the server's, from its reply), and its
+// arithmetic is core/zone.h's, so the output depends only on the arguments. The week view first
+// turns bookings into spans on rows (a card, a slice, "no card"), then paints each row's 84
+// cells from the spans: a cell is two hours of the wall clock, and a span marks every cell it
+// overlaps. Widths are measured with DisplayWidth, never bytes.
 #include "cli/bookings_format.h"
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/zone_json.h"
 #include "cli/gpus_format.h"
 #include "cli/json_fields.h"
 #include "cli/text.h"
@@ -47,25 +48,7 @@ std::string Compact(double v) {
   return s;
 }
 
-std::tm LocalTm(Time t, long utc_offset) {
-  std::time_t shifted = static_cast<std::time_t>(t + utc_offset);
-  std::tm tm{};
-  gmtime_r(&shifted, &tm);
-  return tm;
-}
-
-std::string Local(Time t, long utc_offset, const char* format) {
-  std::tm tm = LocalTm(t, utc_offset);
-  char buf[64];
-  if (std::strftime(buf, sizeof buf, format, &tm) == 0) return "?";
-  return buf;
-}
-
-// Days since the epoch of the local day holding `t` (floor division: times before 1970 too).
-long long LocalDay(Time t, long utc_offset) {
-  Time local = t + utc_offset;
-  return local >= 0 ? local / kDay : -((-local + kDay - 1) / kDay);
-}
+std::string Local(Time t, const Zone& zone, const char* format) { return FormatTimeIn(t, zone, format); }
 
 // "4h", "1h30m", "45m".
 std::string ShortDuration(Duration d) {
@@ -94,16 +77,16 @@ std::string GpusCell(const json& b) {
 }
 
 // "18:00" when `t` is on `base`'s local day, else the date too.
-std::string TimeOnDay(Time t, Time base, long utc_offset) {
-  if (LocalDay(t, utc_offset) == LocalDay(base, utc_offset)) return Local(t, utc_offset, "%H:%M");
-  return FormatBookingTime(t, utc_offset);
+std::string TimeOnDay(Time t, Time base, const Zone& zone) {
+  if (zone.Day(t) == zone.Day(base)) return Local(t, zone, "%H:%M");
+  return FormatBookingTime(t, zone);
 }
 
-std::string StateCell(const json& b, long utc_offset) {
+std::string StateCell(const json& b, const Zone& zone) {
   const std::string state = Str(b, "state", "-");
   const Time actual_end = Int(b, "actual_end");
   if ((state == "released" || state == "overrun") && actual_end > 0) {
-    return state + " " + TimeOnDay(actual_end, Int(b, "end"), utc_offset);
+    return state + " " + TimeOnDay(actual_end, Int(b, "end"), zone);
   }
   return state;
 }
@@ -150,8 +133,8 @@ struct SliceRef {
   std::string profile;
 };
 
-std::string DayHeader(Time day, bool today, long utc_offset) {
-  std::string text = Local(day, utc_offset, "%a %m-%d");
+std::string DayHeader(Time day, bool today, const Zone& zone) {
+  std::string text = Local(day, zone, "%a %m-%d");
   return today ? "[" + text + "]" : text;
 }
 
@@ -165,71 +148,52 @@ std::string HourRuler() {
   return ruler;
 }
 
-std::string OffsetText(long utc_offset) {
-  const long minutes = (utc_offset < 0 ? -utc_offset : utc_offset) / 60;
+std::string OffsetText(int utc_offset) {
+  const int minutes = (utc_offset < 0 ? -utc_offset : utc_offset) / 60;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "UTC%c%02ld:%02ld", utc_offset < 0 ? '-' : '+', minutes / 60, minutes % 60);
+  std::snprintf(buf, sizeof buf, "UTC%c%02d:%02d", utc_offset < 0 ? '-' : '+', minutes / 60, minutes % 60);
   return buf;
 }
 
+// "UTC+08:00"; "Europe/Berlin, UTC+01:00"; across a change, "Europe/Berlin, UTC+01:00, UTC+02:00
+// from Sun 03-29 03:00".
+std::string ZoneText(const Zone& zone, Time from, Time to) {
+  std::string out = (zone.name().empty() ? "" : zone.name() + ", ") + OffsetText(zone.OffsetAt(from));
+  for (Time t = zone.NextChange(from); t < to; t = zone.NextChange(t)) {
+    out += ", " + OffsetText(zone.OffsetAt(t)) + " from " + Local(t, zone, "%a %m-%d %H:%M");
+  }
+  return out;
+}
+
 // "Mon 12-01 14:00-18:00", "Sun 11-30 22:00 - Mon 12-01 02:00".
-std::string LegendSpan(Time start, Time end, long utc_offset) {
-  const std::string from = Local(start, utc_offset, "%a %m-%d %H:%M");
+std::string LegendSpan(Time start, Time end, const Zone& zone) {
+  const std::string from = Local(start, zone, "%a %m-%d %H:%M");
   if (end <= start) return from;
-  if (LocalDay(end - 1, utc_offset) == LocalDay(start, utc_offset))
-    return from + "-" + Local(end, utc_offset, "%H:%M");
-  return from + " - " + Local(end, utc_offset, "%a %m-%d %H:%M");
+  if (zone.Day(end - 1) == zone.Day(start)) return from + "-" + Local(end, zone, "%H:%M");
+  return from + " - " + Local(end, zone, "%a %m-%d %H:%M");
 }
 
 }  // namespace
 
-Time WeekStart(Time t, long utc_offset) {
-  const long long day = LocalDay(t, utc_offset);
-  // 1970-01-01 was a Thursday: day 0 has weekday 3 counting from Monday = 0.
-  const long long weekday = ((day + 3) % 7 + 7) % 7;
-  return (day - weekday) * kDay - utc_offset;
+Zone ZoneOfReply(const json& reply, const Zone& fallback) {
+  if (!reply.is_object()) return fallback;
+  auto it = reply.find("zone");
+  if (it == reply.end()) return fallback;
+  std::optional<Zone> zone = api::ZoneFromJson(*it);
+  return zone ? *zone : fallback;
 }
 
-std::optional<Time> ParseWeekDate(std::string_view text, Time now, long utc_offset) {
-  if (text.empty() || text == "this") return WeekStart(now, utc_offset);
-  if (text == "next") return WeekStart(now, utc_offset) + kWeek;
-  if (text == "last") return WeekStart(now, utc_offset) - kWeek;
-  int year = LocalTm(now, utc_offset).tm_year + 1900;
-  int month = 0;
-  int day = 0;
-  const std::string s(text);
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c", &year, &month, &day, &extra) != 3 || s.size() != 10) {
-    year = LocalTm(now, utc_offset).tm_year + 1900;
-    if (std::sscanf(s.c_str(), "%2d-%2d%c", &month, &day, &extra) != 2 || s.size() != 5) return std::nullopt;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || year < 1970 || year > 9999) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = 12;  // midday: the offset cannot move it to another day
-  const Time midday = static_cast<Time>(timegm(&tm));
-  std::tm check{};
-  std::time_t tt = static_cast<std::time_t>(midday);
-  gmtime_r(&tt, &check);
-  if (check.tm_mday != day) return std::nullopt;  // 02-30 and the like
-  return WeekStart(midday - utc_offset, utc_offset);
-}
-
-std::string FormatBookingTime(Time t, long utc_offset) {
+std::string FormatBookingTime(Time t, const Zone& zone) {
   if (t == 0) return "-";
-  return Local(t, utc_offset, "%Y-%m-%d %H:%M");
+  return Local(t, zone, "%Y-%m-%d %H:%M");
 }
 
-std::string FormatBookingSpan(Time start, Time end, long utc_offset) {
-  const std::string from = FormatBookingTime(start, utc_offset);
+std::string FormatBookingSpan(Time start, Time end, const Zone& zone) {
+  const std::string from = FormatBookingTime(start, zone);
   if (end <= start) return from;
   // An end at midnight closes the start's day: "2026-12-01 20:00-00:00".
-  if (LocalDay(end - 1, utc_offset) == LocalDay(start, utc_offset)) {
-    return from + "-" + Local(end, utc_offset, "%H:%M");
-  }
-  return from + " - " + FormatBookingTime(end, utc_offset);
+  if (zone.Day(end - 1) == zone.Day(start)) return from + "-" + Local(end, zone, "%H:%M");
+  return from + " - " + FormatBookingTime(end, zone);
 }
 
 std::string BookingWhat(const json& b) {
@@ -265,14 +229,14 @@ std::string FormatBookingsList(const json& bookings, const BookingsFormat& optio
     if (row[2].empty()) row[2] = "-";
     if (options.pending) row.push_back(Str(b, "tier", "-"));
     row.push_back(GpusCell(b));
-    row.push_back(FormatBookingTime(start, options.utc_offset));
-    row.push_back(end > 0 ? TimeOnDay(end, start, options.utc_offset) : "-");
+    row.push_back(FormatBookingTime(start, options.zone));
+    row.push_back(end > 0 ? TimeOnDay(end, start, options.zone) : "-");
     row.push_back(Fixed(Num(b, "gpu_hours"), 1));
     if (options.pending) {
       std::string why = CutToWidth(Str(b, "reason"), kWhyWidth);
       row.push_back(why.empty() ? "-" : why);
     } else {
-      row.push_back(StateCell(b, options.utc_offset));
+      row.push_back(StateCell(b, options.zone));
     }
     row.push_back(CutToWidth(Str(b, "note"), options.note_width));
     rows.push_back(std::move(row));
@@ -285,9 +249,14 @@ std::string FormatBookingsList(const json& bookings, const BookingsFormat& optio
 
 std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week_start,
                                const BookingsFormat& options) {
-  const long offset = options.utc_offset;
-  const Time week_end = week_start + kWeek;
+  const Zone& zone = options.zone;
   const int cells = 7 * kCellsPerDay;
+  // Where each cell begins, on the wall clock: 12 two-hour cells a local day (a cell of the hour
+  // skipped in spring is an hour long; one of the hour repeated in autumn, three).
+  const std::int64_t first_day = zone.Day(week_start);
+  std::vector<Time> edges(static_cast<size_t>(cells) + 1);
+  for (int c = 0; c <= cells; ++c) edges[static_cast<size_t>(c)] = zone.FromLocal(first_day * kDay + c * kCell);
+  const Time week_end = edges.back();
 
   // Cards and their slices, from the card list.
   std::map<RowKey, WeekRow> rows;
@@ -358,27 +327,28 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
     for (WeekRow* row : targets) {
       if (row->cells.empty()) row->cells.resize(static_cast<size_t>(cells));
       for (int c = 0; c < cells; ++c) {
-        const Time cell_start = week_start + c * kCell;
-        if (start < cell_start + kCell && end > cell_start) row->cells[static_cast<size_t>(c)].push_back(i);
+        if (start < edges[static_cast<size_t>(c) + 1] && end > edges[static_cast<size_t>(c)]) {
+          row->cells[static_cast<size_t>(c)].push_back(i);
+        }
       }
     }
   }
 
   auto marker = [](size_t i) { return i < 62 ? kMarkers[i] : kManyMarker; };
   const bool this_week = options.now >= week_start && options.now < week_end;
-  const long long today = this_week ? (options.now - week_start) / kDay : -1;
+  const long long today = this_week ? zone.Day(options.now) - first_day : -1;
 
   int label_width = DisplayWidth("no card");
   for (const auto& [key, row] : rows) label_width = std::max(label_width, DisplayWidth(row.label));
 
-  std::string out = "Bookings, week of " + Local(week_start, offset, "%Y-%m-%d") + " to " +
-                    Local(week_end - kDay, offset, "%Y-%m-%d") + " (" + OffsetText(offset) +
+  std::string out = "Bookings, week of " + Local(week_start, zone, "%Y-%m-%d") + " to " +
+                    Local(week_end - 1, zone, "%Y-%m-%d") + " (" + ZoneText(zone, week_start, week_end) +
                     "; a cell is two hours)\n";
   const std::string bar = "\u2502";
   std::string header = PadToWidth("", label_width) + bar;
   std::string ruler = PadToWidth("", label_width) + bar;
   for (int d = 0; d < 7; ++d) {
-    header += PadToWidth(DayHeader(week_start + d * kDay, d == today, offset), kCellsPerDay) + bar;
+    header += PadToWidth(DayHeader(edges[static_cast<size_t>(d * kCellsPerDay)], d == today, zone), kCellsPerDay) + bar;
     ruler += HourRuler() + bar;
   }
   out += header + "\n" + ruler + "\n";
@@ -405,7 +375,7 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
       legend.push_back({std::string(1, marker(i)), std::to_string(Int(b, "id")),
                         CutToWidth(Str(b, "user", "-"), kUserWidth),
                         project.empty() ? "-" : CutToWidth(project, kProjectWidth), GpusCell(b),
-                        LegendSpan(Int(b, "start"), Int(b, "end"), offset), StateCell(b, offset),
+                        LegendSpan(Int(b, "start"), Int(b, "end"), zone), StateCell(b, zone),
                         CutToWidth(Str(b, "note"), options.note_width)});
     }
     out += RenderColumns(legend, {false, true, false, false, false, false, false, false});
@@ -429,7 +399,7 @@ std::string FormatBooked(const json& reply, const BookingsFormat& options) {
   const Time end = Int(b, "end");
   const double hours = Num(b, "gpu_hours", Num(check, "gpu_hours"));
   std::string line = "Booked " + std::to_string(Int(b, "id")) + ": " + BookingWhat(b) + " " +
-                     FormatBookingSpan(start, end, options.utc_offset) + " (" + ShortDuration(end - start) +
+                     FormatBookingSpan(start, end, options.zone) + " (" + ShortDuration(end - start) +
                      ", " + Fixed(hours, 1) + " GPU-hours), " + Str(b, "state", "?");
   if (Str(b, "state") == "requested") {
     std::string why;
@@ -451,7 +421,7 @@ std::string FormatBookCheck(const json& reply, const BookingsFormat& options, bo
     const Time start = Int(b, "start");
     const Time end = Int(b, "end");
     out += "Dry run, nothing booked: " + BookingWhat(b) + " " +
-           FormatBookingSpan(start, end, options.utc_offset) + " (" + ShortDuration(end - start) + ", " +
+           FormatBookingSpan(start, end, options.zone) + " (" + ShortDuration(end - start) + ", " +
            Fixed(Num(b, "gpu_hours", Num(check, "gpu_hours")), 1) + " GPU-hours)\n";
   }
   std::vector<std::string> errors;
@@ -485,7 +455,7 @@ std::string FormatBookCheck(const json& reply, const BookingsFormat& options, bo
   if (!alternatives.empty()) {
     out += "Nearest free starts:";
     for (size_t i = 0; i < alternatives.size(); ++i) {
-      out += (i == 0 ? " " : ", ") + FormatBookingTime(alternatives[i], options.utc_offset);
+      out += (i == 0 ? " " : ", ") + FormatBookingTime(alternatives[i], options.zone);
     }
     out += "\n";
   }
@@ -512,14 +482,7 @@ std::string FormatReleased(const json& b) {
 std::string FormatExtended(const json& b, const BookingsFormat& options) {
   const Time end = Int(b, "end");
   return "Extended booking " + std::to_string(Int(b, "id")) + " to " +
-         (end > 0 ? TimeOnDay(end, Int(b, "start"), options.utc_offset) : std::string("?")) + "\n";
-}
-
-long LocalUtcOffset(Time t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!localtime_r(&tt, &tm)) return 0;
-  return tm.tm_gmtoff;
+         (end > 0 ? TimeOnDay(end, Int(b, "start"), options.zone) : std::string("?")) + "\n";
 }
 
 }  // namespace rota::cli

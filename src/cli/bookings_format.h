@@ -1,8 +1,8 @@
 // How `rota bookings`, `rota book` and the booking actions print the daemon's Booking objects
 // (docs/api.md, "Booking (object)", ops "book", "bookings", "release", "extend").
-// Pure: no clock reads (now comes in as an option), no time-zone lookups (local time is UTC plus
-// the `utc_offset` the command passes, tm_gmtoff of localtime_r: rota runs on the server, so
-// its zone is the daemon's). Every accessor tolerates a missing field or a wrong type.
+// Pure: no clock reads (now comes in as an option), no time-zone lookups: local time is the
+// `zone` the command passes, the server's as its reply carries it (ZoneOfReply), with its
+// daylight saving. Every accessor tolerates a missing field or a wrong type.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,11 +11,12 @@
 #include <string_view>
 
 #include "core/types.h"
+#include "core/zone.h"
 
 namespace rota::cli {
 
 struct BookingsFormat {
-  long utc_offset = 0;   // seconds east of UTC of the local times shown
+  Zone zone;             // the zone of the local times shown
   Time now = 0;          // marks today in the week view; 0: no mark
   bool pending = false;  // list: the admin's to-do columns (TIER, WHY) instead of STATE
   int note_width = 30;   // list: notes are cut to this many columns ("…" when cut)
@@ -32,13 +33,16 @@ struct BookingsFormat {
 // No bookings: one line saying so.
 std::string FormatBookingsList(const nlohmann::json& bookings, const BookingsFormat& options);
 
-// `rota bookings --week`: a calendar of the 7 days from `week_start` (a local Monday 00:00).
-//   - a title line with the week's dates and the offset;
+// `rota bookings --week`: a calendar of the 7 local days from `week_start` (a local Monday 00:00).
+//   - a title line with the week's dates and the zone (both offsets when daylight saving
+//     begins or ends that week);
 //   - a day header (today's day in brackets: "[Tue 12-02]") and an hour ruler;
 //   - one row per card of `gpus` (op status's "gpus": index, uuid, mig [{uuid, profile}]), plus
 //     one row per MIG slice that has a booking this week ("└ mig1 3g.40gb" under its card), one
 //     per card a booking names that `gpus` lacks, and "no card" for bookings not placed yet;
-//   - per day 12 cells of two hours (7 x 12 cells and separators: about 110 columns): "." free,
+//   - per day 12 cells of two hours of the wall clock (7 x 12 cells and separators: about 110
+//     columns; the cell of the hour skipped in spring is an hour long, that of the hour
+//     repeated in autumn three): "." free,
 //     a booking's marker (A-Z, a-z, 0-9 in order of start; "#" past 62) where one booking holds
 //     any part of the cell, "+" where several do (shares of one card, or a requested booking
 //     over another);
@@ -49,16 +53,13 @@ std::string FormatBookingsList(const nlohmann::json& bookings, const BookingsFor
 std::string FormatBookingsWeek(const nlohmann::json& bookings, const nlohmann::json& gpus, Time week_start,
                                const BookingsFormat& options);
 
-// The Monday 00:00 (local, at `utc_offset`) of the week that holds `t`.
-Time WeekStart(Time t, long utc_offset);
-// The week start for `rota bookings --week DATE`: "" (this week), "next", "last", "YYYY-MM-DD",
-// "MM-DD" (this year). nullopt for anything else.
-std::optional<Time> ParseWeekDate(std::string_view text, Time now, long utc_offset);
+// The zone a booking reply's times are in: its "zone" (api/zone_json.h), else `fallback`.
+Zone ZoneOfReply(const nlohmann::json& reply, const Zone& fallback);
 
 // "2026-12-01 14:00" in local time; "-" for 0.
-std::string FormatBookingTime(Time t, long utc_offset);
+std::string FormatBookingTime(Time t, const Zone& zone);
 // "2026-12-01 14:00-18:00", or "2026-12-01 22:00 - 2026-12-02 02:00" across midnight.
-std::string FormatBookingSpan(Time start, Time end, long utc_offset);
+std::string FormatBookingSpan(Time start, Time end, const Zone& zone);
 // What a booking holds, in words: "GPU 0,1", "GPU 3 (20G share)", "GPU 2 (3g.40gb slice)";
 // "2 GPUs, not placed yet" (likewise for a share or a slice) while it has no cards.
 std::string BookingWhat(const nlohmann::json& booking);
@@ -76,9 +77,5 @@ std::string FormatBookCheck(const nlohmann::json& reply, const BookingsFormat& o
 std::string FormatReleased(const nlohmann::json& booking);
 // `rota extend`: "Extended booking 12 to 19:00" (the date too when the end is not on the start's day).
 std::string FormatExtended(const nlohmann::json& booking, const BookingsFormat& options);
-
-// The one impure function here, for the commands: seconds east of UTC of the process's time zone
-// at `t` (tm_gmtoff of localtime_r); 0 when it cannot tell.
-long LocalUtcOffset(Time t);
 
 }  // namespace rota::cli

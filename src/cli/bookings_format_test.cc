@@ -2,7 +2,7 @@
 // width, cut notes, states, cards, the admin's to-do view), the week calendar (a booking across
 // midnight, two bookings on one card, MIG slice rows, the legend, today's mark, a booking partly
 // outside the week), week dates, and the lines of book, release and extend. Times are in the
-// api.md shape (Unix seconds) and shown at a fixed utc_offset, so no test depends on $TZ.
+// api.md shape (Unix seconds) and shown in a zone the test gives, so no test depends on $TZ.
 #include "cli/bookings_format.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "api/zone_json.h"
 #include "cli/text.h"
+#include "testing/zones.h"
 
 namespace rota::cli {
 namespace bookings_format_test {
@@ -217,7 +219,7 @@ TEST_F(BookingsFormatTest, BookingsListEmptyAndOffset) {
   EXPECT_EQ(FormatBookingsList(json{{"bookings", json::array()}}, format_),
             "No bookings wait for an admin.\n");
   format_.pending = false;
-  format_.utc_offset = 8 * kH;  // Beijing: 06:00 UTC is 14:00
+  format_.zone = 8 * kH;  // Beijing: 06:00 UTC is 14:00
   json b = Booking(12, "alice", kMonday + 6 * kH, kMonday + 10 * kH);
   std::string out = FormatBookingsList(json{{"bookings", json::array({b})}}, format_);
   EXPECT_NE(out.find("2026-11-30 14:00  18:00"), std::string::npos) << out;
@@ -368,24 +370,44 @@ TEST_F(BookingsFormatTest, BookingsWeekUnplacedAndUnknownCards) {
 
 // ---- Dates and lines ----
 
-TEST_F(BookingsFormatTest, BookingsWeekStartAndDates) {
-  EXPECT_EQ(WeekStart(kMonday, 0), kMonday);
-  EXPECT_EQ(WeekStart(kMonday + 6 * kDay + 23 * kH, 0), kMonday);  // Sunday night
-  EXPECT_EQ(WeekStart(kMonday + 7 * kDay, 0), kMonday + kWeek);
-  // At UTC+8, Monday 00:00 local is Sunday 16:00 UTC; Sunday 17:00 UTC is already Monday there.
-  EXPECT_EQ(WeekStart(kMonday - 7 * kH, 8 * kH), kMonday - 8 * kH);
-  EXPECT_EQ(WeekStart(kMonday - 9 * kH, 8 * kH), kMonday - 8 * kH - kWeek);
-  const Time now = kMonday + 2 * kDay + 15 * kH;
-  EXPECT_EQ(ParseWeekDate("", now, 0), kMonday);
-  EXPECT_EQ(ParseWeekDate("next", now, 0), kMonday + kWeek);
-  EXPECT_EQ(ParseWeekDate("last", now, 0), kMonday - kWeek);
-  EXPECT_EQ(ParseWeekDate("2026-12-06", now, 0), kMonday);
-  EXPECT_EQ(ParseWeekDate("2026-12-07", now, 0), kMonday + kWeek);
-  EXPECT_EQ(ParseWeekDate("12-03", now, 0), kMonday);
-  EXPECT_EQ(ParseWeekDate("2026-12-01", now, 8 * kH), kMonday - 8 * kH);
-  EXPECT_EQ(ParseWeekDate("2026-02-30", now, 0), std::nullopt);
-  EXPECT_EQ(ParseWeekDate("tomorrow", now, 0), std::nullopt);
-  EXPECT_EQ(ParseWeekDate("2026-12-011", now, 0), std::nullopt);
+// Europe/Berlin, the week of Monday 23 March 2026: clocks go forward on Sunday the 29th at
+// 02:00 CET (01:00 UTC). Cells are two hours of the wall clock on every day. Instants are
+// Python's datetime.
+TEST_F(BookingsFormatTest, BookingsWeekAcrossDaylightSaving) {
+  constexpr Time kWeekStart = 1774220400;  // 2026-03-23 00:00 CET = 03-22 23:00 UTC
+  format_.zone = rota::testing::Berlin();
+  // Thursday 14:00-18:00 CET; Saturday 22:00 CET to Sunday 06:00 CEST; Sunday 14:00-18:00 CEST.
+  json thu = Booking(1, "alice", 1774530000, 1774544400, {0});
+  json night = Booking(2, "bob", 1774731600, 1774756800, {1});
+  json sun = Booking(3, "carol", 1774785600, 1774800000, {0});
+  const std::string out = FormatBookingsWeek(json::array({thu, night, sun}), Cards(2), kWeekStart, format_);
+  EXPECT_EQ(Lines(out).at(0),
+            "Bookings, week of 2026-03-23 to 2026-03-29 (Europe/Berlin, UTC+01:00, UTC+02:00 from Sun 03-29 "
+            "03:00; a cell is two hours)")
+      << out;
+  const std::string gpu0 = LineStarting(out, "GPU 0"), gpu1 = LineStarting(out, "GPU 1");
+  EXPECT_EQ(DayCells(gpu0, 3), ".......AA...") << out;
+  EXPECT_EQ(DayCells(gpu0, 6), ".......CC...") << out;  // 14:00 on the wall clock, after the change
+  EXPECT_EQ(DayCells(gpu1, 5), "...........B") << out;
+  EXPECT_EQ(DayCells(gpu1, 6), "BBB.........") << out;  // 00-02, 02-04 (an hour long), 04-06
+  EXPECT_NE(out.find("Sat 03-28 22:00 - Sun 03-29 06:00"), std::string::npos) << out;
+  EXPECT_NE(out.find("Sun 03-29 14:00-18:00"), std::string::npos) << out;
+  // The list says the same times.
+  const std::string list = FormatBookingsList(json::array({sun}), format_);
+  EXPECT_NE(list.find("2026-03-29 14:00  18:00"), std::string::npos) << list;
+  EXPECT_EQ(FormatBookingSpan(1774731600, 1774756800, format_.zone), "2026-03-28 22:00 - 2026-03-29 06:00");
+}
+
+TEST_F(BookingsFormatTest, TheZoneComesFromTheReply) {
+  const Zone berlin = rota::testing::Berlin();
+  const json reply = {{"zone", api::ZoneJson(berlin, 1774220400, 1774220400 + kWeek)}};
+  const Zone z = ZoneOfReply(reply, Zone(8 * kH));
+  EXPECT_EQ(z.name(), "Europe/Berlin");
+  EXPECT_EQ(z.OffsetAt(1774785600), 2 * kH);
+  // No zone, or one that is not: the fallback.
+  EXPECT_EQ(ZoneOfReply(json::object(), Zone(8 * kH)).OffsetAt(0), 8 * kH);
+  EXPECT_EQ(ZoneOfReply({{"zone", "Europe/Berlin"}}, Zone(8 * kH)).OffsetAt(0), 8 * kH);
+  EXPECT_EQ(ZoneOfReply(json::array(), Zone(8 * kH)).OffsetAt(0), 8 * kH);
 }
 
 TEST_F(BookingsFormatTest, BookingsBookedLine) {

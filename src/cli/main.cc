@@ -19,6 +19,8 @@
 
 #include "api/protocol.h"
 #include "cli/commands.h"
+#include "cli/text.h"
+#include "config/tzdb.h"
 
 namespace {
 
@@ -168,6 +170,9 @@ std::string TopLevelError(int argc, char** argv, std::string_view word) {
 
 int main(int argc, char** argv) {
   int exit_code = 0;
+  // Times are shown in the machine's zone unless a reply names the server's (bookings); the zone
+  // is read only when a command shows its first time.
+  rota::cli::SetDisplayZoneSource([] { return rota::config::LocalZone(); });
   ClientOptions client;
   std::string_view word = CommandWord(argc, argv);
   // "rota help" and "rota help show", as git has them: rota --help and rota show --help.

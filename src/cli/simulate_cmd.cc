@@ -201,7 +201,7 @@ int RunSimulate(const SimulateOptions& o) {
     gen.no_show = o.no_show;
     gen.ahead = *ahead;
     gen.slot = config.booking_rules.slot;  // on the rules' grid, in the policy's local time
-    gen.utc_offset = Policy{}.utc_offset;
+    gen.zone = Policy{}.zone;
     gen.seed = o.seed;
     std::vector<sim::SimBooking> made = sim::GenerateBookings(*trace, gen, config.epoch);
     config.bookings.insert(config.bookings.end(), made.begin(), made.end());

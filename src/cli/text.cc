@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 #include <cwchar>
+#include <optional>
+#include <utility>
 
 namespace rota::cli {
 
@@ -176,13 +178,42 @@ std::string TerminalSafe(std::string_view text) {
   return out;
 }
 
-std::string FormatTime(long long t, const char* format, const char* unknown) {
-  std::time_t tt = static_cast<std::time_t>(t);
+namespace {
+struct DisplayZoneState {
+  Zone (*source)() = nullptr;
+  std::optional<Zone> zone;
+};
+DisplayZoneState& DisplayZoneOfProcess() {
+  static DisplayZoneState state;
+  return state;
+}
+}  // namespace
+
+void SetDisplayZoneSource(Zone (*source)()) {
+  DisplayZoneOfProcess().source = source;
+  DisplayZoneOfProcess().zone.reset();
+}
+void SetDisplayZone(Zone zone) { DisplayZoneOfProcess().zone = std::move(zone); }
+const Zone& DisplayZone() {
+  DisplayZoneState& s = DisplayZoneOfProcess();
+  if (!s.zone) s.zone = s.source != nullptr ? s.source() : Zone();
+  return *s.zone;
+}
+
+std::string FormatTimeIn(long long t, const Zone& zone, const char* format) {
+  // The local wall time as if it were UTC: gmtime_r splits it into fields without a zone.
+  const std::time_t local = static_cast<std::time_t>(zone.ToLocal(t));
   std::tm tm{};
-  if (t <= 0 || !::localtime_r(&tt, &tm)) return unknown;
+  if (!::gmtime_r(&local, &tm)) return "?";
   char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
+  if (std::strftime(buf, sizeof buf, format, &tm) == 0) return "?";
   return buf;
+}
+
+std::string FormatTime(long long t, const char* format, const char* unknown) {
+  if (t <= 0) return unknown;
+  std::string out = FormatTimeIn(t, DisplayZone(), format);
+  return out == "?" ? unknown : out;
 }
 
 }  // namespace rota::cli

@@ -2,6 +2,8 @@
 // columns), cutting and padding by display width, never by bytes, and simple aligned tables.
 #pragma once
 
+#include "core/zone.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +54,18 @@ std::string WithThousands(long long v);
 // users and must not move the cursor or recolour the terminal. Valid UTF-8 otherwise passes.
 std::string TerminalSafe(std::string_view text);
 
-// `t` (Unix seconds) in the local time zone with strftime's `format`; `unknown` when t <= 0 (a time
-// the daemon does not have) or it cannot be converted.
+// `t` (Unix seconds) in the display zone with strftime's `format` (not %Z or %z); `unknown` when
+// t <= 0 (a time the daemon does not have) or it cannot be converted.
 std::string FormatTime(long long t, const char* format, const char* unknown);
+// `t` as strftime's `format` shows it in `zone` (core/zone.h does the arithmetic; strftime only
+// spells the fields); "?" when it cannot.
+std::string FormatTimeIn(long long t, const Zone& zone, const char* format);
+
+// The zone FormatTime shows times in. The command line sets a source, called once when the first
+// time is shown (the machine's zone, config::LocalZone); a command whose reply names the server's
+// zone sets that instead (SetDisplayZone). With neither: UTC.
+void SetDisplayZoneSource(Zone (*source)());
+void SetDisplayZone(Zone zone);
+const Zone& DisplayZone();
 
 }  // namespace rota::cli

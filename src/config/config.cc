@@ -130,7 +130,7 @@ std::string Summary(const Config& c) {
     if (preempt.empty()) preempt = "none";
   }
   std::string tz = c.timezone;
-  if (!ParseUtcOffset(tz)) tz += " (" + FormatUtcOffset(p.utc_offset) + ")";
+  if (!ParseUtcOffset(tz)) tz += p.zone.fixed() ? " (" + FormatUtcOffset(p.zone.OffsetAt(0)) + ")" : " (tz database)";
   return gpus + ", " + std::to_string(c.users.size()) + " users, " + std::to_string(p.quota.role_hours.size()) +
          " roles, " + std::to_string(c.projects.size()) + " projects; policy " + AlgorithmName(p.algorithm) +
          ", accounts per " + AccountModeName(p.mode) + ", preemption " + preempt + ", timezone " + tz;

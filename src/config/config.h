@@ -118,7 +118,7 @@ struct LimitsConfig {
 
 struct Config {
   Policy policy;
-  std::string timezone = "UTC";  // as written: an offset, "UTC", or a label given with utc_offset
+  std::string timezone = "UTC";  // as written: a tz database name, an offset, "UTC", or a label given with utc_offset
 
   GpuSource gpu_source = GpuSource::kNvml;
   std::string nvml_library;  // empty: libnvidia-ml.so.1 from the loader's search path

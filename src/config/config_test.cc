@@ -54,7 +54,7 @@ TEST(Config, EmptyFileIsTheDefaults) {
   EXPECT_EQ(p.age_max, d.age_max);
   EXPECT_EQ(p.fairshare_half_life, d.fairshare_half_life);
   EXPECT_EQ(p.time_of_day.size(), d.time_of_day.size());
-  EXPECT_EQ(p.utc_offset, 0);
+  EXPECT_EQ(p.zone.OffsetAt(0), 0);
   EXPECT_EQ(p.quota.default_hours, d.quota.default_hours);
   EXPECT_EQ(p.quota.week_start_day, 0);
   EXPECT_TRUE(p.quota.role_hours.empty());
@@ -184,8 +184,9 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(p.algorithm, Algorithm::kRota);
   EXPECT_EQ(p.age_max, 14 * kDay);
   EXPECT_EQ(p.heavy_time, 4 * kHour);
-  EXPECT_EQ(p.utc_offset, 8 * 3600);
-  EXPECT_EQ(c->timezone, "+08:00");
+  EXPECT_EQ(p.zone.name(), "Asia/Shanghai");
+  EXPECT_EQ(p.zone.OffsetAt(1796083200), 8 * 3600);  // 2026-12-01
+  EXPECT_EQ(c->timezone, "Asia/Shanghai");
   ASSERT_EQ(p.time_of_day.size(), 2u);
   EXPECT_EQ(p.time_of_day[0].weekdays, 0x1f);
   EXPECT_EQ(p.time_of_day[0].start_minute, 14 * 60);
@@ -371,17 +372,40 @@ TEST(Config, ChineseUserNames) {
   EXPECT_TRUE(Has(e, "[users.\"李四\"] role \"硕士\" is not defined")) << e;
 }
 
-TEST(Config, TimezoneNeedsAnOffset) {
-  auto e = OneError("[policy]\ntimezone = \"Asia/Shanghai\"\n", 2);
-  EXPECT_TRUE(Has(e, "tz database")) << e;
-  auto c = ParseConfig("[policy]\ntimezone = \"Asia/Shanghai\"\nutc_offset = \"+08:00\"\n", "rota.toml");
+// Zone names are read from the machine's tz database (tzdata, which make deps installs).
+TEST(Config, TimezoneNamesOffsetsAndLabels) {
+  constexpr Time kJan = 1767225600;  // 2026-01-01 00:00 UTC
+  constexpr Time kJul = 1782864000;  // 2026-07-01 00:00 UTC
+  auto c = ParseConfig("[policy]\ntimezone = \"Europe/Berlin\"\n", "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->policy.utc_offset, 8 * 3600);
-  EXPECT_EQ(c->timezone, "Asia/Shanghai");
+  EXPECT_EQ(c->policy.zone.name(), "Europe/Berlin");
+  EXPECT_EQ(c->policy.zone.OffsetAt(kJan), 3600);
+  EXPECT_EQ(c->policy.zone.OffsetAt(kJul), 7200);
+  EXPECT_EQ(c->timezone, "Europe/Berlin");
+
+  c = ParseConfig("[policy]\ntimezone = \"Asia/Shanghai\"\nutc_offset = \"+08:00\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.zone.OffsetAt(kJul), 8 * 3600);
+  EXPECT_EQ(c->policy.zone.name(), "Asia/Shanghai");
+  auto e = OneError("[policy]\ntimezone = \"Europe/Berlin\"\nutc_offset = \"+08:00\"\n", 3);
+  EXPECT_TRUE(Has(e, "disagrees with timezone")) << e;
+
+  // A name the database does not hold: an error, unless utc_offset makes it a label.
+  e = OneError("[policy]\ntimezone = \"Mars/Olympus\"\n", 2);
+  EXPECT_TRUE(Has(e, "is not a zone of the tz database")) << e;
+  c = ParseConfig("[policy]\ntimezone = \"Lab time\"\nutc_offset = \"+08:00\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->policy.zone.fixed());
+  EXPECT_EQ(c->policy.zone.OffsetAt(kJul), 8 * 3600);
+  EXPECT_EQ(c->timezone, "Lab time");
+  e = OneError("[policy]\ntimezone = \"../../etc/passwd\"\n", 2);
+  EXPECT_TRUE(Has(e, "is not a zone name of the tz database")) << e;
+
   OneError("[policy]\ntimezone = \"+08:00\"\nutc_offset = \"+09:00\"\n", 3);
   c = ParseConfig("[policy]\ntimezone = \"UTC\"\n", "rota.toml");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->policy.utc_offset, 0);
+  EXPECT_TRUE(c->policy.zone.fixed());
+  EXPECT_EQ(c->policy.zone.OffsetAt(0), 0);
 }
 
 TEST(Config, TimeOfDayCanBeTurnedOff) {

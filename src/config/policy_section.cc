@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/sections.h"
+#include "config/tzdb.h"
 #include "config/values.h"
 #include "core/signal_spec.h"
 
@@ -74,6 +75,18 @@ void ReadTimeOfDay(Section& policy, std::vector<TimeOfDayRule>& rules) {
   }
 }
 
+// Whether `zone` has ever had, or will have, UTC offset `offset` (from 1970 on).
+bool HasOffset(const Zone& zone, int offset) {
+  if (zone.OffsetAt(0) == offset) return true;
+  for (const Zone::Transition& t : zone.TransitionsIn(0, kNever)) {
+    if (t.offset == offset) return true;
+  }
+  return false;
+}
+
+// Design (docs/design.md, "Time zones"): a zone name of the tz database is read with its
+// daylight saving; an offset is a fixed zone. A name the database does not hold stays accepted
+// as a label when utc_offset gives the offset (configurations from before names were read).
 void ReadTimezone(Section& s, Config& config) {
   auto tz = s.String("timezone");
   const toml::node* offset_node = s.Get("utc_offset");
@@ -85,19 +98,32 @@ void ReadTimezone(Section& s, Config& config) {
   }
   if (tz) {
     config.timezone = *tz;
-    auto from_tz = ParseUtcOffset(*tz);
-    if (!from_tz && !offset_text) {
+    if (auto from_tz = ParseUtcOffset(*tz)) {
+      if (offset && *from_tz != *offset) {
+        s.Fail(*offset_node, "utc_offset", "disagrees with timezone " + Show(*s.Get("timezone")));
+      }
+      config.policy.zone = *from_tz;
+      return;
+    }
+    StatusOr<Zone> zone = LoadZone(*tz);
+    if (zone.ok()) {
+      if (offset && !HasOffset(*zone, *offset)) {
+        s.Fail(*offset_node, "utc_offset",
+               "disagrees with timezone " + Show(*s.Get("timezone")) +
+                   " (a zone of the tz database, read with its daylight saving: leave utc_offset out)");
+      }
+      config.policy.zone = std::move(*zone);
+      return;
+    }
+    if (!offset) {
       s.Fail(*s.Get("timezone"), "timezone",
-             "is not a UTC offset; rota reads no tz database, so give the offset (\"+08:00\", \"UTC\"), "
-             "or keep the name and add utc_offset = \"+08:00\" (daylight saving is not modelled)");
-    } else if (from_tz && offset && *from_tz != *offset) {
-      s.Fail(*offset_node, "utc_offset", "disagrees with timezone " + Show(*s.Get("timezone")));
-    } else if (from_tz) {
-      config.policy.utc_offset = *from_tz;
+             zone.status().message() + "; give a zone name such as \"Asia/Shanghai\" or \"Europe/Berlin\", "
+             "or a UTC offset (\"+08:00\", \"UTC\")");
+      return;
     }
   }
   if (offset) {
-    config.policy.utc_offset = *offset;
+    config.policy.zone = *offset;
     if (!tz) config.timezone = FormatUtcOffset(*offset);
   }
 }

@@ -51,16 +51,6 @@ std::string JoinInts(const std::vector<std::int64_t>& v) {
 
 Duration SlotOf(const BookingRules& rules) { return std::max<Duration>(rules.slot, 1); }
 
-// The slot grid is in local time: a booking from 09:00 is on a 30m grid whatever the offset.
-bool OnGrid(Time t, Duration slot, int utc_offset) {
-  return (t + utc_offset) - FloorDiv(t + utc_offset, slot) * slot == 0;
-}
-Time GridFloor(Time t, Duration slot, int utc_offset) { return FloorDiv(t + utc_offset, slot) * slot - utc_offset; }
-Time GridCeil(Time t, Duration slot, int utc_offset) {
-  Time f = GridFloor(t, slot, utc_offset);
-  return f == t ? t : f + slot;
-}
-
 // What a time on the grid looks like: "use :00 or :30".
 std::string GridHint(Duration slot) {
   if (slot % kMinute != 0 || kHour % slot != 0) return "use local midnight plus a multiple of " + Span(slot);
@@ -119,13 +109,13 @@ class Equivalents {
   RequestGpuTable table_;
 };
 
-void CheckTimes(const BookingSpec& spec, const BookingRules& rules, int off, Time now,
+void CheckTimes(const BookingSpec& spec, const BookingRules& rules, const Zone& zone, Time now,
                 std::vector<std::string>& errors) {
   const Duration slot = SlotOf(rules);
-  auto at = [off](Time t) { return FormatLocal(t, off); };
+  auto at = [&zone](Time t) { return FormatLocal(t, zone); };
   if (spec.start < now) {
     errors.push_back("the start " + at(spec.start) + " is in the past (it is " + at(now) + "): book from " +
-                     at(GridCeil(now, slot, off)) + " on");
+                     at(GridCeil(now, slot, zone)) + " on");
   }
   if (spec.end <= spec.start) {
     errors.push_back("the end " + at(spec.end) + " is not after the start " + at(spec.start) +
@@ -133,14 +123,14 @@ void CheckTimes(const BookingSpec& spec, const BookingRules& rules, int off, Tim
   }
   const std::pair<Time, const char*> ends[] = {{spec.start, "start"}, {spec.end, "end"}};
   for (auto [t, what] : ends) {
-    if (!OnGrid(t, slot, off)) {
+    if (!OnGrid(t, slot, zone)) {
       errors.push_back(std::string("the ") + what + " " + at(t) + " is not on the " + Span(slot) + " slot grid (" +
                        GridHint(slot) + ")");
     }
   }
   if (spec.start > now + rules.max_ahead) {
     errors.push_back("the start " + at(spec.start) + " is more than " + Span(rules.max_ahead) +
-                     " ahead: bookings may start until " + at(GridFloor(now + rules.max_ahead, slot, off)));
+                     " ahead: bookings may start until " + at(GridFloor(now + rules.max_ahead, slot, zone)));
   }
   if (spec.end > spec.start && spec.end - spec.start > rules.max_length) {
     errors.push_back("the booking lasts " + Span(spec.end - spec.start) + ": at most " + Span(rules.max_length) +
@@ -259,7 +249,7 @@ std::vector<Time> Alternatives(const BookingSpec& spec, const BookingCalendar& c
                                const Policy& policy, Time now) {
   std::vector<Time> out;
   const Duration slot = SlotOf(rules), length = spec.end - spec.start;
-  const Time first = GridCeil(now, slot, policy.utc_offset), last = now + rules.max_ahead;
+  const Time first = GridCeil(now, slot, policy.zone), last = now + rules.max_ahead;
   const Time steps = std::max<Time>(1, rules.max_ahead / slot);
   for (Time k = 1; k <= steps && out.size() < 3; ++k) {
     const Time later = spec.start + k * slot, earlier = spec.start - k * slot;
@@ -278,8 +268,8 @@ std::vector<std::string> AdminReasons(const BookingSpec& spec, const BookingChec
                                       const std::vector<BookingEntry>& existing, const Equivalents& eq,
                                       const BookingRules& rules, const Policy& policy, Time now, std::int64_t ignore) {
   std::vector<std::string> why;
-  const int off = policy.utc_offset;
-  if (rules.same_day_needs_admin && LocalMidnight(spec.start, off) == LocalMidnight(now, off)) {
+  const Zone& zone = policy.zone;
+  if (rules.same_day_needs_admin && LocalMidnight(spec.start, zone) == LocalMidnight(now, zone)) {
     why.push_back("starts today: same-day bookings need an admin (book the day before)");
   }
   // The quota week of the start: a booking counts where it starts, like a job's full request.
@@ -294,7 +284,7 @@ std::vector<std::string> AdminReasons(const BookingSpec& spec, const BookingChec
     ++count;
     hours += eq.HeldHours(b);
   }
-  const std::string week_name = "the week from " + FormatLocalDate(week, off);
+  const std::string week_name = "the week from " + FormatLocalDate(week, zone);
   if (rules.max_per_week > 0 && count > rules.max_per_week) {
     why.push_back("over the weekly count: this would be " + spec.user + "'s booking number " + std::to_string(count) +
                   " in " + week_name + " (" + std::to_string(rules.max_per_week) + " a week without an admin)");
@@ -338,7 +328,7 @@ BookingCheck CheckBooking(const BookingSpec& spec, const std::vector<BookingEntr
                           bool by_admin, std::int64_t ignore) {
   BookingCheck out;
   const Equivalents eq(gpus);
-  CheckTimes(spec, rules, policy.utc_offset, now, out.errors);
+  CheckTimes(spec, rules, policy.zone, now, out.errors);
   CheckRequest(spec, gpus, out.errors);
   CheckCards(spec, gpus, out.errors);
   const double hours = spec.end > spec.start ? static_cast<double>(spec.end - spec.start) / kHour : 0.0;
@@ -467,6 +457,33 @@ void AddBookingsToState(ClusterState& state, const std::vector<BookingEntry>& bo
     if (b.state != BookingState::kNoShow && b.state != BookingState::kOverrun) continue;
     if (!done.insert(b.spec.user).second) continue;
     state.penalty[b.spec.user] = std::min(1.0, BookingPenalty(bookings, b.spec.user, rules, now));
+  }
+}
+
+// Grid points are wall times. Design: segment by segment, as Zone::NextWallTime: within a
+// segment the offset is constant and the grid is plain arithmetic; where the grid point falls
+// past the segment, the next (or previous) segment is looked at. So the hour skipped in spring
+// has no grid points, and the hour repeated in autumn has its own.
+bool OnGrid(Time t, Duration slot, const Zone& zone) {
+  const std::int64_t local = zone.ToLocal(t);
+  return local - FloorDiv(local, slot) * slot == 0;
+}
+Time GridFloor(Time t, Duration slot, const Zone& zone) {
+  for (Time u = t;;) {
+    const int o = zone.OffsetAt(u);
+    const Time point = FloorDiv(u + o, slot) * slot - o, start = zone.LastChange(u);
+    if (point >= start) return point;
+    u = start - 1;
+  }
+}
+Time GridCeil(Time t, Duration slot, const Zone& zone) {
+  for (Time u = t;;) {
+    const int o = zone.OffsetAt(u);
+    const std::int64_t local = u + o;
+    const std::int64_t floor = FloorDiv(local, slot) * slot;
+    const Time point = (floor == local ? local : floor + slot) - o, end = zone.NextChange(u);
+    if (point < end) return point;
+    u = end;
   }
 }
 

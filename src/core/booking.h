@@ -113,7 +113,7 @@ struct BookingCheck {
 
 // Checks `spec` against `gpus` (drained cards cannot be booked), the other bookings (`existing`,
 // any state; only open ones matter; `ignore` is skipped), the rules and the policy (its
-// utc_offset for "today" and the slot grid, its quota week and the user's quota). `by_admin`:
+// zone for "today" and the slot grid, its quota week and the user's quota). `by_admin`:
 // the caller is an admin (needs_admin then lists nothing; an admin's booking may displace
 // a lower tier only through an explicit decision, which is the daemon's to make).
 BookingCheck CheckBooking(const BookingSpec& spec, const std::vector<BookingEntry>& existing,
@@ -182,5 +182,13 @@ std::vector<Booking> BookingHolds(const std::vector<BookingEntry>& bookings, con
 // overrun, the booking penalty (clamped to 1) in state.penalty, replacing what was there.
 void AddBookingsToState(ClusterState& state, const std::vector<BookingEntry>& bookings, const BookingRules& rules,
                         Time now);
+
+// The booking slot grid, in wall time (a 30 m grid starts bookings at :00 and :30 local, whatever
+// the offset of the day; the hour skipped in spring has no grid points, the hour repeated in
+// autumn has its own). OnGrid: `t` is a grid point. GridFloor: the last grid point at or before
+// `t`. GridCeil: the first at or after it.
+bool OnGrid(Time t, Duration slot, const Zone& zone);
+Time GridFloor(Time t, Duration slot, const Zone& zone);
+Time GridCeil(Time t, Duration slot, const Zone& zone);
 
 }  // namespace rota

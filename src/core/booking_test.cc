@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/requests.h"
+#include "testing/zones.h"
 
 #include <algorithm>
 #include <cmath>
@@ -106,7 +107,7 @@ BookingEntry Bob(std::int64_t id, std::vector<int> cards, Time start, Time end,
 
 Policy Lab() {
   Policy p;
-  p.utc_offset = kOffset;
+  p.zone = kOffset;
   return p;
 }
 
@@ -192,15 +193,101 @@ TEST(BookingCheckTest, TimesOffTheSlotGrid) {
 TEST(BookingCheckTest, SlotGridIsInLocalTime) {
   // India (UTC+05:30) with hour slots: local 10:00 is on the grid although it is 04:30 UTC.
   Policy india = Lab();
-  india.utc_offset = 5 * kHour + 30 * kMinute;
+  india.zone = 5 * kHour + 30 * kMinute;
   BookingRules hourly;
   hourly.slot = kHour;
-  const Time ten = At(2026, 12, 2, 10, 0, india.utc_offset);
+  const Time ten = At(2026, 12, 2, 10, 0, india.zone.OffsetAt(0));
   EXPECT_TRUE(Check(Spec(Whole(1), ten, ten + kHour), {}, Cards(1), hourly, india).errors.empty());
   BookingCheck c = Check(Spec(Whole(1), ten + 30 * kMinute, ten + 90 * kMinute), {}, Cards(1), hourly, india);
   ASSERT_EQ(c.errors.size(), 2u);
   EXPECT_EQ(c.errors[0], "the start 2026-12-02 10:30 is not on the 1h slot grid (use :00)");
   EXPECT_EQ(c.errors[1], "the end 2026-12-02 11:30 is not on the 1h slot grid (use :00)");
+}
+
+// ---- Daylight saving (Europe/Berlin and America/New_York in 2026) ----------------------------
+
+Policy InZone(Zone zone) {
+  Policy p;
+  p.zone = std::move(zone);
+  return p;
+}
+
+TEST(BookingDaylightSavingTest, ANightAcrossTheChangeHoldsItsRealHours) {
+  using testing::Utc;
+  // Berlin, 22:00 to 06:00 local: 7 hours the night clocks go forward (28-29 March), 9 the night
+  // they go back (24-25 October). Both ends are on the grid in the offset in force at each.
+  const Policy berlin = InZone(testing::Berlin());
+  BookingCheck c = Check(Spec(Whole(1), Utc(2026, 3, 28, 21), Utc(2026, 3, 29, 4)), {}, Cards(1), {}, berlin,
+                         Utc(2026, 3, 27, 12));
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  EXPECT_DOUBLE_EQ(c.gpu_hours, 7.0);
+  c = Check(Spec(Whole(1), Utc(2026, 10, 24, 20), Utc(2026, 10, 25, 5)), {}, Cards(1), {}, berlin,
+            Utc(2026, 10, 23, 12));
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  EXPECT_DOUBLE_EQ(c.gpu_hours, 9.0);
+  // New York, 22:00 to 06:00 local on 31 October - 1 November: 9 hours too.
+  c = Check(Spec(Whole(1), Utc(2026, 11, 1, 2), Utc(2026, 11, 1, 11)), {}, Cards(1), {}, InZone(testing::NewYork()),
+            Utc(2026, 10, 30, 12));
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  EXPECT_DOUBLE_EQ(c.gpu_hours, 9.0);
+}
+
+TEST(BookingDaylightSavingTest, TheSlotGridIsWallTimeInEitherOffset) {
+  using testing::Utc;
+  // Two-hour slots start at even local hours: 14:00 local is 12:00 UTC in summer, 13:00 in winter.
+  const Policy berlin = InZone(testing::Berlin());
+  BookingRules two;
+  two.slot = 2 * kHour;
+  EXPECT_TRUE(Check(Spec(Whole(1), Utc(2026, 7, 3, 12), Utc(2026, 7, 3, 14)), {}, Cards(1), two, berlin,
+                    Utc(2026, 7, 1, 12)).errors.empty());
+  BookingCheck c = Check(Spec(Whole(1), Utc(2026, 7, 3, 13), Utc(2026, 7, 3, 15)), {}, Cards(1), two, berlin,
+                         Utc(2026, 7, 1, 12));
+  ASSERT_EQ(c.errors.size(), 2u);
+  EXPECT_EQ(c.errors[0],
+            "the start 2026-07-03 15:00 is not on the 2h slot grid (use local midnight plus a multiple of 2h)");
+  EXPECT_TRUE(Check(Spec(Whole(1), Utc(2026, 12, 3, 13), Utc(2026, 12, 3, 15)), {}, Cards(1), two, berlin,
+                    Utc(2026, 12, 1, 12)).errors.empty());
+  // From a summer evening to a winter morning: 22:00 CEST to 04:00 CET, both on the grid.
+  EXPECT_TRUE(Check(Spec(Whole(1), Utc(2026, 10, 24, 20), Utc(2026, 10, 25, 3)), {}, Cards(1), two, berlin,
+                    Utc(2026, 10, 23, 12)).errors.empty());
+}
+
+TEST(BookingDaylightSavingTest, GridPointsNeitherInTheSkippedHourNorMissingTheRepeatedOne) {
+  using testing::Utc;
+  const Zone z = testing::Berlin();
+  const Duration half = 30 * kMinute;
+  // 29 March: after 01:45 CET the next half hour on the wall clock is 03:00 CEST.
+  EXPECT_EQ(GridCeil(Utc(2026, 3, 29, 0, 45), half, z), Utc(2026, 3, 29, 1));
+  EXPECT_EQ(GridFloor(Utc(2026, 3, 29, 1, 10), half, z), Utc(2026, 3, 29, 1));
+  EXPECT_EQ(GridFloor(Utc(2026, 3, 29, 1) - 1, half, z), Utc(2026, 3, 29, 0, 30));  // 01:30 CET
+  // 25 October: 02:00 to 03:00 happens twice, and both 02:30s are grid points.
+  EXPECT_TRUE(OnGrid(Utc(2026, 10, 25, 0, 30), half, z));
+  EXPECT_TRUE(OnGrid(Utc(2026, 10, 25, 1, 30), half, z));
+  EXPECT_EQ(GridCeil(Utc(2026, 10, 25, 0, 40), half, z), Utc(2026, 10, 25, 1));  // 02:40 CEST: 02:00 CET
+  EXPECT_EQ(GridFloor(Utc(2026, 10, 25, 1, 10), half, z), Utc(2026, 10, 25, 1));  // 02:10 CET: 02:00 CET
+  EXPECT_EQ(GridFloor(Utc(2026, 10, 25, 1) - 1, half, z), Utc(2026, 10, 25, 0, 30));  // 02:59 CEST
+  // Every point GridCeil and GridFloor give over the two weeks around each change is on the grid,
+  // and none lies between a time and its answer.
+  for (Time day : {Utc(2026, 3, 22, 0), Utc(2026, 10, 18, 0)}) {
+    for (Time t = day; t < day + 2 * kWeek; t += 7 * kMinute) {
+      const Time up = GridCeil(t, half, z), down = GridFloor(t, half, z);
+      ASSERT_TRUE(OnGrid(up, half, z) && OnGrid(down, half, z)) << t;
+      ASSERT_TRUE(down <= t && t <= up) << t;
+      for (Time u = down + kMinute; u < up; u += kMinute) ASSERT_FALSE(OnGrid(u, half, z)) << t << " " << u;
+    }
+  }
+}
+
+TEST(BookingDaylightSavingTest, SameDayIsTheLocalDayInSummer) {
+  using testing::Utc;
+  // Berlin in summer: 22:30 UTC on 3 July is 00:30 on the 4th. A booking for 4 July 09:00 made
+  // then starts today; at 21:30 UTC (23:30 local on the 3rd) it starts tomorrow.
+  const std::string kToday = "starts today: same-day bookings need an admin (book the day before)";
+  const Policy berlin = InZone(testing::Berlin());
+  const BookingSpec morning = Spec(Whole(1), Utc(2026, 7, 4, 7), Utc(2026, 7, 4, 9));
+  EXPECT_EQ(Check(morning, {}, Cards(1), {}, berlin, Utc(2026, 7, 3, 22, 30)).needs_admin,
+            std::vector<std::string>{kToday});
+  EXPECT_TRUE(Check(morning, {}, Cards(1), {}, berlin, Utc(2026, 7, 3, 21, 30)).needs_admin.empty());
 }
 
 TEST(BookingCheckTest, TooFarAhead) {

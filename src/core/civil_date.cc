@@ -37,8 +37,8 @@ int DaysInMonth(std::int64_t year, int month) {
   return kDays[static_cast<std::size_t>(month - 1)];
 }
 
-std::string FormatLocal(Time t, int utc_offset) {
-  const std::int64_t local = t + utc_offset;
+std::string FormatLocal(Time t, const Zone& zone) {
+  const std::int64_t local = zone.ToLocal(t);
   const std::int64_t day = FloorDiv(local, kDay);
   const std::int64_t secs = local - day * kDay;
   const CivilDate c = CivilFromDays(day);
@@ -48,6 +48,6 @@ std::string FormatLocal(Time t, int utc_offset) {
   return buf;
 }
 
-std::string FormatLocalDate(Time t, int utc_offset) { return FormatLocal(t, utc_offset).substr(0, 10); }
+std::string FormatLocalDate(Time t, const Zone& zone) { return FormatLocal(t, zone).substr(0, 10); }
 
 }  // namespace rota

@@ -2,14 +2,15 @@
 // algorithms): days since 1970-01-01 to and from year, month and day, and instants written in the
 // server's zone. Pure and clock-free, so the core's messages, the API's time parsing, the
 // daemon's usage periods and the simulator's trace reader share one copy, and the server's TZ
-// variable and C library never matter. Local time is UTC plus a fixed offset in seconds east of
-// UTC (Policy::utc_offset; no DST).
+// variable and C library never matter. Local time is the server's zone (core/zone.h, with its
+// daylight saving).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "core/types.h"
+#include "core/zone.h"
 
 namespace rota {
 
@@ -27,8 +28,8 @@ CivilDate CivilFromDays(std::int64_t days);
 int DaysInMonth(std::int64_t year, int month);
 
 // "2026-12-01 14:00": the local date and time, seconds dropped (rounded down to the minute).
-std::string FormatLocal(Time t, int utc_offset);
+std::string FormatLocal(Time t, const Zone& zone);
 // "2026-12-01": the local date alone.
-std::string FormatLocalDate(Time t, int utc_offset);
+std::string FormatLocalDate(Time t, const Zone& zone);
 
 }  // namespace rota

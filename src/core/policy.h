@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "core/zone.h"
 
 namespace rota {
 
@@ -75,7 +76,8 @@ struct Policy {
   std::vector<TimeOfDayRule> time_of_day = DefaultTimeOfDay();
   int heavy_gpus = 2;
   Duration heavy_time = 4 * kHour;
-  int utc_offset = 0;  // seconds east of UTC of the server's zone (DST is not modelled)
+  // The server's zone (daylight saving included): local days, weeks, peak hours, the booking grid.
+  Zone zone;
   QuotaPolicy quota;
   bool preemption = true;
   std::uint8_t preemptible_tiers = 1u << static_cast<int>(Tier::kExplore);

@@ -47,27 +47,27 @@ std::unordered_map<std::string_view, double> FairShares(const ClusterState& stat
 }  // namespace
 
 double TimeOfDayFactor(const Policy& policy, Time now) {
-  int weekday = LocalWeekday(now, policy.utc_offset);
-  int minute = LocalMinuteOfDay(now, policy.utc_offset);
+  int weekday = LocalWeekday(now, policy.zone);
+  int minute = LocalMinuteOfDay(now, policy.zone);
   for (const TimeOfDayRule& r : policy.time_of_day) {
     if (RuleContains(r, weekday, minute)) return r.factor;
   }
   return 1.0;
 }
 
+// The factor depends on the local weekday and minute: it can change when the wall clock shows a
+// rule's start or end, at midnight (the weekday), and when the clocks change (a rule's boundary
+// in the skipped hour is passed then, and the minute jumps).
 Time NextTimeOfDayChange(const Policy& policy, Time now) {
   if (policy.time_of_day.empty()) return kNever;
-  int minute = LocalMinuteOfDay(now, policy.utc_offset);
-  Time midnight = LocalMidnight(now, policy.utc_offset);
-  Time best = midnight + kDay;  // weekdays change at midnight
+  const Zone& zone = policy.zone;
+  Time best = std::min(zone.NextWallTime(now, 0), zone.NextChange(now));
   for (const TimeOfDayRule& r : policy.time_of_day) {
     for (int m : {r.start_minute, r.end_minute}) {
-      Time t = midnight + m * kMinute;
-      if (m <= minute) t += kDay;
-      best = std::min(best, t);
+      best = std::min(best, zone.NextWallTime(now, static_cast<std::int64_t>(m % (24 * 60)) * kMinute));
     }
   }
-  return std::max(best, now + 1);
+  return best;
 }
 
 bool IsHeavy(const Job& job, double gpus, const Policy& policy) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/scheduler.h"
+#include "testing/zones.h"
 
 namespace rota {
 namespace priority_test {
@@ -118,13 +119,13 @@ TEST(TimeOfDayTest, FirstMatchingRuleWins) {
 
 TEST(TimeOfDayTest, UtcOffset) {
   Policy p;
-  p.utc_offset = 3600;  // UTC+1: 13:00 UTC is 14:00 local
+  p.zone = 3600;  // UTC+1: 13:00 UTC is 14:00 local
   EXPECT_DOUBLE_EQ(TimeOfDayFactor(p, At(0, 13)), 0.5);
   EXPECT_DOUBLE_EQ(TimeOfDayFactor(p, At(0, 17)), 1.0);  // 18:00 local
-  p.utc_offset = -5 * 3600;  // UTC-5
+  p.zone = -5 * 3600;  // UTC-5
   EXPECT_DOUBLE_EQ(TimeOfDayFactor(p, At(0, 19)), 0.5);  // 14:00 local Monday
   EXPECT_DOUBLE_EQ(TimeOfDayFactor(p, At(1, 1)), 1.0);   // Monday 20:00 local
-  p.utc_offset = -10 * 3600;
+  p.zone = -10 * 3600;
   // Saturday 00:30 UTC is Friday 14:30 local: the weekday is the local one.
   EXPECT_DOUBLE_EQ(TimeOfDayFactor(p, At(5, 0, 30)), 0.5);
   // Monday 15:00 UTC is Monday 05:00 local: night.
@@ -148,9 +149,9 @@ TEST(NextTimeOfDayChangeTest, EmptyTableNever) {
 
 TEST(NextTimeOfDayChangeTest, UtcOffset) {
   Policy p;
-  p.utc_offset = 3600;
+  p.zone = 3600;
   EXPECT_EQ(NextTimeOfDayChange(p, At(0, 12)), At(0, 13));  // 14:00 local
-  p.utc_offset = 19800;  // UTC+5:30: 14:00 local is 08:30 UTC
+  p.zone = 19800;  // UTC+5:30: 14:00 local is 08:30 UTC
   EXPECT_EQ(NextTimeOfDayChange(p, At(0, 7)), At(0, 8, 30));
 }
 
@@ -158,7 +159,7 @@ TEST(NextTimeOfDayChangeTest, UtcOffset) {
 TEST(NextTimeOfDayChangeTest, FactorConstantUntilTheReportedChange) {
   for (int offset : {0, 3600, -5 * 3600, 19800}) {
     Policy p;
-    p.utc_offset = offset;
+    p.zone = offset;
     p.time_of_day.push_back({1u << 4, 23 * 60, 1 * 60, 2.0});  // Friday 23:00 - Saturday 01:00
     for (Time t = At(0, 0); t < At(7, 0); t += 37 * kMinute) {
       Time next = NextTimeOfDayChange(p, t);
@@ -167,6 +168,55 @@ TEST(NextTimeOfDayChangeTest, FactorConstantUntilTheReportedChange) {
       double f = TimeOfDayFactor(p, t);
       for (Time x = t; x < next; x += kMinute) {
         ASSERT_DOUBLE_EQ(TimeOfDayFactor(p, x), f) << "offset " << offset << " t " << t << " x " << x;
+      }
+    }
+  }
+}
+
+// Peak hours are wall-clock hours: Monday to Friday 14:00-18:00 local, in Berlin 12:00-16:00 UTC
+// in summer and 13:00-17:00 in winter, in New York 18:00-22:00 UTC in summer and 19:00-23:00 in
+// winter; the weeks around each change in 2026 keep them.
+TEST(TimeOfDayTest, PeakHoursFollowDaylightSaving) {
+  using testing::Utc;
+  Policy berlin;
+  berlin.zone = testing::Berlin();
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(berlin, Utc(2026, 3, 27, 13, 30)), 0.5);  // Friday, CET: 14:30
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(berlin, Utc(2026, 3, 27, 12, 30)), 1.0);  // 13:30
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(berlin, Utc(2026, 3, 30, 12, 30)), 0.5);  // Monday, CEST: 14:30
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(berlin, Utc(2026, 3, 30, 16, 30)), 1.0);  // 18:30
+  EXPECT_EQ(NextTimeOfDayChange(berlin, Utc(2026, 3, 30, 11)), Utc(2026, 3, 30, 12));
+  EXPECT_EQ(NextTimeOfDayChange(berlin, Utc(2026, 10, 26, 11)), Utc(2026, 10, 26, 13));
+  Policy ny;
+  ny.zone = testing::NewYork();
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(ny, Utc(2026, 3, 6, 18, 30)), 1.0);  // Friday, EST: 13:30
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(ny, Utc(2026, 3, 9, 18, 30)), 0.5);  // Monday, EDT: 14:30
+  EXPECT_DOUBLE_EQ(TimeOfDayFactor(ny, Utc(2026, 11, 2, 18, 30)), 1.0);  // Monday, EST: 13:30
+  EXPECT_EQ(NextTimeOfDayChange(ny, Utc(2026, 11, 2, 15)), Utc(2026, 11, 2, 19));
+  // Nights (22:00-08:00, every day) across the spring change: the night of 28-29 March is an
+  // hour shorter, and ends at 08:00 CEST.
+  EXPECT_EQ(NextTimeOfDayChange(berlin, Utc(2026, 3, 28, 22)), Utc(2026, 3, 28, 23));  // midnight
+  EXPECT_EQ(NextTimeOfDayChange(berlin, Utc(2026, 3, 29, 2)), Utc(2026, 3, 29, 6));    // 08:00 CEST
+}
+
+// The factor is constant from any instant until the next change NextTimeOfDayChange reports, in
+// zones with daylight saving too, with a rule whose ends fall in the skipped and the repeated
+// hour (02:30), over the weeks around each change.
+TEST(NextTimeOfDayChangeTest, FactorConstantUntilTheReportedChangeAcrossDaylightSaving) {
+  using testing::Utc;
+  for (const Zone& zone : {testing::Berlin(), testing::NewYork()}) {
+    Policy p;
+    p.zone = zone;
+    // Before the default nights (22:00-08:00), which would otherwise cover it.
+    p.time_of_day.insert(p.time_of_day.begin(), {0x7f, 2 * 60 + 30, 5 * 60, 3.0});  // every day 02:30 - 05:00
+    for (Time from : {Utc(2026, 3, 4, 0), Utc(2026, 3, 25, 0), Utc(2026, 10, 21, 0), Utc(2026, 10, 28, 0)}) {
+      for (Time t = from; t < from + kWeek; t += 37 * kMinute) {
+        const Time next = NextTimeOfDayChange(p, t);
+        ASSERT_GT(next, t);
+        ASSERT_LE(next, t + 25 * kHour);
+        const double f = TimeOfDayFactor(p, t);
+        for (Time x = t; x < next; x += kMinute) {
+          ASSERT_DOUBLE_EQ(TimeOfDayFactor(p, x), f) << zone.name() << " t " << t << " x " << x;
+        }
       }
     }
   }

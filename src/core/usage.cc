@@ -10,22 +10,26 @@
 
 namespace rota {
 
-int LocalWeekday(Time t, int utc_offset) {
-  // 1970-01-01 was a Thursday (weekday 3 when Monday is 0).
-  Time days = FloorDiv(t + utc_offset, kDay);
-  return static_cast<int>(((days % 7) + 7 + 3) % 7);
-}
+namespace {
+// 1970-01-01 was a Thursday (weekday 3 when Monday is 0).
+int WeekdayOfDay(std::int64_t day) { return static_cast<int>(((day % 7) + 7 + 3) % 7); }
+}  // namespace
 
-int LocalMinuteOfDay(Time t, int utc_offset) {
-  Time local = t + utc_offset;
+int LocalWeekday(Time t, const Zone& zone) { return WeekdayOfDay(zone.Day(t)); }
+
+int LocalMinuteOfDay(Time t, const Zone& zone) {
+  const std::int64_t local = zone.ToLocal(t);
   return static_cast<int>((local - FloorDiv(local, kDay) * kDay) / kMinute);
 }
 
-Time LocalMidnight(Time t, int utc_offset) { return FloorDiv(t + utc_offset, kDay) * kDay - utc_offset; }
+Time LocalMidnight(Time t, const Zone& zone) { return zone.DayStart(t); }
 
+// Design: counted in local days, not in 86,400 s steps back, so that a week holding a change of
+// daylight saving still starts at midnight.
 Time WeekStart(Time t, const Policy& policy) {
-  int back = (LocalWeekday(t, policy.utc_offset) - policy.quota.week_start_day + 7) % 7;
-  return LocalMidnight(t, policy.utc_offset) - back * kDay;
+  const std::int64_t day = policy.zone.Day(t);
+  const int back = (WeekdayOfDay(day) - policy.quota.week_start_day + 7) % 7;
+  return policy.zone.FromLocal((day - back) * kDay);
 }
 
 double DecayedUsage(const Usage& usage, Time now, Duration half_life) {

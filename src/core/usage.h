@@ -9,11 +9,11 @@
 
 namespace rota {
 
-// Local-time helpers for a fixed offset east of UTC. Weekday: 0 = Monday ... 6 = Sunday.
-int LocalWeekday(Time t, int utc_offset);
-int LocalMinuteOfDay(Time t, int utc_offset);
+// Local-time helpers in the server's zone. Weekday: 0 = Monday ... 6 = Sunday.
+int LocalWeekday(Time t, const Zone& zone);
+int LocalMinuteOfDay(Time t, const Zone& zone);
 // The instant of the local midnight that starts the day containing `t`.
-Time LocalMidnight(Time t, int utc_offset);
+Time LocalMidnight(Time t, const Zone& zone);
 
 // Start of the quota week containing `t`: local midnight of policy.quota.week_start_day.
 Time WeekStart(Time t, const Policy& policy);

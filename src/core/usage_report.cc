@@ -55,17 +55,22 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
   out.now = input.now;
   out.week_start = WeekStart(input.now, policy);
   const int days = std::max(1, input.days);
-  const Time today = LocalMidnight(input.now, policy.utc_offset);
-  const Time first = today - static_cast<Time>(days - 1) * kDay;
+  // The report's local days: day d is [starts[d], starts[d + 1]) (23 or 25 hours on the days
+  // daylight saving begins or ends).
+  const Zone& zone = policy.zone;
+  const std::int64_t first_day = zone.Day(input.now) - (days - 1);
+  std::vector<Time> starts(static_cast<size_t>(days) + 1);
+  for (int d = 0; d <= days; ++d) starts[static_cast<size_t>(d)] = zone.FromLocal((first_day + d) * kDay);
+  const Time first = starts.front();
   // The day index of `t` in the report, or -1 outside it.
   auto day_of = [&](Time t) -> int {
-    if (t < first || t >= today + kDay) return -1;
-    return static_cast<int>((t - first) / kDay);
+    if (t < first || t >= starts.back()) return -1;
+    return static_cast<int>(zone.Day(t) - first_day);
   };
 
   out.days.resize(static_cast<size_t>(days));
   std::vector<Sums> day_sums(static_cast<size_t>(days));
-  for (int d = 0; d < days; ++d) out.days[static_cast<size_t>(d)].start = first + static_cast<Time>(d) * kDay;
+  for (int d = 0; d < days; ++d) out.days[static_cast<size_t>(d)].start = starts[static_cast<size_t>(d)];
 
   std::map<std::string, Sums> user_sums;
   std::map<std::string, UserUsage> users;
@@ -110,7 +115,7 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
     for (Time t = std::max(r.start, first); t < end;) {
       const int d = day_of(t);
       if (d < 0) break;
-      const Time day_end = first + static_cast<Time>(d + 1) * kDay;
+      const Time day_end = starts[static_cast<size_t>(d) + 1];
       const Time until = std::min(end, day_end);
       out.days[static_cast<size_t>(d)].gpu_hours[r.user] += r.gpus * static_cast<double>(until - t) / kHourSeconds;
       t = until;

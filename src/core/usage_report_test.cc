@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/usage.h"
+#include "testing/zones.h"
 
 namespace rota {
 namespace usage_report_test {
@@ -127,7 +128,7 @@ TEST(UsageReportTest, UtilisationIdleHoursAndBookingOutcomesPerUserAndDay) {
 
 TEST(UsageReportTest, LocalDaysFollowTheUtcOffset) {
   Policy policy;
-  policy.utc_offset = 8 * 3600;  // Beijing
+  policy.zone = 8 * 3600;  // Beijing
   UsageInput in;
   in.now = kMon + 20 * kHour;  // Monday 20:00 UTC = Tuesday 04:00 in Beijing
   in.days = 2;
@@ -137,6 +138,33 @@ TEST(UsageReportTest, LocalDaysFollowTheUtcOffset) {
   EXPECT_EQ(r.days[1].start, kMon + 16 * kHour);  // Tuesday 00:00 Beijing
   EXPECT_DOUBLE_EQ(r.days[0].gpu_hours.at("alice"), 1.0);
   EXPECT_DOUBLE_EQ(r.days[1].gpu_hours.at("alice"), 1.0);
+}
+
+TEST(UsageReportTest, LocalDaysOf23And25Hours) {
+  using testing::Utc;
+  Policy policy;
+  policy.zone = testing::Berlin();
+  UsageInput in;
+  in.now = Utc(2026, 3, 30, 12);  // Monday 14:00 CEST
+  in.days = 3;                    // Saturday 28th, Sunday 29th (23 hours), Monday 30th
+  // One GPU all of Sunday and on to Monday 02:00 CEST.
+  in.runs.push_back(MakeRun("alice", Utc(2026, 3, 28, 20), Utc(2026, 3, 28, 23), Utc(2026, 3, 30, 0), 1));
+  UsageReport r = BuildUsageReport(in, policy);
+  ASSERT_EQ(r.days.size(), 3u);
+  EXPECT_EQ(r.days[0].start, Utc(2026, 3, 27, 23));
+  EXPECT_EQ(r.days[1].start, Utc(2026, 3, 28, 23));
+  EXPECT_EQ(r.days[2].start, Utc(2026, 3, 29, 22));
+  EXPECT_EQ(r.days[0].gpu_hours.count("alice"), 0u);
+  EXPECT_DOUBLE_EQ(r.days[1].gpu_hours.at("alice"), 23.0);
+  EXPECT_DOUBLE_EQ(r.days[2].gpu_hours.at("alice"), 2.0);
+
+  in.now = Utc(2026, 10, 26, 12);  // autumn: Sunday 25th has 25 hours
+  in.days = 2;
+  in.runs = {MakeRun("alice", Utc(2026, 10, 24, 20), Utc(2026, 10, 24, 22), Utc(2026, 10, 25, 23), 1)};
+  r = BuildUsageReport(in, policy);
+  ASSERT_EQ(r.days.size(), 2u);
+  EXPECT_EQ(r.days[0].start, Utc(2026, 10, 24, 22));
+  EXPECT_DOUBLE_EQ(r.days[0].gpu_hours.at("alice"), 25.0);
 }
 
 }  // namespace

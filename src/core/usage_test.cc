@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "testing/zones.h"
+
 namespace rota {
 namespace usage_test {
 namespace {
@@ -60,6 +62,30 @@ TEST(WeekStartTest, MondayDefault) {
   EXPECT_EQ(WeekStart(kMon + 7 * kDay, p), kMon + kWeek);
 }
 
+TEST(WeekStartTest, WeeksStartAtLocalMidnightAcrossDaylightSaving) {
+  using testing::Utc;
+  Policy p;
+  p.zone = testing::Berlin();
+  // Monday 23 March 2026 00:00 CET is 22 March 23:00 UTC; Monday 30 March 00:00 CEST is 29 March
+  // 22:00 UTC: the week between is 167 hours long.
+  EXPECT_EQ(WeekStart(Utc(2026, 3, 26, 12), p), Utc(2026, 3, 22, 23));
+  EXPECT_EQ(WeekStart(Utc(2026, 3, 29, 21, 59), p), Utc(2026, 3, 22, 23));  // Sunday 23:59 CEST
+  EXPECT_EQ(WeekStart(Utc(2026, 3, 29, 22), p), Utc(2026, 3, 29, 22));
+  // Autumn: Monday 26 October 00:00 CET is 25 October 23:00 UTC (a week of 169 hours before it).
+  EXPECT_EQ(WeekStart(Utc(2026, 10, 25, 22, 59), p), Utc(2026, 10, 18, 22));
+  EXPECT_EQ(WeekStart(Utc(2026, 10, 25, 23), p), Utc(2026, 10, 25, 23));
+  // New York, a Sunday start: Sunday 1 November 00:00 EDT is 04:00 UTC.
+  p.zone = testing::NewYork();
+  p.quota.week_start_day = 6;
+  EXPECT_EQ(WeekStart(Utc(2026, 11, 7, 12), p), Utc(2026, 11, 1, 4));
+  EXPECT_EQ(WeekStart(Utc(2026, 11, 8, 5), p), Utc(2026, 11, 8, 5));  // Sunday 8th 00:00 EST
+  // Local days, minutes and weekdays on the day of the change.
+  p.zone = testing::Berlin();
+  EXPECT_EQ(LocalMidnight(Utc(2026, 3, 29, 12), p.zone), Utc(2026, 3, 28, 23));
+  EXPECT_EQ(LocalMinuteOfDay(Utc(2026, 3, 29, 1), p.zone), 3 * 60);  // 03:00 CEST
+  EXPECT_EQ(LocalWeekday(Utc(2026, 3, 29, 22), p.zone), 0);         // Monday 00:00 CEST
+}
+
 TEST(WeekStartTest, WeekStartDay) {
   Policy p;
   p.quota.week_start_day = 6;  // Sunday
@@ -74,14 +100,14 @@ TEST(WeekStartTest, WeekStartDay) {
 
 TEST(WeekStartTest, UtcOffset) {
   Policy p;
-  p.utc_offset = 3600;  // UTC+1: the week starts at local Monday 00:00 = Sunday 23:00 UTC
+  p.zone = 3600;  // UTC+1: the week starts at local Monday 00:00 = Sunday 23:00 UTC
   EXPECT_EQ(WeekStart(kMon - 30 * kMinute, p), kMon - kHour);
   EXPECT_EQ(WeekStart(kMon - 90 * kMinute, p), kMon - kHour - kWeek);  // still Sunday locally
-  p.utc_offset = -5 * 3600;  // UTC-5: the week starts at Monday 05:00 UTC
+  p.zone = -5 * 3600;  // UTC-5: the week starts at Monday 05:00 UTC
   EXPECT_EQ(WeekStart(kMon + 4 * kHour, p), kMon + 5 * kHour - kWeek);
   EXPECT_EQ(WeekStart(kMon + 6 * kHour, p), kMon + 5 * kHour);
   // Offset and a Sunday start together: UTC+1, week from local Sunday 00:00 = Saturday 23:00 UTC.
-  p.utc_offset = 3600;
+  p.zone = 3600;
   p.quota.week_start_day = 6;
   EXPECT_EQ(WeekStart(kMon + kDay, p), kMon - kDay - kHour);
 }
@@ -176,7 +202,7 @@ TEST(ChargeRunTest, RunAcrossWeekBoundaryChargesOnlyTheNewWeekPart) {
 
 TEST(ChargeRunTest, WeekBoundaryFollowsUtcOffsetAndStartDay) {
   Policy p;
-  p.utc_offset = 3600;  // local Monday 00:00 = Sunday 23:00 UTC = kMon - 1h
+  p.zone = 3600;  // local Monday 00:00 = Sunday 23:00 UTC = kMon - 1h
   Usage u;
   // 1 GPU from 22:00 UTC to 00:00 UTC: local 23:00-01:00, one local hour in the new week.
   ChargeRun(u, 1, kMon - 2 * kHour, kMon, false, p);

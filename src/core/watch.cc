@@ -90,13 +90,13 @@ WatchAlert IdleWatch::Observe(Time now, int util, double memory_fraction, const 
   return WatchAlert::kNone;
 }
 
-int IdleWatch::keeps_left(Time now, const WatchRules& rules, int utc_offset) const {
-  const Time day = FloorDiv(now + utc_offset, kDay);
+int IdleWatch::keeps_left(Time now, const WatchRules& rules, const Zone& zone) const {
+  const Time day = zone.Day(now);
   return rules.keeps_per_day - (day == keep_day_ ? keeps_ : 0);
 }
 
-Status IdleWatch::Keep(Time now, const WatchRules& rules, int utc_offset) {
-  const Time day = FloorDiv(now + utc_offset, kDay);
+Status IdleWatch::Keep(Time now, const WatchRules& rules, const Zone& zone) {
+  const Time day = zone.Day(now);
   if (day != keep_day_) {
     keep_day_ = day;
     keeps_ = 0;

@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "core/types.h"
+#include "core/zone.h"
 
 namespace rota {
 
@@ -63,8 +64,8 @@ class IdleWatch {
   WatchAlert Observe(Time now, int util, double memory_fraction, const WatchRules& rules);
 
   // `rota keep`: restarts the window and clears a warning. FailedPrecondition when the day's keeps
-  // are used up (the message says when the next one is possible). `utc_offset` decides the day.
-  Status Keep(Time now, const WatchRules& rules, int utc_offset);
+  // are used up (the message says when the next one is possible). `zone` decides the day.
+  Status Keep(Time now, const WatchRules& rules, const Zone& zone);
 
   WatchStage stage() const { return stage_; }
   // The window's mean utilisation and memory fraction at the last observation (-1 if unknown).
@@ -72,7 +73,7 @@ class IdleWatch {
   double mean_memory() const { return mean_memory_; }
   // How long the allocation has been idle (0 when it is not).
   Duration idle_for(Time now) const { return idle_since_ > 0 ? now - idle_since_ : 0; }
-  int keeps_left(Time now, const WatchRules& rules, int utc_offset) const;
+  int keeps_left(Time now, const WatchRules& rules, const Zone& zone) const;
 
  private:
   struct Minute {

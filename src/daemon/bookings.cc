@@ -10,6 +10,7 @@
 #include "api/job_json.h"
 #include "api/protocol.h"
 #include "api/when.h"
+#include "api/zone_json.h"
 #include "core/civil_date.h"
 #include "core/usage.h"
 #include "daemon/clock.h"
@@ -52,7 +53,7 @@ std::string ActorOf(const Caller& caller) { return caller.name.empty() ? std::to
 
 }  // namespace
 
-std::string Daemon::LocalTime(Time t) const { return FormatLocal(t, config_.policy.utc_offset); }
+std::string Daemon::LocalTime(Time t) const { return FormatLocal(t, config_.policy.zone); }
 
 std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
   const BookingEntry& e = rec.entry;
@@ -136,13 +137,13 @@ StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& 
     return InvalidArgument("say what to book: gpus (any N), gpu_ids (these cards), gpu_mem or mig");
   }
   if (kinds > 1) return InvalidArgument("book one kind of capacity: gpus, gpu_mem or mig");
-  const int offset = config_.policy.utc_offset;
+  const Zone& zone = config_.policy.zone;
   auto when = [&](const char* key, Time base_day) -> StatusOr<Time> {
     auto it = b.find(key);
     if (it == b.end()) return NotFound(key);
     if (it->is_number_integer()) return it->get<Time>();
     if (!it->is_string()) return InvalidArgument(std::string("\"") + key + "\" must be a time");
-    return api::ParseWhen(it->get<std::string>(), now, offset, base_day);
+    return api::ParseWhen(it->get<std::string>(), now, zone, base_day);
   };
   StatusOr<Time> start = when("start", 0);
   if (!start.ok()) {
@@ -203,14 +204,20 @@ json Daemon::Book(const Caller& caller, const json& request) {
   for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus[static_cast<size_t>(c)].uuid);
   rec.created = now;
   rec.decided_by = "rotad";
+  // The zone over the times the reply may name (the booking, the free starts nearby), for the
+  // client to show them as they were read.
+  const json zone = api::ZoneJson(config_.policy.zone, std::min(now, spec->start) - kDay,
+                                  std::max(spec->end, now + config_.bookings.max_ahead) + kDay);
   // A dry run answers what would happen, refusals included, without storing anything.
   auto refuse = [&](const Status& why) {
     if (!dry_run) {
       json err = api::ErrorReply(why);
       err["error"]["details"] = CheckJson(check);
+      err["zone"] = zone;
       return err;
     }
     json out = api::OkReply();
+    out["zone"] = zone;
     out["dry_run"] = true;
     out["check"] = CheckJson(check);
     out["refused"] = why.message();
@@ -242,6 +249,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
     rec.reason = "needs an admin: " + Join(check.needs_admin, "; ");
   }
   json out = api::OkReply();
+  out["zone"] = zone;
   out["check"] = CheckJson(check);
   if (!dry_run) {
     StatusOr<std::int64_t> id = store_->AddBooking(rec, ActorOf(caller), now);
@@ -311,12 +319,21 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
     auto it = request.find(key);
     if (it == request.end()) return fallback;
     if (it->is_number_integer()) return it->get<Time>();
-    if (it->is_string()) return api::ParseWhen(it->get<std::string>(), now, config_.policy.utc_offset);
+    if (it->is_string()) return api::ParseWhen(it->get<std::string>(), now, config_.policy.zone);
     return InvalidArgument(std::string("\"") + key + "\" must be a time");
   };
-  StatusOr<Time> from_field = time_field("from", week);
+  const Zone& zone = config_.policy.zone;
+  // `week`: the week holding a day, read in the server's zone (rota bookings --week).
+  StatusOr<Time> from_field = Time{0};
+  if (auto it = request.find("week"); it != request.end()) {
+    if (!it->is_string()) return api::ErrorReply(InvalidArgument("\"week\" must be text such as \"next\""));
+    from_field = api::ParseWeek(it->get<std::string>(), now, zone);
+  } else {
+    from_field = time_field("from", week);
+  }
   if (!from_field.ok()) return api::ErrorReply(from_field.status());
-  StatusOr<Time> to_field = time_field("to", *from_field + kWeek);
+  // A week later on the wall clock: 167 or 169 hours across a change of daylight saving.
+  StatusOr<Time> to_field = time_field("to", zone.FromLocal(zone.ToLocal(*from_field) + kWeek));
   if (!to_field.ok()) return api::ErrorReply(to_field.status());
   const Time from = *from_field;
   const Time to = *to_field;
@@ -339,7 +356,9 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
   out["bookings"] = std::move(list);
   out["from"] = from;
   out["to"] = to;
-  out["utc_offset"] = config_.policy.utc_offset;
+  out["utc_offset"] = zone.OffsetAt(from);
+  // Over the listed span and the open bookings of any date (up to max_ahead from now).
+  out["zone"] = api::ZoneJson(zone, std::min(from, now) - kDay, std::max(to, now + config_.bookings.max_ahead) + kDay);
   return out;
 }
 
@@ -449,7 +468,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
   if (auto it = request.find("end"); it != request.end()) {
     StatusOr<Time> t = it->is_number_integer() ? StatusOr<Time>(it->get<Time>())
                        : it->is_string()       ? api::ParseWhen(it->get<std::string>(), now,
-                                                                config_.policy.utc_offset, rec.entry.spec.start)
+                                                                config_.policy.zone, rec.entry.spec.start)
                                                : StatusOr<Time>(InvalidArgument("\"end\" must be a time"));
     if (!t.ok()) return api::ErrorReply(t.status());
     end = *t;
@@ -494,6 +513,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
   }
   json out = api::OkReply();
   out["booking"] = BookingJson(rec, caller);
+  out["zone"] = api::ZoneJson(config_.policy.zone, rec.entry.spec.start - kDay, end + kDay);
   return out;
 }
 

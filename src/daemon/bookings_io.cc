@@ -54,7 +54,7 @@ json Daemon::ExportBookings(const Caller& caller, const json& request) {
   if (!listed.value("ok", false)) return listed;
   const std::string host = HostName();
   json out = api::OkReply();
-  out["text"] = format == "csv" ? api::FormatBookingCsv(listed["bookings"], config_.policy.utc_offset)
+  out["text"] = format == "csv" ? api::FormatBookingCsv(listed["bookings"], config_.policy.zone)
                                 : api::FormatBookingIcs(listed["bookings"], host.empty() ? "rota" : host, Now());
   return out;
 }
@@ -68,7 +68,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
   StatusOr<std::vector<api::BookingRow>> rows = api::ParseBookingCsv(request["csv"].get<std::string>(), &errors);
   if (!rows.ok()) return api::ErrorReply(rows.status());
   const Time now = Now();
-  const int offset = config_.policy.utc_offset;
+  const Zone& zone = config_.policy.zone;
   std::vector<BookingEntry> entries = BookingEntries();
   std::vector<store::BookingRecord> accepted;
   for (const api::BookingRow& row : *rows) {
@@ -117,14 +117,14 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
       }
       b.erase("gpus");
     }
-    StatusOr<Time> start = api::ParseWhen(row.start_time, now, offset);
+    StatusOr<Time> start = api::ParseWhen(row.start_time, now, zone);
     if (!start.ok()) {
       bad("start_time: " + start.status().message());
       continue;
     }
     b["start"] = *start;
     if (!row.end_time.empty()) {
-      StatusOr<Time> end = api::ParseWhen(row.end_time, now, offset, *start);
+      StatusOr<Time> end = api::ParseWhen(row.end_time, now, zone, *start);
       if (!end.ok()) {
         bad("end_time: " + end.status().message());
         continue;

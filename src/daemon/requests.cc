@@ -443,7 +443,7 @@ json Daemon::History(const Caller& caller, const json& request) {
   // Unix seconds, or what the user typed (read in the server's zone, as bookings are).
   auto it = request.find("since");
   StatusOr<Time> since = it != request.end() && it->is_string()
-                             ? api::ParseSince(it->get<std::string>(), Now(), config_.policy.utc_offset)
+                             ? api::ParseSince(it->get<std::string>(), Now(), config_.policy.zone)
                              : api::TimeField(request, "since", 0);
   if (!since.ok()) return WithError(since.status());
   // A page at a time (docs/api.md): a history of months is many requests, each of them small.

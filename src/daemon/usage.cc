@@ -73,8 +73,8 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     days = it->get<int>();
   }
   const Time now = Now();
-  const int offset = config_.policy.utc_offset;
-  const Time first = LocalMidnight(now, offset) - static_cast<Time>(days - 1) * kDay;
+  const Zone& zone = config_.policy.zone;
+  const Time first = zone.FromLocal((zone.Day(now) - (days - 1)) * kDay);  // the first local day's start
 
   UsageInput in;
   in.now = now;
@@ -149,7 +149,7 @@ json Daemon::Usage(const Caller& caller, const json& request) {
       total += h;
       if (visible(user)) hours[user] = h;
     }
-    day_list.push_back({{"day", FormatLocalDate(d.start, offset)},
+    day_list.push_back({{"day", FormatLocalDate(d.start, zone)},
                         {"start", d.start},
                         {"gpu_hours", std::move(hours)},
                         {"total_gpu_hours", total},

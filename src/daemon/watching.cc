@@ -123,7 +123,7 @@ void Daemon::WatchAllocations(Time now) {
     const std::string action = rules.reclaim ? "it is stopped (its signal, grace, then the stop" +
                                                    std::string(a.rec.job.requeue ? "; requeued)" : ")")
                                              : "the admins are told";
-    const int keeps = w.keeps_left(now, rules, config_.policy.utc_offset);
+    const int keeps = w.keeps_left(now, rules, config_.policy.zone);
     switch (alert) {
       case WatchAlert::kIdleWarning:
       case WatchAlert::kStuckWarning:
@@ -220,8 +220,8 @@ json Daemon::Keep(const Caller& caller, const json& request) {
   }
   const Time now = Now();
   auto [it, fresh] = watches_.try_emplace(id, job->second.rec.start_time);
-  if (Status s = it->second.Keep(now, config_.watch, config_.policy.utc_offset); !s.ok()) return api::ErrorReply(s);
-  const int left = it->second.keeps_left(now, config_.watch, config_.policy.utc_offset);
+  if (Status s = it->second.Keep(now, config_.watch, config_.policy.zone); !s.ok()) return api::ErrorReply(s);
+  const int left = it->second.keeps_left(now, config_.watch, config_.policy.zone);
   const std::string who = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
   NoteJob(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
   json out = api::OkReply();

@@ -8,18 +8,13 @@
 #include <optional>
 #include <unordered_set>
 
+#include "core/booking.h"
 #include "sim/csv.h"
 #include "sim/rng.h"
 
 namespace rota::sim {
 
 namespace {
-
-// The first time at or after t on the slot grid of local time.
-Time GridCeil(Time t, Duration slot, int utc_offset) {
-  const Time f = FloorDiv(t + utc_offset, slot) * slot - utc_offset;
-  return f == t ? t : f + slot;
-}
 
 std::optional<std::int64_t> Integer(std::string_view text) {
   std::string s(text);
@@ -74,7 +69,7 @@ std::vector<SimBooking> GenerateBookings(const Trace& trace, const BookingGenOpt
   for (std::int64_t i = 0; i < n; ++i) {
     SimBooking b;
     b.made = first + static_cast<Time>(rng.Uniform() * static_cast<double>(last - first));
-    b.start = GridCeil(b.made + o.ahead, slot, o.utc_offset);
+    b.start = GridCeil(b.made + o.ahead, slot, o.zone);
     b.end = b.start + (min_slots + rng.Below(max_slots - min_slots + 1)) * slot;
     b.gpus = 1 + static_cast<int>(rng.Below(std::max(1, o.max_gpus)));
     b.user = users[static_cast<size_t>(rng.Below(static_cast<std::int64_t>(users.size())))];

@@ -20,6 +20,7 @@
 
 #include "core/status.h"
 #include "core/types.h"
+#include "core/zone.h"
 #include "sim/trace.h"
 
 namespace rota::sim {
@@ -51,7 +52,7 @@ struct BookingGenOptions {
   rota::Duration max_length = 8 * rota::kHour;
   int max_gpus = 2;                          // 1..max_gpus whole GPUs, uniformly
   rota::Duration slot = 30 * rota::kMinute;  // starts and lengths on this grid (the rules' slot)
-  int utc_offset = 0;                        // the grid is in local time, as the rules see it
+  rota::Zone zone;                           // the grid is in local time, as the rules see it
   std::uint64_t seed = 1;
 };
 

@@ -477,7 +477,7 @@ Policy RandomPolicy(Rng& rng) {
   p.estimate_starts = rng.Chance(0.8);
   p.enforce_time_limits = rng.Chance(0.85);
   p.overdue_grace = rng.Pick<Duration>({0, 60, 5 * kMinute});
-  p.utc_offset = rng.Pick<int>({0, 3600, -5 * 3600, 19800});
+  p.zone = rng.Pick<int>({0, 3600, -5 * 3600, 19800});  // fixed offsets: the reference's arithmetic
   const int tod = static_cast<int>(rng.Below(10));
   if (tod < 2) p.time_of_day.clear();
   if (tod == 2) p.time_of_day = {{0x7f, 0, 24 * 60, 0.25}};  // always peak: PeakHours everywhere

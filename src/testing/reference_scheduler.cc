@@ -67,6 +67,8 @@ std::string JobName(JobId id) { return Cat("job ", id); }
 bool Near(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b)); }
 
 // ---- Calendar, quota and priority arithmetic, from their definitions ----
+// At a fixed offset (the random states' zones have no daylight saving; core/zone_test.cc and
+// the DST tests of usage and booking test the zone's arithmetic).
 
 int Weekday(Time t, int off) { return static_cast<int>(((FloorDiv(t + off, kDay) % 7) + 7 + 3) % 7); }
 Time Midnight(Time t, int off) { return FloorDiv(t + off, kDay) * kDay - off; }
@@ -74,13 +76,13 @@ int MinuteOfDay(Time t, int off) {
   return static_cast<int>((t + off - FloorDiv(t + off, kDay) * kDay) / kMinute);
 }
 Time RefWeekStart(Time t, const Policy& p) {
-  int back = (Weekday(t, p.utc_offset) - p.quota.week_start_day + 7) % 7;
-  return Midnight(t, p.utc_offset) - back * kDay;
+  int back = (Weekday(t, p.zone.OffsetAt(t)) - p.quota.week_start_day + 7) % 7;
+  return Midnight(t, p.zone.OffsetAt(t)) - back * kDay;
 }
 
 double RefTimeOfDay(const Policy& p, Time now) {
-  const int wd = Weekday(now, p.utc_offset);
-  const int m = MinuteOfDay(now, p.utc_offset);
+  const int wd = Weekday(now, p.zone.OffsetAt(now));
+  const int m = MinuteOfDay(now, p.zone.OffsetAt(now));
   for (const TimeOfDayRule& r : p.time_of_day) {
     auto on = [&r](int day) { return ((r.weekdays >> day) & 1u) != 0; };
     bool in = false;
@@ -1547,7 +1549,7 @@ std::string DescribeCase(const ClusterState& s, const Policy& p, Time now) {
   os << "policy: " << AlgorithmName(p.algorithm) << ", mode " << AccountModeName(p.mode) << ", preemption "
      << p.preemption << " (tiers mask " << static_cast<int>(p.preemptible_tiers) << "), plan_depth "
      << p.plan_depth << ", estimate_starts " << p.estimate_starts << ", enforce limits "
-     << p.enforce_time_limits << ", overdue_grace " << p.overdue_grace << ", utc_offset " << p.utc_offset
+     << p.enforce_time_limits << ", overdue_grace " << p.overdue_grace << ", utc_offset " << p.zone.OffsetAt(now)
      << ", time-of-day rules " << p.time_of_day.size() << ", age_max " << p.age_max << "\n";
   const QuotaPolicy& q = p.quota;
   os << "quota: default " << q.default_hours << "h, overflow_as_explore " << q.overflow_as_explore
@@ -1560,8 +1562,8 @@ std::string DescribeCase(const ClusterState& s, const Policy& p, Time now) {
   }
   for (const auto& [pr, h] : std::map<std::string, double>(q.project_hours.begin(), q.project_hours.end()))
     os << ", project " << pr << "=" << h << "h";
-  os << "\nnow: " << now << " (weekday " << Weekday(now, p.utc_offset) << ", minute "
-     << MinuteOfDay(now, p.utc_offset) << " local; quota week started " << Rel(RefWeekStart(now, p), now)
+  os << "\nnow: " << now << " (weekday " << Weekday(now, p.zone.OffsetAt(now)) << ", minute "
+     << MinuteOfDay(now, p.zone.OffsetAt(now)) << " local; quota week started " << Rel(RefWeekStart(now, p), now)
      << ")\n";
   for (size_t gi = 0; gi < s.gpus.size(); ++gi) {
     const Gpu& g = s.gpus[gi];

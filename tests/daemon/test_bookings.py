@@ -11,6 +11,8 @@ import json
 import os
 import time
 import unittest
+from datetime import datetime, timedelta, time as clock
+from zoneinfo import ZoneInfo
 
 from harness import DEFAULT_USER, IS_ROOT, DaemonTest, SMALL_CLUSTER, ensure_user, wait_for
 
@@ -216,6 +218,63 @@ timezone = "{noon_zone()}"
         b = self.d.api({"op": "bookings", "id": second})["bookings"][0]
         self.assertEqual((b["state"], b["reason"]), ("rejected", "use tomorrow instead"))
 
+
+
+def next_offset_change(zone, after):
+    """The first instant (Unix seconds) after `after` at which `zone` (a ZoneInfo, read by Python
+    from the same tz database) changes its UTC offset."""
+    def offset(t):
+        return datetime.fromtimestamp(t, zone).utcoffset()
+    t, o = after, offset(after)
+    while offset(t + 3600) == o:
+        t += 3600
+    lo, hi = t, t + 3600
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if offset(mid) == o else (lo, mid)
+    return hi
+
+
+def offset_text(delta):
+    minutes = int(delta.total_seconds()) // 60
+    return f"UTC{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+class DaylightSavingTest(DaemonTest):
+    """[policy] timezone names a zone of the tz database: a night across its next change of
+    daylight saving is booked, held and drawn in that zone, whatever the client's own."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+timezone = "Europe/Berlin"
+[bookings]
+max_ahead = "400d"
+"""
+
+    def test_a_night_across_the_change_is_booked_and_drawn_in_the_servers_zone(self):
+        berlin = ZoneInfo("Europe/Berlin")
+        change = next_offset_change(berlin, int(time.time()) + 2 * 86400)
+        day = datetime.fromtimestamp(change, berlin).date()
+        start = datetime.combine(day - timedelta(days=1), clock(22, 0), berlin)
+        end = datetime.combine(day, clock(6, 0), berlin)
+        hours = (end.timestamp() - start.timestamp()) / 3600
+        self.assertIn(hours, (7, 9))  # clocks forward in spring, back in autumn
+        client = {"TZ": "PST8"}  # the client's zone must not matter
+        r = self.d.rota("book", "--gpus", "1", "--from", f"{start:%Y-%m-%d %H:%M}",
+                        "--until", f"{end:%Y-%m-%d %H:%M}", "--json", env=client)
+        b = json.loads(r.stdout)["booking"]
+        self.assertEqual((b["start"], b["end"]), (int(start.timestamp()), int(end.timestamp())))
+        self.assertAlmostEqual(b["gpu_hours"], hours)
+        out = self.d.rota("bookings", "--week", f"{day:%Y-%m-%d}", env=client).stdout
+        after = datetime.fromtimestamp(change, berlin)
+        self.assertIn(f"(Europe/Berlin, {offset_text(start.utcoffset())}, {offset_text(end.utcoffset())} "
+                      f"from {after:%a %m-%d %H:%M}; a cell is two hours)", out)
+        self.assertIn(f"{start:%a %m-%d %H:%M} - {end:%a %m-%d %H:%M}", out)
+        out = self.d.rota("bookings", env=client).stdout
+        self.assertIn(f"{start:%Y-%m-%d %H:%M}", out)
+        # A week rotad cannot read is refused with what it takes.
+        r = self.d.rota("bookings", "--week", "soon", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('cannot read "soon" as a week', r.stderr)
 
 
 class LifecycleTest(DaemonTest):
