@@ -60,8 +60,8 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
-Daemon::Daemon(const DaemonOptions& options, config::Config config)
-    : options_(options), config_(std::move(config)) {}
+Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps deps)
+    : options_(options), deps_(deps), config_(std::move(config)) {}
 
 Daemon::~Daemon() {
   StopHttp();  // its threads first: they may be waiting on this loop
@@ -88,7 +88,7 @@ Daemon::~Daemon() {
     executor_->RemoveBaseIfUnused();
   }
   if (signal_fd_ >= 0) ::close(signal_fd_);
-  if (timer_fd_ >= 0) ::close(timer_fd_);
+  if (loop_) loop_->Remove(deps_.clock->WakeFd());
   for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_,
                            &end_watch_retry_timer_, &trim_timer_}) {
     if (t->fd >= 0) ::close(t->fd);
@@ -96,8 +96,9 @@ Daemon::~Daemon() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, config::Config config) {
-  std::unique_ptr<Daemon> d(new Daemon(options, std::move(config)));
+StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, config::Config config,
+                                                 DaemonDeps deps) {
+  std::unique_ptr<Daemon> d(new Daemon(options, std::move(config), deps));
   if (Status s = d->Open(); !s.ok()) return s;
   return d;
 }
@@ -200,7 +201,15 @@ Status Daemon::Open() {
       fired();
     });
   };
-  if (Status s = add_timer(&timer_fd_, CLOCK_REALTIME, [this] { dirty_ = true; }); !s.ok()) return s;
+  // The clock's deadline: the next pass the core asked for (ArmTimer).
+  if (Status s = loop_->Add(deps_.clock->WakeFd(), EPOLLIN,
+                            [this](std::uint32_t) {
+                              deps_.clock->Woken();
+                              dirty_ = true;
+                            });
+      !s.ok()) {
+    return s;
+  }
   if (Status s = add_one_shot(&submit_timer_, [this] { if (submissions_waiting_) dirty_ = true; }); !s.ok()) {
     return s;
   }

@@ -26,6 +26,7 @@
 #include "core/health.h"
 #include "core/job_end.h"
 #include "core/watch.h"
+#include "daemon/clock.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/notifier.h"
@@ -58,11 +59,18 @@ struct DaemonOptions {
   Duration kill_wait = 10;  // SIGTERM to SIGKILL
 };
 
+// The outside world the daemon is handed (docs/design.md, "The daemon's parts"). Borrowed: each
+// must outlive the daemon.
+struct DaemonDeps {
+  Clock* clock = &SystemClock();
+};
+
 class Daemon : public Server::Handler {
  public:
   // Opens the store, builds the GPU inventory, recovers jobs left by a previous run and starts
   // listening. Fails with a message an admin can act on.
-  static StatusOr<std::unique_ptr<Daemon>> Create(const DaemonOptions& options, config::Config config);
+  static StatusOr<std::unique_ptr<Daemon>> Create(const DaemonOptions& options, config::Config config,
+                                                  DaemonDeps deps = {});
   ~Daemon() override;
 
   // Serves until SIGTERM or SIGINT. Running jobs keep running under their shepherds.
@@ -114,8 +122,10 @@ class Daemon : public Server::Handler {
     int launch_failures = 0;  // launches of this job that failed for the machine's reasons
   };
 
-  Daemon(const DaemonOptions& options, config::Config config);
+  Daemon(const DaemonOptions& options, config::Config config, DaemonDeps deps);
   Status Open();
+  // The time of day, from the injected clock.
+  Time Now() const { return deps_.clock->Now(); }
 
   // Requests (requests.cc).
   nlohmann::json Dispatch(ConnId conn, const Caller& caller, const nlohmann::json& request);
@@ -395,6 +405,7 @@ class Daemon : public Server::Handler {
   void WarnAboutMemoryDefault() const;  // in the log, at start and at each reload
 
   DaemonOptions options_;
+  DaemonDeps deps_;
   config::Config config_;
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<Server> server_;
@@ -534,7 +545,6 @@ class Daemon : public Server::Handler {
     void Arm(long long ns);  // `ns` from now; nothing while already armed
   };
   int signal_fd_ = -1;
-  int timer_fd_ = -1;
   OneShot submit_timer_;  // kSubmitBatchWindowNs after a submission
   static constexpr int kLockTries = 20;  // for the state directory's lock, kLockRetryUs apart
   static constexpr useconds_t kLockRetryUs = 100'000;

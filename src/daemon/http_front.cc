@@ -267,7 +267,7 @@ void HttpFront::Routes() {
 
 HttpFront::Auth HttpFront::Authenticate(const httplib::Request& req) const {
   Auth a;
-  const Time now = Now();
+  const Time now = options_.clock->Now();
   const std::string authorization = req.get_header_value("Authorization");
   if (!authorization.empty()) {
     if (authorization.rfind("Bearer ", 0) != 0) {
@@ -368,7 +368,7 @@ void HttpFront::NoteRefusal(const std::string& address, const Status& why) {
   std::vector<std::string> lines;
   {
     std::lock_guard<std::mutex> lock(refusals_mu_);
-    lines = refusals_.Note(address, address, "an HTTP request", why, Now());
+    lines = refusals_.Note(address, address, "an HTTP request", why, options_.clock->Now());
   }
   RefusalLog::Write(lines, why.code(), "HTTP: ");
 }
@@ -406,7 +406,7 @@ std::string HtmlEscape(const std::string& text) {
 // the victim then did would be theirs). The link is used only by the POST of that page.
 void HttpFront::Login(const httplib::Request& req, httplib::Response& res) {
   const std::string token = req.get_param_value("token");
-  std::optional<web::Principal> who = token.empty() ? std::nullopt : auth_.PeekLink(token, Now());
+  std::optional<web::Principal> who = token.empty() ? std::nullopt : auth_.PeekLink(token, options_.clock->Now());
   if (!who) {
     SendError(res, 401, "unauthenticated", kLinkGone);
     return;
@@ -445,7 +445,7 @@ void HttpFront::ConfirmLogin(const httplib::Request& req, httplib::Response& res
   if (RefusedAsExposed(req, res)) return;
   const std::string token = req.get_param_value("token");
   std::optional<web::NewSession> s =
-      token.empty() ? std::nullopt : auth_.RedeemLink(token, Now(), options_.web.session_ttl);
+      token.empty() ? std::nullopt : auth_.RedeemLink(token, options_.clock->Now(), options_.web.session_ttl);
   if (!s) {
     SendError(res, 401, "unauthenticated", kLinkGone);
     return;
@@ -520,7 +520,7 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
   }
   password_failures_.Refund(req.remote_addr);
   password_failures_.Refund(user_key);
-  web::NewSession s = auth_.StartSession(*uid, user, Now(), options_.web.session_ttl);
+  web::NewSession s = auth_.StartSession(*uid, user, options_.clock->Now(), options_.web.session_ttl);
   spdlog::info("HTTP: {} signed in with a password from {}", user, req.remote_addr);
   SetSessionCookies(res, s);
   json reply = api::OkReply();
@@ -537,7 +537,7 @@ void HttpFront::Calendar(const httplib::Request& req, httplib::Response& res) {
   const bool lab = req.has_param("lab") && req.get_param_value("lab") != "0";
   std::optional<web::Principal> who;
   if (req.has_param("token")) {
-    who = auth_.FindToken(req.get_param_value("token"), Now());
+    who = auth_.FindToken(req.get_param_value("token"), options_.clock->Now());
     if (!who) {
       SendError(res, 401, "unauthenticated", "the token is unknown, revoked or expired (see `rota token list`)");
       return;

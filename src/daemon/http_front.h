@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "core/status.h"
+#include "daemon/clock.h"
 #include "daemon/http_bridge.h"
 #include "daemon/refusal_log.h"
 #include "web/auth_state.h"
@@ -37,6 +38,7 @@ struct HttpFrontOptions {
   config::WebConfig web;
   std::string static_dir;       // resolved ([web] static_dir or the build's ROTA_WEB_DIR)
   bool password_login = false;  // POST /auth/password offered (rotad runs as root, system mode)
+  const Clock* clock = &SystemClock();  // the daemon's; must outlive the front end
 };
 
 class HttpFront {

@@ -20,11 +20,11 @@ namespace rota::daemon {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
-int MsUntil(Clock::time_point t) {
+int MsUntil(Steady::time_point t) {
   return static_cast<int>(std::max<long long>(
-      0, std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count()));
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(t - Steady::now()).count()));
 }
 
 // SO_RCVTIMEO / SO_SNDTIMEO of `ms` (at least 1 ms: 0 would mean none).
@@ -71,7 +71,7 @@ class DeadlineStream final : public httplib::Stream {
   DeadlineStream(int sock, SSL* ssl) : sock_(sock), ssl_(ssl) {}
 
   // A new request begins: its head and body must arrive by `read_by`, its reply go out by `write_by`.
-  void Begin(Clock::time_point read_by, Clock::time_point write_by) {
+  void Begin(Steady::time_point read_by, Steady::time_point write_by) {
     read_by_ = read_by;
     write_by_ = write_by;
   }
@@ -118,8 +118,8 @@ class DeadlineStream final : public httplib::Stream {
  private:
   const int sock_;
   SSL* const ssl_;
-  Clock::time_point read_by_{};
-  Clock::time_point write_by_{};
+  Steady::time_point read_by_{};
+  Steady::time_point write_by_{};
 };
 
 void Refuse(int sock, const std::string& why) {
@@ -203,7 +203,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
     const bool first = left == limits_.keep_alive_max;
     const bool waiting = ssl && ::SSL_pending(ssl) > 0;
     if (!waiting && !WaitFor(sock, POLLIN, first ? limits_.request_ms : limits_.keep_alive_ms)) break;
-    const Clock::time_point now = Clock::now();
+    const Steady::time_point now = Steady::now();
     stream.Begin(now + std::chrono::milliseconds(limits_.request_ms), now + std::chrono::milliseconds(limits_.write_ms));
     bool closed = false;
     if (!process_request(stream, left == 1, closed, nullptr) || closed) break;

@@ -132,13 +132,7 @@ void Daemon::SchedulePass() {
   pass_max_seconds_ = std::max(pass_max_seconds_, took);
 }
 
-void Daemon::ArmTimer(Time next_wakeup) {
-  itimerspec spec{};
-  if (next_wakeup != kNever) {
-    spec.it_value.tv_sec = std::max<Time>(next_wakeup, 1);  // absolute; a past time fires at once
-  }
-  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
-}
+void Daemon::ArmTimer(Time next_wakeup) { deps_.clock->WakeAt(next_wakeup); }
 
 store::Placement Daemon::PlacementOf(const Allocation& alloc) const {
   store::Placement p;

@@ -51,6 +51,7 @@ Status Daemon::StartHttp() {
   o.web = config_.web;
   o.static_dir = config_.web.static_dir.empty() ? ROTA_WEB_DIR : config_.web.static_dir;
   o.password_login = config_.web.password_login && !options_.user_mode && ::geteuid() == 0;
+  o.clock = deps_.clock;
   http_ = std::make_unique<HttpFront>(std::move(o), *auth_, *http_bridge_);
   if (Status s = http_->Start(); !s.ok()) {
     // The Unix socket and the scheduling do not depend on the page: serve them all the same,
