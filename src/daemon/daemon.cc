@@ -13,7 +13,6 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +27,7 @@
 #include "daemon/clock.h"
 #include "daemon/http_bridge.h"
 #include "daemon/http_front.h"
+#include "daemon/local_engine.h"
 #include "daemon/systemd_notify.h"
 #include "device/nvml_devices.h"
 #include "device/simulated_devices.h"
@@ -66,13 +66,9 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps d
 Daemon::~Daemon() {
   StopHttp();  // its threads first: they may be waiting on this loop
   for (auto& [id, a] : jobs_) {
-    if (a.pidfd >= 0) {
-      loop_->Remove(a.pidfd);
-      ::close(a.pidfd);
-    }
-    if (a.events_fd >= 0) {
-      loop_->Remove(a.events_fd);
-      ::close(a.events_fd);
+    if (a.client_pidfd >= 0) {
+      loop_->Remove(a.client_pidfd);
+      ::close(a.client_pidfd);
     }
   }
   server_.reset();
@@ -80,20 +76,36 @@ Daemon::~Daemon() {
   StopSampler();
   // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
   // that the base can go too (what is still in one stays: it is a user's terminal process).
-  if (executor_) {
+  if (engine_) {
     for (const std::string& cgroup : stale_cgroups_) {
       exec::WaitCgroupEmpty(cgroup, 200);
-      (void)executor_->RemoveCgroup(cgroup);
+      (void)engine_->RemoveCgroup(cgroup);
     }
-    executor_->RemoveBaseIfUnused();
+    engine_->Shutdown();
+    engine_.reset();  // before the loop it watches on
   }
+  submit_timer_.reset();
+  trim_timer_.reset();
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (loop_) loop_->Remove(deps_.clock->WakeFd());
-  for (const OneShot* t : {&submit_timer_, &standby_timer_, &cgroup_timer_, &end_watch_timer_,
-                           &end_watch_retry_timer_, &trim_timer_}) {
-    if (t->fd >= 0) ::close(t->fd);
-  }
   if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host) {
+  const DaemonOptions& options = host.options;
+  exec::ExecutorOptions eo;
+  eo.shepherd_path = options.shepherd_path;
+  eo.run_dir = options.state_dir + "/run";
+  // One cgroup base per daemon: the system daemon's is "rota"; any other (user mode, tests,
+  // a second instance) gets one named after its state directory, stable across restarts.
+  if (options.user_mode || options.state_dir != api::kSystemStateDir) {
+    char name[32];
+    std::snprintf(name, sizeof name, "rota-%016zx", std::hash<std::string>{}(options.state_dir));
+    eo.cgroup_name = name;
+  }
+  StatusOr<std::unique_ptr<LocalEngine>> engine = LocalEngine::Create(eo, host.loop, host.events, host.clock);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<Engine>(std::move(*engine));
 }
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, config::Config config,
@@ -147,60 +159,32 @@ Status Daemon::Open() {
   if (!told.ok()) return told.status();
   quota_told_ = std::move(*told);
 
-  exec::ExecutorOptions eo;
-  eo.shepherd_path = options_.shepherd_path;
-  eo.run_dir = options_.state_dir + "/run";
-  // One cgroup base per daemon: the system daemon's is "rota"; any other (user mode, tests,
-  // a second instance) gets one named after its state directory, stable across restarts.
-  if (options_.user_mode || options_.state_dir != api::kSystemStateDir) {
-    char name[32];
-    std::snprintf(name, sizeof name, "rota-%016zx", std::hash<std::string>{}(options_.state_dir));
-    eo.cgroup_name = name;
-  }
-  StatusOr<std::unique_ptr<exec::Executor>> executor = exec::Executor::Create(eo);
-  if (!executor.ok()) return executor.status();
-  executor_ = std::move(*executor);
-  spdlog::info("executor: {}", executor_->cgroup_note());
+  StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
+  if (!loop.ok()) return loop.status();
+  loop_ = std::move(*loop);
+  StatusOr<std::unique_ptr<Engine>> engine = deps_.engine(EngineHost{*loop_, *this, *deps_.clock, options_});
+  if (!engine.ok()) return engine.status();
+  engine_ = std::move(*engine);
+  spdlog::info("executor: {}", engine_->Describe());
 
   if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = LoadBookings(); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
-  if (executor_->device_filter()) {
+  if (engine_->DeviceFilter()) {
     spdlog::info("GPU isolation: a job's cgroup refuses it the /dev/nvidia nodes of the cards it was not given "
                  "(a BPF device program), besides CUDA_VISIBLE_DEVICES");
   } else {
     spdlog::info("GPU isolation: a job sees its own cards through CUDA_VISIBLE_DEVICES only; it can still open "
                  "the /dev/nvidia* nodes of the others (no device program here: {}), so processes on cards they "
                  "were not given are found by the card watch and reported as outside use",
-                 !executor_->cgroup_base().empty() ? "BPF is not allowed" : "no cgroup v2");
+                 engine_->Cgroups() ? "BPF is not allowed" : "no cgroup v2");
   }
-
-  StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-  if (!loop.ok()) return loop.status();
-  loop_ = std::move(*loop);
 
   signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd_ < 0) return Internal(std::string("signalfd: ") + std::strerror(errno));
   if (Status s = loop_->Add(signal_fd_, EPOLLIN, [this](std::uint32_t) { OnSignal(); }); !s.ok()) return s;
 
-  // A timerfd on the loop: `fired` runs once its expirations are drained.
-  auto add_timer = [this](int* fd, clockid_t clock, std::function<void()> fired) -> Status {
-    *fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (*fd < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
-    return loop_->Add(*fd, EPOLLIN, [fd, fired = std::move(fired)](std::uint32_t) {
-      std::uint64_t expirations;
-      while (::read(*fd, &expirations, sizeof expirations) > 0) {
-      }
-      fired();
-    });
-  };
-  auto add_one_shot = [&add_timer](OneShot* t, std::function<void()> fired) -> Status {
-    return add_timer(&t->fd, CLOCK_MONOTONIC, [t, fired = std::move(fired)] {
-      t->armed = false;
-      fired();
-    });
-  };
   // The clock's deadline: the next pass the core asked for (ArmTimer).
   if (Status s = loop_->Add(deps_.clock->WakeFd(), EPOLLIN,
                             [this](std::uint32_t) {
@@ -210,23 +194,16 @@ Status Daemon::Open() {
       !s.ok()) {
     return s;
   }
-  if (Status s = add_one_shot(&submit_timer_, [this] { if (submissions_waiting_) dirty_ = true; }); !s.ok()) {
-    return s;
-  }
-  if (Status s = add_one_shot(&trim_timer_,
-                              [this] {
-                                activity_at_trim_ = activity_;
-                                malloc_trim(0);
-                              });
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = add_one_shot(&standby_timer_, [this] { TopUpStandbys(); }); !s.ok()) return s;
-  if (Status s = add_one_shot(&cgroup_timer_, [this] { executor_->RemoveEndedCgroups(); }); !s.ok()) return s;
-  if (Status s = add_one_shot(&end_watch_timer_, [this] { WatchEnds(end_watch_due_); }); !s.ok()) return s;
-  if (Status s = add_one_shot(&end_watch_retry_timer_, [this] { WatchEnds(end_watch_retry_); }); !s.ok()) {
-    return s;
-  }
+  StatusOr<std::unique_ptr<OneShotTimer>> submit_timer =
+      OneShotTimer::Create(*loop_, [this] { if (submissions_waiting_) dirty_ = true; });
+  if (!submit_timer.ok()) return submit_timer.status();
+  submit_timer_ = std::move(*submit_timer);
+  StatusOr<std::unique_ptr<OneShotTimer>> trim_timer = OneShotTimer::Create(*loop_, [this] {
+    activity_at_trim_ = activity_;
+    malloc_trim(0);
+  });
+  if (!trim_timer.ok()) return trim_timer.status();
+  trim_timer_ = std::move(*trim_timer);
   loop_->SetIdleHook([this] {
     // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
     // ends are recorded, all before any request is answered.
@@ -235,18 +212,13 @@ Status Daemon::Open() {
       RecordEnds();
     }
     ProcessInbox();
-    if (submissions_waiting_ && !dirty_) submit_timer_.Arm(kSubmitBatchWindowNs);
+    if (submissions_waiting_ && !dirty_) submit_timer_->Arm(kSubmitBatchWindowNs);
     RunPasses();
-    // Standby shepherds for the next launches: topped up a moment after launches rather than
-    // at once, so that starting them does not delay a job that ends in the same burst.
-    if (executor_->standbys() < kStandbys && !executor_->standbys_failed()) standby_timer_.Arm(kStandbyDelayNs);
-    if (executor_->ended_cgroups() > 0) cgroup_timer_.Arm(kCgroupRemovalDelayNs);
-    if (!end_watch_due_.empty()) end_watch_timer_.Arm(kEndWatchDelayNs);
-    if (!end_watch_retry_.empty()) end_watch_retry_timer_.Arm(kEndWatchRetryNs);
+    engine_->AfterEvents();
     // Heap that requests and jobs used and freed, handed back to the system once things calm
     // down: glibc keeps freed memory for reuse, so a burst of thousands of submissions or
     // cancels would otherwise stay in rotad's resident size.
-    if (activity_ != activity_at_trim_) trim_timer_.Arm(kTrimDelayNs);
+    if (activity_ != activity_at_trim_) trim_timer_->Arm(kTrimDelayNs);
   });
 
   if (Status s = Recover(); !s.ok()) return s;
@@ -261,31 +233,6 @@ Status Daemon::Open() {
   // After sigprocmask above: the HTTP threads inherit the blocked signals.
   if (Status s = StartHttp(); !s.ok()) return s;
   return Status();
-}
-
-void Daemon::TopUpStandbys() {
-  if (standby_retry_ns_ > 0) executor_->RetryStandbys();  // the wait after a failure is over
-  Status up = executor_->PrepareStandbys(kStandbys);
-  if (up.ok()) {
-    if (standby_retry_ns_ > 0) spdlog::info("standby shepherds started again");
-    standby_retry_ns_ = 0;
-    return;
-  }
-  if (standby_retry_ns_ == 0) {  // said once, not at every retry
-    spdlog::warn("cannot start standby shepherds ({}); a shepherd is started for each job until they can be",
-                 up.message());
-  }
-  standby_retry_ns_ = standby_retry_ns_ == 0 ? kStandbyRetryFirstNs : std::min(2 * standby_retry_ns_, kStandbyRetryMaxNs);
-  standby_timer_.Arm(standby_retry_ns_);
-}
-
-void Daemon::OneShot::Arm(long long ns) {
-  if (armed) return;
-  itimerspec spec{};
-  spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-  timerfd_settime(fd, 0, &spec, nullptr);
-  armed = true;
 }
 
 Status Daemon::LoadInventory() {

@@ -27,6 +27,7 @@
 #include "core/job_end.h"
 #include "core/watch.h"
 #include "daemon/clock.h"
+#include "daemon/engine.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/notifier.h"
@@ -59,13 +60,27 @@ struct DaemonOptions {
   Duration kill_wait = 10;  // SIGTERM to SIGKILL
 };
 
-// The outside world the daemon is handed (docs/design.md, "The daemon's parts"). Borrowed: each
-// must outlive the daemon.
+// What an engine is made with: the daemon's loop (to watch what it waits for), where it reports,
+// and the clock. All outlive the engine.
+struct EngineHost {
+  EventLoop& loop;
+  EngineEvents& events;
+  const Clock& clock;
+  const DaemonOptions& options;
+};
+using EngineFactory = std::function<StatusOr<std::unique_ptr<Engine>>(const EngineHost&)>;
+
+// The local engine (local_engine.h) with the run directory and cgroup base of `host.options`.
+StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host);
+
+// The outside world the daemon is handed (docs/design.md, "Engines"). The clock is borrowed and
+// must outlive the daemon; the engine is made by the daemon once its loop exists.
 struct DaemonDeps {
   Clock* clock = &SystemClock();
+  EngineFactory engine = MakeLocalEngine;
 };
 
-class Daemon : public Server::Handler {
+class Daemon : public Server::Handler, private EngineEvents {
  public:
   // Opens the store, builds the GPU inventory, recovers jobs left by a previous run and starts
   // listening. Fails with a message an admin can act on.
@@ -84,12 +99,7 @@ class Daemon : public Server::Handler {
  private:
   struct Active {
     store::JobRecord rec;
-    int pidfd = -1;            // running batch job: its shepherd; adopted session: its client
-    int note_fd = -1;          // running batch job from a standby: the shepherd's socket (kEndedNote)
-    // A running batch job's cgroup.events, watched for the moment its last process is gone
-    // (WatchEnds); -1 while not watched.
-    int events_fd = -1;
-    int end_watch_looks = 0;  // how often its cgroup was found empty before it was watched
+    int client_pidfd = -1;  // a session re-adopted after a restart: its client process
     // When its last process was gone (0: not yet seen): its GPUs are free and its run charged;
     // its end is decided when the shepherd's result comes (design.md, "Freeing a job's GPUs
     // when its cgroup empties").
@@ -229,7 +239,10 @@ class Daemon : public Server::Handler {
   void BeginStop(Active& a, Time now);  // SIGTERM now, SIGKILL after kill_wait
   void EscalateKills(Time now);
   void ArmTimer(Time next_wakeup);
-  void OnJobExit(JobId id);
+  // What the engine reports (EngineEvents).
+  void JobReleased(JobId id, Time at) override;
+  void JobEnded(JobId id, const JobExit& exit) override;
+  void WithdrawnGone(JobId id) override;
   // How a job ended, decided when its end was seen (EndJob) and recorded in the store later
   // (RecordEnd): design.md, "Starting the next job before recording the last one's end".
   struct Ending : JobEnd {
@@ -247,28 +260,14 @@ class Daemon : public Server::Handler {
   // run's end), then checks the owner's quota. The status is `end`'s, else the commit's.
   Status SaveUsageWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end);
   void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage
-  // Watches a job's shepherd (or adopted session client) through its pidfd, and a standby
-  // shepherd's note of the job's end through its socket (note_fd, -1 for none).
-  void Watch(JobId id, int pidfd, int note_fd = -1);
-  void OnShepherdNote(JobId id);
-  // Starts watching the cgroups of the jobs in `list` (end_watch_due_: launched since the last
-  // call; end_watch_retry_: found empty before) for their last process's exit, and empties it;
-  // OnCgroupEvent frees the GPUs of a job whose cgroup emptied.
-  void WatchEnds(std::vector<JobId>& list);
-  void OnCgroupEvent(JobId id);
-  void StopWatchingEnd(Active& a);
-  // A shepherd whose job's end was collected from its note, still on its way out: reaped when
-  // its pidfd says it has exited.
-  void ReapLater(JobId id, pid_t shepherd, int pidfd);
+  // Watches a session re-adopted after a restart through its client's pidfd: its exit ends it.
+  void WatchSessionClient(JobId id, int pidfd);
+  void OnSessionClientExit(JobId id);
   // Whether the process a running session's record names is still its client (recovery.cc).
   bool IsSessionClient(const store::JobRecord& rec) const;
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
-  // its shepherd is told to kill the job, and its GPUs stay held until the shepherd has ended.
-  void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
-                      Time now);
-  void OnWithdrawnExit(JobId id);
-  // Starts standby shepherds up to kStandbys (standby_timer_); after a failure, again later.
-  void TopUpStandbys();
+  // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
+  void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
   // When a start that failed `failures` times before is tried again: kStartRetryFirst doubling
   // up to kStartRetryMax. Starts the store cannot record count the failures in a row of all
   // jobs (start_record_failures_); launches this machine cannot make, those of the job.
@@ -410,7 +409,7 @@ class Daemon : public Server::Handler {
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<store::JobStore> store_;
-  std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<Engine> engine_;
   std::shared_ptr<device::Devices> devices_;
   std::string devices_error_;
   std::unique_ptr<device::Sampler> sampler_;
@@ -456,12 +455,9 @@ class Daemon : public Server::Handler {
   std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
   store::UsageMaps usage_;
   std::map<JobId, Active> jobs_;  // pending and running
-  struct Withdrawn {
-    pid_t pid = 0;
-    int pidfd = -1;
-    RunningJob holds;  // its GPUs, held from the next passes until the shepherd has ended
-  };
-  std::map<JobId, Withdrawn> withdrawn_;  // launches being withdrawn (WithdrawLaunch)
+  // Launches being withdrawn (WithdrawLaunch): their GPUs, held from the next passes until the
+  // engine says the launch is gone.
+  std::map<JobId, RunningJob> withdrawn_;
   int start_record_failures_ = 0;         // failed start records in a row
   static constexpr Time kStartRetryFirst = 5;
   static constexpr Time kStartRetryMax = 300;
@@ -538,50 +534,16 @@ class Daemon : public Server::Handler {
   // other reason for a pass (a job's end, a cancel, a deadline) takes them along at once.
   static constexpr long kSubmitBatchWindowNs = 5'000'000;
   bool submissions_waiting_ = false;
-  // A one-shot CLOCK_MONOTONIC timerfd on the loop; disarmed again when it fires.
-  struct OneShot {
-    int fd = -1;
-    bool armed = false;
-    void Arm(long long ns);  // `ns` from now; nothing while already armed
-  };
   int signal_fd_ = -1;
-  OneShot submit_timer_;  // kSubmitBatchWindowNs after a submission
+  std::unique_ptr<OneShotTimer> submit_timer_;  // kSubmitBatchWindowNs after a submission
   static constexpr int kLockTries = 20;  // for the state directory's lock, kLockRetryUs apart
   static constexpr useconds_t kLockRetryUs = 100'000;
-  // Standby shepherds kept waiting (exec::Executor::PrepareStandbys): enough for the jobs that
-  // end together on a full server of four cards; topped up kStandbyDelayNs after they are used.
-  static constexpr std::size_t kStandbys = 4;
-  static constexpr long kStandbyDelayNs = 20'000'000;
-  // When starting them fails (the shepherd's binary replaced or unreadable for a moment, no
-  // process free), tried again after 5 s, doubling up to 10 minutes: until then every launch
-  // starts its own shepherd.
-  static constexpr long long kStandbyRetryFirstNs = 5'000'000'000;
-  static constexpr long long kStandbyRetryMaxNs = 600'000'000'000;
-  long long standby_retry_ns_ = 0;  // the wait before the next try; 0 while standbys start fine
-  OneShot standby_timer_;
-  // Ended jobs' cgroups are removed this long after the first end that left one
-  // (exec::Executor::RemoveEndedCgroups): after the launches of a burst of ends, not among them.
-  static constexpr long kCgroupRemovalDelayNs = 20'000'000;
-  OneShot cgroup_timer_;
-  // Running jobs' cgroups are watched for their end from this long after their launch, once
-  // their processes are in (design.md, "Freeing a job's GPUs when its cgroup empties"): a
-  // watch made at the launch would wake rotad when the job's first process enters.
-  static constexpr long kEndWatchDelayNs = 20'000'000;
-  std::vector<JobId> end_watch_due_;
-  OneShot end_watch_timer_;
-  // A job whose cgroup was still empty then (its shepherd slow to start it: a loaded machine, a
-  // shepherd started for it rather than a standby) is looked at again every kEndWatchRetryNs,
-  // kEndWatchLooks times in all; after that its shepherd's note tells its end.
-  static constexpr long kEndWatchRetryNs = 100'000'000;
-  static constexpr int kEndWatchLooks = 50;
-  std::vector<JobId> end_watch_retry_;
-  OneShot end_watch_retry_timer_;
   // Requests and job ends so far; the freed heap is returned (malloc_trim) kTrimDelayNs after
   // the first activity since the last return.
   static constexpr long long kTrimDelayNs = 5'000'000'000;
   std::uint64_t activity_ = 0;
   std::uint64_t activity_at_trim_ = 0;
-  OneShot trim_timer_;
+  std::unique_ptr<OneShotTimer> trim_timer_;
   int lock_fd_ = -1;
   Time started_ = 0;
   int exit_code_ = 0;

@@ -2,6 +2,7 @@
 #include "daemon/event_loop.h"
 
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -53,21 +54,55 @@ void EventLoop::Remove(int fd) {
 
 void EventLoop::Run() {
   running_ = true;
-  epoll_event events[64];
-  while (running_) {
-    int n = epoll_wait(epfd_, events, 64, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    for (int i = 0; i < n && running_; ++i) {
-      auto it = entries_.find(events[i].data.u64);
-      if (it == entries_.end()) continue;  // removed by an earlier callback in this batch
-      Callback cb = it->second.callback;  // a copy: the callback may remove itself
-      cb(events[i].events);
-    }
-    if (running_ && idle_hook_) idle_hook_();
+  while (running_ && RunOnce(-1)) {
   }
+}
+
+bool EventLoop::RunOnce(int timeout_ms) {
+  epoll_event events[64];
+  const int n = epoll_wait(epfd_, events, 64, timeout_ms);
+  if (n < 0) return errno == EINTR;
+  running_ = true;  // a callback's Stop() ends this batch (and Run)
+  for (int i = 0; i < n && running_; ++i) {
+    auto it = entries_.find(events[i].data.u64);
+    if (it == entries_.end()) continue;  // removed by an earlier callback in this batch
+    Callback cb = it->second.callback;  // a copy: the callback may remove itself
+    cb(events[i].events);
+  }
+  if (running_ && idle_hook_) idle_hook_();
+  return true;
+}
+
+StatusOr<std::unique_ptr<OneShotTimer>> OneShotTimer::Create(EventLoop& loop, std::function<void()> fired) {
+  const int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (fd < 0) return Internal(std::string("timerfd_create: ") + std::strerror(errno));
+  std::unique_ptr<OneShotTimer> t(new OneShotTimer(loop, fd, std::move(fired)));
+  OneShotTimer* raw = t.get();
+  if (Status s = loop.Add(fd, EPOLLIN, [raw](std::uint32_t) { raw->Fire(); }); !s.ok()) return s;
+  return t;
+}
+
+OneShotTimer::~OneShotTimer() {
+  loop_.Remove(fd_);
+  ::close(fd_);
+}
+
+void OneShotTimer::Arm(long long ns) {
+  if (armed_) return;
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;  // 0 would disarm
+  timerfd_settime(fd_, 0, &spec, nullptr);
+  armed_ = true;
+}
+
+void OneShotTimer::Fire() {
+  std::uint64_t expirations;
+  while (::read(fd_, &expirations, sizeof expirations) > 0) {
+  }
+  armed_ = false;
+  fired_();
 }
 
 }  // namespace rota::daemon

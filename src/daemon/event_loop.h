@@ -35,6 +35,10 @@ class EventLoop {
   // Runs until Stop() is called from a callback.
   void Run();
   void Stop() { running_ = false; }
+  // One batch: waits up to `timeout_ms` (-1: for ever, 0: not at all) for events, runs their
+  // callbacks and then the idle hook. False when the wait failed (other than EINTR). For tests
+  // that drive a daemon in-process.
+  bool RunOnce(int timeout_ms);
 
  private:
   explicit EventLoop(int epfd) : epfd_(epfd) {}
@@ -49,6 +53,31 @@ class EventLoop {
   std::unordered_map<std::uint64_t, Entry> entries_;  // by token (epoll data)
   std::unordered_map<int, std::uint64_t> token_of_fd_;
   std::function<void()> idle_hook_;
+};
+
+// A one-shot CLOCK_MONOTONIC timer on a loop (a timerfd): Arm(ns) runs `fired` once, `ns` from
+// now, on the loop's thread. Arming one that is armed already does nothing: the first deadline
+// stands.
+class OneShotTimer {
+ public:
+  // `loop` must outlive the timer.
+  static StatusOr<std::unique_ptr<OneShotTimer>> Create(EventLoop& loop, std::function<void()> fired);
+  ~OneShotTimer();  // taken off the loop and closed
+  OneShotTimer(const OneShotTimer&) = delete;
+  OneShotTimer& operator=(const OneShotTimer&) = delete;
+
+  void Arm(long long ns);
+  bool armed() const { return armed_; }
+
+ private:
+  OneShotTimer(EventLoop& loop, int fd, std::function<void()> fired)
+      : loop_(loop), fd_(fd), fired_(std::move(fired)) {}
+  void Fire();
+
+  EventLoop& loop_;
+  int fd_;
+  bool armed_ = false;
+  std::function<void()> fired_;
 };
 
 }  // namespace rota::daemon

@@ -60,7 +60,7 @@ Status Daemon::Recover() {
       }
       if (fd.ok()) {
         a.session_pid = static_cast<pid_t>(a.rec.pid);
-        Watch(id, *fd);
+        WatchSessionClient(id, *fd);
         ++adopted;
         spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
         if (!a.cancelled_by.empty()) BeginStop(a, now);
@@ -76,9 +76,8 @@ Status Daemon::Recover() {
       }
       continue;
     }
-    StatusOr<exec::Launched> again = executor_->Adopt(id, static_cast<pid_t>(a.rec.pid), a.rec.start_time);
+    StatusOr<Started> again = engine_->Adopt(id, static_cast<pid_t>(a.rec.pid), a.rec.start_time);
     if (again.ok()) {
-      Watch(id, again->pidfd);
       ++adopted;
       spdlog::info("job {}: re-adopted (shepherd {})", id, a.rec.pid);
       if (!a.cancelled_by.empty()) BeginStop(a, now);  // a cancel that was under way
@@ -90,12 +89,12 @@ Status Daemon::Recover() {
         again.status().message().find("no process") == std::string::npos) {
       spdlog::warn("job {}: not re-adopted: {}", id, again.status().message());
     }
-    exec::ExitInfo info = executor_->Collect(id, static_cast<pid_t>(a.rec.pid));
+    exec::ExitInfo info = engine_->Collect(id, static_cast<pid_t>(a.rec.pid));
     FinishJob(a, info, info.end_time > 0 ? std::min(info.end_time, now) : now);
     ++ended;
   }
   spdlog::info("recovered {} pending, {} running re-adopted, {} ended while rotad was down", pending, adopted, ended);
-  const int swept = executor_->RemoveLeftoverCgroups([this](JobId id) {
+  const int swept = engine_->RemoveLeftovers([this](JobId id) {
     auto it = jobs_.find(id);
     return it != jobs_.end() && it->second.rec.state == store::JobState::kRunning;
   });
@@ -105,7 +104,7 @@ Status Daemon::Recover() {
 
 Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   const JobId id = a.rec.job.id;
-  StatusOr<exec::FoundLaunch> found = executor_->FindLaunch(id);
+  StatusOr<exec::FoundLaunch> found = engine_->FindLaunch(id);
   if (!found.ok()) {
     spdlog::error("job {}: cannot tell whether a launch before the restart went ahead: {}", id, found.status().message());
     return LaunchOutcome::kNone;
@@ -125,17 +124,13 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   info.pid = found->pid;
   info.reason += " (its start recorded after a restart)";
   const Time started = std::min(note->time > 0 ? note->time : now, now);
-  StatusOr<exec::Launched> again = found->state == exec::FoundLaunch::State::kRunning
-                                       ? executor_->Adopt(id, found->pid)
-                                       : StatusOr<exec::Launched>(NotFound("ended"));
+  StatusOr<Started> again = found->state == exec::FoundLaunch::State::kRunning
+                                ? engine_->Adopt(id, found->pid, 0)
+                                : StatusOr<Started>(NotFound("ended"));
   if (again.ok()) info.cgroup = again->cgroup;
   if (Status s = store_->MarkStarted(id, info, started); !s.ok()) {
     spdlog::error("job {}: launched before the restart, but its start cannot be recorded: {}", id, s.message());
-    if (again.ok()) {  // withdrawn as in ApplyStart: no result left to be taken for its end later
-      (void)executor_->Withdraw(id);
-      (void)executor_->Signal(again->pid, SIGKILL);
-      ::close(again->pidfd);
-    }
+    if (again.ok()) engine_->Withdraw(id);  // as in ApplyStart: no result left to be taken for its end later
     return LaunchOutcome::kNone;
   }
   a.rec.Started(info, started);
@@ -143,11 +138,10 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   CountJobStarted(a.rec, started);
   Notify(JobEvent("job_started", a.rec));
   if (again.ok()) {
-    Watch(id, again->pidfd);
     spdlog::info("job {}: launched before the restart and re-adopted (shepherd {})", id, again->pid);
     return LaunchOutcome::kAdopted;
   }
-  exec::ExitInfo ended = executor_->Collect(id, 0);
+  exec::ExitInfo ended = engine_->Collect(id, 0);
   FinishJob(a, ended, ended.end_time > 0 ? std::min(ended.end_time, now) : now);
   spdlog::info("job {}: launched before the restart and ended while rotad was down", id);
   return LaunchOutcome::kEnded;

@@ -412,7 +412,7 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
     }
     Active& a = it->second;
     if (a.released_at != 0) {
-      // Its processes are gone (end_watch.cc): how it ended is being collected, not cancelled.
+      // Its processes are gone (EngineEvents::JobReleased): how it ended is being collected, not cancelled.
       fail(FailedPrecondition("job " + std::to_string(id) + " has already ended (its end is being recorded)"));
       continue;
     }
@@ -534,7 +534,7 @@ json Daemon::StatusReply() {
                  {"gpus", gpus},
                  {"jobs", {{"pending", pending}, {"running", running}}},
                  {"devices", devices_ ? devices_->Describe() : std::string("none")},
-                 {"executor", executor_->cgroup_note()}});
+                 {"executor", engine_->Describe()}});
   if (!devices_error_.empty()) out["devices_error"] = devices_error_;
   const std::uint64_t passes = pass_seconds_.count();
   out["scheduler"] = {{"passes", passes},

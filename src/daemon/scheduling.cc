@@ -53,12 +53,12 @@ ClusterState Daemon::BuildState() const {
         st.held.push_back(id);
       }
     } else if (a.released_at != 0) {
-      st.held.push_back(id);  // its processes are gone (end_watch.cc): its GPUs are free
+      st.held.push_back(id);  // its processes are gone (EngineEvents::JobReleased): its GPUs are free
     } else if (!a.rec.placement.alloc.gpus.empty()) {
       st.running.push_back(a.rec.ToRunningJob());
     }
   }
-  for (const auto& [id, w] : withdrawn_) st.running.push_back(w.holds);
+  for (const auto& [id, holds] : withdrawn_) st.running.push_back(holds);
   for (const Ending& e : ends_) {
     if (e.requeue) st.held.push_back(e.job.rec.job.id);  // pending again once its end is recorded
   }
@@ -120,7 +120,7 @@ void Daemon::SchedulePass() {
   }
   SendWaitingUpdates();
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
-    it = executor_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
+    it = engine_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
   }
   for (const auto& [id, a] : jobs_) {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
@@ -218,7 +218,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
                         : 0;
   spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (recovery.cc)
 
-  StatusOr<exec::Launched> launched = launch_error.empty() ? executor_->Launch(spec) : StatusOr<exec::Launched>(Internal(launch_error));
+  StatusOr<Started> launched = launch_error.empty() ? engine_->Launch(spec) : StatusOr<Started>(Internal(launch_error));
   // Not launched for a reason of this machine's (a full disk for its spec, no process for its
   // shepherd, a cgroup that cannot be made): the job is not at fault and did not start. Only a
   // spec the executor refuses (kInvalidArgument) or an owner who is gone fails the job.
@@ -237,7 +237,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
     ++start_record_failures_;
     spdlog::error("job {}: cannot record its start ({}){}; tried again in {} s", a.rec.job.id, s.message(),
                   launched.ok() ? ", its launch is withdrawn" : "", a.retry_at - now);
-    if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, *launched, now);
+    if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, now);
     a.rec.placement = {};
     return;
   }
@@ -255,42 +255,6 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid);
   Notify(JobEvent("job_started", a.rec));
-  Watch(a.rec.job.id, launched->pidfd, launched->note_fd);
-}
-
-void Daemon::Watch(JobId id, int pidfd, int note_fd) {
-  Active& a = jobs_[id];
-  a.pidfd = pidfd;
-  (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnJobExit(id); });
-  a.note_fd = note_fd;
-  if (note_fd >= 0) (void)loop_->Add(note_fd, EPOLLIN, [this, id](std::uint32_t) { OnShepherdNote(id); });
-  if (!a.rec.interactive && !a.rec.cgroup.empty()) end_watch_due_.push_back(id);
-}
-
-void Daemon::OnShepherdNote(JobId id) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second.note_fd < 0) return;
-  Active& a = it->second;
-  char buf[64];
-  const ssize_t n = ::recv(a.note_fd, buf, sizeof buf, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (n > 0) {
-    // The shepherd's one message (exec::kEndedNote): the result is written, it is cleaning up.
-    OnJobExit(id);
-    return;
-  }
-  // End of file without the note (it died, or failed to write the result): its pidfd tells.
-  loop_->Remove(a.note_fd);
-  ::close(a.note_fd);
-  a.note_fd = -1;
-}
-
-void Daemon::ReapLater(JobId id, pid_t shepherd, int pidfd) {
-  (void)loop_->Add(pidfd, EPOLLIN, [this, id, shepherd, pidfd](std::uint32_t) {
-    loop_->Remove(pidfd);
-    ::close(pidfd);
-    executor_->Reap(id, shepherd);
-  });
 }
 
 Time Daemon::RetryAt(int failures, Time now) {
@@ -309,38 +273,19 @@ void Daemon::PostponeLaunch(Active& a, const std::string& why, Time now) {
   (void)store_->NoteJob(a.rec.job.id, note, "rotad", now);
 }
 
-void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, const exec::Launched& launched,
-                            Time now) {
-  // Its spec removed first, so that a restart before the shepherd's exit finds no launch and
-  // the job pending (Executor::Withdraw); then SIGKILL forwarded: the shepherd kills what it
-  // started (the cgroup, else the process group) and exits without a result. Its note is not
-  // needed.
-  if (Status s = executor_->Withdraw(rec.job.id); !s.ok()) {
-    spdlog::error("job {}: cannot remove the withdrawn launch's spec: {}", rec.job.id, s.message());
-  }
-  (void)executor_->Signal(launched.pid, SIGKILL);
-  if (launched.note_fd >= 0) ::close(launched.note_fd);
+void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now) {
+  engine_->Withdraw(rec.job.id);
   // Its GPUs, as a running job that nothing preempts or times out.
   RunningJob holds = rec.ToRunningJob();
   holds.alloc = alloc;
   holds.start_time = now;
   holds.preemptible = false;
   holds.kill_at = kNever;
-  const JobId id = rec.job.id;
-  withdrawn_[id] = {launched.pid, launched.pidfd, holds};
-  (void)loop_->Add(launched.pidfd, EPOLLIN, [this, id](std::uint32_t) { OnWithdrawnExit(id); });
+  withdrawn_[rec.job.id] = holds;
 }
 
-void Daemon::OnWithdrawnExit(JobId id) {
-  auto it = withdrawn_.find(id);
-  if (it == withdrawn_.end()) return;
-  loop_->Remove(it->second.pidfd);
-  ::close(it->second.pidfd);
-  executor_->Reap(id, it->second.pid);
-  executor_->Forget(id);  // its spec and result: the next launch of the job writes its own
-  spdlog::info("job {}: withdrawn launch ended (shepherd {})", id, it->second.pid);
-  withdrawn_.erase(it);
-  dirty_ = true;  // its GPUs are free
+void Daemon::WithdrawnGone(JobId id) {
+  if (withdrawn_.erase(id) > 0) dirty_ = true;  // its GPUs are free
 }
 
 void Daemon::ApplySignal(const Signal& sig, Time now) {
@@ -366,7 +311,7 @@ void Daemon::ApplySignal(const Signal& sig, Time now) {
     server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", sig.signal},
                               {"kill_at", sig.kill_at}, {"reason", preempted ? "preempted" : "time_limit"}});
   } else {
-    (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), sig.signal);
+    (void)engine_->Signal(sig.job, sig.signal);
   }
   spdlog::info("job {}: signal {} ({}), kill at {}", sig.job, sig.signal, why, sig.kill_at);
 }
@@ -384,7 +329,7 @@ void Daemon::BeginStop(Active& a, Time now) {
     if (server_) server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
     if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGTERM);  // adopted session
   } else {
-    (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), SIGTERM);
+    (void)engine_->Signal(a.rec.job.id, SIGTERM);
   }
 }
 
@@ -393,50 +338,57 @@ void Daemon::EscalateKills(Time now) {
     if (a.term_sent == 0 || now < a.term_sent + options_.kill_wait || !a.Live()) continue;
     if (a.rec.interactive) {
       server_->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
-      if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
+      if (!a.rec.cgroup.empty()) (void)engine_->KillCgroup(a.rec.cgroup);
       if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGKILL);  // adopted session
       a.term_sent = now;  // again after another kill_wait if the client does not answer
     } else {
-      (void)executor_->Signal(static_cast<pid_t>(a.rec.pid), SIGKILL);
+      (void)engine_->Signal(id, SIGKILL);
       a.term_sent = now;
     }
   }
 }
 
-void Daemon::OnJobExit(JobId id) {
+void Daemon::JobEnded(JobId id, const JobExit& info) {
   ++activity_;
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   Active& a = it->second;
-  loop_->Remove(a.pidfd);
-  if (a.note_fd >= 0) {
-    loop_->Remove(a.note_fd);
-    ::close(a.note_fd);
-    a.note_fd = -1;
-  }
   const Time now = Now();
-  if (a.rec.interactive) {
-    // An adopted session whose client exited while rotad was away.
-    ::close(a.pidfd);
-    a.pidfd = -1;
-    exec::ExitInfo info;
-    info.kind = exec::ExitInfo::Kind::kExited;
-    FinishJob(a, info, now);
-    return;
-  }
-  const pid_t shepherd = static_cast<pid_t>(a.rec.pid);
-  if (exec::PidfdExited(a.pidfd)) {
-    ::close(a.pidfd);
-  } else {
-    ReapLater(id, shepherd, a.pidfd);  // its note came first: Collect reads the result it wrote
-  }
-  a.pidfd = -1;
-  exec::ExitInfo info = executor_->Collect(id, shepherd);
   // Recorded after this batch of events has started the jobs it frees GPUs for (RecordEnds).
-  // A job whose cgroup was seen empty ended then: its run is charged up to that moment.
+  // A job whose processes were seen gone ended then: its run is charged up to that moment.
   Time end = info.end_time > 0 ? std::min(info.end_time, now) : now;
   if (a.released_at != 0) end = a.released_at;
   ends_.push_back(EndJob(a, info, end));
+}
+
+void Daemon::JobReleased(JobId id, Time at) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second.Live()) return;
+  Active& a = it->second;
+  ++activity_;
+  a.released_at = at;
+  // What the next pass must see at once, as for an end (EndJob): its GPUs free, its run charged.
+  AddRunToUsage(a.rec, a.released_at);
+  dirty_ = true;
+}
+
+void Daemon::WatchSessionClient(JobId id, int pidfd) {
+  jobs_[id].client_pidfd = pidfd;
+  (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnSessionClientExit(id); });
+}
+
+void Daemon::OnSessionClientExit(JobId id) {
+  ++activity_;
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.client_pidfd < 0) return;
+  Active& a = it->second;
+  loop_->Remove(a.client_pidfd);
+  ::close(a.client_pidfd);
+  a.client_pidfd = -1;
+  // An adopted session whose client exited while rotad was away.
+  exec::ExitInfo info;
+  info.kind = exec::ExitInfo::Kind::kExited;
+  FinishJob(a, info, Now());
 }
 
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
@@ -459,7 +411,11 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   CountJobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied
-  StopWatchingEnd(a);
+  if (a.client_pidfd >= 0) {
+    loop_->Remove(a.client_pidfd);
+    ::close(a.client_pidfd);
+    a.client_pidfd = -1;
+  }
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
   const JobId id = a.rec.job.id;
@@ -484,7 +440,7 @@ void Daemon::RecordEnd(Ending e) {
   const JobId id = a.rec.job.id;
   // A requeued job launches again under the same id: its last run's files go before the store
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
-  if (e.requeue && !a.rec.interactive) executor_->Forget(id);
+  if (e.requeue && !a.rec.interactive) engine_->Forget(id);
   Status s = SaveUsageWith(a.rec, e.at, [&] {
     SaveMeasures(a);
     return e.requeue ? store_->Requeue(id, e.reason, e.at)
@@ -501,7 +457,7 @@ void Daemon::RecordEnd(Ending e) {
   spdlog::info("job {} ({}): {}", id, a.rec.job.user, e.reason);
   if (a.rec.interactive) return;
   if (!e.requeue) {
-    executor_->Forget(id);
+    engine_->Forget(id);
     NotifyJobEnd(a.rec, e.state, e.reason, e.actor, false);
     return;
   }

@@ -31,9 +31,9 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
   StatusOr<std::string> cgroup =
-      executor_->CreateCgroup(id, HostMemoryLimit(a.rec, start.alloc), OtherCardsDevices(start.alloc));
+      engine_->CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc), OtherCardsDevices(start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
-    Status s = executor_->MoveToCgroup(*cgroup, a.session_pid);
+    Status s = engine_->MoveToCgroup(*cgroup, a.session_pid);
     // Alive after the move: the pid still named the client when it was written. (Gone, its pid
     // could in principle have been taken between the check and the write: the cgroup is then
     // never killed, only removed once empty.)
@@ -46,7 +46,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
       info.cgroup = *cgroup;
     } else {
       spdlog::warn("job {}: session process {} stays outside its cgroup: {}", id, a.session_pid, s.message());
-      (void)executor_->RemoveCgroup(*cgroup);
+      (void)engine_->RemoveCgroup(*cgroup);
     }
   }
   if (Status s = store_->MarkStarted(id, info, now); !s.ok()) {
@@ -55,7 +55,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
     spdlog::error("job {}: cannot record the session's start ({}); tried again in {} s", id, s.message(),
                   a.retry_at - now);
     a.rec.placement = {};
-    if (!info.cgroup.empty()) (void)executor_->RemoveCgroup(info.cgroup);
+    if (!info.cgroup.empty()) (void)engine_->RemoveCgroup(info.cgroup);
     return;
   }
   start_record_failures_ = 0;
@@ -181,7 +181,7 @@ void Daemon::OnClose(ConnId conn) {
     return;
   }
   // The terminal closed with the command still holding the allocation: stop what is left.
-  if (!a.rec.cgroup.empty()) (void)executor_->KillCgroup(a.rec.cgroup);
+  if (!a.rec.cgroup.empty()) (void)engine_->KillCgroup(a.rec.cgroup);
   AddRunToUsage(a.rec, now);
   if (Status st = SaveUsageWith(a.rec, now, [&] {
         return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session closed", now, a.rec.job.user);

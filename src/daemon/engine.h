@@ -1,0 +1,103 @@
+// The Engine: what runs rotad's batch jobs. The daemon decides what starts where and when (the
+// core's decisions); an engine starts it, delivers its signals, watches it and reports how it
+// ended. LocalEngine (local_engine.h) runs jobs on this machine under rota-shepherd;
+// testing::FakeEngine runs nothing and lets a test say when and how each job ends; a Slurm
+// engine will submit to a cluster. docs/design.md, "Engines".
+//
+// Contract:
+// - Calls come from the daemon's loop thread, and so do the engine's reports (EngineEvents):
+//   an engine that waits for something watches it on the daemon's loop.
+// - A job launched (Launch, or Adopt after a restart) is the engine's until it reports its end
+//   (JobEnded, once) or the daemon withdraws it (Withdraw, then WithdrawnGone once). No report
+//   comes from inside a call the daemon made.
+// - An engine keeps a job's files (what Collect reads after a restart) until Forget: a daemon
+//   that dies between an end and its record finds the same end again.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/job_end.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "exec/executor.h"
+
+namespace rota::daemon {
+
+// What the daemon hears from its engine.
+class EngineEvents {
+ public:
+  // Job `id`'s processes are all gone (at `at`): its GPUs may go to the next job now, though how
+  // it ended comes later (JobEnded). Engines that cannot tell this before the end do not call it.
+  virtual void JobReleased(JobId id, Time at) = 0;
+  // Job `id` ended: how (JobExit::end_time 0 when the engine does not know when).
+  virtual void JobEnded(JobId id, const JobExit& exit) = 0;
+  // A withdrawn launch is gone: the GPUs it held are free.
+  virtual void WithdrawnGone(JobId id) = 0;
+
+ protected:
+  ~EngineEvents() = default;
+};
+
+// Where a launched job runs, as the store records it.
+struct Started {
+  pid_t pid = 0;       // the process that stands for the job here (the local engine's shepherd)
+  std::string cgroup;  // its processes' cgroup, or "" when it has none
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // One line for rotad's log and `rota status` ("cgroup v2 at /sys/fs/cgroup/rota ...").
+  virtual std::string Describe() const = 0;
+  // Whether a job is refused the device nodes of the cards it was not given (spec.deny_devices),
+  // and whether jobs have cgroups at all (for the log's line on GPU isolation).
+  virtual bool DeviceFilter() const = 0;
+  virtual bool Cgroups() const = 0;
+
+  // Starts a batch job. Ok: it has started (its end comes through JobEnded). InvalidArgument:
+  // the spec is refused (the job fails); any other error: this machine cannot start it now (it
+  // stays pending and is tried again).
+  virtual StatusOr<Started> Launch(const exec::LaunchSpec& spec) = 0;
+  // A launch whose start could not be recorded: stopped, its files removed (no end is reported
+  // for it, and a restart finds no launch), then WithdrawnGone once it is gone.
+  virtual void Withdraw(JobId id) = 0;
+  // Delivers `signo` to the job's processes; SIGKILL kills all of them. A job already gone is ok.
+  virtual Status Signal(JobId id, int signo) = 0;
+
+  // After a restart. FindLaunch: what became of the last launch of a job the store does not
+  // record as started (rotad died between the launch and its record). Adopt: watches again a
+  // job found running (`pid` as Started gave it; `started` its recorded start, 0 when none);
+  // NotFound when it runs no longer: then Collect. Collect: how a job that is not running
+  // ended (its result, or kVanished).
+  virtual StatusOr<exec::FoundLaunch> FindLaunch(JobId id) = 0;
+  virtual StatusOr<Started> Adopt(JobId id, pid_t pid, Time started) = 0;
+  virtual JobExit Collect(JobId id, pid_t pid) = 0;
+  // Removes what ended jobs left that no job `in_use` names (after a restart); how many.
+  virtual int RemoveLeftovers(const std::function<bool(JobId)>& in_use) = 0;
+  // The job's end (or requeue) is recorded: its files may go.
+  virtual void Forget(JobId id) = 0;
+
+  // After each batch of events, when the daemon has started what it could: the engine's upkeep
+  // (the local engine's standby shepherds, cgroup removal and end watches), off the path from
+  // one job's end to the next one's start.
+  virtual void AfterEvents() = 0;
+  // The daemon is stopping: jobs keep running; the engine tidies what it may.
+  virtual void Shutdown() = 0;
+
+  // Interactive sessions run in their client (`rota run`), not in the engine; where the engine
+  // has cgroups it gives them one, with the job's limits and device filter. "" when it has none.
+  virtual StatusOr<std::string> CreateSessionCgroup(JobId id, std::int64_t memory_limit_bytes,
+                                                    const std::vector<std::pair<unsigned, unsigned>>& deny) = 0;
+  virtual Status MoveToCgroup(const std::string& cgroup, pid_t pid) = 0;
+  virtual Status KillCgroup(const std::string& cgroup) = 0;
+  virtual Status RemoveCgroup(const std::string& cgroup) = 0;
+};
+
+}  // namespace rota::daemon
