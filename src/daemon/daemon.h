@@ -78,6 +78,8 @@ StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host);
 struct DaemonDeps {
   Clock* clock = &SystemClock();
   EngineFactory engine = MakeLocalEngine;
+  // Job owners' accounts (uid, gid, groups, shell): the system's user database.
+  std::function<StatusOr<UnixAccount>(uid_t)> accounts = LookUpAccount;
 };
 
 class Daemon : public Server::Handler, private EngineEvents {
@@ -90,6 +92,18 @@ class Daemon : public Server::Handler, private EngineEvents {
 
   // Serves until SIGTERM or SIGINT. Running jobs keep running under their shepherds.
   int Run();
+
+  // A request from inside this process (tests that drive a daemon in-process): it takes the same
+  // path as a line from the socket (ProcessInbox: parsing, checks, group-committed submissions,
+  // Dispatch), from `caller` instead of a connection's peer. `done` gets the reply on the loop's
+  // thread, at the latest after the batch of events that handles it.
+  void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done);
+  // The loop, for callers that drive it themselves (EventLoop::RunOnce) instead of Run().
+  EventLoop& loop() { return *loop_; }
+  // Asks the sampler for a sample now (it comes through the loop), and how many samples were
+  // applied so far: for callers that drive the loop on virtual time.
+  void SampleSoon();
+  std::uint64_t samples_applied() const { return samples_applied_; }
 
   void OnLine(ConnId conn, std::string_view line) override;
   void OnClose(ConnId conn) override;
@@ -422,6 +436,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::shared_ptr<SimulatedLoads> sim_loads_ = std::make_shared<SimulatedLoads>();
   device::Snapshot last_sample_;        // the last sample that succeeded
   Time sampled_at_ = 0;                 // when it was taken
+  std::uint64_t samples_applied_ = 0;
   std::string sample_error_;            // why the last sample failed as a whole ("" = it did not)
   std::map<std::string, CardState> card_state_;  // by card UUID
   std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
@@ -440,7 +455,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // A job launched within 5 s of a change to its owner's groups runs with the old ones.
   mutable ExpiringCache<uid_t, StatusOr<UnixAccount>> accounts_{std::chrono::seconds(5)};
   StatusOr<UnixAccount> Account(uid_t uid) const {
-    return accounts_.Get(uid, std::chrono::steady_clock::now(), [uid] { return LookUpAccount(uid); });
+    return accounts_.Get(uid, std::chrono::steady_clock::now(), [this, uid] { return deps_.accounts(uid); });
   }
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
@@ -498,6 +513,14 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::string http_error_;  // why there is no HTTP front end ("" while it serves)
   std::unordered_map<ConnId, std::shared_ptr<HttpCall>> http_waiting_;
   ConnId next_http_conn_ = kHttpConnBase;
+  // In-process calls (Call) awaiting their reply, by an id above kLocalConnBase.
+  static constexpr ConnId kLocalConnBase = ConnId{1} << 61;
+  struct LocalCall {
+    Caller caller;
+    std::function<void(nlohmann::json)> done;
+  };
+  std::unordered_map<ConnId, LocalCall> local_waiting_;
+  ConnId next_local_conn_ = kLocalConnBase;
   // Counters for /metrics since this rotad started.
   web::Histogram wait_seconds_{{60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 259200}};
   // How long each scheduling pass took (wall time; `rota status` and /metrics), like sdiag's cycles.

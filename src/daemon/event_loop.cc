@@ -54,14 +54,14 @@ void EventLoop::Remove(int fd) {
 
 void EventLoop::Run() {
   running_ = true;
-  while (running_ && RunOnce(-1)) {
+  while (running_ && RunOnce(-1) >= 0) {
   }
 }
 
-bool EventLoop::RunOnce(int timeout_ms) {
+int EventLoop::RunOnce(int timeout_ms) {
   epoll_event events[64];
   const int n = epoll_wait(epfd_, events, 64, timeout_ms);
-  if (n < 0) return errno == EINTR;
+  if (n < 0) return errno == EINTR ? 0 : -1;
   running_ = true;  // a callback's Stop() ends this batch (and Run)
   for (int i = 0; i < n && running_; ++i) {
     auto it = entries_.find(events[i].data.u64);
@@ -70,7 +70,7 @@ bool EventLoop::RunOnce(int timeout_ms) {
     cb(events[i].events);
   }
   if (running_ && idle_hook_) idle_hook_();
-  return true;
+  return n;
 }
 
 StatusOr<std::unique_ptr<OneShotTimer>> OneShotTimer::Create(EventLoop& loop, std::function<void()> fired) {

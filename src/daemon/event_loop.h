@@ -36,9 +36,9 @@ class EventLoop {
   void Run();
   void Stop() { running_ = false; }
   // One batch: waits up to `timeout_ms` (-1: for ever, 0: not at all) for events, runs their
-  // callbacks and then the idle hook. False when the wait failed (other than EINTR). For tests
-  // that drive a daemon in-process.
-  bool RunOnce(int timeout_ms);
+  // callbacks and then the idle hook (also when none came). Returns how many events came, -1
+  // when the wait failed (other than EINTR). For tests that drive a daemon in-process.
+  int RunOnce(int timeout_ms);
 
  private:
   explicit EventLoop(int epfd) : epfd_(epfd) {}

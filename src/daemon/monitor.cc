@@ -67,7 +67,13 @@ void Daemon::StopSampler() {
 
 void Daemon::OnSample() {
   std::optional<StatusOr<device::Snapshot>> sample = sampler_->Take();
-  if (sample) ApplySample(*sample, Now());
+  if (!sample) return;
+  ApplySample(*sample, Now());
+  ++samples_applied_;
+}
+
+void Daemon::SampleSoon() {
+  if (sampler_) sampler_->SampleSoon();
 }
 
 void Daemon::UpdateSimulatedLoads() {

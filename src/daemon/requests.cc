@@ -61,6 +61,12 @@ void Daemon::OnLine(ConnId conn, std::string_view line) {
   inbox_.push_back(InboxLine{conn, std::string(line), nullptr});
 }
 
+void Daemon::Call(const Caller& caller, const json& request, std::function<void(json)> done) {
+  const ConnId conn = next_local_conn_++;
+  local_waiting_[conn] = LocalCall{caller, std::move(done)};
+  inbox_.push_back(InboxLine{conn, request.dump(), nullptr});  // answered by the next idle hook
+}
+
 void Daemon::ProcessInbox() {
   std::vector<InboxLine> lines;
   lines.swap(inbox_);
@@ -71,9 +77,14 @@ void Daemon::ProcessInbox() {
       ProcessHttpCall(in.conn, in.http);
       continue;
     }
-    const Peer* peer = server_->PeerOf(in.conn);
-    if (peer == nullptr) continue;  // closed meanwhile
-    Caller caller = callers_.Get(peer->uid, peer->gid, peer->pid, CallerCache::Clock::now());
+    Caller caller;
+    if (auto local = local_waiting_.find(in.conn); local != local_waiting_.end()) {
+      caller = local->second.caller;
+    } else {
+      const Peer* peer = server_->PeerOf(in.conn);
+      if (peer == nullptr) continue;  // closed meanwhile
+      caller = callers_.Get(peer->uid, peer->gid, peer->pid, CallerCache::Clock::now());
+    }
     // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
     if (options_.user_mode) caller.admin = true;
     // Depth-bounded: a deep request is refused here, before anything copies or echoes a part of
@@ -100,7 +111,7 @@ void Daemon::ProcessInbox() {
                                                            std::to_string(api::kVersion) + ", not " + v->dump());
       } else if (op == request.end() || !op->is_string()) {
         reply = api::ErrorReply("invalid_argument", "the request has no operation \"op\"");
-      } else if (options_.user_mode && peer->uid != ::getuid()) {
+      } else if (options_.user_mode && caller.uid != ::getuid()) {
         reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
                                                          std::to_string(::getuid()) + " only");
       } else {

@@ -83,6 +83,12 @@ void Daemon::OnHttpCalls() {
 }
 
 void Daemon::Reply(ConnId conn, const json& reply) {
+  if (auto local = local_waiting_.find(conn); local != local_waiting_.end()) {
+    std::function<void(json)> done = std::move(local->second.done);
+    local_waiting_.erase(local);
+    done(reply);
+    return;
+  }
   if (conn < kHttpConnBase) {
     server_->Send(conn, reply);
     return;

@@ -1,0 +1,195 @@
+// The daemon's lifecycle rules, driven in-process on virtual time (testing::InProcessDaemon: the
+// real daemon, store and scheduling, a fake clock and a fake engine): time limits with and
+// without a warning signal, the kill after kill_wait, a job that ends on its own, a booking's
+// no-show and its end reminder. What needs real processes (shepherds, cgroups, permissions with
+// real users, restarts) is tested in tests/daemon.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/daemon/in_process.h"
+
+namespace rota::daemon {
+namespace lifecycle_test {
+namespace {
+
+using nlohmann::json;
+using testing::InProcessDaemon;
+
+constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
+
+constexpr char kTwoCards[] = R"(
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 2
+)";
+
+json OneGpuFor(Duration limit) { return {{"request", {{"gpus", 1}}}, {"time_limit", limit}}; }
+
+
+TEST(LifecycleTest, AJobStartsAtOnceAndEndsOnItsOwn) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const JobId id = d.Submit("alice", OneGpuFor(kHour));
+  EXPECT_EQ(d.State(id), "running");
+  ASSERT_TRUE(d.engine().Running(id));
+  EXPECT_EQ(d.engine().jobs().at(id).spec.user, "alice");
+  EXPECT_EQ(d.engine().jobs().at(id).spec.env.at("CUDA_VISIBLE_DEVICES").substr(0, 4), "GPU-");
+  d.Advance(20 * kMinute);
+  d.engine().Exit(id, 0);
+  d.Settle();
+  const json job = d.Show(id);
+  EXPECT_EQ(job["state"], "completed") << job.dump();
+  EXPECT_EQ(job["end_time"], kStart + 20 * kMinute) << job.dump();
+  EXPECT_EQ(d.engine().forgotten(), std::vector<JobId>{id});  // its files go once its end is recorded
+}
+
+TEST(LifecycleTest, TheWarningSignalComesGraceBeforeTheLimitThenTheJobIsStopped) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  json job = OneGpuFor(kHour);
+  job["signal"] = SIGUSR1;
+  job["grace"] = 120;
+  const JobId id = d.Submit("alice", job);
+  ASSERT_TRUE(d.engine().Running(id));
+  d.AdvanceTo(kStart + kHour - 121);
+  EXPECT_TRUE(d.engine().jobs().at(id).signals.empty());
+  d.AdvanceTo(kStart + kHour - 120);
+  EXPECT_EQ(d.engine().jobs().at(id).signals, std::vector<int>{SIGUSR1});
+  d.AdvanceTo(kStart + kHour - 1);
+  ASSERT_TRUE(d.engine().Running(id));  // it caught the warning and saves its work
+  d.AdvanceTo(kStart + kHour);
+  EXPECT_FALSE(d.engine().Running(id));  // SIGTERM at the limit
+  const json shown = d.Show(id);
+  EXPECT_EQ(shown["state"], "timeout") << shown.dump();
+  EXPECT_EQ(shown["end_time"], kStart + kHour);
+}
+
+TEST(LifecycleTest, WithoutAWarningSignalNothingComesBeforeTheLimit) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const JobId id = d.Submit("alice", OneGpuFor(2 * kMinute));  // a 2-minute job, no --signal
+  d.AdvanceTo(kStart + 2 * kMinute - 1);
+  ASSERT_TRUE(d.engine().Running(id));
+  EXPECT_TRUE(d.engine().jobs().at(id).signals.empty());
+  d.AdvanceTo(kStart + 2 * kMinute);
+  EXPECT_FALSE(d.engine().Running(id));
+  EXPECT_EQ(d.State(id), "timeout");
+}
+
+TEST(LifecycleTest, AJobThatIgnoresSigtermIsKilledAfterKillWait) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const JobId id = d.Submit("alice", OneGpuFor(kHour));
+  d.engine().KeepRunningOn(id, SIGTERM);
+  d.AdvanceTo(kStart + kHour);
+  ASSERT_TRUE(d.engine().Running(id));
+  EXPECT_EQ(d.engine().jobs().at(id).signals, std::vector<int>{SIGTERM});
+  d.AdvanceTo(kStart + kHour + 9);  // kill_wait is 10 s
+  ASSERT_TRUE(d.engine().Running(id));
+  d.AdvanceTo(kStart + kHour + 10);
+  EXPECT_FALSE(d.engine().Running(id));
+  EXPECT_EQ(d.State(id), "timeout");
+}
+
+TEST(LifecycleTest, AFreedCardGoesToTheNextJobAtTheSameInstant) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const JobId a = d.Submit("alice", {{"request", {{"gpus", 2}}}, {"time_limit", kHour}});
+  const JobId b = d.Submit("bob", OneGpuFor(kHour));
+  EXPECT_EQ(d.State(b), "pending");
+  d.Advance(10 * kMinute);
+  d.engine().Release(a, d.clock().Now());  // its processes are gone: its cards are free at once
+  d.Settle();
+  EXPECT_TRUE(d.engine().Running(b));
+  d.engine().Exit(a, 3);
+  d.Settle();
+  const json shown = d.Show(a);
+  EXPECT_EQ(shown["state"], "failed") << shown.dump();
+  EXPECT_EQ(d.Show(b)["start_time"], kStart + 10 * kMinute);
+}
+
+TEST(LifecycleTest, AnUnusedBookingIsANoShowAfterItsGrace) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const Time tomorrow = kStart + kDay;  // booked the day before: no admin needed
+  json reply = d.Call("alice", {{"op", "book"},
+                                {"booking", {{"gpus", 1}, {"start", tomorrow}, {"end", tomorrow + 2 * kHour}}}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  const std::int64_t bid = reply["booking"]["id"];
+  EXPECT_EQ(reply["booking"]["state"], "confirmed");
+  auto state = [&] { return d.Call("alice", {{"op", "bookings"}, {"id", bid}})["bookings"][0]["state"]; };
+  d.AdvanceTo(tomorrow);
+  EXPECT_EQ(state(), "active");
+  d.AdvanceTo(tomorrow + 15 * kMinute - 1);
+  EXPECT_EQ(state(), "active");
+  d.AdvanceTo(tomorrow + 15 * kMinute);  // no_show_grace: 15 minutes
+  EXPECT_EQ(state(), "no_show");
+  // The card is anyone's again: bob's job starts on it while the booking's time runs.
+  const JobId b = d.Submit("bob", OneGpuFor(kHour));
+  const JobId b2 = d.Submit("bob", OneGpuFor(kHour));
+  EXPECT_TRUE(d.engine().Running(b));
+  EXPECT_TRUE(d.engine().Running(b2));
+}
+
+TEST(LifecycleTest, ABookingOwnersJobRunsOnItsCardsAndOthersWait) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const Time tomorrow = kStart + kDay;
+  json reply = d.Call("alice", {{"op", "book"},
+                                {"booking", {{"gpus", 2}, {"start", tomorrow}, {"end", tomorrow + 2 * kHour}}}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  d.AdvanceTo(tomorrow - kHour);
+  // bob's 2-hour job would run into the booking: it waits; a 30-minute one fits before it.
+  const JobId long_job = d.Submit("bob", OneGpuFor(2 * kHour));
+  const JobId short_job = d.Submit("bob", OneGpuFor(30 * kMinute));
+  EXPECT_EQ(d.State(long_job), "pending");
+  EXPECT_EQ(d.State(short_job), "running");
+  d.AdvanceTo(tomorrow);
+  const JobId mine = d.Submit("alice", {{"request", {{"gpus", 2}}}, {"time_limit", 2 * kHour}});
+  EXPECT_EQ(d.State(mine), "running");
+  EXPECT_EQ(d.State(long_job), "pending");
+}
+
+// The seed's rule: under 5% for 15 minutes, the owner is warned; idle for 30 minutes without an
+// answer (`rota keep`), the job is reclaimed (here: [watch] action = "reclaim").
+TEST(LifecycleTest, AnIdleJobIsWarnedAfter15MinutesAndReclaimedAfter30) {
+  InProcessDaemon d(std::string(kTwoCards) + "[watch]\naction = \"reclaim\"\n", kStart);
+  ASSERT_TRUE(d.ok());
+  json job = OneGpuFor(4 * kHour);
+  job["env"] = {{"ROTA_SIM_GPU_UTIL", "1"}};  // the simulated card shows 1% while it runs
+  const JobId idle = d.Submit("alice", job);
+  job["env"] = {{"ROTA_SIM_GPU_UTIL", "90"}};
+  const JobId busy = d.Submit("bob", job);
+  auto history = [&](JobId id) {
+    const json reply = d.Call("root", {{"op", "show"}, {"job_id", id}});
+    std::string all;
+    for (const json& e : reply["events"]) all += e.value("reason", "") + "\n";
+    return all;
+  };
+  const std::string kWarning = "Idle: GPU utilisation 1% over the last 15m, memory 0% in use; `rota keep";
+  d.AdvanceSampling(14 * kMinute, kMinute);
+  EXPECT_EQ(history(idle).find(kWarning), std::string::npos) << history(idle);
+  d.AdvanceSampling(2 * kMinute, kMinute);
+  EXPECT_NE(history(idle).find(kWarning), std::string::npos) << history(idle);
+  EXPECT_TRUE(d.engine().jobs().at(idle).signals.empty());  // a warning, not a signal
+  d.AdvanceSampling(13 * kMinute, kMinute);  // 29 minutes idle
+  ASSERT_TRUE(d.engine().Running(idle));
+  d.AdvanceSampling(2 * kMinute, kMinute);
+  EXPECT_FALSE(d.engine().Running(idle)) << history(idle);
+  const json shown = d.Show(idle);
+  EXPECT_EQ(shown["end_reason"], "Reclaimed: idle for 30m (GPU utilisation 1% over the last 15m, memory 0% in use)")
+      << shown.dump();
+  EXPECT_EQ(shown["end_time"], kStart + 30 * kMinute);
+  EXPECT_TRUE(d.engine().Running(busy));
+  EXPECT_EQ(history(busy).find("Idle"), std::string::npos) << history(busy);
+}
+
+}  // namespace
+}  // namespace lifecycle_test
+}  // namespace rota::daemon

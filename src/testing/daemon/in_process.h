@@ -1,0 +1,72 @@
+// A whole rotad in the test's own process, for tests of the daemon's rules: its real store
+// (SQLite in a temporary directory), scheduling, bookings, watches and notifications, on a
+// FakeClock and a FakeEngine, with made-up users (uid 20001 alice, 20002 bob, 20003 carol, 0 root
+// as the admin). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
+// Virtual time moves only when the test says (Advance), jumping from one deadline of the daemon
+// to the next, so that a rule that takes 30 minutes takes milliseconds.
+//
+// What needs real processes stays in tests/daemon: permissions with real users, cgroups,
+// restarts and re-adoption, the protocol on the socket, the browser.
+#pragma once
+
+#include <signal.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "daemon/daemon.h"
+#include "testing/daemon/fake_engine.h"
+#include "testing/fake_clock.h"
+#include "testing/temp_dir.h"
+
+namespace rota::testing {
+
+class InProcessDaemon {
+ public:
+  // A daemon on `config_text` (TOML, appended to a base that turns the HTTP front end off and
+  // allows the made-up users), its clock at `start`. Fails the test (ADD_FAILURE) and leaves
+  // ok() false when the daemon does not start.
+  InProcessDaemon(const std::string& config_text, Time start);
+  ~InProcessDaemon();
+  InProcessDaemon(const InProcessDaemon&) = delete;
+  InProcessDaemon& operator=(const InProcessDaemon&) = delete;
+
+  bool ok() const { return daemon_ != nullptr; }
+  FakeClock& clock() { return clock_; }
+  FakeEngine& engine() { return *engine_; }
+  daemon::Daemon& daemon() { return *daemon_; }
+  const std::string& dir() const { return dir_.path(); }
+
+  // `request` (with "op"; "v" is added) from user `user` ("alice", "bob", "carol", "root"),
+  // answered after the daemon's batch of events and the passes that follow it.
+  nlohmann::json Call(const std::string& user, nlohmann::json request);
+  // Submits `command` (a shell-free argv) for `user` with the job fields `job` (time_limit,
+  // request, signal, ...); the job's id, or 0 (the test fails) when refused.
+  JobId Submit(const std::string& user, nlohmann::json job);
+  // The job as `rota show --json` gives it (to root).
+  nlohmann::json Show(JobId id);
+  std::string State(JobId id) { return Show(id).value("state", ""); }
+
+  // Runs the daemon's loop until nothing more is ready.
+  void Settle();
+  // Moves virtual time to `t`, stopping at each deadline the daemon asks for on the way (its
+  // passes run at the virtual time they were due).
+  void AdvanceTo(Time t);
+  void Advance(Duration d) { AdvanceTo(clock_.Now() + d); }
+  // Takes a sample of the (simulated) cards now, as the sampler does every sample_interval, and
+  // applies it: the base configuration sets a sample_interval of a day, so that samples come
+  // only when the test takes them.
+  void Sample();
+  // Advances by `d`, taking a sample every `every`.
+  void AdvanceSampling(Duration d, Duration every);
+
+ private:
+  sigset_t old_mask_;  // the daemon blocks the signals it reads from a signalfd; put back after
+  TempDir dir_{"rota-inproc"};
+  FakeClock clock_;
+  FakeEngine* engine_ = nullptr;  // owned by the daemon
+  std::unique_ptr<daemon::Daemon> daemon_;
+};
+
+}  // namespace rota::testing
