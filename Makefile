@@ -38,6 +38,7 @@ test-san: build-san
 test: test-unit test-san
 	@scripts/check-no-clock.sh
 	@scripts/check-json-reads.sh
+	@scripts/check-tested-by.py
 
 # Starts rotad in the foreground: the real GPUs through NVML, or simulated ones where there are none.
 run: build

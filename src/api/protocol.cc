@@ -87,9 +87,12 @@ Status StatusOfReply(const nlohmann::json& reply) {
   if (ok != reply.end() && ok->is_boolean() && ok->get<bool>()) return Status();
   auto err = reply.find("error");
   if (err == reply.end() || !err->is_object()) return Internal("the daemon sent an error without a reason");
-  std::string code = err->value("code", "internal");
-  std::string message = err->value("message", "");
-  return Status(ParseErrorCode(code), message);
+  // Read without `value`, which throws on a member of another type: a reply is outside input.
+  auto text = [&](const char* key, const char* absent) {
+    auto it = err->find(key);
+    return it != err->end() && it->is_string() ? it->get<std::string>() : std::string(absent);
+  };
+  return Status(ParseErrorCode(text("code", "internal")), text("message", ""));
 }
 
 std::string UserSocketPath() {

@@ -1,4 +1,5 @@
-// Tested by the daemon integration tests (tests/daemon/) and server_test.cc.
+// Tested by the daemon integration tests: tests/daemon/test_protocol.py (framing, limits) and
+// tests/daemon/test_attacks_load.py (connection caps, idle and trickled connections, backpressure).
 #include "daemon/server.h"
 
 #include <fcntl.h>
