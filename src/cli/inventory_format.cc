@@ -77,12 +77,6 @@ std::string Heading(const std::string& title, bool markdown) {
   return markdown ? "## " + title + "\n\n" : title + ":\n";
 }
 
-std::string Join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 // "on: 3g.40gb x2, 1g.10gb", "off", or "-" for a card without MIG.
 std::string MigMode(const json& g) {
   if (!Bool(g, "mig_capable")) return "-";

@@ -146,12 +146,6 @@ std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, con
   return out;
 }
 
-std::string JoinInts(const std::vector<long long>& values, const char* sep) {
-  std::string out;
-  for (long long v : values) out += (out.empty() ? "" : sep) + std::to_string(v);
-  return out;
-}
-
 bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 std::string Fixed(double v, int digits) {

@@ -2,6 +2,7 @@
 // columns), cutting and padding by display width, never by bytes, and simple aligned tables.
 #pragma once
 
+#include "core/types.h"
 #include "core/zone.h"
 
 #include <string>
@@ -38,8 +39,7 @@ class Table {
 std::string RenderColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
                           const char* gap = "  ");
 
-// "1,2,3" for {1, 2, 3} with sep ",".
-std::string JoinInts(const std::vector<long long>& values, const char* sep);
+using ::rota::JoinInts;  // core/types.h: "1,2,3" for JoinInts({1, 2, 3}, ",")
 
 // `v` with `digits` decimals: "2.50".
 std::string Fixed(double v, int digits);

@@ -43,12 +43,6 @@ std::string Hours(double h) {
   return buf;
 }
 
-std::string JoinInts(const std::vector<std::int64_t>& v) {
-  std::string out;
-  for (std::int64_t x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
-  return out;
-}
-
 Duration SlotOf(const BookingRules& rules) { return std::max<Duration>(rules.slot, 1); }
 
 // What a time on the grid looks like: "use :00 or :30".
@@ -148,7 +142,7 @@ std::string ProfileHint(const std::vector<Gpu>& gpus, const std::string& profile
   for (size_t gi = 0; gi < gpus.size(); ++gi) {
     if (!gpus[gi].drained && HasProfile(gpus[gi], profile)) cards.push_back(static_cast<std::int64_t>(gi));
   }
-  if (!cards.empty()) return "cards with it: " + JoinInts(cards);
+  if (!cards.empty()) return "cards with it: " + JoinInts(cards, ", ");
   const std::vector<std::string> profiles = MigProfiles(gpus, /*in_service_only=*/true);
   if (profiles.empty()) return "no card in service is in MIG mode";
   return "profiles on offer: " + Join(profiles, ", ");
@@ -220,7 +214,7 @@ void CheckRequest(const BookingSpec& spec, const std::vector<Gpu>& gpus, std::ve
                                      : CountOf(whole, "card", "cards") + " can be booked whole"));
       } else if (any && r.gpus > in_service) {
         errors.push_back(std::to_string(r.gpus) + " whole GPUs: only " + std::to_string(in_service) + " of the " +
-                         std::to_string(whole) + " cards are in service (drained: " + JoinInts(drained) + ")");
+                         std::to_string(whole) + " cards are in service (drained: " + JoinInts(drained, ", ") + ")");
       }
       break;
     case RequestKind::kMemShare:
@@ -296,7 +290,7 @@ std::vector<std::string> AdminReasons(const BookingSpec& spec, const BookingChec
                   Hours(allowed) + " without an admin)");
   }
   if (spec.tier == Tier::kThesis && !check.conflicts.empty()) {
-    why.push_back("a thesis booking over existing bookings (" + JoinInts(check.conflicts) + "): an admin decides");
+    why.push_back("a thesis booking over existing bookings (" + JoinInts(check.conflicts, ", ") + "): an admin decides");
   }
   if (!rules.auto_confirm) why.push_back("bookings are confirmed by an admin (automatic confirmation is off)");
   return why;

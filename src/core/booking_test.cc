@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/builders.h"
 #include "testing/requests.h"
 #include "testing/zones.h"
 
@@ -42,19 +43,8 @@ const Time kNow = At(2026, 12, 1, 10, 0);
 // Wednesday 2026-12-02: "tomorrow", so no same-day rule applies.
 Time Tomorrow(int hh, int mm = 0) { return At(2026, 12, 2, hh, mm); }
 
-Gpu Card(int index, MiB memory = k80G, int node = 0) {
-  Gpu g;
-  g.index = index;
-  g.memory = memory;
-  g.node = node;
-  return g;
-}
-
-std::vector<Gpu> Cards(int n, MiB memory = k80G) {
-  std::vector<Gpu> gpus;
-  for (int i = 0; i < n; ++i) gpus.push_back(Card(i, memory));
-  return gpus;
-}
+using testing::Card;
+using testing::Cards;
 
 // Four cards with NVLink pairs (0,1) and (2,3).
 std::vector<Gpu> Pairs() {

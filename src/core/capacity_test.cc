@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/builders.h"
 #include "testing/requests.h"
 
 #include <algorithm>
@@ -21,13 +22,7 @@ constexpr Time kNow = 1704110400;  // 2024-01-01 12:00 UTC, a Monday
 constexpr MiB k80G = 81920;
 constexpr MiB k40G = 40960;
 
-Gpu Card(int index, MiB memory = k80G, int node = 0) {
-  Gpu g;
-  g.index = index;
-  g.memory = memory;
-  g.node = node;
-  return g;
-}
+using testing::Card;
 
 // `n` cards per node on `nodes` nodes; gpu index i is unit index i.
 ClusterState Nodes(int nodes, int n, MiB memory = k80G) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/scheduler.h"
+#include "testing/builders.h"
 #include "testing/zones.h"
 
 namespace rota {
@@ -34,26 +35,11 @@ Policy QuietPolicy() {
   return p;
 }
 
-Job MakeJob(JobId id, std::string user, int gpus, Duration limit, Time submit, Tier tier = Tier::kRegular) {
-  Job j;
-  j.id = id;
-  j.user = std::move(user);
-  j.project = "p";
-  j.request.gpus = gpus;
-  j.time_limit = limit;
-  j.submit_time = submit;
-  j.tier = tier;
-  return j;
-}
+using testing::MakeJob;
 
 ClusterState Cards(int n) {
   ClusterState s;
-  for (int i = 0; i < n; ++i) {
-    Gpu g;
-    g.index = i;
-    g.memory = 81920;
-    s.gpus.push_back(g);
-  }
+  s.gpus = testing::Cards(n);
   return s;
 }
 

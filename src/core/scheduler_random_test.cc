@@ -22,6 +22,7 @@
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/usage.h"
+#include "testing/builders.h"
 #include "testing/random_state.h"
 #include "testing/reference_scheduler.h"
 
@@ -107,13 +108,7 @@ std::vector<std::string> BookingBreaches(const ClusterState& s, const Policy& p,
 
 constexpr Time kNow = 1'700'000'000;
 
-Gpu Card(int index, MiB memory = 81920) {
-  Gpu g;
-  g.uuid = "GPU-" + std::to_string(index);
-  g.index = index;
-  g.memory = memory;
-  return g;
-}
+using testing::Card;
 
 Job PendingJob(JobId id, const std::string& user, Request req, Duration limit) {
   Job j;

@@ -49,6 +49,16 @@ std::string FormatMemory(MiB mib);
 std::string CountOf(long long n, std::string_view one, std::string_view many);
 // "a, b, c" for Join({"a", "b", "c"}, ", "); "" for none.
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+// "1, 2, 3" for JoinInts({1, 2, 3}, ", "); "" for none.
+template <typename Int>
+std::string JoinInts(const std::vector<Int>& values, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += separator;
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
 
 // A whole decimal number in [lo, hi]: digits only (no sign, no spaces), at most 18 of them.
 std::optional<long long> ParseWholeNumber(std::string_view s, long long lo, long long hi);

@@ -27,12 +27,6 @@ constexpr Time kFarestBookingTime = 10 * 366 * kDay;
 
 namespace {
 
-std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 json CheckJson(const BookingCheck& c) {
   return {{"errors", c.errors},
           {"needs_admin", c.needs_admin},

@@ -29,16 +29,6 @@ namespace rota::daemon {
 
 using nlohmann::json;
 
-namespace {
-
-std::string JoinInts(const std::vector<int>& v) {
-  std::string out;
-  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
-  return out;
-}
-
-}  // namespace
-
 ClusterState Daemon::BuildState() const {
   ClusterState st;
   st.gpus = cards_.gpus;
@@ -165,7 +155,7 @@ std::map<std::string, std::string> Daemon::AllocationEnv(const store::JobRecord&
 std::string Daemon::GpuIndexList(const Allocation& alloc) const {
   std::vector<int> indices;
   for (int g : alloc.gpus) indices.push_back(cards_.gpus[static_cast<size_t>(g)].index);
-  return JoinInts(indices);
+  return JoinInts(indices, ",");
 }
 
 std::int64_t Daemon::HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/scheduler.h"
+#include "testing/builders.h"
 #include "testing/random_state.h"
 
 namespace rota::testing {
@@ -23,33 +24,11 @@ namespace {
 
 constexpr Time kNow = 1'700'000'000;
 
-Gpu Card(int index, int node = 0, MiB memory = 81920) {
-  Gpu g;
-  g.uuid = "GPU-" + std::to_string(index);
-  g.index = index;
-  g.node = node;
-  g.memory = memory;
-  g.model = "A100";
-  return g;
-}
-
-Job MakeJob(JobId id, const std::string& user, int gpus, Duration limit, Time submit) {
-  Job j;
-  j.id = id;
-  j.user = user;
-  j.project = "p";
-  j.request.gpus = gpus;
-  j.time_limit = limit;
-  j.submit_time = submit;
-  return j;
-}
+using testing::Card;
+using testing::MakeJob;
 
 RunningJob Running(JobId id, std::vector<int> gpus, Time start, Duration limit) {
-  RunningJob r;
-  r.job = MakeJob(id, "zed", static_cast<int>(gpus.size()), limit, start);
-  r.alloc.gpus = std::move(gpus);
-  r.start_time = start;
-  return r;
+  return testing::Running(id, "zed", std::move(gpus), start, limit);
 }
 
 Policy Backfill() {
@@ -150,7 +129,7 @@ TEST(ReferenceCheckerTest, CatchesMissedStart) {
 
 TEST(ReferenceCheckerTest, CatchesDoubleAllocatedShare) {
   ClusterState s;
-  s.gpus = {Card(0, 0, 24576)};
+  s.gpus = {Card(0, 24576, 0)};
   RunningJob r = Running(1, {0}, kNow - 60, kHour);
   r.alloc.memory = 16384;
   r.job.request = {RequestKind::kMemShare, 1, 16384, ""};
@@ -170,7 +149,7 @@ TEST(ReferenceCheckerTest, CatchesDoubleAllocatedShare) {
 
 TEST(ReferenceCheckerTest, CatchesWholeCardGivenTwiceAndWrongShape) {
   ClusterState s;
-  s.gpus = {Card(0), Card(1, 1)};
+  s.gpus = {Card(0), Card(1, testing::k80GiB, 1)};
   s.running.push_back(Running(1, {0}, kNow - 60, kHour));
   s.pending.push_back(MakeJob(2, "ann", 2, kHour, kNow - 10));
   s.pending.push_back(MakeJob(3, "ben", 1, kHour, kNow - 5));
