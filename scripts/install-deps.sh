@@ -35,7 +35,9 @@ fi
 # npm packages, exactly as locked: uPlot for the page's charts, playwright-core for its tests.
 cd "$(dirname "$0")/.."
 for dir in web tests/web; do
-  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+  # npm writes node_modules/.package-lock.json last: without it the folder is missing, empty or
+  # half written (an interrupted install), and is installed again.
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
     echo "Installing npm packages in $dir"
     npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
   fi

@@ -66,6 +66,14 @@ nlohmann::json ErrorReply(const Status& status) { return ErrorReply(ErrorCode(st
 
 nlohmann::json OkReply() { return {{"v", kVersion}, {"ok", true}}; }
 
+nlohmann::json OkReply(const nlohmann::json& fields) {
+  nlohmann::json out = OkReply();
+  if (fields.is_object()) {
+    for (auto it = fields.begin(); it != fields.end(); ++it) out[it.key()] = it.value();
+  }
+  return out;
+}
+
 Status CheckTag(const nlohmann::json& request) {
   auto tag = request.find("tag");
   if (tag == request.end() || tag->is_null() || tag->is_boolean() || tag->is_number()) return Status();

@@ -42,6 +42,8 @@ nlohmann::json ErrorReply(const Status& status);
 nlohmann::json ErrorReply(std::string_view code, std::string_view message);
 // {"v":1,"ok":true}
 nlohmann::json OkReply();
+// {"v":1,"ok":true} with the members of `fields` (an object) added.
+nlohmann::json OkReply(const nlohmann::json& fields);
 // A request's "tag" is echoed in its reply: it may be absent, null, a boolean, a number or a string of
 // at most kMaxTagBytes bytes. Anything else is InvalidArgument (a structure is never echoed back).
 inline constexpr std::size_t kMaxTagBytes = 256;

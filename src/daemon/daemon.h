@@ -151,7 +151,14 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The time of day, from the injected clock.
   Time Now() const { return deps_.clock->Now(); }
 
-  // Requests (requests.cc).
+  // Requests (requests.cc). One pipeline for a request from the socket, HTTP or Call, from
+  // `caller` (the socket's checks of framing and version done): its entry in api/ops.h (unknown
+  // operations refused, listing them; socket-only ones refused over HTTP; admin-only ones refused
+  // to others), a submission batched for its group commit, any other operation answered by its
+  // handler after the pass the waiting submissions need. Null: answered later through Reply (a
+  // submission, notify_test).
+  nlohmann::json Handle(ConnId conn, const Caller& caller, const nlohmann::json& request, bool over_http);
+  // The operation's handler, by name (every operation but submit).
   nlohmann::json Dispatch(ConnId conn, const Caller& caller, const nlohmann::json& request);
   // Sends a reply to a socket connection or, for an HTTP call's id, into its promise.
   void Reply(ConnId conn, const nlohmann::json& reply);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "api/job_json.h"
+#include "api/ops.h"
 #include "api/protocol.h"
 #include "api/when.h"
 #include "core/capacity.h"
@@ -27,12 +28,6 @@ using nlohmann::json;
 namespace {
 
 json WithError(const Status& s) { return api::ErrorReply(s); }
-
-json Ok(json fields) {
-  json out = api::OkReply();
-  for (auto it = fields.begin(); it != fields.end(); ++it) out[it.key()] = it.value();
-  return out;
-}
 
 StatusOr<JobId> JobIdField(const json& request, const char* field = "job_id") {
   auto it = request.find(field);
@@ -115,26 +110,8 @@ void Daemon::ProcessInbox() {
         reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
                                                          std::to_string(::getuid()) + " only");
       } else {
-        // Handlers read fields with defaults (`value`), which throws on a field of the wrong type:
-        // that is the client's mistake, answered as such, never a crash of the daemon.
-        try {
-          if (op_name == "submit") {
-            StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, in.conn);
-            if (rec.ok()) {
-              json tag = request.contains("tag") ? request["tag"] : json();
-              submit_batch_.push_back(BatchedSubmit{in.conn, std::move(tag), std::move(*rec)});
-              continue;
-            }
-            reply = api::ErrorReply(rec.status());
-          } else {
-            FlushSubmits();  // replies go out in request order
-            CatchUpOnSubmissions();
-            reply = Dispatch(in.conn, caller, request);
-          }
-        } catch (const json::exception& e) {
-          reply = api::ErrorReply("invalid_argument",
-                                  std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
-        }
+        reply = Handle(in.conn, caller, request, /*over_http=*/false);
+        if (reply.is_null() && op_name == "submit") continue;  // answered by FlushSubmits
       }
       // A null reply is answered later (notify_test), with its tag (a scalar: CheckTag).
       if (auto tag = request.find("tag"); tag != request.end() && !reply.is_null()) reply["tag"] = *tag;
@@ -175,7 +152,7 @@ void Daemon::FlushSubmits() {
       a.rec = std::move(batch[i].rec);
       a.rec.job.id = id;
       a.rec.job.submit_time = now;
-      reply = Ok({{"job_id", id}});
+      reply = api::OkReply({{"job_id", id}});
       submissions_waiting_ = true;
     } else {
       reply = api::ErrorReply(ids.status());
@@ -185,53 +162,85 @@ void Daemon::FlushSubmits() {
   }
 }
 
+json Daemon::Handle(ConnId conn, const Caller& caller, const json& request, bool over_http) {
+  const std::string op = request["op"].get<std::string>();
+  const api::OpInfo* info = api::FindOp(op);
+  if (info == nullptr) {
+    return api::ErrorReply("invalid_argument", "unknown operation \"" + op + "\" (" + api::OpNames() + ")");
+  }
+  if (over_http && !info->socket_only.empty()) {
+    return api::ErrorReply("invalid_argument", "\"" + op + "\" " + std::string(info->socket_only));
+  }
+  if (info->access == api::OpAccess::kAdmin && !caller.admin) {
+    return api::ErrorReply(PermissionDenied("only admins may " + std::string(info->admin_action)));
+  }
+  // Handlers read fields with defaults (`value`), which throws on a field of the wrong type: that
+  // is the caller's mistake, answered as such, never a crash of the daemon.
+  try {
+    if (op == "submit") {
+      StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, conn);
+      if (!rec.ok()) return api::ErrorReply(rec.status());
+      json tag = request.contains("tag") ? request["tag"] : json();
+      submit_batch_.push_back(BatchedSubmit{conn, std::move(tag), std::move(*rec)});
+      return json();  // answered by FlushSubmits with the others of this batch: one disk sync for all
+    }
+    FlushSubmits();  // replies go out in request order
+    CatchUpOnSubmissions();
+    return Dispatch(conn, caller, request);
+  } catch (const json::exception& e) {
+    return api::ErrorReply("invalid_argument",
+                           std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
+  }
+}
+
 json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   pending_counts_.reset();  // any of these may start, cancel or end jobs (CheckSubmitLimits counts again)
-  const std::string op = request["op"].get<std::string>();
-  if (op == "hello") return Hello(caller);
-  if (op == "run") return RunSession(caller, request, conn);
-  if (op == "session_end") return SessionEnd(conn, caller, request);
-  if (op == "queue") return Queue(caller, request);
-  if (op == "show") return Show(caller, request);
-  if (op == "cancel") return CancelJobs(caller, request);
-  if (op == "history") return History(caller, request);
-  if (op == "logs") return Logs(caller, request);
-  if (op == "status") return StatusReply();
-  if (op == "gpus") return GpusReply(caller);
-  if (op == "inventory") return InventoryReply();
-  if (op == "drain") return Drain(caller, request);
-  if (op == "resume") return Resume(caller, request);
-  if (op == "reload") return Reload(caller);
-  if (op == "keep") return Keep(caller, request);
-  if (op == "events") return Events(caller, request);
-  if (op == "usage") return Usage(caller, request);
-  if (op == "book") return Book(caller, request);
-  if (op == "bookings") return ListBookings(caller, request);
-  if (op == "unbook") return Unbook(caller, request);
-  if (op == "release") return ReleaseBooking(caller, request);
-  if (op == "extend") return ExtendBooking(caller, request);
-  if (op == "approve") return DecideBooking(caller, request, true);
-  if (op == "reject") return DecideBooking(caller, request, false);
-  if (op == "bookings_export") return ExportBookings(caller, request);
-  if (op == "bookings_import") return ImportBookings(caller, request);
-  if (op == "web_login") return WebLogin(caller);
-  if (op == "token_create") return TokenCreate(caller, request);
-  if (op == "token_list") return TokenList(caller, request);
-  if (op == "token_revoke") return TokenRevoke(caller, request);
-  if (op == "notify_test") return NotifyTest(conn, caller, request);
-  if (op == "notify_log") return NotifyLog(caller, request);
-  return api::ErrorReply("invalid_argument", "unknown operation \"" + op +
-                                                 "\" (hello, submit, run, session_end, queue, show, cancel, "
-                                                 "history, logs, status, gpus, inventory, drain, resume, reload, book, bookings, unbook, "
-                                                 "release, extend, approve, reject, bookings_export, bookings_import, keep, events, "
-                                                 "usage, web_login, token_create, token_list, token_revoke, notify_test, notify_log)");
+  using OpHandler = json (*)(Daemon&, ConnId, const Caller&, const json&);
+  // Every operation of api/ops.h but submit (batched by Handle).
+  static const std::unordered_map<std::string_view, OpHandler> kHandlers = {
+      {"hello", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.Hello(c); }},
+      {"run", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.RunSession(c, r, id); }},
+      {"session_end", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.SessionEnd(id, c, r); }},
+      {"queue", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Queue(c, r); }},
+      {"show", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Show(c, r); }},
+      {"cancel", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.CancelJobs(c, r); }},
+      {"history", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.History(c, r); }},
+      {"logs", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Logs(c, r); }},
+      {"status", [](Daemon& d, ConnId, const Caller&, const json&) { return d.StatusReply(); }},
+      {"gpus", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.GpusReply(c); }},
+      {"inventory", [](Daemon& d, ConnId, const Caller&, const json&) { return d.InventoryReply(); }},
+      {"drain", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Drain(c, r); }},
+      {"resume", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Resume(c, r); }},
+      {"reload", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.Reload(c); }},
+      {"keep", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Keep(c, r); }},
+      {"events", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Events(c, r); }},
+      {"usage", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Usage(c, r); }},
+      {"book", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Book(c, r); }},
+      {"bookings", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.ListBookings(c, r); }},
+      {"unbook", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Unbook(c, r); }},
+      {"release", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.ReleaseBooking(c, r); }},
+      {"extend", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.ExtendBooking(c, r); }},
+      {"approve", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.DecideBooking(c, r, true); }},
+      {"reject", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.DecideBooking(c, r, false); }},
+      {"bookings_export", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.ExportBookings(c, r); }},
+      {"bookings_import", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.ImportBookings(c, r); }},
+      {"web_login", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.WebLogin(c); }},
+      {"token_create", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenCreate(c, r); }},
+      {"token_list", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenList(c, r); }},
+      {"token_revoke", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenRevoke(c, r); }},
+      {"notify_test", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.NotifyTest(id, c, r); }},
+      {"notify_log", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.NotifyLog(c, r); }},
+  };
+  auto it = kHandlers.find(request["op"].get_ref<const std::string&>());
+  if (it == kHandlers.end()) return api::ErrorReply(Internal("no handler for a known operation"));
+  return it->second(*this, conn, caller, request);
 }
 
 json Daemon::Hello(const Caller& caller) {
   // The login shell is what `rota shell` starts when SHELL is unset: the static command line
   // does no password-database lookups of its own.
   StatusOr<UnixAccount> account = Account(static_cast<uid_t>(caller.uid));
-  return Ok({{"server", "rotad"},
+  return api::OkReply({{"server", "rotad"},
              {"version", api::kDaemonVersion},
              {"api", api::kVersion},
              {"mode", options_.user_mode ? "user" : "system"},
@@ -322,7 +331,7 @@ json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) 
   sessions_[conn] = *id;
   server_->SetHeld(conn, true);  // a session's connection is quiet while the command runs
   dirty_ = true;
-  return Ok({{"job_id", *id}, {"event", "queued"}});
+  return api::OkReply({{"job_id", *id}, {"event", "queued"}});
 }
 
 json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
@@ -356,7 +365,7 @@ json Daemon::Queue(const Caller& caller, const json& request) {
       jobs.push_back(JobJson(a.rec, caller));
     }
   }
-  return Ok({{"jobs", std::move(jobs)}});
+  return api::OkReply({{"jobs", std::move(jobs)}});
 }
 
 StatusOr<store::JobRecord> Daemon::Visible(const Caller& caller, JobId id) {
@@ -385,7 +394,7 @@ json Daemon::Show(const Caller& caller, const json& request) {
   if (!events.ok()) return WithError(events.status());
   json ev = json::array();
   for (const store::JobEvent& e : *events) ev.push_back(api::EventToJson(e));
-  return Ok({{"job", JobJson(*rec, caller)}, {"events", std::move(ev)}});
+  return api::OkReply({{"job", JobJson(*rec, caller)}, {"events", std::move(ev)}});
 }
 
 json Daemon::CancelJobs(const Caller& caller, const json& request) {
@@ -447,7 +456,7 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
     }
     dirty_ = true;
   }
-  return Ok({{"results", std::move(results)}});
+  return api::OkReply({{"results", std::move(results)}});
 }
 
 json Daemon::History(const Caller& caller, const json& request) {
@@ -482,7 +491,7 @@ json Daemon::History(const Caller& caller, const json& request) {
   if (!page.ok()) return WithError(page.status());
   json out = json::array();
   for (const store::JobRecord& r : page->jobs) out.push_back(JobJson(r, caller));
-  json reply = Ok({{"jobs", std::move(out)}});
+  json reply = api::OkReply({{"jobs", std::move(out)}});
   if (page->more) {
     const store::JobRecord& last = page->jobs.back();
     reply["next"] = std::to_string(last.end_time) + ":" + std::to_string(last.job.id);
@@ -506,7 +515,7 @@ json Daemon::Logs(const Caller& caller, const json& request) {
   }
   const std::string path = api::ExpandOutput(rec->output, *id);
   const bool final = store::IsFinal(rec->state);
-  json reply = Ok({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
+  json reply = api::OkReply({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
   if (rec->state == store::JobState::kPending) return reply;
   // Opened with its owner's rights, never root's (exec::OpenAsUser): the path is one its owner
   // chose, in directories its owner may or may not enter. Only a regular file of theirs is served;
@@ -539,7 +548,7 @@ json Daemon::StatusReply() {
   }
   int pending = 0, running = 0;
   for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;
-  json out = Ok({{"version", api::kDaemonVersion},
+  json out = api::OkReply({{"version", api::kDaemonVersion},
                  {"mode", options_.user_mode ? "user" : "system"},
                  {"started", started_},
                  {"gpus", gpus},
@@ -556,7 +565,6 @@ json Daemon::StatusReply() {
 }
 
 json Daemon::Reload(const Caller& caller) {
-  if (!caller.admin) return WithError(PermissionDenied("only admins may reload the configuration"));
   if (Status s = ReloadConfig(); !s.ok()) {
     spdlog::error("reload requested by {}: {}; keeping the configuration in force", caller.name, s.message());
     return WithError(s);

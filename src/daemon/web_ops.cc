@@ -26,16 +26,6 @@ namespace rota::daemon {
 
 using nlohmann::json;
 
-namespace {
-
-json Ok(json fields) {
-  json out = api::OkReply();
-  for (auto it = fields.begin(); it != fields.end(); ++it) out[it.key()] = it.value();
-  return out;
-}
-
-}  // namespace
-
 Status Daemon::StartHttp() {
   if (config_.web.listen.empty()) {
     http_error_ = "the HTTP front end is off ([web] listen = \"\")";
@@ -116,39 +106,16 @@ Caller Daemon::HttpCaller(const HttpCall& call) const {
 void Daemon::ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& shared) {
   HttpCall& call = *shared;
   if (call.metrics) {
-    call.reply.set_value(Ok({{"text", MetricsText()}}));
+    call.reply.set_value(api::OkReply({{"text", MetricsText()}}));
     return;
   }
-  json reply;
   const json& request = call.request;
   const std::string op = request.value("op", "");
   const Caller caller = HttpCaller(call);
-  try {
-    if (std::string why = web::RefusedOverHttp(op); !why.empty()) {
-      reply = api::ErrorReply("invalid_argument", why);  // the front end refuses these already
-    } else {
-      if (op == "submit") {
-        StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, conn);
-        if (rec.ok()) {
-          // Answered by FlushSubmits with the others of this batch: one disk sync for all.
-          http_waiting_[conn] = shared;
-          submit_batch_.push_back(BatchedSubmit{conn, json(), std::move(*rec)});
-          return;
-        }
-        reply = api::ErrorReply(rec.status());
-      } else {
-        FlushSubmits();
-        CatchUpOnSubmissions();
-        reply = Dispatch(conn, caller, request);
-        if (reply.is_null()) {  // answered later through Reply (notify_test waits for its sends)
-          http_waiting_[conn] = shared;
-          return;
-        }
-      }
-    }
-  } catch (const json::exception& e) {
-    reply = api::ErrorReply("invalid_argument",
-                            std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());
+  json reply = Handle(conn, caller, request, /*over_http=*/true);
+  if (reply.is_null()) {  // a batched submission, or notify_test waiting for its sends
+    http_waiting_[conn] = shared;
+    return;
   }
   NoteRefusal(caller, op, reply);
   call.reply.set_value(reply);
@@ -161,7 +128,7 @@ json Daemon::WebLogin(const Caller& caller) {
   }
   const std::string token = auth_->MintLink(caller.uid, caller.name, Now(), config_.web.login_ttl);
   spdlog::info("HTTP: sign-in link minted for {}", caller.name);
-  return Ok({{"url", http_->BaseUrl() + "/auth/login?token=" + token},
+  return api::OkReply({{"url", http_->BaseUrl() + "/auth/login?token=" + token},
              {"expires", Now() + config_.web.login_ttl},
              {"user", caller.name}});
 }
@@ -212,7 +179,7 @@ json Daemon::TokenCreate(const Caller& caller, const json& request) {
   if (!id.ok()) return api::ErrorReply(id.status());
   auth_->AddToken(web::TokenEntry{*id, t.hash, caller.uid, caller.name, t.expires, *scope});
   spdlog::info("HTTP: API token {} ({}) created for {}", *id, t.scope, caller.name);
-  return Ok({{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}, {"scope", t.scope}});
+  return api::OkReply({{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}, {"scope", t.scope}});
 }
 
 json Daemon::TokenList(const Caller& caller, const json& request) {
@@ -229,7 +196,7 @@ json Daemon::TokenList(const Caller& caller, const json& request) {
     out.push_back({{"id", t.id}, {"user", t.user}, {"name", t.name}, {"created", t.created}, {"expires", t.expires},
                    {"revoked_at", t.revoked_at}, {"revoked_by", t.revoked_by}, {"scope", t.scope}});
   }
-  return Ok({{"tokens", out}});
+  return api::OkReply({{"tokens", out}});
 }
 
 json Daemon::TokenRevoke(const Caller& caller, const json& request) {
@@ -251,7 +218,7 @@ json Daemon::TokenRevoke(const Caller& caller, const json& request) {
   if (Status s = store_->RevokeToken(id, caller.name, Now()); !s.ok()) return api::ErrorReply(s);
   auth_->RemoveToken(id);
   spdlog::info("HTTP: API token {} of {} revoked by {}", id, found->user, caller.name);
-  return Ok({{"id", id}});
+  return api::OkReply({{"id", id}});
 }
 
 }  // namespace rota::daemon

@@ -1,40 +1,25 @@
 // Tested by api_map_test.cc.
 #include "web/api_map.h"
 
-#include <array>
-
+#include "api/ops.h"
 #include "json/bounded.h"
 
 namespace rota::web {
 
 bool ReadOnlyOp(std::string_view op) {
-  static constexpr std::array<std::string_view, 12> kOps = {"hello",    "status", "queue",  "show",
-                                                            "gpus",     "bookings", "history", "events",
-                                                            "logs",     "inventory", "usage", "token_list"};
-  for (std::string_view o : kOps) {
-    if (o == op) return true;
-  }
-  return false;
+  const api::OpInfo* info = api::FindOp(op);
+  return info != nullptr && info->read_only;
 }
 
 bool PublicOp(std::string_view op) {
-  static constexpr std::array<std::string_view, 7> kOps = {"hello", "status", "queue", "gpus",
-                                                           "bookings", "inventory", "usage"};
-  for (std::string_view o : kOps) {
-    if (o == op) return true;
-  }
-  return false;
+  const api::OpInfo* info = api::FindOp(op);
+  return info != nullptr && info->public_read;
 }
 
 std::string RefusedOverHttp(std::string_view op) {
-  if (op == "run" || op == "session_end") {
-    return "\"" + std::string(op) + "\" needs a live connection to rotad; use `rota run` on the server";
-  }
-  if (op == "web_login" || op == "token_create") {
-    return "\"" + std::string(op) + "\" mints a credential and is only answered on the Unix socket "
-           "(`rota web`, `rota token create`)";
-  }
-  return "";
+  const api::OpInfo* info = api::FindOp(op);
+  if (info == nullptr || info->socket_only.empty()) return "";
+  return "\"" + std::string(op) + "\" " + std::string(info->socket_only);
 }
 
 int HttpStatusOfReply(const nlohmann::json& reply) {

@@ -11,7 +11,8 @@
 
 namespace rota::web {
 
-// Operations that only read: allowed with GET, and without sign-in when [web] public_read is on.
+// From the API's table of operations (api/ops.h). Operations that only read: allowed with GET
+// and with read-scoped tokens.
 bool ReadOnlyOp(std::string_view op);
 // Operations public_read opens to anonymous callers (a subset of ReadOnlyOp: nothing that shows
 // one user's logs or history).

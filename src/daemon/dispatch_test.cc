@@ -1,0 +1,64 @@
+// The request pipeline (Daemon::Handle) against the table of operations, in-process: every
+// operation has its handler, unknown ones are refused naming them all, the admins' are refused
+// to others with what they may not do.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "api/ops.h"
+#include "testing/daemon/in_process.h"
+
+namespace rota::daemon {
+namespace dispatch_test {
+namespace {
+
+using nlohmann::json;
+
+constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
+constexpr char kOneCard[] = R"(
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = 1
+)";
+
+TEST(DispatchTest, EveryOperationOfTheTableIsHandled) {
+  testing::InProcessDaemon d(kOneCard, kStart);
+  ASSERT_TRUE(d.ok());
+  for (const api::OpInfo& op : api::Ops()) {
+    if (op.name == "reload") continue;  // an in-process daemon has no file to read again
+    const json reply = d.Call("root", {{"op", op.name}});
+    ASSERT_TRUE(reply.is_object()) << op.name;
+    const std::string message = reply.value("ok", false) ? "" : reply["error"].value("message", "");
+    EXPECT_EQ(message.find("no handler"), std::string::npos) << op.name << ": " << reply.dump();
+    EXPECT_EQ(message.find("unknown operation"), std::string::npos) << op.name << ": " << reply.dump();
+  }
+}
+
+TEST(DispatchTest, UnknownOperationsAreRefusedNamingEveryOne) {
+  testing::InProcessDaemon d(kOneCard, kStart);
+  ASSERT_TRUE(d.ok());
+  const json reply = d.Call("alice", {{"op", "sbatch"}});
+  EXPECT_EQ(reply["error"]["code"], "invalid_argument");
+  EXPECT_EQ(reply["error"]["message"], "unknown operation \"sbatch\" (" + api::OpNames() + ")");
+}
+
+TEST(DispatchTest, AdminsOperationsAreRefusedToOthers) {
+  testing::InProcessDaemon d(kOneCard, kStart);
+  ASSERT_TRUE(d.ok());
+  for (const api::OpInfo& op : api::Ops()) {
+    if (op.access != api::OpAccess::kAdmin) continue;
+    const json reply = d.Call("alice", {{"op", op.name}, {"gpu", "0"}, {"booking_id", 1}});
+    EXPECT_EQ(reply["error"]["code"], "permission_denied") << op.name;
+    EXPECT_EQ(reply["error"]["message"], "only admins may " + std::string(op.admin_action)) << op.name;
+  }
+  // And done for an admin: a drained card is drained.
+  const json drained = d.Call("root", {{"op", "drain"}, {"gpu", "0"}, {"reason", "fan"}});
+  EXPECT_TRUE(drained.value("ok", false)) << drained.dump();
+}
+
+}  // namespace
+}  // namespace dispatch_test
+}  // namespace rota::daemon
