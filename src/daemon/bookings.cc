@@ -9,6 +9,7 @@
 
 #include "api/job_json.h"
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "api/when.h"
 #include "api/zone_json.h"
 #include "core/civil_date.h"
@@ -191,7 +192,9 @@ json Daemon::Book(const Caller& caller, const json& request) {
   if (!spec.ok()) return api::ErrorReply(spec.status());
   const BookingCheck check =
       CheckBooking(*spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin);
-  const bool dry_run = request.value("dry_run", false);
+  StatusOr<bool> dry_run_field = api::fields::Bool(request, "dry_run");
+  if (!dry_run_field.ok()) return api::ErrorReply(dry_run_field.status());
+  const bool dry_run = *dry_run_field;
   store::BookingRecord rec;
   rec.entry.spec = *spec;
   rec.uid = spec->user == caller.name ? static_cast<std::int64_t>(caller.uid) : -1;
@@ -306,8 +309,11 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
     out["bookings"] = json::array({b});
     return out;
   }
-  const bool all = request.value("all", false);
-  const bool pending = request.value("pending", false);
+  StatusOr<bool> all_field = api::fields::Bool(request, "all");
+  if (!all_field.ok()) return api::ErrorReply(all_field.status());
+  StatusOr<bool> pending_field = api::fields::Bool(request, "pending");
+  if (!pending_field.ok()) return api::ErrorReply(pending_field.status());
+  const bool all = *all_field, pending = *pending_field;
   const Time week = WeekStart(now, config_.policy);
   auto time_field = [&](const char* key, Time fallback) -> StatusOr<Time> {
     auto it = request.find(key);
@@ -519,7 +525,9 @@ json Daemon::DecideBooking(const Caller& caller, const json& request, bool appro
     return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) + " is " +
                                               BookingStateName(rec.entry.state) + ", not requested"));
   }
-  const std::string reason = request.value("reason", "");
+  StatusOr<std::string> reason_field = api::fields::Text(request, "reason");
+  if (!reason_field.ok()) return api::ErrorReply(reason_field.status());
+  const std::string reason = *reason_field;
   const std::string admin = ActorOf(caller);
   const Time now = Now();
   if (!approve) {

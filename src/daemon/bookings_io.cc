@@ -7,6 +7,7 @@
 
 #include "api/booking_io.h"
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "api/when.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
@@ -44,17 +45,20 @@ std::vector<std::string> SplitCards(const std::string& text) {
 }  // namespace
 
 json Daemon::ExportBookings(const Caller& caller, const json& request) {
-  const std::string format = request.value("format", "csv");
-  if (format != "csv" && format != "ics") return api::ErrorReply(InvalidArgument("format must be csv or ics"));
+  StatusOr<std::string> format = api::fields::Text(request, "format", "csv");
+  if (!format.ok()) return api::ErrorReply(format.status());
+  if (*format != "csv" && *format != "ics") return api::ErrorReply(InvalidArgument("format must be csv or ics"));
+  StatusOr<bool> all = api::fields::Bool(request, "all", true);
+  if (!all.ok()) return api::ErrorReply(all.status());
   json list_request = request;
-  list_request["all"] = request.value("all", true);
+  list_request["all"] = *all;
   if (!request.contains("from")) list_request["from"] = Time{0};
   if (!request.contains("to")) list_request["to"] = Now() + 366 * kDay;
   json listed = ListBookings(caller, list_request);
   if (!listed.value("ok", false)) return listed;
   const std::string host = HostName();
   json out = api::OkReply();
-  out["text"] = format == "csv" ? api::FormatBookingCsv(listed["bookings"], config_.policy.zone)
+  out["text"] = *format == "csv" ? api::FormatBookingCsv(listed["bookings"], config_.policy.zone)
                                 : api::FormatBookingIcs(listed["bookings"], host.empty() ? "rota" : host, Now());
   return out;
 }
@@ -63,7 +67,9 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
   if (!request.contains("csv") || !request["csv"].is_string()) {
     return api::ErrorReply(InvalidArgument("\"csv\" must hold the file's text"));
   }
-  const bool skip_bad = request.value("skip_bad", false);
+  StatusOr<bool> skip_bad_field = api::fields::Bool(request, "skip_bad");
+  if (!skip_bad_field.ok()) return api::ErrorReply(skip_bad_field.status());
+  const bool skip_bad = *skip_bad_field;
   std::vector<api::RowError> errors;
   StatusOr<std::vector<api::BookingRow>> rows = api::ParseBookingCsv(request["csv"].get<std::string>(), &errors);
   if (!rows.ok()) return api::ErrorReply(rows.status());

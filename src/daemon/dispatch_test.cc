@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "api/ops.h"
 #include "testing/daemon/in_process.h"
@@ -57,6 +58,30 @@ TEST(DispatchTest, AdminsOperationsAreRefusedToOthers) {
   // And done for an admin: a drained card is drained.
   const json drained = d.Call("root", {{"op", "drain"}, {"gpu", "0"}, {"reason", "fan"}});
   EXPECT_TRUE(drained.value("ok", false)) << drained.dump();
+}
+
+// A member of the wrong type is refused by name (api/request_fields.h), not taken as its default
+// nor answered with a JSON library's message.
+TEST(DispatchTest, FieldsOfTheWrongTypeAreRefusedByName) {
+  testing::InProcessDaemon d(kOneCard, kStart);
+  ASSERT_TRUE(d.ok());
+  struct Case {
+    json request;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{{"op", "queue"}, {"all", "yes"}}, "\"all\" must be true or false"},
+           {{{"op", "history"}, {"all", 1}}, "\"all\" must be true or false"},
+           {{{"op", "show"}, {"job_id", "7"}}, "\"job_id\" must be a job id (a positive whole number)"},
+           {{{"op", "bookings"}, {"pending", json::array()}}, "\"pending\" must be true or false"},
+           {{{"op", "drain"}, {"gpu", 0}, {"reason", "fan"}}, "\"gpu\" must be text (a JSON string)"},
+           {{{"op", "bookings_export"}, {"format", 1}}, "\"format\" must be text (a JSON string)"},
+           {{{"op", "token_list"}, {"all", "true"}}, "\"all\" must be true or false"},
+       }) {
+    const json reply = d.Call("root", c.request);
+    EXPECT_EQ(reply["error"]["code"], "invalid_argument") << c.request.dump();
+    EXPECT_EQ(reply["error"]["message"], c.message) << c.request.dump();
+  }
 }
 
 }  // namespace

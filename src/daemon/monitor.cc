@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "exec/procfs.h"
@@ -328,8 +329,11 @@ std::vector<std::string> Daemon::Leftovers(size_t index) const {
 }
 
 json Daemon::Drain(const Caller& caller, const json& request) {
-  const std::string name = request.value("gpu", "");
-  const std::string reason = request.value("reason", "");
+  StatusOr<std::string> name_field = api::fields::Text(request, "gpu");
+  if (!name_field.ok()) return api::ErrorReply(name_field.status());
+  StatusOr<std::string> reason_field = api::fields::Text(request, "reason");
+  if (!reason_field.ok()) return api::ErrorReply(reason_field.status());
+  const std::string name = *name_field, reason = *reason_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("drain needs a GPU (an index or a UUID)"));
   if (reason.empty()) return api::ErrorReply(InvalidArgument("drain needs a reason (users see it next to the card)"));
   StatusOr<size_t> index = FindCard(name);
@@ -351,7 +355,9 @@ json Daemon::Drain(const Caller& caller, const json& request) {
 }
 
 json Daemon::Resume(const Caller& caller, const json& request) {
-  const std::string name = request.value("gpu", "");
+  StatusOr<std::string> name_field = api::fields::Text(request, "gpu");
+  if (!name_field.ok()) return api::ErrorReply(name_field.status());
+  const std::string name = *name_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("resume needs a GPU (an index or a UUID)"));
   StatusOr<size_t> index = FindCard(name);
   if (!index.ok()) return api::ErrorReply(index.status());

@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "core/quota.h"
 #include "core/usage.h"
 #include "daemon/clock.h"
@@ -318,7 +319,9 @@ json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) 
                            "no notification channel is configured ([notify.channels.NAME] in rota.toml)");
   }
   std::vector<std::string> channels;
-  const std::string only = request.value("channel", std::string());
+  StatusOr<std::string> only_field = api::fields::Text(request, "channel");
+  if (!only_field.ok()) return api::ErrorReply(only_field.status());
+  const std::string only = *only_field;
   if (!only.empty()) {
     if (!config_.notify.channels.count(only)) {
       std::string known;

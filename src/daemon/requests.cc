@@ -11,6 +11,7 @@
 #include "api/job_json.h"
 #include "api/ops.h"
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "api/when.h"
 #include "core/capacity.h"
 #include "core/quota.h"
@@ -29,18 +30,7 @@ namespace {
 
 json WithError(const Status& s) { return api::ErrorReply(s); }
 
-StatusOr<JobId> JobIdField(const json& request, const char* field = "job_id") {
-  auto it = request.find(field);
-  if (it == request.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) {
-    return InvalidArgument(std::string("\"") + field + "\" must be a job id (a positive whole number)");
-  }
-  return it->get<JobId>();
-}
-
-bool BoolField(const json& request, const char* field) {
-  auto it = request.find(field);
-  return it != request.end() && it->is_boolean() && it->get<bool>();
-}
+StatusOr<JobId> JobIdField(const json& request) { return api::fields::Id(request, "job_id", "a job id"); }
 
 // Replaces invalid UTF-8 so the bytes can travel as a JSON string.
 std::string ValidUtf8(const std::string& in) {
@@ -347,7 +337,9 @@ json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
 }
 
 json Daemon::Queue(const Caller& caller, const json& request) {
-  const bool all = BoolField(request, "all");
+  StatusOr<bool> all_field = api::fields::Bool(request, "all");
+  if (!all_field.ok()) return WithError(all_field.status());
+  const bool all = *all_field;
   json jobs = json::array();
   auto visible = [&](const store::JobRecord& r) { return all || r.uid == static_cast<std::int64_t>(caller.uid); };
   for (const auto& [id, a] : jobs_) {
@@ -485,7 +477,9 @@ json Daemon::History(const Caller& caller, const json& request) {
     }
     after = {end, id};
   }
-  const bool all = BoolField(request, "all");
+  StatusOr<bool> all_field = api::fields::Bool(request, "all");
+  if (!all_field.ok()) return WithError(all_field.status());
+  const bool all = *all_field;
   StatusOr<store::JobStore::HistoryPageResult> page = store_->HistoryPage(
       *since, all ? std::nullopt : std::optional<std::int64_t>(caller.uid), after, limit);
   if (!page.ok()) return WithError(page.status());

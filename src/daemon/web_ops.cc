@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
+#include "api/request_fields.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/http_bridge.h"
@@ -154,11 +155,15 @@ json Daemon::TokenCreate(const Caller& caller, const json& request) {
   store::ApiToken t;
   t.user = caller.name;
   t.uid = caller.uid;
-  t.name = request.value("name", "");
+  StatusOr<std::string> name = api::fields::Text(request, "name");
+  if (!name.ok()) return api::ErrorReply(name.status());
+  t.name = *name;
   if (t.name.size() > 200) return api::ErrorReply("invalid_argument", "\"name\" is longer than 200 bytes");
   // A token meant for a calendar app's address (where anyone who sees the address has it) may
   // read the calendar feed and nothing else; one named "calendar" is such a token unless told.
-  const std::string scope_name = request.value("scope", t.name == "calendar" ? "calendar" : "full");
+  StatusOr<std::string> scope_field = api::fields::Text(request, "scope", t.name == "calendar" ? "calendar" : "full");
+  if (!scope_field.ok()) return api::ErrorReply(scope_field.status());
+  const std::string scope_name = *scope_field;
   std::optional<web::Scope> scope = web::ParseScope(scope_name);
   if (!scope) {
     return api::ErrorReply("invalid_argument", "\"scope\" must be \"calendar\" (the calendar feed only), \"read\" or "
@@ -183,8 +188,11 @@ json Daemon::TokenCreate(const Caller& caller, const json& request) {
 }
 
 json Daemon::TokenList(const Caller& caller, const json& request) {
-  std::string user = request.value("user", caller.name);
-  if (request.value("all", false)) user.clear();
+  StatusOr<std::string> user_field = api::fields::Text(request, "user", caller.name);
+  if (!user_field.ok()) return api::ErrorReply(user_field.status());
+  StatusOr<bool> all = api::fields::Bool(request, "all");
+  if (!all.ok()) return api::ErrorReply(all.status());
+  std::string user = *all ? std::string() : *user_field;
   if (user != caller.name && !caller.admin) {
     return api::ErrorReply("permission_denied", "only admins see other users' tokens");
   }
