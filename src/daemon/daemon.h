@@ -27,6 +27,7 @@
 #include "core/job_end.h"
 #include "core/watch.h"
 #include "daemon/clock.h"
+#include "daemon/counters.h"
 #include "daemon/engine.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
@@ -233,9 +234,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   Status LoadTokens();
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
   std::string MetricsText();
-  void CountJobStarted(const store::JobRecord& rec, Time now);
-  void CountJobEnded(const std::string& reason);
-  void CountIdleGpus(Time now);  // from ApplySample: cards with no job since the last sample
+  // How many cards no running job holds (for the idle card-seconds of counters_).
+  std::size_t IdleCards() const;
 
   // Sessions (sessions.cc).
   nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
@@ -528,16 +528,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   };
   std::unordered_map<ConnId, LocalCall> local_waiting_;
   ConnId next_local_conn_ = kLocalConnBase;
-  // Counters for /metrics since this rotad started.
-  web::Histogram wait_seconds_{{60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 259200}};
-  // How long each scheduling pass took (wall time; `rota status` and /metrics), like sdiag's cycles.
-  web::Histogram pass_seconds_{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1}};
-  double pass_last_seconds_ = 0;
-  double pass_max_seconds_ = 0;
-  std::uint64_t jobs_started_total_ = 0;
-  std::map<std::string, std::uint64_t> jobs_ended_total_;     // by end reason
-  double idle_gpu_seconds_ = 0;
-  Time idle_counted_at_ = 0;
+  SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   // Notifications: the loop's handle on the outbox (over store_'s connection) and the thread that
   // delivers it; `rota notify test` requests waiting for their attempts, by token.
   std::unique_ptr<store::Outbox> outbox_;

@@ -21,27 +21,15 @@ constexpr BookingState kBookingStates[] = {
 
 }  // namespace
 
-void Daemon::CountJobStarted(const store::JobRecord& rec, Time now) {
-  ++jobs_started_total_;
-  if (rec.job.submit_time > 0 && now >= rec.job.submit_time) {
-    wait_seconds_.Observe(static_cast<double>(now - rec.job.submit_time));
+std::size_t Daemon::IdleCards() const {
+  std::set<std::string> busy;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning) continue;
+    busy.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
   }
-}
-
-void Daemon::CountJobEnded(const std::string& reason) { ++jobs_ended_total_[reason]; }
-
-void Daemon::CountIdleGpus(Time now) {
-  if (idle_counted_at_ > 0 && now > idle_counted_at_) {
-    std::set<std::string> busy;
-    for (const auto& [id, a] : jobs_) {
-      if (a.rec.state != store::JobState::kRunning) continue;
-      busy.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
-    }
-    size_t idle = 0;
-    for (const Gpu& g : cards_.gpus) idle += busy.count(g.uuid) ? 0 : 1;
-    idle_gpu_seconds_ += static_cast<double>(idle) * static_cast<double>(now - idle_counted_at_);
-  }
-  idle_counted_at_ = now;
+  std::size_t idle = 0;
+  for (const Gpu& g : cards_.gpus) idle += busy.count(g.uuid) ? 0 : 1;
+  return idle;
 }
 
 std::string Daemon::MetricsText() {
@@ -103,22 +91,14 @@ std::string Daemon::MetricsText() {
       w.Sample("rota_jobs", {{"state", store::JobStateName(state)}, {"tier", TierName(tier)}}, n);
     }
   }
-  w.Family("rota_job_wait_seconds", "histogram", "Time from submission to start of the jobs started since rotad started.");
-  w.HistogramSamples("rota_job_wait_seconds", {}, wait_seconds_);
-  w.Family("rota_schedule_pass_seconds", "histogram", "How long each scheduling pass took since rotad started.");
-  w.HistogramSamples("rota_schedule_pass_seconds", {}, pass_seconds_);
-  w.Family("rota_jobs_started_total", "counter", "Jobs and sessions started since rotad started.");
-  w.Sample("rota_jobs_started_total", {}, static_cast<double>(jobs_started_total_));
-  w.Family("rota_jobs_ended_total", "counter", "Jobs and sessions ended since rotad started, by how they ended.");
-  for (const auto& [reason, n] : jobs_ended_total_) w.Sample("rota_jobs_ended_total", {{"reason", reason}}, static_cast<double>(n));
+  counters_.WriteRuns(w);
   w.Family("rota_bookings", "gauge", "Bookings in memory (open ones and those closed recently), by state.");
   for (BookingState state : kBookingStates) {
     double n = 0;
     for (const auto& [id, b] : bookings_) n += b.entry.state == state ? 1 : 0;
     w.Sample("rota_bookings", {{"state", BookingStateName(state)}}, n);
   }
-  w.Family("rota_idle_gpu_seconds_total", "counter", "Seconds cards spent with no job on them, summed over cards, since rotad started.");
-  w.Sample("rota_idle_gpu_seconds_total", {}, idle_gpu_seconds_);
+  counters_.WriteIdle(w);
   // From the outbox: totals over the store's life (rows kept, plus those pruned), not only this
   // rotad's.
   std::map<std::string, std::int64_t> settled, now_in;

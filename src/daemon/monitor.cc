@@ -96,7 +96,7 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   if (sample.ok()) {
     last_sample_ = *sample;
     sampled_at_ = now;
-    CountIdleGpus(now);
+    counters_.CardsSampled(IdleCards(), now);
     sample_error_.clear();
     Attribute(last_sample_);
     for (const device::GpuInfo& info : last_sample_.gpus) {

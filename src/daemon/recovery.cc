@@ -135,7 +135,7 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   }
   a.rec.Started(info, started);
   RemapPlacement(a.rec);
-  CountJobStarted(a.rec, started);
+  counters_.JobStarted(a.rec.job.submit_time, started);
   Notify(JobEvent("job_started", a.rec));
   if (again.ok()) {
     spdlog::info("job {}: launched before the restart and re-adopted (shepherd {})", id, again->pid);

@@ -550,11 +550,7 @@ json Daemon::StatusReply() {
                  {"devices", devices_ ? devices_->Describe() : std::string("none")},
                  {"executor", engine_->Describe()}});
   if (!devices_error_.empty()) out["devices_error"] = devices_error_;
-  const std::uint64_t passes = pass_seconds_.count();
-  out["scheduler"] = {{"passes", passes},
-                      {"last_ms", pass_last_seconds_ * 1e3},
-                      {"mean_ms", passes ? pass_seconds_.sum() / static_cast<double>(passes) * 1e3 : 0.0},
-                      {"max_ms", pass_max_seconds_ * 1e3}};
+  out["scheduler"] = counters_.PassesJson();
   return out;
 }
 

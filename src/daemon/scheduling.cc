@@ -117,9 +117,7 @@ void Daemon::SchedulePass() {
   }
   ArmTimer(wake);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  pass_seconds_.Observe(took);
-  pass_last_seconds_ = took;
-  pass_max_seconds_ = std::max(pass_max_seconds_, took);
+  counters_.PassTook(took);
 }
 
 void Daemon::ArmTimer(Time next_wakeup) { deps_.clock->WakeAt(next_wakeup); }
@@ -233,7 +231,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   }
   start_record_failures_ = 0;
   a.rec.Started(info, now);
-  CountJobStarted(a.rec, now);
+  counters_.JobStarted(a.rec.job.submit_time, now);
   if (!launched.ok()) {
     spdlog::error("job {}: cannot launch: {}", a.rec.job.id, launched.status().message());
     exec::ExitInfo failed;
@@ -398,7 +396,7 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   Ending e;
   static_cast<JobEnd&>(e) = DecideJobEnd(stop, info);
   e.at = now;
-  CountJobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
+  counters_.JobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied
   if (a.client_pidfd >= 0) {

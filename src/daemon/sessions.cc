@@ -60,7 +60,7 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   }
   start_record_failures_ = 0;
   a.rec.Started(info, now);
-  CountJobStarted(a.rec, now);
+  counters_.JobStarted(a.rec.job.submit_time, now);
   json env = json::object();
   for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;
   json indices = json::array();
