@@ -176,22 +176,12 @@ StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& 
   return spec;
 }
 
-void Daemon::PlaceBooking(store::BookingRecord& rec, const Allocation& alloc) const {
-  rec.entry.alloc = alloc;
-  rec.gpu_uuids.clear();
-  rec.mig_uuid.clear();
-  for (int g : alloc.gpus) rec.gpu_uuids.push_back(cards_.gpus[static_cast<size_t>(g)].uuid);
-  if (alloc.mig >= 0 && !alloc.gpus.empty()) {
-    rec.mig_uuid = cards_.gpus[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
-  }
-}
-
 json Daemon::Book(const Caller& caller, const json& request) {
   const Time now = Now();
   StatusOr<BookingSpec> spec = BookingSpecFrom(caller, request.value("booking", json()), now);
   if (!spec.ok()) return api::ErrorReply(spec.status());
   const BookingCheck check =
-      CheckBooking(*spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin);
+      CheckBooking(*spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin);
   StatusOr<bool> dry_run_field = api::fields::Bool(request, "dry_run");
   if (!dry_run_field.ok()) return api::ErrorReply(dry_run_field.status());
   const bool dry_run = *dry_run_field;
@@ -229,7 +219,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
   if (!check.alloc && !thesis_over_others) {
     std::vector<std::string> in_way, free;
     for (std::int64_t id : check.conflicts) {
-      if (auto it = bookings_.find(id); it != bookings_.end()) in_way.push_back(DescribeBooking(it->second));
+      if (const store::BookingRecord* b = book_->Find(id)) in_way.push_back(DescribeBooking(*b));
     }
     for (Time t : check.alternatives) free.push_back(LocalTime(t));
     std::string msg = "the capacity is booked then";
@@ -237,7 +227,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
     msg += free.empty() ? "; no free start nearby" : "; free starts nearby: " + Join(free, ", ");
     return refuse(FailedPrecondition(msg));
   }
-  if (check.alloc) PlaceBooking(rec, *check.alloc);
+  if (check.alloc) BookingBook::Place(rec, *check.alloc, cards_.gpus);
   if (check.needs_admin.empty()) {
     rec.entry.state = BookingState::kConfirmed;
     rec.reason = "within the rules";
@@ -249,10 +239,9 @@ json Daemon::Book(const Caller& caller, const json& request) {
   out["zone"] = zone;
   out["check"] = CheckJson(check);
   if (!dry_run) {
-    StatusOr<std::int64_t> id = store_->AddBooking(rec, ActorOf(caller), now);
+    StatusOr<std::int64_t> id = book_->Add(rec, ActorOf(caller), now);
     if (!id.ok()) return api::ErrorReply(Unavailable("cannot record the booking: " + id.status().message()));
     rec.entry.id = *id;
-    bookings_[*id] = rec;
     dirty_ = true;  // a new hold for the scheduler
     spdlog::info("booking {}: {}, {}", DescribeBooking(rec), BookingStateName(rec.entry.state), rec.reason);
   }
@@ -293,7 +282,7 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
     if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"id\" must be a booking id"));
     StatusOr<store::BookingRecord> rec = store_->GetBooking(it->get<std::int64_t>());
     if (!rec.ok()) return api::ErrorReply(rec.status());
-    if (auto live = bookings_.find(rec->entry.id); live != bookings_.end()) rec = live->second;
+    if (const store::BookingRecord* live = book_->Find(rec->entry.id)) rec = *live;
     StatusOr<std::vector<store::BookingEvent>> events = store_->BookingEvents(rec->entry.id);
     if (!events.ok()) return api::ErrorReply(events.status());
     json b = BookingJson(*rec, caller);
@@ -341,13 +330,13 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
   if (!rows.ok()) return api::ErrorReply(rows.status());
   std::map<std::int64_t, store::BookingRecord> found;
   for (store::BookingRecord& r : *rows) found[r.entry.id] = std::move(r);
-  for (const auto& [id, r] : bookings_) {
+  for (const auto& [id, r] : book_->all()) {
     if (IsOpen(r.entry.state)) found[id] = r;  // open ones whatever their dates; memory is newer
   }
   json list = json::array();
   for (auto& [id, r] : found) {
-    if (auto live = bookings_.find(id); live != bookings_.end()) r = live->second;
-    RemapBooking(r);
+    if (const store::BookingRecord* live = book_->Find(id)) r = *live;
+    BookingBook::Remap(r, cards_.gpus);
     if (pending && r.entry.state != BookingState::kRequested) continue;
     if (!all && !pending && r.entry.spec.user != caller.name) continue;
     list.push_back(BookingJson(r, caller));
@@ -362,25 +351,24 @@ json Daemon::ListBookings(const Caller& caller, const json& request) {
   return out;
 }
 
-StatusOr<store::BookingRecord*> Daemon::OwnBooking(const Caller& caller, const json& request) {
+StatusOr<const store::BookingRecord*> Daemon::OwnBooking(const Caller& caller, const json& request) {
   StatusOr<std::int64_t> id = BookingId(request);
   if (!id.ok()) return id.status();
-  auto it = bookings_.find(*id);
-  if (it == bookings_.end()) {
+  const store::BookingRecord* b = book_->Find(*id);
+  if (b == nullptr) {
     StatusOr<store::BookingRecord> old = store_->GetBooking(*id);
     if (!old.ok()) return old.status();
     return FailedPrecondition("booking " + std::to_string(*id) + " is " + BookingStateName(old->entry.state));
   }
-  if (!caller.admin && it->second.entry.spec.user != caller.name) {
-    return PermissionDenied("booking " + std::to_string(*id) + " belongs to " + it->second.entry.spec.user);
+  if (!caller.admin && b->entry.spec.user != caller.name) {
+    return PermissionDenied("booking " + std::to_string(*id) + " belongs to " + b->entry.spec.user);
   }
-  return &it->second;
+  return b;
 }
 
 Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
                            const std::string& actor, Time now, bool durable) {
-  if (Status s = store_->UpdateBooking(rec, from, reason, actor, now, durable); !s.ok()) return s;
-  bookings_[rec.entry.id] = rec;
+  if (Status s = book_->Save(rec, from, reason, actor, now, durable); !s.ok()) return s;
   dirty_ = true;
   spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
                reason);
@@ -398,7 +386,7 @@ Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const s
 }
 
 json Daemon::Unbook(const Caller& caller, const json& request) {
-  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;
   const BookingState from = rec.entry.state;
@@ -424,9 +412,9 @@ json Daemon::Unbook(const Caller& caller, const json& request) {
 }
 
 json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
-  std::vector<store::BookingRecord*> targets;
+  std::vector<const store::BookingRecord*> targets;
   if (request.contains("booking_id")) {
-    StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+    StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
     if (!found.ok()) return api::ErrorReply(found.status());
     if ((*found)->entry.state != BookingState::kActive) {
       return api::ErrorReply(FailedPrecondition("booking " + std::to_string((*found)->entry.id) + " is " +
@@ -435,14 +423,14 @@ json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
     }
     targets.push_back(*found);
   } else {
-    for (auto& [id, r] : bookings_) {
+    for (const auto& [id, r] : book_->all()) {
       if (r.entry.state == BookingState::kActive && r.entry.spec.user == caller.name) targets.push_back(&r);
     }
     if (targets.empty()) return api::ErrorReply(FailedPrecondition("you have no active booking"));
   }
   const Time now = Now();
   json released = json::array();
-  for (store::BookingRecord* target : targets) {
+  for (const store::BookingRecord* target : targets) {
     store::BookingRecord rec = *target;
     rec.entry.state = BookingState::kReleased;
     rec.entry.actual_end = now;
@@ -459,7 +447,7 @@ json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
 }
 
 json Daemon::ExtendBooking(const Caller& caller, const json& request) {
-  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;
   const BookingState from = rec.entry.state;
@@ -490,7 +478,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
   spec.start = std::max(spec.start, now - now % config_.bookings.slot);
   spec.end = end;
   if (rec.entry.alloc.mig < 0 && spec.request.kind == RequestKind::kWholeGpus) spec.cards = rec.entry.alloc.gpus;
-  BookingCheck check = CheckBooking(spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin,
+  BookingCheck check = CheckBooking(spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin,
                                     rec.entry.id);
   // A booking under way may start in the past; only the new end matters for the rules here.
   std::erase_if(check.errors, [](const std::string& e) { return e.find("in the past") != std::string::npos; });
@@ -499,7 +487,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
       (!rec.entry.alloc.gpus.empty() && check.alloc->gpus != rec.entry.alloc.gpus)) {
     std::vector<std::string> in_way;
     for (std::int64_t id : check.conflicts) {
-      if (auto it = bookings_.find(id); it != bookings_.end()) in_way.push_back(DescribeBooking(it->second));
+      if (const store::BookingRecord* b = book_->Find(id)) in_way.push_back(DescribeBooking(*b));
     }
     return api::ErrorReply(FailedPrecondition("the same capacity is not free until " + LocalTime(end) +
                                               (in_way.empty() ? "" : " (booking " + Join(in_way, ", booking ") + ")")));
@@ -518,7 +506,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
 }
 
 json Daemon::DecideBooking(const Caller& caller, const json& request, bool approve) {
-  StatusOr<store::BookingRecord*> found = OwnBooking(caller, request);
+  StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;
   if (rec.entry.state != BookingState::kRequested) {
@@ -544,7 +532,7 @@ json Daemon::DecideBooking(const Caller& caller, const json& request, bool appro
     out["booking"] = BookingJson(rec, caller);
     return out;
   }
-  BookingCheck check = CheckBooking(rec.entry.spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy,
+  BookingCheck check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy,
                                     now, /*by_admin=*/true, rec.entry.id);
   if (!check.errors.empty()) return api::ErrorReply(InvalidArgument(Join(check.errors, "; ")));
   json displaced = json::array();
@@ -559,10 +547,10 @@ json Daemon::DecideBooking(const Caller& caller, const json& request, bool appro
     // owners' nearest free starts are computed around it.
     std::vector<std::int64_t> victims;
     for (std::int64_t id : check.conflicts) {
-      auto it = bookings_.find(id);
-      if (it != bookings_.end() && it->second.entry.state != BookingState::kActive) victims.push_back(id);
+      const store::BookingRecord* b = book_->Find(id);
+      if (b != nullptr && b->entry.state != BookingState::kActive) victims.push_back(id);
     }
-    std::vector<BookingEntry> remaining = BookingEntries();
+    std::vector<BookingEntry> remaining = book_->Entries();
     std::erase_if(remaining, [&](const BookingEntry& e) {
       return std::find(victims.begin(), victims.end(), e.id) != victims.end();
     });
@@ -576,7 +564,7 @@ json Daemon::DecideBooking(const Caller& caller, const json& request, bool appro
       remaining.push_back(approved);
     }
     for (std::int64_t id : victims) {
-      store::BookingRecord victim = bookings_[id];
+      store::BookingRecord victim = *book_->Find(id);
       const BookingState from = victim.entry.state;
       BookingCheck moved = CheckBooking(victim.entry.spec, remaining, cards_.gpus, config_.bookings, config_.policy, now,
                                         true, id);
@@ -596,14 +584,14 @@ json Daemon::DecideBooking(const Caller& caller, const json& request, bool appro
       }
       displaced.push_back(id);
     }
-    check = CheckBooking(rec.entry.spec, BookingEntries(), cards_.gpus, config_.bookings, config_.policy, now, true,
+    check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, true,
                          rec.entry.id);
     if (!check.alloc) {
       return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) +
                                                 " still does not fit (an active booking is in the way)"));
     }
   }
-  PlaceBooking(rec, *check.alloc);
+  BookingBook::Place(rec, *check.alloc, cards_.gpus);
   rec.entry.state = BookingState::kConfirmed;
   rec.decided_by = admin;
   rec.reason = reason.empty() ? "approved by " + admin : reason;

@@ -75,7 +75,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
   if (!rows.ok()) return api::ErrorReply(rows.status());
   const Time now = Now();
   const Zone& zone = config_.policy.zone;
-  std::vector<BookingEntry> entries = BookingEntries();
+  std::vector<BookingEntry> entries = book_->Entries();
   std::vector<store::BookingRecord> accepted;
   for (const api::BookingRow& row : *rows) {
     auto bad = [&](const std::string& message) { errors.push_back({row.line, message}); };
@@ -165,7 +165,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
     store::BookingRecord rec;
     rec.entry.spec = *spec;
     for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus[static_cast<size_t>(c)].uuid);
-    PlaceBooking(rec, *check.alloc);
+    BookingBook::Place(rec, *check.alloc, cards_.gpus);
     const bool admin_says = caller.admin && *confirmed;
     rec.entry.state = check.needs_admin.empty() || admin_says ? BookingState::kConfirmed : BookingState::kRequested;
     rec.decided_by = admin_says ? (caller.name.empty() ? "root" : caller.name) : "rotad";
@@ -187,10 +187,9 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
   if (errors.empty() || skip_bad) {
     const std::string actor = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
     for (store::BookingRecord& rec : accepted) {
-      StatusOr<std::int64_t> id = store_->AddBooking(rec, actor, now);
+      StatusOr<std::int64_t> id = book_->Add(rec, actor, now);
       if (!id.ok()) return api::ErrorReply(Unavailable("cannot record the bookings: " + id.status().message()));
       rec.entry.id = *id;
-      bookings_[*id] = rec;
       imported.push_back(*id);
     }
     dirty_ = true;

@@ -169,7 +169,8 @@ Status Daemon::Open() {
 
   if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
-  if (Status s = LoadBookings(); !s.ok()) return s;
+  book_ = std::make_unique<BookingBook>(*store_);
+  if (Status s = book_->Load(Now(), cards_.gpus); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
   if (engine_->DeviceFilter()) {
     spdlog::info("GPU isolation: a job's cgroup refuses it the /dev/nvidia nodes of the cards it was not given "
@@ -281,7 +282,7 @@ Status Daemon::LoadInventory() {
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
   }
-  for (auto& [id, b] : bookings_) RemapBooking(b);
+  if (book_) book_->Remap(cards_.gpus);
   // Health, drains and who is on each card, from this first sample.
   ApplySample(snap, Now());
   dirty_ = true;

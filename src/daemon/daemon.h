@@ -26,6 +26,7 @@
 #include "core/health.h"
 #include "core/job_end.h"
 #include "core/watch.h"
+#include "daemon/booking_book.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
 #include "daemon/engine.h"
@@ -314,15 +315,11 @@ class Daemon : public Server::Handler, private EngineEvents {
   nlohmann::json ImportBookings(const Caller& caller, const nlohmann::json& request);
   StatusOr<BookingSpec> BookingSpecFrom(const Caller& caller, const nlohmann::json& booking, Time now);
   nlohmann::json BookingJson(const store::BookingRecord& rec, const Caller& caller) const;
-  StatusOr<store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
+  StatusOr<const store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
   Status SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
                      const std::string& actor, Time now, bool durable);
-  void PlaceBooking(store::BookingRecord& rec, const Allocation& alloc) const;
   std::string DescribeBooking(const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
   std::string LocalTime(Time t) const;
-  Status LoadBookings();
-  void RemapBooking(store::BookingRecord& rec) const;
-  std::vector<BookingEntry> BookingEntries() const;
   Time BookingPass(Time now);  // advances bookings; returns when it is due again
   bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job) const;
 
@@ -468,8 +465,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   std::map<std::pair<int, unsigned long long>, OutsideProcess> outside_;
   std::set<std::string> held_outside_;
-  // Open bookings and those closed in the last kBookingMemory (weekly hours, penalties).
-  std::map<std::int64_t, store::BookingRecord> bookings_;
+  std::unique_ptr<BookingBook> book_;  // the bookings (booking_book.h); made with the store
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   // By position in cards_.gpus: the minor number of the card's /dev/nvidia node (-1: unknown, as
   // for simulated cards). What a job is refused: the nodes of the cards it was not given.
