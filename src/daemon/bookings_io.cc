@@ -185,7 +185,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
   for (const api::RowError& e : errors) errs.push_back({{"line", e.line}, {"message", e.message}});
   json imported = json::array();
   if (errors.empty() || skip_bad) {
-    const std::string actor = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
+    const std::string actor = caller.Who();
     for (store::BookingRecord& rec : accepted) {
       StatusOr<std::int64_t> id = book_->Add(rec, actor, now);
       if (!id.ok()) return api::ErrorReply(Unavailable("cannot record the bookings: " + id.status().message()));

@@ -21,6 +21,8 @@ struct Caller {
   pid_t pid = 0;
   std::string name;  // empty when the uid has no passwd entry
   bool admin = false;
+  // Who, in an audit trail or a log: the name, or the uid when there is none.
+  std::string Who() const { return name.empty() ? std::to_string(uid) : name; }
 };
 
 // Resolves the name and admin flag. `admin_group` empty: only root is an admin.

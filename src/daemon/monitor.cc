@@ -339,7 +339,7 @@ json Daemon::Drain(const Caller& caller, const json& request) {
   StatusOr<size_t> index = FindCard(name);
   if (!index.ok()) return api::ErrorReply(index.status());
   Gpu& g = cards_.gpus[*index];
-  const std::string actor = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
+  const std::string actor = caller.Who();
   store::GpuDrain d{g.uuid, store::GpuDrain::Kind::kAdmin, actor, reason, Now()};
   if (Status s = store_->SaveDrain(d, g.index); !s.ok()) {
     return api::ErrorReply(Unavailable("cannot record the drain: " + s.message()));
@@ -378,7 +378,7 @@ json Daemon::Resume(const Caller& caller, const json& request) {
     return api::ErrorReply(FailedPrecondition(label + " is still held by " + list +
                                               " outside its Rota jobs; stop them first"));
   }
-  const std::string actor = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
+  const std::string actor = caller.Who();
   const Time now = Now();
   if (c.admin_drain) {
     if (Status s = store_->RemoveDrain(g.uuid, store::GpuDrain::Kind::kAdmin, g.index, actor, "resumed", now); !s.ok()) {

@@ -222,7 +222,7 @@ json Daemon::Keep(const Caller& caller, const json& request) {
   auto [it, fresh] = watches_.try_emplace(id, job->second.rec.start_time);
   if (Status s = it->second.Keep(now, config_.watch, config_.policy.zone); !s.ok()) return api::ErrorReply(s);
   const int left = it->second.keeps_left(now, config_.watch, config_.policy.zone);
-  const std::string who = caller.name.empty() ? std::to_string(caller.uid) : caller.name;
+  const std::string who = caller.Who();
   NoteJob(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
   json out = api::OkReply();
   out["job_id"] = id;
