@@ -25,21 +25,32 @@ bool Daemon::OnBooking(const store::BookingRecord& b, const store::JobRecord& jo
 }
 
 Time Daemon::BookingPass(Time now) {
-  // Whose jobs wait because of a booking (the scheduler says that a booking is the reason, not
-  // which one): counted for every active booking of someone else, which at worst ends an
-  // extension early.
-  std::set<std::string> waiting_users;
+  // Who waits for capacity that an active booking may be keeping: jobs the scheduler says wait
+  // for a booking (it does not say which: counted for every active booking of someone else, which
+  // at worst ends an extension early), and jobs that wait for free capacity and would fit on the
+  // booking's cards: past its end, the owner's job running there is what they wait for.
+  struct Waiting {
+    const std::string* user;
+    WaitReason reason;
+    const Request* request;
+  };
+  std::vector<Waiting> waiting;
   for (const auto& [jid, info] : pending_info_) {
     auto job = jobs_.find(jid);
-    if (info.reason == WaitReason::kBooking && job != jobs_.end()) waiting_users.insert(job->second.rec.job.user);
+    if (job == jobs_.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources)) continue;
+    waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});
   }
   std::unordered_map<std::int64_t, BookingObservation> seen;
   for (const auto& [id, b] : book_->all()) {
     if (b.entry.state != BookingState::kActive) continue;
     BookingObservation o;
     for (const auto& [jid, a] : jobs_) o.owner_running = o.owner_running || OnBooking(b, a.rec);
-    o.others_waiting = !waiting_users.empty() &&
-                       (waiting_users.size() > 1 || !waiting_users.count(b.entry.spec.user));
+    const int cards = static_cast<int>(b.gpu_uuids.size());
+    for (const Waiting& w : waiting) {
+      if (*w.user == b.entry.spec.user) continue;
+      const bool fits = w.request->kind != RequestKind::kWholeGpus || w.request->gpus <= cards;
+      o.others_waiting = o.others_waiting || w.reason == WaitReason::kBooking || (cards > 0 && fits);
+    }
     seen[id] = o;
   }
   BookingStep step = StepBookings(book_->Entries(), seen, config_.bookings, now);

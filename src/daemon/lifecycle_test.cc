@@ -156,6 +156,62 @@ TEST(LifecycleTest, ABookingOwnersJobRunsOnItsCardsAndOthersWait) {
   EXPECT_EQ(d.State(long_job), "pending");
 }
 
+// Release discipline: the owner is reminded 10 minutes before the end; a job that outlives its
+// booking while others wait is stopped as a preemption (its signal, its grace, then SIGTERM) and
+// the booking is an overrun (a strike against the owner); without anyone waiting it runs on.
+TEST(LifecycleTest, ABookingsOverrunStopsTheOwnersJobOnlyWhenOthersWait) {
+  InProcessDaemon d(kTwoCards, kStart);
+  ASSERT_TRUE(d.ok());
+  const Time start = kStart + kDay + kHour;  // tomorrow 10:00
+  auto book = [&](Time from) {
+    json reply = d.Call("alice", {{"op", "book"}, {"booking", {{"gpus", 2}, {"start", from}, {"end", from + 2 * kHour}}}});
+    EXPECT_TRUE(reply.value("ok", false)) << reply.dump();
+    return reply["booking"].value("id", std::int64_t{0});
+  };
+  auto booking = [&](std::int64_t id) { return d.Call("alice", {{"op", "bookings"}, {"id", id}})["bookings"][0]; };
+  json job = {{"request", {{"gpus", 2}}}, {"time_limit", 4 * kHour}, {"signal", SIGUSR1}, {"grace", 120}};
+
+  // Nobody waits: the booking's end passes and alice's job runs on.
+  const std::int64_t quiet = book(start);
+  d.AdvanceTo(start);
+  const JobId first = d.Submit("alice", job);
+  ASSERT_TRUE(d.engine().Running(first));
+  d.AdvanceTo(start + 2 * kHour + 10 * kMinute);
+  EXPECT_TRUE(d.engine().Running(first));
+  EXPECT_TRUE(d.engine().jobs().at(first).signals.empty());
+  EXPECT_EQ(booking(quiet)["state"], "active");
+  d.engine().Exit(first, 0);
+  d.Settle();
+  d.Advance(kHour);
+  EXPECT_EQ(booking(quiet)["state"], "ended");
+
+  // The next day bob waits: reminder at 11:50, at 12:00 the overrun, SIGUSR1, SIGTERM at 12:02.
+  const Time next = start + kDay;
+  const std::int64_t busy = book(next);
+  d.AdvanceTo(next);
+  const JobId mine = d.Submit("alice", job);
+  ASSERT_TRUE(d.engine().Running(mine));
+  d.AdvanceTo(next + kHour);
+  const JobId bobs = d.Submit("bob", OneGpuFor(kHour));
+  EXPECT_EQ(d.State(bobs), "pending");
+  d.AdvanceTo(next + 2 * kHour - 10 * kMinute);
+  const json reminded = booking(busy);
+  EXPECT_TRUE(reminded["events"].back().value("reason", "").starts_with("Reminder: ends at")) << reminded.dump();
+  d.AdvanceTo(next + 2 * kHour);
+  EXPECT_EQ(booking(busy)["state"], "overrun");
+  EXPECT_EQ(d.engine().jobs().at(mine).signals, std::vector<int>{SIGUSR1});
+  d.AdvanceTo(next + 2 * kHour + 119);
+  EXPECT_TRUE(d.engine().Running(mine));
+  EXPECT_EQ(d.State(bobs), "pending");
+  d.AdvanceTo(next + 2 * kHour + 120);
+  EXPECT_FALSE(d.engine().Running(mine));
+  const json stopped = d.Show(mine);
+  EXPECT_EQ(stopped["end_reason"], "Stopped: booking " + std::to_string(busy) + " ended and others wait")
+      << stopped.dump();
+  EXPECT_EQ(d.State(bobs), "running");
+  EXPECT_EQ(d.Show(bobs)["start_time"], next + 2 * kHour + 120);
+}
+
 // The seed's rule: under 5% for 15 minutes, the owner is warned; idle for 30 minutes without an
 // answer (`rota keep`), the job is reclaimed (here: [watch] action = "reclaim").
 TEST(LifecycleTest, AnIdleJobIsWarnedAfter15MinutesAndReclaimedAfter30) {
