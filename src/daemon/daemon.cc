@@ -149,6 +149,7 @@ Status Daemon::Open() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
+  book_ = std::make_unique<BookingBook>(*store_);  // empty until loaded, after the inventory
   host_ = HostName();
   host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
@@ -169,7 +170,6 @@ Status Daemon::Open() {
 
   if (Status s = LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
-  book_ = std::make_unique<BookingBook>(*store_);
   if (Status s = book_->Load(Now(), cards_.gpus); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
   if (engine_->DeviceFilter()) {
