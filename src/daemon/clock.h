@@ -21,6 +21,9 @@ class Clock {
   virtual void WakeAt(Time at) = 0;
   // Clears the readiness of WakeFd after a wake-up.
   virtual void Woken() = 0;
+  // Whether the time moves only when someone moves it (a test's FakeClock): then nothing may wait
+  // for it on the system's clock (the notifier waits to be woken instead).
+  virtual bool Virtual() const { return false; }
 };
 
 // time(2), and a CLOCK_REALTIME timerfd for the deadline (so that setting the system's clock

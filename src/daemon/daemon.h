@@ -40,6 +40,7 @@
 #include "device/simulated_devices.h"
 #include "exec/executor.h"
 #include "exec/files.h"
+#include "notify/channels.h"
 #include "notify/templates.h"
 #include "store/job_store.h"
 #include "web/auth_state.h"
@@ -82,6 +83,9 @@ struct DaemonDeps {
   EngineFactory engine = MakeLocalEngine;
   // Job owners' accounts (uid, gid, groups, shell): the system's user database.
   std::function<StatusOr<UnixAccount>(uid_t)> accounts = LookUpAccount;
+  // The notification transport: a channel of [notify.channels.NAME] (mail, chat bots, webhooks,
+  // terminals), made at start and at each reload.
+  std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)> channels = notify::MakeChannel;
 };
 
 class Daemon : public Server::Handler, private EngineEvents {
@@ -106,6 +110,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // applied so far: for callers that drive the loop on virtual time.
   void SampleSoon();
   std::uint64_t samples_applied() const { return samples_applied_; }
+  // Tells the notifier to look at the outbox now: on a virtual clock it waits to be told, by the
+  // one who moves the time.
+  void WakeNotifier();
 
   void OnLine(ConnId conn, std::string_view line) override;
   void OnClose(ConnId conn) override;

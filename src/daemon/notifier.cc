@@ -23,8 +23,6 @@ namespace {
 
 constexpr int kBatch = 50;
 
-Time NowSeconds() { return static_cast<Time>(std::time(nullptr)); }
-
 std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -33,7 +31,8 @@ std::int64_t NowMs() {
 
 }  // namespace
 
-Notifier::Notifier(NotifierOptions options) : options_(std::move(options)), random_(std::random_device{}()) {}
+Notifier::Notifier(NotifierOptions options)
+    : options_(std::move(options)), clock_(*options_.clock), random_(std::random_device{}()) {}
 
 StatusOr<std::unique_ptr<Notifier>> Notifier::Start(NotifierOptions options) {
   std::unique_ptr<Notifier> n(new Notifier(std::move(options)));
@@ -129,16 +128,15 @@ std::vector<TestResult> Notifier::TakeResults() {
 }
 
 void Notifier::Run() {
-  std::optional<Time> next_due = NowSeconds();
+  Time next_due = clock_.Now();  // kNever: nothing is due; wait to be woken
   while (true) {
     std::deque<TestJob> tests;
     std::unique_ptr<NotifierOptions> options;
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return stop_ || woken_ || !tests_.empty() || next_options_ != nullptr; };
-      if (next_due) {
-        cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*next_due)),
-                       ready);
+      if (next_due != kNever && !clock_.Virtual()) {
+        cv_.wait_until(lock, std::chrono::system_clock::from_time_t(static_cast<std::time_t>(next_due)), ready);
       } else {
         cv_.wait(lock, ready);
       }
@@ -167,14 +165,14 @@ void Notifier::Run() {
       if (::write(event_fd_, &one, sizeof one) < 0)
         spdlog::error("notifier: eventfd: {}", std::strerror(errno));
     }
-    const Time prune_at = PruneWhenDue(NowSeconds());
+    const Time prune_at = PruneWhenDue(clock_.Now());
     if (!DeliverDue()) {
-      next_due = std::min(prune_at, NowSeconds() + 5);
+      next_due = std::min(prune_at, clock_.Now() + 5);
       continue;
     }
     StatusOr<std::optional<Time>> next = outbox_->NextDue();
-    const Time at = std::min(prune_at, next.ok() ? next->value_or(kNever) : NowSeconds() + 5);
-    next_due = at == kNever ? std::nullopt : std::optional<Time>(at);
+    const Time at = std::min(prune_at, next.ok() ? next->value_or(kNever) : clock_.Now() + 5);
+    next_due = at;
   }
 }
 
@@ -194,7 +192,7 @@ Time Notifier::PruneWhenDue(Time now) {
 
 bool Notifier::DeliverDue() {
   while (true) {
-    StatusOr<std::vector<store::OutboxRow>> due = outbox_->Due(NowSeconds(), kBatch);
+    StatusOr<std::vector<store::OutboxRow>> due = outbox_->Due(clock_.Now(), kBatch);
     if (!due.ok()) {
       spdlog::error("notifier: reading the outbox: {}", due.status().message());
       return false;
@@ -220,7 +218,7 @@ void Notifier::Deliver(const store::OutboxRow& row) {
   notify::TokenBucket& bucket = buckets_[row.channel];
   const std::int64_t now_ms = NowMs();
   if (!bucket.TryTake(now_ms)) {
-    const Time at = NowSeconds() + (bucket.ReadyAt(now_ms) - now_ms + 999) / 1000;
+    const Time at = clock_.Now() + (bucket.ReadyAt(now_ms) - now_ms + 999) / 1000;
     if (Status s = outbox_->Defer(row.id, at); !s.ok())
       spdlog::error("notifier: outbox row {}: {}", row.id, s.message());
     return;
@@ -231,7 +229,7 @@ void Notifier::Deliver(const store::OutboxRow& row) {
   m.event = row.event;
   m.mentions = row.mentions;
   const Status result = it->second->Send(m);
-  const Time now = NowSeconds();
+  const Time now = clock_.Now();
   const int attempts = row.attempts + 1;
   std::uniform_real_distribution<double> jitter(0.0, 1.0);
   notify::Decision d = notify::Decide(options_.retry, result, attempts, row.created, now, jitter(random_));

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "daemon/clock.h"
 #include "notify/channel.h"
 #include "notify/delivery.h"
 #include "store/db.h"
@@ -42,6 +43,9 @@ struct NotifierOptions {
   std::string language = "zh";              // of the admins' messages
   std::string host;
   Duration keep_messages = 30 * kDay;  // sent and failed rows are deleted this long after their event; 0 = kept
+  // The daemon's clock (attempts, backoff, pruning). On a virtual clock the worker waits for
+  // Wake(), which the one who moves the time calls. Must outlive the notifier; kept from Start.
+  const Clock* clock = &SystemClock();
 };
 
 struct TestResult {
@@ -85,6 +89,7 @@ class Notifier {
   static constexpr Time kPruneEvery = 3600;
 
   NotifierOptions options_;
+  const Clock& clock_;
   int event_fd_ = -1;
 
   std::mutex mu_;

@@ -46,7 +46,7 @@ StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
   NotifierOptions o;
   o.db_path = options_.state_dir + "/rota.db";
   for (const auto& [name, spec] : config_.notify.channels) {
-    StatusOr<std::unique_ptr<notify::Channel>> channel = notify::MakeChannel(spec);
+    StatusOr<std::unique_ptr<notify::Channel>> channel = deps_.channels(spec);
     if (!channel.ok()) return channel.status();
     o.channels[name] = std::shared_ptr<notify::Channel>(std::move(*channel));
   }
@@ -57,6 +57,7 @@ StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
   o.language = config_.notify.language;
   o.host = host_;
   o.keep_messages = config_.notify.keep_messages;
+  o.clock = deps_.clock;
   return o;
 }
 
@@ -78,6 +79,10 @@ Status Daemon::StartNotifier() {
   }
   spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
   return Status();
+}
+
+void Daemon::WakeNotifier() {
+  if (notifier_) notifier_->Wake();
 }
 
 void Daemon::StopNotifier() {

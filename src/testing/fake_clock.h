@@ -32,6 +32,8 @@ class FakeClock final : public daemon::Clock {
     }
   }
 
+  bool Virtual() const override { return true; }
+
   void Advance(Duration d) { Set(now_.load() + d); }
   void Set(Time t) {
     now_.store(t);

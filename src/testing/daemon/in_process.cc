@@ -57,6 +57,12 @@ InProcessDaemon::InProcessDaemon(const std::string& config_text, Time start) : c
   daemon::DaemonDeps deps;
   deps.clock = &clock_;
   deps.accounts = Account;
+  deps.channels = [this](const notify::ChannelSpec& spec) -> StatusOr<std::unique_ptr<notify::Channel>> {
+    auto c = std::make_unique<FakeChannel>(clock_);
+    std::lock_guard<std::mutex> lock(channels_mu_);
+    channels_[spec.name] = c.get();
+    return std::unique_ptr<notify::Channel>(std::move(c));
+  };
   deps.engine = [this](const daemon::EngineHost& host) -> StatusOr<std::unique_ptr<daemon::Engine>> {
     auto engine = std::make_unique<FakeEngine>(host.loop, host.events);
     engine_ = engine.get();
@@ -143,6 +149,20 @@ void InProcessDaemon::AdvanceSampling(Duration d, Duration every) {
   }
 }
 
+FakeChannel* InProcessDaemon::channel(const std::string& name) {
+  std::lock_guard<std::mutex> lock(channels_mu_);
+  auto it = channels_.find(name);
+  return it == channels_.end() ? nullptr : it->second;
+}
+
+bool InProcessDaemon::WaitFor(const std::function<bool()>& done) {
+  for (int turns = 0; turns < 1000; ++turns) {
+    if (done()) return true;
+    daemon_->loop().RunOnce(10);
+  }
+  return done();
+}
+
 void InProcessDaemon::AdvanceTo(Time t) {
   while (clock_.Now() < t) {
     const Time wake = clock_.wake();
@@ -150,6 +170,7 @@ void InProcessDaemon::AdvanceTo(Time t) {
     // one second on, so that time always moves), else `t`.
     const Time next = wake != kNever && wake < t ? std::max(wake, clock_.Now() + 1) : t;
     clock_.Set(next);
+    daemon_->WakeNotifier();  // it waits to be told that the time moved
     Settle();
   }
 }

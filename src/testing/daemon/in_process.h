@@ -11,11 +11,15 @@
 
 #include <signal.h>
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "daemon/daemon.h"
+#include "testing/daemon/fake_channel.h"
 #include "testing/daemon/fake_engine.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
@@ -60,12 +64,20 @@ class InProcessDaemon {
   void Sample();
   // Advances by `d`, taking a sample every `every`.
   void AdvanceSampling(Duration d, Duration every);
+  // The channel [notify.channels.NAME] was made as (every channel is a FakeChannel); nullptr
+  // for none. The notifier runs on its own thread: WaitFor what it does.
+  FakeChannel* channel(const std::string& name);
+  // Waits up to 10 s of real time for `done`, running the daemon's loop meanwhile; false if it
+  // never came.
+  bool WaitFor(const std::function<bool()>& done);
 
  private:
   sigset_t old_mask_;  // the daemon blocks the signals it reads from a signalfd; put back after
   TempDir dir_{"rota-inproc"};
   FakeClock clock_;
   FakeEngine* engine_ = nullptr;  // owned by the daemon
+  std::mutex channels_mu_;
+  std::map<std::string, FakeChannel*> channels_;  // owned by the notifier; the latest of each name
   std::unique_ptr<daemon::Daemon> daemon_;
 };
 
