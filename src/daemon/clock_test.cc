@@ -2,21 +2,16 @@
 // does the same on virtual time, which is what lets a test drive a daemon's passes.
 #include "daemon/clock.h"
 
-#include <poll.h>
-
 #include <gtest/gtest.h>
 
 #include "testing/fake_clock.h"
+#include "testing/readable.h"
 
 namespace rota::daemon {
 namespace clock_test {
 namespace {
 
-// Whether `fd` is readable within `ms`.
-bool Readable(int fd, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, ms) == 1;
-}
+using testing::Readable;
 
 TEST(ClockTest, RealDeadlineInThePastWakesAtOnceAndWokenClearsIt) {
   RealClock clock;

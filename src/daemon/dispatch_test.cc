@@ -15,15 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
-constexpr char kOneCard[] = R"(
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = 1
-)";
+constexpr Time kStart = testing::kTuesdayMorning;
+const std::string kOneCard = testing::SimulatedCards(1);
 
 TEST(DispatchTest, EveryOperationOfTheTableIsHandled) {
   testing::InProcessDaemon d(kOneCard, kStart);

@@ -1,7 +1,8 @@
 #include "daemon/http_bridge.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
+
+#include "testing/readable.h"
 
 #include <thread>
 
@@ -9,10 +10,7 @@ namespace rota::daemon {
 namespace http_bridge_test {
 namespace {
 
-bool Readable(int fd, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, ms) == 1;
-}
+using testing::Readable;
 
 TEST(HttpBridge, HandsCallsToTheLoopAndRepliesBack) {
   auto bridge = HttpBridge::Create();

@@ -18,16 +18,8 @@ namespace {
 using nlohmann::json;
 using testing::InProcessDaemon;
 
-constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
-
-constexpr char kTwoCards[] = R"(
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = 2
-)";
+constexpr Time kStart = testing::kTuesdayMorning;
+const std::string kTwoCards = testing::SimulatedCards(2);
 
 json OneGpuFor(Duration limit) { return {{"request", {{"gpus", 1}}}, {"time_limit", limit}}; }
 
@@ -215,7 +207,7 @@ TEST(LifecycleTest, ABookingsOverrunStopsTheOwnersJobOnlyWhenOthersWait) {
 // The seed's rule: under 5% for 15 minutes, the owner is warned; idle for 30 minutes without an
 // answer (`rota keep`), the job is reclaimed (here: [watch] action = "reclaim").
 TEST(LifecycleTest, AnIdleJobIsWarnedAfter15MinutesAndReclaimedAfter30) {
-  InProcessDaemon d(std::string(kTwoCards) + "[watch]\naction = \"reclaim\"\n", kStart);
+  InProcessDaemon d(kTwoCards + "[watch]\naction = \"reclaim\"\n", kStart);
   ASSERT_TRUE(d.ok());
   json job = OneGpuFor(4 * kHour);
   job["env"] = {{"ROTA_SIM_GPU_UTIL", "1"}};  // the simulated card shows 1% while it runs

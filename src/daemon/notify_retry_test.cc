@@ -16,15 +16,10 @@ using nlohmann::json;
 using testing::FakeChannel;
 using testing::InProcessDaemon;
 
-constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
+constexpr Time kStart = testing::kTuesdayMorning;
 
-constexpr char kConfig[] = R"(
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = 1
+// One card; alice's job_ended messages to channel "lab", channel_failing to "admins".
+constexpr char kNotify[] = R"(
 [notify]
 admin_channels = ["admins"]
 admin_events = ["channel_failing"]
@@ -51,21 +46,28 @@ json Rows(InProcessDaemon& d, const std::string& channel) {
   return out;
 }
 
-// A job of alice's that ends now: one job_ended message for her channel.
-void EndAJob(InProcessDaemon& d) {
-  const JobId id = d.Submit("alice", {{"request", {{"gpus", 1}}}, {"time_limit", kHour}});
-  ASSERT_TRUE(d.engine().Running(id));
-  d.engine().Exit(id, 0);
-  d.Settle();
-}
+// A daemon whose channel "lab" fails its next `failures` attempts with `why`, and a job of
+// alice's that ends at kStart: one job_ended message for "lab".
+class NotifyRetryTest : public ::testing::Test {
+ protected:
+  void EndAJobWhileLabFails(int failures, Status why) {
+    ASSERT_TRUE(d_.ok());
+    lab_ = d_.channel("lab");
+    ASSERT_NE(lab_, nullptr);
+    lab_->FailNext(failures, std::move(why));
+    const JobId id = d_.Submit("alice", {{"request", {{"gpus", 1}}}, {"time_limit", kHour}});
+    ASSERT_TRUE(d_.engine().Running(id));
+    d_.engine().Exit(id, 0);
+    d_.Settle();
+  }
+  InProcessDaemon d_{testing::SimulatedCards(1) + kNotify, kStart};
+  FakeChannel* lab_ = nullptr;
+};
 
-TEST(NotifyRetryTest, AFailedMessageIsTriedAgainAfterTheBackoffUntilItGoesThrough) {
-  InProcessDaemon d(kConfig, kStart);
-  ASSERT_TRUE(d.ok());
-  FakeChannel* lab = d.channel("lab");
-  ASSERT_NE(lab, nullptr);
-  lab->FailNext(2, Unavailable("HTTP 500"));
-  EndAJob(d);
+TEST_F(NotifyRetryTest, AFailedMessageIsTriedAgainAfterTheBackoffUntilItGoesThrough) {
+  ASSERT_NO_FATAL_FAILURE(EndAJobWhileLabFails(2, Unavailable("HTTP 500")));
+  InProcessDaemon& d = d_;
+  FakeChannel* lab = lab_;
   ASSERT_TRUE(d.WaitFor([&] { return lab->attempts().size() == 1; }));
   EXPECT_EQ(lab->attempts()[0].at, kStart);
   EXPECT_EQ(lab->attempts()[0].message.event, "job_ended");
@@ -95,13 +97,10 @@ TEST(NotifyRetryTest, AFailedMessageIsTriedAgainAfterTheBackoffUntilItGoesThroug
   EXPECT_TRUE(Rows(d, "admins").empty());
 }
 
-TEST(NotifyRetryTest, AChannelThatKeepsFailingIsReportedToTheAdminsOnce) {
-  InProcessDaemon d(kConfig, kStart);
-  ASSERT_TRUE(d.ok());
-  FakeChannel* lab = d.channel("lab");
-  ASSERT_NE(lab, nullptr);
-  lab->FailNext(100, Unavailable("HTTP 502"));
-  EndAJob(d);
+TEST_F(NotifyRetryTest, AChannelThatKeepsFailingIsReportedToTheAdminsOnce) {
+  ASSERT_NO_FATAL_FAILURE(EndAJobWhileLabFails(100, Unavailable("HTTP 502")));
+  InProcessDaemon& d = d_;
+  FakeChannel* lab = lab_;
   // Follow the retries for an hour of virtual time.
   for (Time until = kStart + kHour; d.clock().Now() < until;) {
     d.WaitFor([&] {

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/readable.h"
+
 namespace rota::device {
 namespace sampler_test {
 namespace {
@@ -28,10 +30,7 @@ class CountingDevices : public Devices {
   std::atomic<bool> fail{false};
 };
 
-bool Readable(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, timeout_ms) == 1;
-}
+using testing::Readable;
 
 TEST(Sampler, SamplesAtOnceThenHandsOverTheLatest) {
   auto devices = std::make_shared<CountingDevices>();

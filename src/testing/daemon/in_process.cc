@@ -40,6 +40,11 @@ listen = ""
 
 }  // namespace
 
+std::string SimulatedCards(int count) {
+  return "[gpus]\nsource = \"simulated\"\n[[gpus.card]]\nmodel = \"NVIDIA A100-SXM4-80GB\"\nmemory = \"80G\"\ncount = " +
+         std::to_string(count) + "\n";
+}
+
 InProcessDaemon::InProcessDaemon(const std::string& config_text, Time start) : clock_(start) {
   pthread_sigmask(SIG_SETMASK, nullptr, &old_mask_);
   StatusOr<config::Config> config = config::ParseConfig(std::string(kBase) + config_text, "in-process.toml");

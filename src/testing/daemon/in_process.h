@@ -26,6 +26,11 @@
 
 namespace rota::testing {
 
+// Where the in-process tests' clocks start: Tuesday 2026-12-01 09:00 UTC.
+inline constexpr Time kTuesdayMorning = 1796115600;
+// A [gpus] table of `count` simulated A100 80 GB cards, for a test's configuration to start with.
+std::string SimulatedCards(int count);
+
 class InProcessDaemon {
  public:
   // A daemon on `config_text` (TOML, appended to a base that turns the HTTP front end off and
