@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "api/protocol.h"
+#include "api/zone_json.h"
+#include "cli/text.h"
 #include "core/types.h"
 
 namespace rota::cli {
@@ -81,7 +83,14 @@ StatusOr<client::Connection> Connect(const ClientOptions& options) {
 StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann::json& request) {
   auto conn = Connect(options);
   if (!conn.ok()) return conn.status();
-  return conn->Call(request);
+  StatusOr<nlohmann::json> reply = conn->Call(request);
+  if (reply.ok()) UseServerZone(*reply);
+  return reply;
+}
+
+void UseServerZone(const nlohmann::json& reply) {
+  if (!reply.is_object() || !reply.contains("zone")) return;
+  if (std::optional<Zone> zone = api::ZoneFromJson(reply["zone"])) SetDisplayZone(std::move(*zone));
 }
 
 int PrintJobs(const nlohmann::json& reply, bool json,

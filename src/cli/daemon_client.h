@@ -42,7 +42,11 @@ int Fail(const std::string& prefix, const Status& status);
 // Connects to the daemon's socket (api::ClientSocketPath of the flag).
 StatusOr<client::Connection> Connect(const ClientOptions& options);
 // Connects, sends one request and reads its reply (an error reply is a non-OK status).
+// Every reply's "zone" (rotad's, docs/api.md) becomes the zone the command shows times in
+// (UseServerZone), so that they read as rotad reads times, whatever the client's $TZ.
 StatusOr<nlohmann::json> CallDaemon(const ClientOptions& options, const nlohmann::json& request);
+// The zone a reply carries, if any, becomes the display zone (cli/text.h).
+void UseServerZone(const nlohmann::json& reply);
 
 // Prints `value` as indented JSON and a newline on stdout.
 void PrintJson(const nlohmann::json& value);

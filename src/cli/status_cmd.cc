@@ -20,10 +20,12 @@ int RunStatus(const ClientOptions& options, bool json) {
   if (!hello.ok()) return Fail(hello.status());
   auto status = conn->Call({{"op", "status"}});
   if (!status.ok()) return Fail(status.status());
+  UseServerZone(*status);
   nlohmann::json s = *status;
   s.erase("v");
   s.erase("ok");
   s.erase("tag");
+  s.erase("zone");
   if (json) {
     PrintJson(s);
     return 0;

@@ -11,12 +11,18 @@
 
 #include "api/ops.h"
 #include "api/protocol.h"
+#include "api/zone_json.h"
 #include "daemon/daemon.h"
 #include "json/bounded.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
+
+namespace {
+// The span of the zone sent with read-only replies: their times are around now.
+constexpr Duration kZoneSpan = 400 * kDay;
+}  // namespace
 
 void Daemon::OnLine(ConnId conn, std::string_view line) {
   // Lines are handled after the whole batch of events has been read, so that submissions that
@@ -154,7 +160,14 @@ json Daemon::Handle(ConnId conn, const Caller& caller, const json& request, bool
     }
     FlushSubmits();  // replies go out in request order
     CatchUpOnSubmissions();
-    return Dispatch(conn, caller, request);
+    json reply = Dispatch(conn, caller, request);
+    // What only reads shows times: the server's zone comes with them (docs/api.md, "Zone"), so that
+    // every client shows them as rotad reads them, whatever its own zone.
+    if (info->read_only && reply.is_object() && reply.value("ok", false) && !reply.contains("zone")) {
+      const Time now = Now();
+      reply["zone"] = api::ZoneJson(config_.policy.zone, now - kZoneSpan, now + kZoneSpan);
+    }
+    return reply;
   } catch (const json::exception& e) {
     return api::ErrorReply("invalid_argument",
                            std::string("a field of the request has the wrong type (see docs/api.md): ") + e.what());

@@ -130,6 +130,30 @@ class CliTest(DaemonTest):
                          r"Scheduler: \d+ passes, last \d+\.\d\d ms, mean \d+\.\d\d ms, max \d+\.\d\d ms")
 
 
+class ServerZoneTest(DaemonTest):
+    """Times are shown in the server's zone ([policy] timezone), the one rotad reads them in,
+    whatever the client's own $TZ: every read-only reply carries the zone."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+timezone = "Asia/Shanghai"
+"""
+
+    def test_show_and_status_use_the_servers_zone(self):
+        job = self.d.submit("--", "sh", "-c", until("go"))
+        rec = self.d.wait_state(job, "running")
+        shanghai = time.strftime("%Y-%m-%d %H:%M", time.gmtime(rec["start_time"] + 8 * 3600))
+        client = {"TZ": "PST8"}
+        out = self.d.rota("show", str(job), env=client).stdout
+        self.assertIn(shanghai, out)
+        pacific = time.strftime("%Y-%m-%d %H:%M", time.gmtime(rec["start_time"] - 8 * 3600))
+        self.assertNotIn(pacific, out)
+        self.open_gate("go")
+        self.d.wait_state(job, "completed")
+        started = json.loads(self.d.rota("status", "--json", env=client).stdout)["started"]
+        out = self.d.rota("status", env=client).stdout
+        self.assertIn("up since " + time.strftime("%Y-%m-%d %H:%M", time.gmtime(started + 8 * 3600)), out)
+
+
 class SystemdNotifyTest(unittest.TestCase):
     def test_rotad_tells_systemd_when_it_is_ready(self):
         d = Rotad(SMALL_CLUSTER)
