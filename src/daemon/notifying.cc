@@ -1,13 +1,7 @@
-// Notifications from the event loop: who hears of an event, through which channels, in which
-// language (Notify: one outbox insert per message, no network), the notifier thread's start and
+// Notifications from the event loop: queuing an event's messages in the outbox (Notify: who hears
+// of it is notify_routing.h's; one outbox insert, no network), the notifier thread's start and
 // restart on reload, `rota notify test`, and the reminders computed here (a job's time limit, the
-// weekly quota). Tested by tests/daemon/test_notify.py.
-//
-// Design: routing follows [notify] (config.h NotifyConfig) and each [users.NAME]: a user's
-// events go to their channels with their mention id for each platform (their email address for
-// email, their name for terminals), in their language; warnings also reach their terminals
-// whatever they chose; the admins' events go to the admin channels in the lab's language, except
-// a channel that already carries the user's copy.
+// weekly quota). Tested by tests/daemon/test_notify.py and, in-process, notify_retry_test.cc.
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 
@@ -19,6 +13,7 @@
 #include "core/usage.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/notify_routing.h"
 #include "notify/templates.h"
 
 namespace rota::daemon {
@@ -29,16 +24,6 @@ namespace {
 
 // The audit trail's note of a time-limit reminder: a restarted rotad finds it and does not repeat it.
 constexpr std::string_view kTimeLimitReminder = "Reminder: time limit in ";
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// Warnings that ask the user to act now: they also go to the user's terminals.
-bool IsWarning(const std::string& event) {
-  return event == "idle_warning" || event == "stuck_warning" || event == "over_memory" ||
-         event == "time_limit_soon" || event == "booking_ending_soon" || event == "booking_overrun";
-}
 
 }  // namespace
 
@@ -114,62 +99,7 @@ void Daemon::Notify(notify::Event e) {
   if (!outbox_ || nc.channels.empty()) return;
   if (e.host.empty()) e.host = host_;
   const Time now = Now();
-  std::vector<store::OutboxRow> rows;
-  std::vector<std::string> used;
-  auto add = [&](const std::string& channel, const std::string& recipient, std::vector<std::string> mentions,
-                 const std::string& language) {
-    notify::Message m = notify::Render(e, language);
-    store::OutboxRow r;
-    r.channel = channel;
-    r.recipient = recipient;
-    r.mentions = std::move(mentions);
-    r.event = e.name;
-    r.language = language;
-    r.subject = m.subject;
-    r.body = m.text;
-    r.created = now;
-    r.next_attempt = now;
-    rows.push_back(std::move(r));
-    used.push_back(channel);
-  };
-  if (!e.user.empty()) {
-    auto found = config_.users.find(e.user);
-    const config::UserConfig* u = found == config_.users.end() ? nullptr : &found->second;
-    const bool wants = Contains(u && u->events ? *u->events : nc.user_events, e.name);
-    const bool warning = IsWarning(e.name);
-    const std::string language = u && !u->language.empty() ? u->language : nc.language;
-    std::vector<std::string> channels = u && u->channels ? *u->channels : nc.user_channels;
-    for (const auto& [name, spec] : nc.channels) {
-      if (warning && spec.type == "tty" && !Contains(channels, name)) channels.push_back(name);
-    }
-    for (const std::string& c : channels) {
-      auto spec = nc.channels.find(c);
-      if (spec == nc.channels.end()) continue;
-      const std::string& type = spec->second.type;
-      if (!wants && !(warning && type == "tty")) continue;
-      const std::string_view key = notify::MentionKey(type);
-      std::string id;
-      if (key == "email") {
-        id = u ? u->email : "";
-        if (id.empty()) continue;  // nobody to mail
-      } else if (key == "user" || key.empty()) {
-        id = e.user;
-      } else if (u) {
-        id = key == "feishu"     ? u->feishu
-             : key == "dingtalk" ? u->dingtalk
-             : key == "wecom"    ? u->wecom
-                                 : u->slack;
-      }
-      add(c, e.user, id.empty() ? std::vector<std::string>{} : std::vector<std::string>{id}, language);
-    }
-  }
-  if (Contains(nc.admin_events, e.name)) {
-    for (const std::string& c : nc.admin_channels) {
-      auto spec = nc.channels.find(c);
-      if (spec == nc.channels.end() || spec->second.type == "tty" || Contains(used, c)) continue;
-      add(c, "", {}, nc.language);
-    }
-  }
+  std::vector<store::OutboxRow> rows = RouteEvent(e, nc, config_.users, now);
   if (rows.empty()) return;
   StatusOr<std::vector<std::int64_t>> ids = outbox_->Enqueue(rows);
   if (!ids.ok()) {
@@ -180,17 +110,7 @@ void Daemon::Notify(notify::Event e) {
   if (notifier_) notifier_->Wake();
   // The audit trail of a warning or an action on a job says who was told, and where.
   if (e.job != 0 && (IsWarning(e.name) || e.name.ends_with("_action"))) {
-    std::vector<std::string> owner, admins;
-    for (const store::OutboxRow& r : rows) (r.recipient.empty() ? admins : owner).push_back(r.channel);
-    auto join = [](const std::vector<std::string>& v) {
-      std::string out;
-      for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-      return out;
-    };
-    std::string told;
-    if (!owner.empty()) told = e.user + " (" + join(owner) + ")";
-    if (!admins.empty()) told += (told.empty() ? "" : " and ") + std::string("the admins (") + join(admins) + ")";
-    NoteJob(e.job, "Told " + told + " of " + e.name, now);
+    NoteJob(e.job, "Told " + WhoIsTold(rows, e.user) + " of " + e.name, now);
   }
 }
 
