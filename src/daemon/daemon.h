@@ -27,6 +27,7 @@
 #include "core/job_end.h"
 #include "core/watch.h"
 #include "daemon/active_job.h"
+#include "daemon/after_ok.h"
 #include "daemon/booking_book.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
@@ -172,21 +173,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   Status CheckDependencies(const Job& j);
   // How a job that is not in jobs_ ended: an end seen in this batch of events (ends_), else the
   // store's record. NotFound for no such job.
-  struct DependencyEnd {
-    bool final = false;      // false: pending again (a requeue) or its end not recorded
-    bool completed = false;  // ended Completed
-    std::string reason;      // its end reason, e.g. "Failed(exit 3)"
-    std::string user;        // whose job it is
-    // The reason as `who` may see it: another user's end reason (their paths, their outcome) is
-    // private; they learn only that it ended without completing.
-    std::string ReasonFor(const std::string& who) const {
-      return who == user ? reason : "without completing (it is " + user + "'s job)";
-    }
-  };
-  StatusOr<DependencyEnd> EndOf(JobId id);
-  // Why pending job `j` can never start (an --after-ok job ended other than Completed), or "".
-  // A job whose --after-ok job's end is not known goes to dependencies_unsure_.
-  std::string NeverSatisfied(const Job& j);
+  StatusOr<JobEndSeen> EndOf(JobId id);
   // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
   // the store refuses is tried again by the next pass; the job is held out until then.
   void CancelNeverSatisfied(Time now);
@@ -456,12 +443,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   static constexpr Time kStartRetryMax = 300;
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
   std::unordered_map<JobId, PendingInfo> pending_info_;
-  // --after-ok (dependencies.cc): jobs found to have ended Completed (no store read for them
-  // again; forgotten when there are many), and pending jobs held out of this pass while the end
-  // of one of their --after-ok jobs is not known.
-  std::unordered_set<JobId> dependencies_met_;
-  std::set<JobId> dependencies_unsure_;
-  std::set<JobId> uncancelled_;  // jobs whose cancel (they can never start) the store refused: said once
+  AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
   std::vector<JobId> pending_order_;  // priority order of the last pass
   struct InboxLine {
     ConnId conn;

@@ -1,8 +1,9 @@
 // Dependencies between jobs: `--after` (start once these jobs ended, however) and `--after-ok`
 // (start once they ended Completed). The core makes both wait while the jobs they name are
-// pending, held or running; what a failed `--after-ok` job means is decided here: the jobs that
-// wait for it could never start, so they are cancelled, and those waiting for them in turn
-// (design.md, "Dependencies"). Tested by tests/daemon/test_dependencies.py.
+// pending, held or running; what a failed `--after-ok` job means is decided by AfterOk
+// (after_ok.h) and carried out here: the jobs that wait for it could never start, so they are
+// cancelled, and those waiting for them in turn (design.md, "Dependencies"). Tested by
+// tests/daemon/test_dependencies.py.
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -12,20 +13,11 @@
 
 namespace rota::daemon {
 
-namespace {
-
-// The reason's start of a job cancelled because an --after-ok job failed.
-constexpr std::string_view kNeverSatisfied = "Cancelled: job ";
-// How many ids of jobs that ended Completed are remembered before they are forgotten.
-constexpr std::size_t kDependenciesMetKept = 4096;
-
-}  // namespace
-
 Status Daemon::CheckDependencies(const Job& j) {
   for (auto [flag, deps] : {std::pair{"--after", &j.after}, std::pair{"--after-ok", &j.after_ok}}) {
     for (JobId dep : *deps) {
       if (jobs_.count(dep)) continue;
-      StatusOr<DependencyEnd> end = EndOf(dep);
+      StatusOr<JobEndSeen> end = EndOf(dep);
       if (!end.ok() && end.status().code() == StatusCode::kNotFound) {
         return InvalidArgument(std::string(flag) + " " + std::to_string(dep) + ": no such job");
       }
@@ -40,8 +32,8 @@ Status Daemon::CheckDependencies(const Job& j) {
   return Status();
 }
 
-StatusOr<Daemon::DependencyEnd> Daemon::EndOf(JobId id) {
-  DependencyEnd out;
+StatusOr<JobEndSeen> Daemon::EndOf(JobId id) {
+  JobEndSeen out;
   for (const Ending& e : ends_) {  // ended in this batch of events, recorded after its pass
     if (e.job.rec.job.id != id) continue;
     out.final = !e.requeue;
@@ -59,51 +51,29 @@ StatusOr<Daemon::DependencyEnd> Daemon::EndOf(JobId id) {
   return out;
 }
 
-std::string Daemon::NeverSatisfied(const Job& j) {
-  for (JobId dep : j.after_ok) {
-    if (dep == j.id || jobs_.count(dep) || dependencies_met_.count(dep)) continue;
-    StatusOr<DependencyEnd> end = EndOf(dep);
-    if (!end.ok() || !end->final) {
-      // Not known how it ended: a store that cannot be read, or an end it could not record
-      // (collected again at the next start). Held out of the pass until that is known.
-      dependencies_unsure_.insert(j.id);
-      continue;
-    }
-    if (end->completed) {
-      if (dependencies_met_.size() >= kDependenciesMetKept) dependencies_met_.clear();
-      dependencies_met_.insert(dep);
-      continue;
-    }
-    // A job cancelled for its own --after-ok is named, not quoted: no chain of reasons.
-    const bool chained = end->reason.rfind(kNeverSatisfied, 0) == 0;
-    return std::string(kNeverSatisfied) + std::to_string(dep) + ", which it waited for (--after-ok), ended" +
-           (chained ? " cancelled" : end->user == j.user ? ": " + end->reason : " " + end->ReasonFor(j.user));
-  }
-  return "";
-}
-
 void Daemon::CancelNeverSatisfied(Time now) {
-  dependencies_unsure_.clear();
-  std::erase_if(uncancelled_, [this](JobId id) { return !jobs_.count(id); });  // cancelled by their owners
+  const AfterOk::IsActive active = [this](JobId id) { return jobs_.count(id) > 0; };
+  const AfterOk::EndOf end_of = [this](JobId id) { return EndOf(id); };
+  after_ok_.StartPass(active);
   bool cancelled = true;
   while (cancelled) {  // a cancelled job fails the --after-ok of those waiting for it
     cancelled = false;
     std::vector<std::pair<JobId, std::string>> doomed;
     for (const auto& [id, a] : jobs_) {
       if (a.rec.state != store::JobState::kPending || a.rec.job.after_ok.empty()) continue;
-      if (std::string why = NeverSatisfied(a.rec.job); !why.empty()) doomed.emplace_back(id, std::move(why));
+      if (std::string why = after_ok_.NeverSatisfied(a.rec.job, active, end_of); !why.empty()) {
+        doomed.emplace_back(id, std::move(why));
+      }
     }
     for (const auto& [id, why] : doomed) {
       store::JobRecord rec = jobs_[id].rec;
       if (Status s = CancelPending(id, "rotad", why, now); !s.ok()) {
         // Held out of the pass instead, so that it never starts; the next pass tries again.
-        if (uncancelled_.insert(id).second) {
-          spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
-        }
-        dependencies_unsure_.insert(id);
+        if (after_ok_.Refused(id)) spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
+        after_ok_.Hold(id);
         continue;
       }
-      uncancelled_.erase(id);
+      after_ok_.Cancelled(id);
       spdlog::info("job {} ({}): {}", id, rec.job.user, why);
       NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false);
       cancelled = true;

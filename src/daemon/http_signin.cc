@@ -12,6 +12,7 @@
 #include "daemon/http_front.h"
 #include "daemon/http_replies.h"
 #include "daemon/identity.h"
+#include "json/bounded.h"
 #include "web/guard.h"
 #include "web/pam_auth.h"
 

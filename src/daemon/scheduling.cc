@@ -37,7 +37,7 @@ ClusterState Daemon::BuildState() const {
   const Time now = Now();
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kPending) {
-      if (a.retry_at <= now && !withdrawn_.count(id) && !dependencies_unsure_.count(id)) {
+      if (a.retry_at <= now && !withdrawn_.count(id) && !after_ok_.held(id)) {
         st.pending.push_back(a.rec.job);
       } else {
         st.held.push_back(id);
@@ -97,7 +97,7 @@ void Daemon::SchedulePass() {
   Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kPending) continue;
-    const bool unsure = dependencies_unsure_.count(id) > 0;
+    const bool unsure = after_ok_.held(id);
     if (a.retry_at <= now && !withdrawn_.count(id) && !unsure) continue;
     PendingInfo held;  // left out of the pass: its start could not be recorded, or a dependency's end
     held.job = id;
