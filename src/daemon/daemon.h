@@ -35,6 +35,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/notifier.h"
+#include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
 #include "daemon/server.h"
 #include "device/devices.h"
@@ -297,21 +298,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
   nlohmann::json Events(const Caller& caller, const nlohmann::json& request);  // events.cc
 
-  // Outside processes (outside.cc).
- public:
-  struct OutsideProcess {
-    int pid = 0;
-    std::int64_t uid = -1;
-    std::string user;
-    JobId job = 0;  // a Rota job's process on a card its job was not given; 0: outside Rota
-    std::string uuid;
-    int gpu_index = -1;
-    Time first_seen = 0;
-    Time term_sent = 0;  // the policy stop: SIGTERM sent at (0: not yet)
-    bool killed = false;
-  };
-
- private:
+  // Outside processes (outside.cc: OutsideWatch decides, this carries it out).
   void WatchOutside(Time now);
   // "alice's job 17, bob's booking 3": the running jobs and active bookings on card `uuid`.
   std::string CardClaims(const std::string& uuid, Time now) const;
@@ -425,8 +412,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   }
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
-  std::map<std::pair<int, unsigned long long>, OutsideProcess> outside_;
-  std::set<std::string> held_outside_;
+  OutsideWatch outside_;  // GPU processes no allocation covers (outside_watch.h)
   std::unique_ptr<BookingBook> book_;  // the bookings (booking_book.h); made with the store
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   // By position in cards_.gpus: the minor number of the card's /dev/nvidia node (-1: unknown, as

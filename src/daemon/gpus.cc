@@ -115,7 +115,7 @@ json Daemon::GpusReply(const Caller& caller) {
                     {"drain_reason", drain_reason},
                     {"drained_by", drained_by},
                     {"drained_since", since},
-                    {"held_outside", held_outside_.contains(g.uuid)},
+                    {"held_outside", outside_.Holds(g.uuid)},
                     {"mig", mig},
                     {"processes", processes_json(info->processes, g.uuid)},
                     {"jobs", holders}});

@@ -191,7 +191,7 @@ void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
     const CardState& c = card_state_[g.uuid];
     // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
     const bool drained = c.admin_drain.has_value() || c.health.state != HealthState::kHealthy ||
-                         held_outside_.contains(g.uuid);
+                         outside_.Holds(g.uuid);
     MiB free = -1;
     if (snap != nullptr && c.health.state == HealthState::kHealthy) {
       if (const device::GpuInfo* info = SampledCard(g.uuid); info != nullptr && info->mig.empty()) {

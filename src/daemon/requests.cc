@@ -351,7 +351,7 @@ json Daemon::StatusReply() {
   for (const Gpu& g : cards_.gpus) {
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}, {"held_outside", held_outside_.contains(g.uuid)}});
+    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}, {"held_outside", outside_.Holds(g.uuid)}});
   }
   int pending = 0, running = 0;
   for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;
