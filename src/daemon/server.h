@@ -114,6 +114,13 @@ class Server {
   int TakeProcessHandle(ConnId conn);
 
  private:
+  // Milliseconds on the monotonic clock: the connections' timeouts (a transport's own, not the
+  // scheduler's time, which comes from the daemon's clock).
+  static std::int64_t NowMs();
+  // Tells a connection that is not taken in why, in one line written without waiting (it fits
+  // any socket buffer), and closes it.
+  static void RefuseAtAccept(int fd, const Status& why);
+
   struct Conn {
     int fd = -1;
     Peer peer;
