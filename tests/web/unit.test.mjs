@@ -42,3 +42,36 @@ test('the submit form splits a plain command into words and hands shell syntax t
   assert.deepEqual(commandArgv('cd 数据 && python 训练.py'), ['/bin/sh', '-c', 'cd 数据 && python 训练.py']);
   assert.deepEqual(commandArgv('   '), []);
 });
+
+test('a request refused at the door (too many connections) is sent again, other errors are not', async () => {
+  globalThis.document = { cookie: '' };
+  const { call, _sleepForTests, ApiError } = await import(path.join(APP, 'api.mjs'));
+  const waits = [];
+  _sleepForTests(async (ms) => { waits.push(ms); });
+  const reply = (status, body, headers = {}) => ({
+    status, ok: status === 200, statusText: '', headers: { get: (k) => headers[k] ?? null },
+    text: async () => JSON.stringify(body),
+  });
+  const door = () => reply(503, { ok: false, error: { code: 'resource_exhausted', message: 'too many connections' } },
+    { 'Retry-After': '1' });
+  let answers = [door(), door(), reply(200, { ok: true, v: 1, version: 'x' })];
+  let calls = 0;
+  globalThis.fetch = async () => answers[calls++];
+  assert.equal((await call('status')).version, 'x');
+  assert.equal(calls, 3);
+  assert.equal(waits.length, 2);
+  for (const w of waits) assert.ok(w >= 500 && w <= 1500, `waited ${w} ms`);
+  // Refused at the door four times: given up, as the error it is.
+  answers = [door(), door(), door(), door(), reply(200, { ok: true })];
+  calls = 0;
+  await assert.rejects(call('status'), (e) => e instanceof ApiError && e.status === 503 && e.code === 'resource_exhausted');
+  assert.equal(calls, 4);
+  // rotad's own refusals (429: the submission rate; 503 unavailable: the loop did not answer) are
+  // not sent again: the request may have been done.
+  for (const [status, code] of [[429, 'resource_exhausted'], [503, 'unavailable']]) {
+    answers = [reply(status, { ok: false, error: { code, message: code } }), reply(200, { ok: true })];
+    calls = 0;
+    await assert.rejects(call('submit', {}), (e) => e.code === code);
+    assert.equal(calls, 1);
+  }
+});

@@ -25,26 +25,42 @@ export function csrf() {
   return csrfFromHello;
 }
 
+// A connection refused at the door (503 with resource_exhausted: too many at once from this
+// address, as a lab behind one NAT address or a browser with several tabs may have) never reached
+// rotad: it is sent again after its Retry-After (spread, so that the page's parallel requests do
+// not come back together), at most kDoorRetries times.
+const kDoorRetries = 3;
+let sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** For the unit tests: waits without waiting. */
+export function _sleepForTests(f) { sleep = f; }
+
 async function send(url, init) {
-  let res;
-  try {
-    res = await fetch(url, { credentials: 'same-origin', ...init });
-  } catch (e) {
-    throw new ApiError('unreachable', String(e.message || e), 0);
+  for (let attempt = 0; ; attempt++) {
+    let res;
+    try {
+      res = await fetch(url, { credentials: 'same-origin', ...init });
+    } catch (e) {
+      throw new ApiError('unreachable', String(e.message || e), 0);
+    }
+    let body = null;
+    const text = await res.text();
+    try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+    if (res.status === 503 && body?.error?.code === 'resource_exhausted' && attempt < kDoorRetries) {
+      const after = Number(res.headers?.get?.('Retry-After')) || 1;
+      await sleep(after * 1000 * (0.5 + Math.random()));
+      continue;
+    }
+    if (res.status === 401) {
+      for (const f of signedOut) f();
+      throw new ApiError('unauthenticated', body?.error?.message || 'not signed in', 401);
+    }
+    if (!body || body.ok === false || !res.ok) {
+      const err = body?.error || {};
+      throw new ApiError(err.code || 'http_' + res.status, err.message || Array.from(text).slice(0, 200).join('') || res.statusText,
+        res.status, err.details);
+    }
+    return body;
   }
-  let body = null;
-  const text = await res.text();
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
-  if (res.status === 401) {
-    for (const f of signedOut) f();
-    throw new ApiError('unauthenticated', body?.error?.message || 'not signed in', 401);
-  }
-  if (!body || body.ok === false || !res.ok) {
-    const err = body?.error || {};
-    throw new ApiError(err.code || 'http_' + res.status, err.message || Array.from(text).slice(0, 200).join('') || res.statusText,
-      res.status, err.details);
-  }
-  return body;
 }
 
 /** Calls operation `op` with `fields`; resolves to the reply, rejects with ApiError. */
