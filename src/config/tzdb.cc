@@ -194,6 +194,16 @@ void AddRuleTransitions(const PosixRule& rule, Time from, int& last, std::vector
   }
 }
 
+// The first kMaxTzifBytes of file `path`; nullopt when it cannot be opened.
+std::optional<std::string> ReadTzif(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string bytes(kMaxTzifBytes, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
+}
+
 }  // namespace
 
 std::string ZoneDir() {
@@ -261,11 +271,8 @@ StatusOr<Zone> ZoneFromPosixRule(std::string_view rule) {
 Zone LocalZone(const std::string& dir) {
   const char* env = std::getenv("TZ");
   if (env == nullptr) {
-    std::ifstream in("/etc/localtime", std::ios::binary);
-    std::string bytes(kMaxTzifBytes, '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(static_cast<std::size_t>(in.gcount()));
-    StatusOr<Zone> z = ZoneFromTzif("localtime", bytes);
+    std::optional<std::string> bytes = ReadTzif("/etc/localtime");
+    StatusOr<Zone> z = bytes ? ZoneFromTzif("localtime", *bytes) : StatusOr<Zone>(NotFound("no /etc/localtime"));
     return z.ok() ? *z : Zone();
   }
   std::string_view tz = env;
@@ -284,12 +291,9 @@ StatusOr<Zone> LoadZone(std::string_view name, const std::string& dir) {
     return InvalidArgument(shown + " is not a zone name of the tz database (such as Asia/Shanghai or Europe/Berlin)");
   }
   const std::string path = dir + "/" + std::string(name);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(shown + " is not a zone of the tz database (no " + path + ")");
-  std::string bytes(kMaxTzifBytes, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  return ZoneFromTzif(name, bytes);
+  std::optional<std::string> bytes = ReadTzif(path);
+  if (!bytes) return NotFound(shown + " is not a zone of the tz database (no " + path + ")");
+  return ZoneFromTzif(name, *bytes);
 }
 
 }  // namespace rota::config

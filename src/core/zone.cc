@@ -11,11 +11,15 @@ Zone::Zone(std::string name, int initial, std::vector<Transition> transitions)
       offset_(initial),
       transitions_(std::make_shared<const std::vector<Transition>>(std::move(transitions))) {}
 
+std::vector<Zone::Transition>::const_iterator Zone::FirstAfter(Time t) const {
+  return std::upper_bound(transitions_->begin(), transitions_->end(), t,
+                          [](Time v, const Transition& x) { return v < x.at; });
+}
+
 int Zone::OffsetAt(Time t) const {
   if (fixed()) return offset_;
-  const std::vector<Transition>& tr = *transitions_;
-  auto it = std::upper_bound(tr.begin(), tr.end(), t, [](Time v, const Transition& x) { return v < x.at; });
-  return it == tr.begin() ? offset_ : std::prev(it)->offset;
+  auto it = FirstAfter(t);
+  return it == transitions_->begin() ? offset_ : std::prev(it)->offset;
 }
 
 // Design: offsets stay within a day of UTC, so the instants that can show wall time `local` lie
@@ -26,8 +30,7 @@ int Zone::OffsetAt(Time t) const {
 Time Zone::FromLocal(std::int64_t local) const {
   if (fixed()) return local - offset_;
   const std::vector<Transition>& tr = *transitions_;
-  auto first = std::upper_bound(tr.begin(), tr.end(), local - kDay,
-                                [](Time v, const Transition& x) { return v < x.at; });
+  auto first = FirstAfter(local - kDay);
   int prev = first == tr.begin() ? offset_ : std::prev(first)->offset;  // in force at local - kDay
   Time best = kNever;
   auto consider = [&](int o) {
@@ -46,16 +49,14 @@ Time Zone::FromLocal(std::int64_t local) const {
 
 Time Zone::NextChange(Time t) const {
   if (fixed()) return kNever;
-  const std::vector<Transition>& tr = *transitions_;
-  auto it = std::upper_bound(tr.begin(), tr.end(), t, [](Time v, const Transition& x) { return v < x.at; });
-  return it == tr.end() ? kNever : it->at;
+  auto it = FirstAfter(t);
+  return it == transitions_->end() ? kNever : it->at;
 }
 
 Time Zone::LastChange(Time t) const {
   if (fixed()) return -kNever;
-  const std::vector<Transition>& tr = *transitions_;
-  auto it = std::upper_bound(tr.begin(), tr.end(), t, [](Time v, const Transition& x) { return v < x.at; });
-  return it == tr.begin() ? -kNever : std::prev(it)->at;
+  auto it = FirstAfter(t);
+  return it == transitions_->begin() ? -kNever : std::prev(it)->at;
 }
 
 // Design: segment by segment (the offset is constant up to NextChange), so that an hour repeated

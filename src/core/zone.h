@@ -65,6 +65,9 @@ class Zone {
   bool operator==(const Zone& other) const;
 
  private:
+  // The first transition after `t` (end() when none). REQUIRES: !fixed().
+  std::vector<Transition>::const_iterator FirstAfter(Time t) const;
+
   std::string name_;
   int offset_ = 0;  // fixed, or before the first transition
   // Shared between copies: Policy (and so the zone) is copied into every simulated run.
