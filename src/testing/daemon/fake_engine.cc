@@ -72,20 +72,23 @@ Status FakeEngine::Signal(JobId id, int signo) {
   return Status();
 }
 
+void FakeEngine::End(JobId id, JobExit exit) {
+  jobs_.erase(id);
+  Queue({Report::Kind::kEnded, id, std::move(exit), 0});
+}
+
 void FakeEngine::Exit(JobId id, int code) {
   JobExit exit;
   exit.kind = JobExit::Kind::kExited;
   exit.exit_code = code;
-  jobs_.erase(id);
-  Queue({Report::Kind::kEnded, id, exit, 0});
+  End(id, std::move(exit));
 }
 
 void FakeEngine::DieOf(JobId id, int signo) {
   JobExit exit;
   exit.kind = JobExit::Kind::kSignalled;
   exit.signal = signo;
-  jobs_.erase(id);
-  Queue({Report::Kind::kEnded, id, exit, 0});
+  End(id, std::move(exit));
 }
 
 void FakeEngine::Release(JobId id, Time at) {

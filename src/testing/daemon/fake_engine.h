@@ -75,6 +75,7 @@ class FakeEngine final : public daemon::Engine {
     Time at = 0;
   };
   void Queue(Report r);
+  void End(JobId id, JobExit exit);  // forgets the job, reports its end
   void Deliver();
 
   daemon::EventLoop& loop_;
