@@ -65,12 +65,7 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps d
 
 Daemon::~Daemon() {
   StopHttp();  // its threads first: they may be waiting on this loop
-  for (auto& [id, a] : jobs_) {
-    if (a.client_pidfd >= 0) {
-      loop_->Remove(a.client_pidfd);
-      ::close(a.client_pidfd);
-    }
-  }
+  for (auto& [id, a] : jobs_) StopWatchingClient(a);
   server_.reset();
   StopNotifier();  // a send in progress finishes; unsent messages stay in the outbox
   StopSampler();

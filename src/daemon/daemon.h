@@ -208,7 +208,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   void CancelOrphanedSession(Active& a, Time now);
   void StartSession(Active& a, const rota::Start& start, Time now);
   void SendWaitingUpdates();
-  void EndSessionOnClose(ConnId conn);
 
   // Scheduling (scheduling.cc).
   void SchedulePass();
@@ -248,6 +247,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Watches a session re-adopted after a restart through its client's pidfd: its exit ends it.
   void WatchSessionClient(JobId id, int pidfd);
   void OnSessionClientExit(JobId id);
+  void StopWatchingClient(Active& a);  // closes a re-adopted session's client pidfd, if any
   // Whether the process a running session's record names is still its client (recovery.cc).
   bool IsSessionClient(const store::JobRecord& rec) const;
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):

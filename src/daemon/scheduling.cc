@@ -330,14 +330,17 @@ void Daemon::OnSessionClientExit(JobId id) {
   ++activity_;
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.client_pidfd < 0) return;
-  Active& a = it->second;
+  // An adopted session whose client exited while rotad was away (EndJob stops the watch).
+  exec::ExitInfo info;
+  info.kind = exec::ExitInfo::Kind::kExited;
+  FinishJob(it->second, info, Now());
+}
+
+void Daemon::StopWatchingClient(Active& a) {
+  if (a.client_pidfd < 0) return;
   loop_->Remove(a.client_pidfd);
   ::close(a.client_pidfd);
   a.client_pidfd = -1;
-  // An adopted session whose client exited while rotad was away.
-  exec::ExitInfo info;
-  info.kind = exec::ExitInfo::Kind::kExited;
-  FinishJob(a, info, Now());
 }
 
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
@@ -360,11 +363,7 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   counters_.JobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied
-  if (a.client_pidfd >= 0) {
-    loop_->Remove(a.client_pidfd);
-    ::close(a.client_pidfd);
-    a.client_pidfd = -1;
-  }
+  StopWatchingClient(a);
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
   const JobId id = a.rec.job.id;
