@@ -92,7 +92,7 @@ Time Daemon::BookingPass(Time now) {
         e.booking = rec.entry.id;
         e.minutes = strikes;
         e.when = FormatSpan(config_.bookings.penalty_window);
-        Notify(e);
+        notes_->Notify(e);
       }
     }
   }

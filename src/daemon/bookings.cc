@@ -69,7 +69,7 @@ void Daemon::NotifyBooking(const std::string& name, const store::BookingRecord& 
   ev.gpus = Join(cards, ",");
   ev.when = LocalTime(e.spec.start) + " - " + LocalTime(e.spec.end);
   ev.minutes = e.spec.end > now ? (e.spec.end - now + 59) / 60 : 0;
-  Notify(ev);
+  notes_->Notify(ev);
 }
 
 StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& b, Time now) {

@@ -27,10 +27,7 @@
 #include "daemon/clock.h"
 #include "daemon/http_bridge.h"
 #include "daemon/http_front.h"
-#include "daemon/local_engine.h"
 #include "daemon/systemd_notify.h"
-#include "device/nvml_devices.h"
-#include "device/simulated_devices.h"
 #include "exec/cgroup.h"
 #include "exec/device_filter.h"
 
@@ -67,7 +64,13 @@ Daemon::~Daemon() {
   StopHttp();  // its threads first: they may be waiting on this loop
   for (auto& [id, a] : jobs_) StopWatchingClient(a);
   server_.reset();
-  StopNotifier();  // a send in progress finishes; unsent messages stay in the outbox
+  if (notes_) {
+    // A send in progress finishes; unsent messages stay in the outbox. The socket's clients are
+    // gone with the server; HTTP and in-process callers still wait for their answer.
+    for (Notifications::TestReply& r : notes_->Stop()) {
+      if (r.conn >= kHttpConnBase || local_waiting_.count(r.conn)) Reply(r.conn, r.reply);
+    }
+  }
   StopSampler();
   // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
   // that the base can go too (what is still in one stays: it is a user's terminal process).
@@ -84,23 +87,6 @@ Daemon::~Daemon() {
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (loop_) loop_->Remove(deps_.clock->WakeFd());
   if (lock_fd_ >= 0) ::close(lock_fd_);
-}
-
-StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host) {
-  const DaemonOptions& options = host.options;
-  exec::ExecutorOptions eo;
-  eo.shepherd_path = options.shepherd_path;
-  eo.run_dir = options.state_dir + "/run";
-  // One cgroup base per daemon: the system daemon's is "rota"; any other (user mode, tests,
-  // a second instance) gets one named after its state directory, stable across restarts.
-  if (options.user_mode || options.state_dir != api::kSystemStateDir) {
-    char name[32];
-    std::snprintf(name, sizeof name, "rota-%016zx", std::hash<std::string>{}(options.state_dir));
-    eo.cgroup_name = name;
-  }
-  StatusOr<std::unique_ptr<LocalEngine>> engine = LocalEngine::Create(eo, host.loop, host.events, host.clock);
-  if (!engine.ok()) return engine.status();
-  return std::unique_ptr<Engine>(std::move(*engine));
 }
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, config::Config config,
@@ -140,20 +126,25 @@ Status Daemon::Open() {
     ::usleep(kLockRetryUs);
   }
 
-  StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(options_.state_dir + "/rota.db");
+  StatusOr<std::unique_ptr<store::JobStore>> store = deps_.store(options_.state_dir + "/rota.db");
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  outbox_ = std::make_unique<store::Outbox>(store_->db());  // events from here on are kept
   book_ = std::make_unique<BookingBook>(*store_);  // empty until loaded, after the inventory
   host_ = HostName();
+  Notifications::Setup notes;
+  notes.store = store_.get();
+  notes.clock = deps_.clock;
+  notes.channels = deps_.channels;
+  notes.host = host_;
+  notes.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
+  notes.gpus_of = [this](const store::JobRecord& rec) { return GpuIndexList(rec.placement.alloc); };
+  notes_ = std::make_unique<Notifications>(std::move(notes), config_);  // events from here on are kept
+  if (Status s = notes_->Load(); !s.ok()) return s;
   host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
   if (!usage.ok()) return usage.status();
   usage_ = std::move(*usage);
-  StatusOr<std::map<std::string, std::pair<Time, int>>> told = store_->LoadQuotaNotices();
-  if (!told.ok()) return told.status();
-  quota_told_ = std::move(*told);
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
   if (!loop.ok()) return loop.status();
@@ -219,7 +210,7 @@ Status Daemon::Open() {
 
   if (Status s = Recover(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
-  if (Status s = StartNotifier(); !s.ok()) return s;
+  if (Status s = ConfigureNotifications(); !s.ok()) return s;
 
   server_ = std::make_unique<Server>(*loop_, *this);
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
@@ -233,19 +224,14 @@ Status Daemon::Open() {
 
 Status Daemon::LoadInventory() {
   StopSampler();  // the source is called from one thread at a time
-  if (config_.gpu_source == config::GpuSource::kSimulated) {
+  if (config_.gpu_source == config::GpuSource::kSimulated || !devices_) {
     // The simulated cards report the load the running jobs declare in their environment.
     std::shared_ptr<SimulatedLoads> loads = sim_loads_;
-    devices_ = device::MakeSimulatedDevices(config_.simulated_gpus, [loads] {
+    devices_ = deps_.devices(config_, [loads] {
       std::lock_guard<std::mutex> lock(loads->mu);
       return loads->loads;
     });
     UpdateSimulatedLoads();
-  } else if (!devices_) {
-    device::NvmlOptions no;
-    no.library_path = config_.nvml_library;
-    no.deadline = std::chrono::seconds(config_.nvml_timeout);
-    devices_ = device::MakeNvmlDevices(no);
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
   std::vector<Gpu> gpus;
@@ -359,7 +345,7 @@ Status Daemon::ReloadConfig() {
   pending_counts_.reset();
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = StartSampler(); !s.ok()) return s;
-  if (Status s = StartNotifier(); !s.ok()) return s;
+  if (Status s = ConfigureNotifications(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
   WarnAboutMemoryDefault();
   dirty_ = true;
@@ -369,6 +355,17 @@ Status Daemon::ReloadConfig() {
 void Daemon::WarnAboutMemoryDefault() const {
   for (const std::string& warning : config::Warnings(config_, host_memory_)) spdlog::warn("{}", warning);
 }
+
+Status Daemon::ConfigureNotifications() {
+  return notes_->Configure(*loop_, [this] {
+    for (Notifications::TestReply& r : notes_->TakeTestReplies()) {
+      if (server_ && r.conn < kLocalConnBase) server_->SetHeld(r.conn, false);
+      Reply(r.conn, r.reply);
+    }
+  });
+}
+
+void Daemon::WakeNotifier() { notes_->Wake(); }
 
 int Daemon::Run() {
   NotifySystemd("READY=1");

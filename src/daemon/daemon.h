@@ -31,10 +31,11 @@
 #include "daemon/booking_book.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
+#include "daemon/deps.h"
 #include "daemon/engine.h"
 #include "daemon/event_loop.h"
 #include "daemon/identity.h"
-#include "daemon/notifier.h"
+#include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
 #include "daemon/server.h"
@@ -56,40 +57,6 @@ namespace rota::daemon {
 class HttpBridge;
 class HttpFront;
 struct HttpCall;
-
-struct DaemonOptions {
-  std::string config_path;  // "" = no file: the built-in defaults
-  bool user_mode = false;   // run by an ordinary user for that user alone
-  std::string state_dir;    // resolved: the database, the run directory, the lock
-  std::string socket_path;  // resolved
-  std::string shepherd_path;
-  Duration kill_wait = 10;  // SIGTERM to SIGKILL
-};
-
-// What an engine is made with: the daemon's loop (to watch what it waits for), where it reports,
-// and the clock. All outlive the engine.
-struct EngineHost {
-  EventLoop& loop;
-  EngineEvents& events;
-  const Clock& clock;
-  const DaemonOptions& options;
-};
-using EngineFactory = std::function<StatusOr<std::unique_ptr<Engine>>(const EngineHost&)>;
-
-// The local engine (local_engine.h) with the run directory and cgroup base of `host.options`.
-StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host);
-
-// The outside world the daemon is handed (docs/design.md, "Engines"). The clock is borrowed and
-// must outlive the daemon; the engine is made by the daemon once its loop exists.
-struct DaemonDeps {
-  Clock* clock = &SystemClock();
-  EngineFactory engine = MakeLocalEngine;
-  // Job owners' accounts (uid, gid, groups, shell): the system's user database.
-  std::function<StatusOr<UnixAccount>(uid_t)> accounts = LookUpAccount;
-  // The notification transport: a channel of [notify.channels.NAME] (mail, chat bots, webhooks,
-  // terminals), made at start and at each reload.
-  std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)> channels = notify::MakeChannel;
-};
 
 class Daemon : public Server::Handler, private EngineEvents {
  public:
@@ -342,22 +309,11 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::vector<std::string> Leftovers(size_t index) const;
   const device::GpuInfo* SampledCard(const std::string& uuid) const;
 
-  // Notifications (notifying.cc): routing events into the outbox, the notifier thread.
-  StatusOr<NotifierOptions> NotifierOptionsFromConfig() const;
-  Status StartNotifier();  // or, when it runs, hands it the configuration in force
-  void StopNotifier();
-  notify::Event JobEvent(const std::string& name, const store::JobRecord& rec) const;
-  void Notify(notify::Event event);
+  // Notifications (notifications.h owns them): a booking's event (bookings.cc); the notifier's
+  // start, or its new configuration on reload, with the `rota notify test` answers it brings.
   void NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
-                     const std::string& actor, Time now);  // bookings.cc
-  void NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
-                    const std::string& actor, bool requeued);
-  Time RemindTimeLimits(Time now);  // returns when it is due again
-  bool Reminded(JobId id);          // the job's audit trail holds its time-limit reminder
-  void CheckQuota(const std::string& user, Time now);
-  nlohmann::json NotifyTest(ConnId conn, const Caller& caller, const nlohmann::json& request);
-  nlohmann::json NotifyLog(const Caller& caller, const nlohmann::json& request);
-  void OnTestResults();
+                     const std::string& actor, Time now);
+  Status ConfigureNotifications();
 
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status LoadInventory();
@@ -468,22 +424,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unordered_map<ConnId, LocalCall> local_waiting_;
   ConnId next_local_conn_ = kLocalConnBase;
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
-  // Notifications: the loop's handle on the outbox (over store_'s connection) and the thread that
-  // delivers it; `rota notify test` requests waiting for their attempts, by token.
-  std::unique_ptr<store::Outbox> outbox_;
-  std::unique_ptr<Notifier> notifier_;
-  struct PendingTest {
-    ConnId conn = 0;
-    nlohmann::json tag;
-    size_t waiting = 0;
-    nlohmann::json results;
-  };
-  std::map<std::uint64_t, PendingTest> notify_tests_;
-  std::uint64_t next_test_ = 1;
-  std::set<JobId> time_reminded_;  // running jobs told their time limit is near
-  // Per user: the quota week and the highest quota level (80, 100) told in it (kept in the
-  // store's quota_notices, so a restart does not tell it again).
-  std::map<std::string, std::pair<Time, int>> quota_told_;
+  std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)
   std::string host_;  // this server's name, for the messages
   MiB host_memory_ = 0;  // this server's memory (0: unknown), the most a job's --mem-per-gpu may add up to
   bool dirty_ = true;    // a pass is due at the end of this batch of events

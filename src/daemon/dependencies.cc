@@ -75,7 +75,7 @@ void Daemon::CancelNeverSatisfied(Time now) {
       }
       after_ok_.Cancelled(id);
       spdlog::info("job {} ({}): {}", id, rec.job.user, why);
-      NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false);
+      notes_->NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false);
       cancelled = true;
     }
   }

@@ -102,9 +102,9 @@ std::string Daemon::MetricsText() {
   // From the outbox: totals over the store's life (rows kept, plus those pruned), not only this
   // rotad's.
   std::map<std::string, std::int64_t> settled, now_in;
-  if (outbox_) {
-    auto totals = outbox_->SettledTotals();
-    auto counts = outbox_->CountByState();
+  if (store::Outbox* outbox = notes_->outbox()) {
+    auto totals = outbox->SettledTotals();
+    auto counts = outbox->CountByState();
     if (totals.ok() && counts.ok()) {
       settled = std::move(*totals);
       now_in = std::move(*counts);

@@ -151,7 +151,7 @@ void Daemon::ObserveCard(size_t index, const std::string& error, bool held, Time
       e.name = "gpu_drained";
       e.gpus = std::to_string(g.index);
       e.reason = "drained after " + std::to_string(c.health.failures) + " failed samples: " + error;
-      Notify(e);
+      notes_->Notify(e);
     } else if (change.from == HealthState::kDrained) {
       spdlog::warn("GPU {} ({}): healthy and empty again; back in service", g.index, g.uuid);
       if (Status s = store_->RemoveDrain(g.uuid, store::GpuDrain::Kind::kHealth, g.index, "rotad",

@@ -72,7 +72,7 @@ void Daemon::WatchOutside(Time now) {
     e.gpus = std::to_string(p.gpu_index);
     e.actor = claims;
     if (rules.stop && p.uid != 0) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
-    Notify(e);
+    notes_->Notify(e);
   }
   for (const auto& [p, sig] : step.signals) {
     if (::kill(p.pid, sig) != 0) {

@@ -209,8 +209,14 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
       {"token_create", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenCreate(c, r); }},
       {"token_list", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenList(c, r); }},
       {"token_revoke", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenRevoke(c, r); }},
-      {"notify_test", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.NotifyTest(id, c, r); }},
-      {"notify_log", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.NotifyLog(c, r); }},
+      {"notify_test",
+       [](Daemon& d, ConnId id, const Caller& c, const json& r) {
+         json reply = d.notes_->Test(id, c.name, r);
+         // Held open until the answer (ConfigureNotifications).
+         if (reply.is_null() && d.server_ && id < kLocalConnBase) d.server_->SetHeld(id, true);
+         return reply;
+       }},
+      {"notify_log", [](Daemon& d, ConnId, const Caller&, const json& r) { return d.notes_->Log(r, d.Now()); }},
   };
   auto it = kHandlers.find(request["op"].get_ref<const std::string&>());
   if (it == kHandlers.end()) return api::ErrorReply(Internal("no handler for a known operation"));

@@ -136,7 +136,7 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
   a.rec.Started(info, started);
   RemapPlacement(a.rec);
   counters_.JobStarted(a.rec.job.submit_time, started);
-  Notify(JobEvent("job_started", a.rec));
+  notes_->Notify(notes_->JobEvent("job_started", a.rec));
   if (again.ok()) {
     spdlog::info("job {}: launched before the restart and re-adopted (shepherd {})", id, again->pid);
     return LaunchOutcome::kAdopted;

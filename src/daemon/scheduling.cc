@@ -94,7 +94,7 @@ void Daemon::SchedulePass() {
     pending_info_[p.job] = p;
     pending_order_.push_back(p.job);
   }
-  Time wake = std::min({d.next_wakeup, bookings_due, RemindTimeLimits(now)});
+  Time wake = std::min({d.next_wakeup, bookings_due, notes_->RemindTimeLimits(jobs_, now)});
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kPending) continue;
     const bool unsure = after_ok_.held(id);
@@ -203,7 +203,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   }
   spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid);
-  Notify(JobEvent("job_started", a.rec));
+  notes_->Notify(notes_->JobEvent("job_started", a.rec));
 }
 
 Time Daemon::RetryAt(int failures, Time now) {
@@ -406,10 +406,10 @@ void Daemon::RecordEnd(Ending e) {
   if (a.rec.interactive) return;
   if (!e.requeue) {
     engine_->Forget(id);
-    NotifyJobEnd(a.rec, e.state, e.reason, e.actor, false);
+    notes_->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, false);
     return;
   }
-  NotifyJobEnd(a.rec, e.state, e.reason, e.actor, true);
+  notes_->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, true);
   store::JobRecord rec = std::move(a.rec);
   rec.state = store::JobState::kPending;
   rec.start_time = 0;
@@ -435,7 +435,7 @@ Status Daemon::SaveUsageWith(const store::JobRecord& rec, Time at, const std::fu
     ended = end();
     return Status::Ok();
   });
-  CheckQuota(rec.job.user, at);  // after the commit: a notice goes through the outbox
+  notes_->CheckQuota(rec.job.user, usage_, at);  // after the commit: a notice goes through the outbox
   return ended.ok() ? committed : ended;
 }
 

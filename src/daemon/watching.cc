@@ -133,19 +133,19 @@ void Daemon::WatchAllocations(Time now) {
                     FormatDuration(rules.act_after) + " idle " + action,
                 now);
         {
-          notify::Event e = JobEvent(alert == WatchAlert::kStuckWarning ? "stuck_warning" : "idle_warning", a.rec);
+          notify::Event e = notes_->JobEvent(alert == WatchAlert::kStuckWarning ? "stuck_warning" : "idle_warning", a.rec);
           e.minutes = rules.idle_after / 60;
           e.reason = measured + "; at " + FormatDuration(rules.act_after) + " idle " + action;
-          Notify(e);
+          notes_->Notify(e);
         }
         break;
       case WatchAlert::kAction:
         if (rules.reclaim) {
           a.stop_reason = "Reclaimed: idle for " + FormatDuration(rules.act_after) + " (" + measured + ")";
           NoteJob(id, a.stop_reason, now);
-          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
+          notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = a.stop_reason;
-          Notify(e);
+          notes_->Notify(e);
           ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
                       now);
           dirty_ = true;
@@ -153,9 +153,9 @@ void Daemon::WatchAllocations(Time now) {
           NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
                        GpuIndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
-          notify::Event e = JobEvent(ActionEvent(w, rules), a.rec);
+          notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
-          Notify(e);
+          notes_->Notify(e);
         }
         break;
       case WatchAlert::kBusyAgain:
@@ -182,13 +182,13 @@ void Daemon::WatchAllocations(Time now) {
               now);
       spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),
                    FormatMemory(declared));
-      notify::Event e = JobEvent("over_memory", a.rec);
+      notify::Event e = notes_->JobEvent("over_memory", a.rec);
       e.reason = uses;
-      Notify(e);
+      notes_->Notify(e);
     } else if (!a.over_memory_acted && now - a.over_memory_since >= rules.over_memory_after) {
       a.over_memory_acted = true;
       const std::string how_long = FormatDuration(now - a.over_memory_since);
-      notify::Event e = JobEvent("over_memory_action", a.rec);
+      notify::Event e = notes_->JobEvent("over_memory_action", a.rec);
       if (rules.over_memory_stop) {
         a.stop_reason = "Stopped: over its memory for " + how_long + " (" + uses + ")";
         NoteJob(id, a.stop_reason, now);
@@ -201,7 +201,7 @@ void Daemon::WatchAllocations(Time now) {
         e.reason = "the admins were told";
       }
       e.minutes = (now - a.over_memory_since) / kMinute;
-      Notify(e);
+      notes_->Notify(e);
     }
   }
 }

@@ -73,6 +73,11 @@ InProcessDaemon::InProcessDaemon(const std::string& config_text, Time start) : c
     engine_ = engine.get();
     return std::unique_ptr<daemon::Engine>(std::move(engine));
   };
+  deps.devices = [this](const config::Config& c, daemon::SimulatedLoadsFn loads) -> std::shared_ptr<device::Devices> {
+    auto cards = std::make_shared<FakeCards>(daemon::MakeConfiguredDevices(c, std::move(loads)));
+    cards_ = cards.get();
+    return cards;
+  };
   StatusOr<std::unique_ptr<daemon::Daemon>> d = daemon::Daemon::Create(options, std::move(*config), deps);
   if (!d.ok()) {
     ADD_FAILURE() << "rotad did not start: " << d.status().message();

@@ -1,7 +1,7 @@
 // A whole rotad in the test's own process, for tests of the daemon's rules: its real store
 // (SQLite in a temporary directory), scheduling, bookings, watches and notifications, on a
-// FakeClock and a FakeEngine, with made-up users (uid 20001 alice, 20002 bob, 20003 carol, 0 root
-// as the admin). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
+// FakeClock, a FakeEngine and FakeCards, with made-up users (uid 20001 alice, 20002 bob, 20003
+// carol, 0 root as the admin). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
 // Virtual time moves only when the test says (Advance), jumping from one deadline of the daemon
 // to the next, so that a rule that takes 30 minutes takes milliseconds.
 //
@@ -19,6 +19,7 @@
 #include <string>
 
 #include "daemon/daemon.h"
+#include "testing/daemon/fake_cards.h"
 #include "testing/daemon/fake_channel.h"
 #include "testing/daemon/fake_engine.h"
 #include "testing/fake_clock.h"
@@ -44,6 +45,9 @@ class InProcessDaemon {
   bool ok() const { return daemon_ != nullptr; }
   FakeClock& clock() { return clock_; }
   FakeEngine& engine() { return *engine_; }
+  // The GPU source (the configuration's simulated cards under what the test makes happen); a
+  // reload makes a new one, without what was set on the old.
+  FakeCards& cards() { return *cards_; }
   daemon::Daemon& daemon() { return *daemon_; }
   const std::string& dir() const { return dir_.path(); }
 
@@ -81,6 +85,7 @@ class InProcessDaemon {
   TempDir dir_{"rota-inproc"};
   FakeClock clock_;
   FakeEngine* engine_ = nullptr;  // owned by the daemon
+  FakeCards* cards_ = nullptr;    // owned by the daemon and its sampler
   std::mutex channels_mu_;
   std::map<std::string, FakeChannel*> channels_;  // owned by the notifier; the latest of each name
   std::unique_ptr<daemon::Daemon> daemon_;

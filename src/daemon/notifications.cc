@@ -1,20 +1,17 @@
-// Notifications from the event loop: queuing an event's messages in the outbox (Notify: who hears
-// of it is notify_routing.h's; one outbox insert, no network), the notifier thread's start and
-// restart on reload, `rota notify test`, and the reminders computed here (a job's time limit, the
-// weekly quota). Tested by tests/daemon/test_notify.py and, in-process, notify_retry_test.cc.
+#include "daemon/notifications.h"
+
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "api/protocol.h"
 #include "api/request_fields.h"
 #include "core/quota.h"
 #include "core/usage.h"
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "core/civil_date.h"
 #include "daemon/notify_routing.h"
-#include "notify/templates.h"
 
 namespace rota::daemon {
 
@@ -27,78 +24,94 @@ constexpr std::string_view kTimeLimitReminder = "Reminder: time limit in ";
 
 }  // namespace
 
-StatusOr<NotifierOptions> Daemon::NotifierOptionsFromConfig() const {
+Notifications::Notifications(Setup setup, const config::Config& config)
+    : setup_(std::move(setup)), config_(config), started_(setup_.clock->Now()) {
+  outbox_ = std::make_unique<store::Outbox>(setup_.store->db());  // events from here on are kept
+}
+
+Notifications::~Notifications() { (void)Stop(); }
+
+Status Notifications::Load() {
+  StatusOr<std::map<std::string, std::pair<Time, int>>> told = setup_.store->LoadQuotaNotices();
+  if (!told.ok()) return told.status();
+  quota_told_ = std::move(*told);
+  return Status();
+}
+
+StatusOr<NotifierOptions> Notifications::OptionsFrom(const config::Config& config) const {
   NotifierOptions o;
-  o.db_path = options_.state_dir + "/rota.db";
-  for (const auto& [name, spec] : config_.notify.channels) {
-    StatusOr<std::unique_ptr<notify::Channel>> channel = deps_.channels(spec);
+  o.db_path = setup_.store->db().path();
+  for (const auto& [name, spec] : config.notify.channels) {
+    StatusOr<std::unique_ptr<notify::Channel>> channel = setup_.channels(spec);
     if (!channel.ok()) return channel.status();
     o.channels[name] = std::shared_ptr<notify::Channel>(std::move(*channel));
   }
-  o.per_minute = config_.notify.per_minute;
-  o.retry = config_.notify.retry;
-  o.fail_after = config_.notify.fail_after;
-  o.admin_channels = config_.notify.admin_channels;
-  o.language = config_.notify.language;
-  o.host = host_;
-  o.keep_messages = config_.notify.keep_messages;
-  o.clock = deps_.clock;
+  o.per_minute = config.notify.per_minute;
+  o.retry = config.notify.retry;
+  o.fail_after = config.notify.fail_after;
+  o.admin_channels = config.notify.admin_channels;
+  o.language = config.notify.language;
+  o.host = setup_.host;
+  o.keep_messages = config.notify.keep_messages;
+  o.clock = setup_.clock;
   return o;
 }
 
-Status Daemon::StartNotifier() {
-  StatusOr<NotifierOptions> o = NotifierOptionsFromConfig();
+Status Notifications::Configure(EventLoop& loop, std::function<void()> on_results) {
+  const config::Config& config = config_;
+  StatusOr<NotifierOptions> o = OptionsFrom(config);
   if (!o.ok()) return o.status();
   if (notifier_) {
     // A reload: the thread takes the new channels between two sends; nothing waits here.
     notifier_->Reconfigure(std::move(*o));
-    spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
+    spdlog::info("notifier: {} channel(s)", config.notify.channels.size());
     return Status();
   }
   StatusOr<std::unique_ptr<Notifier>> n = Notifier::Start(std::move(*o));
   if (!n.ok()) return n.status();
   notifier_ = std::move(*n);
-  if (Status s = loop_->Add(notifier_->event_fd(), EPOLLIN, [this](std::uint32_t) { OnTestResults(); });
-      !s.ok()) {
+  loop_ = &loop;
+  if (Status s = loop.Add(notifier_->event_fd(), EPOLLIN, [on_results](std::uint32_t) { on_results(); }); !s.ok()) {
     return s;
   }
-  spdlog::info("notifier: {} channel(s)", config_.notify.channels.size());
+  spdlog::info("notifier: {} channel(s)", config.notify.channels.size());
   return Status();
 }
 
-void Daemon::WakeNotifier() {
+std::vector<Notifications::TestReply> Notifications::Stop() {
+  std::vector<TestReply> out;
+  if (!notifier_) return out;
+  if (loop_) loop_->Remove(notifier_->event_fd());
+  notifier_.reset();  // a send in progress finishes; the rest waits in the outbox
+  for (auto& [token, p] : tests_) {
+    json reply = api::ErrorReply("unavailable", "rotad is stopping; try again when it is back");
+    if (!p.tag.is_null()) reply["tag"] = p.tag;
+    out.push_back({p.conn, std::move(reply)});
+  }
+  tests_.clear();
+  return out;
+}
+
+void Notifications::Wake() {
   if (notifier_) notifier_->Wake();
 }
 
-void Daemon::StopNotifier() {
-  if (!notifier_) return;
-  if (loop_) loop_->Remove(notifier_->event_fd());
-  notifier_.reset();  // a send in progress finishes; the rest waits in the outbox
-  for (auto& [token, p] : notify_tests_) {
-    json reply = api::ErrorReply("unavailable", "rotad is stopping; try again when it is back");
-    if (!p.tag.is_null()) reply["tag"] = p.tag;
-    // A socket client may have gone meanwhile; an HTTP caller waits in http_waiting_ (Reply).
-    if (p.conn >= kHttpConnBase || (server_ && server_->PeerOf(p.conn))) Reply(p.conn, reply);
-  }
-  notify_tests_.clear();
-}
-
-notify::Event Daemon::JobEvent(const std::string& name, const store::JobRecord& rec) const {
+notify::Event Notifications::JobEvent(const std::string& name, const store::JobRecord& rec) const {
   notify::Event e;
   e.name = name;
   e.user = rec.job.user;
   e.job = rec.job.id;
   e.job_name = rec.job.name;
-  e.gpus = GpuIndexList(rec.placement.alloc);
-  e.host = host_;
+  e.gpus = setup_.gpus_of(rec);
+  e.host = setup_.host;
   return e;
 }
 
-void Daemon::Notify(notify::Event e) {
+void Notifications::Notify(notify::Event e) {
   const config::NotifyConfig& nc = config_.notify;
-  if (!outbox_ || nc.channels.empty()) return;
-  if (e.host.empty()) e.host = host_;
-  const Time now = Now();
+  if (nc.channels.empty()) return;
+  if (e.host.empty()) e.host = setup_.host;
+  const Time now = setup_.clock->Now();
   std::vector<store::OutboxRow> rows = RouteEvent(e, nc, config_.users, now);
   if (rows.empty()) return;
   StatusOr<std::vector<std::int64_t>> ids = outbox_->Enqueue(rows);
@@ -107,15 +120,15 @@ void Daemon::Notify(notify::Event e) {
                   ids.status().message());
     return;
   }
-  if (notifier_) notifier_->Wake();
+  Wake();
   // The audit trail of a warning or an action on a job says who was told, and where.
   if (e.job != 0 && (IsWarning(e.name) || e.name.ends_with("_action"))) {
-    NoteJob(e.job, "Told " + WhoIsTold(rows, e.user) + " of " + e.name, now);
+    setup_.note_job(e.job, "Told " + WhoIsTold(rows, e.user) + " of " + e.name, now);
   }
 }
 
-void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
-                          const std::string& actor, bool requeued) {
+void Notifications::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
+                                 const std::string& actor, bool requeued) {
   notify::Event e = JobEvent("job_ended", rec);
   e.state = store::JobStateName(state);
   e.reason = reason;
@@ -140,8 +153,8 @@ void Daemon::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, co
   }
 }
 
-bool Daemon::Reminded(JobId id) {
-  StatusOr<std::vector<store::JobEvent>> events = store_->Events(id);
+bool Notifications::Reminded(JobId id) {
+  StatusOr<std::vector<store::JobEvent>> events = setup_.store->Events(id);
   if (!events.ok()) return false;
   for (const store::JobEvent& e : *events) {
     if (e.reason.rfind(kTimeLimitReminder, 0) == 0) return true;
@@ -149,11 +162,11 @@ bool Daemon::Reminded(JobId id) {
   return false;
 }
 
-Time Daemon::RemindTimeLimits(Time now) {
-  const Duration before = config_.notify.time_limit_warning;
+Time Notifications::RemindTimeLimits(const std::map<JobId, ActiveJob>& jobs, Time now) {
   Time next = kNever;
+  const Duration before = config_.notify.time_limit_warning;
   if (before <= 0 || config_.notify.channels.empty()) return next;
-  for (const auto& [id, a] : jobs_) {
+  for (const auto& [id, a] : jobs) {
     if (!a.Live() || a.rec.start_time <= 0 || time_reminded_.count(id)) continue;
     const Duration limit = a.rec.job.time_limit;
     // A job shorter than the warning gets none (nor one without a limit to speak of).
@@ -168,23 +181,24 @@ Time Daemon::RemindTimeLimits(Time now) {
     if (a.rec.start_time < started_ && Reminded(id)) continue;  // before a restart
     notify::Event e = JobEvent("time_limit_soon", a.rec);
     e.minutes = (a.rec.start_time + limit - now + 59) / 60;
-    NoteJob(id,
-            std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
-                LocalTime(a.rec.start_time + limit),
-            now);
+    setup_.note_job(id,
+                    std::string(kTimeLimitReminder) + std::to_string(e.minutes) + " min, at " +
+                        FormatLocal(a.rec.start_time + limit, config_.policy.zone),
+                    now);
     Notify(e);
   }
   for (auto it = time_reminded_.begin(); it != time_reminded_.end();) {
-    it = jobs_.count(*it) ? std::next(it) : time_reminded_.erase(it);
+    it = jobs.count(*it) ? std::next(it) : time_reminded_.erase(it);
   }
   return next;
 }
 
-void Daemon::CheckQuota(const std::string& user, Time now) {
+void Notifications::CheckQuota(const std::string& user, const store::UsageMaps& usage, Time now) {
   const double hours = UserQuotaHours(config_.policy.quota, user);
   if (hours <= 0) return;  // unlimited (or none to speak of)
   const Time week = WeekStart(now, config_.policy);
-  const double used = WeekUsage(usage_.users[user], week) / 3600.0;
+  auto used_it = usage.users.find(user);
+  const double used = used_it == usage.users.end() ? 0 : WeekUsage(used_it->second, week) / 3600.0;
   const int level = used >= hours ? 100 : used >= 0.8 * hours ? 80 : 0;
   if (level == 0) return;
   auto& told = quota_told_[user];
@@ -197,13 +211,13 @@ void Daemon::CheckQuota(const std::string& user, Time now) {
   e.percent = static_cast<int>(used / hours * 100);
   Notify(e);
   // After the message is queued: a crash in between tells the user twice rather than never.
-  if (Status s = store_->SaveQuotaNotice(user, week, level); !s.ok()) {
+  if (Status s = setup_.store->SaveQuotaNotice(user, week, level); !s.ok()) {
     spdlog::error("cannot record that {} was told of {} % of their quota: {}", user, level, s.message());
   }
 }
 
-json Daemon::NotifyLog(const Caller& /*caller: an admin (api/ops.h)*/, const json& request) {
-  StatusOr<Time> since = api::TimeField(request, "since", Now() - kDay);
+json Notifications::Log(const json& request, Time now) {
+  StatusOr<Time> since = api::TimeField(request, "since", now - kDay);
   if (!since.ok()) return api::ErrorReply(since.status());
   std::optional<store::OutboxState> state;
   if (auto it = request.find("state"); it != request.end()) {
@@ -238,29 +252,28 @@ json Daemon::NotifyLog(const Caller& /*caller: an admin (api/ops.h)*/, const jso
   return reply;
 }
 
-json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) {
+json Notifications::Test(ConnId conn, const std::string& caller, const json& request) {
   if (!notifier_ || config_.notify.channels.empty()) {
     return api::ErrorReply("failed_precondition",
                            "no notification channel is configured ([notify.channels.NAME] in rota.toml)");
   }
+  const config::NotifyConfig& nc = config_.notify;
   std::vector<std::string> channels;
-  StatusOr<std::string> only_field = api::fields::Text(request, "channel");
-  if (!only_field.ok()) return api::ErrorReply(only_field.status());
-  const std::string only = *only_field;
-  if (!only.empty()) {
-    if (!config_.notify.channels.count(only)) {
+  StatusOr<std::string> only = api::fields::Text(request, "channel");
+  if (!only.ok()) return api::ErrorReply(only.status());
+  if (!only->empty()) {
+    if (!nc.channels.count(*only)) {
       std::string known;
-      for (const auto& [name, spec] : config_.notify.channels) known += (known.empty() ? "" : ", ") + name;
-      return api::ErrorReply("not_found", "no channel \"" + only + "\" (configured: " + known + ")");
+      for (const auto& [name, spec] : nc.channels) known += (known.empty() ? "" : ", ") + name;
+      return api::ErrorReply("not_found", "no channel \"" + *only + "\" (configured: " + known + ")");
     }
-    channels.push_back(only);
+    channels.push_back(*only);
   } else {
-    for (const auto& [name, spec] : config_.notify.channels) channels.push_back(name);
+    for (const auto& [name, spec] : nc.channels) channels.push_back(name);
   }
   const std::uint64_t token = next_test_++;
-  PendingTest& p = notify_tests_[token];
+  PendingTest& p = tests_[token];
   p.conn = conn;
-  if (server_ && conn < kHttpConnBase) server_->SetHeld(conn, true);  // until the answer (OnTestResults)
   p.tag = request.contains("tag") ? request["tag"] : json();
   p.waiting = channels.size();
   p.results = json::array();
@@ -268,26 +281,27 @@ json Daemon::NotifyTest(ConnId conn, const Caller& caller, const json& request) 
     notify::Event e;
     e.name = "test";
     e.channel = c;
-    e.actor = caller.name;
-    e.host = host_;
-    notify::Message m = notify::Render(e, config_.notify.language);
-    const std::string type = config_.notify.channels.at(c).type;
+    e.actor = caller;
+    e.host = setup_.host;
+    notify::Message m = notify::Render(e, nc.language);
+    const std::string type = nc.channels.at(c).type;
     // The caller is the one who reads the test: their terminals, their address (besides `to`).
-    auto self = config_.users.find(caller.name);
-    if (type == "tty") m.mentions = {caller.name};
+    auto self = config_.users.find(caller);
+    if (type == "tty") m.mentions = {caller};
     if (type == "email" && self != config_.users.end() && !self->second.email.empty())
       m.mentions = {self->second.email};
     notifier_->Test(token, c, std::move(m));
   }
-  spdlog::info("notify: test of {} channel(s) requested by {}", channels.size(), caller.name);
-  return json();  // answered when the attempts are done (OnTestResults)
+  spdlog::info("notify: test of {} channel(s) requested by {}", channels.size(), caller);
+  return json();  // answered when the attempts are done (TakeTestReplies)
 }
 
-void Daemon::OnTestResults() {
-  if (!notifier_) return;
+std::vector<Notifications::TestReply> Notifications::TakeTestReplies() {
+  std::vector<TestReply> out;
+  if (!notifier_) return out;
   for (TestResult& r : notifier_->TakeResults()) {
-    auto it = notify_tests_.find(r.token);
-    if (it == notify_tests_.end()) continue;
+    auto it = tests_.find(r.token);
+    if (it == tests_.end()) continue;
     PendingTest& p = it->second;
     json one = {{"channel", r.channel}, {"describe", r.describe}, {"ok", r.status.ok()}};
     if (!r.status.ok()) one["error"] = r.status.message();
@@ -296,12 +310,10 @@ void Daemon::OnTestResults() {
     json reply = api::OkReply();
     reply["results"] = std::move(p.results);
     if (!p.tag.is_null()) reply["tag"] = p.tag;
-    if (server_ && server_->PeerOf(p.conn)) {
-      server_->SetHeld(p.conn, false);
-      server_->Send(p.conn, reply);
-    }
-    notify_tests_.erase(it);
+    out.push_back({p.conn, std::move(reply)});
+    tests_.erase(it);
   }
+  return out;
 }
 
 }  // namespace rota::daemon

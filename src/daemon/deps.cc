@@ -1,0 +1,43 @@
+// The real outside world of DaemonDeps (deps.h): the local engine and the configured GPU source.
+// Tested through every test of tests/daemon, which run the real rotad.
+#include "daemon/deps.h"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+
+#include "api/protocol.h"
+#include "daemon/local_engine.h"
+#include "device/nvml_devices.h"
+#include "exec/executor.h"
+
+namespace rota::daemon {
+
+StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host) {
+  const DaemonOptions& options = host.options;
+  exec::ExecutorOptions eo;
+  eo.shepherd_path = options.shepherd_path;
+  eo.run_dir = options.state_dir + "/run";
+  // One cgroup base per daemon: the system daemon's is "rota"; any other (user mode, tests,
+  // a second instance) gets one named after its state directory, stable across restarts.
+  if (options.user_mode || options.state_dir != api::kSystemStateDir) {
+    char name[32];
+    std::snprintf(name, sizeof name, "rota-%016zx", std::hash<std::string>{}(options.state_dir));
+    eo.cgroup_name = name;
+  }
+  StatusOr<std::unique_ptr<LocalEngine>> engine = LocalEngine::Create(eo, host.loop, host.events, host.clock);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<Engine>(std::move(*engine));
+}
+
+std::shared_ptr<device::Devices> MakeConfiguredDevices(const config::Config& config, SimulatedLoadsFn loads) {
+  if (config.gpu_source == config::GpuSource::kSimulated) {
+    return device::MakeSimulatedDevices(config.simulated_gpus, std::move(loads));
+  }
+  device::NvmlOptions no;
+  no.library_path = config.nvml_library;
+  no.deadline = std::chrono::seconds(config.nvml_timeout);
+  return device::MakeNvmlDevices(no);
+}
+
+}  // namespace rota::daemon
