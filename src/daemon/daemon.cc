@@ -154,7 +154,8 @@ Status Daemon::Open() {
   engine_ = std::move(*engine);
   spdlog::info("executor: {}", engine_->Describe());
 
-  if (Status s = LoadDrains(); !s.ok()) return s;
+  watch_ = std::make_unique<CardWatch>(*store_);
+  if (Status s = watch_->LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = book_->Load(Now(), cards_.gpus); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
@@ -332,10 +333,9 @@ Status Daemon::ReloadConfig() {
   const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library ||
                               fresh->nvml_timeout != config_.nvml_timeout;
   config_ = std::move(*fresh);
-  user_names_.clear();  // accounts may have changed too
+  watch_->Forget();  // accounts may have changed too
   callers_.Clear();
   accounts_.Clear();
-  known_processes_.clear();
   if (source_changed) {
     StopSampler();
     devices_.reset();

@@ -29,6 +29,7 @@
 #include "daemon/active_job.h"
 #include "daemon/after_ok.h"
 #include "daemon/booking_book.h"
+#include "daemon/card_watch.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
 #include "daemon/deps.h"
@@ -277,37 +278,19 @@ class Daemon : public Server::Handler, private EngineEvents {
   void SaveMeasures(Active& a);  // adds a's measures to the store and clears them
   nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);
 
-  // GPU monitoring (monitor.cc): samples from the sampler thread, who is on each card, health.
-  struct ProcessOwner {
-    std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
-    std::string user;
-    JobId job = 0;          // 0: outside Rota
-  };
-  struct CardState {
-    GpuHealth health;
-    std::optional<store::GpuDrain> admin_drain;
-  };
-  Status LoadDrains();
+  // The card watch (card_watch.h decides; monitor.cc carries it out): samples from the sampler
+  // thread, the jobs of a drained card stopped, which cards the scheduler may use.
   Status StartSampler();
   void StopSampler();
   void OnSample();
   void ApplySample(const StatusOr<device::Snapshot>& sample, Time now);
-  void ObserveCard(size_t index, const std::string& error, bool held, Time now);
   void StopJobsOnFailedCard(size_t index, Time now);
   void UpdateSchedulable(const device::Snapshot* snap);
   void UpdateSimulatedLoads();
-  void Attribute(const device::Snapshot& snap);
-  ProcessOwner OwnerOf(int pid, const std::map<std::int64_t, JobId>& job_pids);
   // Index into cards_.gpus of a card named by index or UUID (a MIG UUID names its card).
   StatusOr<size_t> FindCard(const std::string& name) const;
-  // The processes on a card (and its MIG slices) that no Rota job placed on it accounts for, with
-  // their owners: outside Rota, or a job's process on a card its job was not given.
-  std::vector<std::pair<device::ProcessInfo, ProcessOwner>> Uncovered(const device::GpuInfo& info) const;
-  // "pid 42 (bob, job 7)": a GPU process in messages (no user: just the pid; job 0: no job).
-  static std::string ProcessLabel(int pid, const std::string& user, JobId job);
-  // Uncovered processes on card `index` for a message: "pid 42 (bob)".
-  std::vector<std::string> Leftovers(size_t index) const;
-  const device::GpuInfo* SampledCard(const std::string& uuid) const;
+  // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
+  CardWatch::PlacedOn Placed() const;
 
   // Notifications (notifications.h owns them): a booking's event (bookings.cc); the notifier's
   // start, or its new configuration on reload, with the `rota notify test` answers it brings.
@@ -343,20 +326,8 @@ class Daemon : public Server::Handler, private EngineEvents {
     std::vector<device::SimulatedLoad> loads;
   };
   std::shared_ptr<SimulatedLoads> sim_loads_ = std::make_shared<SimulatedLoads>();
-  device::Snapshot last_sample_;        // the last sample that succeeded
-  Time sampled_at_ = 0;                 // when it was taken
   std::uint64_t samples_applied_ = 0;
-  std::string sample_error_;            // why the last sample failed as a whole ("" = it did not)
-  std::map<std::string, CardState> card_state_;  // by card UUID
-  std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
-  // Attribution between samples: a process (pid and start time) keeps its owner while its job
-  // runs, and user names are looked up once per uid (both cleared on reload).
-  struct KnownProcess {
-    unsigned long long start_time = 0;
-    ProcessOwner owner;
-  };
-  std::unordered_map<int, KnownProcess> known_processes_;
-  std::unordered_map<std::int64_t, std::string> user_names_;
+  std::unique_ptr<CardWatch> watch_;  // the last sample, health, drains, process owners (card_watch.h)
   // Socket callers' names and admin flags, for a few seconds (identity.h); cleared on reload.
   CallerCache callers_{std::chrono::seconds(5),
                        [this](uid_t uid, gid_t gid) { return Identify(uid, gid, 0, config_.admin_group); }};

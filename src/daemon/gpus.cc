@@ -14,7 +14,7 @@ namespace rota::daemon {
 using nlohmann::json;
 
 json Daemon::GpusReply(const Caller& caller) {
-  if (!devices_error_.empty() && last_sample_.gpus.empty() && cards_.gpus.empty()) {
+  if (!devices_error_.empty() && watch_->last_sample().gpus.empty() && cards_.gpus.empty()) {
     return api::ErrorReply(Unavailable("cannot read the GPUs: " + devices_error_));
   }
   const Time now = Now();
@@ -22,8 +22,7 @@ json Daemon::GpusReply(const Caller& caller) {
   auto processes_json = [&](const std::vector<device::ProcessInfo>& processes, const std::string& uuid) {
     json out = json::array();
     for (const device::ProcessInfo& p : processes) {
-      auto it = owners_.find(p.pid);
-      const ProcessOwner owner = it == owners_.end() ? ProcessOwner{} : it->second;
+      const CardWatch::ProcessOwner owner = watch_->Owner(p.pid);
       bool allocated = false;
       if (auto job = jobs_.find(owner.job); owner.job != 0 && job != jobs_.end()) {
         allocated = job->second.rec.placement.OnCard(uuid);
@@ -41,7 +40,7 @@ json Daemon::GpusReply(const Caller& caller) {
   };
   json gpus = json::array();
   for (const Gpu& g : cards_.gpus) {
-    const device::GpuInfo* info = SampledCard(g.uuid);
+    const device::GpuInfo* info = watch_->Sampled(g.uuid);
     device::GpuInfo empty;
     if (info == nullptr) {
       empty.uuid = g.uuid;
@@ -62,8 +61,7 @@ json Daemon::GpusReply(const Caller& caller) {
         if (m.uuid == p.mig_uuid) where = &m.processes;
       }
       for (const device::ProcessInfo& proc : *where) {
-        auto it = owners_.find(proc.pid);
-        if (it == owners_.end() || it->second.job != id || proc.used_memory < 0) continue;
+        if (watch_->Owner(proc.pid).job != id || proc.used_memory < 0) continue;
         used = std::max<MiB>(used, 0) + proc.used_memory;
       }
       const Time end = a.rec.start_time + a.rec.job.time_limit;
@@ -86,7 +84,7 @@ json Daemon::GpusReply(const Caller& caller) {
                      {"memory_used", m.memory_used},
                      {"processes", processes_json(m.processes, g.uuid)}});
     }
-    const CardState& c = card_state_[g.uuid];
+    const CardWatch::CardState& c = watch_->State(g.uuid);
     std::string drained_by, drain_reason;
     Time since = 0;
     if (c.admin_drain) {
@@ -122,10 +120,10 @@ json Daemon::GpusReply(const Caller& caller) {
   }
   json out = api::OkReply();
   out["time"] = now;
-  out["sampled_at"] = sampled_at_;
+  out["sampled_at"] = watch_->sampled_at();
   out["source"] = devices_ ? devices_->Describe() : std::string("none");
-  out["driver_version"] = last_sample_.driver_version;
-  out["sample_error"] = sample_error_.empty() ? devices_error_ : sample_error_;
+  out["driver_version"] = watch_->last_sample().driver_version;
+  out["sample_error"] = watch_->sample_error().empty() ? devices_error_ : watch_->sample_error();
   out["gpus"] = std::move(gpus);
   return out;
 }
@@ -133,14 +131,14 @@ json Daemon::GpusReply(const Caller& caller) {
 json Daemon::InventoryReply() {
   json gpus = json::array();
   for (const Gpu& g : cards_.gpus) {
-    const device::GpuInfo* info = SampledCard(g.uuid);
+    const device::GpuInfo* info = watch_->Sampled(g.uuid);
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory_total", m.memory}});
     json nvlink = json::array();
     for (int peer : g.nvlink) {
       if (peer >= 0 && static_cast<size_t>(peer) < cards_.gpus.size()) nvlink.push_back(cards_.gpus[peer].index);
     }
-    const CardState& c = card_state_[g.uuid];
+    const CardWatch::CardState& c = watch_->State(g.uuid);
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
                     {"name", g.model},
@@ -157,7 +155,7 @@ json Daemon::InventoryReply() {
   json out = api::OkReply();
   out["hostname"] = HostName();
   out["source"] = devices_ ? devices_->Describe() : std::string("none");
-  out["driver_version"] = last_sample_.driver_version;
+  out["driver_version"] = watch_->last_sample().driver_version;
   out["time"] = Now();
   out["gpus"] = std::move(gpus);
   out["storage"] = config_.storage_paths;

@@ -57,7 +57,7 @@ std::string Daemon::MetricsText() {
   };
   for (const Gauge& g : kGauges) {
     w.Family(g.name, "gauge", g.help);
-    for (const device::GpuInfo& info : last_sample_.gpus) {
+    for (const device::GpuInfo& info : watch_->last_sample().gpus) {
       const double v = g.value(info);
       if (v < 0) continue;  // unknown: no sample rather than a made-up value
       w.Sample(g.name, card_labels(std::to_string(info.index), info.uuid, info.name), v);

@@ -34,8 +34,8 @@ std::string Daemon::CardClaims(const std::string& uuid, Time now) const {
 
 void Daemon::WatchOutside(Time now) {
   std::vector<OutsideWatch::Process> sample;
-  for (const device::GpuInfo& info : last_sample_.gpus) {
-    for (const auto& [proc, owner] : Uncovered(info)) {
+  for (const device::GpuInfo& info : watch_->last_sample().gpus) {
+    for (const auto& [proc, owner] : watch_->Uncovered(info, Placed())) {
       // A process that cannot be read (gone, another pid namespace) is not judged.
       StatusOr<unsigned long long> started = exec::ProcessStartTime(proc.pid);
       if (!started.ok() || owner.uid < 0) continue;
@@ -55,7 +55,7 @@ void Daemon::WatchOutside(Time now) {
   OutsideWatch::Step step = outside_.Observe(std::move(sample), rules, now);
   for (const OutsideWatch::Process& p : step.new_processes) {
     const std::string claims = CardClaims(p.uuid, now);
-    std::string what = ProcessLabel(p.pid, p.user, p.job) + " uses GPU " + std::to_string(p.gpu_index) +
+    std::string what = CardWatch::ProcessLabel(p.pid, p.user, p.job) + " uses GPU " + std::to_string(p.gpu_index) +
                        (p.used_memory >= 0 ? " (" + FormatMemory(p.used_memory) + ")" : "") +
                        (p.job != 0 ? ", which its job was not given" : " outside Rota") +
                        (claims.empty() ? "" : "; the card is " + claims + "'s") +
@@ -79,7 +79,7 @@ void Daemon::WatchOutside(Time now) {
       spdlog::error("cannot stop outside process {}: {}", p.pid, std::strerror(errno));
     } else if (sig == SIGTERM) {
       RecordGpuEvent(p.uuid, p.gpu_index, "outside_stopped",
-                     ProcessLabel(p.pid, p.user, p.job) + " stopped (SIGTERM) after " +
+                     CardWatch::ProcessLabel(p.pid, p.user, p.job) + " stopped (SIGTERM) after " +
                          FormatDuration(now - p.first_seen) + " outside Rota",
                      now);
     }

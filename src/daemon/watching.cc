@@ -44,15 +44,14 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
     int util = -1;
     MiB used = -1;
     for (const device::ProcessInfo& proc : processes) {
-      auto it = owners_.find(proc.pid);
-      if (it == owners_.end() || it->second.job != id) continue;
+      if (watch_->Owner(proc.pid).job != id) continue;
       if (proc.sm_util >= 0) util = std::max(util, 0) + proc.sm_util;
       if (proc.used_memory >= 0) used = std::max<MiB>(used, 0) + proc.used_memory;
     }
     return std::make_pair(std::min(util, 100), used);
   };
   if (!p.mig_uuid.empty()) {
-    for (const device::GpuInfo& info : last_sample_.gpus) {
+    for (const device::GpuInfo& info : watch_->last_sample().gpus) {
       for (const device::MigInstance& m : info.mig) {
         if (m.uuid != p.mig_uuid) continue;
         auto [util, used] = own(m.processes);
@@ -65,7 +64,7 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
   }
   if (p.alloc.memory > 0) {  // a share
     for (const std::string& uuid : p.gpu_uuids) {
-      const device::GpuInfo* info = SampledCard(uuid);
+      const device::GpuInfo* info = watch_->Sampled(uuid);
       if (info == nullptr) continue;
       auto [util, used] = own(info->processes);
       r.util = util;
@@ -85,7 +84,7 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
   int cards = 0;
   MiB used = 0, total = 0;
   for (const std::string& uuid : p.gpu_uuids) {
-    const device::GpuInfo* info = SampledCard(uuid);
+    const device::GpuInfo* info = watch_->Sampled(uuid);
     if (info == nullptr) continue;
     if (info->util_gpu >= 0) {
       util += info->util_gpu;
