@@ -10,7 +10,7 @@
 #include "api/request_fields.h"
 #include "api/when.h"
 #include "api/zone_json.h"
-#include "daemon/daemon.h"
+#include "daemon/booking_desk.h"
 
 namespace rota::daemon {
 
@@ -25,7 +25,7 @@ StatusOr<std::int64_t> BookingId(const json& request) { return api::fields::Id(r
 
 }  // namespace
 
-StatusOr<const store::BookingRecord*> Daemon::OwnBooking(const Caller& caller, const json& request) {
+StatusOr<const store::BookingRecord*> BookingDesk::OwnBooking(const Caller& caller, const json& request) {
   StatusOr<std::int64_t> id = BookingId(request);
   if (!id.ok()) return id.status();
   const store::BookingRecord* b = book_->Find(*id);
@@ -40,10 +40,10 @@ StatusOr<const store::BookingRecord*> Daemon::OwnBooking(const Caller& caller, c
   return b;
 }
 
-Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
+Status BookingDesk::SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
                            const std::string& actor, Time now, bool durable) {
   if (Status s = book_->Save(rec, from, reason, actor, now, durable); !s.ok()) return s;
-  dirty_ = true;
+  changed_();
   spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
                reason);
   const BookingState to = rec.entry.state;
@@ -59,7 +59,7 @@ Status Daemon::SaveBooking(store::BookingRecord& rec, BookingState from, const s
   return Status();
 }
 
-json Daemon::Unbook(const Caller& caller, const json& request) {
+json BookingDesk::Unbook(const Caller& caller, const json& request) {
   StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;
@@ -85,7 +85,7 @@ json Daemon::Unbook(const Caller& caller, const json& request) {
   return out;
 }
 
-json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
+json BookingDesk::ReleaseBooking(const Caller& caller, const json& request) {
   std::vector<const store::BookingRecord*> targets;
   if (request.contains("booking_id")) {
     StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
@@ -120,7 +120,7 @@ json Daemon::ReleaseBooking(const Caller& caller, const json& request) {
   return out;
 }
 
-json Daemon::ExtendBooking(const Caller& caller, const json& request) {
+json BookingDesk::ExtendBooking(const Caller& caller, const json& request) {
   StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;
@@ -179,7 +179,7 @@ json Daemon::ExtendBooking(const Caller& caller, const json& request) {
   return out;
 }
 
-json Daemon::DecideBooking(const Caller& caller, const json& request, bool approve) {
+json BookingDesk::DecideBooking(const Caller& caller, const json& request, bool approve) {
   StatusOr<const store::BookingRecord*> found = OwnBooking(caller, request);
   if (!found.ok()) return api::ErrorReply(found.status());
   store::BookingRecord rec = **found;

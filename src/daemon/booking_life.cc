@@ -1,6 +1,7 @@
-// The bookings' life in the daemon: advancing them with time (the core's StepBookings decides:
-// start, no-show, reminder, end, overrun; this carries it out: records, notices, stops). The
-// bookings themselves are held by BookingBook (booking_book.h). Tested in-process by
+// The booking desk (booking_desk.h): its making, and advancing the bookings with time (the
+// core's StepBookings decides: start, no-show, reminder, end, overrun; this records them and
+// tells people; the daemon stops the jobs, booking_pass.cc). The bookings themselves are held by
+// BookingBook (booking_book.h). Tested in-process by
 // lifecycle_test.cc and with real processes by tests/daemon/test_bookings.py.
 #include <signal.h>
 
@@ -11,11 +12,12 @@
 
 #include "api/protocol.h"
 #include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "daemon/booking_desk.h"
+#include "daemon/card_watch.h"
 
 namespace rota::daemon {
 
-bool Daemon::OnBooking(const store::BookingRecord& b, const store::JobRecord& job) const {
+bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job) {
   if (job.job.user != b.entry.spec.user || job.state != store::JobState::kRunning) return false;
   if (!b.mig_uuid.empty()) return job.placement.mig_uuid == b.mig_uuid;
   for (const std::string& uuid : job.placement.gpu_uuids) {
@@ -24,35 +26,23 @@ bool Daemon::OnBooking(const store::BookingRecord& b, const store::JobRecord& jo
   return false;
 }
 
-Time Daemon::BookingPass(Time now) {
-  // Who waits for capacity that an active booking may be keeping: jobs the scheduler says wait
-  // for a booking (it does not say which: counted for every active booking of someone else, which
-  // at worst ends an extension early), and jobs that wait for free capacity and would fit on the
-  // booking's cards: past its end, the owner's job running there is what they wait for.
-  struct Waiting {
-    const std::string* user;
-    WaitReason reason;
-    const Request* request;
-  };
-  std::vector<Waiting> waiting;
-  for (const auto& [jid, info] : pending_info_) {
-    auto job = jobs_.find(jid);
-    if (job == jobs_.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources)) continue;
-    waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});
-  }
-  std::unordered_map<std::int64_t, BookingObservation> seen;
-  for (const auto& [id, b] : book_->all()) {
-    if (b.entry.state != BookingState::kActive) continue;
-    BookingObservation o;
-    for (const auto& [jid, a] : jobs_) o.owner_running = o.owner_running || OnBooking(b, a.rec);
-    const int cards = static_cast<int>(b.gpu_uuids.size());
-    for (const Waiting& w : waiting) {
-      if (*w.user == b.entry.spec.user) continue;
-      const bool fits = w.request->kind != RequestKind::kWholeGpus || w.request->gpus <= cards;
-      o.others_waiting = o.others_waiting || w.reason == WaitReason::kBooking || (cards > 0 && fits);
-    }
-    seen[id] = o;
-  }
+BookingDesk::BookingDesk(Setup setup)
+    : store_(setup.store),
+      clock_(setup.clock),
+      config_(*setup.config),
+      cards_(*setup.cards),
+      notes_(setup.notes),
+      changed_(std::move(setup.changed)),
+      book_(std::make_unique<BookingBook>(*setup.store)) {}
+
+Status BookingDesk::Load(Time now) { return book_->Load(now, cards_.gpus); }
+
+void BookingDesk::Remap() { book_->Remap(cards_.gpus); }
+
+StatusOr<size_t> BookingDesk::FindCard(const std::string& name) const { return daemon::FindCard(cards_.gpus, name); }
+
+BookingDesk::Advanced BookingDesk::Advance(const std::unordered_map<std::int64_t, BookingObservation>& seen,
+                                           Time now) {
   BookingStep step = StepBookings(book_->Entries(), seen, config_.bookings, now);
   for (std::int64_t id : step.mark_used) {
     const store::BookingRecord* b = book_->Find(id);
@@ -96,19 +86,8 @@ Time Daemon::BookingPass(Time now) {
       }
     }
   }
-  for (std::int64_t id : step.stop_owner_jobs) {
-    const store::BookingRecord* b = book_->Find(id);
-    if (b == nullptr) continue;
-    for (auto& [jid, a] : jobs_) {
-      if (!a.Live() || !OnBooking(*b, a.rec) || a.rec.kill_at != kNever || a.term_sent != 0) continue;
-      // Its signal, its grace, then the stop: as a preemption, for the booking's sake.
-      a.stop_reason = "Stopped: booking " + std::to_string(id) + " ended and others wait";
-      ApplySignal(Signal{jid, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
-                  now);
-    }
-  }
   book_->Forget(now);  // closed bookings nobody looks back at any more
-  return step.next_wakeup;
+  return Advanced{step.stop_owner_jobs, step.next_wakeup};
 }
 
 }  // namespace rota::daemon

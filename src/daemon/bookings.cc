@@ -16,7 +16,7 @@
 #include "core/civil_date.h"
 #include "core/usage.h"
 #include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "daemon/booking_desk.h"
 
 namespace rota::daemon {
 
@@ -38,9 +38,9 @@ json CheckJson(const BookingCheck& c) {
 
 }  // namespace
 
-std::string Daemon::LocalTime(Time t) const { return FormatLocal(t, config_.policy.zone); }
+std::string BookingDesk::LocalTime(Time t) const { return FormatLocal(t, config_.policy.zone); }
 
-std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
+std::string BookingDesk::DescribeBooking(const store::BookingRecord& rec) const {
   const BookingEntry& e = rec.entry;
   std::vector<std::string> cards;
   for (int g : e.alloc.gpus) {
@@ -53,7 +53,7 @@ std::string Daemon::DescribeBooking(const store::BookingRecord& rec) const {
          LocalTime(e.spec.end) + ")";
 }
 
-void Daemon::NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
+void BookingDesk::NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
                            const std::string& actor, Time now) {
   const BookingEntry& e = rec.entry;
   notify::Event ev;
@@ -72,7 +72,7 @@ void Daemon::NotifyBooking(const std::string& name, const store::BookingRecord& 
   notes_->Notify(ev);
 }
 
-StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& b, Time now) {
+StatusOr<BookingSpec> BookingDesk::BookingSpecFrom(const Caller& caller, const json& b, Time now) {
   if (!b.is_object()) return InvalidArgument("\"booking\" must be an object");
   BookingSpec spec;
   spec.user = caller.name;
@@ -166,7 +166,7 @@ StatusOr<BookingSpec> Daemon::BookingSpecFrom(const Caller& caller, const json& 
   return spec;
 }
 
-json Daemon::Book(const Caller& caller, const json& request) {
+json BookingDesk::Book(const Caller& caller, const json& request) {
   const Time now = Now();
   StatusOr<BookingSpec> spec = BookingSpecFrom(caller, request.value("booking", json()), now);
   if (!spec.ok()) return api::ErrorReply(spec.status());
@@ -232,7 +232,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
     StatusOr<std::int64_t> id = book_->Add(rec, caller.Who(), now);
     if (!id.ok()) return api::ErrorReply(Unavailable("cannot record the booking: " + id.status().message()));
     rec.entry.id = *id;
-    dirty_ = true;  // a new hold for the scheduler
+    changed_();  // a new hold for the scheduler
     spdlog::info("booking {}: {}, {}", DescribeBooking(rec), BookingStateName(rec.entry.state), rec.reason);
   }
   out["booking"] = BookingJson(rec, caller);
@@ -240,7 +240,7 @@ json Daemon::Book(const Caller& caller, const json& request) {
   return out;
 }
 
-json Daemon::BookingJson(const store::BookingRecord& rec, const Caller& caller) const {
+json BookingDesk::BookingJson(const store::BookingRecord& rec, const Caller& caller) const {
   const BookingEntry& e = rec.entry;
   json gpus = json::array();
   for (int g : e.alloc.gpus) {
@@ -266,7 +266,7 @@ json Daemon::BookingJson(const store::BookingRecord& rec, const Caller& caller) 
           {"mine", e.spec.user == caller.name}};
 }
 
-json Daemon::ListBookings(const Caller& caller, const json& request) {
+json BookingDesk::ListBookings(const Caller& caller, const json& request) {
   const Time now = Now();
   if (auto it = request.find("id"); it != request.end()) {
     if (!it->is_number_integer()) return api::ErrorReply(InvalidArgument("\"id\" must be a booking id"));

@@ -10,7 +10,7 @@
 #include "api/request_fields.h"
 #include "api/when.h"
 #include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "daemon/booking_desk.h"
 
 namespace rota::daemon {
 
@@ -44,7 +44,7 @@ std::vector<std::string> SplitCards(const std::string& text) {
 
 }  // namespace
 
-json Daemon::ExportBookings(const Caller& caller, const json& request) {
+json BookingDesk::ExportBookings(const Caller& caller, const json& request) {
   StatusOr<std::string> format = api::fields::Text(request, "format", "csv");
   if (!format.ok()) return api::ErrorReply(format.status());
   if (*format != "csv" && *format != "ics") return api::ErrorReply(InvalidArgument("format must be csv or ics"));
@@ -63,7 +63,7 @@ json Daemon::ExportBookings(const Caller& caller, const json& request) {
   return out;
 }
 
-json Daemon::ImportBookings(const Caller& caller, const json& request) {
+json BookingDesk::ImportBookings(const Caller& caller, const json& request) {
   if (!request.contains("csv") || !request["csv"].is_string()) {
     return api::ErrorReply(InvalidArgument("\"csv\" must hold the file's text"));
   }
@@ -192,7 +192,7 @@ json Daemon::ImportBookings(const Caller& caller, const json& request) {
       rec.entry.id = *id;
       imported.push_back(*id);
     }
-    dirty_ = true;
+    changed_();
     if (!imported.empty()) spdlog::info("imported {} bookings from a CSV by {}", imported.size(), actor);
   }
   json out = api::OkReply();

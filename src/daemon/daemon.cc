@@ -129,7 +129,6 @@ Status Daemon::Open() {
   StatusOr<std::unique_ptr<store::JobStore>> store = deps_.store(options_.state_dir + "/rota.db");
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  book_ = std::make_unique<BookingBook>(*store_);  // empty until loaded, after the inventory
   host_ = HostName();
   Notifications::Setup notes;
   notes.store = store_.get();
@@ -140,6 +139,14 @@ Status Daemon::Open() {
   notes.gpus_of = [this](const store::JobRecord& rec) { return GpuIndexList(rec.placement.alloc); };
   notes_ = std::make_unique<Notifications>(std::move(notes), config_);  // events from here on are kept
   if (Status s = notes_->Load(); !s.ok()) return s;
+  BookingDesk::Setup desk;
+  desk.store = store_.get();
+  desk.clock = deps_.clock;
+  desk.config = &config_;
+  desk.cards = &cards_;
+  desk.notes = notes_.get();
+  desk.changed = [this] { dirty_ = true; };
+  desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory
   host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
   StatusOr<store::UsageMaps> usage = store_->LoadUsage();
@@ -157,7 +164,7 @@ Status Daemon::Open() {
   watch_ = std::make_unique<CardWatch>(*store_);
   if (Status s = watch_->LoadDrains(); !s.ok()) return s;
   if (Status s = LoadInventory(); !s.ok()) return s;
-  if (Status s = book_->Load(Now(), cards_.gpus); !s.ok()) return s;
+  if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
   if (engine_->DeviceFilter()) {
     spdlog::info("GPU isolation: a job's cgroup refuses it the /dev/nvidia nodes of the cards it was not given "
@@ -264,7 +271,7 @@ Status Daemon::LoadInventory() {
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
   }
-  if (book_) book_->Remap(cards_.gpus);
+  if (desk_) desk_->Remap();
   // Health, drains and who is on each card, from this first sample.
   ApplySample(snap, Now());
   dirty_ = true;

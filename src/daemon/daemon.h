@@ -28,7 +28,7 @@
 #include "core/watch.h"
 #include "daemon/active_job.h"
 #include "daemon/after_ok.h"
-#include "daemon/booking_book.h"
+#include "daemon/booking_desk.h"
 #include "daemon/card_watch.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
@@ -235,24 +235,10 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const;
   store::Placement PlacementOf(const Allocation& alloc) const;
 
-  // Bookings (bookings.cc: requests; booking_life.cc: the lifecycle and the scheduler's holds).
-  nlohmann::json Book(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json ListBookings(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json Unbook(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json ReleaseBooking(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json ExtendBooking(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json DecideBooking(const Caller& caller, const nlohmann::json& request, bool approve);
-  nlohmann::json ExportBookings(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json ImportBookings(const Caller& caller, const nlohmann::json& request);
-  StatusOr<BookingSpec> BookingSpecFrom(const Caller& caller, const nlohmann::json& booking, Time now);
-  nlohmann::json BookingJson(const store::BookingRecord& rec, const Caller& caller) const;
-  StatusOr<const store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
-  Status SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
-                     const std::string& actor, Time now, bool durable);
-  std::string DescribeBooking(const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
-  std::string LocalTime(Time t) const;
-  Time BookingPass(Time now);  // advances bookings; returns when it is due again
-  bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job) const;
+  // Bookings (booking_desk.h owns them; booking_pass.cc): advances them with what the daemon
+  // sees of their owners' jobs and of who waits, and stops an overrun's jobs; returns when it is
+  // due again.
+  Time BookingPass(Time now);
 
   // Watching allocations (watching.cc): idle, stuck and over-memory jobs and sessions.
   struct AllocationReading {
@@ -287,15 +273,11 @@ class Daemon : public Server::Handler, private EngineEvents {
   void StopJobsOnFailedCard(size_t index, Time now);
   void UpdateSchedulable(const device::Snapshot* snap);
   void UpdateSimulatedLoads();
-  // Index into cards_.gpus of a card named by index or UUID (a MIG UUID names its card).
-  StatusOr<size_t> FindCard(const std::string& name) const;
   // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
   CardWatch::PlacedOn Placed() const;
 
-  // Notifications (notifications.h owns them): a booking's event (bookings.cc); the notifier's
-  // start, or its new configuration on reload, with the `rota notify test` answers it brings.
-  void NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
-                     const std::string& actor, Time now);
+  // Notifications (notifications.h owns them): the notifier's start, or its new configuration on
+  // reload, with the `rota notify test` answers it brings.
   Status ConfigureNotifications();
 
   // Start-up and configuration (daemon.cc, recovery.cc).
@@ -340,7 +322,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   OutsideWatch outside_;  // GPU processes no allocation covers (outside_watch.h)
-  std::unique_ptr<BookingBook> book_;  // the bookings (booking_book.h); made with the store
+  std::unique_ptr<BookingDesk> desk_;  // the bookings (booking_desk.h); made with the store
   ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
   // By position in cards_.gpus: the minor number of the card's /dev/nvidia node (-1: unknown, as
   // for simulated cards). What a job is refused: the nodes of the cards it was not given.

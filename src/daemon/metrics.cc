@@ -95,7 +95,7 @@ std::string Daemon::MetricsText() {
   w.Family("rota_bookings", "gauge", "Bookings in memory (open ones and those closed recently), by state.");
   for (BookingState state : kBookingStates) {
     double n = 0;
-    for (const auto& [id, b] : book_->all()) n += b.entry.state == state ? 1 : 0;
+    for (const auto& [id, b] : desk_->book().all()) n += b.entry.state == state ? 1 : 0;
     w.Sample("rota_bookings", {{"state", BookingStateName(state)}}, n);
   }
   counters_.WriteIdle(w);

@@ -125,20 +125,6 @@ void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
   }
 }
 
-StatusOr<size_t> Daemon::FindCard(const std::string& name) const {
-  for (size_t i = 0; i < cards_.gpus.size(); ++i) {
-    const Gpu& g = cards_.gpus[i];
-    if (g.uuid == name || std::to_string(g.index) == name) return i;
-    for (const MigSlice& m : g.mig) {
-      if (m.uuid == name) return i;
-    }
-  }
-  std::string known;
-  for (const Gpu& g : cards_.gpus) known += (known.empty() ? "" : ", ") + std::to_string(g.index);
-  return NotFound("no GPU '" + name + "' on this server (GPUs: " + (known.empty() ? "none" : known) +
-                  "; use an index or a UUID)");
-}
-
 CardWatch::PlacedOn Daemon::Placed() const {
   return [this](JobId id, const std::string& uuid) {
     auto job = jobs_.find(id);
@@ -154,7 +140,7 @@ json Daemon::Drain(const Caller& caller, const json& request) {
   const std::string name = *name_field, reason = *reason_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("drain needs a GPU (an index or a UUID)"));
   if (reason.empty()) return api::ErrorReply(InvalidArgument("drain needs a reason (users see it next to the card)"));
-  StatusOr<size_t> index = FindCard(name);
+  StatusOr<size_t> index = FindCard(cards_.gpus, name);
   if (!index.ok()) return api::ErrorReply(index.status());
   Gpu& g = cards_.gpus[*index];
   if (Status s = watch_->Drain(g, caller.Who(), reason, Now()); !s.ok()) return api::ErrorReply(s);
@@ -171,7 +157,7 @@ json Daemon::Resume(const Caller& caller, const json& request) {
   if (!name_field.ok()) return api::ErrorReply(name_field.status());
   const std::string name = *name_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("resume needs a GPU (an index or a UUID)"));
-  StatusOr<size_t> index = FindCard(name);
+  StatusOr<size_t> index = FindCard(cards_.gpus, name);
   if (!index.ok()) return api::ErrorReply(index.status());
   const Gpu& g = cards_.gpus[*index];
   if (Status s = watch_->Resume(g, watch_->Leftovers(g.uuid, Placed()), caller.Who(), Now()); !s.ok()) {

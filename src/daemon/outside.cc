@@ -24,7 +24,7 @@ std::string Daemon::CardClaims(const std::string& uuid, Time now) const {
     if (a.rec.state != store::JobState::kRunning || !a.rec.placement.OnCard(uuid)) continue;
     out += (out.empty() ? "" : ", ") + a.rec.job.user + "'s job " + std::to_string(id);
   }
-  for (const auto& [id, b] : book_->all()) {
+  for (const auto& [id, b] : desk_->book().all()) {
     if (b.entry.state != BookingState::kActive || now < b.entry.spec.start || now >= b.entry.spec.end) continue;
     if (std::find(b.gpu_uuids.begin(), b.gpu_uuids.end(), uuid) == b.gpu_uuids.end()) continue;
     out += (out.empty() ? "" : ", ") + b.entry.spec.user + "'s booking " + std::to_string(id);

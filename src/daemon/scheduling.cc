@@ -52,7 +52,7 @@ ClusterState Daemon::BuildState() const {
   for (const Ending& e : ends_) {
     if (e.requeue) st.held.push_back(e.job.rec.job.id);  // pending again once its end is recorded
   }
-  AddBookingsToState(st, book_->Entries(), config_.bookings, now);
+  AddBookingsToState(st, desk_->book().Entries(), config_.bookings, now);
   return st;
 }
 
