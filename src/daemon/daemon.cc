@@ -26,7 +26,6 @@
 #include "api/protocol.h"
 #include "daemon/clock.h"
 #include "daemon/http_bridge.h"
-#include "daemon/http_front.h"
 #include "daemon/systemd_notify.h"
 #include "exec/cgroup.h"
 #include "exec/device_filter.h"
@@ -61,14 +60,14 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps d
     : options_(options), deps_(deps), config_(std::move(config)) {}
 
 Daemon::~Daemon() {
-  StopHttp();  // its threads first: they may be waiting on this loop
+  door_.reset();  // its threads first: they may be waiting on this loop
   for (auto& [id, a] : jobs_) StopWatchingClient(a);
   server_.reset();
   if (notes_) {
     // A send in progress finishes; unsent messages stay in the outbox. The socket's clients are
     // gone with the server; HTTP and in-process callers still wait for their answer.
     for (Notifications::TestReply& r : notes_->Stop()) {
-      if (r.conn >= kHttpConnBase || local_waiting_.count(r.conn)) Reply(r.conn, r.reply);
+      if (local_waiting_.count(r.conn)) Reply(r.conn, r.reply);
     }
   }
   StopSampler();
@@ -226,7 +225,16 @@ Status Daemon::Open() {
   ApplyServerLimits();
   if (Status s = server_->Listen(options_.socket_path, options_.user_mode ? 0600 : 0666); !s.ok()) return s;
   // After sigprocmask above: the HTTP threads inherit the blocked signals.
-  if (Status s = StartHttp(); !s.ok()) return s;
+  HttpDoor::Setup door;
+  door.store = store_.get();
+  door.clock = deps_.clock;
+  door.config = &config_;
+  door.user_mode = options_.user_mode;
+  door.take = [this](ConnId conn, std::shared_ptr<HttpCall> call) {
+    inbox_.push_back(InboxLine{conn, std::string(), std::move(call)});
+  };
+  door_ = std::make_unique<HttpDoor>(std::move(door));
+  if (Status s = door_->Start(*loop_); !s.ok()) return s;
   return Status();
 }
 

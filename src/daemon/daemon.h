@@ -35,6 +35,7 @@
 #include "daemon/deps.h"
 #include "daemon/engine.h"
 #include "daemon/event_loop.h"
+#include "daemon/http_door.h"
 #include "daemon/identity.h"
 #include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
@@ -48,16 +49,12 @@
 #include "notify/channels.h"
 #include "notify/templates.h"
 #include "store/job_store.h"
-#include "web/auth_state.h"
 #include "web/metrics_text.h"
 #include "web/rate_limit.h"
 #include "store/outbox.h"
 
 namespace rota::daemon {
 
-class HttpBridge;
-class HttpFront;
-struct HttpCall;
 
 class Daemon : public Server::Handler, private EngineEvents {
  public:
@@ -153,17 +150,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
   nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
 
-  // The HTTP front end (web_ops.cc; the transport is http_front.cc, the hand-over http_bridge.cc).
-  Status StartHttp();
-  void StopHttp();
-  void OnHttpCalls();  // the bridge's eventfd: queues the calls into the inbox
+  // An HTTP call (web_ops.cc; the door, its threads and the credentials are http_door.h's).
   void ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& call);
   Caller HttpCaller(const HttpCall& call) const;
-  nlohmann::json WebLogin(const Caller& caller);
-  nlohmann::json TokenCreate(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json TokenList(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json TokenRevoke(const Caller& caller, const nlohmann::json& request);
-  Status LoadTokens();
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
   std::string MetricsText();
   // How many cards no running job holds (for the idle card-seconds of counters_).
@@ -359,15 +348,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<web::RateLimiter> submit_rate_;  // submit_rate per uid; rebuilt on reload
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
   std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
-  // HTTP: the front end, its hand-over to this loop, credentials, and the calls awaiting their
-  // reply (a batched submission), by an id above kHttpConnBase.
-  static constexpr ConnId kHttpConnBase = ConnId{1} << 62;
-  std::shared_ptr<web::AuthState> auth_ = std::make_shared<web::AuthState>();
-  std::unique_ptr<HttpBridge> http_bridge_;
-  std::unique_ptr<HttpFront> http_;
-  std::string http_error_;  // why there is no HTTP front end ("" while it serves)
-  std::unordered_map<ConnId, std::shared_ptr<HttpCall>> http_waiting_;
-  ConnId next_http_conn_ = kHttpConnBase;
+  std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
   // In-process calls (Call) awaiting their reply, by an id above kLocalConnBase.
   static constexpr ConnId kLocalConnBase = ConnId{1} << 61;
   struct LocalCall {

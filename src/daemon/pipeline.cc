@@ -205,10 +205,10 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
       {"reject", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.desk_->DecideBooking(c, r, false); }},
       {"bookings_export", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.desk_->ExportBookings(c, r); }},
       {"bookings_import", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.desk_->ImportBookings(c, r); }},
-      {"web_login", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.WebLogin(c); }},
-      {"token_create", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenCreate(c, r); }},
-      {"token_list", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenList(c, r); }},
-      {"token_revoke", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.TokenRevoke(c, r); }},
+      {"web_login", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.door_->WebLogin(c); }},
+      {"token_create", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.door_->TokenCreate(c, r); }},
+      {"token_list", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.door_->TokenList(c, r); }},
+      {"token_revoke", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.door_->TokenRevoke(c, r); }},
       {"notify_test",
        [](Daemon& d, ConnId id, const Caller& c, const json& r) {
          json reply = d.notes_->Test(id, c.name, r);
