@@ -148,9 +148,13 @@ Status Daemon::Open() {
   desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory
   host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
-  StatusOr<store::UsageMaps> usage = store_->LoadUsage();
-  if (!usage.ok()) return usage.status();
-  usage_ = std::move(*usage);
+  UsageLedger::Setup ledger;
+  ledger.store = store_.get();
+  ledger.config = &config_;
+  ledger.cards = &cards_;
+  ledger.notes = notes_.get();
+  ledger_ = std::make_unique<UsageLedger>(std::move(ledger));
+  if (Status s = ledger_->Load(); !s.ok()) return s;
 
   StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
   if (!loop.ok()) return loop.status();

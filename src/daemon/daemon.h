@@ -41,6 +41,7 @@
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
 #include "daemon/server.h"
+#include "daemon/usage_ledger.h"
 #include "device/devices.h"
 #include "device/sampler.h"
 #include "device/simulated_devices.h"
@@ -196,11 +197,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   void RecordEnd(Ending e);
   void RecordEnds();  // those of ends_
   void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
-  void AddRunToUsage(const store::JobRecord& rec, Time end);  // in memory
-  // Stores the usage AddRunToUsage charged and, in the same commit, `end` (the writes of the
-  // run's end), then checks the owner's quota. The status is `end`'s, else the commit's.
-  Status SaveUsageWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end);
-  void SaveUsage(const store::JobRecord& rec, Time end);  // the owner's and project's usage
   // Watches a session re-adopted after a restart through its client's pidfd: its exit ends it.
   void WatchSessionClient(JobId id, int pidfd);
   void OnSessionClientExit(JobId id);
@@ -317,7 +313,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // for simulated cards). What a job is refused: the nodes of the cards it was not given.
   std::vector<int> card_minors_;
   std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
-  store::UsageMaps usage_;
+  std::unique_ptr<UsageLedger> ledger_;  // users' and projects' usage (usage_ledger.h)
   std::map<JobId, Active> jobs_;  // pending and running
   // Launches being withdrawn (WithdrawLaunch): their GPUs, held from the next passes until the
   // engine says the launch is gone.

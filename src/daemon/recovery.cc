@@ -65,8 +65,8 @@ Status Daemon::Recover() {
         spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
         if (!a.cancelled_by.empty()) BeginStop(a, now);
       } else {
-        AddRunToUsage(a.rec, now);
-        (void)SaveUsageWith(a.rec, now, [&] {
+        ledger_->Charge(a.rec, now);
+        (void)ledger_->SaveWith(a.rec, now, [&] {
           return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session ended while rotad was down",
                                    now);
         });

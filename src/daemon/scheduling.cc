@@ -32,8 +32,8 @@ using nlohmann::json;
 ClusterState Daemon::BuildState() const {
   ClusterState st;
   st.gpus = cards_.gpus;
-  st.user_usage = usage_.users;
-  st.project_usage = usage_.projects;
+  st.user_usage = ledger_->maps().users;
+  st.project_usage = ledger_->maps().projects;
   const Time now = Now();
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kPending) {
@@ -317,7 +317,7 @@ void Daemon::JobReleased(JobId id, Time at) {
   ++activity_;
   a.released_at = at;
   // What the next pass must see at once, as for an end (EndJob): its GPUs free, its run charged.
-  AddRunToUsage(a.rec, a.released_at);
+  ledger_->Charge(a.rec, a.released_at);
   dirty_ = true;
 }
 
@@ -362,7 +362,7 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   e.at = now;
   counters_.JobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
-  if (a.released_at == 0) AddRunToUsage(a.rec, now);  // else charged when its cgroup emptied
+  if (a.released_at == 0) ledger_->Charge(a.rec, now);  // else charged when its cgroup emptied
   StopWatchingClient(a);
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
   if (a.session) sessions_.erase(a.session);
@@ -389,7 +389,7 @@ void Daemon::RecordEnd(Ending e) {
   // A requeued job launches again under the same id: its last run's files go before the store
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
   if (e.requeue && !a.rec.interactive) engine_->Forget(id);
-  Status s = SaveUsageWith(a.rec, e.at, [&] {
+  Status s = ledger_->SaveWith(a.rec, e.at, [&] {
     SaveMeasures(a);
     return e.requeue ? store_->Requeue(id, e.reason, e.at)
                      : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
@@ -424,38 +424,6 @@ void Daemon::RecordEnd(Ending e) {
   if (e.launch_failed) fresh.retry_at = RetryAt(fresh.launch_failures++, e.at);
   jobs_[id] = std::move(fresh);
   dirty_ = true;
-}
-
-Status Daemon::SaveUsageWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end) {
-  // One commit (a failed part undoes only itself): a crash cannot store the run's usage without
-  // its end, which the restart would then charge a second time.
-  Status ended;
-  Status committed = store_->InOneTransaction([&] {
-    SaveUsage(rec, at);
-    ended = end();
-    return Status::Ok();
-  });
-  notes_->CheckQuota(rec.job.user, usage_, at);  // after the commit: a notice goes through the outbox
-  return ended.ok() ? committed : ended;
-}
-
-void Daemon::AddRunToUsage(const store::JobRecord& rec, Time end) {
-  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
-  const double gpus = AllocationGpus(cards_, rec.placement.alloc);
-  ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, config_.policy);
-  if (!rec.job.project.empty()) {
-    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, config_.policy);
-  }
-}
-
-void Daemon::SaveUsage(const store::JobRecord& rec, Time end) {
-  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
-  if (Status s = store_->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
-    spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
-  }
-  if (!rec.job.project.empty()) {
-    (void)store_->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
-  }
 }
 
 }  // namespace rota::daemon

@@ -182,8 +182,8 @@ void Daemon::OnClose(ConnId conn) {
   }
   // The terminal closed with the command still holding the allocation: stop what is left.
   if (!a.rec.cgroup.empty()) (void)engine_->KillCgroup(a.rec.cgroup);
-  AddRunToUsage(a.rec, now);
-  if (Status st = SaveUsageWith(a.rec, now, [&] {
+  ledger_->Charge(a.rec, now);
+  if (Status st = ledger_->SaveWith(a.rec, now, [&] {
         return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session closed", now, a.rec.job.user);
       });
       !st.ok()) {

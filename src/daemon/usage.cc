@@ -112,8 +112,8 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     in.bookings.push_back({b.entry.spec.user, b.entry.spec.start, b.entry.state == BookingState::kNoShow,
                            b.entry.state == BookingState::kOverrun});
   }
-  for (const auto& [name, u] : usage_.users) in.users[name] = u;
-  for (const auto& [name, u] : usage_.projects) in.projects[name] = u;
+  for (const auto& [name, u] : ledger_->maps().users) in.users[name] = u;
+  for (const auto& [name, u] : ledger_->maps().projects) in.projects[name] = u;
   const UsageReport report = BuildUsageReport(in, config_.policy);
 
   // Everyone sees the lab's totals and days; the per-user rows and hours are one's own unless one

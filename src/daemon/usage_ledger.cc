@@ -1,0 +1,53 @@
+#include "daemon/usage_ledger.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/capacity.h"
+#include "core/usage.h"
+
+namespace rota::daemon {
+
+UsageLedger::UsageLedger(Setup setup) : setup_(std::move(setup)) {}
+
+Status UsageLedger::Load() {
+  StatusOr<store::UsageMaps> usage = setup_.store->LoadUsage();
+  if (!usage.ok()) return usage.status();
+  usage_ = std::move(*usage);
+  return Status();
+}
+
+void UsageLedger::Charge(const store::JobRecord& rec, Time end) {
+  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
+  const double gpus = AllocationGpus(*setup_.cards, rec.placement.alloc);
+  const Policy& policy = setup_.config->policy;
+  ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, policy);
+  if (!rec.job.project.empty()) {
+    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, policy);
+  }
+}
+
+Status UsageLedger::SaveWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end) {
+  // One commit (a failed part undoes only itself): a crash cannot store the run's usage without
+  // its end, which the restart would then charge a second time.
+  Status ended;
+  Status committed = setup_.store->InOneTransaction([&] {
+    Save(rec, at);
+    ended = end();
+    return Status::Ok();
+  });
+  // After the commit: a notice goes through the outbox.
+  if (setup_.notes != nullptr) setup_.notes->CheckQuota(rec.job.user, usage_, at);
+  return ended.ok() ? committed : ended;
+}
+
+void UsageLedger::Save(const store::JobRecord& rec, Time end) {
+  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
+  if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
+    spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
+  }
+  if (!rec.job.project.empty()) {
+    (void)setup_.store->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
+  }
+}
+
+}  // namespace rota::daemon
