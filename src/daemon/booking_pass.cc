@@ -17,7 +17,7 @@ Time Daemon::BookingPass(Time now) {
     const Request* request;
   };
   std::vector<Waiting> waiting;
-  for (const auto& [jid, info] : pending_info_) {
+  for (const auto& [jid, info] : jobs_.waiting()) {
     auto job = jobs_.find(jid);
     if (job == jobs_.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources)) continue;
     waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});

@@ -37,6 +37,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/http_door.h"
 #include "daemon/identity.h"
+#include "daemon/job_table.h"
 #include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
@@ -206,10 +207,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
-  // When a start that failed `failures` times before is tried again: kStartRetryFirst doubling
-  // up to kStartRetryMax. Starts the store cannot record count the failures in a row of all
-  // jobs (start_record_failures_); launches this machine cannot make, those of the job.
-  static Time RetryAt(int failures, Time now);
   // The machine could not launch the job (no room for its spec, no process for its shepherd):
   // it stays pending, its history says why, and it is tried again later (RetryAt).
   void PostponeLaunch(Active& a, const std::string& why, Time now);
@@ -314,17 +311,10 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::vector<int> card_minors_;
   std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
   std::unique_ptr<UsageLedger> ledger_;  // users' and projects' usage (usage_ledger.h)
-  std::map<JobId, Active> jobs_;  // pending and running
-  // Launches being withdrawn (WithdrawLaunch): their GPUs, held from the next passes until the
-  // engine says the launch is gone.
-  std::map<JobId, RunningJob> withdrawn_;
-  int start_record_failures_ = 0;         // failed start records in a row
-  static constexpr Time kStartRetryFirst = 5;
-  static constexpr Time kStartRetryMax = 300;
-  std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
-  std::unordered_map<JobId, PendingInfo> pending_info_;
+  // Pending and running jobs, sessions' connections, withdrawn launches, what the last pass said
+  // of the pending ones (job_table.h).
+  JobTable jobs_;
   AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
-  std::vector<JobId> pending_order_;  // priority order of the last pass
   struct InboxLine {
     ConnId conn;
     std::string line;

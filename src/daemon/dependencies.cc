@@ -66,7 +66,7 @@ void Daemon::CancelNeverSatisfied(Time now) {
       }
     }
     for (const auto& [id, why] : doomed) {
-      store::JobRecord rec = jobs_[id].rec;
+      store::JobRecord rec = jobs_.at(id).rec;
       if (Status s = CancelPending(id, "rotad", why, now); !s.ok()) {
         // Held out of the pass instead, so that it never starts; the next pass tries again.
         if (after_ok_.Refused(id)) spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
@@ -89,10 +89,8 @@ Status Daemon::CancelPending(JobId id, const std::string& actor, const std::stri
   if (a.session) {
     server_->Send(a.session, {{"v", api::kVersion}, {"ok", false}, {"event", "cancelled"},
                               {"error", {{"code", "failed_precondition"}, {"message", reason}}}});
-    sessions_.erase(a.session);
   }
-  jobs_.erase(it);
-  pending_info_.erase(id);
+  jobs_.Take(it);  // with its session's connection and its waiting note
   dirty_ = true;
   return Status();
 }

@@ -118,7 +118,7 @@ void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
     }
     // The device's free memory only matters for placing shares; a pass for every sample would
     // cost CPU for nothing when no job waits.
-    const bool waiting = !pending_order_.empty();
+    const bool waiting = !jobs_.waiting_order().empty();
     if (drained != g.drained || (waiting && free != g.reported_free)) dirty_ = true;
     g.drained = drained;
     g.reported_free = free;

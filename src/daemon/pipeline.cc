@@ -122,10 +122,11 @@ void Daemon::FlushSubmits() {
     json reply;
     if (ids.ok()) {
       const JobId id = (*ids)[i];
-      Active& a = jobs_[id];
+      Active a;
       a.rec = std::move(batch[i].rec);
       a.rec.job.id = id;
       a.rec.job.submit_time = now;
+      jobs_.Add(std::move(a));
       reply = api::OkReply({{"job_id", id}});
       submissions_waiting_ = true;
     } else {

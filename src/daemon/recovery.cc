@@ -35,8 +35,9 @@ Status Daemon::Recover() {
   const Time now = Now();
   for (store::JobRecord& rec : *active) {
     const JobId id = rec.job.id;
-    Active& a = jobs_[id];
-    a.rec = std::move(rec);
+    Active fresh;
+    fresh.rec = std::move(rec);
+    Active& a = jobs_.Add(std::move(fresh));
     if (a.rec.state == store::JobState::kPending) {
       switch (a.rec.interactive ? LaunchOutcome::kNone : RecoverLaunch(a, now)) {
         case LaunchOutcome::kNone: ++pending; break;
@@ -71,7 +72,7 @@ Status Daemon::Recover() {
                                    now);
         });
         if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be dying
-        jobs_.erase(id);
+        jobs_.Take(jobs_.find(id));
         ++ended;
       }
       continue;

@@ -83,7 +83,7 @@ StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& 
   if (caller.name.empty()) {
     return PermissionDenied("uid " + std::to_string(caller.uid) + " has no user name on this server");
   }
-  if (interactive && sessions_.count(conn)) return FailedPrecondition("this connection already holds a session");
+  if (interactive && jobs_.SessionOf(conn) != 0) return FailedPrecondition("this connection already holds a session");
   auto job = request.find("job");
   if (job == request.end()) return InvalidArgument("the request has no \"job\"");
   StatusOr<store::JobRecord> rec = api::JobFromRequest(*job, interactive);
@@ -126,20 +126,19 @@ json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) 
   }
   rec->job.id = *id;
   rec->job.submit_time = now;
-  Active& a = jobs_[*id];
+  Active a;
   a.rec = std::move(*rec);
   a.session = conn;
   a.session_pid = *pid;
   a.session_process = std::move(process);
-  sessions_[conn] = *id;
+  jobs_.Add(std::move(a));  // bound to its connection
   server_->SetHeld(conn, true);  // a session's connection is quiet while the command runs
   dirty_ = true;
   return api::OkReply({{"job_id", *id}, {"event", "queued"}});
 }
 
 json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
-  auto it = pending_info_.find(rec.job.id);
-  const PendingInfo* info = it == pending_info_.end() ? nullptr : &it->second;
+  const PendingInfo* info = jobs_.Waiting(rec.job.id);
   json out = api::JobToJson(rec, info, caller.admin || caller.uid == static_cast<uid_t>(rec.uid));
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
@@ -159,7 +158,7 @@ json Daemon::Queue(const Caller& caller, const json& request) {
     if (a.rec.state == store::JobState::kRunning && visible(a.rec)) jobs.push_back(JobJson(a.rec, caller));
   }
   std::set<JobId> listed;
-  for (JobId id : pending_order_) {
+  for (JobId id : jobs_.waiting_order()) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending || !visible(it->second.rec)) continue;
     jobs.push_back(JobJson(it->second.rec, caller));

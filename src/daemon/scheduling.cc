@@ -35,20 +35,7 @@ ClusterState Daemon::BuildState() const {
   st.user_usage = ledger_->maps().users;
   st.project_usage = ledger_->maps().projects;
   const Time now = Now();
-  for (const auto& [id, a] : jobs_) {
-    if (a.rec.state == store::JobState::kPending) {
-      if (a.retry_at <= now && !withdrawn_.count(id) && !after_ok_.held(id)) {
-        st.pending.push_back(a.rec.job);
-      } else {
-        st.held.push_back(id);
-      }
-    } else if (a.released_at != 0) {
-      st.held.push_back(id);  // its processes are gone (EngineEvents::JobReleased): its GPUs are free
-    } else if (!a.rec.placement.alloc.gpus.empty()) {
-      st.running.push_back(a.rec.ToRunningJob());
-    }
-  }
-  for (const auto& [id, holds] : withdrawn_) st.running.push_back(holds);
+  jobs_.AddTo(st, after_ok_, now);
   for (const Ending& e : ends_) {
     if (e.requeue) st.held.push_back(e.job.rec.job.id);  // pending again once its end is recorded
   }
@@ -88,26 +75,8 @@ void Daemon::SchedulePass() {
   // warning is a new deadline): run another pass before sleeping.
   if (!d.starts.empty() || !d.signals.empty()) dirty_ = true;
   for (const Kill& k : d.kills) ApplyKill(k.job, now);
-  pending_info_.clear();
-  pending_order_.clear();
-  for (const PendingInfo& p : d.pending) {
-    pending_info_[p.job] = p;
-    pending_order_.push_back(p.job);
-  }
-  Time wake = std::min({d.next_wakeup, bookings_due, notes_->RemindTimeLimits(jobs_, now)});
-  for (const auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kPending) continue;
-    const bool unsure = after_ok_.held(id);
-    if (a.retry_at <= now && !withdrawn_.count(id) && !unsure) continue;
-    PendingInfo held;  // left out of the pass: its start could not be recorded, or a dependency's end
-    held.job = id;
-    held.reason = unsure ? WaitReason::kDependency : WaitReason::kStartRetry;
-    held.expected_start = unsure ? kNever : std::max(a.retry_at, now);
-    held.estimated = true;
-    pending_info_[id] = held;
-    pending_order_.push_back(id);
-    if (a.retry_at > now) wake = std::min(wake, a.retry_at);
-  }
+  const Time retry = jobs_.NoteWaiting(d.pending, after_ok_, now);
+  Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now)});
   SendWaitingUpdates();
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
     it = engine_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
@@ -182,15 +151,14 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   if (Status s = store_->MarkStarted(a.rec.job.id, info, now); !s.ok()) {
     // Not recorded as started: what was launched is stopped, the job stays pending and is
     // tried again later (not in this pass's next round: the store is likely to fail again).
-    a.retry_at = RetryAt(start_record_failures_, now);
-    ++start_record_failures_;
+    a.retry_at = jobs_.StartNotRecorded(now);
     spdlog::error("job {}: cannot record its start ({}){}; tried again in {} s", a.rec.job.id, s.message(),
                   launched.ok() ? ", its launch is withdrawn" : "", a.retry_at - now);
     if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, now);
     a.rec.placement = {};
     return;
   }
-  start_record_failures_ = 0;
+  jobs_.StartRecorded();
   a.rec.Started(info, now);
   counters_.JobStarted(a.rec.job.submit_time, now);
   if (!launched.ok()) {
@@ -206,14 +174,8 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   notes_->Notify(notes_->JobEvent("job_started", a.rec));
 }
 
-Time Daemon::RetryAt(int failures, Time now) {
-  Time wait = kStartRetryFirst;
-  for (int i = 0; i < failures && wait < kStartRetryMax; ++i) wait *= 2;
-  return now + std::min(wait, kStartRetryMax);
-}
-
 void Daemon::PostponeLaunch(Active& a, const std::string& why, Time now) {
-  a.retry_at = RetryAt(a.launch_failures++, now);
+  a.retry_at = JobTable::RetryAt(a.launch_failures++, now);
   a.rec.placement = {};
   a.rec.preemptible = a.rec.from_pool = false;
   const std::string note = "Not started: " + why + "; tried again in " + std::to_string(a.retry_at - now) + " s";
@@ -224,17 +186,11 @@ void Daemon::PostponeLaunch(Active& a, const std::string& why, Time now) {
 
 void Daemon::WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now) {
   engine_->Withdraw(rec.job.id);
-  // Its GPUs, as a running job that nothing preempts or times out.
-  RunningJob holds = rec.ToRunningJob();
-  holds.alloc = alloc;
-  holds.start_time = now;
-  holds.preemptible = false;
-  holds.kill_at = kNever;
-  withdrawn_[rec.job.id] = holds;
+  jobs_.Withdraw(rec, alloc, now);  // its GPUs held until the engine says it is gone
 }
 
 void Daemon::WithdrawnGone(JobId id) {
-  if (withdrawn_.erase(id) > 0) dirty_ = true;  // its GPUs are free
+  if (jobs_.ForgetWithdrawn(id)) dirty_ = true;  // its GPUs are free
 }
 
 void Daemon::ApplySignal(const Signal& sig, Time now) {
@@ -322,7 +278,7 @@ void Daemon::JobReleased(JobId id, Time at) {
 }
 
 void Daemon::WatchSessionClient(JobId id, int pidfd) {
-  jobs_[id].client_pidfd = pidfd;
+  jobs_.at(id).client_pidfd = pidfd;
   (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnSessionClientExit(id); });
 }
 
@@ -365,11 +321,9 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   if (a.released_at == 0) ledger_->Charge(a.rec, now);  // else charged when its cgroup emptied
   StopWatchingClient(a);
   if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
-  if (a.session) sessions_.erase(a.session);
   const JobId id = a.rec.job.id;
   const bool released = a.released_at != 0;
-  e.job = std::move(a);
-  jobs_.erase(id);
+  e.job = jobs_.Take(jobs_.find(id));  // with its session's connection
   // A released job's GPUs were freed, and its run charged, when its cgroup emptied: a pass has
   // something new to see only for the jobs that wait for it (with 1,000 jobs queued, a pass
   // for nothing costs about 0.4 ms).
@@ -410,19 +364,7 @@ void Daemon::RecordEnd(Ending e) {
     return;
   }
   notes_->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, true);
-  store::JobRecord rec = std::move(a.rec);
-  rec.state = store::JobState::kPending;
-  rec.start_time = 0;
-  rec.placement = {};
-  rec.preemptible = rec.from_pool = rec.signalled = rec.preempted = false;
-  rec.kill_at = kNever;
-  rec.pid = rec.pgid = 0;
-  rec.cgroup.clear();
-  Active fresh;
-  fresh.rec = std::move(rec);
-  fresh.launch_failures = a.launch_failures;
-  if (e.launch_failed) fresh.retry_at = RetryAt(fresh.launch_failures++, e.at);
-  jobs_[id] = std::move(fresh);
+  jobs_.Add(JobTable::Requeued(std::move(a), e.launch_failed, e.at));
   dirty_ = true;
 }
 

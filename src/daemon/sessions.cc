@@ -50,15 +50,14 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
     }
   }
   if (Status s = store_->MarkStarted(id, info, now); !s.ok()) {
-    a.retry_at = RetryAt(start_record_failures_, now);
-    ++start_record_failures_;
+    a.retry_at = jobs_.StartNotRecorded(now);
     spdlog::error("job {}: cannot record the session's start ({}); tried again in {} s", id, s.message(),
                   a.retry_at - now);
     a.rec.placement = {};
     if (!info.cgroup.empty()) (void)engine_->RemoveCgroup(info.cgroup);
     return;
   }
-  start_record_failures_ = 0;
+  jobs_.StartRecorded();
   a.rec.Started(info, now);
   counters_.JobStarted(a.rec.job.submit_time, now);
   json env = json::object();
@@ -87,36 +86,30 @@ void Daemon::CancelOrphanedSession(Active& a, Time now) {
                why);
   if (Status st = store_->Cancel(id, a.rec.job.user, now, why); !st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
-    a.retry_at = RetryAt(start_record_failures_, now);
+    a.retry_at = JobTable::RetryAt(jobs_.start_record_failures(), now);
     return;
   }
   if (conn != 0) {
-    sessions_.erase(conn);
     server_->Send(conn, api::ErrorReply("failed_precondition", why));
     server_->CloseAfterWrite(conn);
   }
-  jobs_.erase(id);
+  jobs_.Take(jobs_.find(id));  // with its connection
   dirty_ = true;
 }
 
 void Daemon::SendWaitingUpdates() {
-  for (const auto& [conn, id] : sessions_) {
+  for (const auto& [conn, id] : jobs_.sessions()) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending) continue;
-    auto info = pending_info_.find(id);
-    if (info == pending_info_.end()) continue;
-    int position = 1;
-    for (JobId p : pending_order_) {
-      if (p == id) break;
-      ++position;
-    }
-    const Time expected = info->second.expected_start == kNever ? 0 : info->second.expected_start;
+    const PendingInfo* info = jobs_.Waiting(id);
+    if (info == nullptr) continue;
+    const Time expected = info->expected_start == kNever ? 0 : info->expected_start;
     json update = {{"v", api::kVersion},
                    {"ok", true},
                    {"event", "waiting"},
                    {"job_id", id},
-                   {"position", position},
-                   {"reason", api::WaitReasonWire(info->second.reason)},
+                   {"position", jobs_.PositionOf(id)},
+                   {"reason", api::WaitReasonWire(info->reason)},
                    {"expected_start", expected}};
     std::string key = update.dump();
     if (key == it->second.last_waiting) continue;
@@ -127,11 +120,11 @@ void Daemon::SendWaitingUpdates() {
 
 json Daemon::SessionEnd(ConnId conn, const Caller& caller, const json& request) {
   (void)caller;
-  auto s = sessions_.find(conn);
-  if (s == sessions_.end()) return api::ErrorReply("failed_precondition", "this connection holds no session");
-  auto it = jobs_.find(s->second);
+  const JobId id = jobs_.SessionOf(conn);
+  if (id == 0) return api::ErrorReply("failed_precondition", "this connection holds no session");
+  auto it = jobs_.find(id);
   if (it == jobs_.end()) {
-    sessions_.erase(s);
+    jobs_.Unbind(conn);
     return api::OkReply();
   }
   Active& a = it->second;
@@ -140,8 +133,7 @@ json Daemon::SessionEnd(ConnId conn, const Caller& caller, const json& request) 
     if (Status st = store_->Cancel(a.rec.job.id, a.rec.job.user, now, "Session ended before its allocation"); !st.ok()) {
       return api::ErrorReply(st);
     }
-    sessions_.erase(s);
-    jobs_.erase(it);
+    jobs_.Take(it);  // with its connection
     dirty_ = true;
     return api::OkReply();
   }
@@ -157,16 +149,15 @@ json Daemon::SessionEnd(ConnId conn, const Caller& caller, const json& request) 
     }
   }
   a.session = 0;  // the reply below is the last message of this session
+  jobs_.Unbind(conn);
   FinishJob(a, info, now);
-  sessions_.erase(conn);
   return api::OkReply();
 }
 
 void Daemon::OnClose(ConnId conn) {
-  auto s = sessions_.find(conn);
-  if (s == sessions_.end()) return;
-  const JobId id = s->second;
-  sessions_.erase(s);
+  const JobId id = jobs_.SessionOf(conn);
+  if (id == 0) return;
+  jobs_.Unbind(conn);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   Active& a = it->second;
@@ -177,7 +168,7 @@ void Daemon::OnClose(ConnId conn) {
       spdlog::error("job {}: {}", id, st.message());
       return;
     }
-    jobs_.erase(it);
+    jobs_.Take(it);
     return;
   }
   // The terminal closed with the command still holding the allocation: stop what is left.
@@ -190,7 +181,7 @@ void Daemon::OnClose(ConnId conn) {
     spdlog::error("job {}: {}", id, st.message());
   }
   if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);
-  jobs_.erase(it);
+  jobs_.Take(it);
 }
 
 }  // namespace rota::daemon
