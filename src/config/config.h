@@ -82,8 +82,10 @@ struct WebConfig {
   std::int64_t max_body = 1 << 20;         // bytes of one request body
   double rate = 50;                        // requests per second per client address (0 = no limit)
   double burst = 200;                      // ... in bursts of up to this many
-  int threads = 32;                        // HTTP worker threads
-  int connections_per_address = 8;         // connections of one client address at once (a browser opens 6)
+  int threads = 64;                        // HTTP worker threads
+  // Connections of one client address at once: a browser opens up to 6 per server, and a lab
+  // behind one NAT address, or one person with two tabs, opens several browsers' worth.
+  int connections_per_address = 24;
   Duration request_timeout = 10;           // a request must arrive whole this long after its first byte
   std::string tls_cert;                    // PEM certificate chain: serve HTTPS ("" = plain HTTP)
   std::string tls_key;                     // ... and its private key

@@ -242,8 +242,8 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(c->web.static_dir, "/usr/share/rota/web");
   EXPECT_EQ(c->web.login_ttl, 5 * kMinute);
   EXPECT_EQ(c->web.session_ttl, 7 * kDay);
-  EXPECT_EQ(c->web.threads, 32);
-  EXPECT_EQ(c->web.connections_per_address, 8);
+  EXPECT_EQ(c->web.threads, 64);
+  EXPECT_EQ(c->web.connections_per_address, 24);
   EXPECT_EQ(c->web.pam_service, "rota");
   EXPECT_FALSE(c->web.insecure_http);
   EXPECT_FALSE(c->default_signal.has_value());

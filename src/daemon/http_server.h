@@ -29,7 +29,7 @@
 namespace rota::daemon {
 
 struct HttpServerLimits {
-  int per_address = 8;   // a browser opens up to 6
+  int per_address = 24;  // a browser opens up to 6; a lab behind one NAT address, several browsers
   int request_ms = 10'000;
   int keep_alive_ms = 2'000;
   int keep_alive_max = 100;  // requests on one connection

@@ -52,7 +52,7 @@ def slow_client(port, source="127.0.0.2", interval=0.5):
 
 
 class SlowClientTest(HttpAttackTest):
-    WEB = 'request_timeout = "3s"\n'
+    WEB = 'request_timeout = "3s"\nconnections_per_address = 8\n'
 
     def test_slow_connections_do_not_starve_the_page(self):
         # The audit: 20 slow unauthenticated connections left a normal request unanswered for 35 s.
