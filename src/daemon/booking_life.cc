@@ -13,7 +13,7 @@
 #include "api/protocol.h"
 #include "daemon/clock.h"
 #include "daemon/booking_desk.h"
-#include "daemon/card_watch.h"
+#include "daemon/inventory.h"
 
 namespace rota::daemon {
 

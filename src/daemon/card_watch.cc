@@ -21,20 +21,6 @@ bool Held(const device::GpuInfo& info) {
 
 }  // namespace
 
-StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name) {
-  for (size_t i = 0; i < cards.size(); ++i) {
-    const Gpu& g = cards[i];
-    if (g.uuid == name || std::to_string(g.index) == name) return i;
-    for (const MigSlice& m : g.mig) {
-      if (m.uuid == name) return i;
-    }
-  }
-  std::string known;
-  for (const Gpu& g : cards) known += (known.empty() ? "" : ", ") + std::to_string(g.index);
-  return NotFound("no GPU '" + name + "' on this server (GPUs: " + (known.empty() ? "none" : known) +
-                  "; use an index or a UUID)");
-}
-
 CardWatch::ProcessReader CardWatch::SystemProcesses() {
   ProcessReader r;
   r.identity = [](pid_t pid) { return exec::ReadProcess(pid); };

@@ -31,10 +31,6 @@
 
 namespace rota::daemon {
 
-// Position in `cards` of the card named `name`: its index or UUID (a MIG slice's UUID names its
-// card). NotFound lists the cards there are.
-StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name);
-
 class CardWatch {
  public:
   struct ProcessOwner {

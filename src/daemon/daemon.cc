@@ -135,14 +135,14 @@ Status Daemon::Open() {
   notes.channels = deps_.channels;
   notes.host = host_;
   notes.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
-  notes.gpus_of = [this](const store::JobRecord& rec) { return GpuIndexList(rec.placement.alloc); };
+  notes.gpus_of = [this](const store::JobRecord& rec) { return cards_.IndexList(rec.placement.alloc); };
   notes_ = std::make_unique<Notifications>(std::move(notes), config_);  // events from here on are kept
   if (Status s = notes_->Load(); !s.ok()) return s;
   BookingDesk::Setup desk;
   desk.store = store_.get();
   desk.clock = deps_.clock;
   desk.config = &config_;
-  desk.cards = &cards_;
+  desk.cards = &cards_.state();
   desk.notes = notes_.get();
   desk.changed = [this] { dirty_ = true; };
   desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory
@@ -151,7 +151,7 @@ Status Daemon::Open() {
   UsageLedger::Setup ledger;
   ledger.store = store_.get();
   ledger.config = &config_;
-  ledger.cards = &cards_;
+  ledger.cards = &cards_.state();
   ledger.notes = notes_.get();
   ledger_ = std::make_unique<UsageLedger>(std::move(ledger));
   if (Status s = ledger_->Load(); !s.ok()) return s;
@@ -254,71 +254,23 @@ Status Daemon::LoadInventory() {
     UpdateSimulatedLoads();
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
-  std::vector<Gpu> gpus;
-  card_minors_.clear();
+  cards_.Load(snap.ok() ? &*snap : nullptr);
   if (!snap.ok()) {
     devices_error_ = snap.status().message();
     spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
                   devices_->Describe(), devices_error_);
   } else {
     devices_error_.clear();
-    std::map<std::string, int> by_pci;
-    for (size_t i = 0; i < snap->gpus.size(); ++i) by_pci[snap->gpus[i].pci_bus_id] = static_cast<int>(i);
-    for (const device::GpuInfo& info : snap->gpus) {
-      Gpu g;
-      g.uuid = info.uuid;
-      g.index = info.index;
-      g.model = info.name;
-      g.memory = info.memory_total;
-      for (const device::MigInstance& m : info.mig) g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
-      for (const std::string& peer : info.nvlink_peers) {
-        if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
-      }
-      gpus.push_back(std::move(g));
-      card_minors_.push_back(info.minor);
-    }
-    spdlog::info("GPUs: {} from {}, driver {}", gpus.size(), devices_->Describe(), snap->driver_version);
+    spdlog::info("GPUs: {} from {}, driver {}", cards_.gpus().size(), devices_->Describe(), snap->driver_version);
   }
-  cards_.gpus = std::move(gpus);
   for (auto& [id, a] : jobs_) {
-    if (a.rec.state == store::JobState::kRunning) RemapPlacement(a.rec);
+    if (a.rec.state == store::JobState::kRunning) cards_.Remap(a.rec);
   }
   if (desk_) desk_->Remap();
   // Health, drains and who is on each card, from this first sample.
   ApplySample(snap, Now());
   dirty_ = true;
   return Status();
-}
-
-std::vector<std::pair<unsigned, unsigned>> Daemon::OtherCardsDevices(const Allocation& alloc) const {
-  std::vector<std::pair<unsigned, unsigned>> out;
-  for (size_t i = 0; i < card_minors_.size(); ++i) {
-    const bool given = std::find(alloc.gpus.begin(), alloc.gpus.end(), static_cast<int>(i)) != alloc.gpus.end();
-    if (!given && card_minors_[i] >= 0) out.emplace_back(exec::kNvidiaMajor, static_cast<unsigned>(card_minors_[i]));
-  }
-  return out;
-}
-
-void Daemon::RemapPlacement(store::JobRecord& rec) const {
-  // Indices are per inventory; UUIDs are durable. A card that disappeared keeps index -1 out of
-  // the state (the job still runs; it just no longer blocks that card's capacity).
-  std::vector<int> gpus;
-  for (const std::string& uuid : rec.placement.gpu_uuids) {
-    for (const Gpu& g : cards_.gpus) {
-      if (g.uuid == uuid) {
-        gpus.push_back(static_cast<int>(&g - cards_.gpus.data()));
-        break;
-      }
-    }
-  }
-  rec.placement.alloc.gpus = gpus;
-  if (!rec.placement.mig_uuid.empty() && !gpus.empty()) {
-    const Gpu& g = cards_.gpus[static_cast<size_t>(gpus[0])];
-    rec.placement.alloc.mig = -1;
-    for (size_t i = 0; i < g.mig.size(); ++i) {
-      if (g.mig[i].uuid == rec.placement.mig_uuid) rec.placement.alloc.mig = static_cast<int>(i);
-    }
-  }
 }
 
 void Daemon::OnSignal() {

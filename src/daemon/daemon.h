@@ -37,6 +37,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/http_door.h"
 #include "daemon/identity.h"
+#include "daemon/inventory.h"
 #include "daemon/job_table.h"
 #include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
@@ -210,12 +211,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The machine could not launch the job (no room for its spec, no process for its shepherd):
   // it stays pending, its history says why, and it is tried again later (RetryAt).
   void PostponeLaunch(Active& a, const std::string& why, Time now);
-  std::map<std::string, std::string> AllocationEnv(const store::JobRecord& rec) const;
-  std::string GpuIndexList(const Allocation& alloc) const;  // "0,1": the cards' device indices
-  // Host memory limit of a job on `alloc` in bytes (its memory per GPU, else the configured
-  // default, times its cards); 0 = none.
-  std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc) const;
-  store::Placement PlacementOf(const Allocation& alloc) const;
 
   // Bookings (booking_desk.h owns them; booking_pass.cc): advances them with what the daemon
   // sees of their owners' jobs and of who waits, and stops an overrun's jobs; returns when it is
@@ -268,7 +263,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   // A pending batch job's launch by a daemon that died before recording the start.
   enum class LaunchOutcome { kNone, kAdopted, kEnded };
   LaunchOutcome RecoverLaunch(Active& a, Time now);
-  void RemapPlacement(store::JobRecord& rec) const;
   void OnSignal();
   Status ReloadConfig();
   void WarnAboutMemoryDefault() const;  // in the log, at start and at each reload
@@ -305,11 +299,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   OutsideWatch outside_;  // GPU processes no allocation covers (outside_watch.h)
   std::unique_ptr<BookingDesk> desk_;  // the bookings (booking_desk.h); made with the store
-  ClusterState cards_;  // the GPU inventory: only .gpus is filled (for AllocationGpus, CapacityPlan)
-  // By position in cards_.gpus: the minor number of the card's /dev/nvidia node (-1: unknown, as
-  // for simulated cards). What a job is refused: the nodes of the cards it was not given.
-  std::vector<int> card_minors_;
-  std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
+  Inventory cards_;  // the GPU inventory (inventory.h)
   std::unique_ptr<UsageLedger> ledger_;  // users' and projects' usage (usage_ledger.h)
   // Pending and running jobs, sessions' connections, withdrawn launches, what the last pass said
   // of the pending ones (job_table.h).

@@ -14,7 +14,7 @@ namespace rota::daemon {
 using nlohmann::json;
 
 json Daemon::GpusReply(const Caller& caller) {
-  if (!devices_error_.empty() && watch_->last_sample().gpus.empty() && cards_.gpus.empty()) {
+  if (!devices_error_.empty() && watch_->last_sample().gpus.empty() && cards_.gpus().empty()) {
     return api::ErrorReply(Unavailable("cannot read the GPUs: " + devices_error_));
   }
   const Time now = Now();
@@ -39,7 +39,7 @@ json Daemon::GpusReply(const Caller& caller) {
     return out;
   };
   json gpus = json::array();
-  for (const Gpu& g : cards_.gpus) {
+  for (const Gpu& g : cards_.gpus()) {
     const device::GpuInfo* info = watch_->Sampled(g.uuid);
     device::GpuInfo empty;
     if (info == nullptr) {
@@ -130,13 +130,13 @@ json Daemon::GpusReply(const Caller& caller) {
 
 json Daemon::InventoryReply() {
   json gpus = json::array();
-  for (const Gpu& g : cards_.gpus) {
+  for (const Gpu& g : cards_.gpus()) {
     const device::GpuInfo* info = watch_->Sampled(g.uuid);
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory_total", m.memory}});
     json nvlink = json::array();
     for (int peer : g.nvlink) {
-      if (peer >= 0 && static_cast<size_t>(peer) < cards_.gpus.size()) nvlink.push_back(cards_.gpus[peer].index);
+      if (peer >= 0 && static_cast<size_t>(peer) < cards_.gpus().size()) nvlink.push_back(cards_.gpus()[peer].index);
     }
     const CardWatch::CardState& c = watch_->State(g.uuid);
     gpus.push_back({{"index", g.index},

@@ -28,7 +28,7 @@ std::size_t Daemon::IdleCards() const {
     busy.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
   }
   std::size_t idle = 0;
-  for (const Gpu& g : cards_.gpus) idle += busy.count(g.uuid) ? 0 : 1;
+  for (const Gpu& g : cards_.gpus()) idle += busy.count(g.uuid) ? 0 : 1;
   return idle;
 }
 
@@ -68,7 +68,7 @@ std::string Daemon::MetricsText() {
     if (a.rec.state != store::JobState::kRunning) continue;
     for (const std::string& uuid : a.rec.placement.gpu_uuids) {
       std::string index = "-1", model;
-      for (const Gpu& g : cards_.gpus) {
+      for (const Gpu& g : cards_.gpus()) {
         if (g.uuid == uuid) {
           index = std::to_string(g.index);
           model = g.model;

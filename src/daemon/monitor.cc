@@ -76,12 +76,12 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   // says nothing about them (NVML serialises calls, so one wedged card blocks every read).
   const int stuck = sample.ok() ? -1 : devices_->StuckCard();
   const CardWatch::Observation seen =
-      watch_->ObserveCards(cards_.gpus, stuck, HealthRules{config_.drain_after, config_.drain_after}, now);
+      watch_->ObserveCards(cards_.gpus(), stuck, HealthRules{config_.drain_after, config_.drain_after}, now);
   if (seen.changed) dirty_ = true;
   for (const auto& [index, why] : seen.newly_drained) {
     notify::Event e;
     e.name = "gpu_drained";
-    e.gpus = std::to_string(cards_.gpus[index].index);
+    e.gpus = std::to_string(cards_.gpus()[index].index);
     e.reason = why;
     notes_->Notify(e);
   }
@@ -95,7 +95,7 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
 }
 
 void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
-  const Gpu& g = cards_.gpus[index];
+  const Gpu& g = cards_.gpus()[index];
   for (auto& [id, a] : jobs_) {
     if (!a.Live() || !a.node_fail.empty() || !a.cancelled_by.empty()) continue;
     if (!a.rec.placement.OnCard(g.uuid)) continue;
@@ -106,7 +106,7 @@ void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
 }
 
 void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
-  for (Gpu& g : cards_.gpus) {
+  for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
     // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
     const bool drained = c.Out() || outside_.Holds(g.uuid);
@@ -140,9 +140,9 @@ json Daemon::Drain(const Caller& caller, const json& request) {
   const std::string name = *name_field, reason = *reason_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("drain needs a GPU (an index or a UUID)"));
   if (reason.empty()) return api::ErrorReply(InvalidArgument("drain needs a reason (users see it next to the card)"));
-  StatusOr<size_t> index = FindCard(cards_.gpus, name);
+  StatusOr<size_t> index = cards_.Find(name);
   if (!index.ok()) return api::ErrorReply(index.status());
-  Gpu& g = cards_.gpus[*index];
+  Gpu& g = cards_.gpus()[*index];
   if (Status s = watch_->Drain(g, caller.Who(), reason, Now()); !s.ok()) return api::ErrorReply(s);
   g.drained = true;
   dirty_ = true;
@@ -157,9 +157,9 @@ json Daemon::Resume(const Caller& caller, const json& request) {
   if (!name_field.ok()) return api::ErrorReply(name_field.status());
   const std::string name = *name_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("resume needs a GPU (an index or a UUID)"));
-  StatusOr<size_t> index = FindCard(cards_.gpus, name);
+  StatusOr<size_t> index = cards_.Find(name);
   if (!index.ok()) return api::ErrorReply(index.status());
-  const Gpu& g = cards_.gpus[*index];
+  const Gpu& g = cards_.gpus()[*index];
   if (Status s = watch_->Resume(g, watch_->Leftovers(g.uuid, Placed()), caller.Who(), Now()); !s.ok()) {
     return api::ErrorReply(s);
   }

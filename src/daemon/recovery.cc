@@ -46,7 +46,7 @@ Status Daemon::Recover() {
       }
       continue;
     }
-    RemapPlacement(a.rec);
+    cards_.Remap(a.rec);
     StatusOr<std::string> cancel = store_->CancelRequestedBy(id);
     if (cancel.ok()) a.cancelled_by = *cancel;
     if (a.rec.interactive) {
@@ -135,7 +135,7 @@ Daemon::LaunchOutcome Daemon::RecoverLaunch(Active& a, Time now) {
     return LaunchOutcome::kNone;
   }
   a.rec.Started(info, started);
-  RemapPlacement(a.rec);
+  cards_.Remap(a.rec);
   counters_.JobStarted(a.rec.job.submit_time, started);
   notes_->Notify(notes_->JobEvent("job_started", a.rec));
   if (again.ok()) {

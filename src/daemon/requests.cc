@@ -73,8 +73,8 @@ Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
   }
   if (Status s = CheckDependencies(j); !s.ok()) return s;
   // Whether any card of this server could ever hold the request: the core's own test.
-  CapacityPlan plan(cards_, config_.policy, Now());
-  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + WhyNeverFits(cards_.gpus, j.request));
+  CapacityPlan plan(cards_.state(), config_.policy, Now());
+  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + WhyNeverFits(cards_.gpus(), j.request));
   return Status();
 }
 
@@ -143,7 +143,7 @@ json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
     const Time end = rec.end_time > 0 ? rec.end_time : Now();
-    out["gpu_hours"] = AllocationGpus(cards_, rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
+    out["gpu_hours"] = AllocationGpus(cards_.state(), rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
   }
   return out;
 }
@@ -347,7 +347,7 @@ json Daemon::Logs(const Caller& caller, const json& request) {
 
 json Daemon::StatusReply() {
   json gpus = json::array();
-  for (const Gpu& g : cards_.gpus) {
+  for (const Gpu& g : cards_.gpus()) {
     json mig = json::array();
     for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
     gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}, {"held_outside", outside_.Holds(g.uuid)}});

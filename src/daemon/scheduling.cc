@@ -31,7 +31,7 @@ using nlohmann::json;
 
 ClusterState Daemon::BuildState() const {
   ClusterState st;
-  st.gpus = cards_.gpus;
+  st.gpus = cards_.gpus();
   st.user_usage = ledger_->maps().users;
   st.project_usage = ledger_->maps().projects;
   const Time now = Now();
@@ -95,14 +95,14 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   auto it = jobs_.find(start.job);
   if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending) return;
   Active& a = it->second;
-  a.rec.placement = PlacementOf(start.alloc);
+  a.rec.placement = cards_.PlacementOf(start.alloc);
   a.rec.preemptible = start.preemptible;
   a.rec.from_pool = start.from_pool;
   if (a.rec.interactive) {
     StartSession(a, start, now);
     return;
   }
-  const std::string indices = GpuIndexList(start.alloc);
+  const std::string indices = cards_.IndexList(start.alloc);
   store::StartInfo info;
   info.placement = a.rec.placement;
   info.preemptible = start.preemptible;
@@ -124,12 +124,12 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   spec.argv = a.rec.command;
   spec.cwd = a.rec.cwd;
   spec.env = a.rec.env;
-  for (auto& [k, v] : AllocationEnv(a.rec)) spec.env[k] = v;
+  for (auto& [k, v] : cards_.Env(a.rec)) spec.env[k] = v;
   spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
-  spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc);
+  spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);
   const config::LimitsConfig& limits = config_.limits;
   spec.max_processes = limits.job_processes;
-  spec.deny_devices = OtherCardsDevices(start.alloc);
+  spec.deny_devices = cards_.OtherCardsDevices(start.alloc);
   spec.max_open_files = limits.job_open_files;
   spec.cpu_weight = limits.cpu_weight_per_gpu > 0
                         ? std::min(10000, limits.cpu_weight_per_gpu * std::max(1, static_cast<int>(start.alloc.gpus.size())))

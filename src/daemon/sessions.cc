@@ -26,12 +26,12 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   info.preemptible = start.preemptible;
   info.from_pool = start.from_pool;
   info.pid = a.session_pid;
-  const std::string gpus = GpuIndexList(start.alloc);
+  const std::string gpus = cards_.IndexList(start.alloc);
   info.reason = "Session started on GPU " + gpus;
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
   StatusOr<std::string> cgroup =
-      engine_->CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc), OtherCardsDevices(start.alloc));
+      engine_->CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu), cards_.OtherCardsDevices(start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
     Status s = engine_->MoveToCgroup(*cgroup, a.session_pid);
     // Alive after the move: the pid still named the client when it was written. (Gone, its pid
@@ -61,9 +61,9 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   a.rec.Started(info, now);
   counters_.JobStarted(a.rec.job.submit_time, now);
   json env = json::object();
-  for (auto& [k, v] : AllocationEnv(a.rec)) env[k] = v;
+  for (auto& [k, v] : cards_.Env(a.rec)) env[k] = v;
   json indices = json::array();
-  for (int g : start.alloc.gpus) indices.push_back(cards_.gpus[static_cast<size_t>(g)].index);
+  for (int g : start.alloc.gpus) indices.push_back(cards_.gpus()[static_cast<size_t>(g)].index);
   server_->Send(a.session, {{"v", api::kVersion},
                             {"ok", true},
                             {"event", "allocated"},

@@ -49,7 +49,7 @@ void Daemon::MeasureAllocations(Time now) {
     if (last <= 0 || now <= last || now - last > kMaxSampleGap) continue;
     const AllocationReading r = ReadAllocation(id, a);
     if (r.util < 0) continue;
-    const double gpu_seconds = AllocationGpus(cards_, a.rec.placement.alloc) * static_cast<double>(now - last);
+    const double gpu_seconds = AllocationGpus(cards_.state(), a.rec.placement.alloc) * static_cast<double>(now - last);
     a.measures.measured_gpu_seconds += gpu_seconds;
     a.measures.busy_gpu_seconds += gpu_seconds * std::min(r.util, 100) / 100.0;
     if (r.util < config_.watch.idle_util) a.measures.idle_gpu_seconds += gpu_seconds;
@@ -90,7 +90,7 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     r.submit = rec.job.submit_time;
     r.start = rec.start_time;
     r.end = store::IsFinal(rec.state) && rec.end_time > 0 ? rec.end_time : kNever;
-    r.gpus = rec.placement.alloc.gpus.empty() ? 0 : AllocationGpus(cards_, rec.placement.alloc);
+    r.gpus = rec.placement.alloc.gpus.empty() ? 0 : AllocationGpus(cards_.state(), rec.placement.alloc);
     r.from_pool = rec.from_pool;
     store::JobMeasures m;
     if (auto it = measures->find(rec.job.id); it != measures->end()) m = it->second;

@@ -151,7 +151,7 @@ void Daemon::WatchAllocations(Time now) {
         } else {
           NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
-                       GpuIndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
+                       cards_.IndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
           notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
           notes_->Notify(e);
@@ -176,7 +176,7 @@ void Daemon::WatchAllocations(Time now) {
     if (!a.over_memory_noted) {
       a.over_memory_noted = true;
       NoteJob(id,
-              "Over its memory: " + uses + "; others on GPU " + GpuIndexList(a.rec.placement.alloc) +
+              "Over its memory: " + uses + "; others on GPU " + cards_.IndexList(a.rec.placement.alloc) +
                   " may run out; if it stays over for " + FormatDuration(rules.over_memory_after) + ", " + then,
               now);
       spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),

@@ -1,0 +1,118 @@
+#include "daemon/inventory.h"
+
+#include <algorithm>
+
+#include "exec/device_filter.h"
+
+namespace rota::daemon {
+
+void Inventory::Load(const device::Snapshot* snap) {
+  state_.gpus.clear();
+  minors_.clear();
+  if (snap == nullptr) return;
+  std::map<std::string, int> by_pci;
+  for (size_t i = 0; i < snap->gpus.size(); ++i) by_pci[snap->gpus[i].pci_bus_id] = static_cast<int>(i);
+  for (const device::GpuInfo& info : snap->gpus) {
+    Gpu g;
+    g.uuid = info.uuid;
+    g.index = info.index;
+    g.model = info.name;
+    g.memory = info.memory_total;
+    for (const device::MigInstance& m : info.mig) g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
+    for (const std::string& peer : info.nvlink_peers) {
+      if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
+    }
+    state_.gpus.push_back(std::move(g));
+    minors_.push_back(info.minor);
+  }
+}
+
+StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name) {
+  for (size_t i = 0; i < cards.size(); ++i) {
+    const Gpu& g = cards[i];
+    if (g.uuid == name || std::to_string(g.index) == name) return i;
+    for (const MigSlice& m : g.mig) {
+      if (m.uuid == name) return i;
+    }
+  }
+  std::string known;
+  for (const Gpu& g : cards) known += (known.empty() ? "" : ", ") + std::to_string(g.index);
+  return NotFound("no GPU '" + name + "' on this server (GPUs: " + (known.empty() ? "none" : known) +
+                  "; use an index or a UUID)");
+}
+
+StatusOr<size_t> Inventory::Find(const std::string& name) const { return FindCard(state_.gpus, name); }
+
+std::string Inventory::IndexList(const Allocation& alloc) const {
+  std::vector<int> indices;
+  for (int g : alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < state_.gpus.size()) indices.push_back(state_.gpus[static_cast<size_t>(g)].index);
+  }
+  return JoinInts(indices, ",");
+}
+
+store::Placement Inventory::PlacementOf(const Allocation& alloc) const {
+  store::Placement p;
+  p.alloc = alloc;
+  for (int g : alloc.gpus) p.gpu_uuids.push_back(state_.gpus[static_cast<size_t>(g)].uuid);
+  if (alloc.mig >= 0 && !alloc.gpus.empty()) {
+    p.mig_uuid = state_.gpus[static_cast<size_t>(alloc.gpus[0])].mig[static_cast<size_t>(alloc.mig)].uuid;
+  }
+  return p;
+}
+
+void Inventory::Remap(store::JobRecord& rec) const {
+  // Indices are per inventory; UUIDs are durable. A card that disappeared keeps index -1 out of
+  // the state (the job still runs; it just no longer blocks that card's capacity).
+  std::vector<int> gpus;
+  for (const std::string& uuid : rec.placement.gpu_uuids) {
+    for (size_t i = 0; i < state_.gpus.size(); ++i) {
+      if (state_.gpus[i].uuid == uuid) {
+        gpus.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  rec.placement.alloc.gpus = gpus;
+  if (!rec.placement.mig_uuid.empty() && !gpus.empty()) {
+    const Gpu& g = state_.gpus[static_cast<size_t>(gpus[0])];
+    rec.placement.alloc.mig = -1;
+    for (size_t i = 0; i < g.mig.size(); ++i) {
+      if (g.mig[i].uuid == rec.placement.mig_uuid) rec.placement.alloc.mig = static_cast<int>(i);
+    }
+  }
+}
+
+std::map<std::string, std::string> Inventory::Env(const store::JobRecord& rec) const {
+  std::map<std::string, std::string> env;
+  const store::Placement& p = rec.placement;
+  std::string visible;
+  if (!p.mig_uuid.empty()) {
+    visible = p.mig_uuid;
+  } else {
+    for (const std::string& u : p.gpu_uuids) visible += (visible.empty() ? "" : ",") + u;
+  }
+  env["CUDA_VISIBLE_DEVICES"] = visible;
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["ROTA_JOB_ID"] = std::to_string(rec.job.id);
+  env["ROTA_GPUS"] = IndexList(p.alloc);
+  if (p.alloc.memory > 0) env["ROTA_GPU_MEM"] = std::to_string(p.alloc.memory) + "M";
+  if (!p.mig_uuid.empty()) env["ROTA_MIG_PROFILE"] = rec.job.request.mig_profile;
+  return env;
+}
+
+std::vector<std::pair<unsigned, unsigned>> Inventory::OtherCardsDevices(const Allocation& alloc) const {
+  std::vector<std::pair<unsigned, unsigned>> out;
+  for (size_t i = 0; i < minors_.size(); ++i) {
+    const bool given = std::find(alloc.gpus.begin(), alloc.gpus.end(), static_cast<int>(i)) != alloc.gpus.end();
+    if (!given && minors_[i] >= 0) out.emplace_back(exec::kNvidiaMajor, static_cast<unsigned>(minors_[i]));
+  }
+  return out;
+}
+
+std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc, MiB default_per_gpu) {
+  const MiB per_gpu = rec.job.host_mem_per_gpu > 0 ? rec.job.host_mem_per_gpu : default_per_gpu;
+  return per_gpu * static_cast<std::int64_t>(std::max<size_t>(1, alloc.gpus.size())) * 1024 * 1024;
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,61 @@
+// The GPU inventory: the server's cards as the scheduler counts them (positions in a vector,
+// which allocations index), built from a sample of the GPU source at start and at each reload,
+// with each card's device node (what a job's cgroup is refused of the cards it was not given).
+// It answers where an allocation is in durable terms (card UUIDs, a MIG slice's UUID), what a
+// job on it sees (CUDA_VISIBLE_DEVICES by UUID, ROTA_*), and maps stored placements to the
+// inventory of the day (a card that disappeared is left out). Pure: no I/O. Tested by
+// inventory_test.cc, and through a whole daemon by lifecycle_test.cc and tests/daemon/test_jobs.py.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/status.h"
+#include "device/devices.h"
+#include "store/job_record.h"
+
+namespace rota::daemon {
+
+class Inventory {
+ public:
+  // The cards of `snap`, in its order (NVLink peers found by PCI bus id); none for no sample.
+  void Load(const device::Snapshot* snap);
+
+  // The cards (only .gpus is filled: what AllocationGpus and CapacityPlan need).
+  const ClusterState& state() const { return state_; }
+  std::vector<Gpu>& gpus() { return state_.gpus; }
+  const std::vector<Gpu>& gpus() const { return state_.gpus; }
+
+  // Position of the card named `name`: its index or UUID (a MIG slice's UUID names its card).
+  StatusOr<size_t> Find(const std::string& name) const;
+  // "0,1": the device indices of `alloc`'s cards.
+  std::string IndexList(const Allocation& alloc) const;
+  // `alloc` by card UUID (and its slice's UUID), as the store keeps it.
+  store::Placement PlacementOf(const Allocation& alloc) const;
+  // Maps `rec`'s stored placement to positions in this inventory.
+  void Remap(store::JobRecord& rec) const;
+  // What a job on its placement is told: CUDA_VISIBLE_DEVICES (UUIDs, or its slice's), the PCI
+  // order, ROTA_JOB_ID, ROTA_GPUS (indices), ROTA_GPU_MEM (a share), ROTA_MIG_PROFILE (a slice).
+  std::map<std::string, std::string> Env(const store::JobRecord& rec) const;
+  // The device nodes (major, minor) of the cards `alloc` was not given (cards whose node is
+  // unknown, as simulated ones, are left out).
+  std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
+
+ private:
+  ClusterState state_;
+  std::vector<int> minors_;  // by position: /dev/nvidia<minor>, -1 unknown
+};
+
+// Position in `cards` of the card named `name`: its index or UUID (a MIG slice's UUID names its
+// card). NotFound lists the cards there are.
+StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name);
+
+// The host memory a job on `alloc` may use, in bytes: its memory per GPU (else
+// `default_per_gpu`) times its cards (at least one).
+std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc, MiB default_per_gpu);
+
+}  // namespace rota::daemon

@@ -1,0 +1,132 @@
+// The GPU inventory alone (inventory.h): the cards of a sample (NVLink peers, MIG slices, device
+// nodes), an allocation in durable terms and back after the cards change, what a job is told of
+// its cards, the device nodes it is refused, and finding a card by index or UUID.
+#include "daemon/inventory.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "exec/device_filter.h"
+
+namespace rota::daemon {
+namespace inventory_test {
+namespace {
+
+device::GpuInfo Card(int index, int minor) {
+  device::GpuInfo info;
+  info.index = index;
+  info.uuid = "GPU-" + std::to_string(index);
+  info.pci_bus_id = "00000000:0" + std::to_string(index) + ":00.0";
+  info.name = "NVIDIA A100-SXM4-80GB";
+  info.memory_total = 81920;
+  info.minor = minor;
+  return info;
+}
+
+// Three cards: 0 and 1 joined by NVLink, 2 in MIG mode with two slices.
+device::Snapshot Sample() {
+  device::Snapshot snap;
+  snap.gpus = {Card(0, 0), Card(1, 1), Card(2, 2)};
+  snap.gpus[0].nvlink_peers = {snap.gpus[1].pci_bus_id, "00000000:99:00.0"};  // the second is not here
+  snap.gpus[1].nvlink_peers = {snap.gpus[0].pci_bus_id};
+  snap.gpus[2].mig = {device::MigInstance{"MIG-a", "3g.40gb", 40960, -1, {}},
+                      device::MigInstance{"MIG-b", "3g.40gb", 40960, -1, {}}};
+  return snap;
+}
+
+TEST(InventoryTest, TheCardsOfASampleWithTheirLinksAndSlices) {
+  Inventory inv;
+  const device::Snapshot snap = Sample();
+  inv.Load(&snap);
+  ASSERT_EQ(inv.gpus().size(), 3u);
+  EXPECT_EQ(inv.gpus()[0].nvlink, std::vector<int>{1});
+  EXPECT_EQ(inv.gpus()[1].nvlink, std::vector<int>{0});
+  ASSERT_EQ(inv.gpus()[2].mig.size(), 2u);
+  EXPECT_EQ(inv.gpus()[2].mig[1].uuid, "MIG-b");
+  EXPECT_EQ(inv.state().gpus.size(), 3u);
+  inv.Load(nullptr);  // a source that cannot be read: no cards
+  EXPECT_TRUE(inv.gpus().empty());
+}
+
+TEST(InventoryTest, APlacementIsKeptByUuidAndFoundAgainAfterTheCardsChange) {
+  Inventory inv;
+  device::Snapshot snap = Sample();
+  inv.Load(&snap);
+  store::JobRecord whole;
+  whole.placement = inv.PlacementOf(Allocation{{0, 1}, -1, 0});
+  EXPECT_EQ(whole.placement.gpu_uuids, (std::vector<std::string>{"GPU-0", "GPU-1"}));
+  store::JobRecord slice;
+  slice.placement = inv.PlacementOf(Allocation{{2}, 1, 0});
+  EXPECT_EQ(slice.placement.mig_uuid, "MIG-b");
+
+  // Card 0 is gone and the order changed: card 1 is now first, the MIG card second with its
+  // slices swapped.
+  device::Snapshot later;
+  later.gpus = {snap.gpus[1], snap.gpus[2]};
+  std::swap(later.gpus[1].mig[0], later.gpus[1].mig[1]);
+  inv.Load(&later);
+  inv.Remap(whole);
+  EXPECT_EQ(whole.placement.alloc.gpus, std::vector<int>{0});  // the job runs on; card 0 holds nothing
+  inv.Remap(slice);
+  EXPECT_EQ(slice.placement.alloc.gpus, std::vector<int>{1});
+  EXPECT_EQ(slice.placement.alloc.mig, 0);
+}
+
+TEST(InventoryTest, WhatAJobIsToldOfItsCardsAndTheNodesItIsRefused) {
+  Inventory inv;
+  const device::Snapshot snap = Sample();
+  inv.Load(&snap);
+  store::JobRecord rec;
+  rec.job.id = 17;
+  rec.placement = inv.PlacementOf(Allocation{{1, 0}, -1, 0});
+  std::map<std::string, std::string> env = inv.Env(rec);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "GPU-1,GPU-0");
+  EXPECT_EQ(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  EXPECT_EQ(env["ROTA_JOB_ID"], "17");
+  EXPECT_EQ(env["ROTA_GPUS"], "1,0");
+  EXPECT_FALSE(env.count("ROTA_GPU_MEM"));
+  EXPECT_EQ(inv.OtherCardsDevices(rec.placement.alloc),
+            (std::vector<std::pair<unsigned, unsigned>>{{exec::kNvidiaMajor, 2}}));
+
+  store::JobRecord share;
+  share.placement = inv.PlacementOf(Allocation{{0}, -1, 20480});
+  EXPECT_EQ(inv.Env(share)["ROTA_GPU_MEM"], "20480M");
+  store::JobRecord slice;
+  slice.job.request.mig_profile = "3g.40gb";
+  slice.placement = inv.PlacementOf(Allocation{{2}, 0, 0});
+  env = inv.Env(slice);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "MIG-a");
+  EXPECT_EQ(env["ROTA_MIG_PROFILE"], "3g.40gb");
+
+  // Simulated cards have no device node: nothing to refuse.
+  device::Snapshot simulated = Sample();
+  for (device::GpuInfo& g : simulated.gpus) g.minor = -1;
+  inv.Load(&simulated);
+  EXPECT_TRUE(inv.OtherCardsDevices(Allocation{{0}, -1, 0}).empty());
+}
+
+TEST(InventoryTest, ACardIsFoundByIndexUuidOrSliceAndAnUnknownOneListsTheCards) {
+  Inventory inv;
+  const device::Snapshot snap = Sample();
+  inv.Load(&snap);
+  EXPECT_EQ(*inv.Find("1"), 1u);
+  EXPECT_EQ(*inv.Find("GPU-2"), 2u);
+  EXPECT_EQ(*inv.Find("MIG-b"), 2u);
+  const StatusOr<size_t> none = inv.Find("7");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "no GPU '7' on this server (GPUs: 0, 1, 2; use an index or a UUID)");
+}
+
+TEST(InventoryTest, HostMemoryIsPerGpuTimesTheCards) {
+  store::JobRecord rec;
+  EXPECT_EQ(HostMemoryLimit(rec, Allocation{{0, 1}, -1, 0}, 1024), 2048LL * 1024 * 1024);
+  rec.job.host_mem_per_gpu = 4096;
+  EXPECT_EQ(HostMemoryLimit(rec, Allocation{{0}, -1, 0}, 1024), 4096LL * 1024 * 1024);
+  EXPECT_EQ(HostMemoryLimit(rec, Allocation{{}, -1, 0}, 1024), 4096LL * 1024 * 1024);  // at least one card
+}
+
+}  // namespace
+}  // namespace inventory_test
+}  // namespace rota::daemon
