@@ -148,6 +148,14 @@ Status Daemon::Open() {
   desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory
   host_memory_ = config::ServerMemory();
   WarnAboutMemoryDefault();
+  JobViews::Setup views;
+  views.store = store_.get();
+  views.clock = deps_.clock;
+  views.config = &config_;
+  views.jobs = &jobs_;
+  views.cards = &cards_;
+  views.accounts = [this](uid_t uid) { return Account(uid); };
+  views_ = std::make_unique<JobViews>(std::move(views));
   UsageLedger::Setup ledger;
   ledger.store = store_.get();
   ledger.config = &config_;

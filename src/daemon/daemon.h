@@ -39,6 +39,7 @@
 #include "daemon/identity.h"
 #include "daemon/inventory.h"
 #include "daemon/job_table.h"
+#include "daemon/job_views.h"
 #include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
@@ -124,18 +125,13 @@ class Daemon : public Server::Handler, private EngineEvents {
   StatusOr<store::JobRecord> PrepareJob(const Caller& caller, const nlohmann::json& request, bool interactive,
                                         ConnId conn);
   nlohmann::json RunSession(const Caller& caller, const nlohmann::json& request, ConnId conn);
-  nlohmann::json Queue(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json Show(const Caller& caller, const nlohmann::json& request);
   nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json History(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json Logs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
   nlohmann::json GpusReply(const Caller& caller);  // gpus.cc
   nlohmann::json InventoryReply();                 // gpus.cc
   nlohmann::json Drain(const Caller& caller, const nlohmann::json& request);   // monitor.cc
   nlohmann::json Resume(const Caller& caller, const nlohmann::json& request);  // monitor.cc
   nlohmann::json Reload(const Caller& caller);
-  StatusOr<store::JobRecord> Visible(const Caller& caller, JobId id);  // the job, if caller may see it
   Status CheckSubmittable(const store::JobRecord& rec);
   // Dependencies (dependencies.cc). The jobs `j` names exist; none of its --after-ok jobs has
   // already ended other than Completed.
@@ -151,7 +147,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of memory.
   Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
-  nlohmann::json JobJson(const store::JobRecord& rec, const Caller& caller);
 
   // An HTTP call (web_ops.cc; the door, its threads and the credentials are http_door.h's).
   void ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& call);
@@ -227,7 +222,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   void WatchAllocations(Time now);
   void NoteJob(JobId id, const std::string& reason, Time now);
   nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
-  nlohmann::json Events(const Caller& caller, const nlohmann::json& request);  // events.cc
 
   // Outside processes (outside.cc: OutsideWatch decides, this carries it out).
   void WatchOutside(Time now);
@@ -304,6 +298,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Pending and running jobs, sessions' connections, withdrawn launches, what the last pass said
   // of the pending ones (job_table.h).
   JobTable jobs_;
+  std::unique_ptr<JobViews> views_;  // what users read of jobs (job_views.h)
   AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
   struct InboxLine {
     ConnId conn;

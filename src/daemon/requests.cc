@@ -1,5 +1,6 @@
-// The API operations on jobs (docs/api.md): hello, submit's checks, run, queue, show, cancel,
-// history, logs, status, reload. The pipeline that brings requests here is pipeline.cc.
+// The API operations that change jobs or the daemon (docs/api.md): hello, submit's checks, run,
+// cancel, status, reload. What users read of jobs (queue, show, history, logs, events) is
+// job_views.h's; the pipeline that brings requests here is pipeline.cc.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -28,14 +29,6 @@ using nlohmann::json;
 namespace {
 
 json WithError(const Status& s) { return api::ErrorReply(s); }
-
-StatusOr<JobId> JobIdField(const json& request) { return api::fields::Id(request, "job_id", "a job id"); }
-
-// Replaces invalid UTF-8 so the bytes can travel as a JSON string.
-std::string ValidUtf8(const std::string& in) {
-  StatusOr<json> back = ParseBoundedJson(json(in).dump(-1, ' ', false, json::error_handler_t::replace));
-  return back.ok() && back->is_string() ? back->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -137,70 +130,6 @@ json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) 
   return api::OkReply({{"job_id", *id}, {"event", "queued"}});
 }
 
-json Daemon::JobJson(const store::JobRecord& rec, const Caller& caller) {
-  const PendingInfo* info = jobs_.Waiting(rec.job.id);
-  json out = api::JobToJson(rec, info, caller.admin || caller.uid == static_cast<uid_t>(rec.uid));
-  // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
-  if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
-    const Time end = rec.end_time > 0 ? rec.end_time : Now();
-    out["gpu_hours"] = AllocationGpus(cards_.state(), rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
-  }
-  return out;
-}
-
-json Daemon::Queue(const Caller& caller, const json& request) {
-  StatusOr<bool> all_field = api::fields::Bool(request, "all");
-  if (!all_field.ok()) return WithError(all_field.status());
-  const bool all = *all_field;
-  json jobs = json::array();
-  auto visible = [&](const store::JobRecord& r) { return all || r.uid == static_cast<std::int64_t>(caller.uid); };
-  for (const auto& [id, a] : jobs_) {
-    if (a.rec.state == store::JobState::kRunning && visible(a.rec)) jobs.push_back(JobJson(a.rec, caller));
-  }
-  std::set<JobId> listed;
-  for (JobId id : jobs_.waiting_order()) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending || !visible(it->second.rec)) continue;
-    jobs.push_back(JobJson(it->second.rec, caller));
-    listed.insert(id);
-  }
-  for (const auto& [id, a] : jobs_) {  // submitted since the last pass
-    if (a.rec.state == store::JobState::kPending && !listed.count(id) && visible(a.rec)) {
-      jobs.push_back(JobJson(a.rec, caller));
-    }
-  }
-  return api::OkReply({{"jobs", std::move(jobs)}});
-}
-
-StatusOr<store::JobRecord> Daemon::Visible(const Caller& caller, JobId id) {
-  store::JobRecord rec;
-  if (auto it = jobs_.find(id); it != jobs_.end()) {
-    rec = it->second.rec;
-  } else {
-    StatusOr<store::JobRecord> r = store_->Get(id);
-    if (!r.ok()) return r.status().code() == StatusCode::kNotFound ? NotFound("no job " + std::to_string(id)) : r.status();
-    rec = std::move(*r);
-  }
-  if (!caller.admin && rec.uid != static_cast<std::int64_t>(caller.uid)) {
-    // Other users' jobs are listed by `queue --all` but their details are private.
-    return PermissionDenied("job " + std::to_string(id) + " belongs to " + rec.job.user +
-                            "; only they and admins may see its details or act on it");
-  }
-  return rec;
-}
-
-json Daemon::Show(const Caller& caller, const json& request) {
-  StatusOr<JobId> id = JobIdField(request);
-  if (!id.ok()) return WithError(id.status());
-  StatusOr<store::JobRecord> rec = Visible(caller, *id);
-  if (!rec.ok()) return WithError(rec.status());
-  StatusOr<std::vector<store::JobEvent>> events = store_->Events(*id);
-  if (!events.ok()) return WithError(events.status());
-  json ev = json::array();
-  for (const store::JobEvent& e : *events) ev.push_back(api::EventToJson(e));
-  return api::OkReply({{"job", JobJson(*rec, caller)}, {"events", std::move(ev)}});
-}
-
 json Daemon::CancelJobs(const Caller& caller, const json& request) {
   auto ids = request.find("job_ids");
   if (ids == request.end() || !ids->is_array() || ids->empty()) {
@@ -223,7 +152,7 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
       NoteRefusal(caller, "cancel", s);
       results.push_back({{"job_id", id}, {"ok", false}, {"error", {{"code", api::ErrorCode(s.code())}, {"message", s.message()}}}});
     };
-    StatusOr<store::JobRecord> rec = Visible(caller, id);
+    StatusOr<store::JobRecord> rec = views_->Visible(caller, id);
     if (!rec.ok()) {
       fail(rec.status());
       continue;
@@ -261,88 +190,6 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
     dirty_ = true;
   }
   return api::OkReply({{"results", std::move(results)}});
-}
-
-json Daemon::History(const Caller& caller, const json& request) {
-  // Unix seconds, or what the user typed (read in the server's zone, as bookings are).
-  auto it = request.find("since");
-  StatusOr<Time> since = it != request.end() && it->is_string()
-                             ? api::ParseSince(it->get<std::string>(), Now(), config_.policy.zone)
-                             : api::TimeField(request, "since", 0);
-  if (!since.ok()) return WithError(since.status());
-  // A page at a time (docs/api.md): a history of months is many requests, each of them small.
-  const int most = config_.limits.history_limit;
-  int limit = most;
-  if (auto l = request.find("limit"); l != request.end()) {
-    if (!l->is_number_integer() || l->get<std::int64_t>() < 1 || l->get<std::int64_t>() > most) {
-      return WithError(InvalidArgument("\"limit\" must be a number of jobs from 1 to " + std::to_string(most) +
-                                       " ([limits] history_limit)"));
-    }
-    limit = l->get<int>();
-  }
-  std::pair<Time, JobId> after{0, 0};
-  if (auto c = request.find("after"); c != request.end()) {
-    long long end = 0, id = 0;
-    char extra = 0;
-    if (!c->is_string() || std::sscanf(c->get_ref<const std::string&>().c_str(), "%lld:%lld%c", &end, &id, &extra) != 2) {
-      return WithError(InvalidArgument("\"after\" must be the \"next\" of the page before"));
-    }
-    after = {end, id};
-  }
-  StatusOr<bool> all_field = api::fields::Bool(request, "all");
-  if (!all_field.ok()) return WithError(all_field.status());
-  const bool all = *all_field;
-  StatusOr<store::JobStore::HistoryPageResult> page = store_->HistoryPage(
-      *since, all ? std::nullopt : std::optional<std::int64_t>(caller.uid), after, limit);
-  if (!page.ok()) return WithError(page.status());
-  json out = json::array();
-  for (const store::JobRecord& r : page->jobs) out.push_back(JobJson(r, caller));
-  json reply = api::OkReply({{"jobs", std::move(out)}});
-  if (page->more) {
-    const store::JobRecord& last = page->jobs.back();
-    reply["next"] = std::to_string(last.end_time) + ":" + std::to_string(last.job.id);
-  }
-  return reply;
-}
-
-json Daemon::Logs(const Caller& caller, const json& request) {
-  StatusOr<JobId> id = JobIdField(request);
-  if (!id.ok()) return WithError(id.status());
-  StatusOr<store::JobRecord> rec = Visible(caller, *id);
-  if (!rec.ok()) return WithError(rec.status());
-  if (rec->interactive) {
-    return WithError(FailedPrecondition("job " + std::to_string(*id) + " is an interactive session: its output went to its terminal"));
-  }
-  std::int64_t offset = 0;
-  std::int64_t max_bytes = 65536;
-  if (auto it = request.find("offset"); it != request.end() && it->is_number_integer()) offset = std::max<std::int64_t>(0, it->get<std::int64_t>());
-  if (auto it = request.find("max_bytes"); it != request.end() && it->is_number_integer()) {
-    max_bytes = std::clamp<std::int64_t>(it->get<std::int64_t>(), 1, 1 << 20);
-  }
-  const std::string path = api::ExpandOutput(rec->output, *id);
-  const bool final = store::IsFinal(rec->state);
-  json reply = api::OkReply({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
-  if (rec->state == store::JobState::kPending) return reply;
-  // Opened with its owner's rights, never root's (exec::OpenAsUser): the path is one its owner
-  // chose, in directories its owner may or may not enter. Only a regular file of theirs is served;
-  // a link at the end is not followed, a device or FIFO is never opened for reading here.
-  StatusOr<UnixAccount> owner = Account(static_cast<uid_t>(rec->uid));
-  if (!owner.ok()) return WithError(owner.status());
-  StatusOr<exec::OpenedFile> file = exec::OpenAsUser(path, owner->uid, owner->gid, owner->groups);
-  if (!file.ok()) {
-    if (file.status().code() == StatusCode::kNotFound) return reply;
-    return WithError(file.status());
-  }
-  exec::UniqueFd fd(file->fd);
-  const std::int64_t size = file->size;
-  std::string data(static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, size - offset))), '\0');
-  ssize_t n = data.empty() ? 0 : ::pread(fd.get(), data.data(), data.size(), offset);
-  if (n < 0) return WithError(Unavailable("reading " + path + ": " + std::strerror(errno)));
-  data.resize(static_cast<size_t>(n));
-  reply["data"] = ValidUtf8(data);
-  reply["offset"] = offset + n;
-  reply["eof"] = offset + n >= size;
-  return reply;
 }
 
 json Daemon::StatusReply() {

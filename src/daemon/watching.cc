@@ -211,7 +211,7 @@ json Daemon::Keep(const Caller& caller, const json& request) {
     return api::ErrorReply(InvalidArgument("\"job_id\" must be a job id"));
   }
   const JobId id = field->get<JobId>();
-  StatusOr<store::JobRecord> rec = Visible(caller, id);
+  StatusOr<store::JobRecord> rec = views_->Visible(caller, id);
   if (!rec.ok()) return api::ErrorReply(rec.status());
   auto job = jobs_.find(id);
   if (job == jobs_.end() || job->second.rec.state != store::JobState::kRunning) {
