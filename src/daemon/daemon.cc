@@ -174,6 +174,22 @@ Status Daemon::Open() {
 
   watch_ = std::make_unique<CardWatch>(*store_);
   if (Status s = watch_->LoadDrains(); !s.ok()) return s;
+  AllocationWatch::Setup allocs;
+  allocs.store = store_.get();
+  allocs.config = &config_;
+  allocs.jobs = &jobs_;
+  allocs.cards = &cards_;
+  allocs.watch = watch_.get();
+  allocs.notes = notes_.get();
+  allocs.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
+  allocs.stop = [this](ActiveJob& a, Time now) {
+    // Its signal, its grace, then the stop; requeued if it asked.
+    ApplySignal(Signal{a.rec.job.id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0,
+                       a.rec.job.requeue},
+                now);
+    dirty_ = true;
+  };
+  allocs_ = std::make_unique<AllocationWatch>(std::move(allocs));
   if (Status s = LoadInventory(); !s.ok()) return s;
   if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
@@ -346,6 +362,13 @@ Status Daemon::ConfigureNotifications() {
 
 void Daemon::WakeNotifier() { notes_->Wake(); }
 
+void Daemon::NoteJob(JobId id, const std::string& reason, Time now) {
+  if (Status s = store_->NoteJob(id, reason, "rotad", now); !s.ok()) {
+    spdlog::error("job {}: cannot record \"{}\": {}", id, reason, s.message());
+  }
+  spdlog::info("job {}: {}", id, reason);
+}
+
 int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,
@@ -354,7 +377,7 @@ int Daemon::Run() {
   loop_->Run();
   RecordEnds();  // jobs that ended in the last batch of events
   // Running jobs keep running; what was measured of them so far is kept.
-  for (auto& [id, a] : jobs_) SaveMeasures(a);
+  for (auto& [id, a] : jobs_) allocs_->SaveMeasures(a);
   return exit_code_;
 }
 

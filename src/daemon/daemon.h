@@ -28,6 +28,7 @@
 #include "core/watch.h"
 #include "daemon/active_job.h"
 #include "daemon/after_ok.h"
+#include "daemon/allocation_watch.h"
 #include "daemon/booking_desk.h"
 #include "daemon/card_watch.h"
 #include "daemon/clock.h"
@@ -212,16 +213,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // due again.
   Time BookingPass(Time now);
 
-  // Watching allocations (watching.cc): idle, stuck and over-memory jobs and sessions.
-  struct AllocationReading {
-    int util = -1;        // percent, -1 unknown
-    double memory = -1;   // fraction of its memory in use, -1 unknown
-    MiB used = -1;        // MiB its processes use, -1 unknown
-  };
-  AllocationReading ReadAllocation(JobId id, const Active& a) const;
-  void WatchAllocations(Time now);
+  // Adds a line to job `id`'s audit trail (and the log).
   void NoteJob(JobId id, const std::string& reason, Time now);
-  nlohmann::json Keep(const Caller& caller, const nlohmann::json& request);
 
   // Outside processes (outside.cc: OutsideWatch decides, this carries it out).
   void WatchOutside(Time now);
@@ -230,9 +223,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event, const std::string& reason,
                       Time now);
 
-  // The usage report and the measures behind it (usage.cc).
-  void MeasureAllocations(Time now);
-  void SaveMeasures(Active& a);  // adds a's measures to the store and clears them
+  // The usage report (usage.cc).
   nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);
 
   // The card watch (card_watch.h decides; monitor.cc carries it out): samples from the sampler
@@ -289,7 +280,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   StatusOr<UnixAccount> Account(uid_t uid) const {
     return accounts_.Get(uid, std::chrono::steady_clock::now(), [this, uid] { return deps_.accounts(uid); });
   }
-  std::unordered_map<JobId, IdleWatch> watches_;  // running jobs and sessions
+  std::unique_ptr<AllocationWatch> allocs_;  // idle, stuck and over-memory allocations (allocation_watch.h)
   // Outside processes at the last sample, by (pid, start time), and the cards they hold.
   OutsideWatch outside_;  // GPU processes no allocation covers (outside_watch.h)
   std::unique_ptr<BookingDesk> desk_;  // the bookings (booking_desk.h); made with the store

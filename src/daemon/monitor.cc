@@ -89,8 +89,8 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   if (sample.ok()) WatchOutside(now);
   UpdateSchedulable(sample.ok() ? &watch_->last_sample() : nullptr);
   if (sample.ok()) {
-    MeasureAllocations(now);
-    WatchAllocations(now);
+    allocs_->Measure(now);
+    allocs_->Watch(now);
   }
 }
 

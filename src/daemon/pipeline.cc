@@ -194,7 +194,16 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
       {"drain", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Drain(c, r); }},
       {"resume", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Resume(c, r); }},
       {"reload", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.Reload(c); }},
-      {"keep", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Keep(c, r); }},
+      {"keep",
+       [](Daemon& d, ConnId, const Caller& c, const json& r) {
+         auto id = r.find("job_id");
+         if (id == r.end() || !id->is_number_integer()) {
+           return api::ErrorReply(InvalidArgument("\"job_id\" must be a job id"));
+         }
+         StatusOr<store::JobRecord> rec = d.views_->Visible(c, id->get<JobId>());
+         if (!rec.ok()) return api::ErrorReply(rec.status());
+         return d.allocs_->Keep(c, id->get<JobId>(), d.Now());
+       }},
       {"events", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Events(c, r); }},
       {"usage", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.Usage(c, r); }},
       {"book", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.desk_->Book(c, r); }},

@@ -344,7 +344,7 @@ void Daemon::RecordEnd(Ending e) {
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
   if (e.requeue && !a.rec.interactive) engine_->Forget(id);
   Status s = ledger_->SaveWith(a.rec, e.at, [&] {
-    SaveMeasures(a);
+    allocs_->SaveMeasures(a);
     return e.requeue ? store_->Requeue(id, e.reason, e.at)
                      : store_->MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
   });

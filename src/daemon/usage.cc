@@ -1,7 +1,6 @@
-// The usage report (`usage` op: `rota usage`, the web page's Usage view) and the measurements
-// behind it: after each GPU sample every running allocation's GPU-seconds are added up as
-// sampled, busy (weighted by utilisation) and idle (under [watch] idle_util), kept in memory
-// while the job runs and written to the store when its run ends (or rotad stops).
+// The usage report (`usage` op: `rota usage`, the web page's Usage view), from the ledger's
+// usage (usage_ledger.h) and what the samples measured of each run (allocation_watch.h: every
+// running allocation's GPU-seconds as sampled, busy and idle, stored when its run ends).
 // Tested by tests/daemon/test_usage.py; the arithmetic by core/usage_report_test.cc.
 #include <spdlog/spdlog.h>
 
@@ -25,9 +24,6 @@ namespace {
 
 constexpr int kDefaultDays = 28;
 constexpr int kMaxDays = 366;
-// A gap between samples longer than this (the sampler stalled, rotad was stopped) is not
-// counted: the measures say what was seen, not what is guessed.
-constexpr Duration kMaxSampleGap = 60;
 
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -40,29 +36,6 @@ json TotalsJson(const UsageTotals& t) {
 }
 
 }  // namespace
-
-void Daemon::MeasureAllocations(Time now) {
-  for (auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning) continue;
-    const Time last = a.measured_at;
-    a.measured_at = now;
-    if (last <= 0 || now <= last || now - last > kMaxSampleGap) continue;
-    const AllocationReading r = ReadAllocation(id, a);
-    if (r.util < 0) continue;
-    const double gpu_seconds = AllocationGpus(cards_.state(), a.rec.placement.alloc) * static_cast<double>(now - last);
-    a.measures.measured_gpu_seconds += gpu_seconds;
-    a.measures.busy_gpu_seconds += gpu_seconds * std::min(r.util, 100) / 100.0;
-    if (r.util < config_.watch.idle_util) a.measures.idle_gpu_seconds += gpu_seconds;
-  }
-}
-
-void Daemon::SaveMeasures(Active& a) {
-  if (a.measures.measured_gpu_seconds <= 0) return;
-  if (Status s = store_->AddJobMeasures(a.rec.job.id, a.measures); !s.ok()) {
-    spdlog::error("job {}: cannot record its GPU measures: {}", a.rec.job.id, s.message());
-  }
-  a.measures = {};
-}
 
 json Daemon::Usage(const Caller& caller, const json& request) {
   int days = kDefaultDays;

@@ -1,7 +1,5 @@
-// Watching allocations after each GPU sample: a job or session whose GPUs stay idle is warned,
-// then acted on (the admins told, or the job reclaimed), through core/watch.h; a memory share
-// using more than it declared is warned. Every step goes to the job's audit trail with the
-// measurements. `rota keep ID` restarts the idle clock. Tested by tests/daemon/test_watch.py.
+#include "daemon/allocation_watch.h"
+
 #include <signal.h>
 
 #include <spdlog/spdlog.h>
@@ -10,14 +8,17 @@
 #include <cmath>
 
 #include "api/protocol.h"
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "core/quota.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
 
 namespace {
+
+// A gap between samples longer than this (the sampler stalled, rotad was stopped) is not
+// counted: the measures say what was seen, not what is guessed.
+constexpr Duration kMaxSampleGap = 60;
 
 // The action after a warning: "stuck_action" when the memory was (nearly) full all along.
 std::string ActionEvent(const IdleWatch& w, const WatchRules& rules) {
@@ -28,15 +29,18 @@ std::string Percent(double fraction) { return std::to_string(static_cast<int>(st
 
 }  // namespace
 
-void Daemon::NoteJob(JobId id, const std::string& reason, Time now) {
-  if (Status s = store_->NoteJob(id, reason, "rotad", now); !s.ok()) {
-    spdlog::error("job {}: cannot record \"{}\": {}", id, reason, s.message());
-  }
-  spdlog::info("job {}: {}", id, reason);
-}
+AllocationWatch::AllocationWatch(Setup setup)
+    : store_(setup.store),
+      config_(*setup.config),
+      jobs_(*setup.jobs),
+      cards_(*setup.cards),
+      watch_(*setup.watch),
+      notes_(setup.notes),
+      note_job_(std::move(setup.note_job)),
+      stop_(std::move(setup.stop)) {}
 
-Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) const {
-  AllocationReading r;
+AllocationWatch::Reading AllocationWatch::Read(JobId id, const ActiveJob& a) const {
+  Reading r;
   const store::Placement& p = a.rec.placement;
   // The job's own processes where the card is shared (a slice, a share): their per-process
   // utilisation and memory are the only honest measure of this job.
@@ -44,14 +48,14 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
     int util = -1;
     MiB used = -1;
     for (const device::ProcessInfo& proc : processes) {
-      if (watch_->Owner(proc.pid).job != id) continue;
+      if (watch_.Owner(proc.pid).job != id) continue;
       if (proc.sm_util >= 0) util = std::max(util, 0) + proc.sm_util;
       if (proc.used_memory >= 0) used = std::max<MiB>(used, 0) + proc.used_memory;
     }
     return std::make_pair(std::min(util, 100), used);
   };
   if (!p.mig_uuid.empty()) {
-    for (const device::GpuInfo& info : watch_->last_sample().gpus) {
+    for (const device::GpuInfo& info : watch_.last_sample().gpus) {
       for (const device::MigInstance& m : info.mig) {
         if (m.uuid != p.mig_uuid) continue;
         auto [util, used] = own(m.processes);
@@ -64,7 +68,7 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
   }
   if (p.alloc.memory > 0) {  // a share
     for (const std::string& uuid : p.gpu_uuids) {
-      const device::GpuInfo* info = watch_->Sampled(uuid);
+      const device::GpuInfo* info = watch_.Sampled(uuid);
       if (info == nullptr) continue;
       auto [util, used] = own(info->processes);
       r.util = util;
@@ -84,7 +88,7 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
   int cards = 0;
   MiB used = 0, total = 0;
   for (const std::string& uuid : p.gpu_uuids) {
-    const device::GpuInfo* info = watch_->Sampled(uuid);
+    const device::GpuInfo* info = watch_.Sampled(uuid);
     if (info == nullptr) continue;
     if (info->util_gpu >= 0) {
       util += info->util_gpu;
@@ -103,7 +107,30 @@ Daemon::AllocationReading Daemon::ReadAllocation(JobId id, const Active& a) cons
   return r;
 }
 
-void Daemon::WatchAllocations(Time now) {
+void AllocationWatch::Measure(Time now) {
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning) continue;
+    const Time last = a.measured_at;
+    a.measured_at = now;
+    if (last <= 0 || now <= last || now - last > kMaxSampleGap) continue;
+    const Reading r = Read(id, a);
+    if (r.util < 0) continue;
+    const double gpu_seconds = AllocationGpus(cards_.state(), a.rec.placement.alloc) * static_cast<double>(now - last);
+    a.measures.measured_gpu_seconds += gpu_seconds;
+    a.measures.busy_gpu_seconds += gpu_seconds * std::min(r.util, 100) / 100.0;
+    if (r.util < config_.watch.idle_util) a.measures.idle_gpu_seconds += gpu_seconds;
+  }
+}
+
+void AllocationWatch::SaveMeasures(ActiveJob& a) {
+  if (a.measures.measured_gpu_seconds <= 0) return;
+  if (Status s = store_->AddJobMeasures(a.rec.job.id, a.measures); !s.ok()) {
+    spdlog::error("job {}: cannot record its GPU measures: {}", a.rec.job.id, s.message());
+  }
+  a.measures = {};
+}
+
+void AllocationWatch::Watch(Time now) {
   const WatchRules& rules = config_.watch;
   std::erase_if(watches_, [this](const auto& kv) {
     auto it = jobs_.find(kv.first);
@@ -111,7 +138,7 @@ void Daemon::WatchAllocations(Time now) {
   });
   for (auto& [id, a] : jobs_) {
     if (!a.Live() || a.term_sent != 0 || a.rec.kill_at != kNever) continue;
-    const AllocationReading r = ReadAllocation(id, a);
+    const Reading r = Read(id, a);
     auto [it, fresh] = watches_.try_emplace(id, a.rec.start_time);
     IdleWatch& w = it->second;
     const WatchAlert alert = w.Observe(now, r.util, r.memory, rules);
@@ -126,7 +153,7 @@ void Daemon::WatchAllocations(Time now) {
     switch (alert) {
       case WatchAlert::kIdleWarning:
       case WatchAlert::kStuckWarning:
-        NoteJob(id,
+        note_job_(id,
                 std::string(alert == WatchAlert::kStuckWarning ? "Maybe stuck: " : "Idle: ") + measured + "; `rota keep " +
                     std::to_string(id) + "` keeps it (" + std::to_string(keeps) + " left today), else at " +
                     FormatDuration(rules.act_after) + " idle " + action,
@@ -141,15 +168,13 @@ void Daemon::WatchAllocations(Time now) {
       case WatchAlert::kAction:
         if (rules.reclaim) {
           a.stop_reason = "Reclaimed: idle for " + FormatDuration(rules.act_after) + " (" + measured + ")";
-          NoteJob(id, a.stop_reason, now);
+          note_job_(id, a.stop_reason, now);
           notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
           e.reason = a.stop_reason;
           notes_->Notify(e);
-          ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
-                      now);
-          dirty_ = true;
+          stop_(a, now);
         } else {
-          NoteJob(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
+          note_job_(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
                        cards_.IndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
           notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
@@ -158,7 +183,7 @@ void Daemon::WatchAllocations(Time now) {
         }
         break;
       case WatchAlert::kBusyAgain:
-        NoteJob(id, "Busy again: " + measured + "; the idle warning is withdrawn", now);
+        note_job_(id, "Busy again: " + measured + "; the idle warning is withdrawn", now);
         break;
       case WatchAlert::kNone:
         break;
@@ -175,7 +200,7 @@ void Daemon::WatchAllocations(Time now) {
                                                     : "the admins are told";
     if (!a.over_memory_noted) {
       a.over_memory_noted = true;
-      NoteJob(id,
+      note_job_(id,
               "Over its memory: " + uses + "; others on GPU " + cards_.IndexList(a.rec.placement.alloc) +
                   " may run out; if it stays over for " + FormatDuration(rules.over_memory_after) + ", " + then,
               now);
@@ -190,12 +215,11 @@ void Daemon::WatchAllocations(Time now) {
       notify::Event e = notes_->JobEvent("over_memory_action", a.rec);
       if (rules.over_memory_stop) {
         a.stop_reason = "Stopped: over its memory for " + how_long + " (" + uses + ")";
-        NoteJob(id, a.stop_reason, now);
+        note_job_(id, a.stop_reason, now);
         e.reason = "stopped";
-        ApplySignal(Signal{id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue}, now);
-        dirty_ = true;
+        stop_(a, now);
       } else {
-        NoteJob(id, "Over its memory for " + how_long + " (" + uses + "); the admins were told", now);
+        note_job_(id, "Over its memory for " + how_long + " (" + uses + "); the admins were told", now);
         spdlog::warn("admins: job {} of {} over its memory for {}", id, a.rec.job.user, how_long);
         e.reason = "the admins were told";
       }
@@ -205,24 +229,16 @@ void Daemon::WatchAllocations(Time now) {
   }
 }
 
-json Daemon::Keep(const Caller& caller, const json& request) {
-  auto field = request.find("job_id");
-  if (field == request.end() || !field->is_number_integer()) {
-    return api::ErrorReply(InvalidArgument("\"job_id\" must be a job id"));
-  }
-  const JobId id = field->get<JobId>();
-  StatusOr<store::JobRecord> rec = views_->Visible(caller, id);
-  if (!rec.ok()) return api::ErrorReply(rec.status());
+json AllocationWatch::Keep(const Caller& caller, JobId id, Time now) {
   auto job = jobs_.find(id);
   if (job == jobs_.end() || job->second.rec.state != store::JobState::kRunning) {
     return api::ErrorReply(FailedPrecondition("job " + std::to_string(id) + " is not running"));
   }
-  const Time now = Now();
   auto [it, fresh] = watches_.try_emplace(id, job->second.rec.start_time);
   if (Status s = it->second.Keep(now, config_.watch, config_.policy.zone); !s.ok()) return api::ErrorReply(s);
   const int left = it->second.keeps_left(now, config_.watch, config_.policy.zone);
   const std::string who = caller.Who();
-  NoteJob(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
+  note_job_(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
   json out = api::OkReply();
   out["job_id"] = id;
   out["keeps_left"] = left;
