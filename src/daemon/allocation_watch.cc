@@ -1,7 +1,6 @@
 #include "daemon/allocation_watch.h"
 
 #include <signal.h>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -25,7 +24,9 @@ std::string ActionEvent(const IdleWatch& w, const WatchRules& rules) {
   return w.mean_memory() >= rules.stuck_memory ? "stuck_action" : "idle_action";
 }
 
-std::string Percent(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%"; }
+std::string Percent(double fraction) {
+  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
+}
 
 }  // namespace
 
@@ -61,7 +62,8 @@ AllocationWatch::Reading AllocationWatch::Read(JobId id, const ActiveJob& a) con
         auto [util, used] = own(m.processes);
         r.util = util;
         r.used = used;
-        if (m.memory_used >= 0 && m.memory_total > 0) r.memory = static_cast<double>(m.memory_used) / m.memory_total;
+        if (m.memory_used >= 0 && m.memory_total > 0)
+          r.memory = static_cast<double>(m.memory_used) / m.memory_total;
       }
     }
     return r;
@@ -115,7 +117,8 @@ void AllocationWatch::Measure(Time now) {
     if (last <= 0 || now <= last || now - last > kMaxSampleGap) continue;
     const Reading r = Read(id, a);
     if (r.util < 0) continue;
-    const double gpu_seconds = AllocationGpus(cards_.state(), a.rec.placement.alloc) * static_cast<double>(now - last);
+    const double gpu_seconds =
+        AllocationGpus(cards_.state(), a.rec.placement.alloc) * static_cast<double>(now - last);
     a.measures.measured_gpu_seconds += gpu_seconds;
     a.measures.busy_gpu_seconds += gpu_seconds * std::min(r.util, 100) / 100.0;
     if (r.util < config_.watch.idle_util) a.measures.idle_gpu_seconds += gpu_seconds;
@@ -143,9 +146,10 @@ void AllocationWatch::Watch(Time now) {
     IdleWatch& w = it->second;
     const WatchAlert alert = w.Observe(now, r.util, r.memory, rules);
     const std::string window = FormatDuration(rules.idle_after);
-    const std::string measured = "GPU utilisation " + std::to_string(static_cast<int>(std::lround(w.mean_util()))) +
-                                 "% over the last " + window +
-                                 (w.mean_memory() >= 0 ? ", memory " + Percent(w.mean_memory()) + " in use" : "");
+    const std::string measured =
+        "GPU utilisation " + std::to_string(static_cast<int>(std::lround(w.mean_util()))) +
+        "% over the last " + window +
+        (w.mean_memory() >= 0 ? ", memory " + Percent(w.mean_memory()) + " in use" : "");
     const std::string action = rules.reclaim ? "it is stopped (its signal, grace, then the stop" +
                                                    std::string(a.rec.job.requeue ? "; requeued)" : ")")
                                              : "the admins are told";
@@ -154,12 +158,13 @@ void AllocationWatch::Watch(Time now) {
       case WatchAlert::kIdleWarning:
       case WatchAlert::kStuckWarning:
         note_job_(id,
-                std::string(alert == WatchAlert::kStuckWarning ? "Maybe stuck: " : "Idle: ") + measured + "; `rota keep " +
-                    std::to_string(id) + "` keeps it (" + std::to_string(keeps) + " left today), else at " +
-                    FormatDuration(rules.act_after) + " idle " + action,
-                now);
+                  std::string(alert == WatchAlert::kStuckWarning ? "Maybe stuck: " : "Idle: ") + measured +
+                      "; `rota keep " + std::to_string(id) + "` keeps it (" + std::to_string(keeps) +
+                      " left today), else at " + FormatDuration(rules.act_after) + " idle " + action,
+                  now);
         {
-          notify::Event e = notes_->JobEvent(alert == WatchAlert::kStuckWarning ? "stuck_warning" : "idle_warning", a.rec);
+          notify::Event e =
+              notes_->JobEvent(alert == WatchAlert::kStuckWarning ? "stuck_warning" : "idle_warning", a.rec);
           e.minutes = rules.idle_after / 60;
           e.reason = measured + "; at " + FormatDuration(rules.act_after) + " idle " + action;
           notes_->Notify(e);
@@ -174,11 +179,14 @@ void AllocationWatch::Watch(Time now) {
           notes_->Notify(e);
           stop_(a, now);
         } else {
-          note_job_(id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told", now);
+          note_job_(
+              id, "Idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told",
+              now);
           spdlog::warn("admins: job {} of {} holds GPU(s) {} idle for {}", id, a.rec.job.user,
                        cards_.IndexList(a.rec.placement.alloc), FormatDuration(rules.act_after));
           notify::Event e = notes_->JobEvent(ActionEvent(w, rules), a.rec);
-          e.reason = "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
+          e.reason =
+              "idle for " + FormatDuration(rules.act_after) + " (" + measured + "); the admins were told";
           notes_->Notify(e);
         }
         break;
@@ -190,20 +198,23 @@ void AllocationWatch::Watch(Time now) {
     }
     // A share that uses more than it declared endangers its neighbours on the card.
     const MiB declared = a.rec.placement.alloc.memory;
-    const bool over = declared > 0 && r.used >= 0 && static_cast<double>(r.used) > static_cast<double>(declared) * rules.over_memory;
+    const bool over = declared > 0 && r.used >= 0 &&
+                      static_cast<double>(r.used) > static_cast<double>(declared) * rules.over_memory;
     if (r.used >= 0 && !over) a.over_memory_since = 0;  // back under: the clock starts again
     if (!over) continue;
     if (a.over_memory_since == 0) a.over_memory_since = now;
-    const std::string uses = "uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) + " it declared";
+    const std::string uses =
+        "uses " + FormatMemory(r.used) + " of the " + FormatMemory(declared) + " it declared";
     const std::string then = rules.over_memory_stop ? "it is stopped (its signal, grace, then the stop" +
                                                           std::string(a.rec.job.requeue ? "; requeued)" : ")")
                                                     : "the admins are told";
     if (!a.over_memory_noted) {
       a.over_memory_noted = true;
       note_job_(id,
-              "Over its memory: " + uses + "; others on GPU " + cards_.IndexList(a.rec.placement.alloc) +
-                  " may run out; if it stays over for " + FormatDuration(rules.over_memory_after) + ", " + then,
-              now);
+                "Over its memory: " + uses + "; others on GPU " + cards_.IndexList(a.rec.placement.alloc) +
+                    " may run out; if it stays over for " + FormatDuration(rules.over_memory_after) + ", " +
+                    then,
+                now);
       spdlog::warn("admins: job {} of {} uses {} on a {} share", id, a.rec.job.user, FormatMemory(r.used),
                    FormatMemory(declared));
       notify::Event e = notes_->JobEvent("over_memory", a.rec);
@@ -238,7 +249,9 @@ json AllocationWatch::Keep(const Caller& caller, JobId id, Time now) {
   if (Status s = it->second.Keep(now, config_.watch, config_.policy.zone); !s.ok()) return api::ErrorReply(s);
   const int left = it->second.keeps_left(now, config_.watch, config_.policy.zone);
   const std::string who = caller.Who();
-  note_job_(id, "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)", now);
+  note_job_(id,
+            "Kept by " + who + ": the idle clock restarts (" + std::to_string(left) + " keeps left today)",
+            now);
   json out = api::OkReply();
   out["job_id"] = id;
   out["keeps_left"] = left;

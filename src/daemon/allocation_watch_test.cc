@@ -123,7 +123,7 @@ TEST_F(AllocationWatchTest, WholeCardsReadAsTheirMeanAndAShareAsItsOwnProcesses)
   running.cgroups = {{2, share.rec.cgroup}, {3, neighbour.rec.cgroup}};
   card_watch_->TakeSample(device::Snapshot{"550", {card, Card(1, 0, 0)}}, running, kStart);
   r = watch_->Read(2, share);
-  EXPECT_EQ(r.util, 30);   // its own process's, not the card's 90
+  EXPECT_EQ(r.util, 30);  // its own process's, not the card's 90
   EXPECT_EQ(r.used, 10240);
   EXPECT_DOUBLE_EQ(r.memory, 0.5);  // of the 20 GiB it declared
 }
@@ -146,9 +146,10 @@ TEST_F(AllocationWatchTest, AnIdleJobIsWarnedThenReclaimedUnlessKept) {
   Run(1, {0});
   Run(2, {1});
   for (Time t = kStart; t <= kStart + 20 * kMinute; t += kMinute) Sample({Card(0, 1, 0), Card(1, 1, 0)}, t);
-  EXPECT_NE(Trail(1).find("Idle: GPU utilisation 1% over the last 15m, memory 0% in use; `rota keep 1` keeps it "
-                          "(3 left today), else at 30m idle it is stopped (its signal, grace, then the stop)"),
-            std::string::npos)
+  EXPECT_NE(
+      Trail(1).find("Idle: GPU utilisation 1% over the last 15m, memory 0% in use; `rota keep 1` keeps it "
+                    "(3 left today), else at 30m idle it is stopped (its signal, grace, then the stop)"),
+      std::string::npos)
       << Trail(1);
   Caller alice;
   alice.name = "alice";
@@ -172,9 +173,10 @@ TEST_F(AllocationWatchTest, AShareOverItsMemoryIsNotedThenStoppedWhenTheRulesSay
   device::GpuInfo card = Card(0, 80, 12288);
   card.processes = {{702, 12288, 80}};  // 12 GiB on a 10 GiB share
   Sample({card, Card(1, 0, 0)}, kStart);
-  EXPECT_NE(Trail(2).find("Over its memory: uses 12G of the 10G it declared; others on GPU 0 may run out; if it "
-                          "stays over for 5m, it is stopped"),
-            std::string::npos)
+  EXPECT_NE(
+      Trail(2).find("Over its memory: uses 12G of the 10G it declared; others on GPU 0 may run out; if it "
+                    "stays over for 5m, it is stopped"),
+      std::string::npos)
       << Trail(2);
   Sample({card, Card(1, 0, 0)}, kStart + 4 * kMinute);
   EXPECT_TRUE(stopped_.empty());

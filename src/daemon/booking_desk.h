@@ -39,10 +39,10 @@ bool OnBooking(const store::BookingRecord& b, const store::JobRecord& job);
 class BookingDesk {
  public:
   struct Setup {
-    store::JobStore* store = nullptr;     // must outlive the desk
-    const Clock* clock = nullptr;         // must outlive the desk
+    store::JobStore* store = nullptr;        // must outlive the desk
+    const Clock* clock = nullptr;            // must outlive the desk
     const config::Config* config = nullptr;  // the configuration in force (replaced in place on reload)
-    const ClusterState* cards = nullptr;  // the inventory (.gpus), kept up to date by the daemon
+    const ClusterState* cards = nullptr;     // the inventory (.gpus), kept up to date by the daemon
     Notifications* notes = nullptr;
     // The bookings the scheduler holds capacity for changed: a pass is due.
     std::function<void()> changed;
@@ -83,7 +83,8 @@ class BookingDesk {
   StatusOr<const store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
   Status SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
                      const std::string& actor, Time now, bool durable);
-  std::string DescribeBooking(const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
+  std::string DescribeBooking(
+      const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
   std::string LocalTime(Time t) const;
   void NotifyBooking(const std::string& name, const store::BookingRecord& rec, const std::string& reason,
                      const std::string& actor, Time now);

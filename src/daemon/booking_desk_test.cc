@@ -121,8 +121,10 @@ TEST_F(BookingDeskTest, ABookingWithinTheRulesIsConfirmedAndADryRunStoresNothing
 }
 
 TEST_F(BookingDeskTest, AnOverlapIsRefusedNamingWhatIsInTheWayAndFreeStarts) {
-  ASSERT_TRUE(Book(alice_, {{"gpus", 2}, {"start", kTomorrow}, {"end", kTomorrow + 2 * kHour}}).value("ok", false));
-  const json refused = Book(bob_, {{"gpus", 1}, {"start", kTomorrow + kHour}, {"end", kTomorrow + 3 * kHour}});
+  ASSERT_TRUE(
+      Book(alice_, {{"gpus", 2}, {"start", kTomorrow}, {"end", kTomorrow + 2 * kHour}}).value("ok", false));
+  const json refused =
+      Book(bob_, {{"gpus", 1}, {"start", kTomorrow + kHour}, {"end", kTomorrow + 3 * kHour}});
   EXPECT_FALSE(refused.value("ok", true)) << refused.dump();
   EXPECT_EQ(refused["error"]["code"], "failed_precondition");
   const std::string message = refused["error"]["message"];

@@ -19,7 +19,8 @@ Time Daemon::BookingPass(Time now) {
   std::vector<Waiting> waiting;
   for (const auto& [jid, info] : jobs_.waiting()) {
     auto job = jobs_.find(jid);
-    if (job == jobs_.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources)) continue;
+    if (job == jobs_.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources))
+      continue;
     waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});
   }
   std::unordered_map<std::int64_t, BookingObservation> seen;
@@ -43,8 +44,9 @@ Time Daemon::BookingPass(Time now) {
       if (!a.Live() || !OnBooking(*b, a.rec) || a.rec.kill_at != kNever || a.term_sent != 0) continue;
       // Its signal, its grace, then the stop: as a preemption, for the booking's sake.
       a.stop_reason = "Stopped: booking " + std::to_string(id) + " ended and others wait";
-      ApplySignal(Signal{jid, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
-                  now);
+      ApplySignal(
+          Signal{jid, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
+          now);
     }
   }
   return step.next_wakeup;

@@ -16,7 +16,8 @@ constexpr int kMaxAncestors = 32;
 
 bool Held(const device::GpuInfo& info) {
   if (!info.processes.empty()) return true;
-  return std::any_of(info.mig.begin(), info.mig.end(), [](const device::MigInstance& m) { return !m.processes.empty(); });
+  return std::any_of(info.mig.begin(), info.mig.end(),
+                     [](const device::MigInstance& m) { return !m.processes.empty(); });
 }
 
 }  // namespace
@@ -29,7 +30,8 @@ CardWatch::ProcessReader CardWatch::SystemProcesses() {
   return r;
 }
 
-CardWatch::CardWatch(store::JobStore& store, ProcessReader reader) : store_(store), reader_(std::move(reader)) {}
+CardWatch::CardWatch(store::JobStore& store, ProcessReader reader)
+    : store_(store), reader_(std::move(reader)) {}
 
 Status CardWatch::LoadDrains() {
   StatusOr<std::vector<store::GpuDrain>> drains = store_.LoadDrains();
@@ -55,7 +57,8 @@ void CardWatch::Forget() {
 
 void CardWatch::TakeSample(const StatusOr<device::Snapshot>& sample, const RunningJobs& running, Time now) {
   if (!sample.ok()) {
-    if (sample_error_ != sample.status().message()) spdlog::error("GPUs: sample failed: {}", sample.status().message());
+    if (sample_error_ != sample.status().message())
+      spdlog::error("GPUs: sample failed: {}", sample.status().message());
     sample_error_ = sample.status().message();
     return;
   }
@@ -86,7 +89,8 @@ void CardWatch::TakeSample(const StatusOr<device::Snapshot>& sample, const Runni
   for (const device::GpuInfo& info : last_sample_.gpus) {
     add(info.processes);
     for (const device::MigInstance& m : info.mig) add(m.processes);
-    for (int xid : info.xids) spdlog::warn("GPU {} ({}): Xid {} reported by the driver", info.index, info.uuid, xid);
+    for (int xid : info.xids)
+      spdlog::warn("GPU {} ({}): Xid {} reported by the driver", info.index, info.uuid, xid);
   }
   owners_ = std::move(owners);
   known_ = std::move(known);  // processes no longer on a card are forgotten
@@ -123,8 +127,8 @@ CardWatch::ProcessOwner CardWatch::Attribute(int pid, const RunningJobs& running
   return owner;
 }
 
-CardWatch::Observation CardWatch::ObserveCards(const std::vector<Gpu>& cards, int stuck, const HealthRules& rules,
-                                               Time now) {
+CardWatch::Observation CardWatch::ObserveCards(const std::vector<Gpu>& cards, int stuck,
+                                               const HealthRules& rules, Time now) {
   Observation out;
   for (size_t i = 0; i < cards.size(); ++i) {
     const Gpu& g = cards[i];
@@ -146,12 +150,13 @@ CardWatch::Observation CardWatch::ObserveCards(const std::vector<Gpu>& cards, in
     if (change.changed()) {
       out.changed = true;
       if (change.to == HealthState::kDrained) {
-        spdlog::error("GPU {} ({}): drained after {} failed samples: {}; its jobs are stopped", g.index, g.uuid,
-                      c.health.failures, error);
+        spdlog::error("GPU {} ({}): drained after {} failed samples: {}; its jobs are stopped", g.index,
+                      g.uuid, c.health.failures, error);
         store::GpuDrain d{g.uuid, store::GpuDrain::Kind::kHealth, "rotad", error, now};
-        if (Status s = store_.SaveDrain(d, g.index); !s.ok()) spdlog::error("recording the drain: {}", s.message());
-        out.newly_drained.emplace_back(i, "drained after " + std::to_string(c.health.failures) +
-                                              " failed samples: " + error);
+        if (Status s = store_.SaveDrain(d, g.index); !s.ok())
+          spdlog::error("recording the drain: {}", s.message());
+        out.newly_drained.emplace_back(
+            i, "drained after " + std::to_string(c.health.failures) + " failed samples: " + error);
       } else if (change.from == HealthState::kDrained) {
         spdlog::warn("GPU {} ({}): healthy and empty again; back in service", g.index, g.uuid);
         if (Status s = store_.RemoveDrain(g.uuid, store::GpuDrain::Kind::kHealth, g.index, "rotad",
@@ -166,7 +171,8 @@ CardWatch::Observation CardWatch::ObserveCards(const std::vector<Gpu>& cards, in
           spdlog::info("GPU {} ({}): reads fine again", g.index, g.uuid);
         }
         const std::string& why = change.to == HealthState::kSuspect ? error : previous_error;
-        if (Status s = store_.AddGpuEvent({now, g.uuid, g.index, HealthStateName(change.to), why, "rotad"}); !s.ok()) {
+        if (Status s = store_.AddGpuEvent({now, g.uuid, g.index, HealthStateName(change.to), why, "rotad"});
+            !s.ok()) {
           spdlog::error("recording a GPU event: {}", s.message());
         }
       }
@@ -198,7 +204,8 @@ std::vector<std::pair<device::ProcessInfo, CardWatch::ProcessOwner>> CardWatch::
     const device::GpuInfo& info, const PlacedOn& placed_on) const {
   std::vector<std::pair<device::ProcessInfo, ProcessOwner>> out;
   std::vector<device::ProcessInfo> processes = info.processes;
-  for (const device::MigInstance& m : info.mig) processes.insert(processes.end(), m.processes.begin(), m.processes.end());
+  for (const device::MigInstance& m : info.mig)
+    processes.insert(processes.end(), m.processes.begin(), m.processes.end());
   for (const device::ProcessInfo& p : processes) {
     const ProcessOwner owner = Owner(p.pid);
     if (owner.job != 0 && placed_on(owner.job, info.uuid)) continue;  // its own job
@@ -226,7 +233,8 @@ std::string CardWatch::ProcessLabel(int pid, const std::string& user, JobId job)
 
 Status CardWatch::Drain(const Gpu& g, const std::string& actor, const std::string& reason, Time now) {
   store::GpuDrain d{g.uuid, store::GpuDrain::Kind::kAdmin, actor, reason, now};
-  if (Status s = store_.SaveDrain(d, g.index); !s.ok()) return Unavailable("cannot record the drain: " + s.message());
+  if (Status s = store_.SaveDrain(d, g.index); !s.ok())
+    return Unavailable("cannot record the drain: " + s.message());
   cards_[g.uuid].admin_drain = d;
   spdlog::warn("GPU {} ({}): drained by {}: {}", g.index, g.uuid, actor, reason);
   return Status();
@@ -236,7 +244,8 @@ Status CardWatch::Resume(const Gpu& g, const std::vector<std::string>& leftovers
                          Time now) {
   CardState& c = cards_[g.uuid];
   const std::string label = "GPU " + std::to_string(g.index);
-  if (!c.admin_drain && c.health.state == HealthState::kHealthy) return FailedPrecondition(label + " is not drained");
+  if (!c.admin_drain && c.health.state == HealthState::kHealthy)
+    return FailedPrecondition(label + " is not drained");
   // The current reading decides, not the stored error: a card that reads fine now may return.
   if (c.health.failures > 0) {
     return FailedPrecondition(label + " is not healthy: " + c.health.error +
@@ -245,17 +254,20 @@ Status CardWatch::Resume(const Gpu& g, const std::vector<std::string>& leftovers
   if (!leftovers.empty()) {
     std::string list;
     for (const std::string& l : leftovers) list += (list.empty() ? "" : ", ") + l;
-    return FailedPrecondition(label + " is still held by " + list + " outside its Rota jobs; stop them first");
+    return FailedPrecondition(label + " is still held by " + list +
+                              " outside its Rota jobs; stop them first");
   }
   if (c.admin_drain) {
-    if (Status s = store_.RemoveDrain(g.uuid, store::GpuDrain::Kind::kAdmin, g.index, actor, "resumed", now); !s.ok()) {
+    if (Status s = store_.RemoveDrain(g.uuid, store::GpuDrain::Kind::kAdmin, g.index, actor, "resumed", now);
+        !s.ok()) {
       return Unavailable("cannot record the resume: " + s.message());
     }
     c.admin_drain.reset();
   }
   if (c.health.state != HealthState::kHealthy) {
     if (c.health.state == HealthState::kDrained) {
-      if (Status s = store_.RemoveDrain(g.uuid, store::GpuDrain::Kind::kHealth, g.index, actor, "resumed", now);
+      if (Status s =
+              store_.RemoveDrain(g.uuid, store::GpuDrain::Kind::kHealth, g.index, actor, "resumed", now);
           !s.ok()) {
         return Unavailable("cannot record the resume: " + s.message());
       }

@@ -36,7 +36,7 @@ class CardWatch {
   struct ProcessOwner {
     std::int64_t uid = -1;  // -1: the process could not be read (gone, another pid namespace)
     std::string user;
-    JobId job = 0;          // 0: outside Rota
+    JobId job = 0;  // 0: outside Rota
   };
   struct CardState {
     GpuHealth health;
@@ -46,7 +46,7 @@ class CardWatch {
   };
   // The running jobs, as the attribution needs them.
   struct RunningJobs {
-    std::map<std::int64_t, JobId> pids;   // the pid that stands for a job: a shepherd, a session's client
+    std::map<std::int64_t, JobId> pids;    // the pid that stands for a job: a shepherd, a session's client
     std::map<JobId, std::string> cgroups;  // every running job, with its cgroup ("" without one)
   };
   // How processes are read. The defaults read /proc and the user database.
@@ -75,8 +75,8 @@ class CardWatch {
   void TakeSample(const StatusOr<device::Snapshot>& sample, const RunningJobs& running, Time now);
   // What one sample's observation of the cards changed.
   struct Observation {
-    bool changed = false;                 // some card's health moved: a pass is due
-    std::vector<size_t> drained;          // cards (positions in `cards`) drained by health now
+    bool changed = false;         // some card's health moved: a pass is due
+    std::vector<size_t> drained;  // cards (positions in `cards`) drained by health now
     // Cards drained by health at this sample, with what the admins are told.
     std::vector<std::pair<size_t, std::string>> newly_drained;
   };
@@ -106,17 +106,18 @@ class CardWatch {
   Status Drain(const Gpu& card, const std::string& actor, const std::string& reason, Time now);
   // `rota resume`: refused while the card reads badly or `leftovers` hold it; ends the admin's
   // drain and a health drain (the current reading decides, not the stored error).
-  Status Resume(const Gpu& card, const std::vector<std::string>& leftovers, const std::string& actor, Time now);
+  Status Resume(const Gpu& card, const std::vector<std::string>& leftovers, const std::string& actor,
+                Time now);
 
  private:
   ProcessOwner Attribute(int pid, const RunningJobs& running);
 
   store::JobStore& store_;
   ProcessReader reader_;
-  device::Snapshot last_sample_;  // the last sample that succeeded
-  Time sampled_at_ = 0;           // when it was taken
-  std::string sample_error_;      // why the last sample failed as a whole ("" = it did not)
-  std::map<std::string, CardState> cards_;  // by card UUID
+  device::Snapshot last_sample_;                  // the last sample that succeeded
+  Time sampled_at_ = 0;                           // when it was taken
+  std::string sample_error_;                      // why the last sample failed as a whole ("" = it did not)
+  std::map<std::string, CardState> cards_;        // by card UUID
   std::unordered_map<int, ProcessOwner> owners_;  // the last sample's GPU processes by pid
   // Attribution between samples: a process (pid and start time) keeps its owner while its job
   // runs, and user names are looked up once per uid.

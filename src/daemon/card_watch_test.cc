@@ -87,7 +87,7 @@ TEST_F(CardWatchTest, ProcessesAreAttributedToTheirJobsTheirUsersOrNobody) {
   Process(501, 500, 20001);
   Process(502, 501, 20001);  // launcher -> python -> worker
   Process(900, 1, 20002);
-  Process(950, 1, 4242);     // a uid with no name
+  Process(950, 1, 4242);  // a uid with no name
   CardWatch::RunningJobs running;
   running.cgroups = {{7, "/rota/job-7"}, {8, ""}};
   running.pids = {{500, 8}};
@@ -108,7 +108,8 @@ TEST_F(CardWatchTest, ProcessesAreAttributedToTheirJobsTheirUsersOrNobody) {
     return (id == 7 && uuid == "GPU-1") || (id == 8 && uuid == "GPU-0");
   };
   EXPECT_EQ(watch_->Leftovers("GPU-0", placed), std::vector<std::string>{"pid 100 (alice, job 7)"});
-  EXPECT_EQ(watch_->Leftovers("GPU-1", placed), (std::vector<std::string>{"pid 900 (bob)", "pid 901", "pid 950 (4242)"}));
+  EXPECT_EQ(watch_->Leftovers("GPU-1", placed),
+            (std::vector<std::string>{"pid 900 (bob)", "pid 901", "pid 950 (4242)"}));
 
   // The next sample: known processes keep their owner without reading /proc again while their
   // job runs; once job 7 has ended its process is read again (and is now outside Rota).
@@ -136,7 +137,8 @@ TEST_F(CardWatchTest, AFailingCardIsSuspectThenDrainedAndStaysDrainedAcrossARest
   EXPECT_FALSE(seen.changed);
   seen = watch_->ObserveCards(cards_, -1, rules_, kNow + 120);
   ASSERT_EQ(seen.newly_drained.size(), 1u);
-  EXPECT_EQ(seen.newly_drained[0], (std::pair<size_t, std::string>{1, "drained after 3 failed samples: GPU is lost"}));
+  EXPECT_EQ(seen.newly_drained[0],
+            (std::pair<size_t, std::string>{1, "drained after 3 failed samples: GPU is lost"}));
   EXPECT_EQ(seen.drained, std::vector<size_t>{1});
   // Still drained at the next sample (its jobs are stopped again if any are left), not "new".
   seen = watch_->ObserveCards(cards_, -1, rules_, kNow + 180);
@@ -156,7 +158,8 @@ TEST_F(CardWatchTest, AFailingCardIsSuspectThenDrainedAndStaysDrainedAcrossARest
   seen = watch_->ObserveCards(cards_, -1, rules_, kNow + 240);
   EXPECT_TRUE(seen.changed);
   EXPECT_EQ(watch_->State("GPU-1").health.state, HealthState::kHealthy);
-  EXPECT_TRUE(MakeWatch()->State("GPU-1").health.state == HealthState::kHealthy);  // the drain's end is recorded
+  EXPECT_TRUE(MakeWatch()->State("GPU-1").health.state ==
+              HealthState::kHealthy);  // the drain's end is recorded
 }
 
 TEST_F(CardWatchTest, WhenTheSourceHangsOnOneCardOnlyThatCardIsJudged) {
@@ -190,7 +193,8 @@ TEST_F(CardWatchTest, AnAdminsDrainIsKeptUntilResumeAndResumeRefusesWhatIsNotRea
   watch_->TakeSample(bad, {}, kNow);
   watch_->ObserveCards(cards_, -1, rules_, kNow);
   EXPECT_EQ(watch_->Resume(cards_[0], {}, "root", kNow).message(),
-            "GPU 0 is not healthy: uncorrected ECC errors: 2 (it comes back once it reads fine and nothing is left on it)");
+            "GPU 0 is not healthy: uncorrected ECC errors: 2 (it comes back once it reads fine and nothing "
+            "is left on it)");
   watch_->TakeSample(device::Snapshot{"550", {Info(0, {}), Info(1, {})}}, {}, kNow + 60);
   watch_->ObserveCards(cards_, -1, rules_, kNow + 60);
   ASSERT_TRUE(watch_->Resume(cards_[0], {}, "root", kNow + 60).ok());

@@ -119,7 +119,8 @@ TEST(CardsTest, AJobThatAskedForItIsRequeuedWhenItsCardFails) {
   EXPECT_EQ(d.State(id), "running");
   EXPECT_EQ(d.engine().launches(), (std::vector<JobId>{id, id}));
   EXPECT_NE(CardOf(d, id), bad);
-  EXPECT_NE(History(d, id).find("NodeFail: GPU " + std::to_string(bad) + " failed: uncorrected ECC errors: 3 (requeued)"),
+  EXPECT_NE(History(d, id).find("NodeFail: GPU " + std::to_string(bad) +
+                                " failed: uncorrected ECC errors: 3 (requeued)"),
             std::string::npos)
       << History(d, id);
 }
@@ -161,7 +162,8 @@ TEST(CardsTest, AnOutsideProcessKeepsItsCardFromNewWorkUntilItLeaves) {
   for (const json& e : events.value("events", json::array())) {
     if (e.value("kind", "") == "gpu" && e.value("to", "") == "outside") {
       ++told;
-      EXPECT_NE(e.value("reason", "").find("pid " + std::to_string(pid) + " ("), std::string::npos) << e.dump();
+      EXPECT_NE(e.value("reason", "").find("pid " + std::to_string(pid) + " ("), std::string::npos)
+          << e.dump();
       EXPECT_NE(e.value("reason", "").find("uses GPU 0 (3.2G) outside Rota"), std::string::npos) << e.dump();
     }
   }

@@ -76,7 +76,8 @@ struct DaemonDeps {
   std::function<StatusOr<UnixAccount>(uid_t)> accounts = LookUpAccount;
   // The notification transport: a channel of [notify.channels.NAME] (mail, chat bots, webhooks,
   // terminals), made at start and at each reload.
-  std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)> channels = notify::MakeChannel;
+  std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)> channels =
+      notify::MakeChannel;
 };
 
 }  // namespace rota::daemon

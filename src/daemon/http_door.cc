@@ -1,9 +1,8 @@
 #include "daemon/http_door.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
 #include "api/request_fields.h"
@@ -59,7 +58,8 @@ void HttpDoor::Stop() {
     if (loop_) loop_->Remove(bridge_->fd());
     bridge_.reset();
   }
-  for (auto& [conn, call] : waiting_) call->reply.set_value(api::ErrorReply("unavailable", "rotad is stopping"));
+  for (auto& [conn, call] : waiting_)
+    call->reply.set_value(api::ErrorReply("unavailable", "rotad is stopping"));
   waiting_.clear();
 }
 
@@ -77,13 +77,15 @@ void HttpDoor::Answer(ConnId conn, const json& reply) {
 json HttpDoor::WebLogin(const Caller& caller) {
   if (!front_) return api::ErrorReply("failed_precondition", error_);
   if (caller.name.empty()) {
-    return api::ErrorReply("permission_denied", "uid " + std::to_string(caller.uid) + " has no user name on this server");
+    return api::ErrorReply("permission_denied",
+                           "uid " + std::to_string(caller.uid) + " has no user name on this server");
   }
-  const std::string token = auth_->MintLink(caller.uid, caller.name, setup_.clock->Now(), setup_.config->web.login_ttl);
+  const std::string token =
+      auth_->MintLink(caller.uid, caller.name, setup_.clock->Now(), setup_.config->web.login_ttl);
   spdlog::info("HTTP: sign-in link minted for {}", caller.name);
   return api::OkReply({{"url", front_->BaseUrl() + "/auth/login?token=" + token},
-             {"expires", setup_.clock->Now() + setup_.config->web.login_ttl},
-             {"user", caller.name}});
+                       {"expires", setup_.clock->Now() + setup_.config->web.login_ttl},
+                       {"user", caller.name}});
 }
 
 Status HttpDoor::LoadTokens() {
@@ -101,7 +103,8 @@ Status HttpDoor::LoadTokens() {
 
 json HttpDoor::TokenCreate(const Caller& caller, const json& request) {
   if (caller.name.empty()) {
-    return api::ErrorReply("permission_denied", "uid " + std::to_string(caller.uid) + " has no user name on this server");
+    return api::ErrorReply("permission_denied",
+                           "uid " + std::to_string(caller.uid) + " has no user name on this server");
   }
   const Time now = setup_.clock->Now();
   store::ApiToken t;
@@ -113,13 +116,16 @@ json HttpDoor::TokenCreate(const Caller& caller, const json& request) {
   if (t.name.size() > 200) return api::ErrorReply("invalid_argument", "\"name\" is longer than 200 bytes");
   // A token meant for a calendar app's address (where anyone who sees the address has it) may
   // read the calendar feed and nothing else; one named "calendar" is such a token unless told.
-  StatusOr<std::string> scope_field = api::fields::Text(request, "scope", t.name == "calendar" ? "calendar" : "full");
+  StatusOr<std::string> scope_field =
+      api::fields::Text(request, "scope", t.name == "calendar" ? "calendar" : "full");
   if (!scope_field.ok()) return api::ErrorReply(scope_field.status());
   const std::string scope_name = *scope_field;
   std::optional<web::Scope> scope = web::ParseScope(scope_name);
   if (!scope) {
-    return api::ErrorReply("invalid_argument", "\"scope\" must be \"calendar\" (the calendar feed only), \"read\" or "
-                                               "\"full\", not \"" + scope_name + "\"");
+    return api::ErrorReply("invalid_argument",
+                           "\"scope\" must be \"calendar\" (the calendar feed only), \"read\" or "
+                           "\"full\", not \"" +
+                               scope_name + "\"");
   }
   t.scope = web::ScopeName(*scope);
   t.created = now;
@@ -127,7 +133,8 @@ json HttpDoor::TokenCreate(const Caller& caller, const json& request) {
     std::optional<Duration> d;
     if (e->is_number_integer()) d = e->get<Duration>();
     if (e->is_string()) d = ParseDuration(e->get<std::string>());
-    if (!d || *d <= 0) return api::ErrorReply("invalid_argument", "\"expires\" must be a duration such as \"30d\" or seconds");
+    if (!d || *d <= 0)
+      return api::ErrorReply("invalid_argument", "\"expires\" must be a duration such as \"30d\" or seconds");
     t.expires = now + *d;
   }
   const std::string secret = "rota_" + web::RandomToken();
@@ -136,7 +143,8 @@ json HttpDoor::TokenCreate(const Caller& caller, const json& request) {
   if (!id.ok()) return api::ErrorReply(id.status());
   auth_->AddToken(web::TokenEntry{*id, t.hash, caller.uid, caller.name, t.expires, *scope});
   spdlog::info("HTTP: API token {} ({}) created for {}", *id, t.scope, caller.name);
-  return api::OkReply({{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}, {"scope", t.scope}});
+  return api::OkReply(
+      {{"id", *id}, {"token", secret}, {"name", t.name}, {"expires", t.expires}, {"scope", t.scope}});
 }
 
 json HttpDoor::TokenList(const Caller& caller, const json& request) {
@@ -153,8 +161,14 @@ json HttpDoor::TokenList(const Caller& caller, const json& request) {
   if (!tokens.ok()) return api::ErrorReply(tokens.status());
   json out = json::array();
   for (const store::ApiToken& t : *tokens) {
-    out.push_back({{"id", t.id}, {"user", t.user}, {"name", t.name}, {"created", t.created}, {"expires", t.expires},
-                   {"revoked_at", t.revoked_at}, {"revoked_by", t.revoked_by}, {"scope", t.scope}});
+    out.push_back({{"id", t.id},
+                   {"user", t.user},
+                   {"name", t.name},
+                   {"created", t.created},
+                   {"expires", t.expires},
+                   {"revoked_at", t.revoked_at},
+                   {"revoked_by", t.revoked_by},
+                   {"scope", t.scope}});
   }
   return api::OkReply({{"tokens", out}});
 }
@@ -175,7 +189,8 @@ json HttpDoor::TokenRevoke(const Caller& caller, const json& request) {
     // Another user's token is reported as missing: its existence is theirs.
     return api::ErrorReply("not_found", "no token " + std::to_string(id) + " of yours");
   }
-  if (Status s = setup_.store->RevokeToken(id, caller.name, setup_.clock->Now()); !s.ok()) return api::ErrorReply(s);
+  if (Status s = setup_.store->RevokeToken(id, caller.name, setup_.clock->Now()); !s.ok())
+    return api::ErrorReply(s);
   auth_->RemoveToken(id);
   spdlog::info("HTTP: API token {} of {} revoked by {}", id, found->user, caller.name);
   return api::OkReply({{"id", id}});

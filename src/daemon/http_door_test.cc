@@ -77,9 +77,12 @@ TEST_F(HttpDoorTest, TokensAreMadeListedAndRevokedByTheirOwnersAndAdmins) {
   EXPECT_EQ(script["expires"], kNow + 30 * kDay);
   ASSERT_TRUE(door_->TokenCreate(bob_, {{"name", "bob's"}, {"scope", "read"}}).value("ok", false));
 
-  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", std::string(201, 'x')}})["error"]["code"], "invalid_argument");
-  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", "x"}, {"scope", "root"}})["error"]["code"], "invalid_argument");
-  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", "x"}, {"expires", "-1d"}})["error"]["code"], "invalid_argument");
+  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", std::string(201, 'x')}})["error"]["code"],
+            "invalid_argument");
+  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", "x"}, {"scope", "root"}})["error"]["code"],
+            "invalid_argument");
+  EXPECT_EQ(door_->TokenCreate(alice_, {{"name", "x"}, {"expires", "-1d"}})["error"]["code"],
+            "invalid_argument");
 
   // Each sees their own; only admins see others'.
   EXPECT_EQ(door_->TokenList(alice_, json::object())["tokens"].size(), 2u);

@@ -18,7 +18,8 @@ void Inventory::Load(const device::Snapshot* snap) {
     g.index = info.index;
     g.model = info.name;
     g.memory = info.memory_total;
-    for (const device::MigInstance& m : info.mig) g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
+    for (const device::MigInstance& m : info.mig)
+      g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
     for (const std::string& peer : info.nvlink_peers) {
       if (auto it = by_pci.find(peer); it != by_pci.end()) g.nvlink.push_back(it->second);
     }
@@ -46,7 +47,8 @@ StatusOr<size_t> Inventory::Find(const std::string& name) const { return FindCar
 std::string Inventory::IndexList(const Allocation& alloc) const {
   std::vector<int> indices;
   for (int g : alloc.gpus) {
-    if (g >= 0 && static_cast<size_t>(g) < state_.gpus.size()) indices.push_back(state_.gpus[static_cast<size_t>(g)].index);
+    if (g >= 0 && static_cast<size_t>(g) < state_.gpus.size())
+      indices.push_back(state_.gpus[static_cast<size_t>(g)].index);
   }
   return JoinInts(indices, ",");
 }
@@ -104,7 +106,8 @@ std::map<std::string, std::string> Inventory::Env(const store::JobRecord& rec) c
 std::vector<std::pair<unsigned, unsigned>> Inventory::OtherCardsDevices(const Allocation& alloc) const {
   std::vector<std::pair<unsigned, unsigned>> out;
   for (size_t i = 0; i < minors_.size(); ++i) {
-    const bool given = std::find(alloc.gpus.begin(), alloc.gpus.end(), static_cast<int>(i)) != alloc.gpus.end();
+    const bool given =
+        std::find(alloc.gpus.begin(), alloc.gpus.end(), static_cast<int>(i)) != alloc.gpus.end();
     if (!given && minors_[i] >= 0) out.emplace_back(exec::kNvidiaMajor, static_cast<unsigned>(minors_[i]));
   }
   return out;

@@ -69,7 +69,7 @@ TEST(JobTableTest, TheSchedulerIsGivenWhatMayStartWhatIsHeldOutAndWhatHoldsCards
   std::sort(st.held.begin(), st.held.end());
   EXPECT_EQ(st.held, (std::vector<JobId>{2, 3, 5, 6}));
   EXPECT_EQ(Ids(st.running), (std::vector<JobId>{4, 3}));  // the withdrawn launch holds its card
-  EXPECT_EQ(st.running[1].kill_at, kNever);                  // nothing times it out
+  EXPECT_EQ(st.running[1].kill_at, kNever);                // nothing times it out
 
   // Once the engine says it is gone, and its retry is due, job 3 may start again; job 2 too.
   EXPECT_TRUE(t.ForgetWithdrawn(3));

@@ -49,7 +49,8 @@ json JobViews::JobJson(const store::JobRecord& rec, const Caller& caller) {
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
     const Time end = rec.end_time > 0 ? rec.end_time : Now();
-    out["gpu_hours"] = AllocationGpus(cards_.state(), rec.placement.alloc) * static_cast<double>(end - rec.start_time) / 3600.0;
+    out["gpu_hours"] = AllocationGpus(cards_.state(), rec.placement.alloc) *
+                       static_cast<double>(end - rec.start_time) / 3600.0;
   }
   return out;
 }
@@ -59,14 +60,17 @@ json JobViews::Queue(const Caller& caller, const json& request) {
   if (!all_field.ok()) return WithError(all_field.status());
   const bool all = *all_field;
   json jobs = json::array();
-  auto visible = [&](const store::JobRecord& r) { return all || r.uid == static_cast<std::int64_t>(caller.uid); };
+  auto visible = [&](const store::JobRecord& r) {
+    return all || r.uid == static_cast<std::int64_t>(caller.uid);
+  };
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning && visible(a.rec)) jobs.push_back(JobJson(a.rec, caller));
   }
   std::set<JobId> listed;
   for (JobId id : jobs_.waiting_order()) {
     auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending || !visible(it->second.rec)) continue;
+    if (it == jobs_.end() || it->second.rec.state != store::JobState::kPending || !visible(it->second.rec))
+      continue;
     jobs.push_back(JobJson(it->second.rec, caller));
     listed.insert(id);
   }
@@ -84,7 +88,9 @@ StatusOr<store::JobRecord> JobViews::Visible(const Caller& caller, JobId id) {
     rec = it->second.rec;
   } else {
     StatusOr<store::JobRecord> r = store_->Get(id);
-    if (!r.ok()) return r.status().code() == StatusCode::kNotFound ? NotFound("no job " + std::to_string(id)) : r.status();
+    if (!r.ok())
+      return r.status().code() == StatusCode::kNotFound ? NotFound("no job " + std::to_string(id))
+                                                        : r.status();
     rec = std::move(*r);
   }
   if (!caller.admin && rec.uid != static_cast<std::int64_t>(caller.uid)) {
@@ -119,8 +125,8 @@ json JobViews::History(const Caller& caller, const json& request) {
   int limit = most;
   if (auto l = request.find("limit"); l != request.end()) {
     if (!l->is_number_integer() || l->get<std::int64_t>() < 1 || l->get<std::int64_t>() > most) {
-      return WithError(InvalidArgument("\"limit\" must be a number of jobs from 1 to " + std::to_string(most) +
-                                       " ([limits] history_limit)"));
+      return WithError(InvalidArgument("\"limit\" must be a number of jobs from 1 to " +
+                                       std::to_string(most) + " ([limits] history_limit)"));
     }
     limit = l->get<int>();
   }
@@ -128,7 +134,8 @@ json JobViews::History(const Caller& caller, const json& request) {
   if (auto c = request.find("after"); c != request.end()) {
     long long end = 0, id = 0;
     char extra = 0;
-    if (!c->is_string() || std::sscanf(c->get_ref<const std::string&>().c_str(), "%lld:%lld%c", &end, &id, &extra) != 2) {
+    if (!c->is_string() ||
+        std::sscanf(c->get_ref<const std::string&>().c_str(), "%lld:%lld%c", &end, &id, &extra) != 2) {
       return WithError(InvalidArgument("\"after\" must be the \"next\" of the page before"));
     }
     after = {end, id};
@@ -136,8 +143,8 @@ json JobViews::History(const Caller& caller, const json& request) {
   StatusOr<bool> all_field = api::fields::Bool(request, "all");
   if (!all_field.ok()) return WithError(all_field.status());
   const bool all = *all_field;
-  StatusOr<store::JobStore::HistoryPageResult> page = store_->HistoryPage(
-      *since, all ? std::nullopt : std::optional<std::int64_t>(caller.uid), after, limit);
+  StatusOr<store::JobStore::HistoryPageResult> page =
+      store_->HistoryPage(*since, all ? std::nullopt : std::optional<std::int64_t>(caller.uid), after, limit);
   if (!page.ok()) return WithError(page.status());
   json out = json::array();
   for (const store::JobRecord& r : page->jobs) out.push_back(JobJson(r, caller));
@@ -155,17 +162,20 @@ json JobViews::Logs(const Caller& caller, const json& request) {
   StatusOr<store::JobRecord> rec = Visible(caller, *id);
   if (!rec.ok()) return WithError(rec.status());
   if (rec->interactive) {
-    return WithError(FailedPrecondition("job " + std::to_string(*id) + " is an interactive session: its output went to its terminal"));
+    return WithError(FailedPrecondition("job " + std::to_string(*id) +
+                                        " is an interactive session: its output went to its terminal"));
   }
   std::int64_t offset = 0;
   std::int64_t max_bytes = 65536;
-  if (auto it = request.find("offset"); it != request.end() && it->is_number_integer()) offset = std::max<std::int64_t>(0, it->get<std::int64_t>());
+  if (auto it = request.find("offset"); it != request.end() && it->is_number_integer())
+    offset = std::max<std::int64_t>(0, it->get<std::int64_t>());
   if (auto it = request.find("max_bytes"); it != request.end() && it->is_number_integer()) {
     max_bytes = std::clamp<std::int64_t>(it->get<std::int64_t>(), 1, 1 << 20);
   }
   const std::string path = api::ExpandOutput(rec->output, *id);
   const bool final = store::IsFinal(rec->state);
-  json reply = api::OkReply({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
+  json reply =
+      api::OkReply({{"path", path}, {"data", ""}, {"offset", offset}, {"eof", true}, {"final", final}});
   if (rec->state == store::JobState::kPending) return reply;
   // Opened with its owner's rights, never root's (exec::OpenAsUser): the path is one its owner
   // chose, in directories its owner may or may not enter. Only a regular file of theirs is served;
@@ -179,7 +189,8 @@ json JobViews::Logs(const Caller& caller, const json& request) {
   }
   exec::UniqueFd fd(file->fd);
   const std::int64_t size = file->size;
-  std::string data(static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, size - offset))), '\0');
+  std::string data(
+      static_cast<size_t>(std::min<std::int64_t>(max_bytes, std::max<std::int64_t>(0, size - offset))), '\0');
   ssize_t n = data.empty() ? 0 : ::pread(fd.get(), data.data(), data.size(), offset);
   if (n < 0) return WithError(Unavailable("reading " + path + ": " + std::strerror(errno)));
   data.resize(static_cast<size_t>(n));
@@ -199,7 +210,8 @@ json JobViews::Events(const Caller& caller, const json& request) {
       return api::ErrorReply(InvalidArgument("\"job_id\" must be a job id"));
     }
     job = it->get<JobId>();
-    if (StatusOr<store::JobRecord> rec = Visible(caller, job); !rec.ok()) return api::ErrorReply(rec.status());
+    if (StatusOr<store::JobRecord> rec = Visible(caller, job); !rec.ok())
+      return api::ErrorReply(rec.status());
     since = 0;
   }
   const bool all = request.contains("all") && request["all"].is_boolean() && request["all"].get<bool>();

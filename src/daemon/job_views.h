@@ -27,7 +27,7 @@ namespace rota::daemon {
 class JobViews {
  public:
   struct Setup {
-    store::JobStore* store = nullptr;        // all must outlive the views
+    store::JobStore* store = nullptr;  // all must outlive the views
     const Clock* clock = nullptr;
     const config::Config* config = nullptr;  // the configuration in force
     const JobTable* jobs = nullptr;

@@ -48,7 +48,9 @@ class JobViewsTest : public ::testing::Test {
     s.config = &config_;
     s.jobs = &jobs_;
     s.cards = &cards_;
-    s.accounts = [](uid_t uid) -> StatusOr<UnixAccount> { return NotFound("no user " + std::to_string(uid)); };
+    s.accounts = [](uid_t uid) -> StatusOr<UnixAccount> {
+      return NotFound("no user " + std::to_string(uid));
+    };
     views_ = std::make_unique<JobViews>(std::move(s));
   }
 
@@ -93,8 +95,9 @@ TEST_F(JobViewsTest, OnesOwnJobsDetailsAreOnesOwnAndAdminsSeeAll) {
   EXPECT_EQ(views_->Visible(alice_, old)->state, store::JobState::kCancelled);  // from the store
   const StatusOr<store::JobRecord> theirs = views_->Visible(bob_, mine);
   EXPECT_EQ(theirs.status().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(theirs.status().message(), "job " + std::to_string(mine) +
-                                           " belongs to alice; only they and admins may see its details or act on it");
+  EXPECT_EQ(theirs.status().message(),
+            "job " + std::to_string(mine) +
+                " belongs to alice; only they and admins may see its details or act on it");
   EXPECT_TRUE(views_->Visible(root_, mine).ok());
   EXPECT_EQ(views_->Visible(alice_, 999).status().message(), "no job 999");
 

@@ -8,9 +8,9 @@
 
 #include "api/protocol.h"
 #include "api/request_fields.h"
+#include "core/civil_date.h"
 #include "core/quota.h"
 #include "core/usage.h"
-#include "core/civil_date.h"
 #include "daemon/notify_routing.h"
 
 namespace rota::daemon {
@@ -71,7 +71,8 @@ Status Notifications::Configure(EventLoop& loop, std::function<void()> on_result
   if (!n.ok()) return n.status();
   notifier_ = std::move(*n);
   loop_ = &loop;
-  if (Status s = loop.Add(notifier_->event_fd(), EPOLLIN, [on_results](std::uint32_t) { on_results(); }); !s.ok()) {
+  if (Status s = loop.Add(notifier_->event_fd(), EPOLLIN, [on_results](std::uint32_t) { on_results(); });
+      !s.ok()) {
     return s;
   }
   spdlog::info("notifier: {} channel(s)", config.notify.channels.size());
@@ -127,8 +128,8 @@ void Notifications::Notify(notify::Event e) {
   }
 }
 
-void Notifications::NotifyJobEnd(const store::JobRecord& rec, store::JobState state, const std::string& reason,
-                                 const std::string& actor, bool requeued) {
+void Notifications::NotifyJobEnd(const store::JobRecord& rec, store::JobState state,
+                                 const std::string& reason, const std::string& actor, bool requeued) {
   notify::Event e = JobEvent("job_ended", rec);
   e.state = store::JobStateName(state);
   e.reason = reason;
@@ -222,7 +223,8 @@ json Notifications::Log(const json& request, Time now) {
   std::optional<store::OutboxState> state;
   if (auto it = request.find("state"); it != request.end()) {
     state = store::OutboxStateFromName(it->is_string() ? it->get<std::string>() : "");
-    if (!state) return api::ErrorReply(InvalidArgument("\"state\" must be \"pending\", \"sent\" or \"failed\""));
+    if (!state)
+      return api::ErrorReply(InvalidArgument("\"state\" must be \"pending\", \"sent\" or \"failed\""));
   }
   int limit = 200;
   if (auto it = request.find("limit"); it != request.end()) {

@@ -38,7 +38,8 @@ namespace rota::daemon {
 
 class Notifications {
  public:
-  using ChannelFactory = std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)>;
+  using ChannelFactory =
+      std::function<StatusOr<std::unique_ptr<notify::Channel>>(const notify::ChannelSpec&)>;
   struct Setup {
     store::JobStore* store = nullptr;  // the outbox is in its database; must outlive this part
     const Clock* clock = nullptr;      // must outlive this part

@@ -129,7 +129,8 @@ TEST_F(NotificationsTest, AJobsEndIsToldAsItsOwnerExpectsIt) {
                                                 "job_requeued"}));
   const StatusOr<std::vector<store::OutboxRow>> rows = notes_->outbox()->List(std::nullopt);
   ASSERT_TRUE(rows.ok() && rows->size() == 5u);
-  EXPECT_NE((*rows)[1].body.find("stopped"), std::string::npos) << (*rows)[1].body;  // reclaimed: not "preempted"
+  EXPECT_NE((*rows)[1].body.find("stopped"), std::string::npos)
+      << (*rows)[1].body;  // reclaimed: not "preempted"
 }
 
 TEST_F(NotificationsTest, TheTimeLimitReminderComesOnceAndNotAgainAfterARestart) {
@@ -211,8 +212,9 @@ TEST_F(NotificationsTest, ATestIsAnsweredThroughTheLoopWithItsTag) {
   EXPECT_TRUE(r["results"][0]["ok"].get<bool>());
   ASSERT_NE(channel_, nullptr);
   ASSERT_EQ(channel_->attempts().size(), 1u);
-  EXPECT_EQ(channel_->attempts()[0].message.mentions, std::vector<std::string>{});  // a webhook mentions nobody
-  EXPECT_TRUE(notes_->Stop().empty());  // nothing was left waiting
+  EXPECT_EQ(channel_->attempts()[0].message.mentions,
+            std::vector<std::string>{});  // a webhook mentions nobody
+  EXPECT_TRUE(notes_->Stop().empty());    // nothing was left waiting
 }
 
 }  // namespace

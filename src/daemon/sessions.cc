@@ -31,7 +31,8 @@ void Daemon::StartSession(Active& a, const rota::Start& start, Time now) {
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
   StatusOr<std::string> cgroup =
-      engine_->CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu), cards_.OtherCardsDevices(start.alloc));
+      engine_->CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu),
+                                   cards_.OtherCardsDevices(start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
     Status s = engine_->MoveToCgroup(*cgroup, a.session_pid);
     // Alive after the move: the pid still named the client when it was written. (Gone, its pid

@@ -42,11 +42,13 @@ Status UsageLedger::SaveWith(const store::JobRecord& rec, Time at, const std::fu
 
 void UsageLedger::Save(const store::JobRecord& rec, Time end) {
   if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
-  if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]); !s.ok()) {
+  if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]);
+      !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
   }
   if (!rec.job.project.empty()) {
-    (void)setup_.store->SaveUsage(store::AccountKind::kProject, rec.job.project, usage_.projects[rec.job.project]);
+    (void)setup_.store->SaveUsage(store::AccountKind::kProject, rec.job.project,
+                                  usage_.projects[rec.job.project]);
   }
 }
 

@@ -24,8 +24,9 @@ class UsageLedger {
   struct Setup {
     store::JobStore* store = nullptr;        // must outlive the ledger
     const config::Config* config = nullptr;  // the configuration in force (the policy's half-life, weeks)
-    const ClusterState* cards = nullptr;     // the inventory: what an allocation counts as (a share is a fraction)
-    Notifications* notes = nullptr;          // quota notices; may be null (none)
+    const ClusterState* cards =
+        nullptr;                     // the inventory: what an allocation counts as (a share is a fraction)
+    Notifications* notes = nullptr;  // quota notices; may be null (none)
   };
   explicit UsageLedger(Setup setup);
 

@@ -78,7 +78,9 @@ class UsageLedgerTest : public ::testing::Test {
 
   double WeekHours(const std::string& user) {
     auto it = ledger_->maps().users.find(user);
-    return it == ledger_->maps().users.end() ? 0 : WeekUsage(it->second, WeekStart(kStart, config_.policy)) / 3600;
+    return it == ledger_->maps().users.end()
+               ? 0
+               : WeekUsage(it->second, WeekStart(kStart, config_.policy)) / 3600;
   }
 
   size_t Queued() { return notes_->outbox()->List(std::nullopt)->size(); }
@@ -98,10 +100,13 @@ TEST_F(UsageLedgerTest, ARunIsChargedToItsOwnerAndProjectAndStoredWithItsEnd) {
   EXPECT_DOUBLE_EQ(WeekHours("alice"), 2.0);
   EXPECT_DOUBLE_EQ(ledger_->maps().projects.at("vision").week_gpu_seconds, 2.0 * 3600);
   bool end_written = false;
-  ASSERT_TRUE(ledger_->SaveWith(rec, kStart + kHour, [&] {
-                end_written = true;
-                return Status();
-              }).ok());
+  ASSERT_TRUE(ledger_
+                  ->SaveWith(rec, kStart + kHour,
+                             [&] {
+                               end_written = true;
+                               return Status();
+                             })
+                  .ok());
   EXPECT_TRUE(end_written);
   ledger_ = MakeLedger();  // a restart
   EXPECT_DOUBLE_EQ(WeekHours("alice"), 2.0);

@@ -35,9 +35,9 @@ class FakeCards final : public device::Devices {
  private:
   std::shared_ptr<device::Devices> simulated_;  // called under mu_ (one caller at a time)
   std::mutex mu_;
-  std::map<int, Status> health_;                              // GUARDED_BY(mu_)
-  std::map<int, std::vector<device::ProcessInfo>> extra_;     // GUARDED_BY(mu_)
-  Status fail_;                                               // GUARDED_BY(mu_)
+  std::map<int, Status> health_;                           // GUARDED_BY(mu_)
+  std::map<int, std::vector<device::ProcessInfo>> extra_;  // GUARDED_BY(mu_)
+  Status fail_;                                            // GUARDED_BY(mu_)
 };
 
 }  // namespace rota::testing
