@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -34,9 +35,8 @@ device::GpuInfo Card(int index, int util, MiB used) {
 class AllocationWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
     device::Snapshot first{"550", {Card(0, 0, 0), Card(1, 0, 0)}};
     cards_.Load(&first);
     CardWatch::ProcessReader reader;
@@ -47,12 +47,7 @@ class AllocationWatchTest : public ::testing::Test {
     reader.start_time = [](pid_t) -> StatusOr<unsigned long long> { return 1ULL; };
     reader.user_name = [](uid_t) -> std::optional<std::string> { return "alice"; };
     card_watch_ = std::make_unique<CardWatch>(*store_, reader);
-    Notifications::Setup n;
-    n.store = store_.get();
-    n.clock = &clock_;
-    n.note_job = [](JobId, const std::string&, Time) {};
-    n.gpus_of = [](const store::JobRecord&) { return std::string("0"); };
-    notes_ = std::make_unique<Notifications>(std::move(n), config_);
+    notes_ = testing::QuietNotifications(*store_, clock_, config_);
     AllocationWatch::Setup s;
     s.store = store_.get();
     s.config = &config_;

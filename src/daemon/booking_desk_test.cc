@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/builders.h"
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -18,39 +20,18 @@ namespace booking_desk_test {
 namespace {
 
 using nlohmann::json;
+using testing::Person;
 
 constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
 constexpr Time kTomorrow = kStart + kDay;
 
-Caller Person(const std::string& name, uid_t uid, bool admin = false) {
-  Caller c;
-  c.uid = uid;
-  c.gid = uid;
-  c.name = name;
-  c.admin = admin;
-  return c;
-}
-
 class BookingDeskTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
-    for (int i = 0; i < 2; ++i) {
-      Gpu g;
-      g.index = i;
-      g.uuid = "GPU-" + std::to_string(i);
-      g.model = "NVIDIA A100-SXM4-80GB";
-      g.memory = 81920;
-      cards_.gpus.push_back(g);
-    }
-    Notifications::Setup n;
-    n.store = store_.get();
-    n.clock = &clock_;
-    n.note_job = [](JobId, const std::string&, Time) {};
-    n.gpus_of = [](const store::JobRecord&) { return std::string(); };
-    notes_ = std::make_unique<Notifications>(std::move(n), config_);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
+    cards_.gpus = testing::Cards(2);  // GPU-0 and GPU-1
+    notes_ = testing::QuietNotifications(*store_, clock_, config_);
     Restart();
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/daemon/parts.h"
 #include "testing/temp_dir.h"
 
 namespace rota::daemon {
@@ -38,9 +39,8 @@ device::GpuInfo Info(int index, std::vector<int> pids) {
 class CardWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
     watch_ = MakeWatch();
   }
 

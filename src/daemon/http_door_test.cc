@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -16,24 +17,15 @@ namespace http_door_test {
 namespace {
 
 using nlohmann::json;
+using testing::Person;
 
 constexpr Time kNow = 1796115600;
-
-Caller Person(const std::string& name, uid_t uid, bool admin = false) {
-  Caller c;
-  c.uid = uid;
-  c.gid = uid;
-  c.name = name;
-  c.admin = admin;
-  return c;
-}
 
 class HttpDoorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
     config_.web.listen = "";
     StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
     ASSERT_TRUE(loop.ok());

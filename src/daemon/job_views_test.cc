@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -18,17 +19,9 @@ namespace job_views_test {
 namespace {
 
 using nlohmann::json;
+using testing::Person;
 
 constexpr Time kNow = 1796115600;
-
-Caller Person(const std::string& name, uid_t uid, bool admin = false) {
-  Caller c;
-  c.uid = uid;
-  c.gid = uid;
-  c.name = name;
-  c.admin = admin;
-  return c;
-}
 
 std::vector<JobId> Ids(const json& jobs) {
   std::vector<JobId> out;
@@ -39,9 +32,8 @@ std::vector<JobId> Ids(const json& jobs) {
 class JobViewsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
     JobViews::Setup s;
     s.store = store_.get();
     s.clock = &clock_;

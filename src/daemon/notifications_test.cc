@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "core/usage.h"
 #include "testing/daemon/fake_channel.h"
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -44,9 +45,8 @@ class NotificationsTest : public ::testing::Test {
     StatusOr<config::Config> config = config::ParseConfig(kConfig, "rota.toml");
     ASSERT_TRUE(config.ok()) << config.status().message();
     config_ = std::move(*config);
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
     Restart();
   }
 

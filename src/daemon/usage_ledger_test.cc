@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/usage.h"
+#include "testing/builders.h"
+#include "testing/daemon/parts.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 
@@ -35,22 +37,10 @@ class UsageLedgerTest : public ::testing::Test {
     StatusOr<config::Config> config = config::ParseConfig(kConfig, "rota.toml");
     ASSERT_TRUE(config.ok()) << config.status().message();
     config_ = std::move(*config);
-    StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir_.path() + "/rota.db");
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(*store);
-    for (int i = 0; i < 2; ++i) {
-      Gpu g;
-      g.index = i;
-      g.uuid = "GPU-" + std::to_string(i);
-      g.memory = 81920;
-      cards_.gpus.push_back(g);
-    }
-    Notifications::Setup n;
-    n.store = store_.get();
-    n.clock = &clock_;
-    n.note_job = [](JobId, const std::string&, Time) {};
-    n.gpus_of = [](const store::JobRecord&) { return std::string(); };
-    notes_ = std::make_unique<Notifications>(std::move(n), config_);
+    store_ = testing::OpenStore(dir_);
+    ASSERT_NE(store_, nullptr);
+    cards_.gpus = testing::Cards(2);  // GPU-0 and GPU-1
+    notes_ = testing::QuietNotifications(*store_, clock_, config_);
     ledger_ = MakeLedger();
   }
 
