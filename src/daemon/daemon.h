@@ -60,7 +60,6 @@
 
 namespace rota::daemon {
 
-
 class Daemon : public Server::Handler, private EngineEvents {
  public:
   // Opens the store, builds the GPU inventory, recovers jobs left by a previous run and starts
@@ -205,7 +204,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
   // The machine could not launch the job (no room for its spec, no process for its shepherd):
-  // it stays pending, its history says why, and it is tried again later (RetryAt).
+  // it stays pending, its history says why, and it is tried again later (JobTable::RetryAt).
   void PostponeLaunch(Active& a, const std::string& why, Time now);
 
   // Bookings (booking_desk.h owns them; booking_pass.cc): advances them with what the daemon
