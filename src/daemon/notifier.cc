@@ -23,7 +23,10 @@ namespace {
 
 constexpr int kBatch = 50;
 
-std::int64_t NowMs() {
+// The rate limits' time in milliseconds: the steady clock's, or on a virtual clock (tests) the
+// virtual seconds, so that a limit spreads messages over virtual minutes as over real ones.
+std::int64_t NowMs(const Clock& clock) {
+  if (clock.Virtual()) return static_cast<std::int64_t>(clock.Now()) * 1000;
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -216,7 +219,7 @@ void Notifier::Deliver(const store::OutboxRow& row) {
     return;
   }
   notify::TokenBucket& bucket = buckets_[row.channel];
-  const std::int64_t now_ms = NowMs();
+  const std::int64_t now_ms = NowMs(clock_);
   if (!bucket.TryTake(now_ms)) {
     const Time at = clock_.Now() + (bucket.ReadyAt(now_ms) - now_ms + 999) / 1000;
     if (Status s = outbox_->Defer(row.id, at); !s.ok())

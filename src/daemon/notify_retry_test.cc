@@ -1,9 +1,11 @@
-// The notifier's retries on virtual time, in-process (testing::InProcessDaemon with its channels
-// made as testing::FakeChannel): a message whose channel fails is tried again after the backoff
-// ([notify] first_backoff, doubling, +-25% jitter) until it goes through, and a channel that keeps
-// failing is reported to the admins once. Hours of backoff in well under a second.
+// The notifier's retries and rate limits on virtual time, in-process (testing::InProcessDaemon
+// with its channels made as testing::FakeChannel): a message whose channel fails is tried again
+// after the backoff ([notify] first_backoff, doubling, +-25% jitter) until it goes through, a
+// channel that keeps failing is reported to the admins once, and a channel's per_minute spreads
+// a burst of messages over the minutes. Hours of backoff in well under a second.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "testing/daemon/in_process.h"
@@ -128,6 +130,44 @@ TEST_F(NotifyRetryTest, AChannelThatKeepsFailingIsReportedToTheAdminsOnce) {
   ASSERT_NE(to_admins, nullptr);
   ASSERT_TRUE(d.WaitFor([&] { return to_admins->attempts().size() == 1; }));
   EXPECT_NE(to_admins->attempts()[0].message.text.find("lab"), std::string::npos) << to_admins->attempts()[0].message.text;
+}
+
+TEST(NotifyRateTest, AChannelsRateLimitSpreadsABurstOverTheMinutes) {
+  // per_minute = 2: one message at once, then one a minute (notify/delivery.h: TokenBucket).
+  std::string notify = kNotify;
+  const std::string lab_url = "url = \"http://127.0.0.1:9/lab\"\n";
+  notify.replace(notify.find(lab_url), lab_url.size(), lab_url + "per_minute = 2\n");
+  InProcessDaemon d(testing::SimulatedCards(3) + notify, kStart);
+  ASSERT_TRUE(d.ok());
+  FakeChannel* lab = d.channel("lab");
+  ASSERT_NE(lab, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const JobId id = d.Submit("alice", {{"request", {{"gpus", 1}}}, {"time_limit", kHour}});
+    d.engine().Exit(id, 0);
+  }
+  d.Settle();
+  ASSERT_TRUE(d.WaitFor([&] { return lab->attempts().size() == 1; }));
+  EXPECT_EQ(lab->attempts()[0].at, kStart);
+  // The other two wait for the next token, a minute on.
+  ASSERT_TRUE(d.WaitFor([&] {
+    int deferred = 0;
+    for (const json& r : Rows(d, "lab")) deferred += r["state"] == "pending" && r["next_attempt"] == kStart + 60;
+    return deferred == 2;
+  }));
+  d.AdvanceTo(kStart + 59);
+  EXPECT_EQ(lab->attempts().size(), 1u);
+  d.AdvanceTo(kStart + 60);
+  ASSERT_TRUE(d.WaitFor([&] { return lab->attempts().size() == 2; }));
+  EXPECT_EQ(lab->attempts()[1].at, kStart + 60);
+  ASSERT_TRUE(d.WaitFor([&] {
+    const json rows = Rows(d, "lab");
+    return std::any_of(rows.begin(), rows.end(), [](const json& r) {
+      return r["state"] == "pending" && r["next_attempt"] == kStart + 120;
+    });
+  }));
+  d.AdvanceTo(kStart + 120);
+  ASSERT_TRUE(d.WaitFor([&] { return lab->attempts().size() == 3; }));
+  EXPECT_EQ(lab->attempts()[2].at, kStart + 120);
 }
 
 }  // namespace
