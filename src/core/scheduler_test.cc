@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "testing/builders.h"
+
 namespace rota {
 namespace scheduler_test {
 namespace {
@@ -16,27 +18,16 @@ namespace {
 constexpr Time kMon = 1704067200;                  // 2024-01-01 00:00 UTC, a Monday
 constexpr Time kNow = kMon + 2 * kDay + 11 * kHour;  // Wednesday 11:00
 
-ClusterState Cards(int n, MiB memory = 81920) {
+// testing/builders.h's cards and jobs, in the argument order these tests read best in (the user
+// last: most jobs here are one anonymous user's).
+ClusterState Cards(int n, MiB memory = testing::k80GiB) {
   ClusterState s;
-  for (int i = 0; i < n; ++i) {
-    Gpu g;
-    g.index = i;
-    g.memory = memory;
-    s.gpus.push_back(g);
-  }
+  s.gpus = testing::Cards(n, memory);
   return s;
 }
 
 Job MakeJob(JobId id, int gpus, Duration limit, Time submit, Tier tier = Tier::kRegular, std::string user = "u") {
-  Job j;
-  j.id = id;
-  j.user = std::move(user);
-  j.project = "p";
-  j.tier = tier;
-  j.request.gpus = gpus;
-  j.time_limit = limit;
-  j.submit_time = submit;
-  return j;
+  return testing::MakeJob(id, std::move(user), gpus, limit, submit, tier);
 }
 
 // A running job on `cards` that started at `start` with `limit`. Regular tier and not
