@@ -152,7 +152,7 @@ json BookingDesk::ExtendBooking(const Caller& caller, const json& request) {
   spec.start = std::max(spec.start, now - now % config_.bookings.slot);
   spec.end = end;
   if (rec.entry.alloc.mig < 0 && spec.request.kind == RequestKind::kWholeGpus) spec.cards = rec.entry.alloc.gpus;
-  BookingCheck check = CheckBooking(spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin,
+  BookingCheck check = CheckBooking(spec, book_->Entries(), cards_.gpus(), config_.bookings, config_.policy, now, caller.admin,
                                     rec.entry.id);
   // A booking under way may start in the past; only the new end matters for the rules here.
   std::erase_if(check.errors, [](const std::string& e) { return e.find("in the past") != std::string::npos; });
@@ -206,7 +206,7 @@ json BookingDesk::DecideBooking(const Caller& caller, const json& request, bool 
     out["booking"] = BookingJson(rec, caller);
     return out;
   }
-  BookingCheck check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy,
+  BookingCheck check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus(), config_.bookings, config_.policy,
                                     now, /*by_admin=*/true, rec.entry.id);
   if (!check.errors.empty()) return api::ErrorReply(InvalidArgument(Join(check.errors, "; ")));
   json displaced = json::array();
@@ -228,7 +228,7 @@ json BookingDesk::DecideBooking(const Caller& caller, const json& request, bool 
     std::erase_if(remaining, [&](const BookingEntry& e) {
       return std::find(victims.begin(), victims.end(), e.id) != victims.end();
     });
-    BookingCheck placed = CheckBooking(rec.entry.spec, remaining, cards_.gpus, config_.bookings, config_.policy, now,
+    BookingCheck placed = CheckBooking(rec.entry.spec, remaining, cards_.gpus(), config_.bookings, config_.policy, now,
                                        true, rec.entry.id);
     if (placed.alloc) {
       BookingEntry approved = rec.entry;
@@ -240,7 +240,7 @@ json BookingDesk::DecideBooking(const Caller& caller, const json& request, bool 
     for (std::int64_t id : victims) {
       store::BookingRecord victim = *book_->Find(id);
       const BookingState from = victim.entry.state;
-      BookingCheck moved = CheckBooking(victim.entry.spec, remaining, cards_.gpus, config_.bookings, config_.policy, now,
+      BookingCheck moved = CheckBooking(victim.entry.spec, remaining, cards_.gpus(), config_.bookings, config_.policy, now,
                                         true, id);
       std::vector<std::string> free;
       for (Time t : moved.alternatives) free.push_back(LocalTime(t));
@@ -258,14 +258,14 @@ json BookingDesk::DecideBooking(const Caller& caller, const json& request, bool 
       }
       displaced.push_back(id);
     }
-    check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, true,
+    check = CheckBooking(rec.entry.spec, book_->Entries(), cards_.gpus(), config_.bookings, config_.policy, now, true,
                          rec.entry.id);
     if (!check.alloc) {
       return api::ErrorReply(FailedPrecondition("booking " + std::to_string(rec.entry.id) +
                                                 " still does not fit (an active booking is in the way)"));
     }
   }
-  BookingBook::Place(rec, *check.alloc, cards_.gpus);
+  BookingBook::Place(rec, *check.alloc, cards_.gpus());
   rec.entry.state = BookingState::kConfirmed;
   rec.decided_by = admin;
   rec.reason = reason.empty() ? "approved by " + admin : reason;

@@ -27,6 +27,7 @@
 #include "daemon/booking_book.h"
 #include "daemon/clock.h"
 #include "daemon/identity.h"
+#include "daemon/inventory.h"
 #include "daemon/notifications.h"
 #include "store/job_store.h"
 
@@ -42,7 +43,7 @@ class BookingDesk {
     store::JobStore* store = nullptr;        // must outlive the desk
     const Clock* clock = nullptr;            // must outlive the desk
     const config::Config* config = nullptr;  // the configuration in force (replaced in place on reload)
-    const ClusterState* cards = nullptr;     // the inventory (.gpus), kept up to date by the daemon
+    const Inventory* cards = nullptr;        // the inventory, kept up to date by the daemon
     Notifications* notes = nullptr;
     // The bookings the scheduler holds capacity for changed: a pass is due.
     std::function<void()> changed;
@@ -77,7 +78,6 @@ class BookingDesk {
 
  private:
   Time Now() const { return clock_->Now(); }
-  StatusOr<size_t> FindCard(const std::string& name) const;
   StatusOr<BookingSpec> BookingSpecFrom(const Caller& caller, const nlohmann::json& booking, Time now);
   nlohmann::json BookingJson(const store::BookingRecord& rec, const Caller& caller) const;
   StatusOr<const store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
@@ -92,7 +92,7 @@ class BookingDesk {
   store::JobStore* store_;
   const Clock* clock_;
   const config::Config& config_;
-  const ClusterState& cards_;
+  const Inventory& cards_;
   Notifications* notes_;
   std::function<void()> changed_;
   std::unique_ptr<BookingBook> book_;

@@ -30,7 +30,7 @@ class BookingDeskTest : public ::testing::Test {
   void SetUp() override {
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
-    cards_.gpus = testing::Cards(2);  // GPU-0 and GPU-1
+    cards_.gpus() = testing::Cards(2);  // GPU-0 and GPU-1
     notes_ = testing::QuietNotifications(*store_, clock_, config_);
     Restart();
   }
@@ -59,7 +59,7 @@ class BookingDeskTest : public ::testing::Test {
   testing::TempDir dir_{"rota-booking-desk"};
   testing::FakeClock clock_{kStart};
   config::Config config_;  // the defaults: no admin needed a day ahead, 15 minutes' no-show grace
-  ClusterState cards_;
+  Inventory cards_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Notifications> notes_;
   std::unique_ptr<BookingDesk> desk_;

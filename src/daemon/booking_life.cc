@@ -13,7 +13,6 @@
 #include "api/protocol.h"
 #include "daemon/clock.h"
 #include "daemon/booking_desk.h"
-#include "daemon/inventory.h"
 
 namespace rota::daemon {
 
@@ -35,11 +34,9 @@ BookingDesk::BookingDesk(Setup setup)
       changed_(std::move(setup.changed)),
       book_(std::make_unique<BookingBook>(*setup.store)) {}
 
-Status BookingDesk::Load(Time now) { return book_->Load(now, cards_.gpus); }
+Status BookingDesk::Load(Time now) { return book_->Load(now, cards_.gpus()); }
 
-void BookingDesk::Remap() { book_->Remap(cards_.gpus); }
-
-StatusOr<size_t> BookingDesk::FindCard(const std::string& name) const { return daemon::FindCard(cards_.gpus, name); }
+void BookingDesk::Remap() { book_->Remap(cards_.gpus()); }
 
 BookingDesk::Advanced BookingDesk::Advance(const std::unordered_map<std::int64_t, BookingObservation>& seen,
                                            Time now) {

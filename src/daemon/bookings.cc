@@ -42,11 +42,8 @@ std::string BookingDesk::LocalTime(Time t) const { return FormatLocal(t, config_
 
 std::string BookingDesk::DescribeBooking(const store::BookingRecord& rec) const {
   const BookingEntry& e = rec.entry;
-  std::vector<std::string> cards;
-  for (int g : e.alloc.gpus) {
-    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) cards.push_back(std::to_string(cards_.gpus[g].index));
-  }
-  std::string where = cards.empty() ? "not placed" : "GPU " + Join(cards, ",");
+  const std::string cards = cards_.IndexList(e.alloc);
+  std::string where = cards.empty() ? "not placed" : "GPU " + cards;
   if (e.alloc.mig >= 0 && !e.alloc.gpus.empty()) where += " slice " + e.spec.request.mig_profile;
   if (e.spec.request.kind == RequestKind::kMemShare) where += " " + FormatMemory(e.spec.request.memory);
   return std::to_string(e.id) + " (" + e.spec.user + ", " + where + ", " + LocalTime(e.spec.start) + " to " +
@@ -62,11 +59,7 @@ void BookingDesk::NotifyBooking(const std::string& name, const store::BookingRec
   ev.booking = e.id;
   ev.reason = reason;
   ev.actor = actor == "rotad" ? "" : actor;
-  std::vector<std::string> cards;
-  for (int g : e.alloc.gpus) {
-    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) cards.push_back(std::to_string(cards_.gpus[g].index));
-  }
-  ev.gpus = Join(cards, ",");
+  ev.gpus = cards_.IndexList(e.alloc);
   ev.when = LocalTime(e.spec.start) + " - " + LocalTime(e.spec.end);
   ev.minutes = e.spec.end > now ? (e.spec.end - now + 59) / 60 : 0;
   notes_->Notify(ev);
@@ -88,7 +81,7 @@ StatusOr<BookingSpec> BookingDesk::BookingSpecFrom(const Caller& caller, const j
     if (!it->is_array() || it->empty()) return InvalidArgument("\"gpu_ids\" must list GPUs (indices or UUIDs)");
     for (const json& id : *it) {
       const std::string name = id.is_string() ? id.get<std::string>() : id.dump();
-      StatusOr<size_t> card = FindCard(name);
+      StatusOr<size_t> card = cards_.Find(name);
       if (!card.ok()) return InvalidArgument(card.status().message());
       spec.cards.push_back(static_cast<int>(*card));
     }
@@ -171,14 +164,14 @@ json BookingDesk::Book(const Caller& caller, const json& request) {
   StatusOr<BookingSpec> spec = BookingSpecFrom(caller, request.value("booking", json()), now);
   if (!spec.ok()) return api::ErrorReply(spec.status());
   const BookingCheck check =
-      CheckBooking(*spec, book_->Entries(), cards_.gpus, config_.bookings, config_.policy, now, caller.admin);
+      CheckBooking(*spec, book_->Entries(), cards_.gpus(), config_.bookings, config_.policy, now, caller.admin);
   StatusOr<bool> dry_run_field = api::fields::Bool(request, "dry_run");
   if (!dry_run_field.ok()) return api::ErrorReply(dry_run_field.status());
   const bool dry_run = *dry_run_field;
   store::BookingRecord rec;
   rec.entry.spec = *spec;
   rec.uid = spec->user == caller.name ? static_cast<std::int64_t>(caller.uid) : -1;
-  for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus[static_cast<size_t>(c)].uuid);
+  for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus()[static_cast<size_t>(c)].uuid);
   rec.created = now;
   rec.decided_by = "rotad";
   // The zone over the times the reply may name (the booking, the free starts nearby), for the
@@ -217,7 +210,7 @@ json BookingDesk::Book(const Caller& caller, const json& request) {
     msg += free.empty() ? "; no free start nearby" : "; free starts nearby: " + Join(free, ", ");
     return refuse(FailedPrecondition(msg));
   }
-  if (check.alloc) BookingBook::Place(rec, *check.alloc, cards_.gpus);
+  if (check.alloc) BookingBook::Place(rec, *check.alloc, cards_.gpus());
   if (check.needs_admin.empty()) {
     rec.entry.state = BookingState::kConfirmed;
     rec.reason = "within the rules";
@@ -244,7 +237,7 @@ json BookingDesk::BookingJson(const store::BookingRecord& rec, const Caller& cal
   const BookingEntry& e = rec.entry;
   json gpus = json::array();
   for (int g : e.alloc.gpus) {
-    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus.size()) gpus.push_back(cards_.gpus[g].index);
+    if (g >= 0 && static_cast<size_t>(g) < cards_.gpus().size()) gpus.push_back(cards_.gpus()[g].index);
   }
   return {{"id", e.id},
           {"user", e.spec.user},
@@ -262,7 +255,7 @@ json BookingDesk::BookingJson(const store::BookingRecord& rec, const Caller& cal
           {"created", rec.created},
           {"decided_by", rec.decided_by},
           {"reason", rec.reason},
-          {"gpu_hours", HeldGpuHours(e, cards_.gpus)},
+          {"gpu_hours", HeldGpuHours(e, cards_.gpus())},
           {"mine", e.spec.user == caller.name}};
 }
 
@@ -326,7 +319,7 @@ json BookingDesk::ListBookings(const Caller& caller, const json& request) {
   json list = json::array();
   for (auto& [id, r] : found) {
     if (const store::BookingRecord* live = book_->Find(id)) r = *live;
-    BookingBook::Remap(r, cards_.gpus);
+    BookingBook::Remap(r, cards_.gpus());
     if (pending && r.entry.state != BookingState::kRequested) continue;
     if (!all && !pending && r.entry.spec.user != caller.name) continue;
     list.push_back(BookingJson(r, caller));

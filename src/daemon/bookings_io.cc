@@ -148,7 +148,7 @@ json BookingDesk::ImportBookings(const Caller& caller, const json& request) {
       bad(spec.status().message());
       continue;
     }
-    BookingCheck check = CheckBooking(*spec, entries, cards_.gpus, config_.bookings, config_.policy, now, false);
+    BookingCheck check = CheckBooking(*spec, entries, cards_.gpus(), config_.bookings, config_.policy, now, false);
     if (!check.errors.empty()) {
       std::string all;
       for (const std::string& e : check.errors) all += (all.empty() ? "" : "; ") + e;
@@ -164,8 +164,8 @@ json BookingDesk::ImportBookings(const Caller& caller, const json& request) {
     }
     store::BookingRecord rec;
     rec.entry.spec = *spec;
-    for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus[static_cast<size_t>(c)].uuid);
-    BookingBook::Place(rec, *check.alloc, cards_.gpus);
+    for (int c : spec->cards) rec.asked_cards.push_back(cards_.gpus()[static_cast<size_t>(c)].uuid);
+    BookingBook::Place(rec, *check.alloc, cards_.gpus());
     const bool admin_says = caller.admin && *confirmed;
     rec.entry.state = check.needs_admin.empty() || admin_says ? BookingState::kConfirmed : BookingState::kRequested;
     rec.decided_by = admin_says ? (caller.name.empty() ? "root" : caller.name) : "rotad";

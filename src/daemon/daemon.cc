@@ -142,7 +142,7 @@ Status Daemon::Open() {
   desk.store = store_.get();
   desk.clock = deps_.clock;
   desk.config = &config_;
-  desk.cards = &cards_.state();
+  desk.cards = &cards_;
   desk.notes = notes_.get();
   desk.changed = [this] { dirty_ = true; };
   desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory

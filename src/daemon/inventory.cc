@@ -28,7 +28,8 @@ void Inventory::Load(const device::Snapshot* snap) {
   }
 }
 
-StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name) {
+StatusOr<size_t> Inventory::Find(const std::string& name) const {
+  const std::vector<Gpu>& cards = state_.gpus;
   for (size_t i = 0; i < cards.size(); ++i) {
     const Gpu& g = cards[i];
     if (g.uuid == name || std::to_string(g.index) == name) return i;
@@ -41,8 +42,6 @@ StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name
   return NotFound("no GPU '" + name + "' on this server (GPUs: " + (known.empty() ? "none" : known) +
                   "; use an index or a UUID)");
 }
-
-StatusOr<size_t> Inventory::Find(const std::string& name) const { return FindCard(state_.gpus, name); }
 
 std::string Inventory::IndexList(const Allocation& alloc) const {
   std::vector<int> indices;

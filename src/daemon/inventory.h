@@ -50,10 +50,6 @@ class Inventory {
   std::vector<int> minors_;  // by position: /dev/nvidia<minor>, -1 unknown
 };
 
-// Position in `cards` of the card named `name`: its index or UUID (a MIG slice's UUID names its
-// card). NotFound lists the cards there are.
-StatusOr<size_t> FindCard(const std::vector<Gpu>& cards, const std::string& name);
-
 // The host memory a job on `alloc` may use, in bytes: its memory per GPU (else
 // `default_per_gpu`) times its cards (at least one).
 std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc, MiB default_per_gpu);
