@@ -7,6 +7,15 @@
 
 namespace rota::daemon {
 
+namespace {
+
+// A run charges nothing when it never started, held no card, or "ended" before its start.
+bool Charges(const store::JobRecord& rec, Time end) {
+  return rec.start_time > 0 && !rec.placement.alloc.gpus.empty() && end >= rec.start_time;
+}
+
+}  // namespace
+
 UsageLedger::UsageLedger(Setup setup) : setup_(std::move(setup)) {}
 
 Status UsageLedger::Load() {
@@ -17,7 +26,7 @@ Status UsageLedger::Load() {
 }
 
 void UsageLedger::Charge(const store::JobRecord& rec, Time end) {
-  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
+  if (!Charges(rec, end)) return;
   const double gpus = AllocationGpus(*setup_.cards, rec.placement.alloc);
   const Policy& policy = setup_.config->policy;
   ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, policy);
@@ -41,7 +50,7 @@ Status UsageLedger::SaveWith(const store::JobRecord& rec, Time at, const std::fu
 }
 
 void UsageLedger::Save(const store::JobRecord& rec, Time end) {
-  if (rec.start_time <= 0 || rec.placement.alloc.gpus.empty() || end < rec.start_time) return;
+  if (!Charges(rec, end)) return;
   if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]);
       !s.ok()) {
     spdlog::error("saving usage of {}: {}", rec.job.user, s.message());
