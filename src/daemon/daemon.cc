@@ -70,7 +70,7 @@ Daemon::~Daemon() {
       if (local_waiting_.count(r.conn)) Reply(r.conn, r.reply);
     }
   }
-  StopSampler();
+  if (card_desk_) card_desk_->StopSampling();
   // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
   // that the base can go too (what is still in one stays: it is a user's terminal process).
   if (engine_) {
@@ -98,7 +98,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonOptions& options, c
 Status Daemon::Open() {
   started_ = Now();
   // Signals arrive through a signalfd, so they must be blocked in every thread: block them before
-  // anything starts one. The real libnvidia-ml starts its own threads in nvmlInit (LoadInventory);
+  // anything starts one. The real libnvidia-ml starts its own threads in nvmlInit (CardDesk::Load);
   // a SIGTERM the kernel handed to one of those would kill rotad without its shutdown (seen on
   // a real H200). Children must not inherit the blocked mask (the executor resets it in the
   // shepherd).
@@ -172,14 +172,32 @@ Status Daemon::Open() {
   engine_ = std::move(*engine);
   spdlog::info("executor: {}", engine_->Describe());
 
-  watch_ = std::make_unique<CardWatch>(*store_);
-  if (Status s = watch_->LoadDrains(); !s.ok()) return s;
+  CardDesk::Setup cards;
+  cards.store = store_.get();
+  cards.clock = deps_.clock;
+  cards.config = &config_;
+  cards.kill_wait = options_.kill_wait;
+  cards.loop = loop_.get();
+  cards.devices = deps_.devices;
+  cards.jobs = &jobs_;
+  cards.cards = &cards_;
+  cards.bookings = desk_.get();
+  cards.notes = notes_.get();
+  cards.changed = [this] { dirty_ = true; };
+  cards.stop = [this](ActiveJob& a, Time now) { BeginStop(a, now); };
+  cards.sampled = [this](Time now) {
+    counters_.CardsSampled(card_desk_->IdleCards(), now);
+    allocs_->Measure(now);
+    allocs_->Watch(now);
+  };
+  card_desk_ = std::make_unique<CardDesk>(std::move(cards));
+  if (Status s = card_desk_->Open(); !s.ok()) return s;
   AllocationWatch::Setup allocs;
   allocs.store = store_.get();
   allocs.config = &config_;
   allocs.jobs = &jobs_;
   allocs.cards = &cards_;
-  allocs.watch = watch_.get();
+  allocs.watch = &card_desk_->watch();
   allocs.notes = notes_.get();
   allocs.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
   allocs.stop = [this](ActiveJob& a, Time now) {
@@ -190,7 +208,7 @@ Status Daemon::Open() {
     dirty_ = true;
   };
   allocs_ = std::make_unique<AllocationWatch>(std::move(allocs));
-  if (Status s = LoadInventory(); !s.ok()) return s;
+  card_desk_->Load(Now());
   if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
   if (engine_->DeviceFilter()) {
@@ -244,7 +262,7 @@ Status Daemon::Open() {
   });
 
   if (Status s = Recover(); !s.ok()) return s;
-  if (Status s = StartSampler(); !s.ok()) return s;
+  if (Status s = card_desk_->StartSampling(); !s.ok()) return s;
   if (Status s = ConfigureNotifications(); !s.ok()) return s;
 
   server_ = std::make_unique<Server>(*loop_, *this);
@@ -263,37 +281,6 @@ Status Daemon::Open() {
   };
   door_ = std::make_unique<HttpDoor>(std::move(door));
   if (Status s = door_->Start(*loop_); !s.ok()) return s;
-  return Status();
-}
-
-Status Daemon::LoadInventory() {
-  StopSampler();  // the source is called from one thread at a time
-  if (config_.gpu_source == config::GpuSource::kSimulated || !devices_) {
-    // The simulated cards report the load the running jobs declare in their environment.
-    std::shared_ptr<SimulatedLoads> loads = sim_loads_;
-    devices_ = deps_.devices(config_, [loads] {
-      std::lock_guard<std::mutex> lock(loads->mu);
-      return loads->loads;
-    });
-    UpdateSimulatedLoads();
-  }
-  StatusOr<device::Snapshot> snap = devices_->Sample();
-  cards_.Load(snap.ok() ? &*snap : nullptr);
-  if (!snap.ok()) {
-    devices_error_ = snap.status().message();
-    spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
-                  devices_->Describe(), devices_error_);
-  } else {
-    devices_error_.clear();
-    spdlog::info("GPUs: {} from {}, driver {}", cards_.gpus().size(), devices_->Describe(), snap->driver_version);
-  }
-  for (auto& [id, a] : jobs_) {
-    if (a.rec.state == store::JobState::kRunning) cards_.Remap(a.rec);
-  }
-  if (desk_) desk_->Remap();
-  // Health, drains and who is on each card, from this first sample.
-  ApplySample(snap, Now());
-  dirty_ = true;
   return Status();
 }
 
@@ -328,18 +315,14 @@ Status Daemon::ReloadConfig() {
   const bool source_changed = fresh->gpu_source != config_.gpu_source || fresh->nvml_library != config_.nvml_library ||
                               fresh->nvml_timeout != config_.nvml_timeout;
   config_ = std::move(*fresh);
-  watch_->Forget();  // accounts may have changed too
+  card_desk_->Forget(source_changed);
   callers_.Clear();
   accounts_.Clear();
-  if (source_changed) {
-    StopSampler();
-    devices_.reset();
-  }
   if (server_) ApplyServerLimits();
   submit_rate_.reset();  // the new rate from the next submission on
   pending_counts_.reset();
-  if (Status s = LoadInventory(); !s.ok()) return s;
-  if (Status s = StartSampler(); !s.ok()) return s;
+  card_desk_->Load(Now());
+  if (Status s = card_desk_->StartSampling(); !s.ok()) return s;
   if (Status s = ConfigureNotifications(); !s.ok()) return s;
   spdlog::info("reloaded {}: {}", options_.config_path, config::Summary(config_));
   WarnAboutMemoryDefault();

@@ -30,6 +30,7 @@
 #include "daemon/after_ok.h"
 #include "daemon/allocation_watch.h"
 #include "daemon/booking_desk.h"
+#include "daemon/card_desk.h"
 #include "daemon/card_watch.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
@@ -80,8 +81,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   EventLoop& loop() { return *loop_; }
   // Asks the sampler for a sample now (it comes through the loop), and how many samples were
   // applied so far: for callers that drive the loop on virtual time.
-  void SampleSoon();
-  std::uint64_t samples_applied() const { return samples_applied_; }
+  void SampleSoon() { card_desk_->SampleSoon(); }
+  std::uint64_t samples_applied() const { return card_desk_->samples_applied(); }
   // Tells the notifier to look at the outbox now: on a virtual clock it waits to be told, by the
   // one who moves the time.
   void WakeNotifier();
@@ -127,10 +128,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   nlohmann::json RunSession(const Caller& caller, const nlohmann::json& request, ConnId conn);
   nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
-  nlohmann::json GpusReply(const Caller& caller);  // gpus.cc
-  nlohmann::json InventoryReply();                 // gpus.cc
-  nlohmann::json Drain(const Caller& caller, const nlohmann::json& request);   // monitor.cc
-  nlohmann::json Resume(const Caller& caller, const nlohmann::json& request);  // monitor.cc
   nlohmann::json Reload(const Caller& caller);
   Status CheckSubmittable(const store::JobRecord& rec);
   // Dependencies (dependencies.cc). The jobs `j` names exist; none of its --after-ok jobs has
@@ -153,8 +150,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   Caller HttpCaller(const HttpCall& call) const;
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
   std::string MetricsText();
-  // How many cards no running job holds (for the idle card-seconds of counters_).
-  std::size_t IdleCards() const;
 
   // Sessions (sessions.cc).
   nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
@@ -215,34 +210,14 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Adds a line to job `id`'s audit trail (and the log).
   void NoteJob(JobId id, const std::string& reason, Time now);
 
-  // Outside processes (outside.cc: OutsideWatch decides, this carries it out).
-  void WatchOutside(Time now);
-  // "alice's job 17, bob's booking 3": the running jobs and active bookings on card `uuid`.
-  std::string CardClaims(const std::string& uuid, Time now) const;
-  void RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event, const std::string& reason,
-                      Time now);
-
   // The usage report (usage.cc).
   nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);
-
-  // The card watch (card_watch.h decides; monitor.cc carries it out): samples from the sampler
-  // thread, the jobs of a drained card stopped, which cards the scheduler may use.
-  Status StartSampler();
-  void StopSampler();
-  void OnSample();
-  void ApplySample(const StatusOr<device::Snapshot>& sample, Time now);
-  void StopJobsOnFailedCard(size_t index, Time now);
-  void UpdateSchedulable(const device::Snapshot* snap);
-  void UpdateSimulatedLoads();
-  // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
-  CardWatch::PlacedOn Placed() const;
 
   // Notifications (notifications.h owns them): the notifier's start, or its new configuration on
   // reload, with the `rota notify test` answers it brings.
   Status ConfigureNotifications();
 
   // Start-up and configuration (daemon.cc, recovery.cc).
-  Status LoadInventory();
   Status Recover();
   // A pending batch job's launch by a daemon that died before recording the start.
   enum class LaunchOutcome { kNone, kAdopted, kEnded };
@@ -258,18 +233,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<Server> server_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Engine> engine_;
-  std::shared_ptr<device::Devices> devices_;
-  std::string devices_error_;
-  std::unique_ptr<device::Sampler> sampler_;
-  // What the simulated cards report: the loads the running jobs declare, handed to the sampler
-  // thread under a lock.
-  struct SimulatedLoads {
-    std::mutex mu;
-    std::vector<device::SimulatedLoad> loads;
-  };
-  std::shared_ptr<SimulatedLoads> sim_loads_ = std::make_shared<SimulatedLoads>();
-  std::uint64_t samples_applied_ = 0;
-  std::unique_ptr<CardWatch> watch_;  // the last sample, health, drains, process owners (card_watch.h)
   // Socket callers' names and admin flags, for a few seconds (identity.h); cleared on reload.
   CallerCache callers_{std::chrono::seconds(5),
                        [this](uid_t uid, gid_t gid) { return Identify(uid, gid, 0, config_.admin_group); }};
@@ -280,10 +243,10 @@ class Daemon : public Server::Handler, private EngineEvents {
     return accounts_.Get(uid, std::chrono::steady_clock::now(), [this, uid] { return deps_.accounts(uid); });
   }
   std::unique_ptr<AllocationWatch> allocs_;  // idle, stuck and over-memory allocations (allocation_watch.h)
-  // Outside processes at the last sample, by (pid, start time), and the cards they hold.
-  OutsideWatch outside_;  // GPU processes no allocation covers (outside_watch.h)
   std::unique_ptr<BookingDesk> desk_;  // the bookings (booking_desk.h); made with the store
-  Inventory cards_;  // the GPU inventory (inventory.h)
+  Inventory cards_;  // the GPU inventory (inventory.h), kept up by card_desk_
+  // The GPU source, its sampler, the card and outside watches, the card requests (card_desk.h).
+  std::unique_ptr<CardDesk> card_desk_;
   std::unique_ptr<UsageLedger> ledger_;  // users' and projects' usage (usage_ledger.h)
   // Pending and running jobs, sessions' connections, withdrawn launches, what the last pass said
   // of the pending ones (job_table.h).

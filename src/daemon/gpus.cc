@@ -1,4 +1,4 @@
-// The `gpus` and `inventory` operations: what the cards reported at the last sample, joined with
+// The `gpus` and `inventory` operations (card_desk.h): what the cards reported at the last sample, joined with
 // who is on them (Rota's jobs and every GPU process, attributed) and their health and drains.
 // Requests never wait for the driver: they read the sampler's last result.
 #include <unistd.h>
@@ -7,13 +7,13 @@
 
 #include "api/protocol.h"
 #include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "daemon/card_desk.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
 
-json Daemon::GpusReply(const Caller& caller) {
+json CardDesk::Gpus(const Caller& caller) const {
   if (!devices_error_.empty() && watch_->last_sample().gpus.empty() && cards_.gpus().empty()) {
     return api::ErrorReply(Unavailable("cannot read the GPUs: " + devices_error_));
   }
@@ -128,7 +128,7 @@ json Daemon::GpusReply(const Caller& caller) {
   return out;
 }
 
-json Daemon::InventoryReply() {
+json CardDesk::InventoryReply() const {
   json gpus = json::array();
   for (const Gpu& g : cards_.gpus()) {
     const device::GpuInfo* info = watch_->Sampled(g.uuid);

@@ -7,6 +7,7 @@
 #include "api/protocol.h"
 #include "core/quota.h"
 #include "core/usage.h"
+#include "daemon/card_desk.h"
 #include "daemon/daemon.h"
 
 namespace rota::daemon {
@@ -21,19 +22,56 @@ constexpr BookingState kBookingStates[] = {
 
 }  // namespace
 
-std::size_t Daemon::IdleCards() const {
-  std::set<std::string> busy;
-  for (const auto& [id, a] : jobs_) {
-    if (a.rec.state != store::JobState::kRunning) continue;
-    busy.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
-  }
-  std::size_t idle = 0;
-  for (const Gpu& g : cards_.gpus()) idle += busy.count(g.uuid) ? 0 : 1;
-  return idle;
-}
-
 std::string Daemon::MetricsText() {
   web::MetricsWriter w;
+  card_desk_->WriteMetrics(w);  // the cards first, as dcgm-exporter
+  // The scheduler.
+  w.Family("rota_jobs", "gauge", "Jobs pending and running, by tier.");
+  for (store::JobState state : kLiveStates) {
+    for (int t = 0; t < kTierCount; ++t) {
+      const Tier tier = static_cast<Tier>(t);
+      double n = 0;
+      for (const auto& [id, a] : jobs_) n += a.rec.state == state && a.rec.job.tier == tier ? 1 : 0;
+      w.Sample("rota_jobs", {{"state", store::JobStateName(state)}, {"tier", TierName(tier)}}, n);
+    }
+  }
+  counters_.WriteRuns(w);
+  w.Family("rota_bookings", "gauge", "Bookings in memory (open ones and those closed recently), by state.");
+  for (BookingState state : kBookingStates) {
+    double n = 0;
+    for (const auto& [id, b] : desk_->book().all()) n += b.entry.state == state ? 1 : 0;
+    w.Sample("rota_bookings", {{"state", BookingStateName(state)}}, n);
+  }
+  counters_.WriteIdle(w);
+  // From the outbox: totals over the store's life (rows kept, plus those pruned), not only this
+  // rotad's.
+  std::map<std::string, std::int64_t> settled, now_in;
+  if (store::Outbox* outbox = notes_->outbox()) {
+    auto totals = outbox->SettledTotals();
+    auto counts = outbox->CountByState();
+    if (totals.ok() && counts.ok()) {
+      settled = std::move(*totals);
+      now_in = std::move(*counts);
+    } else {
+      spdlog::error("metrics: counting the outbox: {}", (totals.ok() ? counts.status() : totals.status()).message());
+    }
+  }
+  auto count = [](const std::map<std::string, std::int64_t>& m, const char* state) {
+    auto it = m.find(state);
+    return it == m.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  w.Family("rota_notifications_total", "counter", "Notifications delivered (sent) and given up on (failed), from the outbox.");
+  for (const char* result : {"sent", "failed"}) {
+    w.Sample("rota_notifications_total", {{"result", result}}, count(settled, result));
+  }
+  w.Family("rota_notifications_pending", "gauge", "Notifications waiting in the outbox (due or retrying).");
+  w.Sample("rota_notifications_pending", {}, count(now_in, "pending"));
+  w.Family("rota_build_info", "gauge", "rotad's version (always 1).");
+  w.Sample("rota_build_info", {{"version", api::kDaemonVersion}}, 1);
+  return w.text();
+}
+
+void CardDesk::WriteMetrics(web::MetricsWriter& w) const {
   // Per card, from the last good sample.
   struct Gauge {
     const char* name;
@@ -80,51 +118,6 @@ std::string Daemon::MetricsText() {
       w.Sample("rota_gpu_allocated", l, 1);
     }
   }
-
-  // The scheduler.
-  w.Family("rota_jobs", "gauge", "Jobs pending and running, by tier.");
-  for (store::JobState state : kLiveStates) {
-    for (int t = 0; t < kTierCount; ++t) {
-      const Tier tier = static_cast<Tier>(t);
-      double n = 0;
-      for (const auto& [id, a] : jobs_) n += a.rec.state == state && a.rec.job.tier == tier ? 1 : 0;
-      w.Sample("rota_jobs", {{"state", store::JobStateName(state)}, {"tier", TierName(tier)}}, n);
-    }
-  }
-  counters_.WriteRuns(w);
-  w.Family("rota_bookings", "gauge", "Bookings in memory (open ones and those closed recently), by state.");
-  for (BookingState state : kBookingStates) {
-    double n = 0;
-    for (const auto& [id, b] : desk_->book().all()) n += b.entry.state == state ? 1 : 0;
-    w.Sample("rota_bookings", {{"state", BookingStateName(state)}}, n);
-  }
-  counters_.WriteIdle(w);
-  // From the outbox: totals over the store's life (rows kept, plus those pruned), not only this
-  // rotad's.
-  std::map<std::string, std::int64_t> settled, now_in;
-  if (store::Outbox* outbox = notes_->outbox()) {
-    auto totals = outbox->SettledTotals();
-    auto counts = outbox->CountByState();
-    if (totals.ok() && counts.ok()) {
-      settled = std::move(*totals);
-      now_in = std::move(*counts);
-    } else {
-      spdlog::error("metrics: counting the outbox: {}", (totals.ok() ? counts.status() : totals.status()).message());
-    }
-  }
-  auto count = [](const std::map<std::string, std::int64_t>& m, const char* state) {
-    auto it = m.find(state);
-    return it == m.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  w.Family("rota_notifications_total", "counter", "Notifications delivered (sent) and given up on (failed), from the outbox.");
-  for (const char* result : {"sent", "failed"}) {
-    w.Sample("rota_notifications_total", {{"result", result}}, count(settled, result));
-  }
-  w.Family("rota_notifications_pending", "gauge", "Notifications waiting in the outbox (due or retrying).");
-  w.Sample("rota_notifications_pending", {}, count(now_in, "pending"));
-  w.Family("rota_build_info", "gauge", "rotad's version (always 1).");
-  w.Sample("rota_build_info", {{"version", api::kDaemonVersion}}, 1);
-  return w.text();
 }
 
 }  // namespace rota::daemon

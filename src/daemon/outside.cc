@@ -1,9 +1,9 @@
-// Outside processes, carried out: after each sample the daemon reads who runs what outside an
-// allocation, OutsideWatch (outside_watch.h) decides what is new and what is stopped, and this
-// records each new one once in the GPU audit trail, naming its user and whose the card is (the
+// Outside processes, carried out (card_desk.h): after each sample the desk reads who runs what
+// outside an allocation, OutsideWatch (outside_watch.h) decides what is new and what is stopped,
+// and this records each new one once in the GPU audit trail, naming its user and whose the card is (the
 // loudest case: another user's allocation or booking), tells the owner and the admins (event
 // outside_process), and sends the policy's signals. Tested by tests/daemon/test_gpus.py
-// (OutsideTest).
+// (OutsideTest) and cards_test.cc (in-process).
 #include <signal.h>
 
 #include <spdlog/spdlog.h>
@@ -13,18 +13,18 @@
 #include <cstring>
 
 #include "core/booking.h"
-#include "daemon/daemon.h"
+#include "daemon/card_desk.h"
 #include "exec/procfs.h"
 
 namespace rota::daemon {
 
-std::string Daemon::CardClaims(const std::string& uuid, Time now) const {
+std::string CardDesk::CardClaims(const std::string& uuid, Time now) const {
   std::string out;
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning || !a.rec.placement.OnCard(uuid)) continue;
     out += (out.empty() ? "" : ", ") + a.rec.job.user + "'s job " + std::to_string(id);
   }
-  for (const auto& [id, b] : desk_->book().all()) {
+  for (const auto& [id, b] : setup_.bookings->book().all()) {
     if (b.entry.state != BookingState::kActive || now < b.entry.spec.start || now >= b.entry.spec.end) continue;
     if (std::find(b.gpu_uuids.begin(), b.gpu_uuids.end(), uuid) == b.gpu_uuids.end()) continue;
     out += (out.empty() ? "" : ", ") + b.entry.spec.user + "'s booking " + std::to_string(id);
@@ -32,7 +32,7 @@ std::string Daemon::CardClaims(const std::string& uuid, Time now) const {
   return out;
 }
 
-void Daemon::WatchOutside(Time now) {
+void CardDesk::WatchOutside(Time now) {
   std::vector<OutsideWatch::Process> sample;
   for (const device::GpuInfo& info : watch_->last_sample().gpus) {
     for (const auto& [proc, owner] : watch_->Uncovered(info, Placed())) {
@@ -51,7 +51,7 @@ void Daemon::WatchOutside(Time now) {
       sample.push_back(std::move(p));
     }
   }
-  const OutsideWatch::Rules rules{config_.watch.outside_stop, config_.watch.outside_grace, options_.kill_wait};
+  const OutsideWatch::Rules rules{config_.watch.outside_stop, config_.watch.outside_grace, setup_.kill_wait};
   OutsideWatch::Step step = outside_.Observe(std::move(sample), rules, now);
   for (const OutsideWatch::Process& p : step.new_processes) {
     const std::string claims = CardClaims(p.uuid, now);
@@ -72,7 +72,7 @@ void Daemon::WatchOutside(Time now) {
     e.gpus = std::to_string(p.gpu_index);
     e.actor = claims;
     if (rules.stop && p.uid != 0) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
-    notes_->Notify(e);
+    setup_.notes->Notify(e);
   }
   for (const auto& [p, sig] : step.signals) {
     if (::kill(p.pid, sig) != 0) {
@@ -85,10 +85,10 @@ void Daemon::WatchOutside(Time now) {
     }
     outside_.Sent(p, sig, now);
   }
-  if (step.held_changed) dirty_ = true;
+  if (step.held_changed) setup_.changed();
 }
 
-void Daemon::RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event, const std::string& reason,
+void CardDesk::RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event, const std::string& reason,
                             Time now) {
   if (Status s = store_->AddGpuEvent({now, uuid, gpu_index, event, reason, "rotad"}); !s.ok()) {
     spdlog::error("GPU {}: cannot record \"{}\": {}", gpu_index, reason, s.message());

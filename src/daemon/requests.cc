@@ -193,22 +193,14 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
 }
 
 json Daemon::StatusReply() {
-  json gpus = json::array();
-  for (const Gpu& g : cards_.gpus()) {
-    json mig = json::array();
-    for (const MigSlice& m : g.mig) mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory}, {"mig", mig}, {"drained", g.drained}, {"held_outside", outside_.Holds(g.uuid)}});
-  }
   int pending = 0, running = 0;
   for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;
   json out = api::OkReply({{"version", api::kDaemonVersion},
-                 {"mode", options_.user_mode ? "user" : "system"},
-                 {"started", started_},
-                 {"gpus", gpus},
-                 {"jobs", {{"pending", pending}, {"running", running}}},
-                 {"devices", devices_ ? devices_->Describe() : std::string("none")},
-                 {"executor", engine_->Describe()}});
-  if (!devices_error_.empty()) out["devices_error"] = devices_error_;
+                           {"mode", options_.user_mode ? "user" : "system"},
+                           {"started", started_},
+                           {"jobs", {{"pending", pending}, {"running", running}}},
+                           {"executor", engine_->Describe()}});
+  card_desk_->AddToStatus(out);
   out["scheduler"] = counters_.PassesJson();
   return out;
 }

@@ -50,7 +50,7 @@ void Daemon::RunPasses() {
   // the pass that follows every job's end).
   const bool any = dirty_;
   for (int round = 0; dirty_ && round < 4; ++round) SchedulePass();
-  if (any) UpdateSimulatedLoads();
+  if (any) card_desk_->FollowJobs();
 }
 
 void Daemon::CatchUpOnSubmissions() {

@@ -1,54 +1,102 @@
-// The daemon's side of the card watch (card_watch.h): samples arrive from the sampler thread
-// (never blocking the loop) and go to the watch, which attributes each GPU process and moves each
-// card's health; here the daemon carries out what follows (the jobs of a drained card stopped,
-// the admins told) and the scheduler learns which cards are usable and how much memory the
-// device says is free. Admins drain and resume cards here too. Tested by cards_test.cc
-// (in-process) and tests/daemon/test_gpus.py (fake NVML and simulated cards).
-#include <sys/epoll.h>
+// The cards' part of the daemon (card_desk.h): the GPU source and its sampler, what follows each
+// sample, and the admins' drains. Requests never wait for the driver: they read the last sample.
+#include "daemon/card_desk.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "api/protocol.h"
 #include "api/request_fields.h"
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
-#include "exec/procfs.h"
+#include "core/health.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
 
-Status Daemon::StartSampler() {
+CardDesk::CardDesk(Setup setup)
+    : store_(setup.store),
+      clock_(setup.clock),
+      config_(*setup.config),
+      setup_(std::move(setup)),
+      jobs_(*setup_.jobs),
+      cards_(*setup_.cards),
+      watch_(std::make_unique<CardWatch>(*store_)) {}
+
+CardDesk::~CardDesk() { StopSampling(); }
+
+Status CardDesk::Open() { return watch_->LoadDrains(); }
+
+void CardDesk::Load(Time now) {
+  StopSampling();  // the source is called from one thread at a time
+  if (config_.gpu_source == config::GpuSource::kSimulated || !devices_) {
+    // The simulated cards report the load the running jobs declare in their environment.
+    std::shared_ptr<SimulatedLoads> loads = sim_loads_;
+    devices_ = setup_.devices(config_, [loads] {
+      std::lock_guard<std::mutex> lock(loads->mu);
+      return loads->loads;
+    });
+    FollowJobs();
+  }
+  StatusOr<device::Snapshot> snap = devices_->Sample();
+  cards_.Load(snap.ok() ? &*snap : nullptr);
+  if (!snap.ok()) {
+    devices_error_ = snap.status().message();
+    spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
+                  devices_->Describe(), devices_error_);
+  } else {
+    devices_error_.clear();
+    spdlog::info("GPUs: {} from {}, driver {}", cards_.gpus().size(), devices_->Describe(),
+                 snap->driver_version);
+  }
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kRunning) cards_.Remap(a.rec);
+  }
+  if (setup_.bookings) setup_.bookings->Remap();
+  // Health, drains and who is on each card, from this first sample.
+  ApplySample(snap, now);
+  setup_.changed();
+}
+
+void CardDesk::Forget(bool source_changed) {
+  watch_->Forget();  // accounts may have changed too
+  if (source_changed) {
+    StopSampling();
+    devices_.reset();
+  }
+}
+
+Status CardDesk::StartSampling() {
   if (sampler_ || !devices_) return Status();
   sampler_ = std::make_unique<device::Sampler>(devices_, std::chrono::seconds(config_.sample_interval));
   if (Status s = sampler_->Start(); !s.ok()) {
     sampler_.reset();
     return s;
   }
-  return loop_->Add(sampler_->fd(), EPOLLIN, [this](std::uint32_t) { OnSample(); });
+  return setup_.loop->Add(sampler_->fd(), EPOLLIN, [this](std::uint32_t) { OnSample(); });
 }
 
-void Daemon::StopSampler() {
+void CardDesk::StopSampling() {
   if (!sampler_) return;
-  if (loop_) loop_->Remove(sampler_->fd());
+  setup_.loop->Remove(sampler_->fd());
   sampler_.reset();  // joins: at most one sample, bounded by the source's deadline
 }
 
-void Daemon::OnSample() {
+void CardDesk::OnSample() {
   std::optional<StatusOr<device::Snapshot>> sample = sampler_->Take();
   if (!sample) return;
   ApplySample(*sample, Now());
   ++samples_applied_;
 }
 
-void Daemon::SampleSoon() {
+void CardDesk::SampleSoon() {
   if (sampler_) sampler_->SampleSoon();
 }
 
-void Daemon::UpdateSimulatedLoads() {
+void CardDesk::FollowJobs() {
   if (config_.gpu_source != config::GpuSource::kSimulated) return;
   std::vector<device::SimulatedLoad> loads;
   for (const auto& [id, a] : jobs_) {
@@ -56,15 +104,15 @@ void Daemon::UpdateSimulatedLoads() {
     std::vector<std::string> uuids = a.rec.placement.gpu_uuids;
     if (!a.rec.placement.mig_uuid.empty()) uuids = {a.rec.placement.mig_uuid};
     for (const std::string& uuid : uuids) {
-      if (auto load = device::ParseSimulatedLoad(a.rec.env, static_cast<int>(a.rec.pid), uuid)) loads.push_back(*load);
+      if (auto load = device::ParseSimulatedLoad(a.rec.env, static_cast<int>(a.rec.pid), uuid))
+        loads.push_back(*load);
     }
   }
   std::lock_guard<std::mutex> lock(sim_loads_->mu);
   sim_loads_->loads = std::move(loads);
 }
 
-void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
-  if (sample.ok()) counters_.CardsSampled(IdleCards(), now);
+void CardDesk::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   CardWatch::RunningJobs running;
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning) continue;
@@ -77,35 +125,32 @@ void Daemon::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   const int stuck = sample.ok() ? -1 : devices_->StuckCard();
   const CardWatch::Observation seen =
       watch_->ObserveCards(cards_.gpus(), stuck, HealthRules{config_.drain_after, config_.drain_after}, now);
-  if (seen.changed) dirty_ = true;
+  if (seen.changed) setup_.changed();
   for (const auto& [index, why] : seen.newly_drained) {
     notify::Event e;
     e.name = "gpu_drained";
     e.gpus = std::to_string(cards_.gpus()[index].index);
     e.reason = why;
-    notes_->Notify(e);
+    setup_.notes->Notify(e);
   }
   for (size_t index : seen.drained) StopJobsOnFailedCard(index, now);
   if (sample.ok()) WatchOutside(now);
   UpdateSchedulable(sample.ok() ? &watch_->last_sample() : nullptr);
-  if (sample.ok()) {
-    allocs_->Measure(now);
-    allocs_->Watch(now);
-  }
+  if (sample.ok()) setup_.sampled(now);
 }
 
-void Daemon::StopJobsOnFailedCard(size_t index, Time now) {
+void CardDesk::StopJobsOnFailedCard(size_t index, Time now) {
   const Gpu& g = cards_.gpus()[index];
   for (auto& [id, a] : jobs_) {
     if (!a.Live() || !a.node_fail.empty() || !a.cancelled_by.empty()) continue;
     if (!a.rec.placement.OnCard(g.uuid)) continue;
     a.node_fail = "GPU " + std::to_string(g.index) + " failed: " + watch_->State(g.uuid).health.error;
     spdlog::warn("job {} ({}): stopping: {}", id, a.rec.job.user, a.node_fail);
-    BeginStop(a, now);
+    setup_.stop(a, now);
   }
 }
 
-void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
+void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
   for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
     // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
@@ -119,40 +164,52 @@ void Daemon::UpdateSchedulable(const device::Snapshot* snap) {
     // The device's free memory only matters for placing shares; a pass for every sample would
     // cost CPU for nothing when no job waits.
     const bool waiting = !jobs_.waiting_order().empty();
-    if (drained != g.drained || (waiting && free != g.reported_free)) dirty_ = true;
+    if (drained != g.drained || (waiting && free != g.reported_free)) setup_.changed();
     g.drained = drained;
     g.reported_free = free;
   }
 }
 
-CardWatch::PlacedOn Daemon::Placed() const {
+CardWatch::PlacedOn CardDesk::Placed() const {
   return [this](JobId id, const std::string& uuid) {
     auto job = jobs_.find(id);
     return job != jobs_.end() && job->second.rec.placement.OnCard(uuid);
   };
 }
 
-json Daemon::Drain(const Caller& caller, const json& request) {
+std::size_t CardDesk::IdleCards() const {
+  std::set<std::string> busy;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning) continue;
+    busy.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
+  }
+  std::size_t idle = 0;
+  for (const Gpu& g : cards_.gpus()) idle += busy.count(g.uuid) ? 0 : 1;
+  return idle;
+}
+
+json CardDesk::Drain(const Caller& caller, const json& request) {
   StatusOr<std::string> name_field = api::fields::Text(request, "gpu");
   if (!name_field.ok()) return api::ErrorReply(name_field.status());
   StatusOr<std::string> reason_field = api::fields::Text(request, "reason");
   if (!reason_field.ok()) return api::ErrorReply(reason_field.status());
   const std::string name = *name_field, reason = *reason_field;
   if (name.empty()) return api::ErrorReply(InvalidArgument("drain needs a GPU (an index or a UUID)"));
-  if (reason.empty()) return api::ErrorReply(InvalidArgument("drain needs a reason (users see it next to the card)"));
+  if (reason.empty())
+    return api::ErrorReply(InvalidArgument("drain needs a reason (users see it next to the card)"));
   StatusOr<size_t> index = cards_.Find(name);
   if (!index.ok()) return api::ErrorReply(index.status());
   Gpu& g = cards_.gpus()[*index];
   if (Status s = watch_->Drain(g, caller.Who(), reason, Now()); !s.ok()) return api::ErrorReply(s);
   g.drained = true;
-  dirty_ = true;
+  setup_.changed();
   json out = api::OkReply();
   out["gpu"] = g.index;
   out["uuid"] = g.uuid;
   return out;
 }
 
-json Daemon::Resume(const Caller& caller, const json& request) {
+json CardDesk::Resume(const Caller& caller, const json& request) {
   StatusOr<std::string> name_field = api::fields::Text(request, "gpu");
   if (!name_field.ok()) return api::ErrorReply(name_field.status());
   const std::string name = *name_field;
@@ -164,11 +221,30 @@ json Daemon::Resume(const Caller& caller, const json& request) {
     return api::ErrorReply(s);
   }
   UpdateSchedulable(watch_->sample_error().empty() ? &watch_->last_sample() : nullptr);
-  dirty_ = true;
+  setup_.changed();
   json out = api::OkReply();
   out["gpu"] = g.index;
   out["uuid"] = g.uuid;
   return out;
+}
+
+void CardDesk::AddToStatus(json& out) const {
+  json gpus = json::array();
+  for (const Gpu& g : cards_.gpus()) {
+    json mig = json::array();
+    for (const MigSlice& m : g.mig)
+      mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}, {"memory", m.memory}});
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"model", g.model},
+                    {"memory", g.memory},
+                    {"mig", mig},
+                    {"drained", g.drained},
+                    {"held_outside", outside_.Holds(g.uuid)}});
+  }
+  out["gpus"] = std::move(gpus);
+  out["devices"] = devices_ ? devices_->Describe() : std::string("none");
+  if (!devices_error_.empty()) out["devices_error"] = devices_error_;
 }
 
 }  // namespace rota::daemon
