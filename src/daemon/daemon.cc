@@ -61,7 +61,7 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps d
 
 Daemon::~Daemon() {
   door_.reset();  // its threads first: they may be waiting on this loop
-  for (auto& [id, a] : jobs_) StopWatchingClient(a);
+  sessions_.reset();  // re-adopted clients unwatched, ended sessions' cgroups a last try
   server_.reset();
   if (notes_) {
     // A send in progress finishes; unsent messages stay in the outbox. The socket's clients are
@@ -71,13 +71,7 @@ Daemon::~Daemon() {
     }
   }
   if (card_desk_) card_desk_->StopSampling();
-  // Ended sessions' cgroups whose client was still leaving at the last pass: a last try, so
-  // that the base can go too (what is still in one stays: it is a user's terminal process).
   if (engine_) {
-    for (const std::string& cgroup : stale_cgroups_) {
-      exec::WaitCgroupEmpty(cgroup, 200);
-      (void)engine_->RemoveCgroup(cgroup);
-    }
     engine_->Shutdown();
     engine_.reset();  // before the loop it watches on
   }
@@ -171,6 +165,25 @@ Status Daemon::Open() {
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
   spdlog::info("executor: {}", engine_->Describe());
+  server_ = std::make_unique<Server>(*loop_, *this);  // listening once the jobs are recovered
+  SessionDesk::Setup sessions;
+  sessions.store = store_.get();
+  sessions.clock = deps_.clock;
+  sessions.config = &config_;
+  sessions.loop = loop_.get();
+  sessions.server = server_.get();
+  sessions.engine = engine_.get();
+  sessions.jobs = &jobs_;
+  sessions.cards = &cards_;
+  sessions.ledger = ledger_.get();
+  sessions.counters = &counters_;
+  sessions.changed = [this] { dirty_ = true; };
+  sessions.finish = [this](ActiveJob& a, const exec::ExitInfo& info, Time now) {
+    ++activity_;
+    FinishJob(a, info, now);
+  };
+  sessions.stop = [this](ActiveJob& a, Time now) { BeginStop(a, now); };
+  sessions_ = std::make_unique<SessionDesk>(std::move(sessions));
 
   CardDesk::Setup cards;
   cards.store = store_.get();
@@ -265,7 +278,6 @@ Status Daemon::Open() {
   if (Status s = card_desk_->StartSampling(); !s.ok()) return s;
   if (Status s = ConfigureNotifications(); !s.ok()) return s;
 
-  server_ = std::make_unique<Server>(*loop_, *this);
   // System mode: everyone may connect (identity comes from the kernel); user mode: the
   // directory is private to the user anyway.
   ApplyServerLimits();
@@ -351,6 +363,8 @@ void Daemon::NoteJob(JobId id, const std::string& reason, Time now) {
   }
   spdlog::info("job {}: {}", id, reason);
 }
+
+void Daemon::OnClose(ConnId conn) { sessions_->Closed(conn); }
 
 int Daemon::Run() {
   NotifySystemd("READY=1");

@@ -46,6 +46,7 @@
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
 #include "daemon/server.h"
+#include "daemon/session_desk.h"
 #include "daemon/usage_ledger.h"
 #include "device/devices.h"
 #include "device/sampler.h"
@@ -125,7 +126,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   void FlushSubmits();
   StatusOr<store::JobRecord> PrepareJob(const Caller& caller, const nlohmann::json& request, bool interactive,
                                         ConnId conn);
-  nlohmann::json RunSession(const Caller& caller, const nlohmann::json& request, ConnId conn);
   nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
   nlohmann::json Reload(const Caller& caller);
@@ -150,14 +150,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   Caller HttpCaller(const HttpCall& call) const;
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
   std::string MetricsText();
-
-  // Sessions (sessions.cc).
-  nlohmann::json SessionEnd(ConnId conn, const Caller& caller, const nlohmann::json& request);
-  // A pending session whose client process exited (its connection held open by another): cancelled,
-  // its connection told and closed.
-  void CancelOrphanedSession(Active& a, Time now);
-  void StartSession(Active& a, const rota::Start& start, Time now);
-  void SendWaitingUpdates();
 
   // Scheduling (scheduling.cc).
   void SchedulePass();
@@ -189,12 +181,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   void RecordEnd(Ending e);
   void RecordEnds();  // those of ends_
   void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
-  // Watches a session re-adopted after a restart through its client's pidfd: its exit ends it.
-  void WatchSessionClient(JobId id, int pidfd);
-  void OnSessionClientExit(JobId id);
-  void StopWatchingClient(Active& a);  // closes a re-adopted session's client pidfd, if any
-  // Whether the process a running session's record names is still its client (recovery.cc).
-  bool IsSessionClient(const store::JobRecord& rec) const;
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
@@ -252,6 +238,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // of the pending ones (job_table.h).
   JobTable jobs_;
   std::unique_ptr<JobViews> views_;  // what users read of jobs (job_views.h)
+  // Interactive sessions: their clients, connections' events, re-adoption (session_desk.h).
+  std::unique_ptr<SessionDesk> sessions_;
   AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
   struct InboxLine {
     ConnId conn;
@@ -271,7 +259,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::optional<std::unordered_map<std::int64_t, int>> pending_counts_;
   std::unique_ptr<web::RateLimiter> submit_rate_;  // submit_rate per uid; rebuilt on reload
   std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
-  std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
   std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
   // In-process calls (Call) awaiting their reply, by an id above kLocalConnBase.
   static constexpr ConnId kLocalConnBase = ConnId{1} << 61;

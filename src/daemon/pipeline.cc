@@ -181,8 +181,11 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
   // Every operation of api/ops.h but submit (batched by Handle).
   static const std::unordered_map<std::string_view, OpHandler> kHandlers = {
       {"hello", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.Hello(c); }},
-      {"run", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.RunSession(c, r, id); }},
-      {"session_end", [](Daemon& d, ConnId id, const Caller& c, const json& r) { return d.SessionEnd(id, c, r); }},
+      {"run",
+       [](Daemon& d, ConnId id, const Caller& c, const json& r) {
+         return d.sessions_->Queue(c, id, d.PrepareJob(c, r, /*interactive=*/true, id));
+       }},
+      {"session_end", [](Daemon& d, ConnId id, const Caller&, const json& r) { return d.sessions_->End(id, r); }},
       {"queue", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Queue(c, r); }},
       {"show", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Show(c, r); }},
       {"cancel", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.CancelJobs(c, r); }},

@@ -16,18 +16,6 @@
 
 namespace rota::daemon {
 
-// The process a session's record names is still its client: it runs as the session's owner (real
-// and effective uid: `rota` is not set-user-ID, and SO_PEERCRED gave the effective one) and,
-// where the session got a cgroup, inside it. A pid reused while rotad was down by another
-// user's process, or by one outside the session's cgroup, is not adopted. (Called with a pidfd
-// open, so the process read here is the one that will be watched.)
-bool Daemon::IsSessionClient(const store::JobRecord& rec) const {
-  StatusOr<exec::ProcessIdentity> p = exec::ReadProcess(static_cast<pid_t>(rec.pid));
-  if (!p.ok()) return false;
-  if (static_cast<std::int64_t>(p->uid) != rec.uid || static_cast<std::int64_t>(p->euid) != rec.uid) return false;
-  return rec.cgroup.empty() || exec::InCgroup(p->cgroup, rec.cgroup);
-}
-
 Status Daemon::Recover() {
   StatusOr<std::vector<store::JobRecord>> active = store_->LoadActive();
   if (!active.ok()) return active.status();
@@ -50,31 +38,7 @@ Status Daemon::Recover() {
     StatusOr<std::string> cancel = store_->CancelRequestedBy(id);
     if (cancel.ok()) a.cancelled_by = *cancel;
     if (a.rec.interactive) {
-      StatusOr<int> fd = exec::OpenPidfd(static_cast<pid_t>(a.rec.pid));
-      if (!fd.ok() && fd.status().code() != StatusCode::kNotFound) {
-        spdlog::error("job {}: cannot watch the session's client process {}: {}", id, a.rec.pid, fd.status().message());
-      }
-      if (fd.ok() && !IsSessionClient(a.rec)) {
-        spdlog::warn("job {}: process {} is not the session's client any more (its pid was reused)", id, a.rec.pid);
-        ::close(*fd);
-        fd = NotFound("reused pid");
-      }
-      if (fd.ok()) {
-        a.session_pid = static_cast<pid_t>(a.rec.pid);
-        WatchSessionClient(id, *fd);
-        ++adopted;
-        spdlog::info("job {}: session re-adopted (client process {})", id, a.rec.pid);
-        if (!a.cancelled_by.empty()) BeginStop(a, now);
-      } else {
-        ledger_->Charge(a.rec, now);
-        (void)ledger_->SaveWith(a.rec, now, [&] {
-          return store_->MarkEnded(id, store::JobState::kCancelled, std::nullopt, "Session ended while rotad was down",
-                                   now);
-        });
-        if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be dying
-        jobs_.Take(jobs_.find(id));
-        ++ended;
-      }
+      (sessions_->Adopt(a, now) ? adopted : ended)++;  // not adopted: ended, out of the table
       continue;
     }
     StatusOr<Started> again = engine_->Adopt(id, static_cast<pid_t>(a.rec.pid), a.rec.start_time);

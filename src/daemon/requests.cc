@@ -98,38 +98,6 @@ StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& 
   return rec;
 }
 
-json Daemon::RunSession(const Caller& caller, const json& request, ConnId conn) {
-  StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/true, conn);
-  if (!rec.ok()) return WithError(rec.status());
-  // The session's client is moved into the job's cgroup and killed with it: it must be a process
-  // proven to be the caller's, held by a pidfd, never a bare pid that another process may have
-  // by the time the GPUs are free (docs/security.md, "Sessions").
-  auto process = std::make_shared<exec::UniqueFd>(server_->TakeProcessHandle(conn));
-  if (process->get() < 0) {
-    return WithError(FailedPrecondition("rotad cannot tell which process this session is: `rota run` passes a "
-                                        "handle on itself (a pidfd, Linux 5.3 or later); see docs/api.md, op \"run\""));
-  }
-  StatusOr<pid_t> pid = exec::PidfdProcessOf(process->get(), static_cast<uid_t>(caller.uid));
-  if (!pid.ok()) return WithError(Status(pid.status().code(), "the session's process: " + pid.status().message()));
-  const Time now = Now();
-  StatusOr<JobId> id = store_->Submit(*rec, now);
-  if (!id.ok()) {
-    spdlog::error("session for {}: {}", caller.name, id.status().message());
-    return WithError(id.status());
-  }
-  rec->job.id = *id;
-  rec->job.submit_time = now;
-  Active a;
-  a.rec = std::move(*rec);
-  a.session = conn;
-  a.session_pid = *pid;
-  a.session_process = std::move(process);
-  jobs_.Add(std::move(a));  // bound to its connection
-  server_->SetHeld(conn, true);  // a session's connection is quiet while the command runs
-  dirty_ = true;
-  return api::OkReply({{"job_id", *id}, {"event", "queued"}});
-}
-
 json Daemon::CancelJobs(const Caller& caller, const json& request) {
   auto ids = request.find("job_ids");
   if (ids == request.end() || !ids->is_array() || ids->empty()) {

@@ -77,10 +77,8 @@ void Daemon::SchedulePass() {
   for (const Kill& k : d.kills) ApplyKill(k.job, now);
   const Time retry = jobs_.NoteWaiting(d.pending, after_ok_, now);
   Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now)});
-  SendWaitingUpdates();
-  for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
-    it = engine_->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);
-  }
+  sessions_->SendWaitingUpdates();
+  sessions_->RemoveStaleCgroups();
   for (const auto& [id, a] : jobs_) {
     if (a.term_sent != 0) wake = std::min(wake, a.term_sent + options_.kill_wait);
   }
@@ -99,7 +97,7 @@ void Daemon::ApplyStart(const rota::Start& start, Time now) {
   a.rec.preemptible = start.preemptible;
   a.rec.from_pool = start.from_pool;
   if (a.rec.interactive) {
-    StartSession(a, start, now);
+    sessions_->Start(a, start, now);
     return;
   }
   const std::string indices = cards_.IndexList(start.alloc);
@@ -277,28 +275,6 @@ void Daemon::JobReleased(JobId id, Time at) {
   dirty_ = true;
 }
 
-void Daemon::WatchSessionClient(JobId id, int pidfd) {
-  jobs_.at(id).client_pidfd = pidfd;
-  (void)loop_->Add(pidfd, EPOLLIN, [this, id](std::uint32_t) { OnSessionClientExit(id); });
-}
-
-void Daemon::OnSessionClientExit(JobId id) {
-  ++activity_;
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second.client_pidfd < 0) return;
-  // An adopted session whose client exited while rotad was away (EndJob stops the watch).
-  exec::ExitInfo info;
-  info.kind = exec::ExitInfo::Kind::kExited;
-  FinishJob(it->second, info, Now());
-}
-
-void Daemon::StopWatchingClient(Active& a) {
-  if (a.client_pidfd < 0) return;
-  loop_->Remove(a.client_pidfd);
-  ::close(a.client_pidfd);
-  a.client_pidfd = -1;
-}
-
 void Daemon::FinishJob(Active& a, const exec::ExitInfo& info, Time now) { RecordEnd(EndJob(a, info, now)); }
 
 Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
@@ -319,8 +295,7 @@ Daemon::Ending Daemon::EndJob(Active& a, const exec::ExitInfo& info, Time now) {
   counters_.JobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) ledger_->Charge(a.rec, now);  // else charged when its cgroup emptied
-  StopWatchingClient(a);
-  if (!a.rec.cgroup.empty() && a.rec.interactive) stale_cgroups_.push_back(a.rec.cgroup);
+  if (a.rec.interactive) sessions_->Ended(a);
   const JobId id = a.rec.job.id;
   const bool released = a.released_at != 0;
   e.job = jobs_.Take(jobs_.find(id));  // with its session's connection

@@ -1,0 +1,108 @@
+// The interactive sessions' part of the daemon (`rota run`, `rota shell`): the client runs the
+// command itself, as the user it already is; the daemon holds the GPUs for it and talks to it
+// over its connection. This part owns what only sessions have: the client process (held by a
+// pidfd proven to be the caller's, moved into the job's cgroup at the start), the connection's
+// events (queued, waiting with position and expected start, allocated, signal, kill, cancelled),
+// the session's end (said by the client, or its connection closed), the re-adoption of a running
+// session's client after a restart (watched through a pidfd), and the cgroups of ended sessions,
+// removed once their last process has left. The jobs themselves are the JobTable's; how a job's
+// end is decided and recorded is the daemon's (`finish`).
+//
+// Runs on the daemon's loop thread. Tested by session_desk_test.cc and lifecycle_test.cc
+// (in-process), tests/daemon/test_sessions.py and test_restart.py (real clients and restarts).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/decisions.h"
+#include "core/status.h"
+#include "daemon/active_job.h"
+#include "daemon/clock.h"
+#include "daemon/counters.h"
+#include "daemon/engine.h"
+#include "daemon/event_loop.h"
+#include "daemon/identity.h"
+#include "daemon/inventory.h"
+#include "daemon/job_table.h"
+#include "daemon/server.h"
+#include "daemon/usage_ledger.h"
+#include "exec/executor.h"
+#include "store/job_store.h"
+
+namespace rota::daemon {
+
+class SessionDesk {
+ public:
+  struct Setup {
+    store::JobStore* store = nullptr;  // all must outlive the desk
+    const Clock* clock = nullptr;
+    const config::Config* config = nullptr;  // the configuration in force
+    EventLoop* loop = nullptr;               // where a re-adopted client's exit arrives
+    Server* server = nullptr;                // the sessions' connections
+    Engine* engine = nullptr;                // the sessions' cgroups
+    JobTable* jobs = nullptr;
+    const Inventory* cards = nullptr;
+    UsageLedger* ledger = nullptr;
+    SchedulerCounters* counters = nullptr;
+    // A pass is due (a session queued, cancelled or ended).
+    std::function<void()> changed;
+    // Decides and records how a running session ended (the daemon's EndJob and RecordEnd); it
+    // calls Ended below.
+    std::function<void(ActiveJob&, const exec::ExitInfo&, Time)> finish;
+    // Stops a running session (SIGTERM through its client, SIGKILL a kill wait later).
+    std::function<void(ActiveJob&, Time)> stop;
+  };
+  explicit SessionDesk(Setup setup);
+  ~SessionDesk();  // re-adopted clients' pidfds closed; ended sessions' cgroups get a last try
+
+  // ---- Requests ----
+  // `run`: a session for `rec` (checked by the daemon: PrepareJob), its client the process that
+  // passed a pidfd on `conn`. Queued in the store and in the job table, bound to its connection.
+  nlohmann::json Queue(const Caller& caller, ConnId conn, StatusOr<store::JobRecord> rec);
+  // `session_end`: the client says its command ended (with its exit code).
+  nlohmann::json End(ConnId conn, const nlohmann::json& request);
+  // The connection closed: a pending session is cancelled, a running one stopped and ended.
+  void Closed(ConnId conn);
+
+  // ---- With the scheduler ----
+  // The scheduler started session `a` on `start.alloc` (its placement set): the client moved
+  // into its cgroup, the start recorded, the client told its cards. A client that exited while it
+  // waited cancels it; a start the store cannot record leaves it pending, tried again later.
+  void Start(ActiveJob& a, const rota::Start& start, Time now);
+  // The waiting sessions' clients told their place and expected start, when they changed.
+  void SendWaitingUpdates();
+  // Cgroups of ended sessions whose last process has left: removed.
+  void RemoveStaleCgroups();
+
+  // ---- Restarts ----
+  // A session that was running when rotad stopped: its client re-adopted (watched through a
+  // pidfd, its exit ends the session) when the pid still names it, else the session is ended
+  // and taken out of the table. True when re-adopted.
+  bool Adopt(ActiveJob& a, Time now);
+  // Session `a` ended (EndJob): its client no longer watched, its cgroup removed once empty.
+  void Ended(ActiveJob& a);
+
+ private:
+  Time Now() const { return clock_->Now(); }
+  void CancelOrphaned(ActiveJob& a, Time now);
+  // Whether the process a running session's record names is still its client.
+  static bool IsClient(const store::JobRecord& rec);
+  void WatchClient(JobId id, int pidfd);
+  void OnClientExit(JobId id);
+  void StopWatching(ActiveJob& a);
+
+  store::JobStore& store_;
+  const Clock* clock_;
+  const config::Config& config_;
+  Setup setup_;
+  JobTable& jobs_;
+  std::vector<std::string> stale_cgroups_;  // session cgroups to remove once empty
+};
+
+}  // namespace rota::daemon
