@@ -44,7 +44,7 @@ Time Daemon::BookingPass(Time now) {
       if (!a.Live() || !OnBooking(*b, a.rec) || a.rec.kill_at != kNever || a.term_sent != 0) continue;
       // Its signal, its grace, then the stop: as a preemption, for the booking's sake.
       a.stop_reason = "Stopped: booking " + std::to_string(id) + " ended and others wait";
-      ApplySignal(
+      runner_->ApplySignal(
           Signal{jid, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
           now);
     }

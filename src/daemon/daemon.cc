@@ -180,9 +180,9 @@ Status Daemon::Open() {
   sessions.changed = [this] { dirty_ = true; };
   sessions.finish = [this](ActiveJob& a, const exec::ExitInfo& info, Time now) {
     ++activity_;
-    FinishJob(a, info, now);
+    runner_->Finish(a, info, now);
   };
-  sessions.stop = [this](ActiveJob& a, Time now) { BeginStop(a, now); };
+  sessions.stop = [this](ActiveJob& a, Time now) { runner_->BeginStop(a, now); };
   sessions_ = std::make_unique<SessionDesk>(std::move(sessions));
 
   CardDesk::Setup cards;
@@ -197,7 +197,7 @@ Status Daemon::Open() {
   cards.bookings = desk_.get();
   cards.notes = notes_.get();
   cards.changed = [this] { dirty_ = true; };
-  cards.stop = [this](ActiveJob& a, Time now) { BeginStop(a, now); };
+  cards.stop = [this](ActiveJob& a, Time now) { runner_->BeginStop(a, now); };
   cards.sampled = [this](Time now) {
     counters_.CardsSampled(card_desk_->IdleCards(), now);
     allocs_->Measure(now);
@@ -215,12 +215,29 @@ Status Daemon::Open() {
   allocs.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
   allocs.stop = [this](ActiveJob& a, Time now) {
     // Its signal, its grace, then the stop; requeued if it asked.
-    ApplySignal(Signal{a.rec.job.id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0,
-                       a.rec.job.requeue},
-                now);
+    runner_->ApplySignal(
+        Signal{a.rec.job.id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
+        now);
     dirty_ = true;
   };
   allocs_ = std::make_unique<AllocationWatch>(std::move(allocs));
+  JobRunner::Setup runner;
+  runner.store = store_.get();
+  runner.clock = deps_.clock;
+  runner.config = &config_;
+  runner.kill_wait = options_.kill_wait;
+  runner.engine = engine_.get();
+  runner.server = server_.get();
+  runner.jobs = &jobs_;
+  runner.cards = &cards_;
+  runner.ledger = ledger_.get();
+  runner.allocs = allocs_.get();
+  runner.notes = notes_.get();
+  runner.counters = &counters_;
+  runner.sessions = sessions_.get();
+  runner.account = [this](uid_t uid) { return Account(uid); };
+  runner.changed = [this] { dirty_ = true; };
+  runner_ = std::make_unique<JobRunner>(std::move(runner));
   card_desk_->Load(Now());
   if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
@@ -260,9 +277,9 @@ Status Daemon::Open() {
   loop_->SetIdleHook([this] {
     // Jobs that ended in this batch: the jobs their GPUs go to are launched first, then the
     // ends are recorded, all before any request is answered.
-    if (!ends_.empty()) {
+    if (runner_->ends_waiting()) {
       RunPasses();
-      RecordEnds();
+      runner_->RecordEnds();
     }
     ProcessInbox();
     if (submissions_waiting_ && !dirty_) submit_timer_->Arm(kSubmitBatchWindowNs);
@@ -366,13 +383,25 @@ void Daemon::NoteJob(JobId id, const std::string& reason, Time now) {
 
 void Daemon::OnClose(ConnId conn) { sessions_->Closed(conn); }
 
+void Daemon::JobReleased(JobId id, Time at) {
+  ++activity_;
+  runner_->Released(id, at);
+}
+
+void Daemon::JobEnded(JobId id, const JobExit& exit) {
+  ++activity_;
+  runner_->Ended(id, exit, Now());
+}
+
+void Daemon::WithdrawnGone(JobId id) { runner_->WithdrawnGone(id); }
+
 int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,
                options_.user_mode ? "user" : "system", options_.state_dir);
   RunPasses();
   loop_->Run();
-  RecordEnds();  // jobs that ended in the last batch of events
+  runner_->RecordEnds();  // jobs that ended in the last batch of events
   // Running jobs keep running; what was measured of them so far is kept.
   for (auto& [id, a] : jobs_) allocs_->SaveMeasures(a);
   return exit_code_;

@@ -40,6 +40,7 @@
 #include "daemon/http_door.h"
 #include "daemon/identity.h"
 #include "daemon/inventory.h"
+#include "daemon/job_runner.h"
 #include "daemon/job_table.h"
 #include "daemon/job_views.h"
 #include "daemon/notifications.h"
@@ -133,14 +134,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Dependencies (dependencies.cc). The jobs `j` names exist; none of its --after-ok jobs has
   // already ended other than Completed.
   Status CheckDependencies(const Job& j);
-  // How a job that is not in jobs_ ended: an end seen in this batch of events (ends_), else the
-  // store's record. NotFound for no such job.
-  StatusOr<JobEndSeen> EndOf(JobId id);
   // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
   // the store refuses is tried again by the next pass; the job is held out until then.
   void CancelNeverSatisfied(Time now);
-  // Whether a pending job waits for job `id` (--after, --after-ok).
-  bool Awaited(JobId id) const;
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of memory.
   Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
@@ -159,34 +155,11 @@ class Daemon : public Server::Handler, private EngineEvents {
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
   ClusterState BuildState() const;
-  void ApplyStart(const rota::Start& start, Time now);
-  void ApplySignal(const Signal& signal, Time now);
-  void ApplyKill(JobId id, Time now);
-  void BeginStop(Active& a, Time now);  // SIGTERM now, SIGKILL after kill_wait
-  void EscalateKills(Time now);
   void ArmTimer(Time next_wakeup);
-  // What the engine reports (EngineEvents).
+  // What the engine reports (EngineEvents), for the job runner.
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;
   void WithdrawnGone(JobId id) override;
-  // How a job ended, decided when its end was seen (EndJob) and recorded in the store later
-  // (RecordEnd): design.md, "Starting the next job before recording the last one's end".
-  struct Ending : JobEnd {
-    Active job;  // out of jobs_ already
-    Time at = 0;
-  };
-  // Takes `a` out of jobs_ (its GPUs free for the next pass) and charges its run in memory.
-  Ending EndJob(Active& a, const exec::ExitInfo& info, Time now);
-  // Stores the end (or the requeue), notifies, removes the job's run files once recorded.
-  void RecordEnd(Ending e);
-  void RecordEnds();  // those of ends_
-  void FinishJob(Active& a, const exec::ExitInfo& info, Time now);  // EndJob, then RecordEnd
-  // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
-  // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
-  void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
-  // The machine could not launch the job (no room for its spec, no process for its shepherd):
-  // it stays pending, its history says why, and it is tried again later (JobTable::RetryAt).
-  void PostponeLaunch(Active& a, const std::string& why, Time now);
 
   // Bookings (booking_desk.h owns them; booking_pass.cc): advances them with what the daemon
   // sees of their owners' jobs and of who waits, and stops an overrun's jobs; returns when it is
@@ -205,9 +178,6 @@ class Daemon : public Server::Handler, private EngineEvents {
 
   // Start-up and configuration (daemon.cc, recovery.cc).
   Status Recover();
-  // A pending batch job's launch by a daemon that died before recording the start.
-  enum class LaunchOutcome { kNone, kAdopted, kEnded };
-  LaunchOutcome RecoverLaunch(Active& a, Time now);
   void OnSignal();
   Status ReloadConfig();
   void WarnAboutMemoryDefault() const;  // in the log, at start and at each reload
@@ -240,6 +210,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<JobViews> views_;  // what users read of jobs (job_views.h)
   // Interactive sessions: their clients, connections' events, re-adoption (session_desk.h).
   std::unique_ptr<SessionDesk> sessions_;
+  // Starts, signals, the kill sequence, ends, what a restart finds (job_runner.h).
+  std::unique_ptr<JobRunner> runner_;
   AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
   struct InboxLine {
     ConnId conn;
@@ -273,8 +245,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::string host_;  // this server's name, for the messages
   MiB host_memory_ = 0;  // this server's memory (0: unknown), the most a job's --mem-per-gpu may add up to
   bool dirty_ = true;    // a pass is due at the end of this batch of events
-  // Batch jobs whose ends this batch of events saw: recorded after the pass that follows them.
-  std::vector<Ending> ends_;
   // New submissions wait for a pass at most kSubmitBatchWindow (design.md, "Scheduling passes"):
   // a script submitting one job every 2 ms gets one pass per few jobs, not one per job. Any
   // other reason for a pass (a job's end, a cancel, a deadline) takes them along at once.

@@ -17,7 +17,7 @@ Status Daemon::CheckDependencies(const Job& j) {
   for (auto [flag, deps] : {std::pair{"--after", &j.after}, std::pair{"--after-ok", &j.after_ok}}) {
     for (JobId dep : *deps) {
       if (jobs_.count(dep)) continue;
-      StatusOr<JobEndSeen> end = EndOf(dep);
+      StatusOr<JobEndSeen> end = runner_->EndOf(dep);
       if (!end.ok() && end.status().code() == StatusCode::kNotFound) {
         return InvalidArgument(std::string(flag) + " " + std::to_string(dep) + ": no such job");
       }
@@ -32,28 +32,9 @@ Status Daemon::CheckDependencies(const Job& j) {
   return Status();
 }
 
-StatusOr<JobEndSeen> Daemon::EndOf(JobId id) {
-  JobEndSeen out;
-  for (const Ending& e : ends_) {  // ended in this batch of events, recorded after its pass
-    if (e.job.rec.job.id != id) continue;
-    out.final = !e.requeue;
-    out.completed = e.state == store::JobState::kCompleted && !e.requeue;
-    out.reason = e.reason;
-    out.user = e.job.rec.job.user;
-    return out;
-  }
-  StatusOr<store::JobRecord> rec = store_->Get(id);
-  if (!rec.ok()) return rec.status();
-  out.final = rec->state != store::JobState::kPending && rec->state != store::JobState::kRunning;
-  out.completed = rec->state == store::JobState::kCompleted;
-  out.reason = rec->end_reason.empty() ? store::JobStateName(rec->state) : rec->end_reason;
-  out.user = rec->job.user;
-  return out;
-}
-
 void Daemon::CancelNeverSatisfied(Time now) {
   const AfterOk::IsActive active = [this](JobId id) { return jobs_.count(id) > 0; };
-  const AfterOk::EndOf end_of = [this](JobId id) { return EndOf(id); };
+  const AfterOk::EndOf end_of = [this](JobId id) { return runner_->EndOf(id); };
   after_ok_.StartPass(active);
   bool cancelled = true;
   while (cancelled) {  // a cancelled job fails the --after-ok of those waiting for it
@@ -93,19 +74,6 @@ Status Daemon::CancelPending(JobId id, const std::string& actor, const std::stri
   jobs_.Take(it);  // with its session's connection and its waiting note
   dirty_ = true;
   return Status();
-}
-
-bool Daemon::Awaited(JobId id) const {
-  for (const auto& [other, a] : jobs_) {
-    if (a.rec.state != store::JobState::kPending) continue;
-    const std::vector<JobId>& after = a.rec.job.after;
-    const std::vector<JobId>& after_ok = a.rec.job.after_ok;
-    if (std::find(after.begin(), after.end(), id) != after.end() ||
-        std::find(after_ok.begin(), after_ok.end(), id) != after_ok.end()) {
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace rota::daemon

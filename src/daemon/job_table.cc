@@ -31,6 +31,19 @@ JobId JobTable::SessionOf(ConnId conn) const {
 
 void JobTable::Unbind(ConnId conn) { sessions_.erase(conn); }
 
+bool JobTable::Awaited(JobId id) const {
+  for (const auto& [other, a] : jobs_) {
+    if (a.rec.state != store::JobState::kPending) continue;
+    const std::vector<JobId>& after = a.rec.job.after;
+    const std::vector<JobId>& after_ok = a.rec.job.after_ok;
+    if (std::find(after.begin(), after.end(), id) != after.end() ||
+        std::find(after_ok.begin(), after_ok.end(), id) != after_ok.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void JobTable::Withdraw(const store::JobRecord& rec, const Allocation& alloc, Time now) {
   RunningJob holds = rec.ToRunningJob();
   holds.alloc = alloc;

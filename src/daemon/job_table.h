@@ -5,8 +5,8 @@
 // expected start), and when a start that failed is tried again. It keeps these consistent: a job
 // taken out of the table (its end, a cancel) leaves no session and no waiting note behind.
 //
-// What happens to jobs (starting, stopping, recording ends) is the daemon's (scheduling.cc,
-// sessions.cc, recovery.cc); this part answers what the scheduler is given (AddTo) and keeps the
+// What happens to jobs (starting, stopping, recording ends) is the job runner's (job_runner.h)
+// and the session desk's (session_desk.h); this part answers what the scheduler is given (AddTo) and keeps the
 // state. Not thread-safe (the daemon's loop thread). Tested by job_table_test.cc and, through a
 // whole daemon, lifecycle_test.cc and tests/daemon.
 #pragma once
@@ -55,6 +55,9 @@ class JobTable {
   // The connection no longer holds its session (closed, or the session ended); the job stays.
   void Unbind(ConnId conn);
   const std::unordered_map<ConnId, JobId>& sessions() const { return sessions_; }
+
+  // Whether a pending job waits for job `id` (--after, --after-ok).
+  bool Awaited(JobId id) const;
 
   // ---- Launches being withdrawn (a start the store could not record) ----
   // Holds `rec`'s GPUs (`alloc`) from the next passes, as a running job nothing preempts or

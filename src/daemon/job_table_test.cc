@@ -162,6 +162,26 @@ TEST(JobTableTest, ARequeuedJobIsPendingAgainWithItsRunForgotten) {
   EXPECT_EQ(again.launch_failures, 3);
 }
 
+TEST(JobTableTest, AJobIsAwaitedWhileAPendingJobWaitsForIt) {
+  JobTable t;
+  t.Add(Running(1, 0));
+  ActiveJob after = Pending(2);
+  after.rec.job.after = {1};
+  t.Add(after);
+  ActiveJob after_ok = Pending(3);
+  after_ok.rec.job.after_ok = {4};
+  t.Add(after_ok);
+  EXPECT_TRUE(t.Awaited(1));
+  EXPECT_TRUE(t.Awaited(4));   // --after-ok, the job it names not in the table
+  EXPECT_FALSE(t.Awaited(2));  // nobody waits for it
+  ActiveJob running = Running(5, 1);
+  running.rec.job.after = {6};  // started: it waits for nothing any more
+  t.Add(running);
+  EXPECT_FALSE(t.Awaited(6));
+  t.Take(t.find(2));
+  EXPECT_FALSE(t.Awaited(1));
+}
+
 }  // namespace
 }  // namespace job_table_test
 }  // namespace rota::daemon

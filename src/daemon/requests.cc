@@ -152,7 +152,7 @@ json Daemon::CancelJobs(const Caller& caller, const json& request) {
         }
         a.cancelled_by = caller.name;
       }
-      BeginStop(a, now);
+      runner_->BeginStop(a, now);
       results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelling"}});
     }
     dirty_ = true;
