@@ -238,6 +238,16 @@ Status Daemon::Open() {
   runner.account = [this](uid_t uid) { return Account(uid); };
   runner.changed = [this] { dirty_ = true; };
   runner_ = std::make_unique<JobRunner>(std::move(runner));
+  Admission::Setup admission;
+  admission.store = store_.get();
+  admission.clock = deps_.clock;
+  admission.config = &config_;
+  admission.user_mode = options_.user_mode;
+  admission.host_memory = host_memory_;
+  admission.jobs = &jobs_;
+  admission.cards = &cards_;
+  admission.end_of = [this](JobId id) { return runner_->EndOf(id); };
+  admission_ = std::make_unique<Admission>(std::move(admission));
   card_desk_->Load(Now());
   if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
@@ -348,8 +358,7 @@ Status Daemon::ReloadConfig() {
   callers_.Clear();
   accounts_.Clear();
   if (server_) ApplyServerLimits();
-  submit_rate_.reset();  // the new rate from the next submission on
-  pending_counts_.reset();
+  admission_->Reconfigured();  // the new rate from the next submission on
   card_desk_->Load(Now());
   if (Status s = card_desk_->StartSampling(); !s.ok()) return s;
   if (Status s = ConfigureNotifications(); !s.ok()) return s;

@@ -27,6 +27,7 @@
 #include "core/job_end.h"
 #include "core/watch.h"
 #include "daemon/active_job.h"
+#include "daemon/admission.h"
 #include "daemon/after_ok.h"
 #include "daemon/allocation_watch.h"
 #include "daemon/booking_desk.h"
@@ -117,23 +118,16 @@ class Daemon : public Server::Handler, private EngineEvents {
   void ProcessInbox();
   // The socket server's connection limits from [limits], within rotad's open-file limit (limits.cc).
   void ApplyServerLimits();
-  // A new job of the caller's (batch or session) within [limits] pending_per_user and
-  // submit_rate; admins are exempt. Counts it when it is (limits.cc).
-  Status CheckSubmitLimits(const Caller& caller);
   // Logs a refused request (an error reply, or one refused part of a reply) with its caller,
   // within the caller's budget of log lines (refusal_log.h).
   void NoteRefusal(const Caller& caller, std::string_view op, const nlohmann::json& reply);
   void NoteRefusal(const Caller& caller, std::string_view op, const Status& status);
+  // Answers the batch's submissions once they are stored (Admission::Flush).
   void FlushSubmits();
-  StatusOr<store::JobRecord> PrepareJob(const Caller& caller, const nlohmann::json& request, bool interactive,
-                                        ConnId conn);
   nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
   nlohmann::json Reload(const Caller& caller);
-  Status CheckSubmittable(const store::JobRecord& rec);
-  // Dependencies (dependencies.cc). The jobs `j` names exist; none of its --after-ok jobs has
-  // already ended other than Completed.
-  Status CheckDependencies(const Job& j);
+  // Dependencies (dependencies.cc).
   // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
   // the store refuses is tried again by the next pass; the job is held out until then.
   void CancelNeverSatisfied(Time now);
@@ -218,19 +212,10 @@ class Daemon : public Server::Handler, private EngineEvents {
     std::string line;
     std::shared_ptr<HttpCall> http;  // an HTTP request (conn is then an id of http_waiting_)
   };
-  struct BatchedSubmit {
-    ConnId conn;
-    nlohmann::json tag;
-    store::JobRecord rec;
-  };
   std::vector<InboxLine> inbox_;              // request lines read in this batch of events
   RefusalLog refusals_;                       // what refused requests are logged
-  // Pending jobs by uid, for pending_per_user: counted at the first submission of a batch of
-  // requests and kept up by the submissions after it; forgotten at the next batch and by Dispatch
-  // (every request of another kind, which may start, cancel or end jobs).
-  std::optional<std::unordered_map<std::int64_t, int>> pending_counts_;
-  std::unique_ptr<web::RateLimiter> submit_rate_;  // submit_rate per uid; rebuilt on reload
-  std::vector<BatchedSubmit> submit_batch_;   // submissions awaiting their group commit
+  // New jobs' checks, the users' limits on them, submissions' group commit (admission.h).
+  std::unique_ptr<Admission> admission_;
   std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
   // In-process calls (Call) awaiting their reply, by an id above kLocalConnBase.
   static constexpr ConnId kLocalConnBase = ConnId{1} << 61;

@@ -13,25 +13,6 @@
 
 namespace rota::daemon {
 
-Status Daemon::CheckDependencies(const Job& j) {
-  for (auto [flag, deps] : {std::pair{"--after", &j.after}, std::pair{"--after-ok", &j.after_ok}}) {
-    for (JobId dep : *deps) {
-      if (jobs_.count(dep)) continue;
-      StatusOr<JobEndSeen> end = runner_->EndOf(dep);
-      if (!end.ok() && end.status().code() == StatusCode::kNotFound) {
-        return InvalidArgument(std::string(flag) + " " + std::to_string(dep) + ": no such job");
-      }
-      if (!end.ok()) return end.status();
-      if (deps == &j.after_ok && !end->completed && end->final) {
-        return FailedPrecondition("--after-ok " + std::to_string(dep) + ": job " + std::to_string(dep) +
-                                  " ended " + end->ReasonFor(j.user) +
-                                  ", so this job could never start (--after starts it after any end)");
-      }
-    }
-  }
-  return Status();
-}
-
 void Daemon::CancelNeverSatisfied(Time now) {
   const AfterOk::IsActive active = [this](JobId id) { return jobs_.count(id) > 0; };
   const AfterOk::EndOf end_of = [this](JobId id) { return runner_->EndOf(id); };

@@ -40,7 +40,7 @@ void Daemon::ProcessInbox() {
   std::vector<InboxLine> lines;
   lines.swap(inbox_);
   activity_ += lines.size();
-  pending_counts_.reset();
+  admission_->Recount();
   for (InboxLine& in : lines) {
     if (in.http) {
       ProcessHttpCall(in.conn, in.http);
@@ -109,31 +109,9 @@ void Daemon::NoteRefusal(const Caller& caller, std::string_view op, const Status
 }
 
 void Daemon::FlushSubmits() {
-  if (submit_batch_.empty()) return;
-  std::vector<BatchedSubmit> batch;
-  batch.swap(submit_batch_);
-  std::vector<store::JobRecord> records;
-  records.reserve(batch.size());
-  for (const BatchedSubmit& b : batch) records.push_back(b.rec);
-  const Time now = Now();
-  StatusOr<std::vector<JobId>> ids = store_->SubmitMany(records, now);
-  if (!ids.ok()) spdlog::error("submitting {} job(s): {}", batch.size(), ids.status().message());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    json reply;
-    if (ids.ok()) {
-      const JobId id = (*ids)[i];
-      Active a;
-      a.rec = std::move(batch[i].rec);
-      a.rec.job.id = id;
-      a.rec.job.submit_time = now;
-      jobs_.Add(std::move(a));
-      reply = api::OkReply({{"job_id", id}});
-      submissions_waiting_ = true;
-    } else {
-      reply = api::ErrorReply(ids.status());
-    }
-    if (!batch[i].tag.is_null()) reply["tag"] = batch[i].tag;
-    Reply(batch[i].conn, reply);
+  for (Admission::Answer& a : admission_->Flush()) {
+    if (a.reply.value("ok", false)) submissions_waiting_ = true;
+    Reply(a.conn, a.reply);
   }
 }
 
@@ -153,10 +131,9 @@ json Daemon::Handle(ConnId conn, const Caller& caller, const json& request, bool
   // is the caller's mistake, answered as such, never a crash of the daemon.
   try {
     if (op == "submit") {
-      StatusOr<store::JobRecord> rec = PrepareJob(caller, request, /*interactive=*/false, conn);
+      StatusOr<store::JobRecord> rec = admission_->Prepare(caller, request, /*interactive=*/false, conn);
       if (!rec.ok()) return api::ErrorReply(rec.status());
-      json tag = request.contains("tag") ? request["tag"] : json();
-      submit_batch_.push_back(BatchedSubmit{conn, std::move(tag), std::move(*rec)});
+      admission_->Batch(conn, request.contains("tag") ? request["tag"] : json(), std::move(*rec));
       return json();  // answered by FlushSubmits with the others of this batch: one disk sync for all
     }
     FlushSubmits();  // replies go out in request order
@@ -176,14 +153,14 @@ json Daemon::Handle(ConnId conn, const Caller& caller, const json& request, bool
 }
 
 json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
-  pending_counts_.reset();  // any of these may start, cancel or end jobs (CheckSubmitLimits counts again)
+  admission_->Recount();  // any of these may start, cancel or end jobs
   using OpHandler = json (*)(Daemon&, ConnId, const Caller&, const json&);
   // Every operation of api/ops.h but submit (batched by Handle).
   static const std::unordered_map<std::string_view, OpHandler> kHandlers = {
       {"hello", [](Daemon& d, ConnId, const Caller& c, const json&) { return d.Hello(c); }},
       {"run",
        [](Daemon& d, ConnId id, const Caller& c, const json& r) {
-         return d.sessions_->Queue(c, id, d.PrepareJob(c, r, /*interactive=*/true, id));
+         return d.sessions_->Queue(c, id, d.admission_->Prepare(c, r, /*interactive=*/true, id));
        }},
       {"session_end", [](Daemon& d, ConnId id, const Caller&, const json& r) { return d.sessions_->End(id, r); }},
       {"queue", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Queue(c, r); }},

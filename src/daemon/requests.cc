@@ -46,58 +46,6 @@ json Daemon::Hello(const Caller& caller) {
              {"shell", account.ok() ? account->shell : std::string()}});
 }
 
-Status Daemon::CheckSubmittable(const store::JobRecord& rec) {
-  const Job& j = rec.job;
-  if (!config_.projects.empty() && !j.project.empty() && !config_.projects.count(j.project)) {
-    std::vector<std::string> known;
-    for (const auto& [name, p] : config_.projects) known.push_back(name);
-    return InvalidArgument("unknown project \"" + j.project + "\" (this server has: " + Join(known, ", ") + ")");
-  }
-  // A host-memory limit beyond this server's memory can never be honoured (Slurm refuses such a
-  // --mem as well): the cgroup would take it, but the job would not get what it asked for.
-  if (j.host_mem_per_gpu > 0 && host_memory_ > 0) {
-    const int gpus = j.request.kind == RequestKind::kWholeGpus ? std::max(1, j.request.gpus) : 1;
-    const MiB total = j.host_mem_per_gpu * gpus;
-    if (total > host_memory_) {
-      return ResourceExhausted("this job can never run here: it asks for " + FormatMemory(j.host_mem_per_gpu) +
-                               " of host memory per GPU" + (gpus > 1 ? " (" + FormatMemory(total) + " in all)" : "") +
-                               ", but this server has " + FormatMemory(host_memory_));
-    }
-  }
-  if (Status s = CheckDependencies(j); !s.ok()) return s;
-  // Whether any card of this server could ever hold the request: the core's own test.
-  CapacityPlan plan(cards_.state(), config_.policy, Now());
-  if (!plan.Possible(j.request)) return ResourceExhausted("this job can never run here: it asks for " + WhyNeverFits(cards_.gpus(), j.request));
-  return Status();
-}
-
-StatusOr<store::JobRecord> Daemon::PrepareJob(const Caller& caller, const json& request, bool interactive,
-                                               ConnId conn) {
-  if (caller.name.empty()) {
-    return PermissionDenied("uid " + std::to_string(caller.uid) + " has no user name on this server");
-  }
-  if (interactive && jobs_.SessionOf(conn) != 0) return FailedPrecondition("this connection already holds a session");
-  auto job = request.find("job");
-  if (job == request.end()) return InvalidArgument("the request has no \"job\"");
-  StatusOr<store::JobRecord> rec = api::JobFromRequest(*job, interactive);
-  if (!rec.ok()) return rec.status();
-  if (caller.uid == 0 && !options_.user_mode && !config_.allow_root_jobs) {
-    return PermissionDenied("rotad does not run jobs as root; submit as the user the job should run as "
-                            "(sudo -u USER rota ...), or set allow_root_jobs = true in the configuration");
-  }
-  rec->job.user = caller.name;
-  rec->uid = caller.uid;
-  // A job that asked for no warning signal gets the lab's, where the admin set one knowingly.
-  if (rec->job.signal == 0 && config_.default_signal) {
-    rec->job.signal = config_.default_signal->signal;
-    rec->job.grace = config_.default_signal->grace;
-  }
-  if (rec->command.empty()) rec->command = {"(session)"};
-  if (Status s = CheckSubmittable(*rec); !s.ok()) return s;
-  if (Status s = CheckSubmitLimits(caller); !s.ok()) return s;
-  return rec;
-}
-
 json Daemon::CancelJobs(const Caller& caller, const json& request) {
   auto ids = request.find("job_ids");
   if (ids == request.end() || !ids->is_array() || ids->empty()) {
