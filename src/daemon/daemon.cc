@@ -236,6 +236,10 @@ Status Daemon::Open() {
   runner.counters = &counters_;
   runner.sessions = sessions_.get();
   runner.account = [this](uid_t uid) { return Account(uid); };
+  runner.visible = [this](const Caller& caller, JobId id) { return views_->Visible(caller, id); };
+  runner.refused = [this](const Caller& caller, std::string_view op, const Status& why) {
+    NoteRefusal(caller, op, why);
+  };
   runner.changed = [this] { dirty_ = true; };
   runner_ = std::make_unique<JobRunner>(std::move(runner));
   Admission::Setup admission;

@@ -124,16 +124,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   void NoteRefusal(const Caller& caller, std::string_view op, const Status& status);
   // Answers the batch's submissions once they are stored (Admission::Flush).
   void FlushSubmits();
-  nlohmann::json CancelJobs(const Caller& caller, const nlohmann::json& request);
   nlohmann::json StatusReply();
   nlohmann::json Reload(const Caller& caller);
-  // Dependencies (dependencies.cc).
-  // Cancels the pending jobs that can never start, and then those that waited for them. A cancel
-  // the store refuses is tried again by the next pass; the job is held out until then.
-  void CancelNeverSatisfied(Time now);
-  // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
-  // takes it out of memory.
-  Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
 
   // An HTTP call (web_ops.cc; the door, its threads and the credentials are http_door.h's).
   void ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& call);
@@ -206,7 +198,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<SessionDesk> sessions_;
   // Starts, signals, the kill sequence, ends, what a restart finds (job_runner.h).
   std::unique_ptr<JobRunner> runner_;
-  AfterOk after_ok_;  // what --after-ok means once the jobs it names have ended (after_ok.h)
   struct InboxLine {
     ConnId conn;
     std::string line;

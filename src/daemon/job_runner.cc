@@ -71,7 +71,7 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
                         ? std::min(10000, limits.cpu_weight_per_gpu *
                                               std::max(1, static_cast<int>(start.alloc.gpus.size())))
                         : 0;
-  spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (recovery.cc)
+  spec.note = StartNoteToJson({info, now});  // for a restart before MarkStarted below (JobRunner::RecoverLaunch)
 
   StatusOr<Started> launched =
       launch_error.empty() ? engine_.Launch(spec) : StatusOr<Started>(Internal(launch_error));

@@ -7,7 +7,8 @@
 // engine reports: decided at once, so the next pass sees the job's cards free and its run charged
 // (EndJob), recorded in the store after that pass has started the jobs the cards go to
 // (RecordEnds: docs/design.md, "Starting the next job before recording the last one's end"),
-// requeued where the job asked. After a restart it finishes what a previous rotad began: a
+// requeued where the job asked. It cancels jobs (a user's cancel, an --after-ok that can never be
+// satisfied: cancels.cc). After a restart it finishes what a previous rotad began: a
 // launch it did not live to record, a batch job that kept running (re-adopted) or ended.
 //
 // Runs on the daemon's loop thread. Tested by job_runner_test.cc and lifecycle_test.cc
@@ -18,7 +19,9 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -62,7 +65,11 @@ class JobRunner {
     SessionDesk* sessions = nullptr;
     // A job owner's account (uid, gid, groups), for its launch.
     std::function<StatusOr<UnixAccount>(uid_t)> account;
-    // A pass is due (cards freed, a job pending again).
+    // Whose jobs a caller may see and touch (JobViews::Visible): NotFound for another's.
+    std::function<StatusOr<store::JobRecord>(const Caller&, JobId)> visible;
+    // A refused part of a request, for the log (the daemon's refusal log).
+    std::function<void(const Caller&, std::string_view op, const Status&)> refused;
+    // A pass is due (cards freed, a job pending again, a job cancelled).
     std::function<void()> changed;
   };
   explicit JobRunner(Setup setup);
@@ -77,6 +84,17 @@ class JobRunner {
   void EscalateKills(Time now);
   // When EscalateKills is next due (kNever: no stop under way).
   Time NextEscalation() const;
+
+  // ---- Cancels (cancels.cc) ----
+  // `cancel`: each job of the request's `job_ids` the caller may touch is cancelled (pending) or
+  // stopped (running); a result for each.
+  nlohmann::json Cancel(const Caller& caller, const nlohmann::json& request);
+  // Cancels the pending jobs whose --after-ok can never be satisfied, and then those that
+  // waited for them. A cancel the store refuses is tried again by the next pass; the job is held
+  // out until then.
+  void CancelNeverSatisfied(Time now);
+  // What --after-ok means once the jobs it names have ended (for the scheduler's state).
+  const AfterOk& after_ok() const { return after_ok_; }
 
   // ---- What the engine reports ----
   // Job `id`'s processes are gone (at `at`): its cards free and its run charged now; its end
@@ -122,6 +140,9 @@ class JobRunner {
   // The machine could not launch the job (no room for its spec, no process for its shepherd):
   // it stays pending, its history says why, and it is tried again later (JobTable::RetryAt).
   void PostponeLaunch(ActiveJob& a, const std::string& why, Time now);
+  // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
+  // takes it out of the table.
+  Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);
@@ -133,6 +154,7 @@ class JobRunner {
   JobTable& jobs_;
   const Inventory& cards_;
   std::vector<Ending> ends_;  // decided in this batch of events, recorded after its pass
+  AfterOk after_ok_;
 };
 
 }  // namespace rota::daemon

@@ -24,6 +24,8 @@ namespace rota::daemon {
 namespace job_runner_test {
 namespace {
 
+using nlohmann::json;
+
 constexpr Time kStart = 1796115600;
 
 device::GpuInfo Card(int index) {
@@ -87,14 +89,23 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
       a.groups = {20001, 3000};
       return a;
     };
+    s.visible = [this](const Caller& caller, JobId id) -> StatusOr<store::JobRecord> {
+      StatusOr<store::JobRecord> rec = store_->Get(id);
+      if (rec.ok() && rec->job.user != caller.name && !caller.admin) return NotFound("no job " + std::to_string(id));
+      return rec;
+    };
+    s.refused = [this](const Caller&, std::string_view op, const Status& why) {
+      refused_.push_back(std::string(op) + ": " + why.message());
+    };
     s.changed = [this] { ++changes_; };
     runner_ = std::make_unique<JobRunner>(std::move(s));
   }
 
   // A pending batch job of alice's (or of `uid`) in the store and the table.
-  JobId Pending(bool requeue = false, std::int64_t uid = 20001) {
+  JobId Pending(bool requeue = false, std::int64_t uid = 20001, std::vector<JobId> after_ok = {}) {
     store::JobRecord rec;
-    rec.job.user = "alice";
+    rec.job.user = uid == 20001 ? "alice" : "bob";
+    rec.job.after_ok = std::move(after_ok);
     rec.uid = uid;
     rec.job.request.gpus = 1;
     rec.job.time_limit = kHour;
@@ -162,6 +173,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   JobTable jobs_;
   std::unique_ptr<JobRunner> runner_;
   int changes_ = 0;
+  std::vector<std::string> refused_;
   Time now_ = kStart;
 };
 
@@ -263,6 +275,58 @@ TEST_F(JobRunnerTest, AStopIsSigtermThenSigkillAKillWaitLater) {
   Deliver(kStart + 110);
   runner_->RecordEnds();
   EXPECT_EQ(Stored(id).state, store::JobState::kFailed);
+}
+
+TEST_F(JobRunnerTest, ACancelTakesAPendingJobAtOnceAndStopsARunningOne) {
+  const JobId pending = Pending();
+  const JobId running = Pending();
+  Start(running, 0);
+  const JobId bobs = Pending(false, 20002);
+  const Caller alice = testing::Person("alice", 20001);
+  const json reply = runner_->Cancel(alice, {{"job_ids", {pending, running, bobs, "x"}}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  const json& results = reply["results"];
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0]["state"], "cancelled");
+  EXPECT_EQ(results[1]["state"], "cancelling");
+  EXPECT_FALSE(results[2]["ok"].get<bool>());  // bob's: not hers to see
+  EXPECT_EQ(results[2]["error"]["code"], "not_found");
+  EXPECT_FALSE(results[3]["ok"].get<bool>());
+  EXPECT_EQ(refused_.size(), 1u);
+  EXPECT_EQ(jobs_.find(pending), jobs_.end());
+  EXPECT_EQ(Stored(pending).state, store::JobState::kCancelled);
+  EXPECT_FALSE(engine_->Running(running));  // SIGTERM: it is gone
+  EXPECT_NE(jobs_.find(running), jobs_.end());  // until the engine says so
+  Deliver(kStart + 30);
+  runner_->RecordEnds();
+  const store::JobRecord stopped = Stored(running);
+  EXPECT_EQ(stopped.state, store::JobState::kCancelled);
+  EXPECT_NE(stopped.end_reason.find("alice"), std::string::npos) << stopped.end_reason;
+  EXPECT_NE(jobs_.find(bobs), jobs_.end());
+
+  config_.limits.ids_per_request = 2;
+  EXPECT_FALSE(runner_->Cancel(alice, {{"job_ids", {1, 2, 3}}}).value("ok", true));
+  EXPECT_FALSE(runner_->Cancel(alice, {{"job_ids", json::array()}}).value("ok", true));
+}
+
+TEST_F(JobRunnerTest, JobsWhoseAfterOkCanNeverBeSatisfiedAreCancelledInAChain) {
+  const JobId first = Pending();
+  Start(first, 0);
+  const JobId second = Pending(false, 20001, {first});
+  const JobId third = Pending(false, 20001, {second});
+  runner_->CancelNeverSatisfied(kStart + 20);
+  EXPECT_NE(jobs_.find(second), jobs_.end());  // the first still runs
+  engine_->Exit(first, 1);
+  Deliver(kStart + 60);
+  runner_->CancelNeverSatisfied(kStart + 60);  // its end is known before it is recorded
+  EXPECT_EQ(jobs_.find(second), jobs_.end());
+  EXPECT_EQ(jobs_.find(third), jobs_.end());
+  EXPECT_EQ(Stored(second).state, store::JobState::kCancelled);
+  EXPECT_NE(Stored(second).end_reason.find("job " + std::to_string(first)), std::string::npos)
+      << Stored(second).end_reason;
+  EXPECT_EQ(Stored(third).state, store::JobState::kCancelled);
+  EXPECT_NE(Stored(third).end_reason.find("job " + std::to_string(second)), std::string::npos)
+      << Stored(third).end_reason;
 }
 
 }  // namespace

@@ -165,7 +165,7 @@ json Daemon::Dispatch(ConnId conn, const Caller& caller, const json& request) {
       {"session_end", [](Daemon& d, ConnId id, const Caller&, const json& r) { return d.sessions_->End(id, r); }},
       {"queue", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Queue(c, r); }},
       {"show", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Show(c, r); }},
-      {"cancel", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.CancelJobs(c, r); }},
+      {"cancel", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.runner_->Cancel(c, r); }},
       {"history", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->History(c, r); }},
       {"logs", [](Daemon& d, ConnId, const Caller& c, const json& r) { return d.views_->Logs(c, r); }},
       {"status", [](Daemon& d, ConnId, const Caller&, const json&) { return d.StatusReply(); }},

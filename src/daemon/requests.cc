@@ -46,68 +46,6 @@ json Daemon::Hello(const Caller& caller) {
              {"shell", account.ok() ? account->shell : std::string()}});
 }
 
-json Daemon::CancelJobs(const Caller& caller, const json& request) {
-  auto ids = request.find("job_ids");
-  if (ids == request.end() || !ids->is_array() || ids->empty()) {
-    return WithError(InvalidArgument("\"job_ids\" must be a non-empty list of job ids"));
-  }
-  // Bounded, so one request's work on the loop stays small (rota cancel sends long lists in parts).
-  if (ids->size() > static_cast<size_t>(config_.limits.ids_per_request)) {
-    return WithError(InvalidArgument("at most " + std::to_string(config_.limits.ids_per_request) +
-                                     " job ids in one cancel ([limits] ids_per_request); send the rest in another"));
-  }
-  const Time now = Now();
-  json results = json::array();
-  for (const json& v : *ids) {
-    if (!v.is_number_integer()) {
-      results.push_back({{"job_id", v}, {"ok", false}, {"error", {{"code", "invalid_argument"}, {"message", "not a job id"}}}});
-      continue;
-    }
-    const JobId id = v.get<JobId>();
-    auto fail = [&](const Status& s) {
-      NoteRefusal(caller, "cancel", s);
-      results.push_back({{"job_id", id}, {"ok", false}, {"error", {{"code", api::ErrorCode(s.code())}, {"message", s.message()}}}});
-    };
-    StatusOr<store::JobRecord> rec = views_->Visible(caller, id);
-    if (!rec.ok()) {
-      fail(rec.status());
-      continue;
-    }
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) {
-      fail(FailedPrecondition("job " + std::to_string(id) + " has already ended (" +
-                              store::JobStateName(rec->state) + ")"));
-      continue;
-    }
-    Active& a = it->second;
-    if (a.released_at != 0) {
-      // Its processes are gone (EngineEvents::JobReleased): how it ended is being collected, not cancelled.
-      fail(FailedPrecondition("job " + std::to_string(id) + " has already ended (its end is being recorded)"));
-      continue;
-    }
-    if (a.rec.state == store::JobState::kPending) {
-      if (Status s = CancelPending(id, caller.name, "Cancelled by " + caller.name, now); !s.ok()) {
-        fail(s);
-        continue;
-      }
-      results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelled"}});
-    } else {
-      if (a.cancelled_by.empty()) {
-        // On disk first: a daemon restarted before the job is gone finishes the stop.
-        if (Status s = store_->MarkCancelRequested(id, caller.name, now); !s.ok()) {
-          fail(s);
-          continue;
-        }
-        a.cancelled_by = caller.name;
-      }
-      runner_->BeginStop(a, now);
-      results.push_back({{"job_id", id}, {"ok", true}, {"state", "cancelling"}});
-    }
-    dirty_ = true;
-  }
-  return api::OkReply({{"results", std::move(results)}});
-}
-
 json Daemon::StatusReply() {
   int pending = 0, running = 0;
   for (const auto& [id, a] : jobs_) (a.rec.state == store::JobState::kRunning ? running : pending)++;

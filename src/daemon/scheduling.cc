@@ -15,7 +15,7 @@ ClusterState Daemon::BuildState() const {
   st.user_usage = ledger_->maps().users;
   st.project_usage = ledger_->maps().projects;
   const Time now = Now();
-  jobs_.AddTo(st, after_ok_, now);
+  jobs_.AddTo(st, runner_->after_ok(), now);
   runner_->AddHeld(st);
   AddBookingsToState(st, desk_->book().Entries(), config_.bookings, now);
   return st;
@@ -44,7 +44,7 @@ void Daemon::SchedulePass() {
   const Time now = Now();
   runner_->EscalateKills(now);
   const Time bookings_due = BookingPass(now);
-  CancelNeverSatisfied(now);
+  runner_->CancelNeverSatisfied(now);
   ClusterState state = BuildState();
   Decisions d = Schedule(state, config_.policy, now);
   for (const rota::Start& s : d.starts) runner_->ApplyStart(s, now);
@@ -53,7 +53,7 @@ void Daemon::SchedulePass() {
   // warning is a new deadline): run another pass before sleeping.
   if (!d.starts.empty() || !d.signals.empty()) dirty_ = true;
   for (const Kill& k : d.kills) runner_->ApplyKill(k.job, now);
-  const Time retry = jobs_.NoteWaiting(d.pending, after_ok_, now);
+  const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
   const Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now),
                              runner_->NextEscalation()});
   sessions_->SendWaitingUpdates();

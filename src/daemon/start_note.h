@@ -1,6 +1,6 @@
 // What rotad keeps in a launch's spec (exec::LaunchSpec::note): the start it is about to record,
 // and when. A daemon that died between launching a job and recording its start finds the note
-// again through Executor::FindLaunch and records the start from it (recovery.cc).
+// again through Executor::FindLaunch and records the start from it (JobRunner::RecoverLaunch).
 #pragma once
 
 #include <string>
