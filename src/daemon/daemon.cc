@@ -61,13 +61,14 @@ Daemon::Daemon(const DaemonOptions& options, config::Config config, DaemonDeps d
 
 Daemon::~Daemon() {
   door_.reset();  // its threads first: they may be waiting on this loop
+  if (pipeline_) pipeline_->Attach(nullptr);
   sessions_.reset();  // re-adopted clients unwatched, ended sessions' cgroups a last try
   server_.reset();
   if (notes_) {
     // A send in progress finishes; unsent messages stay in the outbox. The socket's clients are
     // gone with the server; HTTP and in-process callers still wait for their answer.
     for (Notifications::TestReply& r : notes_->Stop()) {
-      if (local_waiting_.count(r.conn)) Reply(r.conn, r.reply);
+      if (pipeline_->Waiting(r.conn)) pipeline_->Reply(r.conn, r.reply);
     }
   }
   if (card_desk_) card_desk_->StopSampling();
@@ -238,7 +239,7 @@ Status Daemon::Open() {
   runner.account = [this](uid_t uid) { return Account(uid); };
   runner.visible = [this](const Caller& caller, JobId id) { return views_->Visible(caller, id); };
   runner.refused = [this](const Caller& caller, std::string_view op, const Status& why) {
-    NoteRefusal(caller, op, why);
+    pipeline_->NoteRefusal(caller, op, why);
   };
   runner.changed = [this] { dirty_ = true; };
   runner_ = std::make_unique<JobRunner>(std::move(runner));
@@ -252,6 +253,20 @@ Status Daemon::Open() {
   admission.cards = &cards_;
   admission.end_of = [this](JobId id) { return runner_->EndOf(id); };
   admission_ = std::make_unique<Admission>(std::move(admission));
+  RequestPipeline::Setup pipeline;
+  pipeline.clock = deps_.clock;
+  pipeline.config = &config_;
+  pipeline.user_mode = options_.user_mode;
+  pipeline.server = server_.get();
+  pipeline.admission = admission_.get();
+  pipeline.callers = &callers_;
+  pipeline.account = [this](uid_t uid) { return Account(uid); };
+  pipeline.catch_up = [this] { CatchUpOnSubmissions(); };
+  pipeline.submitted = [this] { submissions_waiting_ = true; };
+  pipeline.metrics = [this] { return MetricsText(); };
+  pipeline_ = std::make_unique<RequestPipeline>(std::move(pipeline));
+  RegisterOps();
+  if (Status s = pipeline_->CheckComplete(); !s.ok()) return s;
   card_desk_->Load(Now());
   if (Status s = desk_->Load(Now()); !s.ok()) return s;
   // Said once (docs/security.md, "GPU isolation"): what keeps a job off the cards it was not given.
@@ -295,7 +310,7 @@ Status Daemon::Open() {
       RunPasses();
       runner_->RecordEnds();
     }
-    ProcessInbox();
+    activity_ += pipeline_->Process();
     if (submissions_waiting_ && !dirty_) submit_timer_->Arm(kSubmitBatchWindowNs);
     RunPasses();
     engine_->AfterEvents();
@@ -320,10 +335,11 @@ Status Daemon::Open() {
   door.config = &config_;
   door.user_mode = options_.user_mode;
   door.take = [this](ConnId conn, std::shared_ptr<HttpCall> call) {
-    inbox_.push_back(InboxLine{conn, std::string(), std::move(call)});
+    pipeline_->TakeHttp(conn, std::move(call));
   };
   door_ = std::make_unique<HttpDoor>(std::move(door));
   if (Status s = door_->Start(*loop_); !s.ok()) return s;
+  pipeline_->Attach(door_.get());
   return Status();
 }
 
@@ -379,8 +395,8 @@ void Daemon::WarnAboutMemoryDefault() const {
 Status Daemon::ConfigureNotifications() {
   return notes_->Configure(*loop_, [this] {
     for (Notifications::TestReply& r : notes_->TakeTestReplies()) {
-      if (server_ && r.conn < kLocalConnBase) server_->SetHeld(r.conn, false);
-      Reply(r.conn, r.reply);
+      if (!RequestPipeline::IsLocal(r.conn)) server_->SetHeld(r.conn, false);
+      pipeline_->Reply(r.conn, r.reply);
     }
   });
 }

@@ -47,6 +47,7 @@
 #include "daemon/notifications.h"
 #include "daemon/outside_watch.h"
 #include "daemon/refusal_log.h"
+#include "daemon/request_pipeline.h"
 #include "daemon/server.h"
 #include "daemon/session_desk.h"
 #include "daemon/usage_ledger.h"
@@ -76,10 +77,12 @@ class Daemon : public Server::Handler, private EngineEvents {
   int Run();
 
   // A request from inside this process (tests that drive a daemon in-process): it takes the same
-  // path as a line from the socket (ProcessInbox: parsing, checks, group-committed submissions,
-  // Dispatch), from `caller` instead of a connection's peer. `done` gets the reply on the loop's
+  // path as a line from the socket (request_pipeline.h: parsing, checks, group-committed
+  // submissions, the handlers), from `caller` instead of a connection's peer. `done` gets the reply on the loop's
   // thread, at the latest after the batch of events that handles it.
-  void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done);
+  void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done) {
+    pipeline_->Call(caller, request, std::move(done));
+  }
   // The loop, for callers that drive it themselves (EventLoop::RunOnce) instead of Run().
   EventLoop& loop() { return *loop_; }
   // Asks the sampler for a sample now (it comes through the loop), and how many samples were
@@ -90,7 +93,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // one who moves the time.
   void WakeNotifier();
 
-  void OnLine(ConnId conn, std::string_view line) override;
+  // Lines are handled after the whole batch of events has been read, so that submissions that
+  // arrive together share one disk sync (group commit).
+  void OnLine(ConnId conn, std::string_view line) override { pipeline_->TakeLine(conn, std::string(line)); }
   void OnClose(ConnId conn) override;
   void OnRefused(const Peer& peer, const Status& why) override;  // limits.cc
   bool Privileged(const Peer& peer) override;                     // limits.cc
@@ -103,33 +108,15 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The time of day, from the injected clock.
   Time Now() const { return deps_.clock->Now(); }
 
-  // Requests (requests.cc). One pipeline for a request from the socket, HTTP or Call, from
-  // `caller` (the socket's checks of framing and version done): its entry in api/ops.h (unknown
-  // operations refused, listing them; socket-only ones refused over HTTP; admin-only ones refused
-  // to others), a submission batched for its group commit, any other operation answered by its
-  // handler after the pass the waiting submissions need. Null: answered later through Reply (a
-  // submission, notify_test).
-  nlohmann::json Handle(ConnId conn, const Caller& caller, const nlohmann::json& request, bool over_http);
-  // The operation's handler, by name (every operation but submit).
-  nlohmann::json Dispatch(ConnId conn, const Caller& caller, const nlohmann::json& request);
-  // Sends a reply to a socket connection or, for an HTTP call's id, into its promise.
-  void Reply(ConnId conn, const nlohmann::json& reply);
+  // Requests: which part answers which operation (op_handlers.cc), and the replies the daemon
+  // itself gives (requests.cc).
+  void RegisterOps();
   nlohmann::json Hello(const Caller& caller);
-  void ProcessInbox();
   // The socket server's connection limits from [limits], within rotad's open-file limit (limits.cc).
   void ApplyServerLimits();
-  // Logs a refused request (an error reply, or one refused part of a reply) with its caller,
-  // within the caller's budget of log lines (refusal_log.h).
-  void NoteRefusal(const Caller& caller, std::string_view op, const nlohmann::json& reply);
-  void NoteRefusal(const Caller& caller, std::string_view op, const Status& status);
-  // Answers the batch's submissions once they are stored (Admission::Flush).
-  void FlushSubmits();
   nlohmann::json StatusReply();
   nlohmann::json Reload(const Caller& caller);
 
-  // An HTTP call (web_ops.cc; the door, its threads and the credentials are http_door.h's).
-  void ProcessHttpCall(ConnId conn, const std::shared_ptr<HttpCall>& call);
-  Caller HttpCaller(const HttpCall& call) const;
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.
   std::string MetricsText();
 
@@ -198,24 +185,11 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<SessionDesk> sessions_;
   // Starts, signals, the kill sequence, ends, what a restart finds (job_runner.h).
   std::unique_ptr<JobRunner> runner_;
-  struct InboxLine {
-    ConnId conn;
-    std::string line;
-    std::shared_ptr<HttpCall> http;  // an HTTP request (conn is then an id of http_waiting_)
-  };
-  std::vector<InboxLine> inbox_;              // request lines read in this batch of events
-  RefusalLog refusals_;                       // what refused requests are logged
+  // Every request's way from the socket, HTTP or Call to its handler (request_pipeline.h).
+  std::unique_ptr<RequestPipeline> pipeline_;
   // New jobs' checks, the users' limits on them, submissions' group commit (admission.h).
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
-  // In-process calls (Call) awaiting their reply, by an id above kLocalConnBase.
-  static constexpr ConnId kLocalConnBase = ConnId{1} << 61;
-  struct LocalCall {
-    Caller caller;
-    std::function<void(nlohmann::json)> done;
-  };
-  std::unordered_map<ConnId, LocalCall> local_waiting_;
-  ConnId next_local_conn_ = kLocalConnBase;
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)
   std::string host_;  // this server's name, for the messages

@@ -1,6 +1,6 @@
-// The request pipeline (Daemon::Handle) against the table of operations, in-process: every
-// operation has its handler, unknown ones are refused naming them all, the admins' are refused
-// to others with what they may not do.
+// The request pipeline (request_pipeline.h) of a whole daemon against the table of operations,
+// in-process: every operation has its handler, unknown ones are refused naming them all, the
+// admins' are refused to others with what they may not do.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -2,7 +2,7 @@
 // belongs to the loop thread alone, so an HTTP handler never touches it: it queues an HttpCall
 // (who, what) here and waits for the loop's answer. The loop watches fd() (an eventfd, like the
 // sampler's), takes the queued calls after each wake-up and answers them through their promise
-// from the same path as socket requests (ProcessInbox: Dispatch, group-committed submissions).
+// from the same path as socket requests (RequestPipeline: the checks, the handlers, group-committed submissions).
 //
 // Thread-safety: Call() and Close() from any thread; Take() from the loop thread only.
 #pragma once

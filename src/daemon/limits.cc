@@ -41,7 +41,7 @@ void Daemon::ApplyServerLimits() {
 }
 
 void Daemon::OnRefused(const Peer& peer, const Status& why) {
-  NoteRefusal(callers_.Get(peer.uid, peer.gid, peer.pid, CallerCache::Clock::now()), "a connection", why);
+  pipeline_->NoteRefusal(callers_.Get(peer.uid, peer.gid, peer.pid, CallerCache::Clock::now()), "a connection", why);
 }
 
 bool Daemon::Privileged(const Peer& peer) {

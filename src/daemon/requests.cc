@@ -1,36 +1,14 @@
-// The API operations that change jobs or the daemon (docs/api.md): hello, submit's checks, run,
-// cancel, status, reload. What users read of jobs (queue, show, history, logs, events) is
-// job_views.h's; the pipeline that brings requests here is pipeline.cc.
+// The replies the daemon gives itself (docs/api.md): hello, status (the cards' part is the card
+// desk's) and reload. Every other operation is a part's (op_handlers.cc says whose); the pipeline
+// that brings requests here is request_pipeline.h.
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-#include "api/job_json.h"
 #include "api/protocol.h"
-#include "api/request_fields.h"
-#include "api/when.h"
-#include "core/capacity.h"
-#include "core/quota.h"
-#include "daemon/clock.h"
 #include "daemon/daemon.h"
-#include "exec/files.h"
-#include "exec/open_as.h"
-#include "exec/process.h"
-#include "json/bounded.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
-
-namespace {
-
-json WithError(const Status& s) { return api::ErrorReply(s); }
-
-}  // namespace
 
 json Daemon::Hello(const Caller& caller) {
   // The login shell is what `rota shell` starts when SHELL is unset: the static command line
@@ -62,7 +40,7 @@ json Daemon::StatusReply() {
 json Daemon::Reload(const Caller& caller) {
   if (Status s = ReloadConfig(); !s.ok()) {
     spdlog::error("reload requested by {}: {}; keeping the configuration in force", caller.name, s.message());
-    return WithError(s);
+    return api::ErrorReply(s);
   }
   return api::OkReply();
 }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/capacity.h"
+#include "core/quota.h"
 #include "core/usage.h"
 
 namespace rota::daemon {
