@@ -3,8 +3,9 @@
 // dry runs, and list: bookings.cc; cancel, release, extend, approve, reject: booking_changes.cc;
 // the calendar's CSV and iCalendar files: bookings_io.cc), and it advances the bookings with time
 // (booking_life.cc: the core's StepBookings decides start, no-show, reminder, end and overrun;
-// this records them and tells people). What follows for jobs (stopping the owner's jobs when an
-// overrun's others wait) is the daemon's, which owns the jobs.
+// this records them and tells people), and in each scheduling pass it looks at the jobs to see
+// what each active booking is used for and stops an overrun's jobs when others wait
+// (booking_pass.cc; the stop itself is the job runner's).
 //
 // The rules are the core's (core/booking.h); this turns requests into specs, applies verdicts to
 // the store first and to memory second, and says what happened in words a student understands.
@@ -28,6 +29,7 @@
 #include "daemon/clock.h"
 #include "daemon/identity.h"
 #include "daemon/inventory.h"
+#include "daemon/job_table.h"
 #include "daemon/notifications.h"
 #include "store/job_store.h"
 
@@ -45,6 +47,12 @@ class BookingDesk {
     const config::Config* config = nullptr;  // the configuration in force (replaced in place on reload)
     const Inventory* cards = nullptr;        // the inventory, kept up to date by the daemon
     Notifications* notes = nullptr;
+    // The jobs (Pass: whose jobs run on an active booking, who waits for its capacity); may be
+    // null where Pass is not used.
+    JobTable* jobs = nullptr;
+    // Stops an overrun booking's owner's job: its signal, its grace, then the stop, as for a
+    // preemption (its stop_reason says why).
+    std::function<void(ActiveJob&, Time)> stop;
     // The bookings the scheduler holds capacity for changed: a pass is due.
     std::function<void()> changed;
   };
@@ -75,6 +83,10 @@ class BookingDesk {
   // One step of every booking's life at `now`, given what the daemon sees of each active one
   // (its owner running on it, others waiting for its capacity): recorded, and told.
   Advanced Advance(const std::unordered_map<std::int64_t, BookingObservation>& seen, Time now);
+  // The bookings' part of a scheduling pass (booking_pass.cc): what the jobs show of each active
+  // booking (its owner running on it, others waiting for its capacity) goes to Advance, and the
+  // owner's jobs on a booking that overran while others wait are stopped. When it is due again.
+  Time Pass(Time now);
 
  private:
   Time Now() const { return clock_->Now(); }
@@ -94,6 +106,8 @@ class BookingDesk {
   const config::Config& config_;
   const Inventory& cards_;
   Notifications* notes_;
+  JobTable* jobs_;
+  std::function<void(ActiveJob&, Time)> stop_;
   std::function<void()> changed_;
   std::unique_ptr<BookingBook> book_;
 };

@@ -2,7 +2,8 @@
 // clock, with two cards: a booking within the rules, a dry run, an overlap refused with what is
 // in the way, who may see and cancel what, and the bookings' life with time (a no-show; an
 // overrun whose owner's jobs must stop, across a restart of the desk). The same rules through a
-// whole daemon: lifecycle_test.cc and tests/daemon/test_bookings.py.
+// whole daemon: lifecycle_test.cc and tests/daemon/test_bookings.py. A pass over the jobs: the
+// booking used, and its owner's job stopped past its end once someone waits.
 #include "daemon/booking_desk.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,8 @@ class BookingDeskTest : public ::testing::Test {
     s.config = &config_;
     s.cards = &cards_;
     s.notes = notes_.get();
+    s.jobs = &jobs_;
+    s.stop = [this](ActiveJob& a, Time) { stopped_.push_back(a.rec.job.id); };
     s.changed = [this] { ++changes_; };
     desk_ = std::make_unique<BookingDesk>(std::move(s));
     ASSERT_TRUE(desk_->Load(clock_.Now()).ok());
@@ -63,6 +66,8 @@ class BookingDeskTest : public ::testing::Test {
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Notifications> notes_;
   std::unique_ptr<BookingDesk> desk_;
+  JobTable jobs_;
+  std::vector<JobId> stopped_;
   int changes_ = 0;
   const Caller alice_ = Person("alice", 20001);
   const Caller bob_ = Person("bob", 20002);
@@ -157,6 +162,50 @@ TEST_F(BookingDeskTest, UnusedItIsANoShowUsedAndOverrunWhileOthersWaitItsOwnersJ
   step = desk_->Advance(seen, clock_.Now());
   EXPECT_EQ(StateOf(used), "overrun");
   EXPECT_EQ(step.stop_owner_jobs, std::vector<std::int64_t>{used});
+}
+
+TEST_F(BookingDeskTest, APassSeesTheJobsOnEachBookingAndStopsAnOverrunsWhenOthersWait) {
+  const std::int64_t id =
+      Book(bob_, {{"gpus", 1}, {"start", kTomorrow}, {"end", kTomorrow + 2 * kHour}})["booking"]["id"];
+  const std::vector<std::string> uuids = desk_->book().Find(id)->gpu_uuids;
+  ASSERT_EQ(uuids.size(), 1u);
+  auto running = [&](JobId job, const std::string& user, const std::string& uuid) {
+    ActiveJob a;
+    a.rec.job.id = job;
+    a.rec.job.user = user;
+    a.rec.state = store::JobState::kRunning;
+    a.rec.placement.gpu_uuids = {uuid};
+    jobs_.Add(a);
+  };
+  running(1, "bob", uuids[0]);                                      // on his booking
+  running(2, "alice", uuids[0] == "GPU-0" ? "GPU-1" : "GPU-0");  // on the other card
+  EXPECT_EQ(desk_->Pass(kStart), kTomorrow);
+  clock_.Set(kTomorrow);
+  desk_->Pass(clock_.Now());  // started
+  clock_.Set(kTomorrow + 20 * kMinute);
+  desk_->Pass(clock_.Now());
+  EXPECT_EQ(StateOf(id), "active");  // used: not a no-show
+  // Past its end, nobody waiting: he may go on.
+  clock_.Set(kTomorrow + 2 * kHour);
+  desk_->Pass(clock_.Now());
+  EXPECT_TRUE(stopped_.empty());
+  // Carol waits for a card: his job there stops, with why.
+  ActiveJob carols;
+  carols.rec.job.id = 3;
+  carols.rec.job.user = "carol";
+  carols.rec.job.request.gpus = 1;
+  jobs_.Add(carols);
+  AfterOk after_ok;
+  PendingInfo waits;
+  waits.job = 3;
+  waits.reason = WaitReason::kResources;
+  jobs_.NoteWaiting({waits}, after_ok, clock_.Now());
+  desk_->Pass(clock_.Now() + 60);
+  EXPECT_EQ(StateOf(id), "overrun");
+  EXPECT_EQ(stopped_, std::vector<JobId>{1});
+  EXPECT_NE(jobs_.at(1).stop_reason.find("booking " + std::to_string(id) + " ended and others wait"),
+            std::string::npos);
+  EXPECT_TRUE(jobs_.at(2).stop_reason.empty());
 }
 
 }  // namespace

@@ -31,6 +31,8 @@ BookingDesk::BookingDesk(Setup setup)
       config_(*setup.config),
       cards_(*setup.cards),
       notes_(setup.notes),
+      jobs_(setup.jobs),
+      stop_(std::move(setup.stop)),
       changed_(std::move(setup.changed)),
       book_(std::make_unique<BookingBook>(*setup.store)) {}
 

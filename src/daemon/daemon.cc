@@ -139,6 +139,8 @@ Status Daemon::Open() {
   desk.config = &config_;
   desk.cards = &cards_;
   desk.notes = notes_.get();
+  desk.jobs = &jobs_;
+  desk.stop = [this](ActiveJob& a, Time now) { runner_->StopAfterWarning(a, now); };
   desk.changed = [this] { dirty_ = true; };
   desk_ = std::make_unique<BookingDesk>(std::move(desk));  // empty until loaded, after the inventory
   host_memory_ = config::ServerMemory();
@@ -215,10 +217,7 @@ Status Daemon::Open() {
   allocs.notes = notes_.get();
   allocs.note_job = [this](JobId id, const std::string& line, Time now) { NoteJob(id, line, now); };
   allocs.stop = [this](ActiveJob& a, Time now) {
-    // Its signal, its grace, then the stop; requeued if it asked.
-    runner_->ApplySignal(
-        Signal{a.rec.job.id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0, a.rec.job.requeue},
-        now);
+    runner_->StopAfterWarning(a, now);
     dirty_ = true;
   };
   allocs_ = std::make_unique<AllocationWatch>(std::move(allocs));

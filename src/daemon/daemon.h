@@ -134,16 +134,10 @@ class Daemon : public Server::Handler, private EngineEvents {
   void JobEnded(JobId id, const JobExit& exit) override;
   void WithdrawnGone(JobId id) override;
 
-  // Bookings (booking_desk.h owns them; booking_pass.cc): advances them with what the daemon
-  // sees of their owners' jobs and of who waits, and stops an overrun's jobs; returns when it is
-  // due again.
-  Time BookingPass(Time now);
 
   // Adds a line to job `id`'s audit trail (and the log).
   void NoteJob(JobId id, const std::string& reason, Time now);
 
-  // The usage report (usage.cc).
-  nlohmann::json Usage(const Caller& caller, const nlohmann::json& request);
 
   // Notifications (notifications.h owns them): the notifier's start, or its new configuration on
   // reload, with the `rota notify test` answers it brings.

@@ -355,6 +355,12 @@ JobRunner::LaunchOutcome JobRunner::RecoverLaunch(ActiveJob& a, Time now) {
   return LaunchOutcome::kEnded;
 }
 
+void JobRunner::StopAfterWarning(ActiveJob& a, Time now) {
+  ApplySignal(rota::Signal{a.rec.job.id, a.rec.job.signal, now + a.rec.job.grace, StopCause::kPreempted, 0,
+                           a.rec.job.requeue},
+              now);
+}
+
 Time JobRunner::NextEscalation() const {
   Time next = kNever;
   for (const auto& [id, a] : jobs_) {

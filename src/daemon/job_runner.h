@@ -80,6 +80,10 @@ class JobRunner {
   void ApplyKill(JobId id, Time now);
   // The kill sequence: SIGTERM now (a session's client is told), SIGKILL kill_wait later.
   void BeginStop(ActiveJob& a, Time now);
+  // A stop for a reason of the daemon's own (its stop_reason: an overrun booking, an idle
+  // reclaim): its warning signal, its grace, then the kill sequence, as for a preemption;
+  // requeued if it asked.
+  void StopAfterWarning(ActiveJob& a, Time now);
   // SIGKILL to the jobs whose SIGTERM was kill_wait ago and that are still there.
   void EscalateKills(Time now);
   // When EscalateKills is next due (kNever: no stop under way).

@@ -43,7 +43,7 @@ void Daemon::SchedulePass() {
   submissions_waiting_ = false;  // this pass considers them; a batch timer still armed finds nothing
   const Time now = Now();
   runner_->EscalateKills(now);
-  const Time bookings_due = BookingPass(now);
+  const Time bookings_due = desk_->Pass(now);
   runner_->CancelNeverSatisfied(now);
   ClusterState state = BuildState();
   Decisions d = Schedule(state, config_.policy, now);

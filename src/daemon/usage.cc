@@ -1,4 +1,4 @@
-// The usage report (`usage` op: `rota usage`, the web page's Usage view), from the ledger's
+// The usage report (usage_ledger.h: `rota usage`, the web page's Usage view), from the ledger's
 // usage (usage_ledger.h) and what the samples measured of each run (allocation_watch.h: every
 // running allocation's GPU-seconds as sampled, busy and idle, stored when its run ends).
 // Tested by tests/daemon/test_usage.py; the arithmetic by core/usage_report_test.cc.
@@ -14,7 +14,7 @@
 #include "core/usage.h"
 #include "core/usage_report.h"
 #include "daemon/clock.h"
-#include "daemon/daemon.h"
+#include "daemon/usage_ledger.h"
 
 namespace rota::daemon {
 
@@ -37,7 +37,7 @@ json TotalsJson(const UsageTotals& t) {
 
 }  // namespace
 
-json Daemon::Usage(const Caller& caller, const json& request) {
+json UsageLedger::Report(const Caller& caller, const json& request, const JobTable& jobs, Time now) {
   int days = kDefaultDays;
   if (auto it = request.find("days"); it != request.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > kMaxDays) {
@@ -45,16 +45,15 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     }
     days = it->get<int>();
   }
-  const Time now = Now();
-  const Zone& zone = config_.policy.zone;
+  const Zone& zone = setup_.config->policy.zone;
   const Time first = zone.FromLocal((zone.Day(now) - (days - 1)) * kDay);  // the first local day's start
 
   UsageInput in;
   in.now = now;
   in.days = days;
-  StatusOr<std::vector<store::JobRecord>> ended = store_->History(first);
+  StatusOr<std::vector<store::JobRecord>> ended = setup_.store->History(first);
   if (!ended.ok()) return api::ErrorReply(ended.status());
-  StatusOr<std::map<JobId, store::JobMeasures>> measures = store_->LoadJobMeasures(first);
+  StatusOr<std::map<JobId, store::JobMeasures>> measures = setup_.store->LoadJobMeasures(first);
   if (!measures.ok()) return api::ErrorReply(measures.status());
   auto add_run = [&](const store::JobRecord& rec, const store::JobMeasures* live) {
     UsageRun r;
@@ -63,7 +62,7 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     r.submit = rec.job.submit_time;
     r.start = rec.start_time;
     r.end = store::IsFinal(rec.state) && rec.end_time > 0 ? rec.end_time : kNever;
-    r.gpus = rec.placement.alloc.gpus.empty() ? 0 : AllocationGpus(cards_.state(), rec.placement.alloc);
+    r.gpus = rec.placement.alloc.gpus.empty() ? 0 : AllocationGpus(*setup_.cards, rec.placement.alloc);
     r.from_pool = rec.from_pool;
     store::JobMeasures m;
     if (auto it = measures->find(rec.job.id); it != measures->end()) m = it->second;
@@ -78,16 +77,16 @@ json Daemon::Usage(const Caller& caller, const json& request) {
     in.runs.push_back(std::move(r));
   };
   for (const store::JobRecord& rec : *ended) add_run(rec, nullptr);
-  for (const auto& [id, a] : jobs_) add_run(a.rec, &a.measures);
-  StatusOr<std::vector<store::BookingRecord>> bookings = store_->BookingsBetween(first, now + 1);
+  for (const auto& [id, a] : jobs) add_run(a.rec, &a.measures);
+  StatusOr<std::vector<store::BookingRecord>> bookings = setup_.store->BookingsBetween(first, now + 1);
   if (!bookings.ok()) return api::ErrorReply(bookings.status());
   for (const store::BookingRecord& b : *bookings) {
     in.bookings.push_back({b.entry.spec.user, b.entry.spec.start, b.entry.state == BookingState::kNoShow,
                            b.entry.state == BookingState::kOverrun});
   }
-  for (const auto& [name, u] : ledger_->maps().users) in.users[name] = u;
-  for (const auto& [name, u] : ledger_->maps().projects) in.projects[name] = u;
-  const UsageReport report = BuildUsageReport(in, config_.policy);
+  for (const auto& [name, u] : usage_.users) in.users[name] = u;
+  for (const auto& [name, u] : usage_.projects) in.projects[name] = u;
+  const UsageReport report = BuildUsageReport(in, setup_.config->policy);
 
   // Everyone sees the lab's totals and days; the per-user rows and hours are one's own unless one
   // is an admin (a user sees only what is theirs). Projects: those one worked for this period.

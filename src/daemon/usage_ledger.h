@@ -2,18 +2,21 @@
 // and the GPU-hours of the quota week), charged when a run ends (or its last process is gone)
 // and stored in the same commit as the run's end, so that a crash can neither lose a charge nor
 // make a restart charge it twice. The scheduler plans with these figures (quotas, fair share);
-// `rota usage` reports them with what the samples measured (usage.cc). After a charge is stored
+// `rota usage` reports them with what the samples measured (Report, usage.cc). After a charge is stored
 // the owner hears when their week's usage crosses 80 % and 100 % of their quota (notifications.h).
 //
 // Runs on the daemon's loop thread. Tested by usage_ledger_test.cc, the arithmetic by
-// core/usage_test.cc, and end to end by tests/daemon/test_usage.py.
+// core/usage_test.cc and core/usage_report_test.cc, and end to end by tests/daemon/test_usage.py.
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "config/config.h"
 #include "core/cluster.h"
 #include "core/status.h"
+#include "daemon/identity.h"
+#include "daemon/job_table.h"
 #include "daemon/notifications.h"
 #include "store/job_store.h"
 
@@ -41,6 +44,11 @@ class UsageLedger {
   // run's end), then tells the owner of a quota level crossed. The status is `end`'s, else the
   // commit's.
   Status SaveWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end);
+
+  // The usage report (`usage`: `rota usage`, the web page's Usage view; usage.cc): the ledger's
+  // figures with what the samples measured of each run, the ended ones' from the store and the
+  // running ones' of `jobs`, over the days the request asks for up to `now`.
+  nlohmann::json Report(const Caller& caller, const nlohmann::json& request, const JobTable& jobs, Time now);
 
  private:
   void Save(const store::JobRecord& rec, Time end);

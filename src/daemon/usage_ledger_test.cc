@@ -18,6 +18,8 @@ namespace rota::daemon {
 namespace usage_ledger_test {
 namespace {
 
+using nlohmann::json;
+
 constexpr Time kStart = 1796115600;  // Tuesday 2026-12-01 09:00 UTC
 
 constexpr char kConfig[] = R"(
@@ -131,6 +133,66 @@ TEST_F(UsageLedgerTest, TheOwnerIsToldWhenAChargeCrossesEightyPercentOfTheirQuot
   ASSERT_TRUE(ledger_->SaveWith(rec, kStart + kHour, [] { return Status(); }).ok());
   EXPECT_EQ(Queued(), 1u);
   EXPECT_EQ(notes_->outbox()->List(std::nullopt)->at(0).event, "quota_80");
+}
+
+TEST_F(UsageLedgerTest, TheReportJoinsTheChargesWithWhatWasMeasuredAndShowsEachUserTheirOwn) {
+  // Bob's run ended: 2 GPU-hours measured, half of them busy.
+  store::JobRecord bobs;
+  bobs.job.user = "bob";
+  bobs.uid = 20002;
+  bobs.job.request.gpus = 1;
+  bobs.command = {"true"};
+  StatusOr<JobId> bob_id = store_->Submit(bobs, kStart);
+  ASSERT_TRUE(bob_id.ok());
+  bobs.job.id = *bob_id;
+  store::StartInfo start;
+  start.placement.alloc.gpus = {0};
+  start.placement.gpu_uuids = {"GPU-0"};
+  ASSERT_TRUE(store_->MarkStarted(*bob_id, start, kStart).ok());
+  bobs.Started(start, kStart);
+  ledger_->Charge(bobs, kStart + 2 * kHour);
+  ASSERT_TRUE(ledger_
+                  ->SaveWith(bobs, kStart + 2 * kHour,
+                             [&] {
+                               store::JobMeasures m;
+                               m.measured_gpu_seconds = 7200;
+                               m.busy_gpu_seconds = 3600;
+                               m.idle_gpu_seconds = 3600;
+                               if (Status s = store_->AddJobMeasures(*bob_id, m); !s.ok()) return s;
+                               return store_->MarkEnded(*bob_id, store::JobState::kCompleted, 0, "Completed",
+                                                        kStart + 2 * kHour);
+                             })
+                  .ok());
+  // Alice's runs still, on both cards: an hour measured, all of it busy.
+  JobTable jobs;
+  ActiveJob alices;
+  alices.rec = Run(2);
+  alices.rec.job.id = *bob_id + 1;
+  alices.rec.state = store::JobState::kRunning;
+  alices.measures.measured_gpu_seconds = 3600;
+  alices.measures.busy_gpu_seconds = 3600;
+  jobs.Add(alices);
+
+  const Time now = kStart + 3 * kHour;
+  const json mine = ledger_->Report(testing::Person("alice", 20001), {{"days", 7}}, jobs, now);
+  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
+  EXPECT_EQ(mine["days_covered"], 7);
+  ASSERT_EQ(mine["users"].size(), 1u) << mine.dump();  // her own row only
+  EXPECT_EQ(mine["users"][0]["name"], "alice");
+  EXPECT_DOUBLE_EQ(mine["users"][0]["allocated_util"].get<double>(), 100.0);  // percent
+  EXPECT_DOUBLE_EQ(mine["totals"]["idle_gpu_hours"].get<double>(), 1.0);  // the lab's totals: everyone's
+
+  const json all = ledger_->Report(testing::Person("root", 0, true), json::object(), jobs, now);
+  ASSERT_EQ(all["users"].size(), 2u) << all.dump();
+  EXPECT_EQ(all["days_covered"], 28);
+  for (const json& u : all["users"]) {
+    if (u["name"] == "bob") {
+      EXPECT_DOUBLE_EQ(u["allocated_util"].get<double>(), 50.0);
+      EXPECT_DOUBLE_EQ(u["week_gpu_hours"].get<double>(), 2.0);
+    }
+  }
+  EXPECT_FALSE(ledger_->Report(testing::Person("alice", 20001), {{"days", 0}}, jobs, now).value("ok", true));
+  EXPECT_FALSE(ledger_->Report(testing::Person("alice", 20001), {{"days", "7"}}, jobs, now).value("ok", true));
 }
 
 }  // namespace
