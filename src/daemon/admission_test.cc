@@ -35,14 +35,6 @@ submit_burst = 4
 hours = 500
 )";
 
-device::GpuInfo Card(int index) {
-  device::GpuInfo info;
-  info.index = index;
-  info.uuid = "GPU-" + std::to_string(index);
-  info.memory_total = 81920;
-  return info;
-}
-
 json Job(json fields = json::object()) {
   json job = {{"command", {"python", "train.py"}},
               {"cwd", "/home/alice"},
@@ -60,7 +52,7 @@ class AdmissionTest : public ::testing::Test {
     config_ = std::move(*config);
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
-    device::Snapshot snap{"550", {Card(0), Card(1)}};
+    const device::Snapshot snap = testing::IdleCards(2);
     cards_.Load(&snap);
     Admission::Setup s;
     s.store = store_.get();

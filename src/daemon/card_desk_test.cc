@@ -34,9 +34,8 @@ class CardDeskTest : public ::testing::Test {
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
     notes_ = testing::QuietNotifications(*store_, clock_, config_);
-    StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok());
-    loop_ = std::move(*loop);
+    loop_ = testing::NewLoop();
+    ASSERT_NE(loop_, nullptr);
     CardDesk::Setup setup;
     setup.store = store_.get();
     setup.clock = &clock_;

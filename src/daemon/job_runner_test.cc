@@ -28,34 +28,20 @@ using nlohmann::json;
 
 constexpr Time kStart = 1796115600;
 
-device::GpuInfo Card(int index) {
-  device::GpuInfo info;
-  info.index = index;
-  info.uuid = "GPU-" + std::to_string(index);
-  info.memory_total = 81920;
-  return info;
-}
-
 class JobRunnerTest : public ::testing::Test, private EngineEvents {
  protected:
   void SetUp() override {
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
-    StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok());
-    loop_ = std::move(*loop);
+    loop_ = testing::NewLoop();
+    ASSERT_NE(loop_, nullptr);
     server_ = std::make_unique<Server>(*loop_, handler_);
     engine_ = std::make_unique<testing::FakeEngine>(*loop_, static_cast<EngineEvents&>(*this));
-    device::Snapshot snap{"550", {Card(0), Card(1)}};
+    const device::Snapshot snap = testing::IdleCards(2);
     cards_.Load(&snap);
     notes_ = testing::QuietNotifications(*store_, clock_, config_);
-    UsageLedger::Setup ledger;
-    ledger.store = store_.get();
-    ledger.config = &config_;
-    ledger.cards = &cards_.state();
-    ledger.notes = notes_.get();
-    ledger_ = std::make_unique<UsageLedger>(ledger);
-    ASSERT_TRUE(ledger_->Load().ok());
+    ledger_ = testing::LoadedLedger(*store_, config_, cards_.state(), *notes_);
+    ASSERT_NE(ledger_, nullptr);
     watch_ = std::make_unique<CardWatch>(*store_);
     AllocationWatch::Setup allocs;
     allocs.store = store_.get();
@@ -158,10 +144,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   config::Config config_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<EventLoop> loop_;
-  struct : Server::Handler {
-    void OnLine(ConnId, std::string_view) override {}
-    void OnClose(ConnId) override {}
-  } handler_;
+  testing::NoConnections handler_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<testing::FakeEngine> engine_;
   Inventory cards_;

@@ -34,15 +34,10 @@ class RequestPipelineTest : public ::testing::Test {
   void SetUp() override {
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
-    StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok());
-    loop_ = std::move(*loop);
+    loop_ = testing::NewLoop();
+    ASSERT_NE(loop_, nullptr);
     server_ = std::make_unique<Server>(*loop_, handler_);
-    device::GpuInfo card;
-    card.index = 0;
-    card.uuid = "GPU-0";
-    card.memory_total = 81920;
-    device::Snapshot snap{"550", {card}};
+    const device::Snapshot snap = testing::IdleCards(1);
     cards_.Load(&snap);
     Admission::Setup a;
     a.store = store_.get();
@@ -91,10 +86,7 @@ class RequestPipelineTest : public ::testing::Test {
   config::Config config_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<EventLoop> loop_;
-  struct : Server::Handler {
-    void OnLine(ConnId, std::string_view) override {}
-    void OnClose(ConnId) override {}
-  } handler_;
+  testing::NoConnections handler_;
   std::unique_ptr<Server> server_;
   Inventory cards_;
   JobTable jobs_;

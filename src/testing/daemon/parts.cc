@@ -32,4 +32,41 @@ std::unique_ptr<daemon::Notifications> QuietNotifications(store::JobStore& store
   return std::make_unique<daemon::Notifications>(std::move(n), config);
 }
 
+device::Snapshot IdleCards(int count) {
+  device::Snapshot snap;
+  snap.driver_version = "550";
+  for (int i = 0; i < count; ++i) {
+    device::GpuInfo card;
+    card.index = i;
+    card.uuid = "GPU-" + std::to_string(i);
+    card.memory_total = 81920;
+    snap.gpus.push_back(card);
+  }
+  return snap;
+}
+
+std::unique_ptr<daemon::EventLoop> NewLoop() {
+  StatusOr<std::unique_ptr<daemon::EventLoop>> loop = daemon::EventLoop::Create();
+  if (!loop.ok()) {
+    ADD_FAILURE() << "the event loop: " << loop.status().message();
+    return nullptr;
+  }
+  return std::move(*loop);
+}
+
+std::unique_ptr<daemon::UsageLedger> LoadedLedger(store::JobStore& store, const config::Config& config,
+                                                  const ClusterState& cards, daemon::Notifications& notes) {
+  daemon::UsageLedger::Setup s;
+  s.store = &store;
+  s.config = &config;
+  s.cards = &cards;
+  s.notes = &notes;
+  auto ledger = std::make_unique<daemon::UsageLedger>(s);
+  if (Status st = ledger->Load(); !st.ok()) {
+    ADD_FAILURE() << "the ledger: " << st.message();
+    return nullptr;
+  }
+  return ledger;
+}
+
 }  // namespace rota::testing

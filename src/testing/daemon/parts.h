@@ -7,10 +7,16 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
+#include "core/cluster.h"
+#include "daemon/event_loop.h"
 #include "daemon/identity.h"
 #include "daemon/notifications.h"
+#include "daemon/server.h"
+#include "daemon/usage_ledger.h"
+#include "device/devices.h"
 #include "store/job_store.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
@@ -26,5 +32,24 @@ std::unique_ptr<store::JobStore> OpenStore(const TempDir& dir);
 // in the outbox, no audit lines are written, a job's cards read "0".
 std::unique_ptr<daemon::Notifications> QuietNotifications(store::JobStore& store, const FakeClock& clock,
                                                           const config::Config& config);
+
+// A sample of `count` idle 80 GB cards, GPU-0 to GPU-(count-1), for Inventory::Load.
+device::Snapshot IdleCards(int count);
+
+// A new event loop; null, the test failed, when it cannot be made.
+std::unique_ptr<daemon::EventLoop> NewLoop();
+
+// A UsageLedger over `store`, `config`, the inventory's `cards` and `notes` (all must outlive
+// it), loaded; null, the test failed, when it cannot load.
+std::unique_ptr<daemon::UsageLedger> LoadedLedger(store::JobStore& store, const config::Config& config,
+                                                  const ClusterState& cards, daemon::Notifications& notes);
+
+// What a socket server made for a part's test is handed: it has no connections (replies to
+// unknown connections are dropped), so nothing reaches it.
+class NoConnections final : public daemon::Server::Handler {
+ public:
+  void OnLine(daemon::ConnId, std::string_view) override {}
+  void OnClose(daemon::ConnId) override {}
+};
 
 }  // namespace rota::testing
