@@ -68,7 +68,7 @@ Daemon::~Daemon() {
     // A send in progress finishes; unsent messages stay in the outbox. The socket's clients are
     // gone with the server; HTTP and in-process callers still wait for their answer.
     for (Notifications::TestReply& r : notes_->Stop()) {
-      if (pipeline_->Waiting(r.conn)) pipeline_->Reply(r.conn, r.reply);
+      if (pipeline_ && pipeline_->Waiting(r.conn)) pipeline_->Reply(r.conn, r.reply);
     }
   }
   if (card_desk_) card_desk_->StopSampling();
