@@ -120,12 +120,7 @@ Status JobRunner::CancelPending(JobId id, const std::string& actor, const std::s
   if (it == jobs_.end()) return NotFound("job " + std::to_string(id) + " is not pending");
   if (Status s = store_.Cancel(id, actor, now, reason); !s.ok()) return s;
   ActiveJob& a = it->second;
-  if (a.session) {
-    setup_.server->Send(a.session, {{"v", api::kVersion},
-                                    {"ok", false},
-                                    {"event", "cancelled"},
-                                    {"error", {{"code", "failed_precondition"}, {"message", reason}}}});
-  }
+  setup_.sessions->TellCancelled(a, reason);
   jobs_.Take(it);  // with its session's connection and its waiting note
   setup_.changed();
   return Status();

@@ -227,7 +227,6 @@ Status Daemon::Open() {
   runner.config = &config_;
   runner.kill_wait = options_.kill_wait;
   runner.engine = engine_.get();
-  runner.server = server_.get();
   runner.jobs = &jobs_;
   runner.cards = &cards_;
   runner.ledger = ledger_.get();

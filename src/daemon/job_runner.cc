@@ -152,12 +152,7 @@ void JobRunner::ApplySignal(const rota::Signal& sig, Time now) {
     return;
   }
   if (a.rec.interactive) {
-    setup_.server->Send(a.session, {{"v", api::kVersion},
-                                    {"ok", true},
-                                    {"event", "signal"},
-                                    {"signal", sig.signal},
-                                    {"kill_at", sig.kill_at},
-                                    {"reason", preempted ? "preempted" : "time_limit"}});
+    setup_.sessions->Warn(a, sig.signal, sig.kill_at, preempted);
   } else {
     (void)engine_.Signal(sig.job, sig.signal);
   }
@@ -174,9 +169,7 @@ void JobRunner::BeginStop(ActiveJob& a, Time now) {
   if (a.term_sent != 0) return;
   a.term_sent = now;
   if (a.rec.interactive) {
-    setup_.server->Send(a.session,
-                        {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
-    if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGTERM);  // adopted session
+    setup_.sessions->Term(a);
   } else {
     (void)engine_.Signal(a.rec.job.id, SIGTERM);
   }
@@ -186,9 +179,7 @@ void JobRunner::EscalateKills(Time now) {
   for (auto& [id, a] : jobs_) {
     if (a.term_sent == 0 || now < a.term_sent + setup_.kill_wait || !a.Live()) continue;
     if (a.rec.interactive) {
-      setup_.server->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
-      if (!a.rec.cgroup.empty()) (void)engine_.KillCgroup(a.rec.cgroup);
-      if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGKILL);  // adopted session
+      setup_.sessions->Kill(a);
       a.term_sent = now;  // again after another kill_wait if the client does not answer
     } else {
       (void)engine_.Signal(id, SIGKILL);

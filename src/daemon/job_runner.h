@@ -39,7 +39,6 @@
 #include "daemon/inventory.h"
 #include "daemon/job_table.h"
 #include "daemon/notifications.h"
-#include "daemon/server.h"
 #include "daemon/session_desk.h"
 #include "daemon/usage_ledger.h"
 #include "exec/executor.h"
@@ -55,14 +54,13 @@ class JobRunner {
     const config::Config* config = nullptr;  // the configuration in force
     Duration kill_wait = 10;                 // SIGTERM to SIGKILL
     Engine* engine = nullptr;
-    Server* server = nullptr;  // sessions' connections (their signals)
     JobTable* jobs = nullptr;
     const Inventory* cards = nullptr;
     UsageLedger* ledger = nullptr;
     AllocationWatch* allocs = nullptr;  // what was measured of a run, saved with its end
     Notifications* notes = nullptr;
     SchedulerCounters* counters = nullptr;
-    SessionDesk* sessions = nullptr;
+    SessionDesk* sessions = nullptr;  // a session's start and stop, said to its client
     // A job owner's account (uid, gid, groups), for its launch.
     std::function<StatusOr<UnixAccount>(uid_t)> account;
     // Whose jobs a caller may see and touch (JobViews::Visible): NotFound for another's.

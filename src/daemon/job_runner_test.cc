@@ -35,7 +35,6 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
     ASSERT_NE(store_, nullptr);
     loop_ = testing::NewLoop();
     ASSERT_NE(loop_, nullptr);
-    server_ = std::make_unique<Server>(*loop_, handler_);
     engine_ = std::make_unique<testing::FakeEngine>(*loop_, static_cast<EngineEvents&>(*this));
     const device::Snapshot snap = testing::IdleCards(2);
     cards_.Load(&snap);
@@ -59,7 +58,6 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
     s.config = &config_;
     s.kill_wait = 10;
     s.engine = engine_.get();
-    s.server = server_.get();
     s.jobs = &jobs_;
     s.cards = &cards_;
     s.ledger = ledger_.get();
@@ -144,8 +142,6 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   config::Config config_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<EventLoop> loop_;
-  testing::NoConnections handler_;
-  std::unique_ptr<Server> server_;
   std::unique_ptr<testing::FakeEngine> engine_;
   Inventory cards_;
   std::unique_ptr<Notifications> notes_;

@@ -178,6 +178,35 @@ void SessionDesk::SendWaitingUpdates() {
   }
 }
 
+void SessionDesk::Warn(const ActiveJob& a, int signal, Time kill_at, bool preempted) {
+  setup_.server->Send(a.session, {{"v", api::kVersion},
+                                  {"ok", true},
+                                  {"event", "signal"},
+                                  {"signal", signal},
+                                  {"kill_at", kill_at},
+                                  {"reason", preempted ? "preempted" : "time_limit"}});
+}
+
+void SessionDesk::Term(const ActiveJob& a) {
+  setup_.server->Send(a.session,
+                      {{"v", api::kVersion}, {"ok", true}, {"event", "signal"}, {"signal", SIGTERM}});
+  if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGTERM);  // re-adopted
+}
+
+void SessionDesk::Kill(const ActiveJob& a) {
+  setup_.server->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
+  if (!a.rec.cgroup.empty()) (void)setup_.engine->KillCgroup(a.rec.cgroup);
+  if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGKILL);  // re-adopted
+}
+
+void SessionDesk::TellCancelled(const ActiveJob& a, const std::string& why) {
+  if (a.session == 0) return;
+  setup_.server->Send(a.session, {{"v", api::kVersion},
+                                  {"ok", false},
+                                  {"event", "cancelled"},
+                                  {"error", {{"code", "failed_precondition"}, {"message", why}}}});
+}
+
 void SessionDesk::RemoveStaleCgroups() {
   for (auto it = stale_cgroups_.begin(); it != stale_cgroups_.end();) {
     it = setup_.engine->RemoveCgroup(*it).ok() ? stale_cgroups_.erase(it) : std::next(it);

@@ -8,6 +8,8 @@
 // removed once their last process has left. The jobs themselves are the JobTable's; how a job's
 // end is decided and recorded is the daemon's (`finish`).
 //
+// The job runner decides when a session is warned or stopped; this part says it to the client.
+//
 // Runs on the daemon's loop thread. Tested by session_desk_test.cc and lifecycle_test.cc
 // (in-process), tests/daemon/test_sessions.py and test_restart.py (real clients and restarts).
 #pragma once
@@ -79,6 +81,16 @@ class SessionDesk {
   void SendWaitingUpdates();
   // Cgroups of ended sessions whose last process has left: removed.
   void RemoveStaleCgroups();
+
+  // ---- The kill sequence, for a session (the job runner decides when) ----
+  // Its warning: the client passes `signal` on to the command (kill at `kill_at`).
+  void Warn(const ActiveJob& a, int signal, Time kill_at, bool preempted);
+  // SIGTERM, then SIGKILL: through the client, or to the client itself when the session was
+  // re-adopted after a restart (no connection); SIGKILL also kills what is left in its cgroup.
+  void Term(const ActiveJob& a);
+  void Kill(const ActiveJob& a);
+  // A pending session cancelled (`why`): its client is told.
+  void TellCancelled(const ActiveJob& a, const std::string& why);
 
   // ---- Restarts ----
   // A session that was running when rotad stopped: its client re-adopted (watched through a

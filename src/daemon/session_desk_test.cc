@@ -233,6 +233,21 @@ TEST_F(SessionDeskTest, ARestartEndsASessionWhoseClientIsGone) {
   EXPECT_EQ(Stored(id).end_reason, "Session ended while rotad was down");
 }
 
+TEST_F(SessionDeskTest, AReadoptedSessionIsStoppedThroughItsClientProcessItself) {
+  const pid_t client = SleepingChild();
+  ActiveJob a;  // re-adopted: no connection to tell
+  a.rec.job.id = 9;
+  a.rec.state = store::JobState::kRunning;
+  a.rec.interactive = true;
+  a.rec.pid = client;
+  desk_->TellCancelled(a, "nothing to tell");  // no connection: nothing happens
+  desk_->Term(a);
+  int status = 0;
+  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+}
+
 }  // namespace
 }  // namespace session_desk_test
 }  // namespace rota::daemon
