@@ -136,6 +136,7 @@ std::vector<Admission::Answer> Admission::Flush() {
   if (batch_.empty()) return out;
   std::vector<Batched> batch;
   batch.swap(batch_);
+  out.reserve(batch.size());
   std::vector<store::JobRecord> records;
   records.reserve(batch.size());
   for (const Batched& b : batch) records.push_back(b.rec);
@@ -156,7 +157,7 @@ std::vector<Admission::Answer> Admission::Flush() {
       reply = api::ErrorReply(ids.status());
     }
     if (!batch[i].tag.is_null()) reply["tag"] = batch[i].tag;
-    out.push_back(Answer{batch[i].conn, std::move(reply)});
+    out.push_back(Answer{batch[i].conn, std::move(reply), ids.ok()});
   }
   return out;
 }

@@ -58,6 +58,7 @@ class Admission {
   struct Answer {
     ConnId conn;
     nlohmann::json reply;  // its job id, or why the store refused the batch
+    bool stored = false;   // the job is in the store and the table
   };
   // Stores the batched submissions in one transaction and adds them to the job table: an answer
   // for each, in order.

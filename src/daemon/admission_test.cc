@@ -176,6 +176,7 @@ TEST_F(AdmissionTest, ABatchIsStoredInOneGoAndAnsweredInOrder) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(answers[i].conn, ConnId(100 + i));
     ASSERT_TRUE(answers[i].reply.value("ok", false)) << answers[i].reply.dump();
+    EXPECT_TRUE(answers[i].stored);
     const JobId id = answers[i].reply["job_id"].get<JobId>();
     ASSERT_NE(jobs_.find(id), jobs_.end());
     EXPECT_EQ(jobs_.at(id).rec.job.name, "n" + std::to_string(i));

@@ -137,7 +137,7 @@ void RequestPipeline::NoteRefusal(const Caller& caller, std::string_view op, con
 
 void RequestPipeline::FlushSubmits() {
   for (Admission::Answer& a : setup_.admission->Flush()) {
-    if (a.reply.value("ok", false)) setup_.submitted();
+    if (a.stored) setup_.submitted();
     Reply(a.conn, a.reply);
   }
 }
