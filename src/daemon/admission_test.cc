@@ -47,9 +47,7 @@ json Job(json fields = json::object()) {
 class AdmissionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<config::Config> config = config::ParseConfig(kConfig, "rota.toml");
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    config_ = std::move(*config);
+    config_ = testing::ParsedConfig(kConfig);
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
     const device::Snapshot snap = testing::IdleCards(2);

@@ -28,9 +28,7 @@ constexpr Time kStart = testing::kTuesdayMorning;
 class CardDeskTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<config::Config> config = config::ParseConfig(testing::SimulatedCards(2), "cards.toml");
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    config_ = std::move(*config);
+    config_ = testing::ParsedConfig(testing::SimulatedCards(2));
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
     notes_ = testing::QuietNotifications(*store_, clock_, config_);

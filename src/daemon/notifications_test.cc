@@ -42,9 +42,7 @@ url = "http://127.0.0.1:9/lab"
 class NotificationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<config::Config> config = config::ParseConfig(kConfig, "rota.toml");
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    config_ = std::move(*config);
+    config_ = testing::ParsedConfig(kConfig);
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
     Restart();

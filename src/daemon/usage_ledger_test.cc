@@ -36,9 +36,7 @@ url = "http://127.0.0.1:9/lab"
 class UsageLedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<config::Config> config = config::ParseConfig(kConfig, "rota.toml");
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    config_ = std::move(*config);
+    config_ = testing::ParsedConfig(kConfig);
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
     cards_.gpus = testing::Cards(2);  // GPU-0 and GPU-1

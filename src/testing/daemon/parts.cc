@@ -13,6 +13,15 @@ daemon::Caller Person(const std::string& name, uid_t uid, bool admin) {
   return c;
 }
 
+config::Config ParsedConfig(const std::string& toml) {
+  StatusOr<config::Config> config = config::ParseConfig(toml, "rota.toml");
+  if (!config.ok()) {
+    ADD_FAILURE() << "the configuration: " << config.status().message();
+    return config::Config{};
+  }
+  return std::move(*config);
+}
+
 std::unique_ptr<store::JobStore> OpenStore(const TempDir& dir) {
   StatusOr<std::unique_ptr<store::JobStore>> store = store::JobStore::Open(dir.path() + "/rota.db");
   if (!store.ok()) {

@@ -26,6 +26,9 @@ namespace rota::testing {
 // Caller `name` with uid and gid `uid` (alice 20001, bob 20002, root 0 and an admin, as in the
 // in-process daemon's made-up users).
 daemon::Caller Person(const std::string& name, uid_t uid, bool admin = false);
+// The configuration `toml` says (after the defaults); the defaults, the test failed, when it
+// does not parse.
+config::Config ParsedConfig(const std::string& toml);
 // A store in `dir` (created and migrated); null, the test failed, when it cannot be opened.
 std::unique_ptr<store::JobStore> OpenStore(const TempDir& dir);
 // Notifications over `store` on `clock` with `config` (all must outlive it): messages are queued
