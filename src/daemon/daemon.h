@@ -8,31 +8,21 @@
 #include <sys/types.h>
 
 #include <functional>
-#include <map>
-#include <mutex>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
 #include "core/cluster.h"
 #include "core/decisions.h"
-#include "core/health.h"
-#include "core/job_end.h"
-#include "core/watch.h"
 #include "daemon/active_job.h"
 #include "daemon/admission.h"
-#include "daemon/after_ok.h"
 #include "daemon/allocation_watch.h"
 #include "daemon/booking_desk.h"
 #include "daemon/card_desk.h"
-#include "daemon/card_watch.h"
 #include "daemon/clock.h"
 #include "daemon/counters.h"
 #include "daemon/deps.h"
@@ -45,23 +35,11 @@
 #include "daemon/job_table.h"
 #include "daemon/job_views.h"
 #include "daemon/notifications.h"
-#include "daemon/outside_watch.h"
-#include "daemon/refusal_log.h"
 #include "daemon/request_pipeline.h"
 #include "daemon/server.h"
 #include "daemon/session_desk.h"
 #include "daemon/usage_ledger.h"
-#include "device/devices.h"
-#include "device/sampler.h"
-#include "device/simulated_devices.h"
-#include "exec/executor.h"
-#include "exec/files.h"
-#include "notify/channels.h"
-#include "notify/templates.h"
 #include "store/job_store.h"
-#include "web/metrics_text.h"
-#include "web/rate_limit.h"
-#include "store/outbox.h"
 
 namespace rota::daemon {
 
@@ -78,8 +56,8 @@ class Daemon : public Server::Handler, private EngineEvents {
 
   // A request from inside this process (tests that drive a daemon in-process): it takes the same
   // path as a line from the socket (request_pipeline.h: parsing, checks, group-committed
-  // submissions, the handlers), from `caller` instead of a connection's peer. `done` gets the reply on the loop's
-  // thread, at the latest after the batch of events that handles it.
+  // submissions, the handlers), from `caller` instead of a connection's peer. `done` gets the
+  // reply on the loop's thread, at the latest after the batch of events that handles it.
   void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done) {
     pipeline_->Call(caller, request, std::move(done));
   }
