@@ -282,7 +282,7 @@ Status Daemon::Open() {
   if (signal_fd_ < 0) return Internal(std::string("signalfd: ") + std::strerror(errno));
   if (Status s = loop_->Add(signal_fd_, EPOLLIN, [this](std::uint32_t) { OnSignal(); }); !s.ok()) return s;
 
-  // The clock's deadline: the next pass the core asked for (ArmTimer).
+  // The clock's deadline: the next pass the core asked for (SchedulePass sets it).
   if (Status s = loop_->Add(deps_.clock->WakeFd(), EPOLLIN,
                             [this](std::uint32_t) {
                               deps_.clock->Woken();

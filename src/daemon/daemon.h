@@ -106,7 +106,6 @@ class Daemon : public Server::Handler, private EngineEvents {
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
   ClusterState BuildState() const;
-  void ArmTimer(Time next_wakeup);
   // What the engine reports (EngineEvents), for the job runner.
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;

@@ -58,11 +58,9 @@ void Daemon::SchedulePass() {
                              runner_->NextEscalation()});
   sessions_->SendWaitingUpdates();
   sessions_->RemoveStaleCgroups();
-  ArmTimer(wake);
+  deps_.clock->WakeAt(wake);  // the loop wakes then (its clock fd), unless an event comes first
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   counters_.PassTook(took);
 }
-
-void Daemon::ArmTimer(Time next_wakeup) { deps_.clock->WakeAt(next_wakeup); }
 
 }  // namespace rota::daemon
