@@ -120,7 +120,7 @@ Status JobRunner::CancelPending(JobId id, const std::string& actor, const std::s
   if (it == jobs_.end()) return NotFound("job " + std::to_string(id) + " is not pending");
   if (Status s = store_.Cancel(id, actor, now, reason); !s.ok()) return s;
   ActiveJob& a = it->second;
-  setup_.sessions->TellCancelled(a, reason);
+  if (a.rec.interactive) setup_.sessions->TellCancelled(a, reason);
   jobs_.Take(it);  // with its session's connection and its waiting note
   setup_.changed();
   return Status();

@@ -35,6 +35,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
     ASSERT_NE(store_, nullptr);
     loop_ = testing::NewLoop();
     ASSERT_NE(loop_, nullptr);
+    server_ = std::make_unique<Server>(*loop_, handler_);
     engine_ = std::make_unique<testing::FakeEngine>(*loop_, static_cast<EngineEvents&>(*this));
     const device::Snapshot snap = testing::IdleCards(2);
     cards_.Load(&snap);
@@ -52,6 +53,23 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
     allocs.note_job = [](JobId, const std::string&, Time) {};
     allocs.stop = [](ActiveJob&, Time) {};
     allocs_ = std::make_unique<AllocationWatch>(std::move(allocs));
+    // The sessions' part, wired as the daemon wires it (the runner hands it sessions' starts and
+    // stops; these tests run batch jobs).
+    SessionDesk::Setup sd;
+    sd.store = store_.get();
+    sd.clock = &clock_;
+    sd.config = &config_;
+    sd.loop = loop_.get();
+    sd.server = server_.get();
+    sd.engine = engine_.get();
+    sd.jobs = &jobs_;
+    sd.cards = &cards_;
+    sd.ledger = ledger_.get();
+    sd.counters = &counters_;
+    sd.changed = [this] { ++changes_; };
+    sd.finish = [this](ActiveJob& a, const exec::ExitInfo& info, Time now) { runner_->Finish(a, info, now); };
+    sd.stop = [this](ActiveJob& a, Time now) { runner_->BeginStop(a, now); };
+    sessions_ = std::make_unique<SessionDesk>(std::move(sd));
     JobRunner::Setup s;
     s.store = store_.get();
     s.clock = &clock_;
@@ -64,6 +82,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
     s.allocs = allocs_.get();
     s.notes = notes_.get();
     s.counters = &counters_;
+    s.sessions = sessions_.get();
     s.account = [](uid_t uid) -> StatusOr<UnixAccount> {
       if (uid != 20001) return NotFound("no user with uid " + std::to_string(uid));
       UnixAccount a;
@@ -142,6 +161,8 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   config::Config config_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<EventLoop> loop_;
+  testing::NoConnections handler_;
+  std::unique_ptr<Server> server_;
   std::unique_ptr<testing::FakeEngine> engine_;
   Inventory cards_;
   std::unique_ptr<Notifications> notes_;
@@ -150,6 +171,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   std::unique_ptr<AllocationWatch> allocs_;
   SchedulerCounters counters_;
   JobTable jobs_;
+  std::unique_ptr<SessionDesk> sessions_;
   std::unique_ptr<JobRunner> runner_;
   int changes_ = 0;
   std::vector<std::string> refused_;
@@ -282,6 +304,24 @@ TEST_F(JobRunnerTest, ACancelTakesAPendingJobAtOnceAndStopsARunningOne) {
   EXPECT_EQ(stopped.state, store::JobState::kCancelled);
   EXPECT_NE(stopped.end_reason.find("alice"), std::string::npos) << stopped.end_reason;
   EXPECT_NE(jobs_.find(bobs), jobs_.end());
+
+  // A waiting session: cancelled at once, its client told through the session desk.
+  ActiveJob session;
+  session.rec.job.id = 77;
+  session.rec.job.user = "alice";
+  session.rec.uid = 20001;
+  session.rec.interactive = true;
+  session.session = 5;
+  store::JobRecord stored = session.rec;
+  stored.command = {"(session)"};
+  StatusOr<JobId> sid = store_->Submit(stored, kStart);
+  ASSERT_TRUE(sid.ok());
+  session.rec.job.id = *sid;
+  jobs_.Add(session);
+  ASSERT_EQ(jobs_.SessionOf(5), *sid);
+  EXPECT_EQ(runner_->Cancel(alice, {{"job_ids", {*sid}}})["results"][0]["state"], "cancelled");
+  EXPECT_EQ(jobs_.SessionOf(5), 0);
+  EXPECT_EQ(Stored(*sid).state, store::JobState::kCancelled);
 
   config_.limits.ids_per_request = 2;
   EXPECT_FALSE(runner_->Cancel(alice, {{"job_ids", {1, 2, 3}}}).value("ok", true));

@@ -89,7 +89,7 @@ class SessionDesk {
   // re-adopted after a restart (no connection); SIGKILL also kills what is left in its cgroup.
   void Term(const ActiveJob& a);
   void Kill(const ActiveJob& a);
-  // A pending session cancelled (`why`): its client is told.
+  // A pending session cancelled (`why`): its client is told (a re-adopted one has no connection).
   void TellCancelled(const ActiveJob& a, const std::string& why);
 
   // ---- Restarts ----
