@@ -268,18 +268,20 @@ void SessionDesk::Closed(ConnId conn) {
   }
   // The terminal closed with the command still holding the allocation: stop what is left.
   if (!a.rec.cgroup.empty()) (void)setup_.engine->KillCgroup(a.rec.cgroup);
+  EndHere(a, "Session closed", a.rec.job.user, now);
+}
+
+void SessionDesk::EndHere(ActiveJob& a, const std::string& why, const std::string& actor, Time now) {
+  const JobId id = a.rec.job.id;
   setup_.ledger->Charge(a.rec, now);
-  if (Status st = setup_.ledger->SaveWith(a.rec, now,
-                                          [&] {
-                                            return store_.MarkEnded(id, store::JobState::kCancelled,
-                                                                    std::nullopt, "Session closed", now,
-                                                                    a.rec.job.user);
-                                          });
+  if (Status st = setup_.ledger->SaveWith(
+          a.rec, now,
+          [&] { return store_.MarkEnded(id, store::JobState::kCancelled, std::nullopt, why, now, actor); });
       !st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
   }
-  if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);
-  jobs_.Take(it);
+  if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be leaving
+  jobs_.Take(jobs_.find(id));
 }
 
 // The process a session's record names is still its client: it runs as the session's owner (real
@@ -315,13 +317,7 @@ bool SessionDesk::Adopt(ActiveJob& a, Time now) {
     if (!a.cancelled_by.empty()) setup_.stop(a, now);
     return true;
   }
-  setup_.ledger->Charge(a.rec, now);
-  (void)setup_.ledger->SaveWith(a.rec, now, [&] {
-    return store_.MarkEnded(id, store::JobState::kCancelled, std::nullopt,
-                            "Session ended while rotad was down", now);
-  });
-  if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be dying
-  jobs_.Take(jobs_.find(id));
+  EndHere(a, "Session ended while rotad was down", "rotad", now);
   return false;
 }
 

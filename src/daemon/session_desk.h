@@ -103,6 +103,10 @@ class SessionDesk {
  private:
   Time Now() const { return clock_->Now(); }
   void CancelOrphaned(ActiveJob& a, Time now);
+  // A running session that ends here, not through the daemon's end of a job (its connection
+  // closed, its client gone while rotad was away): charged, recorded Cancelled with `why` and
+  // `actor` in the commit of its charge, its cgroup removed once empty, out of the table.
+  void EndHere(ActiveJob& a, const std::string& why, const std::string& actor, Time now);
   // Whether the process a running session's record names is still its client.
   static bool IsClient(const store::JobRecord& rec);
   void WatchClient(JobId id, int pidfd);
