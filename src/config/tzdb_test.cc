@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/civil_date.h"
+#include "testing/scoped_tz.h"
 #include "testing/zones.h"
 
 namespace rota::config {
@@ -26,31 +27,7 @@ Time Utc(std::int64_t y, int mo, int d, int h, int mi = 0) {
   return DaysFromCivil(y, mo, d) * kDay + h * kHourS + mi * 60;
 }
 
-// Sets $TZ for the life of the object (the C library's reading of it is the oracle), then puts
-// back what was there: the sanitized run keeps many tests in one process.
-class ScopedTz {
- public:
-  explicit ScopedTz(const char* value) {
-    if (const char* old = std::getenv("TZ")) old_ = old;
-    if (value != nullptr) {
-      setenv("TZ", value, 1);
-    } else {
-      unsetenv("TZ");
-    }
-    tzset();
-  }
-  ~ScopedTz() {
-    if (old_) {
-      setenv("TZ", old_->c_str(), 1);
-    } else {
-      unsetenv("TZ");
-    }
-    tzset();
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using ::rota::testing::ScopedTz;
 
 // The C library's offset at `t` under the $TZ in force.
 int LibcOffset(Time t) {

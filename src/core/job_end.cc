@@ -48,7 +48,9 @@ JobEnd DecideJobEnd(const StopContext& stop, const JobExit& exit) {
     e.reason = "Failed(exit " + std::to_string(exit.exit_code) + ")";
   } else if (exit.kind == K::kSignalled) {
     e.state = JobState::kFailed;
-    e.reason = "Failed(signal " + std::to_string(exit.signal) + ")";
+    // With what the engine knows of why (the cgroup's OOM kill, Slurm's state): "Failed(signal
+    // 9: out of memory (memory.max reached))".
+    e.reason = "Failed(signal " + std::to_string(exit.signal) + (exit.reason.empty() ? "" : ": " + exit.reason) + ")";
   } else if (exit.kind == K::kStartFailed && exit.machine_fault && !stop.interactive) {
     // Its process could not be made (out of memory or processes): it never ran, so it waits
     // again whatever --requeue says, and is tried again later.

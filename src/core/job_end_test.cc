@@ -64,6 +64,11 @@ TEST(JobEndTest, EndedOnItsOwn) {
   EXPECT_EQ(killed.state, JobState::kFailed);
   EXPECT_EQ(killed.reason, "Failed(signal 11)");
   EXPECT_FALSE(killed.code.has_value());
+
+  // What the engine knows of why is kept: the cgroup's OOM kill, Slurm's OUT_OF_MEMORY.
+  JobExit oom = Signalled(SIGKILL);
+  oom.reason = "out of memory (memory.max reached)";
+  EXPECT_EQ(DecideJobEnd({}, oom).reason, "Failed(signal 9: out of memory (memory.max reached))");
 }
 
 TEST(JobEndTest, StartFailuresOfTheJobAndOfTheMachine) {

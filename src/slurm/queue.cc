@@ -1,0 +1,165 @@
+#include "slurm/queue.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <charconv>
+#include <csignal>
+#include <ctime>
+
+namespace rota::slurm {
+
+namespace {
+
+constexpr std::array<const char*, 11> kFields = {"JobID",   "Name",          "UserID",   "State",
+                                                 "Reason",  "exit_code",     "NodeList", "StartTime",
+                                                 "EndTime", "tres-per-node", "Comment"};
+
+template <typename T>
+bool Whole(std::string_view text, T& out) {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && p == end;
+}
+
+std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+}  // namespace
+
+std::string QueueFormat() {
+  std::string out;
+  for (const char* f : kFields) {
+    if (!out.empty()) out += ',';
+    out += f;
+    out += ":0";
+    out += kQueueDelimiter;
+  }
+  return out;
+}
+
+StatusOr<Time> ParseSlurmTime(std::string_view text) {
+  if (text.empty() || text == "N/A" || text == "Unknown" || text == "None") return Time{0};
+  std::tm tm{};
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  const bool shape = text.size() == 19 && text[4] == '-' && text[7] == '-' && text[10] == 'T' &&
+                     text[13] == ':' && text[16] == ':';
+  if (!shape || !Whole(text.substr(0, 4), y) || !Whole(text.substr(5, 2), mo) ||
+      !Whole(text.substr(8, 2), d) || !Whole(text.substr(11, 2), h) || !Whole(text.substr(14, 2), mi) ||
+      !Whole(text.substr(17, 2), s)) {
+    return InvalidArgument("Slurm time " + Quoted(text) + " is not YYYY-MM-DDTHH:MM:SS");
+  }
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  tm.tm_isdst = -1;  // the zone's own rule for that date
+  const std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1))
+    return InvalidArgument("Slurm time " + Quoted(text) + " is out of range");
+  return static_cast<Time>(t);
+}
+
+StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
+  StatusOr<std::vector<std::vector<std::string>>> records =
+      SplitRecords(text, kQueueDelimiter, kFields.size());
+  if (!records.ok()) return records.status();
+  std::vector<QueuedJob> out;
+  out.reserve(records->size());
+  for (std::vector<std::string>& r : *records) {
+    QueuedJob j;
+    j.id = std::move(r[0]);
+    j.name = std::move(r[1]);
+    j.state = std::move(r[3]);
+    j.reason = std::move(r[4]);
+    j.nodes = r[6] == "(null)" ? "" : std::move(r[6]);
+    j.comment = r[10] == "(null)" ? "" : std::move(r[10]);
+    unsigned long uid = 0;
+    if (j.id.empty() || !Whole(r[2], uid) || !Whole(r[5], j.wait_status) || j.state.empty()) {
+      return InvalidArgument("Slurm's queue has a job line that cannot be read: job " + Quoted(j.id) +
+                             ", user " + Quoted(r[2]) + ", state " + Quoted(j.state) + ", exit code " +
+                             Quoted(r[5]));
+    }
+    j.uid = static_cast<uid_t>(uid);
+    StatusOr<Time> start = ParseSlurmTime(r[7]), end = ParseSlurmTime(r[8]);
+    if (!start.ok()) return Status(start.status().code(), "job " + j.id + ": " + start.status().message());
+    if (!end.ok()) return Status(end.status().code(), "job " + j.id + ": " + end.status().message());
+    j.start = *start;
+    j.end = *end;
+    StatusOr<std::vector<Gres>> gres = ParseGresList(r[9]);
+    if (!gres.ok()) return Status(gres.status().code(), "job " + j.id + ": " + gres.status().message());
+    j.per_node = std::move(*gres);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string TagOf(JobId id) { return "rota-" + std::to_string(id); }
+
+JobId RotaJobOf(std::string_view name) {
+  constexpr std::string_view kPrefix = "rota-";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return 0;
+  JobId id = 0;
+  std::string_view digits = name.substr(kPrefix.size());
+  if (digits.empty() || digits.front() == '0' || !Whole(digits, id) || id <= 0) return 0;
+  return id;
+}
+
+bool Active(std::string_view state) {
+  static constexpr std::array<std::string_view, 14> kActive = {
+      "PENDING",   "CONFIGURING", "RUNNING",       "COMPLETING",   "SUSPENDED",
+      "REQUEUED",  "REQUEUE_FED", "REQUEUE_HOLD",  "RESIZING",     "SIGNALING",
+      "STAGE_OUT", "STOPPED",     "RESV_DEL_HOLD", "POWER_UP_NODE"};
+  for (std::string_view s : kActive) {
+    if (state == s) return true;
+  }
+  return false;
+}
+
+std::optional<JobExit> ExitOf(const QueuedJob& job) {
+  if (Active(job.state)) return std::nullopt;
+  using K = JobExit::Kind;
+  JobExit e;
+  e.end_time = job.end;
+  const int status = job.wait_status;
+  const bool signalled = WIFSIGNALED(status);
+  auto killed = [&](int default_signal, std::string why) {
+    e.kind = K::kSignalled;
+    e.signal = signalled ? WTERMSIG(status) : default_signal;
+    e.reason = std::move(why);
+  };
+  const std::string on = job.nodes.empty() ? "" : " on " + job.nodes;
+  if (job.state == "COMPLETED" || (job.state == "FAILED" && status != 0)) {
+    if (signalled) {
+      e.kind = K::kSignalled;
+      e.signal = WTERMSIG(status);
+    } else {
+      e.kind = K::kExited;
+      e.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : status;
+    }
+  } else if (job.state == "FAILED") {
+    e.kind = K::kStartFailed;
+    e.reason = "Slurm could not start it" + on + " (" + job.reason + ")";
+  } else if (job.state == "CANCELLED") {
+    killed(SIGTERM, "cancelled in Slurm, not through Rota");
+  } else if (job.state == "TIMEOUT") {
+    killed(SIGKILL, "killed by Slurm at its time limit (TIMEOUT)");
+  } else if (job.state == "PREEMPTED") {
+    killed(SIGTERM, "preempted by Slurm (PREEMPTED)");
+  } else if (job.state == "OUT_OF_MEMORY") {
+    killed(SIGKILL, "out of memory (Slurm OUT_OF_MEMORY)");
+  } else if (job.state == "DEADLINE") {
+    killed(SIGKILL, "killed by Slurm at its deadline (DEADLINE)");
+  } else if (job.state == "NODE_FAIL" || job.state == "BOOT_FAIL") {
+    e.kind = K::kVanished;
+    e.reason = "its node failed in Slurm" + on + " (" + job.state + ")";
+  } else {
+    e.kind = K::kVanished;
+    e.reason = "Slurm ended it as " + job.state + on + " (" + job.reason + ")";
+  }
+  return e;
+}
+
+}  // namespace rota::slurm

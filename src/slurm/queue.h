@@ -1,0 +1,71 @@
+// Slurm's queue as the Slurm engine reads it: every job Slurm still remembers (`squeue -h -a -t
+// all -O <QueueFormat()>`), the tag that names a Rota job (its Slurm job name, "rota-<id>"), and
+// how a job that Slurm has finished ended, in the terms every engine reports (JobExit), so that
+// `rota show` prints the same reasons on Slurm as on the local engine. Pure functions over text.
+//
+// What 22.05 prints (and 24.x alike): the State field is the long state name ("RUNNING",
+// "OUT_OF_MEMORY"); exit_code is the raw wait status of the batch script (768 for "exit 3", 9
+// for a kill by SIGKILL); StartTime and EndTime are local times "2026-12-03T13:52:00", or
+// "N/A"/"Unknown"; tres-per-node is "gres:gpu:2" or "N/A". Jobs stay listed for MinJobAge
+// (300 s by default) after they end; without slurmdbd, nothing else remembers them.
+//
+// Tested by queue_test.cc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job_end.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "slurm/parsable.h"
+
+namespace rota::slurm {
+
+// One job of the queue.
+struct QueuedJob {
+  std::string id;    // Slurm's job id as printed ("123"; an array's element "123_4")
+  std::string name;  // the job name: Rota's jobs carry their tag here
+  uid_t uid = 0;
+  std::string state;   // "PENDING", "RUNNING", "COMPLETED", ...
+  std::string reason;  // "None", "NonZeroExitCode", "Resources", ...
+  int wait_status = 0;
+  std::string nodes;           // "vm", "vm[1-2]"; "" while pending
+  Time start = 0, end = 0;     // 0 when not known
+  std::vector<Gres> per_node;  // the generic resources asked per node (tres-per-node)
+  std::string comment;
+};
+
+// The -O argument that ParseQueue reads: each field followed by kQueueDelimiter (a control
+// character, which no job name or comment that Slurm accepts from sbatch contains in practice;
+// a line that has one anyway is refused rather than misread).
+inline constexpr char kQueueDelimiter = '\x1f';
+std::string QueueFormat();
+// `squeue -h -a -t all -O <QueueFormat()>`'s output. A line that cannot be read fails it all:
+// a queue read wrong could hide a running job.
+StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
+
+// "2026-12-03T13:52:00" (local time, as Slurm prints for the reader's zone) -> Unix seconds;
+// 0 for "N/A", "Unknown", "None" or "".
+StatusOr<Time> ParseSlurmTime(std::string_view text);
+
+// The tag of a Rota job in Slurm (its job name) and back: "rota-42" <-> 42. RotaJobOf is 0
+// for any other name.
+std::string TagOf(JobId id);
+JobId RotaJobOf(std::string_view name);
+
+// Whether Slurm still holds the job's resources or may run it (pending, configuring, running,
+// completing, suspended, requeued, ...): not yet ended.
+bool Active(std::string_view state);
+
+// How a job that Slurm ended ended, for DecideJobEnd; nullopt while Active. COMPLETED and
+// FAILED give the script's exit or signal; CANCELLED, TIMEOUT, PREEMPTED, OUT_OF_MEMORY and
+// DEADLINE a signal with Slurm's reason; NODE_FAIL and BOOT_FAIL a vanished run on its node; a
+// FAILED job that never started its script (a launch failure, no exit status) a failed start.
+std::optional<JobExit> ExitOf(const QueuedJob& job);
+
+}  // namespace rota::slurm
