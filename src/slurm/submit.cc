@@ -1,0 +1,100 @@
+#include "slurm/submit.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+
+#include "slurm/queue.h"
+
+namespace rota::slurm {
+
+namespace {
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "USR1" for SIGUSR1, as --signal wants a name or a number; the number when it has no name here.
+std::string SignalArg(int signo) {
+  switch (signo) {
+    case SIGUSR1:
+      return "USR1";
+    case SIGUSR2:
+      return "USR2";
+    case SIGTERM:
+      return "TERM";
+    case SIGINT:
+      return "INT";
+    case SIGHUP:
+      return "HUP";
+    case SIGQUIT:
+      return "QUIT";
+    default:
+      return std::to_string(signo);
+  }
+}
+
+}  // namespace
+
+std::string ShellQuote(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+bool DroppedFromSubmission(const std::string& name) {
+  for (const char* prefix : {"SLURM_", "SBATCH_", "SALLOC_", "SRUN_"}) {
+    if (StartsWith(name, prefix)) return true;
+  }
+  // Rota's GPU choice on the local engine: Slurm gives its own (CUDA_VISIBLE_DEVICES from gres).
+  return name == "CUDA_VISIBLE_DEVICES" || name == "ROTA_GPUS" || name == "NVIDIA_VISIBLE_DEVICES";
+}
+
+Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
+  Submission s;
+  std::vector<std::string>& a = s.argv;
+  a.push_back(config.sbatch);
+  a.push_back("--parsable");
+  a.push_back("--job-name=" + TagOf(job.id));
+  if (!config.partition.empty()) a.push_back("--partition=" + config.partition);
+  if (!config.account.empty()) a.push_back("--account=" + config.account);
+  if (!job.node.empty()) a.push_back("--nodelist=" + job.node);
+  a.push_back("--nodes=1");
+  a.push_back("--ntasks=1");
+  if (job.gpus > 0) {
+    a.push_back("--gres=gpu:" + (job.gpu_type.empty() ? "" : job.gpu_type + ":") + std::to_string(job.gpus));
+  }
+  if (job.memory_bytes > 0) {
+    const std::int64_t mib = (job.memory_bytes + (1 << 20) - 1) >> 20;
+    a.push_back("--mem=" + std::to_string(mib) + "M");
+  }
+  if (job.time_limit > 0) {
+    const Duration backstop = job.time_limit + kBackstopSlack;
+    a.push_back("--time=" + std::to_string((backstop + 59) / 60));
+    if (job.signal > 0 && job.grace > 0) {
+      // Slurm takes at most 65535 s; a longer grace is warned that long before instead.
+      a.push_back("--signal=B:" + SignalArg(job.signal) + "@" +
+                  std::to_string(std::min<Duration>(job.grace, 65535)));
+    }
+  }
+  a.push_back("--no-requeue");
+  a.push_back("--output=" + job.output);
+  a.push_back("--open-mode=append");
+  a.push_back("--chdir=" + job.cwd);
+  a.push_back("--export=ALL");
+  std::string command = "exec";
+  for (const std::string& arg : job.argv) command += " " + ShellQuote(arg);
+  a.push_back("--wrap=" + command);
+
+  for (const auto& [k, v] : job.env) {
+    if (!DroppedFromSubmission(k)) s.env.push_back(k + "=" + v);
+  }
+  if (!config.slurm_conf.empty()) s.env.push_back("SLURM_CONF=" + config.slurm_conf);
+  return s;
+}
+
+}  // namespace rota::slurm

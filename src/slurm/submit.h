@@ -1,0 +1,75 @@
+// The `sbatch` command line that submits one Rota job to Slurm, at the moment Rota's core starts
+// it (issue 26; docs/design.md, "The Slurm engine"). Pure: the engine runs what this returns, as
+// the job's owner.
+//
+// What Slurm is asked for, and why:
+// - --job-name=rota-<id> (TagOf): how Rota finds its jobs in Slurm's queue, after a restart too,
+//   and how a submission whose reply was lost is found before it would be sent again.
+// - --nodelist (the node the core chose; none when the core left it to Slurm), one node, one
+//   task, --gres=gpu[:type]:N, --mem (the job's host memory), the partition and account of the
+//   configuration.
+// - --time: a backstop, the job's limit plus kBackstopSlack. Rota itself warns the job and stops
+//   it at its limit (the same records as the local engine); Slurm's own limit and its
+//   --signal=B:<signal>@<grace> only act when rotad is not there to.
+// - --no-requeue: a job that must run again (preempted, its node failed) is requeued by Rota, in
+//   Rota's queue, and started again when Rota's core says: Slurm requeuing it by itself would
+//   run it where and when Rota did not decide.
+// - --output with --open-mode=append (the local engine appends too), --chdir, --export=ALL with
+//   the job's environment as captured at submit (less the variables that would steer sbatch or
+//   name the local cards; Slurm sets CUDA_VISIBLE_DEVICES from the GPUs it gives).
+// - --wrap="exec 'arg0' 'arg1' ...": the job's command, quoted for /bin/sh, with no script file.
+//
+// Tested by submit_test.cc.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace rota::slurm {
+
+// What the configuration says of every submission.
+struct SubmitConfig {
+  std::string sbatch = "sbatch";  // the command (an absolute path once the engine has found it)
+  std::string partition;          // "": Slurm's default partition
+  std::string account;            // "": the user's default account
+  std::string slurm_conf;         // passed as SLURM_CONF when set (a cluster that is not /etc/slurm's)
+};
+
+// One job to submit.
+struct BatchJob {
+  JobId id = 0;
+  std::vector<std::string> argv;  // non-empty
+  std::string cwd;
+  std::map<std::string, std::string> env;  // the job's environment, as captured at submit
+  std::string output;                      // absolute
+  std::string node;                        // "": any node of the partition
+  int gpus = 0;
+  std::string gpu_type;           // the gres type ("a100"), "" untyped
+  std::int64_t memory_bytes = 0;  // host memory; 0: Slurm's default
+  Duration time_limit = 0;        // Rota's limit; 0: none given (the partition's)
+  int signal = 0;                 // the job's warning signal (0: none)
+  Duration grace = 0;             // sent this long before the kill
+};
+
+// Added to Rota's time limit for Slurm's: room for Rota's own stop (its grace is inside the
+// limit) and for a daemon that is a little late.
+inline constexpr Duration kBackstopSlack = 120;
+
+struct Submission {
+  std::vector<std::string> argv;  // argv[0] is config.sbatch
+  std::vector<std::string> env;   // "NAME=value", for execve
+};
+Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config);
+
+// `arg` quoted for /bin/sh: 'it'\''s'.
+std::string ShellQuote(const std::string& arg);
+
+// Whether a variable of the job's environment is left out of sbatch's: the SLURM_*, SBATCH_*,
+// SALLOC_* and SRUN_* variables (a job submitted from inside another Slurm job would otherwise
+// carry that job's id and options into sbatch), and the local engine's card variables.
+bool DroppedFromSubmission(const std::string& name);
+
+}  // namespace rota::slurm

@@ -1,0 +1,112 @@
+#include "slurm/submit.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rota::slurm {
+namespace {
+
+BatchJob Job() {
+  BatchJob j;
+  j.id = 42;
+  j.argv = {"python3", "train.py", "--lr", "0.1"};
+  j.cwd = "/home/alice/exp";
+  j.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/home/alice"}};
+  j.output = "/home/alice/exp/rota-42.out";
+  return j;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string Wrap(const Submission& s) {
+  for (const std::string& a : s.argv) {
+    if (a.rfind("--wrap=", 0) == 0) return a.substr(7);
+  }
+  return "";
+}
+
+TEST(SubmitTest, AsksSlurmForWhatTheCoreChose) {
+  BatchJob j = Job();
+  j.node = "gpu2";
+  j.gpus = 2;
+  j.memory_bytes = 3 * 1024 * 1024 + 1;  // rounded up to whole MiB
+  j.time_limit = 3600;
+  j.signal = SIGUSR1;
+  j.grace = 120;
+  SubmitConfig c;
+  c.sbatch = "/usr/bin/sbatch";
+  c.partition = "gpu";
+  c.account = "lab";
+  Submission s = BuildSubmission(j, c);
+  EXPECT_EQ(s.argv[0], "/usr/bin/sbatch");
+  EXPECT_EQ(s.argv[1], "--parsable");
+  for (const char* want : {"--job-name=rota-42", "--partition=gpu", "--account=lab", "--nodelist=gpu2",
+                           "--nodes=1", "--ntasks=1", "--gres=gpu:2", "--mem=4M", "--time=62",
+                           "--signal=B:USR1@120", "--no-requeue", "--output=/home/alice/exp/rota-42.out",
+                           "--open-mode=append", "--chdir=/home/alice/exp", "--export=ALL"}) {
+    EXPECT_TRUE(Has(s.argv, want)) << want;
+  }
+  EXPECT_EQ(Wrap(s), "exec 'python3' 'train.py' '--lr' '0.1'");
+}
+
+TEST(SubmitTest, LeavesOutWhatWasNotAskedFor) {
+  Submission s = BuildSubmission(Job(), SubmitConfig{});
+  for (const std::string& a : s.argv) {
+    for (const char* absent :
+         {"--partition", "--account", "--nodelist", "--gres", "--mem", "--time", "--signal"}) {
+      EXPECT_NE(a.rfind(absent, 0), 0u) << a;
+    }
+  }
+  BatchJob typed = Job();
+  typed.gpus = 1;
+  typed.gpu_type = "a100";
+  typed.time_limit = 60;
+  typed.signal = SIGUSR2;
+  typed.grace = 100000;  // beyond what Slurm takes
+  Submission t = BuildSubmission(typed, SubmitConfig{});
+  EXPECT_TRUE(Has(t.argv, "--gres=gpu:a100:1"));
+  EXPECT_TRUE(Has(t.argv, "--time=3"));
+  EXPECT_TRUE(Has(t.argv, "--signal=B:USR2@65535"));
+}
+
+TEST(SubmitTest, TheEnvironmentLosesWhatWouldSteerSbatch) {
+  BatchJob j = Job();
+  j.env["SLURM_JOB_ID"] = "7";
+  j.env["SBATCH_PARTITION"] = "other";
+  j.env["SALLOC_ACCOUNT"] = "x";
+  j.env["SRUN_CPUS_PER_TASK"] = "4";
+  j.env["CUDA_VISIBLE_DEVICES"] = "GPU-1";
+  j.env["ROTA_GPUS"] = "0";
+  j.env["ROTA_JOB_ID"] = "42";
+  j.env["MY_SLURM_NOTE"] = "kept";
+  SubmitConfig c;
+  c.slurm_conf = "/tmp/cluster/slurm.conf";
+  Submission s = BuildSubmission(j, c);
+  EXPECT_EQ(s.env, (std::vector<std::string>{"HOME=/home/alice", "MY_SLURM_NOTE=kept", "PATH=/usr/bin:/bin",
+                                             "ROTA_JOB_ID=42", "SLURM_CONF=/tmp/cluster/slurm.conf"}));
+}
+
+// The --wrap command, run by the same /bin/sh that Slurm's batch script uses, gives the program
+// exactly the arguments it was submitted with, however odd.
+TEST(SubmitTest, TheWrappedCommandKeepsEveryArgument) {
+  BatchJob j = Job();
+  j.argv = {"printf", "[%s]", "it's", "a b", "$HOME", "`id`", "\"q\"", "back\\slash", "two\nlines", "", "*"};
+  const std::string wrap = Wrap(BuildSubmission(j, SubmitConfig{}));
+  FILE* p = ::popen(("/bin/sh -c " + ShellQuote(wrap)).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(out, "[it's][a b][$HOME][`id`][\"q\"][back\\slash][two\nlines][][*]");
+}
+
+}  // namespace
+}  // namespace rota::slurm
