@@ -73,6 +73,7 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::ReadWatch(root, c);
   internal::ReadWeb(root, c);
   internal::ReadLimits(root, c);
+  internal::ReadEngine(root, c);
   internal::ReadNotify(root, c);
   internal::ReadPeople(root, c);
   root.Finish();

@@ -118,8 +118,27 @@ struct LimitsConfig {
   int cpu_weight_per_gpu = 0;
 };
 
+// [engine]: what runs the jobs (docs/design.md, "Engines"; "The Slurm engine").
+enum class EngineKind { kLocal, kSlurm };
+struct EngineConfig {
+  EngineKind kind = EngineKind::kLocal;
+  // kind = "slurm": where Slurm's client commands are (sbatch, squeue, scancel, sinfo), the
+  // SLURM_CONF they are run with ("" = Slurm's own default), the partition and account every job
+  // is submitted to ("" = Slurm's defaults), the node jobs are pinned to ("" = any node of the
+  // partition: the one-node set-up until the nodes' inventory comes from Slurm), how long one
+  // command may take, and how often Slurm's queue is read.
+  std::string bin_dir = "/usr/bin";
+  std::string slurm_conf;
+  std::string partition;
+  std::string account;
+  std::string node;
+  Duration command_timeout = 10;
+  double poll_interval = 1.0;  // seconds
+};
+
 struct Config {
   Policy policy;
+  EngineConfig engine;  // [engine]; read at start only (a reload keeps the engine it has)
   std::string timezone = "UTC";  // as written: a tz database name, an offset, "UTC", or a label given with utc_offset
 
   GpuSource gpu_source = GpuSource::kNvml;

@@ -361,6 +361,34 @@ TEST(Config, Limits) {
   EXPECT_TRUE(Has(m, "surprise")) << m;
 }
 
+TEST(Config, Engine) {
+  // The default stays the local engine.
+  EXPECT_EQ(ParseConfig("", "rota.toml")->engine.kind, EngineKind::kLocal);
+  auto c = ParseConfig(
+      "[engine]\nkind = \"slurm\"\nbin_dir = \"/opt/slurm/bin\"\nslurm_conf = \"/etc/slurm-lab/slurm.conf\"\n"
+      "partition = \"gpu\"\naccount = \"lab\"\nnode = \"gpu1\"\ncommand_timeout = \"30s\"\npoll_interval = 0.5\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const EngineConfig& e = c->engine;
+  EXPECT_EQ(e.kind, EngineKind::kSlurm);
+  EXPECT_EQ(e.bin_dir, "/opt/slurm/bin");
+  EXPECT_EQ(e.slurm_conf, "/etc/slurm-lab/slurm.conf");
+  EXPECT_EQ(e.partition, "gpu");
+  EXPECT_EQ(e.account, "lab");
+  EXPECT_EQ(e.node, "gpu1");
+  EXPECT_EQ(e.command_timeout, 30);
+  EXPECT_EQ(e.poll_interval, 0.5);
+  auto bad = ParseConfig(
+      "[engine]\nkind = \"kubernetes\"\nbin_dir = \"bin\"\npoll_interval = 0.01\ncommand_timeout = \"0s\"\nnodes = 2\n",
+      "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  for (const char* want : {"rota.toml:2:", "local, slurm", "rota.toml:3:", "absolute path", "poll_interval",
+                           "command_timeout", "nodes"}) {
+    EXPECT_TRUE(Has(m, want)) << want << " in " << m;
+  }
+}
+
 TEST(Config, ChineseUserNames) {
   auto c = ParseConfig("[quota.roles]\n\"博士\" = 100\n[users.\"张三\"]\nrole = \"博士\"\nquota = 50\n", "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();

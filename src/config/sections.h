@@ -15,6 +15,7 @@ void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadWatch(Section& root, Config& config);       // [watch]
 void ReadWeb(Section& root, Config& config);         // [web]
 void ReadLimits(Section& root, Config& config);      // [limits]
+void ReadEngine(Section& root, Config& config);      // [engine]
 void ReadNotify(Section& root, Config& config);      // [notify], [notify.channels.NAME]; before ReadPeople
 void ReadUserNotify(Section& s, const Config& config, UserConfig& user);  // [users.NAME] language, notify, events
 void ReadPeople(Section& root, Config& config);      // [users.NAME], [projects.NAME]; after ReadQuota

@@ -1,0 +1,38 @@
+// [engine]: what runs the jobs (config.h, EngineConfig). Tested by config_test.cc.
+#include "config/sections.h"
+
+namespace rota::config::internal {
+
+namespace {
+
+// An absolute path (not checked to exist: rotad says so at start, with what it looked for).
+std::optional<std::string> AbsolutePath(Section& s, std::string_view key, bool empty_ok) {
+  std::optional<std::string> v = s.String(key);
+  if (!v) return std::nullopt;
+  if ((v->empty() && !empty_ok) || (!v->empty() && (*v)[0] != '/')) {
+    s.Fail(*s.Get(key), key, "is not an absolute path");
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace
+
+void ReadEngine(Section& root, Config& config) {
+  const toml::table* t = root.Table("engine");
+  if (!t) return;
+  Section s(*t, "[engine]", root.errors());
+  EngineConfig& e = config.engine;
+  if (auto k = s.Choice<EngineKind>("kind", {{"local", EngineKind::kLocal}, {"slurm", EngineKind::kSlurm}}))
+    e.kind = *k;
+  if (auto v = AbsolutePath(s, "bin_dir", false)) e.bin_dir = *v;
+  if (auto v = AbsolutePath(s, "slurm_conf", true)) e.slurm_conf = *v;
+  if (auto v = s.String("partition")) e.partition = *v;
+  if (auto v = s.String("account")) e.account = *v;
+  if (auto v = s.String("node")) e.node = *v;
+  if (auto d = s.DurationOf("command_timeout", 1)) e.command_timeout = *d;
+  if (auto v = s.Number("poll_interval", 0.1, "seconds, e.g. 1")) e.poll_interval = *v;
+  s.Finish();
+}
+
+}  // namespace rota::config::internal
