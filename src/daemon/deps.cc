@@ -1,4 +1,5 @@
-// The real outside world of DaemonDeps (deps.h): the local engine and the configured GPU source.
+// The real outside world of DaemonDeps (deps.h): the local or Slurm engine and the configured GPU
+// source.
 // Tested through every test of tests/daemon, which run the real rotad.
 #include "daemon/deps.h"
 
@@ -8,6 +9,7 @@
 
 #include "api/protocol.h"
 #include "daemon/local_engine.h"
+#include "daemon/slurm_engine.h"
 #include "device/nvml_devices.h"
 #include "exec/executor.h"
 
@@ -26,6 +28,21 @@ StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host) {
     eo.cgroup_name = name;
   }
   StatusOr<std::unique_ptr<LocalEngine>> engine = LocalEngine::Create(eo, host.loop, host.events, host.clock);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<Engine>(std::move(*engine));
+}
+
+StatusOr<std::unique_ptr<Engine>> MakeSlurmEngine(const config::EngineConfig& config, const EngineHost& host) {
+  SlurmEngineOptions so;
+  if (Status s = FindSlurmCommands(config.bin_dir, so); !s.ok()) return s;
+  so.submit.partition = config.partition;
+  so.submit.account = config.account;
+  so.submit.slurm_conf = config.slurm_conf;
+  so.node = config.node;
+  so.run_dir = host.options.state_dir + "/slurm";
+  so.deadline = std::chrono::seconds(config.command_timeout);
+  so.poll = std::chrono::milliseconds(static_cast<long long>(config.poll_interval * 1000));
+  StatusOr<std::unique_ptr<SlurmEngine>> engine = SlurmEngine::Create(so, host.loop, host.events, host.clock);
   if (!engine.ok()) return engine.status();
   return std::unique_ptr<Engine>(std::move(*engine));
 }

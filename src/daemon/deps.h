@@ -48,6 +48,9 @@ using EngineFactory = std::function<StatusOr<std::unique_ptr<Engine>>(const Engi
 
 // The local engine (local_engine.h) with the run directory and cgroup base of `host.options`.
 StatusOr<std::unique_ptr<Engine>> MakeLocalEngine(const EngineHost& host);
+// The Slurm engine (slurm_engine.h) of [engine] kind = "slurm", its launch files in
+// <state_dir>/slurm.
+StatusOr<std::unique_ptr<Engine>> MakeSlurmEngine(const config::EngineConfig& config, const EngineHost& host);
 
 // What the running jobs declare they use of simulated cards (device/simulated_devices.h), asked
 // by the sampler's thread at each sample.

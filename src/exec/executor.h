@@ -64,6 +64,14 @@ struct LaunchSpec {
   // given (device_filter.h). Applied by the executor to the job's cgroup where it can
   // (device_filter()); not written into the spec.
   std::vector<std::pair<unsigned, unsigned>> deny_devices;
+  // What an engine that hands jobs to a cluster's own scheduler asks it for (the Slurm engine,
+  // daemon/slurm_engine.h); the local executor and the shepherd ignore it.
+  struct Cluster {
+    int gpus = 0;             // GPUs on one node
+    Duration time_limit = 0;  // Rota's limit: Rota stops the job itself; the cluster's is a backstop
+    int signal = 0;           // the job's warning signal (0: none) and how long before the stop
+    Duration grace = 0;
+  } cluster;
   // Opaque to the executor and the shepherd: kept in the spec file and handed back by
   // FindLaunch. The daemon keeps there what it would record of the start (placement, time).
   std::string note;

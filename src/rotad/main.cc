@@ -20,6 +20,7 @@
 #include "api/protocol.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "daemon/deps.h"
 
 namespace {
 
@@ -147,7 +148,14 @@ int main(int argc, char** argv) {
   }
   RaiseOpenFileLimit();
   spdlog::info("configuration: {}", config_path.empty() ? std::string("built-in defaults") : config_path);
-  rota::StatusOr<std::unique_ptr<rota::daemon::Daemon>> daemon = rota::daemon::Daemon::Create(options, std::move(config));
+  rota::daemon::DaemonDeps deps;
+  if (config.engine.kind == rota::config::EngineKind::kSlurm) {
+    deps.engine = [engine = config.engine](const rota::daemon::EngineHost& host) {
+      return rota::daemon::MakeSlurmEngine(engine, host);
+    };
+  }
+  rota::StatusOr<std::unique_ptr<rota::daemon::Daemon>> daemon =
+      rota::daemon::Daemon::Create(options, std::move(config), std::move(deps));
   if (!daemon.ok()) {
     spdlog::error("cannot start: {}", daemon.status().message());
     return 1;

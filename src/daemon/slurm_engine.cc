@@ -1,0 +1,509 @@
+#include "daemon/slurm_engine.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "exec/files.h"
+#include "slurm/parsable.h"
+
+namespace rota::daemon {
+
+namespace {
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// sbatch's words that say the controller was not reached (or did not answer), rather than that it
+// refused the job: the submission's outcome is then unknown.
+bool NotReached(const std::string& err) {
+  for (const char* words :
+       {"Unable to contact slurm controller", "Socket timed out", "Zero Bytes were transmitted",
+        "Connection refused", "Slurm backup controller in standby mode", "Slurm controller not responding"}) {
+    if (err.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> RotadEnv(const std::string& slurm_conf) {
+  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  // Slurm prints local times in the reader's zone: the same zone as rotad's, so that mktime reads
+  // them back right (slurm/queue.h, ParseSlurmTime).
+  if (const char* tz = std::getenv("TZ")) env.push_back(std::string("TZ=") + tz);
+  if (!slurm_conf.empty()) env.push_back("SLURM_CONF=" + slurm_conf);
+  return env;
+}
+
+}  // namespace
+
+Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options) {
+  std::string missing;
+  auto find = [&](const char* name, std::string& into) {
+    const std::string path = bin_dir + "/" + name;
+    if (::access(path.c_str(), X_OK) != 0) missing += (missing.empty() ? "" : ", ") + path;
+    into = path;
+  };
+  find("sbatch", options.submit.sbatch);
+  find("squeue", options.squeue);
+  find("scancel", options.scancel);
+  find("sinfo", options.sinfo);
+  if (!missing.empty()) {
+    return FailedPrecondition("[engine] kind = \"slurm\", but Slurm's commands are not there: " + missing +
+                              " (install Slurm's client commands, or set [engine] bin_dir)");
+  }
+  return Status();
+}
+
+std::string SlurmEngine::LaunchFileText(const LaunchFile& f) {
+  return nlohmann::json{{"uid", f.uid}, {"note", f.note}, {"written", f.written}}.dump() + "\n";
+}
+
+StatusOr<SlurmEngine::LaunchFile> SlurmEngine::ParseLaunchFile(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("uid") || !j["uid"].is_number_unsigned() || !j.contains("note") ||
+      !j["note"].is_string() || !j.contains("written") || !j["written"].is_number_integer()) {
+    return InvalidArgument("not a launch file of rotad's");
+  }
+  LaunchFile f;
+  f.uid = j["uid"].get<uid_t>();
+  f.note = j["note"].get<std::string>();
+  f.written = j["written"].get<Time>();
+  return f;
+}
+
+StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOptions& options, EventLoop& loop,
+                                                           EngineEvents& events, const Clock& clock) {
+  if (::mkdir(options.run_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Internal(exec::ErrnoMessage("cannot create " + options.run_dir, errno));
+  }
+  ChildCommand version;
+  version.argv = {options.sinfo, "-V"};
+  version.env = RotadEnv(options.submit.slurm_conf);
+  version.deadline = options.deadline;
+  ChildResult v = ChildCommands::RunNow(version);
+  StatusOr<slurm::Version> parsed =
+      v.ok() ? slurm::ParseVersion(v.out) : StatusOr<slurm::Version>(Internal(v.Describe()));
+  if (!parsed.ok()) {
+    return FailedPrecondition("Slurm's " + options.sinfo +
+                              " -V does not tell its version: " + parsed.status().message());
+  }
+  StatusOr<std::unique_ptr<ChildCommands>> commands = ChildCommands::Create(loop);
+  if (!commands.ok()) return commands.status();
+  std::unique_ptr<SlurmEngine> e(new SlurmEngine(options, loop, events, clock, std::move(*commands)));
+  e->version_ = parsed->ToString();
+  StatusOr<std::unique_ptr<OneShotTimer>> t = OneShotTimer::Create(loop, [p = e.get()] { p->ReadQueue(); });
+  if (!t.ok()) return t.status();
+  e->poll_timer_ = std::move(*t);
+  return e;
+}
+
+SlurmEngine::SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events,
+                         const Clock& clock, std::unique_ptr<ChildCommands> commands)
+    : options_(options), loop_(loop), events_(events), clock_(clock), commands_(std::move(commands)) {}
+
+SlurmEngine::~SlurmEngine() = default;
+
+std::string SlurmEngine::Describe() const {
+  std::string d = "Slurm " + version_ + " (" + options_.submit.sbatch;
+  if (!options_.submit.partition.empty()) d += ", partition " + options_.submit.partition;
+  if (!options_.node.empty()) d += ", node " + options_.node;
+  return d + ")";
+}
+
+std::string SlurmEngine::LaunchPath(JobId id) const {
+  return options_.run_dir + "/" + std::to_string(id) + ".launch";
+}
+
+ChildCommand SlurmEngine::AsRotad(std::vector<std::string> argv) const {
+  ChildCommand c;
+  c.argv = std::move(argv);
+  c.env = RotadEnv(options_.submit.slurm_conf);
+  c.deadline = options_.deadline;
+  return c;
+}
+
+ChildCommand SlurmEngine::QueueCommand() const {
+  return AsRotad({options_.squeue, "-h", "-a", "-t", "all", "-O", slurm::QueueFormat()});
+}
+
+std::string SlurmEngine::SlurmIdOf(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? "" : it->second.slurm_id;
+}
+
+StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
+  if (spec.job_id <= 0 || spec.argv.empty() || spec.cwd.empty() || spec.cwd[0] != '/' ||
+      spec.output.empty() || spec.output[0] != '/') {
+    return InvalidArgument(
+        "a job needs a command, an absolute working directory and an absolute output path");
+  }
+  if (jobs_.count(spec.job_id) > 0)
+    return FailedPrecondition("job " + std::to_string(spec.job_id) + " is in Slurm already");
+  const Time now = clock_.Now();
+  // Written first: a restart between here and sbatch's reply finds that a launch was under way.
+  if (Status s =
+          exec::WriteFileAtomic(LaunchPath(spec.job_id), LaunchFileText({spec.uid, spec.note, now}), 0600);
+      !s.ok()) {
+    return Unavailable("cannot write the launch file: " + s.message());
+  }
+  slurm::BatchJob b;
+  b.id = spec.job_id;
+  b.argv = spec.argv;
+  b.cwd = spec.cwd;
+  b.env = spec.env;
+  b.output = spec.output;
+  b.node = options_.node;
+  b.gpus = spec.cluster.gpus;
+  b.memory_bytes = spec.memory_limit_bytes;
+  b.time_limit = spec.cluster.time_limit;
+  b.signal = spec.cluster.signal;
+  b.grace = spec.cluster.grace;
+  slurm::Submission sub = slurm::BuildSubmission(b, options_.submit);
+  ChildCommand c;
+  c.argv = std::move(sub.argv);
+  c.env = std::move(sub.env);
+  c.as_user = true;
+  c.uid = spec.uid;
+  c.gid = spec.gid;
+  c.groups = spec.groups;
+  c.deadline = options_.deadline;
+  Job& j = jobs_[spec.job_id];
+  j.uid = spec.uid;
+  j.since = now;
+  const JobId id = spec.job_id;
+  commands_->Start(c, [this, id](ChildResult r) { OnSubmitted(id, r); });
+  return Started{};
+}
+
+void SlurmEngine::OnSubmitted(JobId id, const ChildResult& r) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  Job& j = it->second;
+  if (r.ok()) {
+    j.phase = Phase::kSubmitted;
+    spdlog::info("job {}: submitted to Slurm as job {}", id, FirstLine(r.out));
+    Poke();  // its Slurm id, checked against the queue
+    return;
+  }
+  const std::string words = r.Describe();
+  const bool refused = r.how == ChildResult::How::kExited && !NotReached(r.err);
+  const bool never_ran = r.how == ChildResult::How::kNotStarted;
+  if (refused || never_ran) {
+    // Slurm said no (an unknown partition or account, over a limit), or sbatch never ran: nothing
+    // was submitted.
+    spdlog::warn("job {}: sbatch {}: {}", id, refused ? "refused it" : "did not run", words);
+    JobExit e;
+    e.kind = JobExit::Kind::kStartFailed;
+    e.reason = (refused ? "Slurm refused it: " : "sbatch could not run: ") + words;
+    e.machine_fault = never_ran;
+    Ended(id, j, e);
+    return;
+  }
+  j.phase = Phase::kUncertain;
+  j.missing = 0;
+  spdlog::warn("job {}: sbatch's outcome is not known ({}): looked for in Slurm's queue", id, words);
+  Poke();
+}
+
+void SlurmEngine::Ended(JobId id, Job& j, const JobExit& exit) {
+  if (j.withdrawn) {
+    jobs_.erase(id);
+    (void)exec::RemoveFile(LaunchPath(id));
+    events_.WithdrawnGone(id);
+    return;
+  }
+  if (j.ended) return;
+  j.ended = true;
+  events_.JobEnded(id, exit);
+}
+
+void SlurmEngine::Withdraw(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  Job& j = it->second;
+  j.withdrawn = true;
+  if (!j.slurm_id.empty() && !j.cancel_sent) {
+    j.cancel_sent = true;
+    Cancel(id, j.slurm_id, 0);
+  }
+  Poke();  // WithdrawnGone comes from the queue's next reading, never from inside this call
+}
+
+void SlurmEngine::Cancel(JobId id, const std::string& slurm_id, int signo) {
+  std::vector<std::string> argv = {options_.scancel};
+  if (signo != 0) {
+    // The job's processes: the batch script and every step (--full), as the local engine signals
+    // the job's process group. SIGKILL too: the job then ends at once (CANCELLED) instead of
+    // after Slurm's own KillWait.
+    argv.push_back("--full");
+    argv.push_back("--signal=" + std::to_string(signo));
+  }
+  argv.push_back(slurm_id);
+  commands_->Start(AsRotad(std::move(argv)), [id, slurm_id, signo](ChildResult r) {
+    if (!r.ok()) spdlog::warn("job {}: scancel {} of Slurm job {}: {}", id, signo, slurm_id, r.Describe());
+  });
+}
+
+Status SlurmEngine::Signal(JobId id, int signo) {
+  if (signo <= 0 || signo >= 65) return InvalidArgument("bad signal number " + std::to_string(signo));
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.ended) return Status();  // already gone
+  Job& j = it->second;
+  if (j.slurm_id.empty()) {
+    j.held_signals.push_back(signo);  // sent once the queue lists it
+    return Status();
+  }
+  Cancel(id, j.slurm_id, signo);
+  return Status();
+}
+
+void SlurmEngine::Poke() {
+  if (reading_) {
+    read_again_ = true;
+    return;
+  }
+  ReadQueue();
+}
+
+void SlurmEngine::ArmPoll() {
+  if (!jobs_.empty())
+    poll_timer_->Arm(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.poll).count());
+}
+
+void SlurmEngine::ReadQueue() {
+  if (reading_) return;
+  reading_ = true;
+  read_again_ = false;
+  commands_->Start(QueueCommand(), [this](ChildResult r) { OnQueue(r); });
+}
+
+void SlurmEngine::OnQueue(const ChildResult& r) {
+  reading_ = false;
+  StatusOr<std::vector<slurm::QueuedJob>> queue =
+      r.ok() ? slurm::ParseQueue(r.out) : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
+  if (!queue.ok()) {
+    if (reachable_) spdlog::error("Slurm's queue cannot be read: {}", queue.status().message());
+    reachable_ = false;
+    unreachable_why_ = queue.status().message();
+  } else {
+    if (!reachable_) spdlog::info("Slurm's queue can be read again");
+    reachable_ = true;
+    unreachable_why_.clear();
+    Apply(*queue);
+  }
+  if (read_again_) {
+    ReadQueue();
+  } else {
+    ArmPoll();
+  }
+}
+
+const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& queue, JobId id,
+                                          const Job& j) const {
+  const std::string tag = slurm::TagOf(id);
+  const slurm::QueuedJob* best = nullptr;
+  for (const slurm::QueuedJob& q : queue) {
+    if (q.name != tag || (j.uid_known && q.uid != j.uid)) continue;
+    if (!j.slurm_id.empty()) {
+      if (q.id == j.slurm_id) return &q;
+      continue;
+    }
+    // Its Slurm id not known yet: the one that runs, else the latest (an earlier launch of the
+    // same job, requeued since, may still be listed as ended).
+    if (best == nullptr) {
+      best = &q;
+      continue;
+    }
+    const bool active = slurm::Active(q.state), best_active = slurm::Active(best->state);
+    const bool later = q.id.size() != best->id.size() ? q.id.size() > best->id.size() : q.id > best->id;
+    if ((active && !best_active) || (active == best_active && later)) best = &q;
+  }
+  return best;
+}
+
+void SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
+  std::vector<JobId> ids;
+  for (const auto& [id, j] : jobs_) ids.push_back(id);
+  const Time now = clock_.Now();
+  for (JobId id : ids) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;  // gone through a report's consequences
+    Job& j = it->second;
+    if (j.ended || j.phase == Phase::kSubmitting) continue;
+    const slurm::QueuedJob* q = Find(queue, id, j);
+    if (q != nullptr) {
+      j.missing = 0;
+      if (j.slurm_id.empty()) {
+        j.slurm_id = q->id;
+        j.phase = Phase::kSubmitted;
+        for (int signo : j.held_signals) Cancel(id, j.slurm_id, signo);
+        j.held_signals.clear();
+      }
+      if (std::optional<JobExit> exit = slurm::ExitOf(*q)) {
+        Ended(id, j, *exit);
+        continue;
+      }
+      if (j.withdrawn && !j.cancel_sent) {
+        j.cancel_sent = true;
+        Cancel(id, j.slurm_id, 0);
+      }
+      continue;
+    }
+    ++j.missing;
+    const bool waited =
+        now - j.since >= std::chrono::duration_cast<std::chrono::seconds>(options_.deadline).count();
+    if (j.phase == Phase::kUncertain && j.missing >= kUncertainPolls && waited) {
+      JobExit e;
+      e.kind = JobExit::Kind::kStartFailed;
+      e.machine_fault = true;
+      e.reason = "its submission to Slurm did not go through (Slurm does not list it)";
+      Ended(id, j, e);
+    } else if (j.phase == Phase::kSubmitted && j.missing >= kUncertainPolls) {
+      JobExit e;
+      e.kind = JobExit::Kind::kVanished;
+      e.reason = j.slurm_id.empty() ? "Slurm does not list it" : "Slurm no longer lists job " + j.slurm_id;
+      e.reason += "; how it ended is not known";
+      Ended(id, j, e);
+    }
+  }
+}
+
+const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() {
+  if (!startup_read_) {
+    startup_read_ = true;
+    ChildResult r = ChildCommands::RunNow(QueueCommand());
+    StatusOr<std::vector<slurm::QueuedJob>> q =
+        r.ok() ? slurm::ParseQueue(r.out)
+               : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
+    if (q.ok()) {
+      startup_queue_ = std::move(*q);
+    } else {
+      reachable_ = false;
+      unreachable_why_ = q.status().message();
+      spdlog::error(
+          "Slurm's queue cannot be read at start ({}): jobs launched before are followed once it can",
+          unreachable_why_);
+    }
+  }
+  return startup_queue_;
+}
+
+StatusOr<exec::FoundLaunch> SlurmEngine::FindLaunch(JobId id) {
+  exec::FoundLaunch found;
+  StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
+  std::optional<LaunchFile> file;
+  if (text.ok()) {
+    StatusOr<LaunchFile> f = ParseLaunchFile(*text);
+    if (f.ok()) file = *f;
+  }
+  Job probe;
+  probe.uid_known = file.has_value();
+  if (file) probe.uid = file->uid;
+  const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
+  const slurm::QueuedJob* q = queue ? Find(*queue, id, probe) : nullptr;
+  if (file) found.note = file->note;
+  if (q != nullptr) {
+    found.state =
+        slurm::Active(q->state) ? exec::FoundLaunch::State::kRunning : exec::FoundLaunch::State::kEnded;
+    return found;
+  }
+  if (!file) return found;  // no launch was begun (or none that Slurm knows of)
+  // A launch was begun but Slurm does not list it (or cannot be asked): followed as running, so
+  // that it is never submitted twice; the queue's next readings tell what became of it.
+  found.state = exec::FoundLaunch::State::kRunning;
+  return found;
+}
+
+StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time) {
+  Job j;
+  j.phase = Phase::kSubmitted;
+  j.since = clock_.Now();
+  StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
+  StatusOr<LaunchFile> file = text.ok() ? ParseLaunchFile(*text) : StatusOr<LaunchFile>(text.status());
+  if (file.ok()) {
+    j.uid = file->uid;
+    if (const Time unseen = clock_.Now() - file->written; unseen < options_.listed_after_end) {
+      j.phase = Phase::kUncertain;  // perhaps never submitted: looked for a while before it counts as lost
+      j.since = file->written;
+    }
+  } else {
+    j.uid_known = false;  // found by its tag alone
+    spdlog::warn("job {}: its launch file cannot be read ({}): matched in Slurm by its name alone", id,
+                 file.status().message());
+  }
+  const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
+  if (queue) {
+    const slurm::QueuedJob* q = Find(*queue, id, j);
+    if (q == nullptr && j.phase == Phase::kSubmitted)
+      return NotFound("Slurm no longer lists it: it has exited");
+    if (q != nullptr && !slurm::Active(q->state)) return NotFound("Slurm job " + q->id + " has exited");
+    if (q != nullptr) {
+      j.slurm_id = q->id;
+      j.phase = Phase::kSubmitted;
+    }
+  }
+  jobs_[id] = j;
+  return Started{};
+}
+
+JobExit SlurmEngine::Collect(JobId id, pid_t) {
+  Job probe;
+  StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
+  StatusOr<LaunchFile> file = text.ok() ? ParseLaunchFile(*text) : StatusOr<LaunchFile>(text.status());
+  probe.uid_known = file.ok();
+  if (file.ok()) probe.uid = file->uid;
+  const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
+  if (const slurm::QueuedJob* q = queue ? Find(*queue, id, probe) : nullptr) {
+    if (std::optional<JobExit> exit = slurm::ExitOf(*q)) return *exit;
+  }
+  JobExit e;
+  e.kind = JobExit::Kind::kVanished;
+  e.reason = "it ended in Slurm while rotad was away, and Slurm no longer lists it";
+  return e;
+}
+
+int SlurmEngine::RemoveLeftovers(const std::function<bool(JobId)>& in_use) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.run_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t dot = name.find(".launch");
+    if (dot == std::string::npos || dot + 7 != name.size()) continue;
+    JobId id = 0;
+    try {
+      id = std::stoll(name.substr(0, dot));
+    } catch (...) {
+      continue;
+    }
+    if (id > 0 && !in_use(id) && jobs_.count(id) == 0 && exec::RemoveFile(entry.path().string()).ok())
+      ++removed;
+  }
+  return removed;
+}
+
+void SlurmEngine::Forget(JobId id) {
+  auto it = jobs_.find(id);
+  if (it != jobs_.end() && !it->second.ended && !it->second.withdrawn) return;  // still running: kept
+  jobs_.erase(id);
+  (void)exec::RemoveFile(LaunchPath(id));
+}
+
+void SlurmEngine::AfterEvents() {
+  // The restart's reading is for the recovery only: later questions read the queue afresh.
+  if (startup_read_) {
+    startup_read_ = false;
+    startup_queue_.reset();
+  }
+  if (!jobs_.empty() && !reading_ && !poll_timer_->armed()) ArmPoll();
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,168 @@
+// The Slurm engine (issue 26; docs/design.md, "The Slurm engine"): Rota's core decides what starts
+// where and when; this engine hands each start to a real Slurm cluster, as `sbatch` run by the
+// job's owner (ChildCommands: never as root, never with --uid), and follows the job in Slurm's
+// queue (`squeue`, read at most every poll interval, and at once after a submission or a Poke)
+// until it ends, then reports the end in the same terms as the local engine (slurm/queue.h).
+// Signals and stops are `scancel`, run as rotad. No Slurm command ever runs on the daemon's loop
+// itself: a slurmctld that does not answer delays what Rota learns, never what Rota does.
+//
+// Which Slurm job is a Rota job: the job name "rota-<id>" (its tag) *and* the owner's uid. The job
+// id sbatch prints is not trusted on its own: it comes from a process the user owns.
+//
+// Per job, a launch file (<run_dir>/<id>.launch: the owner's uid, the daemon's start note, when
+// it was written) is written before sbatch runs and removed when the daemon Forgets the job: after
+// a restart it tells FindLaunch that a launch was under way, whose, and since when.
+//
+// A submission whose outcome is unknown (sbatch killed at its deadline, Slurm unreachable) is
+// never sent again: the job is looked for in the queue by its tag until kUncertainPolls reads of
+// the queue after the deadline have not listed it, and only then reported as a launch that the
+// machine could not make (the daemon requeues it).
+//
+// Tested by slurm_engine_test.cc against a real Slurm when the machine has one (../shared/
+// slurm-local), and through rotad by tests/slurm.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/child_command.h"
+#include "daemon/clock.h"
+#include "daemon/engine.h"
+#include "daemon/event_loop.h"
+#include "slurm/queue.h"
+#include "slurm/submit.h"
+
+namespace rota::daemon {
+
+struct SlurmEngineOptions {
+  slurm::SubmitConfig submit;  // submit.sbatch: absolute
+  std::string squeue;          // absolute paths
+  std::string scancel;
+  std::string sinfo;
+  std::string node;                            // the node every job is pinned to ("" = any of the partition)
+  std::string run_dir;                         // launch files; created 0700 if missing
+  std::chrono::milliseconds deadline{10'000};  // of each Slurm command
+  std::chrono::milliseconds poll{1'000};
+  // How long Slurm lists an ended job (its MinJobAge): a launch file older than this whose job
+  // the queue does not list ran and ended unseen, rather than never reached Slurm.
+  Duration listed_after_end = 300;
+};
+
+// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo there);
+// FailedPrecondition naming what is missing.
+Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options);
+
+class SlurmEngine final : public Engine {
+ public:
+  // Asks Slurm's version (`sinfo -V`, which needs no controller): a machine whose Slurm commands
+  // do not run cannot start the engine.
+  // `loop`, `events` and `clock` must outlive the engine.
+  static StatusOr<std::unique_ptr<SlurmEngine>> Create(const SlurmEngineOptions& options, EventLoop& loop,
+                                                       EngineEvents& events, const Clock& clock);
+  ~SlurmEngine() override;
+
+  std::string Describe() const override;
+  bool DeviceFilter() const override { return false; }  // Slurm's own cgroups, where configured
+  bool Cgroups() const override { return false; }
+
+  StatusOr<Started> Launch(const exec::LaunchSpec& spec) override;
+  void Withdraw(JobId id) override;
+  Status Signal(JobId id, int signo) override;
+
+  StatusOr<exec::FoundLaunch> FindLaunch(JobId id) override;
+  StatusOr<Started> Adopt(JobId id, pid_t pid, Time started) override;
+  JobExit Collect(JobId id, pid_t pid) override;
+  int RemoveLeftovers(const std::function<bool(JobId)>& in_use) override;
+  void Forget(JobId id) override;
+
+  void AfterEvents() override;
+  void Shutdown() override {}
+
+  // Sessions run in their client; Slurm's allocations for them are not made yet.
+  StatusOr<std::string> CreateSessionCgroup(JobId, std::int64_t,
+                                            const std::vector<std::pair<unsigned, unsigned>>&) override {
+    return std::string();
+  }
+  Status MoveToCgroup(const std::string&, pid_t) override { return Status(); }
+  Status KillCgroup(const std::string&) override { return Status(); }
+  Status RemoveCgroup(const std::string&) override { return Status(); }
+
+  // Reads the queue now (a hook's poke: a job ended), unless a read is under way.
+  void Poke();
+  // Whether the last read of the queue worked, and what failed if not (for `rota status`).
+  bool reachable() const { return reachable_; }
+  const std::string& unreachable_why() const { return unreachable_why_; }
+  // The Slurm job id of a Rota job, "" while not known.
+  std::string SlurmIdOf(JobId id) const;
+
+  // A launch file's reading (public for its test).
+  struct LaunchFile {
+    uid_t uid = 0;
+    std::string note;
+    Time written = 0;
+  };
+  static std::string LaunchFileText(const LaunchFile& f);
+  static StatusOr<LaunchFile> ParseLaunchFile(const std::string& text);
+
+  static constexpr int kUncertainPolls = 3;
+
+ private:
+  enum class Phase {
+    kSubmitting,  // sbatch runs
+    kUncertain,   // sbatch's outcome is not known: looked for in the queue
+    kSubmitted,   // in Slurm (its id known once the queue lists it)
+  };
+  struct Job {
+    Phase phase = Phase::kSubmitting;
+    uid_t uid = 0;
+    bool uid_known = true;
+    std::string slurm_id;
+    Time since = 0;                 // when its submission began (kUncertain's wait counts from it)
+    int missing = 0;                // reads of the queue since then that did not list it
+    std::vector<int> held_signals;  // asked for before its Slurm id was known
+    bool withdrawn = false;
+    bool cancel_sent = false;  // withdrawn: scancel sent
+    bool ended = false;        // its end was reported
+  };
+
+  SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,
+              std::unique_ptr<ChildCommands> commands);
+  std::string LaunchPath(JobId id) const;
+  ChildCommand AsRotad(std::vector<std::string> argv) const;
+  ChildCommand QueueCommand() const;
+  void OnSubmitted(JobId id, const ChildResult& r);
+  void ReadQueue();
+  void OnQueue(const ChildResult& r);
+  // Applies one reading of the queue to every job followed.
+  void Apply(const std::vector<slurm::QueuedJob>& queue);
+  // The queue's entry for job `id` (its tag, its owner, its Slurm id once known), or nullptr.
+  const slurm::QueuedJob* Find(const std::vector<slurm::QueuedJob>& queue, JobId id, const Job& j) const;
+  void Cancel(JobId id, const std::string& slurm_id, int signo);
+  void Ended(JobId id, Job& j, const JobExit& exit);
+  // The queue as read once for the restart's FindLaunch/Adopt/Collect (nullopt: Slurm did not answer).
+  const std::optional<std::vector<slurm::QueuedJob>>& StartupQueue();
+  void ArmPoll();
+
+  SlurmEngineOptions options_;
+  EventLoop& loop_;
+  EngineEvents& events_;
+  const Clock& clock_;
+  std::unique_ptr<ChildCommands> commands_;
+  std::unique_ptr<OneShotTimer> poll_timer_;
+  std::map<JobId, Job> jobs_;
+  bool reading_ = false;     // a squeue runs
+  bool read_again_ = false;  // a poke came while it ran
+  bool reachable_ = true;
+  std::string unreachable_why_;
+  std::string version_;
+  bool startup_read_ = false;
+  std::optional<std::vector<slurm::QueuedJob>> startup_queue_;
+};
+
+}  // namespace rota::daemon
