@@ -11,7 +11,8 @@ PKGS=(build-essential cmake pkg-config git
       chromium fonts-wqy-microhei  # tests/web: the page in a real headless browser (Chinese glyphs)
       python3-aiosmtpd openssl  # a real SMTP server (with STARTTLS) for tests/daemon/test_notify.py
       procps util-linux passwd  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
-      strace)                # tests/daemon/test_restart.py: rotad killed at an exact point
+      strace                 # tests/daemon/test_restart.py: rotad killed at an exact point
+      slurmctld slurmd slurm-client munge)  # tests/daemon/test_slurm.py: a real Slurm for the Slurm engine
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -35,6 +35,7 @@ int RunStatus(const ClientOptions& options, bool json) {
               FormatLocalTime(s.value("started", 0LL)).c_str());
   std::printf("You: %s (uid %lld)%s\n", hello->value("user", "?").c_str(), hello->value("uid", -1LL),
               hello->value("admin", false) ? ", admin" : "");
+  std::printf("Engine: %s\n", s.value("executor", "?").c_str());
   nlohmann::json jobs = s.value("jobs", nlohmann::json::object());
   std::printf("Jobs: %lld running, %lld pending\n", jobs.value("running", 0LL), jobs.value("pending", 0LL));
   if (nlohmann::json sched = s.value("scheduler", nlohmann::json::object()); sched.value("passes", 0LL) > 0) {

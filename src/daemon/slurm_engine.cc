@@ -116,7 +116,9 @@ std::string SlurmEngine::Describe() const {
   std::string d = "Slurm " + version_ + " (" + options_.submit.sbatch;
   if (!options_.submit.partition.empty()) d += ", partition " + options_.submit.partition;
   if (!options_.node.empty()) d += ", node " + options_.node;
-  return d + ")";
+  d += ")";
+  if (!reachable_) d += "; Slurm does not answer (" + unreachable_why_ + "): jobs wait until it does";
+  return d;
 }
 
 std::string SlurmEngine::LaunchPath(JobId id) const {
@@ -148,6 +150,9 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   }
   if (jobs_.count(spec.job_id) > 0)
     return FailedPrecondition("job " + std::to_string(spec.job_id) + " is in Slurm already");
+  // Not sent to a Slurm that does not answer: the job waits (the daemon tries it again later)
+  // rather than becoming a submission whose outcome is unknown.
+  if (!reachable_) return Unavailable("Slurm does not answer: " + unreachable_why_);
   const Time now = clock_.Now();
   // Written first: a restart between here and sbatch's reply finds that a launch was under way.
   if (Status s =
@@ -190,6 +195,10 @@ void SlurmEngine::OnSubmitted(JobId id, const ChildResult& r) {
   Job& j = it->second;
   if (r.ok()) {
     j.phase = Phase::kSubmitted;
+    // "123" or "123;cluster": a hint for the queue (an earlier job of the same tag may be
+    // listed), never trusted alone: it comes from a process the user owns.
+    const std::string line = FirstLine(r.out);
+    j.claimed_id = line.substr(0, line.find(';'));
     spdlog::info("job {}: submitted to Slurm as job {}", id, FirstLine(r.out));
     Poke();  // its Slurm id, checked against the queue
     return;
@@ -275,8 +284,8 @@ void SlurmEngine::Poke() {
 }
 
 void SlurmEngine::ArmPoll() {
-  if (!jobs_.empty())
-    poll_timer_->Arm(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.poll).count());
+  // Also with no job of Rota's in Slurm: whether Slurm answers decides whether jobs are sent.
+  poll_timer_->Arm(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.poll).count());
 }
 
 void SlurmEngine::ReadQueue() {
@@ -317,6 +326,7 @@ const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& q
       if (q.id == j.slurm_id) return &q;
       continue;
     }
+    if (!j.claimed_id.empty() && q.id == j.claimed_id) return &q;
     // Its Slurm id not known yet: the one that runs, else the latest (an earlier launch of the
     // same job, requeued since, may still be listed as ended).
     if (best == nullptr) {
@@ -503,7 +513,7 @@ void SlurmEngine::AfterEvents() {
     startup_read_ = false;
     startup_queue_.reset();
   }
-  if (!jobs_.empty() && !reading_ && !poll_timer_->armed()) ArmPoll();
+  if (!reading_ && !poll_timer_->armed()) ArmPoll();
 }
 
 }  // namespace rota::daemon

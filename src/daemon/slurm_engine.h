@@ -123,6 +123,7 @@ class SlurmEngine final : public Engine {
     uid_t uid = 0;
     bool uid_known = true;
     std::string slurm_id;
+    std::string claimed_id;  // what sbatch printed: preferred among the entries of its tag and owner
     Time since = 0;                 // when its submission began (kUncertain's wait counts from it)
     int missing = 0;                // reads of the queue since then that did not list it
     std::vector<int> held_signals;  // asked for before its Slurm id was known

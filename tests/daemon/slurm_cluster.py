@@ -1,0 +1,217 @@
+"""A real Slurm cluster for the Slurm engine's tests: munged, slurmctld and slurmd (Debian 12's
+Slurm 22.05, installed by scripts/install-deps.sh), started as root under a private directory with
+their own ports, munge socket, state and logs, so that they touch nothing of a Slurm the machine
+may run already (/etc/slurm is not read: clients get SLURM_CONF).
+
+The node's GPUs are placeholder character devices (clones of /dev/null): Slurm 22.05 drops GPUs
+that have no device file, and with one each GPU gets an index and jobs get CUDA_VISIBLE_DEVICES.
+Process tracking is proctrack/linuxproc with no task plugin: nothing depends on the machine's
+cgroup set-up (../shared/slurm-local/README.md lists what fails with cgroups in such VMs).
+"""
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+SLURM_BINARIES = ["/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch",
+                  "/usr/bin/squeue", "/usr/bin/scancel", "/usr/bin/sinfo", "/usr/bin/scontrol"]
+
+
+def slurm_missing():
+    """Why a cluster cannot be started here ("" when it can)."""
+    if os.geteuid() != 0:
+        return "starting munged, slurmctld and slurmd needs root"
+    missing = [b for b in SLURM_BINARIES if not os.access(b, os.X_OK)]
+    if missing:
+        return "Slurm is not installed (scripts/install-deps.sh installs it): " + ", ".join(missing)
+    for user in ("slurm", "munge"):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            return f"the {user} user is missing (Debian's Slurm packages create it)"
+    return ""
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SlurmCluster:
+    """One controller and one node (`node`, `gpus` placeholder GPUs) on this machine."""
+
+    def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000):
+        self.node = node
+        self.gpus = gpus
+        self.dir = tempfile.mkdtemp(prefix="rota-slurm-")
+        os.chmod(self.dir, 0o755)
+        self.conf = os.path.join(self.dir, "slurm.conf")
+        self.munge_socket = os.path.join(self.dir, "munge", "munge.socket")
+        self.env = dict(os.environ, SLURM_CONF=self.conf)
+        self.procs = []
+        self.cpus = cpus
+        self.memory_mb = memory_mb
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def write_config(self):
+        host = socket.gethostname().split(".")[0]
+        ctld_port, slurmd_port = free_port(), free_port()
+        gpu_dir = self.path("gpu")
+        os.makedirs(gpu_dir, exist_ok=True)
+        for i in range(self.gpus):
+            dev = os.path.join(gpu_dir, f"nvidia{i}")
+            if not os.path.exists(dev):
+                os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
+                os.chmod(dev, 0o666)
+        last = self.gpus - 1
+        with open(self.conf, "w") as f:
+            f.write(f"""ClusterName=rotatest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+SlurmUser=slurm
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={self.munge_socket}
+StateSaveLocation={self.path('ctld')}
+SlurmdSpoolDir={self.path('spool-%n')}
+SlurmctldPidFile={self.path('slurmctld.pid')}
+SlurmdPidFile={self.path('slurmd-%n.pid')}
+SlurmctldLogFile={self.path('slurmctld.log')}
+SlurmdLogFile={self.path('slurmd-%n.log')}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1024
+GresTypes=gpu
+ReturnToService=2
+MinJobAge=300
+KillWait=2
+SlurmdTimeout=20
+SlurmdParameters=config_overrides
+NodeName={self.node} NodeAddr=127.0.0.1 NodeHostname={host} CPUs={self.cpus} RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN
+PartitionName=gpu Nodes={self.node} Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP
+""")
+        with open(self.path("gres.conf"), "w") as f:
+            f.write(f"AutoDetect=off\nNodeName={self.node} Name=gpu File={gpu_dir}/nvidia[0-{last}]\n")
+        for name in ("ctld", "munge", f"spool-{self.node}"):
+            os.makedirs(self.path(name), exist_ok=True)
+        open(self.path("slurmctld.log"), "a").close()
+        shutil.chown(self.path("ctld"), "slurm", "slurm")
+        shutil.chown(self.path("slurmctld.log"), "slurm", "slurm")
+        shutil.chown(self.path("munge"), "munge", "munge")
+        os.chmod(self.path("munge"), 0o755)
+
+    def munge_key(self):
+        key = self.path("munge.key")
+        with open("/dev/urandom", "rb") as r, open(key, "wb") as w:
+            w.write(r.read(1024))
+        shutil.chown(key, "munge", "munge")
+        os.chmod(key, 0o400)
+        return key
+
+    def start(self):
+        self.write_config()
+        key = self.munge_key()
+        subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", f"--socket={self.munge_socket}",
+                        f"--key-file={key}", f"--pid-file={self.path('munge', 'munged.pid')}",
+                        f"--log-file={self.path('munge', 'munged.log')}", f"--seed-file={self.path('munge', 'seed')}"],
+                       check=True, timeout=30)
+        self.start_controller()
+        subprocess.run(["/usr/sbin/slurmd", "-f", self.conf, "-N", self.node], check=True, timeout=30, env=self.env)
+        self.wait_node_up()
+        return self
+
+    def start_controller(self):
+        subprocess.run(["/usr/sbin/slurmctld", "-f", self.conf], check=True, timeout=30, env=self.env)
+        self.wait(lambda: "UP" in self.run("scontrol", "ping", check=False).stdout, "slurmctld to answer")
+
+    def wait_node_up(self):
+        def up():
+            state = self.run("sinfo", "-h", "-n", self.node, "-o", "%T", check=False).stdout.strip()
+            return state.startswith(("idle", "mixed", "allocated"))
+        self.wait(up, f"node {self.node} to be up")
+
+    def run(self, *argv, check=True, user=None, timeout=30):
+        cmd = ["/usr/bin/" + argv[0]] + list(argv[1:])
+        if user:
+            cmd = ["setpriv", "--reuid", user, "--regid", user, "--init-groups", "--"] + cmd
+        return subprocess.run(cmd, capture_output=True, text=True, check=check, env=self.env, timeout=timeout,
+                              cwd="/")
+
+    def wait(self, predicate, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; slurmctld log:\n" + self.log_tail("slurmctld.log"))
+
+    def log_tail(self, name, lines=20):
+        try:
+            with open(self.path(name)) as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def pid(self, name):
+        try:
+            with open(self.path(name)) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def stop_controller(self):
+        self._stop(self.pid("slurmctld.pid"))
+
+    def jobs(self):
+        """Slurm's queue as {job name: (state, user)}, every state."""
+        out = self.run("squeue", "-h", "-a", "-t", "all", "-o", "%j|%T|%u|%i").stdout
+        jobs = {}
+        for line in out.splitlines():
+            name, state, user, jid = line.split("|")
+            jobs.setdefault(name, []).append((state, user, jid))
+        return jobs
+
+    def cancel_all(self):
+        self.run("scancel", "--full", "--signal=KILL", "-p", "gpu", check=False)
+        self.run("scancel", "-p", "gpu", check=False)
+
+    @staticmethod
+    def _stop(pid):
+        if not pid:
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def stop(self):
+        self.cancel_all()
+        for name in (f"slurmd-{self.node}.pid", "slurmctld.pid", os.path.join("munge", "munged.pid")):
+            self._stop(self.pid(name))
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,156 @@
+"""The Slurm engine through real rotad and rota processes, on a real Slurm (slurm_cluster.py: munged,
+slurmctld and slurmd started by the test as root, Debian 12's Slurm 22.05). Each test has its own
+rotad and its own cluster."""
+import os
+import signal
+import time
+import unittest
+
+from harness import DEFAULT_USER, DaemonTest, Rotad, ensure_user, until, wait_for
+from slurm_cluster import SlurmCluster, slurm_missing
+
+WHY_NOT = slurm_missing()
+
+
+def slurm_config(cluster, partition="gpu", extra=""):
+    """rotad's configuration on `cluster`: simulated cards as many as the node's GPUs."""
+    return f"""
+[gpus]
+source = "simulated"
+[[gpus.card]]
+model = "NVIDIA A100-SXM4-80GB"
+memory = "80G"
+count = {cluster.gpus}
+[engine]
+kind = "slurm"
+slurm_conf = "{cluster.conf}"
+partition = "{partition}"
+node = "{cluster.node}"
+command_timeout = "3s"
+poll_interval = 0.2
+{extra}"""
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class SlurmEngineTest(DaemonTest):
+    def setUp(self):
+        # A cluster of its own (it starts in well under a second): Slurm remembers ended jobs for
+        # minutes, and each test's rotad numbers its jobs from 1 again.
+        self.cluster = SlurmCluster().start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def slurm_jobs(self, job):
+        """Slurm's entries for Rota job `job`: [(state, user, Slurm id)]."""
+        return self.cluster.jobs().get(f"rota-{job}", [])
+
+    def test_a_job_runs_in_slurm_as_its_owner_and_ends_as_on_the_local_engine(self):
+        job = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES; id -un; exit 3")
+        done = self.d.wait_state(job, "failed")
+        self.assertEqual(done["end_reason"], "Failed(exit 3)")
+        self.assertEqual(done["exit_code"], 3)
+        out = self.read(f"rota-{job}.out").split()
+        self.assertEqual(out[0], "gpus=0,1")  # Slurm gave the GPUs (gres), not rotad's variables
+        self.assertEqual(out[1], DEFAULT_USER)
+        entries = self.slurm_jobs(job)
+        self.assertEqual(len(entries), 1, entries)
+        self.assertEqual(entries[0][1], DEFAULT_USER)  # squeue %u: submitted by its owner, not root
+
+        ok = self.d.submit("--", "sh", "-c", "echo 'it'\"'\"'s a b' \"$0\"")
+        self.assertEqual(self.d.wait_state(ok, "completed")["end_reason"], "Completed")
+        self.assertEqual(self.read(f"rota-{ok}.out"), "it's a b sh\n")
+        status = self.d.rota("status").stdout
+        self.assertIn("Engine: Slurm 22.05", status)
+        self.assertNotIn("does not answer", status)
+
+    def test_cancel_stops_the_slurm_job(self):
+        job = self.d.submit("--", "sleep", "300")
+        self.d.wait_state(job, "running")
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(job)), what="the job running in Slurm")
+        self.d.rota("cancel", str(job))
+        done = self.d.wait_state(job, "cancelled")
+        self.assertEqual(done["end_reason"], f"Cancelled by {DEFAULT_USER}")
+        wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(job)),
+                 what="the Slurm job to end")
+
+    def test_another_user_cannot_cancel_it(self):
+        other = "rota-it-other"
+        ensure_user(other)
+        job = self.d.submit("--", "sleep", "300")
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(job)), what="the job running in Slurm")
+        r = self.d.rota("cancel", str(job), user=other, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        time.sleep(0.5)
+        self.assertEqual(self.d.job(job)["state"], "running")
+        self.assertTrue(any(s == "RUNNING" for s, _, _ in self.slurm_jobs(job)))
+
+    def test_the_time_limit_warns_with_the_jobs_signal_then_stops_it(self):
+        # Rota's limit of 1 minute, the warning 55 s before: the job saves its work and exits.
+        job = self.d.submit("--time", "1m", "--signal", "USR1@55", "--", "sh", "-c",
+                            "trap 'echo warned; exit 0' USR1; sleep 300 & wait")
+        self.d.wait_state(job, "running")
+        done = self.d.wait_state(job, ["completed", "timeout", "failed"], timeout=40)
+        self.assertEqual(self.read(f"rota-{job}.out"), "warned\n")
+        self.assertEqual(done["state"], "completed")
+        self.assertGreaterEqual(done["end_time"] - done["start_time"], 3)
+
+    def test_a_job_slurm_refuses_fails_at_once_with_slurms_words(self):
+        self.d.stop()
+        refused = Rotad(slurm_config(self.cluster, partition="nosuch"))
+        self.addCleanup(refused.cleanup)
+        refused.start()
+        job = refused.submit("--", "true")
+        done = refused.wait_state(job, "failed", timeout=20)
+        self.assertIn("Slurm refused it", done["end_reason"])
+        self.assertIn("Invalid partition name specified", done["end_reason"])
+
+    def test_killed_rotad_loses_nothing_and_runs_nothing_twice(self):
+        jobs = [self.d.submit("--", "sh", "-c", f"sleep 2; echo ran >> {self.d.dir}/ran-$ROTA_JOB_ID")
+                for _ in range(6)]
+        wait_for(lambda: sum(self.d.job(j)["state"] == "running" for j in jobs) >= 3, what="jobs running")
+        self.d.kill9()
+        time.sleep(1)
+        self.d.start()
+        for j in jobs:
+            self.d.wait_state(j, "completed", timeout=60)
+        for j in jobs:
+            with open(os.path.join(self.d.dir, f"ran-{j}")) as f:
+                self.assertEqual(f.read(), "ran\n", f"job {j}")
+            self.assertEqual(len(self.slurm_jobs(j)), 1, self.slurm_jobs(j))
+
+    def test_jobs_wait_while_slurm_does_not_answer_and_run_once_it_does(self):
+        self.cluster.stop_controller()
+        try:
+            wait_for(lambda: "does not answer" in self.d.rota("status").stdout, timeout=20,
+                     what="rotad to see that Slurm does not answer")
+            job = self.d.submit("--", "sh", "-c", f"echo ran >> {self.d.dir}/ran-once")
+            time.sleep(2)
+            self.assertEqual(self.d.job(job)["state"], "pending")
+        finally:
+            self.cluster.start_controller()
+        self.d.wait_state(job, "completed", timeout=90)
+        self.assertEqual(self.read("ran-once"), "ran\n")
+        self.assertNotIn("does not answer", self.d.rota("status").stdout)
+
+    def test_a_submission_whose_reply_is_lost_is_found_not_sent_again(self):
+        # slurmctld stopped (SIGSTOP: its socket still takes connections): sbatch hangs and is
+        # killed at rotad's deadline (3 s here), with its request perhaps already in slurmctld's
+        # socket. Once slurmctld goes on, the job is either found in Slurm by its tag and followed,
+        # or known not to be there and started again: either way it runs exactly once.
+        ctld = self.cluster.pid("slurmctld.pid")
+        os.kill(ctld, signal.SIGSTOP)
+        try:
+            job = self.d.submit("--", "sh", "-c", f"echo ran >> {self.d.dir}/ran-once")
+            wait_for(lambda: "outcome is not known" in self.d.read_log() or
+                     "does not answer" in self.d.read_log(), timeout=20, what="sbatch or squeue to time out")
+        finally:
+            os.kill(ctld, signal.SIGCONT)
+        self.d.wait_state(job, "completed", timeout=90)
+        time.sleep(1)
+        self.assertEqual(self.read("ran-once"), "ran\n")
+        self.assertEqual([s for s, _, _ in self.slurm_jobs(job)], ["COMPLETED"])
+
+
+if __name__ == "__main__":
+    unittest.main()
