@@ -18,8 +18,8 @@
 // the queue after the deadline have not listed it, and only then reported as a launch that the
 // machine could not make (the daemon requeues it).
 //
-// Tested by slurm_engine_test.cc against a real Slurm when the machine has one (../shared/
-// slurm-local), and through rotad by tests/slurm.
+// Tested on a real Slurm through rotad by tests/daemon/test_slurm.py (tests/daemon/
+// slurm_cluster.py starts one), its launch files by slurm_engine_test.cc.
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,61 @@
+// The Slurm engine's own parts that need no Slurm: its launch files and finding Slurm's commands.
+// The engine itself is tested on a real Slurm through rotad (tests/daemon/test_slurm.py).
+#include "daemon/slurm_engine.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "testing/temp_dir.h"
+
+namespace rota::daemon {
+namespace {
+
+TEST(SlurmEngineTest, LaunchFilesRoundTrip) {
+  SlurmEngine::LaunchFile f;
+  f.uid = 1014;
+  f.note = R"({"start":{"gpus":[0,1]},"time":1796305920})";
+  f.written = 1796305920;
+  StatusOr<SlurmEngine::LaunchFile> back = SlurmEngine::ParseLaunchFile(SlurmEngine::LaunchFileText(f));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->uid, 1014u);
+  EXPECT_EQ(back->note, f.note);
+  EXPECT_EQ(back->written, 1796305920);
+}
+
+TEST(SlurmEngineTest, DamagedLaunchFilesAreRefused) {
+  for (const char* text :
+       {"", "{", "[]", "{\"uid\":-1,\"note\":\"\",\"written\":0}", "{\"uid\":1,\"written\":0}",
+        "{\"uid\":1,\"note\":3,\"written\":0}", "{\"uid\":\"1\",\"note\":\"\",\"written\":0}",
+        "{\"uid\":1,\"note\":\"\",\"written\":1.5}"}) {
+    EXPECT_FALSE(SlurmEngine::ParseLaunchFile(text).ok()) << text;
+  }
+}
+
+TEST(SlurmEngineTest, FindsSlurmsCommandsOrSaysWhichAreMissing) {
+  testing::TempDir dir;
+  for (const char* name : {"sbatch", "squeue"}) {
+    const std::string path = dir.path() + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n";
+    ::chmod(path.c_str(), 0755);
+  }
+  SlurmEngineOptions o;
+  Status s = FindSlurmCommands(dir.path(), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(dir.path() + "/scancel, " + dir.path() + "/sinfo"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find("/sbatch"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("bin_dir"), std::string::npos);
+  for (const char* name : {"scancel", "sinfo"}) {
+    const std::string path = dir.path() + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n";
+    ::chmod(path.c_str(), 0755);
+  }
+  EXPECT_TRUE(FindSlurmCommands(dir.path(), o).ok());
+  EXPECT_EQ(o.submit.sbatch, dir.path() + "/sbatch");
+  EXPECT_EQ(o.sinfo, dir.path() + "/sinfo");
+}
+
+}  // namespace
+}  // namespace rota::daemon
