@@ -180,6 +180,8 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   const Policy& p = c->policy;
   EXPECT_EQ(c->admin_group, "rota-admin");
   EXPECT_FALSE(c->allow_root_jobs);
+  EXPECT_EQ(c->engine.kind, EngineKind::kLocal);
+  EXPECT_EQ(c->engine.command_timeout, 10);
   EXPECT_EQ(c->default_mem_per_gpu, 32 * 1024);
   EXPECT_EQ(p.algorithm, Algorithm::kRota);
   EXPECT_EQ(p.age_max, 14 * kDay);

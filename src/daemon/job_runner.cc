@@ -111,8 +111,9 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
     Finish(a, failed, now);
     return;
   }
-  spdlog::info("job {} ({}) started on GPU {} as shepherd {}", a.rec.job.id, a.rec.job.user, indices,
-               launched->pid);
+  // The local engine's shepherd; an engine with no process here (Slurm) says where the job went.
+  spdlog::info("job {} ({}) started on GPU {}{}", a.rec.job.id, a.rec.job.user, indices,
+               launched->pid > 0 ? " as shepherd " + std::to_string(launched->pid) : std::string());
   setup_.notes->Notify(setup_.notes->JobEvent("job_started", a.rec));
 }
 
@@ -341,7 +342,8 @@ JobRunner::LaunchOutcome JobRunner::RecoverLaunch(ActiveJob& a, Time now) {
   setup_.counters->JobStarted(a.rec.job.submit_time, started);
   setup_.notes->Notify(setup_.notes->JobEvent("job_started", a.rec));
   if (again.ok()) {
-    spdlog::info("job {}: launched before the restart and re-adopted (shepherd {})", id, again->pid);
+    spdlog::info("job {}: launched before the restart and re-adopted{}", id,
+                 again->pid > 0 ? " (shepherd " + std::to_string(again->pid) + ")" : std::string());
     return LaunchOutcome::kAdopted;
   }
   exec::ExitInfo ended = engine_.Collect(id, 0);
@@ -374,7 +376,8 @@ bool JobRunner::Adopt(ActiveJob& a, Time now) {
   const JobId id = a.rec.job.id;
   StatusOr<Started> again = engine_.Adopt(id, static_cast<pid_t>(a.rec.pid), a.rec.start_time);
   if (again.ok()) {
-    spdlog::info("job {}: re-adopted (shepherd {})", id, a.rec.pid);
+    spdlog::info("job {}: re-adopted{}", id,
+                 a.rec.pid > 0 ? " (shepherd " + std::to_string(a.rec.pid) + ")" : std::string());
     if (!a.cancelled_by.empty()) BeginStop(a, now);  // a cancel that was under way
     return true;
   }
