@@ -11,7 +11,7 @@ namespace rota::slurm {
 
 namespace {
 
-constexpr std::array<const char*, 11> kFields = {"JobID",   "Name",          "UserID",   "State",
+constexpr std::array<const char*, 11> kQueueFields = {"JobID",   "Name",          "UserID",   "State",
                                                  "Reason",  "exit_code",     "NodeList", "StartTime",
                                                  "EndTime", "tres-per-node", "Comment"};
 
@@ -29,7 +29,7 @@ std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string QueueFormat() {
   std::string out;
-  for (const char* f : kFields) {
+  for (const char* f : kQueueFields) {
     if (!out.empty()) out += ',';
     out += f;
     out += ":0";
@@ -64,7 +64,7 @@ StatusOr<Time> ParseSlurmTime(std::string_view text) {
 
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
   StatusOr<std::vector<std::vector<std::string>>> records =
-      SplitRecords(text, kQueueDelimiter, kFields.size());
+      SplitRecords(text, kQueueDelimiter, kQueueFields.size());
   if (!records.ok()) return records.status();
   std::vector<QueuedJob> out;
   out.reserve(records->size());

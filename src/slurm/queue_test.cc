@@ -10,17 +10,13 @@
 
 #include "core/job_end.h"
 #include "testing/scoped_tz.h"
+#include "testing/slurm_lines.h"
 
 namespace rota::slurm {
 namespace {
 
-std::string Line(std::initializer_list<std::string_view> values) {
-  std::string out;
-  for (std::string_view v : values) {
-    out += v;
-    out += kQueueDelimiter;
-  }
-  return out + "\n";
+std::string QueueLine(std::initializer_list<std::string_view> values) {
+  return testing::SlurmLine(values, kQueueDelimiter);
 }
 
 TEST(QueueTest, FormatAsksForEachFieldWithTheDelimiter) {
@@ -32,9 +28,9 @@ TEST(QueueTest, FormatAsksForEachFieldWithTheDelimiter) {
 
 TEST(QueueTest, ReadsEveryField) {
   testing::ScopedTz utc("UTC");
-  const std::string text = Line({"1", "rota-1", "1014", "FAILED", "NonZeroExitCode", "768", "vm",
+  const std::string text = QueueLine({"1", "rota-1", "1014", "FAILED", "NonZeroExitCode", "768", "vm",
                                  "2026-12-03T13:52:00", "2026-12-03T13:52:05", "gres:gpu:2", "(null)"}) +
-                           Line({"2", "train | big", "1015", "PENDING", "Resources", "0", "", "N/A",
+                           QueueLine({"2", "train | big", "1015", "PENDING", "Resources", "0", "", "N/A",
                                  "Unknown", "N/A", "rota job 2"});
   StatusOr<std::vector<QueuedJob>> q = ParseQueue(text);
   ASSERT_TRUE(q.ok()) << q.status().message();
@@ -76,17 +72,17 @@ TEST(QueueTest, ReadsTimesInTheLocalZone) {
 TEST(QueueTest, RefusesWhatItCannotRead) {
   // A line that cannot be read fails the whole queue: a job read wrong could be a running job lost.
   EXPECT_FALSE(
-      ParseQueue(Line({"1", "x", "nobody", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
+      ParseQueue(QueueLine({"1", "x", "nobody", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
   EXPECT_FALSE(
-      ParseQueue(Line({"1", "x", "0", "RUNNING", "None", "zero", "vm", "N/A", "N/A", "N/A", ""})).ok());
-  EXPECT_FALSE(ParseQueue(Line({"", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
+      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "zero", "vm", "N/A", "N/A", "N/A", ""})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
   EXPECT_FALSE(
-      ParseQueue(Line({"1", "x", "0", "RUNNING", "None", "0", "vm", "soon", "N/A", "N/A", ""})).ok());
+      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0", "vm", "soon", "N/A", "N/A", ""})).ok());
   EXPECT_FALSE(
-      ParseQueue(Line({"1", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "gpu:a:b:c:d", ""})).ok());
-  EXPECT_FALSE(ParseQueue(Line({"1", "x", "0", "RUNNING", "None", "0"})).ok());
+      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "gpu:a:b:c:d", ""})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0"})).ok());
   // A name that holds the delimiter gives a line of more values: refused, not misread.
-  EXPECT_FALSE(ParseQueue(Line({"1", std::string("a") + kQueueDelimiter + "b", "0", "RUNNING", "None", "0",
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", std::string("a") + kQueueDelimiter + "b", "0", "RUNNING", "None", "0",
                                 "vm", "N/A", "N/A", "N/A", ""}))
                    .ok());
   EXPECT_TRUE(ParseQueue("").ok());

@@ -1,0 +1,72 @@
+#include "slurm/nodes.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace rota::slurm {
+
+namespace {
+
+constexpr std::array<const char*, 4> kNodeFields = {"NodeList", "StateLong", "Reason", "Gres"};
+
+}  // namespace
+
+int Node::Gpus() const {
+  int n = 0;
+  for (const Gres& g : gres) {
+    if (g.name == "gpu") n += g.count;
+  }
+  return n;
+}
+
+std::string NodesFormat() {
+  std::string out;
+  for (const char* f : kNodeFields) {
+    if (!out.empty()) out += ',';
+    out += f;
+    out += ":0";
+    out += kNodesDelimiter;
+  }
+  return out;
+}
+
+bool UsableState(std::string_view state) {
+  if (state.empty()) return false;
+  // A suffix of flags: '*' not responding, '~' powered off, '#' powering up, '%' powering down,
+  // '!' to be powered down, '@' to be rebooted, '^' rebooting, '$' in a maintenance
+  // reservation, '-' planned by the backfill scheduler (usable).
+  std::string_view base = state;
+  while (!base.empty() && !(std::isalpha(static_cast<unsigned char>(base.back())))) {
+    const char flag = base.back();
+    if (flag != '-' && flag != '$') return false;
+    base.remove_suffix(1);
+  }
+  for (std::string_view ok : {"idle", "mixed", "allocated", "completing", "planned", "reserved"}) {
+    if (base == ok) return true;
+  }
+  return false;
+}
+
+StatusOr<std::vector<Node>> ParseNodes(std::string_view text) {
+  StatusOr<std::vector<std::vector<std::string>>> records =
+      SplitRecords(text, kNodesDelimiter, kNodeFields.size());
+  if (!records.ok()) return records.status();
+  std::vector<Node> out;
+  for (std::vector<std::string>& r : *records) {
+    if (r[0].empty()) return InvalidArgument("Slurm listed a node without a name");
+    if (std::any_of(out.begin(), out.end(), [&](const Node& n) { return n.name == r[0]; })) continue;
+    Node n;
+    n.name = std::move(r[0]);
+    n.state = std::move(r[1]);
+    n.reason = r[2] == "none" || r[2] == "(null)" ? "" : std::move(r[2]);
+    StatusOr<std::vector<Gres>> gres = ParseGresList(r[3]);
+    if (!gres.ok()) return Status(gres.status().code(), "node " + n.name + ": " + gres.status().message());
+    n.gres = std::move(*gres);
+    n.usable = UsableState(n.state);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace rota::slurm

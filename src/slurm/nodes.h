@@ -1,0 +1,43 @@
+// Slurm's nodes as the Slurm engine's GPU source reads them: each node of the partition with its
+// state, why it is down or drained, and its GPUs (gres), from `sinfo -h -N [-p PARTITION] -O
+// <NodesFormat()>`. Pure functions over text.
+//
+// What 22.05 prints: StateLong is "idle", "mixed", "allocated", "drained", "draining", "down",
+// ..., with a suffix when the node does not respond ("idle*"), is powered off or powering ("~",
+// "#", "%"), is to be rebooted ("@"), ...; Reason "none" when there is none; Gres "gpu:4" or
+// "gpu:a100:4(S:0-1)"; a node in two partitions is listed once for each.
+//
+// Tested by nodes_test.cc.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "slurm/parsable.h"
+
+namespace rota::slurm {
+
+struct Node {
+  std::string name;
+  std::string state;   // as printed, suffix included: "idle", "down*", "drained"
+  std::string reason;  // "" when Slurm gives none
+  std::vector<Gres> gres;
+  // The node takes jobs: its base state is idle, mixed, allocated or completing (also planned or
+  // reserved), without a suffix that says it does not respond, is powered down or is going to
+  // be; not down, drained, draining, failed or failing.
+  bool usable = false;
+  // Its GPUs: the gres "gpu" items (several types on one node are listed in order).
+  int Gpus() const;
+};
+
+inline constexpr char kNodesDelimiter = '\x1f';
+std::string NodesFormat();
+// Nodes in the order first listed, each once. A line that cannot be read fails it all.
+StatusOr<std::vector<Node>> ParseNodes(std::string_view text);
+
+// Whether Slurm's state (as printed) is one in which the node takes jobs (Node::usable).
+bool UsableState(std::string_view state);
+
+}  // namespace rota::slurm

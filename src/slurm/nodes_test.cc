@@ -1,0 +1,60 @@
+// Lines in the shape Slurm 22.05.8 printed them for `sinfo -h -N -O NodesFormat()` on the test
+// clusters (one and two nodes, a node drained with a reason, a slurmd stopped).
+#include "slurm/nodes.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/slurm_lines.h"
+
+namespace rota::slurm {
+namespace {
+
+std::string NodeLine(std::initializer_list<std::string_view> values) {
+  return testing::SlurmLine(values, kNodesDelimiter);
+}
+
+TEST(NodesTest, ReadsEachNodeOnceWithItsGpus) {
+  const std::string text =
+      NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2"}) +
+      NodeLine({"gpu2", "drained", "fan broken", "gpu:4"}) +
+      NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2"}) +  // a second partition
+      NodeLine({"cpu1", "idle", "none", "(null)"});
+  StatusOr<std::vector<Node>> nodes = ParseNodes(text);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  ASSERT_EQ(nodes->size(), 3u);
+  const Node& a = (*nodes)[0];
+  EXPECT_EQ(a.name, "gpu1");
+  EXPECT_TRUE(a.usable);
+  EXPECT_EQ(a.reason, "");
+  EXPECT_EQ(a.Gpus(), 6);
+  ASSERT_EQ(a.gres.size(), 2u);
+  EXPECT_EQ(a.gres[0].type, "a100");
+  const Node& b = (*nodes)[1];
+  EXPECT_FALSE(b.usable);
+  EXPECT_EQ(b.reason, "fan broken");
+  EXPECT_EQ(b.Gpus(), 4);
+  EXPECT_EQ((*nodes)[2].Gpus(), 0);
+  EXPECT_EQ(NodesFormat().substr(0, 11), std::string("NodeList:0") + kNodesDelimiter);
+}
+
+TEST(NodesTest, OnlyNodesThatTakeJobsAreUsable) {
+  for (const char* s :
+       {"idle", "mixed", "allocated", "completing", "planned", "reserved", "idle-", "mixed$"}) {
+    EXPECT_TRUE(UsableState(s)) << s;
+  }
+  for (const char* s :
+       {"down", "down*", "idle*", "mixed*", "drained", "draining", "drained*", "fail", "failing", "inval",
+        "unknown", "idle~", "idle#", "idle%", "idle!", "idle@", "", "IDLE"}) {
+    EXPECT_FALSE(UsableState(s)) << s;
+  }
+}
+
+TEST(NodesTest, RefusesWhatItCannotRead) {
+  EXPECT_FALSE(ParseNodes(NodeLine({"", "idle", "none", "gpu:4"})).ok());
+  EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle", "none", "gpu:a:b:c:d"})).ok());
+  EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle"})).ok());
+  EXPECT_TRUE(ParseNodes("").ok());
+}
+
+}  // namespace
+}  // namespace rota::slurm
