@@ -27,6 +27,7 @@ namespace rota::config {
 enum class GpuSource : std::uint8_t {
   kNvml,       // the real cards, through libnvidia-ml loaded at run time
   kSimulated,  // the cards described under [[gpus.card]]
+  kSlurm,      // the GPUs (gres) of the Slurm partition's nodes ([engine] kind = "slurm")
 };
 const char* GpuSourceName(GpuSource s);
 
@@ -134,6 +135,10 @@ struct EngineConfig {
   std::string node;
   Duration command_timeout = 10;
   double poll_interval = 1.0;  // seconds
+  // [gpus] source = "slurm": what Slurm's gres do not tell of each GPU (untyped gres are shown
+  // with this model; memory shares need the memory).
+  std::string gpu_model = "GPU";
+  MiB gpu_memory = 0;
 };
 
 struct Config {

@@ -389,6 +389,19 @@ TEST(Config, Engine) {
                            "command_timeout", "nodes"}) {
     EXPECT_TRUE(Has(m, want)) << want << " in " << m;
   }
+  // The GPUs of the Slurm partition's nodes: only with the Slurm engine.
+  auto cards = ParseConfig(
+      "[gpus]\nsource = \"slurm\"\n[engine]\nkind = \"slurm\"\ngpu_model = \"NVIDIA A100\"\ngpu_memory = \"80G\"\n",
+      "rota.toml");
+  ASSERT_TRUE(cards.ok()) << cards.status().message();
+  EXPECT_EQ(cards->gpu_source, GpuSource::kSlurm);
+  EXPECT_EQ(cards->engine.gpu_model, "NVIDIA A100");
+  EXPECT_EQ(cards->engine.gpu_memory, 80 * 1024);
+  for (const char* text : {"[gpus]\nsource = \"slurm\"\n", "[gpus]\nsource = \"slurm\"\n[engine]\nkind = \"local\"\n"}) {
+    auto alone = ParseConfig(text, "rota.toml");
+    ASSERT_FALSE(alone.ok()) << text;
+    EXPECT_TRUE(Has(alone.status().message(), "needs [engine] kind = \"slurm\"")) << alone.status().message();
+  }
 }
 
 TEST(Config, ChineseUserNames) {

@@ -20,7 +20,12 @@ std::optional<std::string> AbsolutePath(Section& s, std::string_view key, bool e
 
 void ReadEngine(Section& root, Config& config) {
   const toml::table* t = root.Table("engine");
-  if (!t) return;
+  if (!t) {
+    if (config.gpu_source == GpuSource::kSlurm) {
+      root.FailAt(root.table().source(), "[gpus] source = \"slurm\" needs [engine] kind = \"slurm\"");
+    }
+    return;
+  }
   Section s(*t, "[engine]", root.errors());
   EngineConfig& e = config.engine;
   if (auto k = s.Choice<EngineKind>("kind", {{"local", EngineKind::kLocal}, {"slurm", EngineKind::kSlurm}}))
@@ -32,7 +37,12 @@ void ReadEngine(Section& root, Config& config) {
   if (auto v = s.String("node")) e.node = *v;
   if (auto d = s.DurationOf("command_timeout", 1)) e.command_timeout = *d;
   if (auto v = s.Number("poll_interval", 0.1, "seconds, e.g. 1")) e.poll_interval = *v;
+  if (auto v = s.String("gpu_model")) e.gpu_model = *v;
+  if (auto m = s.Memory("gpu_memory")) e.gpu_memory = *m;
   s.Finish();
+  if (config.gpu_source == GpuSource::kSlurm && e.kind != EngineKind::kSlurm) {
+    s.FailAt(t->source(), "[gpus] source = \"slurm\" needs [engine] kind = \"slurm\"");
+  }
 }
 
 }  // namespace rota::config::internal

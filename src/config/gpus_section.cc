@@ -98,7 +98,7 @@ void ReadGpus(Section& root, Config& config) {
   const toml::table* t = root.Table("gpus");
   if (!t) return;
   Section s(*t, "[gpus]", root.errors());
-  if (auto src = s.Choice<GpuSource>("source", {{"nvml", GpuSource::kNvml}, {"simulated", GpuSource::kSimulated}})) {
+  if (auto src = s.Choice<GpuSource>("source", {{"nvml", GpuSource::kNvml}, {"simulated", GpuSource::kSimulated}, {"slurm", GpuSource::kSlurm}})) {
     config.gpu_source = *src;
   }
   if (auto lib = s.String("nvml_library")) config.nvml_library = *lib;
@@ -121,7 +121,7 @@ void ReadGpus(Section& root, Config& config) {
   s.Finish();
   bool simulated = config.gpu_source == GpuSource::kSimulated;
   if (groups && !groups->empty() && !simulated) {
-    s.FailAt(groups->source(), "cards are only used with source = \"simulated\" (NVML finds the real ones)");
+    s.FailAt(groups->source(), "cards are only used with source = \"simulated\" (NVML and Slurm find the real ones)");
   }
   if (simulated && (!groups || groups->empty())) {
     s.FailAt(t->source(), "source = \"simulated\" needs at least one [[gpus.card]] with a memory size");

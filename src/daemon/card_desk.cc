@@ -113,6 +113,18 @@ void CardDesk::FollowJobs() {
 }
 
 void CardDesk::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
+  if (!sample.ok() && !devices_->FailedSampleFailsCards()) {
+    // Slurm's controller did not answer sinfo: the cards are as last seen (their jobs run on).
+    if (devices_error_ != sample.status().message()) {
+      spdlog::warn("GPUs: {}: {}; the cards are kept as last read", devices_->Describe(), sample.status().message());
+    }
+    devices_error_ = sample.status().message();
+    return;
+  }
+  if (!devices_->FailedSampleFailsCards() && sample.ok() && !devices_error_.empty()) {
+    spdlog::info("GPUs: {} can be read again", devices_->Describe());
+    devices_error_.clear();
+  }
   CardWatch::RunningJobs running;
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning) continue;
@@ -154,7 +166,8 @@ void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
   for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
     // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
-    const bool drained = c.Out() || outside_.Holds(g.uuid);
+    const device::GpuInfo* read = snap != nullptr ? watch_->Sampled(g.uuid) : nullptr;
+    const bool drained = c.Out() || outside_.Holds(g.uuid) || (read != nullptr && !read->out_of_service.empty());
     MiB free = -1;
     if (snap != nullptr && c.health.state == HealthState::kHealthy) {
       if (const device::GpuInfo* info = watch_->Sampled(g.uuid); info != nullptr && info->mig.empty()) {

@@ -9,6 +9,7 @@
 
 #include "api/protocol.h"
 #include "daemon/local_engine.h"
+#include "daemon/slurm_cards.h"
 #include "daemon/slurm_engine.h"
 #include "device/nvml_devices.h"
 #include "exec/executor.h"
@@ -50,6 +51,16 @@ StatusOr<std::unique_ptr<Engine>> MakeSlurmEngine(const config::EngineConfig& co
 std::shared_ptr<device::Devices> MakeConfiguredDevices(const config::Config& config, SimulatedLoadsFn loads) {
   if (config.gpu_source == config::GpuSource::kSimulated) {
     return device::MakeSimulatedDevices(config.simulated_gpus, std::move(loads));
+  }
+  if (config.gpu_source == config::GpuSource::kSlurm) {
+    SlurmCardsOptions so;
+    so.sinfo = config.engine.bin_dir + "/sinfo";
+    so.slurm_conf = config.engine.slurm_conf;
+    so.partition = config.engine.partition;
+    so.deadline = std::chrono::seconds(config.engine.command_timeout);
+    so.model = config.engine.gpu_model;
+    so.memory = config.engine.gpu_memory;
+    return std::make_shared<SlurmCards>(std::move(so));
   }
   device::NvmlOptions no;
   no.library_path = config.nvml_library;

@@ -94,6 +94,9 @@ json CardDesk::Gpus(const Caller& caller) const {
     } else if (c.health.state == HealthState::kDrained) {
       drained_by = "health";
       drain_reason = c.health.error;
+    } else if (!info->out_of_service.empty()) {
+      drained_by = "source";  // e.g. a Slurm node drained or down
+      drain_reason = info->out_of_service;
     }
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
@@ -109,7 +112,7 @@ json CardDesk::Gpus(const Caller& caller) const {
                     {"xids", info->xids},
                     {"health", HealthStateName(c.health.state)},
                     {"health_error", c.health.error},
-                    {"drained", g.drained && (c.admin_drain || c.health.state == HealthState::kDrained)},
+                    {"drained", g.drained && !drained_by.empty()},
                     {"drain_reason", drain_reason},
                     {"drained_by", drained_by},
                     {"drained_since", since},

@@ -9,6 +9,7 @@ namespace rota::daemon {
 void Inventory::Load(const device::Snapshot* snap) {
   state_.gpus.clear();
   minors_.clear();
+  node_names_.clear();
   if (snap == nullptr) return;
   std::map<std::string, int> by_pci;
   for (size_t i = 0; i < snap->gpus.size(); ++i) by_pci[snap->gpus[i].pci_bus_id] = static_cast<int>(i);
@@ -18,6 +19,10 @@ void Inventory::Load(const device::Snapshot* snap) {
     g.index = info.index;
     g.model = info.name;
     g.memory = info.memory_total;
+    // Machines numbered in the order their first card comes: the core keeps a job on one.
+    auto named = std::find(node_names_.begin(), node_names_.end(), info.node);
+    g.node = static_cast<int>(named - node_names_.begin());
+    if (named == node_names_.end()) node_names_.push_back(info.node);
     for (const device::MigInstance& m : info.mig)
       g.mig.push_back(MigSlice{m.uuid, m.profile, m.memory_total});
     for (const std::string& peer : info.nvlink_peers) {
@@ -26,6 +31,15 @@ void Inventory::Load(const device::Snapshot* snap) {
     state_.gpus.push_back(std::move(g));
     minors_.push_back(info.minor);
   }
+}
+
+const std::string& Inventory::NodeOf(const Allocation& alloc) const {
+  static const std::string kHere;
+  if (alloc.gpus.empty()) return kHere;
+  const size_t g = static_cast<size_t>(alloc.gpus[0]);
+  if (g >= state_.gpus.size()) return kHere;
+  const size_t n = static_cast<size_t>(state_.gpus[g].node);
+  return n < node_names_.size() ? node_names_[n] : kHere;
 }
 
 StatusOr<size_t> Inventory::Find(const std::string& name) const {

@@ -32,6 +32,8 @@ class Inventory {
 
   // Position of the card named `name`: its index or UUID (a MIG slice's UUID names its card).
   StatusOr<size_t> Find(const std::string& name) const;
+  // The machine of `alloc`'s cards ("" for this one): where a cluster engine sends the job.
+  const std::string& NodeOf(const Allocation& alloc) const;
   // "0,1": the device indices of `alloc`'s cards.
   std::string IndexList(const Allocation& alloc) const;
   // `alloc` by card UUID (and its slice's UUID), as the store keeps it.
@@ -48,6 +50,7 @@ class Inventory {
  private:
   ClusterState state_;
   std::vector<int> minors_;  // by position: /dev/nvidia<minor>, -1 unknown
+  std::vector<std::string> node_names_;  // Gpu::node -> the machine's name ("" this one)
 };
 
 // The host memory a job on `alloc` may use, in bytes: its memory per GPU (else

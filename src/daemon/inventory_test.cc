@@ -119,6 +119,27 @@ TEST(InventoryTest, ACardIsFoundByIndexUuidOrSliceAndAnUnknownOneListsTheCards) 
   EXPECT_EQ(none.status().message(), "no GPU '7' on this server (GPUs: 0, 1, 2; use an index or a UUID)");
 }
 
+TEST(InventoryTest, CardsOfSeveralMachinesKeepTheirNodes) {
+  // A Slurm partition's cards: each machine a node of the core's, named for the engine.
+  device::Snapshot snap;
+  snap.gpus = {Card(0, -1), Card(1, -1), Card(2, -1), Card(3, -1)};
+  snap.gpus[0].node = snap.gpus[1].node = "gpu1";
+  snap.gpus[2].node = "gpu2";
+  snap.gpus[3].node = "gpu1";
+  Inventory inv;
+  inv.Load(&snap);
+  EXPECT_EQ(inv.gpus()[0].node, 0);
+  EXPECT_EQ(inv.gpus()[2].node, 1);
+  EXPECT_EQ(inv.gpus()[3].node, 0);
+  EXPECT_EQ(inv.NodeOf(Allocation{{2}, -1, 0}), "gpu2");
+  EXPECT_EQ(inv.NodeOf(Allocation{{0, 3}, -1, 0}), "gpu1");
+  EXPECT_EQ(inv.NodeOf(Allocation{}), "");
+  const device::Snapshot here = Sample();  // this machine's cards
+  inv.Load(&here);
+  EXPECT_EQ(inv.NodeOf(Allocation{{1}, -1, 0}), "");
+  EXPECT_EQ(inv.gpus()[2].node, 0);
+}
+
 TEST(InventoryTest, HostMemoryIsPerGpuTimesTheCards) {
   store::JobRecord rec;
   EXPECT_EQ(HostMemoryLimit(rec, Allocation{{0, 1}, -1, 0}, 1024), 2048LL * 1024 * 1024);

@@ -71,6 +71,7 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
                         ? std::min(10000, limits.cpu_weight_per_gpu *
                                               std::max(1, static_cast<int>(start.alloc.gpus.size())))
                         : 0;
+  spec.cluster.node = cards_.NodeOf(start.alloc);
   spec.cluster.gpus = static_cast<int>(start.alloc.gpus.size());
   spec.cluster.time_limit = a.rec.job.time_limit;
   spec.cluster.signal = a.rec.job.signal;

@@ -166,7 +166,7 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   b.cwd = spec.cwd;
   b.env = spec.env;
   b.output = spec.output;
-  b.node = options_.node;
+  b.node = spec.cluster.node.empty() ? options_.node : spec.cluster.node;
   b.gpus = spec.cluster.gpus;
   b.memory_bytes = spec.memory_limit_bytes;
   b.time_limit = spec.cluster.time_limit;

@@ -32,6 +32,9 @@ struct MigInstance {
 struct GpuInfo {
   std::string uuid;
   int index = 0;
+  // The machine it is in: "" for this one; a Slurm node's name for the cards of a cluster
+  // (daemon/slurm_cards.h).
+  std::string node;
   std::string pci_bus_id;  // "00000000:3B:00.0"
   std::string name;        // "NVIDIA A100-SXM4-80GB"
   MiB memory_total = 0;
@@ -53,6 +56,9 @@ struct GpuInfo {
   // it cannot be trusted (uncorrected ECC errors, a hardware Xid). A card that errors is still
   // listed, so the daemon can move it towards drained.
   Status health;
+  // Takes no new work, though it is not failing: its jobs run on (a Slurm node drained or down,
+  // whose jobs Slurm itself ends where it must). Why, when set.
+  std::string out_of_service;
 };
 
 struct Snapshot {
@@ -78,6 +84,10 @@ class Devices {
   // After a Sample() that failed because the source hung: the index of the card it hung on, or
   // -1 when that is unknown (or nothing hangs). Safe to call from any thread.
   virtual int StuckCard() const { return -1; }
+  // Whether a failed Sample() counts against the cards (a driver that does not answer: they move
+  // towards drained, their jobs stopped). A source read through a cluster's controller says false:
+  // a controller that does not answer says nothing of the cards, and what is known is kept.
+  virtual bool FailedSampleFailsCards() const { return true; }
 };
 
 }  // namespace rota::device

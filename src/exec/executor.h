@@ -67,6 +67,7 @@ struct LaunchSpec {
   // What an engine that hands jobs to a cluster's own scheduler asks it for (the Slurm engine,
   // daemon/slurm_engine.h); the local executor and the shepherd ignore it.
   struct Cluster {
+    std::string node;         // the node the core chose ("" when it did not name one)
     int gpus = 0;             // GPUs on one node
     Duration time_limit = 0;  // Rota's limit: Rota stops the job itself; the cluster's is a backstop
     int signal = 0;           // the job's warning signal (0: none) and how long before the stop

@@ -13,21 +13,18 @@ WHY_NOT = slurm_missing()
 
 
 def slurm_config(cluster, partition="gpu", extra=""):
-    """rotad's configuration on `cluster`: simulated cards as many as the node's GPUs."""
+    """rotad's configuration on `cluster`: the GPUs are the partition's, read from Slurm."""
     return f"""
 [gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = {cluster.gpus}
+source = "slurm"
 [engine]
 kind = "slurm"
 slurm_conf = "{cluster.conf}"
 partition = "{partition}"
-node = "{cluster.node}"
 command_timeout = "3s"
 poll_interval = 0.2
+gpu_model = "NVIDIA A100-SXM4-80GB"
+gpu_memory = "80G"
 {extra}"""
 
 
@@ -96,14 +93,23 @@ class SlurmEngineTest(DaemonTest):
         self.assertGreaterEqual(done["end_time"] - done["start_time"], 3)
 
     def test_a_job_slurm_refuses_fails_at_once_with_slurms_words(self):
+        # More host memory than the node has (16000 MB in Slurm's configuration; within this
+        # machine's, which rotad checks at submit): sbatch refuses the job at submission.
+        job = self.d.submit("--mem-per-gpu", "20G", "--", "true")
+        done = self.d.wait_state(job, "failed", timeout=20)
+        self.assertIn("Slurm refused it: sbatch: error: ", done["end_reason"])
+        self.assertIn("Requested node configuration is not available", done["end_reason"])
+        # The next job is not held up by it.
+        self.d.wait_state(self.d.submit("--", "true"), "completed", timeout=20)
+
+    def test_an_unknown_partition_is_said_at_start(self):
         self.d.stop()
-        refused = Rotad(slurm_config(self.cluster, partition="nosuch"))
-        self.addCleanup(refused.cleanup)
-        refused.start()
-        job = refused.submit("--", "true")
-        done = refused.wait_state(job, "failed", timeout=20)
-        self.assertIn("Slurm refused it", done["end_reason"])
-        self.assertIn("Invalid partition name specified", done["end_reason"])
+        nowhere = Rotad(slurm_config(self.cluster, partition="nosuch"))
+        self.addCleanup(nowhere.cleanup)
+        nowhere.start()
+        r = nowhere.rota("submit", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("has no GPUs", r.stderr)
 
     def test_killed_rotad_loses_nothing_and_runs_nothing_twice(self):
         jobs = [self.d.submit("--", "sh", "-c", f"sleep 2; echo ran >> {self.d.dir}/ran-$ROTA_JOB_ID")
@@ -150,6 +156,22 @@ class SlurmEngineTest(DaemonTest):
         time.sleep(1)
         self.assertEqual(self.read("ran-once"), "ran\n")
         self.assertEqual([s for s, _, _ in self.slurm_jobs(job)], ["COMPLETED"])
+
+    def test_the_gpus_are_the_partitions_and_a_drained_node_takes_no_new_work(self):
+        gpus = self.d.api({"op": "gpus"})["gpus"]
+        self.assertEqual([g["uuid"] for g in gpus], [f"SLURM-{self.cluster.node}-{i}" for i in range(4)])
+        self.assertEqual(gpus[0]["name"], "NVIDIA A100-SXM4-80GB")
+        running = self.d.submit("--gpus", "2", "--", "sleep", "300")
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(running)), what="the job running in Slurm")
+        self.cluster.run("scontrol", "update", f"nodename={self.cluster.node}", "state=drain", "reason=fan broken")
+        wait_for(lambda: all(g["drained"] for g in self.d.api({"op": "gpus"})["gpus"]), what="the cards drained")
+        waiting = self.d.submit("--", "true")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(waiting)["state"], "pending")
+        self.assertEqual(self.d.job(running)["state"], "running")  # a drained node's jobs run on
+        self.cluster.run("scontrol", "update", f"nodename={self.cluster.node}", "state=resume")
+        self.d.wait_state(waiting, "completed", timeout=30)
+        self.assertEqual(self.d.job(running)["state"], "running")
 
 
 if __name__ == "__main__":

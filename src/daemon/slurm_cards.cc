@@ -1,0 +1,55 @@
+#include "daemon/slurm_cards.h"
+
+#include <cstdlib>
+
+#include "daemon/child_command.h"
+
+namespace rota::daemon {
+
+std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes, const std::string& model,
+                                          MiB memory) {
+  std::vector<device::GpuInfo> cards;
+  for (const slurm::Node& n : nodes) {
+    int local = 0;
+    for (const slurm::Gres& g : n.gres) {
+      if (g.name != "gpu") continue;
+      for (int k = 0; k < g.count; ++k, ++local) {
+        device::GpuInfo c;
+        c.uuid = "SLURM-" + n.name + "-" + std::to_string(local);
+        c.index = static_cast<int>(cards.size());
+        c.node = n.name;
+        c.name = g.type.empty() ? model : g.type;
+        c.memory_total = memory;
+        // Not a failing card: the node's jobs are Slurm's to end (NODE_FAIL), or run on (drained).
+        if (!n.usable)
+          c.out_of_service =
+              "Slurm node " + n.name + " is " + n.state + (n.reason.empty() ? "" : ": " + n.reason);
+        cards.push_back(std::move(c));
+      }
+    }
+  }
+  return cards;
+}
+
+StatusOr<device::Snapshot> SlurmCards::Sample() {
+  ChildCommand c;
+  c.argv = {options_.sinfo, "-h", "-N", "-O", slurm::NodesFormat()};
+  if (!options_.partition.empty()) c.argv.insert(c.argv.begin() + 1, "--partition=" + options_.partition);
+  c.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  if (!options_.slurm_conf.empty()) c.env.push_back("SLURM_CONF=" + options_.slurm_conf);
+  c.deadline = options_.deadline;
+  ChildResult r = ChildCommands::RunNow(c);
+  if (!r.ok()) return Unavailable("sinfo: " + r.Describe());
+  StatusOr<std::vector<slurm::Node>> nodes = slurm::ParseNodes(r.out);
+  if (!nodes.ok()) return nodes.status();
+  device::Snapshot snap;
+  snap.driver_version = "slurm";
+  snap.gpus = CardsOfNodes(*nodes, options_.model, options_.memory);
+  return snap;
+}
+
+std::string SlurmCards::Describe() const {
+  return "Slurm nodes" + (options_.partition.empty() ? std::string() : " of partition " + options_.partition);
+}
+
+}  // namespace rota::daemon
