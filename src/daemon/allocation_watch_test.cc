@@ -37,7 +37,7 @@ class AllocationWatchTest : public ::testing::Test {
   void SetUp() override {
     store_ = testing::OpenStore(dir_);
     ASSERT_NE(store_, nullptr);
-    device::Snapshot first{"550", {Card(0, 0, 0), Card(1, 0, 0)}};
+    device::Snapshot first{"550", {Card(0, 0, 0), Card(1, 0, 0)}, {}};
     cards_.Load(&first);
     CardWatch::ProcessReader reader;
     // Process 700 + N is job N's (its cgroup).
@@ -78,7 +78,7 @@ class AllocationWatchTest : public ::testing::Test {
   void Sample(std::vector<device::GpuInfo> cards, Time now) {
     CardWatch::RunningJobs running;
     for (const auto& [id, a] : jobs_) running.cgroups[id] = a.rec.cgroup;
-    card_watch_->TakeSample(device::Snapshot{"550", std::move(cards)}, running, now);
+    card_watch_->TakeSample(device::Snapshot{"550", std::move(cards), {}}, running, now);
     watch_->Measure(now);
     watch_->Watch(now);
   }
@@ -104,7 +104,7 @@ class AllocationWatchTest : public ::testing::Test {
 
 TEST_F(AllocationWatchTest, WholeCardsReadAsTheirMeanAndAShareAsItsOwnProcesses) {
   ActiveJob& whole = Run(1, {0, 1});
-  card_watch_->TakeSample(device::Snapshot{"550", {Card(0, 40, 8192), Card(1, 60, 24576)}}, {}, kStart);
+  card_watch_->TakeSample(device::Snapshot{"550", {Card(0, 40, 8192), Card(1, 60, 24576)}, {}}, {}, kStart);
   AllocationWatch::Reading r = watch_->Read(1, whole);
   EXPECT_EQ(r.util, 50);
   EXPECT_DOUBLE_EQ(r.memory, 32768.0 / (2 * 81920));
@@ -116,7 +116,7 @@ TEST_F(AllocationWatchTest, WholeCardsReadAsTheirMeanAndAShareAsItsOwnProcesses)
   card.processes = {{702, 10240, 30}, {703, 19760, 60}};  // job 2's and job 3's
   CardWatch::RunningJobs running;
   running.cgroups = {{2, share.rec.cgroup}, {3, neighbour.rec.cgroup}};
-  card_watch_->TakeSample(device::Snapshot{"550", {card, Card(1, 0, 0)}}, running, kStart);
+  card_watch_->TakeSample(device::Snapshot{"550", {card, Card(1, 0, 0)}, {}}, running, kStart);
   r = watch_->Read(2, share);
   EXPECT_EQ(r.util, 30);  // its own process's, not the card's 90
   EXPECT_EQ(r.used, 10240);

@@ -116,7 +116,8 @@ void CardDesk::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   if (!sample.ok() && !devices_->FailedSampleFailsCards()) {
     // Slurm's controller did not answer sinfo: the cards are as last seen (their jobs run on).
     if (devices_error_ != sample.status().message()) {
-      spdlog::warn("GPUs: {}: {}; the cards are kept as last read", devices_->Describe(), sample.status().message());
+      spdlog::warn("GPUs: {}: {}; the cards are kept as last read", devices_->Describe(),
+                   sample.status().message());
     }
     devices_error_ = sample.status().message();
     return;
@@ -162,12 +163,36 @@ void CardDesk::StopJobsOnFailedCard(size_t index, Time now) {
   }
 }
 
+void CardDesk::CountClusterHeld(const device::Snapshot& snap) {
+  cluster_held_.clear();
+  if (snap.node_gpus_used.empty()) return;
+  std::set<std::string> rota_cards;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kRunning)
+      rota_cards.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
+  }
+  for (const auto& [node, used] : snap.node_gpus_used) {
+    int beyond = used;
+    for (const device::GpuInfo& info : snap.gpus) {
+      if (info.node == node && rota_cards.count(info.uuid) > 0) --beyond;
+    }
+    // From the node's last card down: Slurm gives a job the lowest free indices first.
+    for (auto it = snap.gpus.rbegin(); it != snap.gpus.rend() && beyond > 0; ++it) {
+      if (it->node != node || rota_cards.count(it->uuid) > 0) continue;
+      cluster_held_.insert(it->uuid);
+      --beyond;
+    }
+  }
+}
+
 void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
+  if (snap != nullptr) CountClusterHeld(*snap);
   for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
     // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
     const device::GpuInfo* read = snap != nullptr ? watch_->Sampled(g.uuid) : nullptr;
-    const bool drained = c.Out() || outside_.Holds(g.uuid) || (read != nullptr && !read->out_of_service.empty());
+    const bool drained = c.Out() || outside_.Holds(g.uuid) || cluster_held_.count(g.uuid) > 0 ||
+                         (read != nullptr && !read->out_of_service.empty());
     MiB free = -1;
     if (snap != nullptr && c.health.state == HealthState::kHealthy) {
       if (const device::GpuInfo* info = watch_->Sampled(g.uuid); info != nullptr && info->mig.empty()) {
@@ -253,7 +278,7 @@ void CardDesk::AddToStatus(json& out) const {
                     {"memory", g.memory},
                     {"mig", mig},
                     {"drained", g.drained},
-                    {"held_outside", outside_.Holds(g.uuid)}});
+                    {"held_outside", outside_.Holds(g.uuid) || cluster_held_.count(g.uuid) > 0}});
   }
   out["gpus"] = std::move(gpus);
   out["devices"] = devices_ ? devices_->Describe() : std::string("none");

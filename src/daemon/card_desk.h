@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -103,6 +104,9 @@ class CardDesk {
   void ApplySample(const StatusOr<device::Snapshot>& sample, Time now);
   void StopJobsOnFailedCard(size_t index, Time now);
   void UpdateSchedulable(const device::Snapshot* snap);
+  // The cards that a cluster's jobs outside Rota hold (cluster_held_): on each node, as many as
+  // it has GPUs in use beyond Rota's jobs there, among the cards no Rota job is on.
+  void CountClusterHeld(const device::Snapshot& snap);
   // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
   CardWatch::PlacedOn Placed() const;
   // Outside processes (outside.cc): OutsideWatch decides, this carries it out.
@@ -131,6 +135,7 @@ class CardDesk {
   std::uint64_t samples_applied_ = 0;
   std::unique_ptr<CardWatch> watch_;
   OutsideWatch outside_;
+  std::set<std::string> cluster_held_;  // card UUIDs (CountClusterHeld)
 };
 
 }  // namespace rota::daemon

@@ -91,7 +91,7 @@ TEST_F(CardWatchTest, ProcessesAreAttributedToTheirJobsTheirUsersOrNobody) {
   CardWatch::RunningJobs running;
   running.cgroups = {{7, "/rota/job-7"}, {8, ""}};
   running.pids = {{500, 8}};
-  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100, 502}), Info(1, {900, 901, 950})}}, running, kNow);
+  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100, 502}), Info(1, {900, 901, 950})}, {}}, running, kNow);
 
   EXPECT_EQ(watch_->Owner(100).job, 7);
   EXPECT_EQ(watch_->Owner(100).user, "alice");
@@ -114,17 +114,17 @@ TEST_F(CardWatchTest, ProcessesAreAttributedToTheirJobsTheirUsersOrNobody) {
   // The next sample: known processes keep their owner without reading /proc again while their
   // job runs; once job 7 has ended its process is read again (and is now outside Rota).
   const int before = reads_;
-  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100, 502}), Info(1, {900})}}, running, kNow + 60);
+  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100, 502}), Info(1, {900})}, {}}, running, kNow + 60);
   EXPECT_EQ(reads_, before);
   running.cgroups.erase(7);
-  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100})}}, running, kNow + 120);
+  watch_->TakeSample(device::Snapshot{"550", {Info(0, {100})}, {}}, running, kNow + 120);
   EXPECT_GT(reads_, before);
   EXPECT_EQ(watch_->Owner(100).job, 0);
   EXPECT_EQ(watch_->Owner(900).uid, -1);  // no longer on a card: forgotten
 }
 
 TEST_F(CardWatchTest, AFailingCardIsSuspectThenDrainedAndStaysDrainedAcrossARestart) {
-  device::Snapshot snap{"550", {Info(0, {}), Info(1, {})}};
+  device::Snapshot snap{"550", {Info(0, {}), Info(1, {})}, {}};
   snap.gpus[1].health = Unavailable("GPU is lost");
   watch_->TakeSample(snap, {}, kNow);
   CardWatch::Observation seen = watch_->ObserveCards(cards_, -1, rules_, kNow);
@@ -151,7 +151,7 @@ TEST_F(CardWatchTest, AFailingCardIsSuspectThenDrainedAndStaysDrainedAcrossARest
   EXPECT_EQ(watch_->State("GPU-1").health.error, "GPU is lost");
 
   // Fine and empty for three samples: back.
-  const device::Snapshot fine{"550", {Info(0, {}), Info(1, {})}};
+  const device::Snapshot fine{"550", {Info(0, {}), Info(1, {})}, {}};
   watch_->TakeSample(fine, {}, kNow + 240);
   for (int i = 0; i < 2; ++i) watch_->ObserveCards(cards_, -1, rules_, kNow + 240);
   EXPECT_EQ(watch_->State("GPU-1").health.state, HealthState::kDrained);
@@ -170,7 +170,7 @@ TEST_F(CardWatchTest, WhenTheSourceHangsOnOneCardOnlyThatCardIsJudged) {
   EXPECT_EQ(watch_->State("GPU-1").health.state, HealthState::kSuspect);
   EXPECT_EQ(watch_->State("GPU-1").health.error, "NVML call timed out");
   // A card missing from a good sample is a failure of that card.
-  watch_->TakeSample(device::Snapshot{"550", {Info(1, {})}}, {}, kNow + 60);
+  watch_->TakeSample(device::Snapshot{"550", {Info(1, {})}, {}}, {}, kNow + 60);
   EXPECT_EQ(watch_->sample_error(), "");
   watch_->ObserveCards(cards_, -1, rules_, kNow + 60);
   EXPECT_EQ(watch_->State("GPU-0").health.error, "missing from enumeration");
@@ -188,14 +188,14 @@ TEST_F(CardWatchTest, AnAdminsDrainIsKeptUntilResumeAndResumeRefusesWhatIsNotRea
   EXPECT_EQ(held.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(held.message(), "GPU 0 is still held by pid 900 (bob) outside its Rota jobs; stop them first");
   // A card that reads badly now is not resumed.
-  device::Snapshot bad{"550", {Info(0, {}), Info(1, {})}};
+  device::Snapshot bad{"550", {Info(0, {}), Info(1, {})}, {}};
   bad.gpus[0].health = Unavailable("uncorrected ECC errors: 2");
   watch_->TakeSample(bad, {}, kNow);
   watch_->ObserveCards(cards_, -1, rules_, kNow);
   EXPECT_EQ(watch_->Resume(cards_[0], {}, "root", kNow).message(),
             "GPU 0 is not healthy: uncorrected ECC errors: 2 (it comes back once it reads fine and nothing "
             "is left on it)");
-  watch_->TakeSample(device::Snapshot{"550", {Info(0, {}), Info(1, {})}}, {}, kNow + 60);
+  watch_->TakeSample(device::Snapshot{"550", {Info(0, {}), Info(1, {})}, {}}, {}, kNow + 60);
   watch_->ObserveCards(cards_, -1, rules_, kNow + 60);
   ASSERT_TRUE(watch_->Resume(cards_[0], {}, "root", kNow + 60).ok());
   EXPECT_FALSE(watch_->State("GPU-0").Out());

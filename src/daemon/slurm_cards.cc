@@ -45,6 +45,9 @@ StatusOr<device::Snapshot> SlurmCards::Sample() {
   device::Snapshot snap;
   snap.driver_version = "slurm";
   snap.gpus = CardsOfNodes(*nodes, options_.model, options_.memory);
+  for (const slurm::Node& n : *nodes) {
+    if (n.Gpus() > 0) snap.node_gpus_used[n.name] = n.gpus_used;
+  }
   return snap;
 }
 

@@ -6,6 +6,7 @@
 // degrees Celsius, power in milliwatts.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ struct GpuInfo {
 struct Snapshot {
   std::string driver_version;  // empty when unknown
   std::vector<GpuInfo> gpus;
+  // A cluster's source: how many GPUs of each node its scheduler's jobs hold now, Rota's own
+  // included (Slurm's GresUsed). Empty for this machine's cards, whose processes say who holds them.
+  std::map<std::string, int> node_gpus_used;
 };
 
 // A source of GPU information. Implementations must be safe to call from one thread at a time

@@ -8,7 +8,7 @@ namespace rota::slurm {
 
 namespace {
 
-constexpr std::array<const char*, 4> kNodeFields = {"NodeList", "StateLong", "Reason", "Gres"};
+constexpr std::array<const char*, 5> kNodeFields = {"NodeList", "StateLong", "Reason", "Gres", "GresUsed"};
 
 }  // namespace
 
@@ -63,6 +63,11 @@ StatusOr<std::vector<Node>> ParseNodes(std::string_view text) {
     StatusOr<std::vector<Gres>> gres = ParseGresList(r[3]);
     if (!gres.ok()) return Status(gres.status().code(), "node " + n.name + ": " + gres.status().message());
     n.gres = std::move(*gres);
+    StatusOr<std::vector<Gres>> used = ParseGresList(r[4]);
+    if (!used.ok()) return Status(used.status().code(), "node " + n.name + ": " + used.status().message());
+    for (const Gres& g : *used) {
+      if (g.name == "gpu") n.gpus_used += g.count;
+    }
     n.usable = UsableState(n.state);
     out.push_back(std::move(n));
   }

@@ -5,7 +5,8 @@
 // What 22.05 prints: StateLong is "idle", "mixed", "allocated", "drained", "draining", "down",
 // ..., with a suffix when the node does not respond ("idle*"), is powered off or powering ("~",
 // "#", "%"), is to be rebooted ("@"), ...; Reason "none" when there is none; Gres "gpu:4" or
-// "gpu:a100:4(S:0-1)"; a node in two partitions is listed once for each.
+// "gpu:a100:4(S:0-1)"; GresUsed "gpu:3" (untyped: no indices in 22.05) or
+// "gpu:a100:2(IDX:0-1)"; a node in two partitions is listed once for each.
 //
 // Tested by nodes_test.cc.
 #pragma once
@@ -24,6 +25,7 @@ struct Node {
   std::string state;   // as printed, suffix included: "idle", "down*", "drained"
   std::string reason;  // "" when Slurm gives none
   std::vector<Gres> gres;
+  int gpus_used = 0;  // GPUs that Slurm's jobs hold now (GresUsed): Rota's and any other
   // The node takes jobs: its base state is idle, mixed, allocated or completing (also planned or
   // reserved), without a suffix that says it does not respond, is powered down or is going to
   // be; not down, drained, draining, failed or failing.

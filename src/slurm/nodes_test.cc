@@ -14,11 +14,12 @@ std::string NodeLine(std::initializer_list<std::string_view> values) {
 }
 
 TEST(NodesTest, ReadsEachNodeOnceWithItsGpus) {
-  const std::string text =
-      NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2"}) +
-      NodeLine({"gpu2", "drained", "fan broken", "gpu:4"}) +
-      NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2"}) +  // a second partition
-      NodeLine({"cpu1", "idle", "none", "(null)"});
+  const std::string text = NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2",
+                                     "gpu:a100:2(IDX:0-1),gpu:t4:1(IDX:5)"}) +
+                           NodeLine({"gpu2", "drained", "fan broken", "gpu:4", "gpu:3"}) +
+                           NodeLine({"gpu1", "mixed", "none", "gpu:a100:4(S:0-1),gpu:t4:2",
+                                     "gpu:a100:2(IDX:0-1),gpu:t4:1(IDX:5)"}) +
+                           NodeLine({"cpu1", "idle", "none", "(null)", "gpu:0"});
   StatusOr<std::vector<Node>> nodes = ParseNodes(text);
   ASSERT_TRUE(nodes.ok()) << nodes.status().message();
   ASSERT_EQ(nodes->size(), 3u);
@@ -27,12 +28,14 @@ TEST(NodesTest, ReadsEachNodeOnceWithItsGpus) {
   EXPECT_TRUE(a.usable);
   EXPECT_EQ(a.reason, "");
   EXPECT_EQ(a.Gpus(), 6);
+  EXPECT_EQ(a.gpus_used, 3);
   ASSERT_EQ(a.gres.size(), 2u);
   EXPECT_EQ(a.gres[0].type, "a100");
   const Node& b = (*nodes)[1];
   EXPECT_FALSE(b.usable);
   EXPECT_EQ(b.reason, "fan broken");
   EXPECT_EQ(b.Gpus(), 4);
+  EXPECT_EQ(b.gpus_used, 3);
   EXPECT_EQ((*nodes)[2].Gpus(), 0);
   EXPECT_EQ(NodesFormat().substr(0, 11), std::string("NodeList:0") + kNodesDelimiter);
 }
@@ -50,8 +53,9 @@ TEST(NodesTest, OnlyNodesThatTakeJobsAreUsable) {
 }
 
 TEST(NodesTest, RefusesWhatItCannotRead) {
-  EXPECT_FALSE(ParseNodes(NodeLine({"", "idle", "none", "gpu:4"})).ok());
-  EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle", "none", "gpu:a:b:c:d"})).ok());
+  EXPECT_FALSE(ParseNodes(NodeLine({"", "idle", "none", "gpu:4", "gpu:0"})).ok());
+  EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle", "none", "gpu:a:b:c:d", "gpu:0"})).ok());
+  EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle", "none", "gpu:4", "gpu:a:b:c:d"})).ok());
   EXPECT_FALSE(ParseNodes(NodeLine({"gpu1", "idle"})).ok());
   EXPECT_TRUE(ParseNodes("").ok());
 }

@@ -173,6 +173,21 @@ class SlurmEngineTest(DaemonTest):
         self.d.wait_state(waiting, "completed", timeout=30)
         self.assertEqual(self.d.job(running)["state"], "running")
 
+    def test_a_job_started_outside_rota_holds_its_gpus(self):
+        # A user's plain sbatch, 3 of the node's 4 GPUs: Rota sees them held and does not place a
+        # 2-GPU job there until they are free.
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:3", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 3,
+                 what="three cards held outside Rota")
+        job = self.d.submit("--gpus", "2", "--", "true")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(job)["state"], "pending")
+        one = self.d.submit("--gpus", "1", "--", "true")  # the fourth GPU is free
+        self.d.wait_state(one, "completed", timeout=30)
+        self.cluster.run("scancel", outside)
+        self.d.wait_state(job, "completed", timeout=30)
+
 
 if __name__ == "__main__":
     unittest.main()
