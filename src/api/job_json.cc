@@ -146,6 +146,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
     out["cwd"] = r.cwd;
     out["output"] = r.interactive ? std::string() : ExpandOutput(r.output, j.id);
   }
+  if (!r.engine_job.empty()) out["engine_job"] = r.engine_job;
   if (pending != nullptr && r.state == store::JobState::kPending) {
     const PriorityFactors& f = pending->factors;
     out["pending"] = {{"reason", WaitReasonWire(pending->reason)},

@@ -253,6 +253,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   if (job.contains("command")) add("Command", ShellJoin(job["command"]));
   if (job.contains("cwd")) add("WorkDir", Str(job, "cwd", "-"));
   if (!Str(job, "output").empty()) add("Output", Str(job, "output"));
+  if (!Str(job, "engine_job").empty()) add("RunsAs", Str(job, "engine_job"));
   if (state == "pending") {
     const json& pending = Obj(job, "pending");
     add("Reason", pending.empty() ? "None (not yet scheduled)" : ReasonLabel(Str(pending, "reason")));

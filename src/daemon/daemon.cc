@@ -422,6 +422,8 @@ void Daemon::JobEnded(JobId id, const JobExit& exit) {
 
 void Daemon::WithdrawnGone(JobId id) { runner_->WithdrawnGone(id); }
 
+void Daemon::JobNamed(JobId id, const std::string& engine_job) { runner_->Named(id, engine_job, Now()); }
+
 int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,

@@ -110,6 +110,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;
   void WithdrawnGone(JobId id) override;
+  void JobNamed(JobId id, const std::string& engine_job) override;
 
 
   // Adds a line to job `id`'s audit trail (and the log).

@@ -39,6 +39,9 @@ class EngineEvents {
   virtual void JobEnded(JobId id, const JobExit& exit) = 0;
   // A withdrawn launch is gone: the GPUs it held are free.
   virtual void WithdrawnGone(JobId id) = 0;
+  // Job `id` runs as `engine_job` in the cluster the engine hands jobs to ("Slurm job 123"), once
+  // the engine knows. Engines that run jobs here do not call it.
+  virtual void JobNamed(JobId id, const std::string& engine_job) = 0;
 
  protected:
   ~EngineEvents() = default;

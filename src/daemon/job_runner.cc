@@ -138,6 +138,18 @@ void JobRunner::WithdrawnGone(JobId id) {
   if (jobs_.ForgetWithdrawn(id)) setup_.changed();  // its GPUs are free
 }
 
+void JobRunner::Named(JobId id, const std::string& engine_job, Time now) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;
+  if (Status s = store_.SetEngineJob(id, engine_job, now); !s.ok()) {
+    // Only `rota show` misses it: the engine finds its jobs by their tag.
+    spdlog::error("job {}: cannot record that it runs as {}: {}", id, engine_job, s.message());
+    return;
+  }
+  it->second.rec.engine_job = engine_job;
+  spdlog::info("job {}: runs as {}", id, engine_job);
+}
+
 void JobRunner::ApplySignal(const rota::Signal& sig, Time now) {
   auto it = jobs_.find(sig.job);
   if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;

@@ -106,6 +106,8 @@ class JobRunner {
   void Ended(JobId id, const JobExit& exit, Time now);
   // A withdrawn launch is gone: its cards are free.
   void WithdrawnGone(JobId id);
+  // The engine runs job `id` as `engine_job` ("Slurm job 123"): recorded with the job.
+  void Named(JobId id, const std::string& engine_job, Time now);
 
   // ---- Ends ----
   // `a` ended now (a session's end, an adopted job found ended): decided and recorded at once.

@@ -155,6 +155,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   void JobReleased(JobId id, Time at) override { runner_->Released(id, at); }
   void JobEnded(JobId id, const JobExit& exit) override { runner_->Ended(id, exit, now_); }
   void WithdrawnGone(JobId id) override { runner_->WithdrawnGone(id); }
+  void JobNamed(JobId, const std::string&) override {}
 
   testing::TempDir dir_;
   testing::FakeClock clock_{kStart};

@@ -34,6 +34,7 @@ struct NoEvents final : EngineEvents {
   void JobReleased(JobId, Time) override {}
   void JobEnded(JobId, const JobExit&) override {}
   void WithdrawnGone(JobId) override {}
+  void JobNamed(JobId, const std::string&) override {}
 };
 
 // A child that sleeps until killed, as a session's client.

@@ -355,6 +355,7 @@ void SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       if (j.slurm_id.empty()) {
         j.slurm_id = q->id;
         j.phase = Phase::kSubmitted;
+        if (!j.withdrawn) events_.JobNamed(id, "Slurm job " + j.slurm_id);
         for (int signo : j.held_signals) Cancel(id, j.slurm_id, signo);
         j.held_signals.clear();
       }

@@ -79,6 +79,7 @@ struct JobRecord {
   std::int64_t pid = 0;
   std::int64_t pgid = 0;
   std::string cgroup;
+  std::string engine_job;  // where a cluster engine runs it ("Slurm job 123"); "" on this machine
 
   // The core's view of a running job. REQUIRES: state == kRunning.
   RunningJob ToRunningJob() const;

@@ -28,7 +28,7 @@ constexpr std::string_view kJobColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup, interactive, after_ok_jobs";
+    "pgid, cgroup, interactive, after_ok_jobs, engine_job";
 
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
@@ -138,6 +138,7 @@ StatusOr<JobRecord> ReadJob(const Statement& st) {
   StatusOr<std::vector<JobId>> after_ok = ParseList<JobId>(st.Text(40), j.id, "after_ok_jobs");
   if (!after_ok.ok()) return after_ok.status();
   j.after_ok = std::move(*after_ok);
+  r.engine_job = st.Text(41);
   return r;
 }
 
@@ -311,6 +312,20 @@ Status JobStore::NoteJob(JobId id, std::string_view reason, std::string_view act
   return Transition(*db_, id, *state, *state, "note", reason, actor, now, [] { return Status(); });
 }
 
+Status JobStore::SetEngineJob(JobId id, std::string_view engine_job, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  StatusOr<JobState> state = ReadState(*db_, id);
+  if (!state.ok()) return state.status();
+  if (*state != JobState::kRunning) return WrongState(id, *state, "running", "name its run");
+  return Transition(*db_, id, *state, *state, "note", "Runs as " + std::string(engine_job), "rotad", now, [&] {
+    StatusOr<Statement> st = db_->Prepare("UPDATE jobs SET engine_job = ?2 WHERE id = ?1");
+    if (!st.ok()) return st.status();
+    st->Bind(1, id);
+    st->Bind(2, engine_job);
+    return st->Run();
+  });
+}
+
 StatusOr<std::string> JobStore::CancelRequestedBy(JobId id) {
   StatusOr<std::vector<JobEvent>> events = Events(id);
   if (!events.ok()) return events.status();
@@ -355,7 +370,8 @@ Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {
     StatusOr<Statement> st = db_->Prepare(
         "UPDATE jobs SET state = 'pending', start_time = NULL, alloc_gpus = '[]', alloc_gpu_uuids = '[]', "
         "alloc_mig = -1, alloc_mig_uuid = '', alloc_memory = 0, preemptible = 0, from_pool = 0, "
-        "signalled = 0, kill_at = NULL, preempted = 0, pid = NULL, pgid = NULL, cgroup = '' WHERE id = ?1");
+        "signalled = 0, kill_at = NULL, preempted = 0, pid = NULL, pgid = NULL, cgroup = '', engine_job = '' "
+        "WHERE id = ?1");
     if (!st.ok()) return st.status();
     return st->Bind(1, id).Run();
   });

@@ -98,6 +98,9 @@ class JobStore {
   // An event on a pending or running job that does not change its state (an idle warning, a
   // keep, a launch postponed): recorded with synchronous=NORMAL (the daemon's bookkeeping).
   Status NoteJob(JobId id, std::string_view reason, std::string_view actor, Time now);
+  // Where the engine runs the running job (`engine_job`, e.g. "Slurm job 123"), with a note
+  // "Runs as <engine_job>" in its history. REQUIRES state running.
+  Status SetEngineJob(JobId id, std::string_view engine_job, Time now);
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.
   Status Requeue(JobId id, std::string_view reason, Time now);

@@ -231,7 +231,14 @@ ALTER TABLE api_tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'full' CHECK (scop
 UPDATE jobs SET env = '{}' WHERE state NOT IN ('pending', 'running');
 )sql";
 
-constexpr std::array<std::string_view, 10> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6, kV7, kV8, kV9, kV10};
+// Version 11: where an engine that hands jobs to a cluster runs a job ("Slurm job 123"), for
+// `rota show` and for finding it again.
+constexpr std::string_view kV11 = R"sql(
+ALTER TABLE jobs ADD COLUMN engine_job TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<std::string_view, 11> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6,
+                                                          kV7, kV8, kV9, kV10, kV11};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

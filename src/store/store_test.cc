@@ -357,6 +357,22 @@ TEST_F(JobStoreTest, EventsInOrderWithReasons) {
   EXPECT_EQ(store_->Get(other)->end_time, kT0 + 70);
 }
 
+TEST_F(JobStoreTest, WhereAClusterRunsAJobIsKeptWhileItRuns) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  EXPECT_EQ(store_->SetEngineJob(id, "Slurm job 7", kT0).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 1).ok());
+  ASSERT_TRUE(store_->SetEngineJob(id, "Slurm job 7", kT0 + 2).ok());
+  EXPECT_EQ(store_->Get(id)->engine_job, "Slurm job 7");
+  EXPECT_EQ(store_->Events(id)->back().reason, "Runs as Slurm job 7");
+  // Requeued: the next run is another Slurm job.
+  ASSERT_TRUE(store_->Requeue(id, "NodeFail: its node failed in Slurm (requeued)", kT0 + 3).ok());
+  EXPECT_EQ(store_->Get(id)->engine_job, "");
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 4).ok());
+  ASSERT_TRUE(store_->SetEngineJob(id, "Slurm job 9", kT0 + 5).ok());
+  ASSERT_TRUE(store_->MarkEnded(id, JobState::kCompleted, 0, "Completed", kT0 + 6).ok());
+  EXPECT_EQ(store_->Get(id)->engine_job, "Slurm job 9");  // an ended job keeps where it ran
+}
+
 TEST_F(JobStoreTest, RequeueKeepsSubmitTimeAndClearsRun) {
   JobId id = SubmitOrDie(MakeJob(), kT0);
   ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 100).ok());

@@ -53,6 +53,8 @@ class SlurmEngineTest(DaemonTest):
         entries = self.slurm_jobs(job)
         self.assertEqual(len(entries), 1, entries)
         self.assertEqual(entries[0][1], DEFAULT_USER)  # squeue %u: submitted by its owner, not root
+        self.assertEqual(done["engine_job"], f"Slurm job {entries[0][2]}")
+        self.assertIn(f"RunsAs: Slurm job {entries[0][2]}", self.d.rota("show", str(job)).stdout)
 
         ok = self.d.submit("--", "sh", "-c", "echo 'it'\"'\"'s a b' \"$0\"")
         self.assertEqual(self.d.wait_state(ok, "completed")["end_reason"], "Completed")
