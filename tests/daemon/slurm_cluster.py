@@ -42,38 +42,81 @@ def free_port():
         return s.getsockname()[1]
 
 
-class SlurmCluster:
-    """One controller and one node (`node`, `gpus` placeholder GPUs) on this machine."""
+def second_node_missing():
+    """Why a second node cannot be made here ("" when it can): it runs in its own network and UTS
+    namespace behind a veth pair (ip, nsenter and unshare)."""
+    for tool in ("/usr/sbin/ip", "/usr/bin/nsenter", "/usr/bin/unshare"):
+        if not os.access(tool, os.X_OK) and not shutil.which(os.path.basename(tool)):
+            return f"{os.path.basename(tool)} is missing"
+    r = subprocess.run(["ip", "netns", "add", "rota-probe-%d" % os.getpid()], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "cannot make a network namespace: " + r.stderr.strip()
+    subprocess.run(["ip", "netns", "del", "rota-probe-%d" % os.getpid()], capture_output=True)
+    return ""
 
-    def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000):
+
+class SlurmCluster:
+    """One controller and one node (`node`, `gpus` placeholder GPUs) on this machine; with
+    `second_node`, another node of as many GPUs in its own network and UTS namespace (a veth pair
+    joins them; ../shared/slurm-local/two-node.sh found how: `ip netns exec` remounts /sys and
+    slurmd then finds no cgroup file system, `nsenter --net` does not)."""
+
+    def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None):
         self.node = node
+        self.second = second_node
         self.gpus = gpus
         self.dir = tempfile.mkdtemp(prefix="rota-slurm-")
         os.chmod(self.dir, 0o755)
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.munge_socket = os.path.join(self.dir, "munge", "munge.socket")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
-        self.procs = []
         self.cpus = cpus
         self.memory_mb = memory_mb
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
+    def nodes(self):
+        return [self.node] + ([self.second] if self.second else [])
+
+    def make_network(self):
+        """The second node's namespace and a veth pair: this side .1, the node's side .2."""
+        tag = os.getpid() % 100000
+        self.netns = f"rota-sl{tag}"
+        self.veth = (f"rsa{tag}", f"rsb{tag}")
+        net = 100 + tag % 150
+        self.addr = (f"10.233.{net}.1", f"10.233.{net}.2")
+        sh = lambda *a: subprocess.run(list(a), check=True, capture_output=True, timeout=30)
+        sh("ip", "netns", "add", self.netns)
+        sh("ip", "link", "add", self.veth[0], "type", "veth", "peer", "name", self.veth[1])
+        sh("ip", "link", "set", self.veth[1], "netns", self.netns)
+        sh("ip", "addr", "add", self.addr[0] + "/24", "dev", self.veth[0])
+        sh("ip", "link", "set", self.veth[0], "up")
+        sh("ip", "netns", "exec", self.netns, "ip", "addr", "add", self.addr[1] + "/24", "dev", self.veth[1])
+        sh("ip", "netns", "exec", self.netns, "ip", "link", "set", self.veth[1], "up")
+        sh("ip", "netns", "exec", self.netns, "ip", "link", "set", "lo", "up")
+
     def write_config(self):
         host = socket.gethostname().split(".")[0]
         ctld_port, slurmd_port = free_port(), free_port()
-        gpu_dir = self.path("gpu")
-        os.makedirs(gpu_dir, exist_ok=True)
-        for i in range(self.gpus):
-            dev = os.path.join(gpu_dir, f"nvidia{i}")
-            if not os.path.exists(dev):
-                os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
-                os.chmod(dev, 0o666)
+        ctld_addr = self.addr[0] if self.second else "127.0.0.1"
+        for node in self.nodes():
+            gpu_dir = self.path("gpu-" + node)
+            os.makedirs(gpu_dir, exist_ok=True)
+            for i in range(self.gpus):
+                dev = os.path.join(gpu_dir, f"nvidia{i}")
+                if not os.path.exists(dev):
+                    os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
+                    os.chmod(dev, 0o666)
         last = self.gpus - 1
+        node_lines = f"NodeName={self.node} NodeAddr={ctld_addr} NodeHostname={host} CPUs={self.cpus} " \
+                     f"RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN\n"
+        if self.second:
+            node_lines += f"NodeName={self.second} NodeAddr={self.addr[1]} NodeHostname={self.second} " \
+                          f"CPUs={self.cpus} RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN\n"
         with open(self.conf, "w") as f:
             f.write(f"""ClusterName=rotatest
-SlurmctldHost={host}(127.0.0.1)
+SlurmctldHost={host}({ctld_addr})
 SlurmctldPort={ctld_port}
 SlurmdPort={slurmd_port}
 SlurmUser=slurm
@@ -103,12 +146,13 @@ MinJobAge=300
 KillWait=2
 SlurmdTimeout=20
 SlurmdParameters=config_overrides
-NodeName={self.node} NodeAddr=127.0.0.1 NodeHostname={host} CPUs={self.cpus} RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN
-PartitionName=gpu Nodes={self.node} Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP
+{node_lines}PartitionName=gpu Nodes={",".join(self.nodes())} Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP
 """)
         with open(self.path("gres.conf"), "w") as f:
-            f.write(f"AutoDetect=off\nNodeName={self.node} Name=gpu File={gpu_dir}/nvidia[0-{last}]\n")
-        for name in ("ctld", "munge", f"spool-{self.node}"):
+            f.write("AutoDetect=off\n")
+            for node in self.nodes():
+                f.write(f"NodeName={node} Name=gpu File={self.path('gpu-' + node)}/nvidia[0-{last}]\n")
+        for name in ["ctld", "munge"] + [f"spool-{n}" for n in self.nodes()]:
             os.makedirs(self.path(name), exist_ok=True)
         open(self.path("slurmctld.log"), "a").close()
         shutil.chown(self.path("ctld"), "slurm", "slurm")
@@ -125,6 +169,8 @@ PartitionName=gpu Nodes={self.node} Default=YES MaxTime=7-00:00:00 DefaultTime=0
         return key
 
     def start(self):
+        if self.second:
+            self.make_network()
         self.write_config()
         key = self.munge_key()
         subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", f"--socket={self.munge_socket}",
@@ -133,18 +179,34 @@ PartitionName=gpu Nodes={self.node} Default=YES MaxTime=7-00:00:00 DefaultTime=0
                        check=True, timeout=30)
         self.start_controller()
         subprocess.run(["/usr/sbin/slurmd", "-f", self.conf, "-N", self.node], check=True, timeout=30, env=self.env)
-        self.wait_node_up()
+        if self.second:
+            self.start_second_slurmd()
+        for node in self.nodes():
+            self.wait_node_up(node)
         return self
+
+    def start_second_slurmd(self):
+        subprocess.run(["nsenter", f"--net=/run/netns/{self.netns}", "unshare", "--uts", "sh", "-c",
+                        f"hostname {self.second} && exec /usr/sbin/slurmd -f {self.conf} -N {self.second}"],
+                       check=True, timeout=30, env=self.env)
+
+    def kill_second_slurmd(self):
+        """The second node's slurmd killed (SIGKILL): the node stops answering. Its jobs' processes
+        (slurmstepd and below) keep running until stop()."""
+        pid = self.pid(f"slurmd-{self.second}.pid")
+        if pid:
+            os.kill(pid, signal.SIGKILL)
 
     def start_controller(self):
         subprocess.run(["/usr/sbin/slurmctld", "-f", self.conf], check=True, timeout=30, env=self.env)
         self.wait(lambda: "UP" in self.run("scontrol", "ping", check=False).stdout, "slurmctld to answer")
 
-    def wait_node_up(self):
+    def wait_node_up(self, node=None):
+        node = node or self.node
         def up():
-            state = self.run("sinfo", "-h", "-n", self.node, "-o", "%T", check=False).stdout.strip()
+            state = self.run("sinfo", "-h", "-n", node, "-o", "%T", check=False).stdout.strip()
             return state.startswith(("idle", "mixed", "allocated"))
-        self.wait(up, f"node {self.node} to be up")
+        self.wait(up, f"node {node} to be up")
 
     def run(self, *argv, check=True, user=None, timeout=30):
         cmd = ["/usr/bin/" + argv[0]] + list(argv[1:])
@@ -212,6 +274,17 @@ PartitionName=gpu Nodes={self.node} Default=YES MaxTime=7-00:00:00 DefaultTime=0
 
     def stop(self):
         self.cancel_all()
-        for name in (f"slurmd-{self.node}.pid", "slurmctld.pid", os.path.join("munge", "munged.pid")):
+        names = [f"slurmd-{n}.pid" for n in self.nodes()] + ["slurmctld.pid", os.path.join("munge", "munged.pid")]
+        for name in names:
             self._stop(self.pid(name))
+        if self.second:
+            # What ran on the second node outlives its slurmd: every process in its namespace.
+            r = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True)
+            for pid in r.stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
+            subprocess.run(["ip", "link", "del", self.veth[0]], capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
