@@ -15,7 +15,7 @@ constexpr OpAccess kOwner = OpAccess::kOwner;
 constexpr OpAccess kAdmin = OpAccess::kAdmin;
 
 // name, access, admin_action, read_only, public_read, socket_only
-constexpr std::array<OpInfo, 33> kOps = {{
+constexpr std::array<OpInfo, 34> kOps = {{
     {"hello", kAnyone, "", true, true, ""},
     {"submit", kAnyone, "", false, false, ""},
     {"run", kAnyone, "", false, false, kLiveConnection},
@@ -31,6 +31,7 @@ constexpr std::array<OpInfo, 33> kOps = {{
     {"drain", kAdmin, "drain GPUs", false, false, ""},
     {"resume", kAdmin, "resume GPUs", false, false, ""},
     {"reload", kAdmin, "reload the configuration", false, false, ""},
+    {"poke", kAnyone, "", false, false, ""},
     {"book", kAnyone, "", false, false, ""},
     {"bookings", kAnyone, "", true, true, ""},
     {"unbook", kOwner, "", false, false, ""},

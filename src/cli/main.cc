@@ -41,7 +41,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"cancel"}, AddCancelCommand},
       {{"logs"}, AddLogsCommand},
       {{"history"}, AddHistoryCommand},
-      {{"status", "reload"}, AddStatusCommands},
+      {{"status", "reload", "poke"}, AddStatusCommands},
       {{"gpus"}, AddGpusCommand},
       {{"keep", "guard"}, AddKeepCommands},
       {{"events"}, AddEventsCommand},

@@ -1,4 +1,5 @@
-// `rota status [--json]`: what the daemon runs and has; `rota reload`: rereads its configuration.
+// `rota status [--json]`: what the daemon runs and has; `rota reload`: rereads its configuration;
+// `rota poke`: a job may have ended in Slurm (tests/daemon/test_slurm.py).
 // Tested against a daemon by tests/daemon/test_cli.py; reload by test_permissions.py and
 // test_notify.py.
 #include <cstdio>
@@ -62,6 +63,11 @@ int RunStatus(const ClientOptions& options, bool json) {
   return 0;
 }
 
+int RunPoke(const ClientOptions& options) {
+  auto reply = CallDaemon(options, {{"op", "poke"}});
+  return reply.ok() ? 0 : Fail(reply.status());
+}
+
 int RunReload(const ClientOptions& options) {
   auto reply = CallDaemon(options, {{"op", "reload"}});
   if (!reply.ok()) return Fail(reply.status());
@@ -83,6 +89,11 @@ void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   reload->footer("On errors the old configuration stays in force and every problem is printed; exit 2.");
   AddSocketFlag(reload, options);
   reload->callback([options, exit_code] { *exit_code = RunReload(*options); });
+
+  CLI::App* poke = app.add_subcommand("poke", "Tell rotad a job may have ended in Slurm (for Slurm's EpilogSlurmctld)");
+  poke->footer("rotad reads Slurm's queue now rather than at its next poll. Prints nothing; exit 0.");
+  AddSocketFlag(poke, options);
+  poke->callback([options, exit_code] { *exit_code = RunPoke(*options); });
 }
 
 }  // namespace rota::cli

@@ -93,6 +93,9 @@ class Engine {
   virtual void AfterEvents() = 0;
   // The daemon is stopping: jobs keep running; the engine tidies what it may.
   virtual void Shutdown() = 0;
+  // Something outside says a job may have ended (`rota poke` from a cluster's epilog): an engine
+  // that polls looks now. Others ignore it.
+  virtual void Poke() {}
 
   // Interactive sessions run in their client (`rota run`), not in the engine; where the engine
   // has cgroups it gives them one, with the job's limits and device filter. "" when it has none.

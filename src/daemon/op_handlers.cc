@@ -32,6 +32,10 @@ void Daemon::RegisterOps() {
   pipeline_->Register("resume",
                       [this](ConnId, const Caller& c, const json& r) { return card_desk_->Resume(c, r); });
   pipeline_->Register("reload", [this](ConnId, const Caller& c, const json&) { return Reload(c); });
+  pipeline_->Register("poke", [this](ConnId, const Caller&, const json&) {
+    engine_->Poke();
+    return api::OkReply();
+  });
   pipeline_->Register("keep", [this](ConnId, const Caller& c, const json& r) {
     auto id = r.find("job_id");
     if (id == r.end() || !id->is_number_integer()) {

@@ -103,6 +103,9 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
   StatusOr<std::unique_ptr<OneShotTimer>> t = OneShotTimer::Create(loop, [p = e.get()] { p->ReadQueue(); });
   if (!t.ok()) return t.status();
   e->poll_timer_ = std::move(*t);
+  StatusOr<std::unique_ptr<OneShotTimer>> p = OneShotTimer::Create(loop, [e = e.get()] { e->Poke(); });
+  if (!p.ok()) return p.status();
+  e->poke_timer_ = std::move(*p);
   return e;
 }
 
@@ -280,6 +283,13 @@ void SlurmEngine::Poke() {
     read_again_ = true;
     return;
   }
+  const auto since = std::chrono::steady_clock::now() - last_read_;
+  if (since < std::chrono::milliseconds(kPokeGapMs)) {
+    poke_timer_->Arm(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::milliseconds(kPokeGapMs) - since)
+            .count());
+    return;
+  }
   ReadQueue();
 }
 
@@ -292,6 +302,7 @@ void SlurmEngine::ReadQueue() {
   if (reading_) return;
   reading_ = true;
   read_again_ = false;
+  last_read_ = std::chrono::steady_clock::now();
   commands_->Start(QueueCommand(), [this](ChildResult r) { OnQueue(r); });
 }
 
@@ -307,7 +318,9 @@ void SlurmEngine::OnQueue(const ChildResult& r) {
     if (!reachable_) spdlog::info("Slurm's queue can be read again");
     reachable_ = true;
     unreachable_why_.clear();
-    Apply(*queue);
+    // A job completing (its epilogs run: an EpilogSlurmctld's poke comes before COMPLETED) is
+    // looked at again soon, not at the next poll.
+    if (Apply(*queue) > 0) poke_timer_->Arm(kCompletingRecheckMs * 1'000'000);
   }
   if (read_again_) {
     ReadQueue();
@@ -340,7 +353,8 @@ const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& q
   return best;
 }
 
-void SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
+int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
+  int completing = 0;
   std::vector<JobId> ids;
   for (const auto& [id, j] : jobs_) ids.push_back(id);
   const Time now = clock_.Now();
@@ -362,6 +376,15 @@ void SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       if (std::optional<JobExit> exit = slurm::ExitOf(*q)) {
         Ended(id, j, *exit);
         continue;
+      }
+      if (q->state == "COMPLETING") {
+        // Its processes are done; Slurm still runs its epilogs. Its GPUs may go to the next job
+        // now (Slurm starts that one once they are free); how it ended comes with COMPLETED.
+        if (!j.released && !j.withdrawn) {
+          j.released = true;
+          events_.JobReleased(id, q->end > 0 ? q->end : now);
+        }
+        ++completing;
       }
       if (j.withdrawn && !j.cancel_sent) {
         j.cancel_sent = true;
@@ -386,6 +409,7 @@ void SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       Ended(id, j, e);
     }
   }
+  return completing;
 }
 
 const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() {

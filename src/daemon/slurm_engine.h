@@ -93,8 +93,12 @@ class SlurmEngine final : public Engine {
   Status KillCgroup(const std::string&) override { return Status(); }
   Status RemoveCgroup(const std::string&) override { return Status(); }
 
-  // Reads the queue now (a hook's poke: a job ended), unless a read is under way.
-  void Poke();
+  // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or
+  // kPokeGapMs after the last read began when that was closer (a poke in a loop is one read each
+  // kPokeGapMs, not a storm of squeue).
+  void Poke() override;
+  static constexpr long kPokeGapMs = 50;
+  static constexpr long kCompletingRecheckMs = 200;
   // Whether the last read of the queue worked, and what failed if not (for `rota status`).
   bool reachable() const { return reachable_; }
   const std::string& unreachable_why() const { return unreachable_why_; }
@@ -123,13 +127,14 @@ class SlurmEngine final : public Engine {
     uid_t uid = 0;
     bool uid_known = true;
     std::string slurm_id;
-    std::string claimed_id;  // what sbatch printed: preferred among the entries of its tag and owner
+    std::string claimed_id;         // what sbatch printed: preferred among the entries of its tag and owner
     Time since = 0;                 // when its submission began (kUncertain's wait counts from it)
     int missing = 0;                // reads of the queue since then that did not list it
     std::vector<int> held_signals;  // asked for before its Slurm id was known
     bool withdrawn = false;
     bool cancel_sent = false;  // withdrawn: scancel sent
     bool ended = false;        // its end was reported
+    bool released = false;     // reported released (COMPLETING: its processes done)
   };
 
   SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,
@@ -141,7 +146,8 @@ class SlurmEngine final : public Engine {
   void ReadQueue();
   void OnQueue(const ChildResult& r);
   // Applies one reading of the queue to every job followed.
-  void Apply(const std::vector<slurm::QueuedJob>& queue);
+  // How many of the jobs followed are completing.
+  int Apply(const std::vector<slurm::QueuedJob>& queue);
   // The queue's entry for job `id` (its tag, its owner, its Slurm id once known), or nullptr.
   const slurm::QueuedJob* Find(const std::vector<slurm::QueuedJob>& queue, JobId id, const Job& j) const;
   void Cancel(JobId id, const std::string& slurm_id, int signo);
@@ -156,6 +162,8 @@ class SlurmEngine final : public Engine {
   const Clock& clock_;
   std::unique_ptr<ChildCommands> commands_;
   std::unique_ptr<OneShotTimer> poll_timer_;
+  std::unique_ptr<OneShotTimer> poke_timer_;
+  std::chrono::steady_clock::time_point last_read_{};
   std::map<JobId, Job> jobs_;
   bool reading_ = false;     // a squeue runs
   bool read_again_ = false;  // a poke came while it ran

@@ -61,7 +61,7 @@ class SlurmCluster:
     joins them; ../shared/slurm-local/two-node.sh found how: `ip netns exec` remounts /sys and
     slurmd then finds no cgroup file system, `nsenter --net` does not)."""
 
-    def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None):
+    def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None, epilog_ctld=None):
         self.node = node
         self.second = second_node
         self.gpus = gpus
@@ -71,6 +71,7 @@ class SlurmCluster:
         self.munge_socket = os.path.join(self.dir, "munge", "munge.socket")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
         self.cpus = cpus
+        self.epilog_ctld = epilog_ctld  # a program slurmctld runs (as slurm) after each job
         self.memory_mb = memory_mb
 
     def path(self, *parts):
@@ -146,6 +147,7 @@ MinJobAge=300
 KillWait=2
 SlurmdTimeout=20
 SlurmdParameters=config_overrides
+{f"EpilogSlurmctld={self.epilog_ctld}" if self.epilog_ctld else ""}
 {node_lines}PartitionName=gpu Nodes={",".join(self.nodes())} Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP
 """)
         with open(self.path("gres.conf"), "w") as f:

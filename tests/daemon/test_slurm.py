@@ -2,11 +2,13 @@
 slurmctld and slurmd started by the test as root, Debian 12's Slurm 22.05). Each test has its own
 rotad and its own cluster."""
 import os
+import shutil
 import signal
+import tempfile
 import time
 import unittest
 
-from harness import DEFAULT_USER, DaemonTest, Rotad, ensure_user, until, wait_for
+from harness import DEFAULT_USER, ROTA, DaemonTest, Rotad, ensure_user, until, wait_for
 from slurm_cluster import SlurmCluster, second_node_missing, slurm_missing
 
 WHY_NOT = slurm_missing()
@@ -190,6 +192,43 @@ class SlurmEngineTest(DaemonTest):
         self.d.wait_state(one, "completed", timeout=30)
         self.cluster.run("scancel", outside)
         self.d.wait_state(job, "completed", timeout=30)
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class PokeTest(DaemonTest):
+    """Slurm's EpilogSlurmctld runs `rota poke`: rotad sees an end at once, not at its next poll."""
+
+    def setUp(self):
+        self.hook_dir = tempfile.mkdtemp(prefix="rota-poke-")
+        os.chmod(self.hook_dir, 0o755)
+        self.addCleanup(shutil.rmtree, self.hook_dir, True)
+        hook = os.path.join(self.hook_dir, "epilog")
+        self.socket_file = os.path.join(self.hook_dir, "socket")
+        with open(hook, "w") as f:
+            f.write(f"#!/bin/sh\nexec {ROTA} poke --socket \"$(cat {self.socket_file})\"\n")
+        os.chmod(hook, 0o755)
+        self.cluster = SlurmCluster(epilog_ctld=hook).start()
+        self.addCleanup(self.cluster.stop)
+        # A poll of a minute: only the poke can make the ends below seen within seconds.
+        self.CONFIG = slurm_config(self.cluster).replace("poll_interval = 0.2", "poll_interval = 60")
+        super().setUp()
+        with open(self.socket_file, "w") as f:
+            f.write(self.d.socket)
+        os.chmod(os.path.dirname(self.d.socket), 0o755)
+
+    def test_the_epilog_poke_makes_ends_seen_at_once(self):
+        first = self.d.submit("--gpus", "4", "--", "true")
+        self.d.wait_state(first, "completed", timeout=20)
+        second = self.d.submit("--gpus", "4", "--", "true")
+        done = self.d.wait_state(second, "completed", timeout=20)
+        self.assertLess(done["end_time"] - self.d.job(first)["end_time"], 20)
+
+    def test_anyone_may_poke_and_a_loop_of_pokes_is_not_a_storm(self):
+        for _ in range(50):
+            self.d.rota("poke")
+        ensure_user("rota-it-other")
+        self.assertEqual(self.d.rota("poke", user="rota-it-other").returncode, 0)
+        self.assertIn("Engine: Slurm", self.d.rota("status").stdout)
 
 
 @unittest.skipIf(WHY_NOT_TWO, WHY_NOT_TWO)
