@@ -3,8 +3,10 @@
 # same single-node Slurm that baseline_slurm.sh measures (/work/shared/slurm-local, 4 fake GPUs),
 # measured with the same phases (lib.sh). rota runs as a real user (sbatch runs as the job's
 # owner; rotad never submits as root), BENCH_USER (default rota-bench, created if missing).
-# Usage: bench/daemon/rota_slurm.sh [--tuned]  (--tuned: Slurm's batch_sched_delay=0,
-# sched_min_interval=0, as baseline_slurm.sh --tuned). POLL (default 1) sets rotad's poll_interval.
+# Usage: bench/daemon/rota_slurm.sh [--tuned] [--poke]  (--tuned: Slurm's batch_sched_delay=0,
+# sched_min_interval=0, as baseline_slurm.sh --tuned; --poke: EpilogSlurmctld runs `rota poke`,
+# README "Slurm as the engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf
+# is restored on exit.
 : "${HANDOFF_N:=20}" "${JOBS_N:=100}" "${POLL:=1}"
 source "$(dirname "$0")/lib.sh"
 ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
@@ -13,8 +15,12 @@ ROTA_BIN=${ROTA:-$ROOT/build/rota}
 SLURM_LOCAL=${SLURM_LOCAL:-/work/shared/slurm-local}
 CONF=/etc/slurm/slurm.conf
 BENCH_USER=${BENCH_USER:-rota-bench}
-SYSTEM=rota-slurm
-[ "${1:-}" = "--tuned" ] && SYSTEM=rota-slurm-tuned
+SYSTEM=rota-slurm TUNED=0 POKE=0
+for arg in "$@"; do
+  case "$arg" in --tuned) TUNED=1;; --poke) POKE=1;; *) echo "unknown option $arg" >&2; exit 2;; esac
+done
+[ "$TUNED" = 1 ] && SYSTEM=$SYSTEM-tuned
+[ "$POKE" = 1 ] && SYSTEM=$SYSTEM-poke
 [ -x "$ROTAD" ] && [ -x "$ROTA_BIN" ] || { echo "build rotad and rota first (make build)" >&2; exit 1; }
 id "$BENCH_USER" >/dev/null 2>&1 || useradd --create-home "$BENCH_USER"
 
@@ -31,9 +37,16 @@ sys_cleanup() {
   if [ "$STARTED" = 1 ] && [ "${SLURM_KEEP:-0}" != 1 ]; then "$SLURM_LOCAL/stop.sh" >&2; fi
 }
 if ! slurm_up; then "$SLURM_LOCAL/start.sh" --clean >&2; STARTED=1; fi
-if [ "$SYSTEM" = rota-slurm-tuned ]; then
+if [ "$TUNED" = 1 ] || [ "$POKE" = 1 ]; then
   CONF_SAVED="$(mktemp)"; cp "$CONF" "$CONF_SAVED"
-  sed -i '/^SchedulerParameters=/d' "$CONF"; echo "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0" >> "$CONF"
+  if [ "$TUNED" = 1 ]; then
+    sed -i '/^SchedulerParameters=/d' "$CONF"; echo "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0" >> "$CONF"
+  fi
+  if [ "$POKE" = 1 ]; then
+    printf '#!/bin/sh\nexec %s poke --socket %s\n' "$ROTA_BIN" "$ROTA_SOCKET" > "$WORK/rota-poke"
+    chmod 755 "$WORK/rota-poke"
+    sed -i '/^EpilogSlurmctld=/d' "$CONF"; echo "EpilogSlurmctld=$WORK/rota-poke" >> "$CONF"
+  fi
   scontrol reconfigure; sleep 1
 fi
 cat > "$WORK/rota.toml" <<TOML

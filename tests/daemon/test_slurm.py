@@ -130,6 +130,32 @@ class SlurmEngineTest(DaemonTest):
                 self.assertEqual(f.read(), "ran\n", f"job {j}")
             self.assertEqual(len(self.slurm_jobs(j)), 1, self.slurm_jobs(j))
 
+    def test_slurms_commands_missing_stop_rotad_with_what_to_do(self):
+        self.d.stop()
+        missing = Rotad(slurm_config(self.cluster, extra='bin_dir = "/nonexistent/slurm/bin"'))
+        self.addCleanup(missing.cleanup)
+        missing.start(wait=False)
+        missing.wait_death()
+        self.assertNotEqual(missing.proc.returncode, 0)
+        log = missing.read_log()
+        self.assertIn("Slurm's commands are not there: /nonexistent/slurm/bin/sbatch", log)
+        self.assertIn("[engine] bin_dir", log)
+
+    def test_slurmctld_restarted_under_load_loses_nothing_and_runs_nothing_twice(self):
+        marks = self.d.dir
+        jobs = [self.d.submit("--", "sh", "-c", f"sleep 3; echo ran >> {marks}/ran-$ROTA_JOB_ID") for _ in range(6)]
+        wait_for(lambda: sum(self.d.job(j)["state"] == "running" for j in jobs) >= 3, what="jobs running")
+        self.cluster.stop_controller()
+        more = [self.d.submit("--", "sh", "-c", f"echo ran >> {marks}/ran-$ROTA_JOB_ID") for _ in range(3)]
+        time.sleep(4)  # the running jobs end while slurmctld is away
+        self.cluster.start_controller()
+        for j in jobs + more:
+            self.d.wait_state(j, "completed", timeout=90)
+        for j in jobs + more:
+            with open(os.path.join(marks, f"ran-{j}")) as f:
+                self.assertEqual(f.read(), "ran\n", f"job {j}")
+            self.assertEqual(len(self.slurm_jobs(j)), 1, self.slurm_jobs(j))
+
     def test_jobs_wait_while_slurm_does_not_answer_and_run_once_it_does(self):
         self.cluster.stop_controller()
         try:
