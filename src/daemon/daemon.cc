@@ -424,6 +424,8 @@ void Daemon::WithdrawnGone(JobId id) { runner_->WithdrawnGone(id); }
 
 void Daemon::JobNamed(JobId id, const std::string& engine_job) { runner_->Named(id, engine_job, Now()); }
 
+void Daemon::JobPlaced(JobId id, const std::vector<std::string>& cards) { runner_->Placed(id, cards, Now()); }
+
 int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,

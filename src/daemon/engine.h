@@ -42,6 +42,9 @@ class EngineEvents {
   // Job `id` runs as `engine_job` in the cluster the engine hands jobs to ("Slurm job 123"), once
   // the engine knows. Engines that run jobs here do not call it.
   virtual void JobNamed(JobId id, const std::string& engine_job) = 0;
+  // The cluster gave job `id` these cards (their UUIDs in the inventory), which may be others
+  // than the ones the daemon chose on that node: its record follows the cluster.
+  virtual void JobPlaced(JobId id, const std::vector<std::string>& cards) = 0;
 
  protected:
   ~EngineEvents() = default;
@@ -97,6 +100,9 @@ class Engine {
   // that polls looks now. Others ignore it.
   virtual void Poke() {}
 
+  // Why interactive sessions (`rota run`, `rota shell`) cannot run with this engine ("" when they
+  // can): the request is refused with it.
+  virtual std::string SessionsRefused() const { return ""; }
   // Interactive sessions run in their client (`rota run`), not in the engine; where the engine
   // has cgroups it gives them one, with the job's limits and device filter. "" when it has none.
   virtual StatusOr<std::string> CreateSessionCgroup(JobId id, std::int64_t memory_limit_bytes,

@@ -150,6 +150,31 @@ void JobRunner::Named(JobId id, const std::string& engine_job, Time now) {
   spdlog::info("job {}: runs as {}", id, engine_job);
 }
 
+void JobRunner::Placed(JobId id, const std::vector<std::string>& cards, Time now) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;
+  ActiveJob& a = it->second;
+  if (a.rec.placement.alloc.mig >= 0 || cards.size() != a.rec.placement.alloc.gpus.size()) return;
+  Allocation given = a.rec.placement.alloc;
+  given.gpus.clear();
+  for (const std::string& uuid : cards) {
+    StatusOr<size_t> at = cards_.Find(uuid);
+    if (!at.ok()) return;  // a card the inventory does not have: keep what was chosen
+    given.gpus.push_back(static_cast<int>(*at));
+  }
+  std::sort(given.gpus.begin(), given.gpus.end());
+  if (given == a.rec.placement.alloc) return;
+  store::Placement moved = cards_.PlacementOf(given);
+  const std::string reason = "Placed by the cluster on GPU " + cards_.IndexList(given);
+  if (Status s = store_.MovePlacement(id, moved, reason, now); !s.ok()) {
+    spdlog::error("job {}: cannot record the GPUs the cluster gave it: {}", id, s.message());
+    return;
+  }
+  a.rec.placement = moved;
+  spdlog::info("job {}: {}", id, reason);
+  setup_.changed();
+}
+
 void JobRunner::ApplySignal(const rota::Signal& sig, Time now) {
   auto it = jobs_.find(sig.job);
   if (it == jobs_.end() || it->second.rec.state != store::JobState::kRunning) return;

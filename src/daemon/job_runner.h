@@ -108,6 +108,9 @@ class JobRunner {
   void WithdrawnGone(JobId id);
   // The engine runs job `id` as `engine_job` ("Slurm job 123"): recorded with the job.
   void Named(JobId id, const std::string& engine_job, Time now);
+  // The cluster gave job `id` the cards `cards` (UUIDs): its placement follows when they are
+  // other cards of the inventory than the ones chosen (the same number of whole cards only).
+  void Placed(JobId id, const std::vector<std::string>& cards, Time now);
 
   // ---- Ends ----
   // `a` ended now (a session's end, an adopted job found ended): decided and recorded at once.

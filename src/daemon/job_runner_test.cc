@@ -156,6 +156,7 @@ class JobRunnerTest : public ::testing::Test, private EngineEvents {
   void JobEnded(JobId id, const JobExit& exit) override { runner_->Ended(id, exit, now_); }
   void WithdrawnGone(JobId id) override { runner_->WithdrawnGone(id); }
   void JobNamed(JobId, const std::string&) override {}
+  void JobPlaced(JobId, const std::vector<std::string>&) override {}
 
   testing::TempDir dir_;
   testing::FakeClock clock_{kStart};

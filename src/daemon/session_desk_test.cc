@@ -35,6 +35,7 @@ struct NoEvents final : EngineEvents {
   void JobEnded(JobId, const JobExit&) override {}
   void WithdrawnGone(JobId) override {}
   void JobNamed(JobId, const std::string&) override {}
+  void JobPlaced(JobId, const std::vector<std::string>&) override {}
 };
 
 // A child that sleeps until killed, as a session's client.

@@ -6,6 +6,10 @@
 
 namespace rota::daemon {
 
+std::string SlurmCardUuid(const std::string& node, int index) {
+  return "SLURM-" + node + "-" + std::to_string(index);
+}
+
 std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes, const std::string& model,
                                           MiB memory) {
   std::vector<device::GpuInfo> cards;
@@ -15,7 +19,7 @@ std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes,
       if (g.name != "gpu") continue;
       for (int k = 0; k < g.count; ++k, ++local) {
         device::GpuInfo c;
-        c.uuid = "SLURM-" + n.name + "-" + std::to_string(local);
+        c.uuid = SlurmCardUuid(n.name, local);
         c.index = static_cast<int>(cards.size());
         c.node = n.name;
         c.name = g.type.empty() ? model : g.type;

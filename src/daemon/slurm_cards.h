@@ -34,6 +34,7 @@ struct SlurmCardsOptions {
 
 // The cards of `nodes`, node by node in their order, each node's gres in order: UUID
 // "SLURM-<node>-<i>" (i counts the node's GPUs from 0), index its position in the whole list.
+std::string SlurmCardUuid(const std::string& node, int index);
 std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes, const std::string& model,
                                           MiB memory);
 

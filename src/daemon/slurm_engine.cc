@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "daemon/slurm_cards.h"
 #include "exec/files.h"
 #include "slurm/parsable.h"
 
@@ -56,6 +57,7 @@ Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options
   find("squeue", options.squeue);
   find("scancel", options.scancel);
   find("sinfo", options.sinfo);
+  find("scontrol", options.scontrol);
   if (!missing.empty()) {
     return FailedPrecondition("[engine] kind = \"slurm\", but Slurm's commands are not there: " + missing +
                               " (install Slurm's client commands, or set [engine] bin_dir)");
@@ -265,6 +267,27 @@ void SlurmEngine::Cancel(JobId id, const std::string& slurm_id, int signo) {
   });
 }
 
+void SlurmEngine::AskGpus(JobId id, const std::string& slurm_id) {
+  commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}),
+                   [this, id, slurm_id](ChildResult r) {
+                     auto it = jobs_.find(id);
+                     if (it == jobs_.end() || it->second.slurm_id != slurm_id || it->second.ended) return;
+                     StatusOr<std::vector<slurm::NodeGres>> given =
+                         r.ok() ? slurm::ParseJobNodeGres(r.out)
+                                : StatusOr<std::vector<slurm::NodeGres>>(Unavailable(r.Describe()));
+                     if (!given.ok()) {
+                       spdlog::warn("job {}: which GPUs Slurm job {} has is not known: {}", id, slurm_id,
+                                    given.status().message());
+                       return;
+                     }
+                     std::vector<std::string> cards;
+                     for (const slurm::NodeGres& n : *given) {
+                       for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
+                     }
+                     if (!cards.empty()) events_.JobPlaced(id, cards);
+                   });
+}
+
 Status SlurmEngine::Signal(JobId id, int signo) {
   if (signo <= 0 || signo >= 65) return InvalidArgument("bad signal number " + std::to_string(signo));
   auto it = jobs_.find(id);
@@ -385,6 +408,10 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
           events_.JobReleased(id, q->end > 0 ? q->end : now);
         }
         ++completing;
+      }
+      if (q->state == "RUNNING" && !j.gpus_asked && !j.withdrawn) {
+        j.gpus_asked = true;
+        AskGpus(id, j.slurm_id);
       }
       if (j.withdrawn && !j.cancel_sent) {
         j.cancel_sent = true;

@@ -45,6 +45,7 @@ struct SlurmEngineOptions {
   std::string squeue;          // absolute paths
   std::string scancel;
   std::string sinfo;
+  std::string scontrol;
   std::string node;                            // the node every job is pinned to ("" = any of the partition)
   std::string run_dir;                         // launch files; created 0700 if missing
   std::chrono::milliseconds deadline{10'000};  // of each Slurm command
@@ -54,7 +55,7 @@ struct SlurmEngineOptions {
   Duration listed_after_end = 300;
 };
 
-// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo there);
+// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol);
 // FailedPrecondition naming what is missing.
 Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options);
 
@@ -84,7 +85,12 @@ class SlurmEngine final : public Engine {
   void AfterEvents() override;
   void Shutdown() override {}
 
-  // Sessions run in their client; Slurm's allocations for them are not made yet.
+  // Sessions would run in their client, on rotad's machine, not on the node of their GPUs: refused
+  // until they are Slurm allocations.
+  std::string SessionsRefused() const override {
+    return "interactive sessions do not run through Slurm yet: submit a batch job (rota submit), or use "
+           "Slurm's own salloc/srun";
+  }
   StatusOr<std::string> CreateSessionCgroup(JobId, std::int64_t,
                                             const std::vector<std::pair<unsigned, unsigned>>&) override {
     return std::string();
@@ -135,6 +141,7 @@ class SlurmEngine final : public Engine {
     bool cancel_sent = false;  // withdrawn: scancel sent
     bool ended = false;        // its end was reported
     bool released = false;     // reported released (COMPLETING: its processes done)
+    bool gpus_asked = false;   // scontrol asked which GPUs Slurm gave it
   };
 
   SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,
@@ -151,6 +158,8 @@ class SlurmEngine final : public Engine {
   // The queue's entry for job `id` (its tag, its owner, its Slurm id once known), or nullptr.
   const slurm::QueuedJob* Find(const std::vector<slurm::QueuedJob>& queue, JobId id, const Job& j) const;
   void Cancel(JobId id, const std::string& slurm_id, int signo);
+  // Asks Slurm which GPUs it gave the running job (`scontrol -d show job`) and reports them.
+  void AskGpus(JobId id, const std::string& slurm_id);
   void Ended(JobId id, Job& j, const JobExit& exit);
   // The queue as read once for the restart's FindLaunch/Adopt/Collect (nullopt: Slurm did not answer).
   const std::optional<std::vector<slurm::QueuedJob>>& StartupQueue();

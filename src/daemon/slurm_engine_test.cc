@@ -47,7 +47,7 @@ TEST(SlurmEngineTest, FindsSlurmsCommandsOrSaysWhichAreMissing) {
       << s.message();
   EXPECT_EQ(s.message().find("/sbatch"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("bin_dir"), std::string::npos);
-  for (const char* name : {"scancel", "sinfo"}) {
+  for (const char* name : {"scancel", "sinfo", "scontrol"}) {
     const std::string path = dir.path() + "/" + name;
     std::ofstream(path) << "#!/bin/sh\n";
     ::chmod(path.c_str(), 0755);

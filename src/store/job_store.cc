@@ -326,6 +326,22 @@ Status JobStore::SetEngineJob(JobId id, std::string_view engine_job, Time now) {
   });
 }
 
+Status JobStore::MovePlacement(JobId id, const Placement& p, std::string_view reason, Time now) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  if (p.gpu_uuids.size() != p.alloc.gpus.size()) {
+    return InvalidArgument("job " + std::to_string(id) + ": " + std::to_string(p.alloc.gpus.size()) +
+                           " GPUs but " + std::to_string(p.gpu_uuids.size()) + " GPU UUIDs");
+  }
+  return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "note", reason, "rotad", now, [&] {
+    StatusOr<Statement> st = db_->Prepare(
+        "UPDATE jobs SET alloc_gpus = ?2, alloc_gpu_uuids = ?3, alloc_mig = ?4, alloc_mig_uuid = ?5 WHERE id = ?1");
+    if (!st.ok()) return st.status();
+    st->Bind(1, id).Bind(2, ToJson(p.alloc.gpus)).Bind(3, ToJson(p.gpu_uuids)).Bind(4, p.alloc.mig);
+    st->Bind(5, p.mig_uuid);
+    return st->Run();
+  });
+}
+
 StatusOr<std::string> JobStore::CancelRequestedBy(JobId id) {
   StatusOr<std::vector<JobEvent>> events = Events(id);
   if (!events.ok()) return events.status();

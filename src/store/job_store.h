@@ -101,6 +101,9 @@ class JobStore {
   // Where the engine runs the running job (`engine_job`, e.g. "Slurm job 123"), with a note
   // "Runs as <engine_job>" in its history. REQUIRES state running.
   Status SetEngineJob(JobId id, std::string_view engine_job, Time now);
+  // The running job's cards as its engine placed it (a cluster that picks which of a node's GPUs:
+  // Slurm), with `reason` in its history. REQUIRES state running; the same number of GPUs.
+  Status MovePlacement(JobId id, const Placement& placement, std::string_view reason, Time now);
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.
   Status Requeue(JobId id, std::string_view reason, Time now);

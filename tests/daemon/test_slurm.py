@@ -66,6 +66,13 @@ class SlurmEngineTest(DaemonTest):
         self.assertIn("Engine: Slurm 22.05", status)
         self.assertNotIn("does not answer", status)
 
+    def test_interactive_sessions_are_refused_with_what_to_do(self):
+        r = self.d.rota("run", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("interactive sessions do not run through Slurm yet", r.stderr)
+        self.assertIn("rota submit", r.stderr)
+        self.assertEqual(self.d.rota("queue", "--all", "--json").stdout.strip(), "[]")
+
     def test_cancel_stops_the_slurm_job(self):
         job = self.d.submit("--", "sleep", "300")
         self.d.wait_state(job, "running")
@@ -203,6 +210,21 @@ class SlurmEngineTest(DaemonTest):
         self.cluster.run("scontrol", "update", f"nodename={self.cluster.node}", "state=resume")
         self.d.wait_state(waiting, "completed", timeout=30)
         self.assertEqual(self.d.job(running)["state"], "running")
+
+    def test_the_record_follows_the_gpus_slurm_gave(self):
+        # An outside job on GPU 0: Rota's choice for the next job (the first free card it
+        # counts) and Slurm's (GPU 1) differ; the record follows Slurm's.
+        self.cluster.run("sbatch", "--parsable", "--gres=gpu:1", "-o", "/dev/null", "-D", "/tmp", "--wrap", "sleep 300",
+                         user=DEFAULT_USER)
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 1,
+                 what="one card held outside Rota")
+        job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 300")
+        wait_for(lambda: self.d.job(job)["gpu_uuids"] == [f"SLURM-{self.cluster.node}-1"], timeout=20,
+                 what="the record to show the GPU Slurm gave")
+        self.assertIn("GpuUuids: SLURM-rota-n1-1", self.d.rota("show", str(job)).stdout)
+        self.assertTrue(any("Placed by the cluster on GPU 1" in e["reason"] for e in self.d.show(job)["events"]))
+        wait_for(lambda: os.path.exists(self.path(f"rota-{job}.out")) and self.read(f"rota-{job}.out"), what="output")
+        self.assertEqual(self.read(f"rota-{job}.out"), "1\n")
 
     def test_a_job_started_outside_rota_holds_its_gpus(self):
         # A user's plain sbatch, 3 of the node's 4 GPUs: Rota sees them held and does not place a
