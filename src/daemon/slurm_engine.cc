@@ -363,6 +363,8 @@ const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& q
       continue;
     }
     if (!j.claimed_id.empty() && q.id == j.claimed_id) return &q;
+    // An earlier run of the same job (requeued since) that ended before this launch began.
+    if (!slurm::Active(q.state) && q.end > 0 && j.since > 0 && q.end + kClockSlack < j.since) continue;
     // Its Slurm id not known yet: the one that runs, else the latest (an earlier launch of the
     // same job, requeued since, may still be listed as ended).
     if (best == nullptr) {
@@ -461,17 +463,13 @@ const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() 
 
 StatusOr<exec::FoundLaunch> SlurmEngine::FindLaunch(JobId id) {
   exec::FoundLaunch found;
-  StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
   std::optional<LaunchFile> file;
-  if (text.ok()) {
-    StatusOr<LaunchFile> f = ParseLaunchFile(*text);
-    if (f.ok()) file = *f;
-  }
-  Job probe;
-  probe.uid_known = file.has_value();
-  if (file) probe.uid = file->uid;
+  const Job probe = Probe(id, file);
   const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   const slurm::QueuedJob* q = queue ? Find(*queue, id, probe) : nullptr;
+  // Without a launch file (none was begun, or it was lost), only a job that runs counts: an ended
+  // entry of its tag is an earlier run's (the file of a run is removed once its end is recorded).
+  if (!file && q != nullptr && !slurm::Active(q->state)) q = nullptr;
   if (file) found.note = file->note;
   if (q != nullptr) {
     found.state =
@@ -485,22 +483,29 @@ StatusOr<exec::FoundLaunch> SlurmEngine::FindLaunch(JobId id) {
   return found;
 }
 
-StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time) {
+SlurmEngine::Job SlurmEngine::Probe(JobId id, std::optional<LaunchFile>& file) const {
   Job j;
-  j.phase = Phase::kSubmitted;
-  j.since = clock_.Now();
   StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
-  StatusOr<LaunchFile> file = text.ok() ? ParseLaunchFile(*text) : StatusOr<LaunchFile>(text.status());
-  if (file.ok()) {
-    j.uid = file->uid;
-    if (const Time unseen = clock_.Now() - file->written; unseen < options_.listed_after_end) {
-      j.phase = Phase::kUncertain;  // perhaps never submitted: looked for a while before it counts as lost
-      j.since = file->written;
-    }
+  StatusOr<LaunchFile> f = text.ok() ? ParseLaunchFile(*text) : StatusOr<LaunchFile>(text.status());
+  if (f.ok()) {
+    file = *f;
+    j.uid = f->uid;
+    j.since = f->written;
   } else {
     j.uid_known = false;  // found by its tag alone
-    spdlog::warn("job {}: its launch file cannot be read ({}): matched in Slurm by its name alone", id,
-                 file.status().message());
+  }
+  return j;
+}
+
+StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
+  std::optional<LaunchFile> file;
+  Job j = Probe(id, file);
+  j.phase = Phase::kSubmitted;
+  if (!file) {
+    j.since = started;
+    spdlog::warn("job {}: its launch file cannot be read: matched in Slurm by its name alone", id);
+  } else if (clock_.Now() - file->written < options_.listed_after_end) {
+    j.phase = Phase::kUncertain;  // perhaps never submitted: looked for a while before it counts as lost
   }
   const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   if (queue) {
@@ -518,11 +523,8 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time) {
 }
 
 JobExit SlurmEngine::Collect(JobId id, pid_t) {
-  Job probe;
-  StatusOr<std::string> text = exec::ReadFile(LaunchPath(id));
-  StatusOr<LaunchFile> file = text.ok() ? ParseLaunchFile(*text) : StatusOr<LaunchFile>(text.status());
-  probe.uid_known = file.ok();
-  if (file.ok()) probe.uid = file->uid;
+  std::optional<LaunchFile> file;
+  const Job probe = Probe(id, file);
   const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   if (const slurm::QueuedJob* q = queue ? Find(*queue, id, probe) : nullptr) {
     if (std::optional<JobExit> exit = slurm::ExitOf(*q)) return *exit;

@@ -121,6 +121,9 @@ class SlurmEngine final : public Engine {
   static StatusOr<LaunchFile> ParseLaunchFile(const std::string& text);
 
   static constexpr int kUncertainPolls = 3;
+  // How far the clocks of rotad's machine and Slurm's controller may differ when an entry's end is
+  // compared with a launch's start.
+  static constexpr Duration kClockSlack = 2;
 
  private:
   enum class Phase {
@@ -161,6 +164,9 @@ class SlurmEngine final : public Engine {
   // Asks Slurm which GPUs it gave the running job (`scontrol -d show job`) and reports them.
   void AskGpus(JobId id, const std::string& slurm_id);
   void Ended(JobId id, Job& j, const JobExit& exit);
+  // What job `id`'s launch file says (`file`, unset when there is none or it cannot be read), as a
+  // job to look for in the queue: its owner and when its launch began.
+  Job Probe(JobId id, std::optional<LaunchFile>& file) const;
   // The queue as read once for the restart's FindLaunch/Adopt/Collect (nullopt: Slurm did not answer).
   const std::optional<std::vector<slurm::QueuedJob>>& StartupQueue();
   void ArmPoll();

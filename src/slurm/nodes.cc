@@ -20,16 +20,7 @@ int Node::Gpus() const {
   return n;
 }
 
-std::string NodesFormat() {
-  std::string out;
-  for (const char* f : kNodeFields) {
-    if (!out.empty()) out += ',';
-    out += f;
-    out += ":0";
-    out += kNodesDelimiter;
-  }
-  return out;
-}
+std::string NodesFormat() { return FieldsFormat(kNodeFields, kNodesDelimiter); }
 
 bool UsableState(std::string_view state) {
   if (state.empty()) return false;

@@ -130,6 +130,17 @@ StatusOr<std::vector<std::vector<std::string>>> SplitRecords(std::string_view te
   return out;
 }
 
+std::string FieldsFormat(std::span<const char* const> fields, char delim) {
+  std::string out;
+  for (const char* f : fields) {
+    if (!out.empty()) out += ',';
+    out += f;
+    out += ":0";
+    out += delim;
+  }
+  return out;
+}
+
 StatusOr<std::vector<int>> ParseIndexRanges(std::string_view text) {
   std::vector<int> out;
   if (text.empty()) return out;

@@ -9,6 +9,7 @@
 // Tested by parsable_test.cc, on lines captured from Slurm 22.05.8 (Debian 12's).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,8 @@ StatusOr<Version> ParseVersion(std::string_view text);
 // told from two values.
 StatusOr<std::vector<std::vector<std::string>>> SplitRecords(std::string_view text, char delim,
                                                              size_t fields);
+// The -O argument that asks for `fields` in that form: "JobID:0<delim>,Name:0<delim>,...".
+std::string FieldsFormat(std::span<const char* const> fields, char delim);
 
 // "0-1,3,5-6" -> {0, 1, 3, 5, 6}, ascending as written; "" -> {}. Refuses what is not a list of
 // non-negative numbers and ascending ranges.

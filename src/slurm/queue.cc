@@ -12,8 +12,8 @@ namespace rota::slurm {
 namespace {
 
 constexpr std::array<const char*, 11> kQueueFields = {"JobID",   "Name",          "UserID",   "State",
-                                                 "Reason",  "exit_code",     "NodeList", "StartTime",
-                                                 "EndTime", "tres-per-node", "Comment"};
+                                                      "Reason",  "exit_code",     "NodeList", "StartTime",
+                                                      "EndTime", "tres-per-node", "Comment"};
 
 template <typename T>
 bool Whole(std::string_view text, T& out) {
@@ -27,16 +27,7 @@ std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
-std::string QueueFormat() {
-  std::string out;
-  for (const char* f : kQueueFields) {
-    if (!out.empty()) out += ',';
-    out += f;
-    out += ":0";
-    out += kQueueDelimiter;
-  }
-  return out;
-}
+std::string QueueFormat() { return FieldsFormat(kQueueFields, kQueueDelimiter); }
 
 StatusOr<Time> ParseSlurmTime(std::string_view text) {
   if (text.empty() || text == "N/A" || text == "Unknown" || text == "None") return Time{0};

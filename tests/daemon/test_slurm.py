@@ -327,6 +327,13 @@ class TwoNodesTest(DaemonTest):
         # Rota requeues it (it asked) and, the second node's cards out of service, waits for room.
         wait_for(lambda: any(e["to"] == "pending" and "NodeFail" in e["reason"] for e in self.d.show(job)["events"]),
                  timeout=90, what="the job requeued after its node failed")
+        # A restart now finds its earlier run, ended NODE_FAIL, still in Slurm's queue under the
+        # same tag: that is not a launch of the pending job, which stays pending.
+        self.d.kill9()
+        self.d.start()
+        self.assertEqual(self.d.job(job)["state"], "pending")
+        reasons = [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertFalse([r for r in reasons if "after a restart" in r], reasons)
         gpus = {g["uuid"]: g for g in self.d.api({"op": "gpus"})["gpus"]}
         self.assertTrue(gpus["SLURM-rota-n2-0"]["drained"])
         self.assertIn("Slurm node rota-n2", gpus["SLURM-rota-n2-0"]["drain_reason"])
