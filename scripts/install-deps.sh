@@ -12,7 +12,8 @@ PKGS=(build-essential cmake pkg-config git
       python3-aiosmtpd openssl  # a real SMTP server (with STARTTLS) for tests/daemon/test_notify.py
       procps util-linux passwd  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
       strace                 # tests/daemon/test_restart.py: rotad killed at an exact point
-      slurmctld slurmd slurm-client munge)  # tests/daemon/test_slurm.py: a real Slurm for the Slurm engine
+      slurmctld slurmd slurm-client munge  # tests/daemon/test_slurm*.py: a real Slurm for the Slurm engine
+      iproute2)              # tests/daemon/test_slurm_nodes.py: a second node in its own network namespace
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,8 +18,9 @@
 // the queue after the deadline have not listed it, and only then reported as a launch that the
 // machine could not make (the daemon requeues it).
 //
-// Tested on a real Slurm through rotad by tests/daemon/test_slurm.py (tests/daemon/
-// slurm_cluster.py starts one), its launch files by slurm_engine_test.cc.
+// Tested on a real Slurm through rotad by tests/daemon/test_slurm.py and
+// tests/daemon/test_slurm_nodes.py (tests/daemon/slurm_cluster.py starts one), its launch files
+// by slurm_engine_test.cc.
 #pragma once
 
 #include <sys/types.h>

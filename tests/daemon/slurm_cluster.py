@@ -290,3 +290,19 @@ SlurmdParameters=config_overrides
             subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
             subprocess.run(["ip", "link", "del", self.veth[0]], capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def slurm_config(cluster, partition="gpu", extra=""):
+    """rotad's configuration on `cluster`: the GPUs are the partition's, read from Slurm."""
+    return f"""
+[gpus]
+source = "slurm"
+[engine]
+kind = "slurm"
+slurm_conf = "{cluster.conf}"
+partition = "{partition}"
+command_timeout = "3s"
+poll_interval = 0.2
+gpu_model = "NVIDIA A100-SXM4-80GB"
+gpu_memory = "80G"
+{extra}"""
