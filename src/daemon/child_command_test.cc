@@ -5,7 +5,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstring>
 #include <optional>
 
 #include "testing/daemon/parts.h"
@@ -34,8 +37,22 @@ class ChildCommandTest : public ::testing::Test {
     std::optional<ChildResult> got;
     commands_->Start(cmd, [&](ChildResult r) { got = std::move(r); });
     EXPECT_FALSE(got.has_value()) << "called from inside Start";
-    for (int i = 0; i < 200 && !got; ++i) loop_->RunOnce(100);
-    EXPECT_TRUE(got.has_value());
+    // Up to 20 s of the loop; what it did is said if the command's end never came.
+    int turns = 0, events = 0, failures = 0;
+    std::string why;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!got && std::chrono::steady_clock::now() < until) {
+      const int n = loop_->RunOnce(100);
+      ++turns;
+      if (n < 0) {
+        ++failures;
+        why = std::strerror(errno);
+      } else {
+        events += n;
+      }
+    }
+    EXPECT_TRUE(got.has_value()) << turns << " turns of the loop, " << events << " events, " << failures
+                                 << " failed waits (" << why << "), " << commands_->running() << " running";
     return got.value_or(ChildResult{});
   }
 
