@@ -189,16 +189,12 @@ void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
   if (snap != nullptr) CountClusterHeld(*snap);
   for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
-    // A card held by a process outside Rota takes no new work (as drained, for the scheduler).
+    // A card held outside Rota (a process here, a cluster job) or out of service takes no new work.
     const device::GpuInfo* read = snap != nullptr ? watch_->Sampled(g.uuid) : nullptr;
-    const bool drained = c.Out() || outside_.Holds(g.uuid) || cluster_held_.count(g.uuid) > 0 ||
-                         (read != nullptr && !read->out_of_service.empty());
+    const bool drained = c.Out() || HeldOutside(g.uuid) || (read != nullptr && !read->out_of_service.empty());
     MiB free = -1;
-    if (snap != nullptr && c.health.state == HealthState::kHealthy) {
-      if (const device::GpuInfo* info = watch_->Sampled(g.uuid); info != nullptr && info->mig.empty()) {
-        free = info->memory_free;
-      }
-    }
+    if (read != nullptr && c.health.state == HealthState::kHealthy && read->mig.empty())
+      free = read->memory_free;
     // The device's free memory only matters for placing shares; a pass for every sample would
     // cost CPU for nothing when no job waits.
     const bool waiting = !jobs_.waiting_order().empty();
@@ -278,7 +274,7 @@ void CardDesk::AddToStatus(json& out) const {
                     {"memory", g.memory},
                     {"mig", mig},
                     {"drained", g.drained},
-                    {"held_outside", outside_.Holds(g.uuid) || cluster_held_.count(g.uuid) > 0}});
+                    {"held_outside", HeldOutside(g.uuid)}});
   }
   out["gpus"] = std::move(gpus);
   out["devices"] = devices_ ? devices_->Describe() : std::string("none");

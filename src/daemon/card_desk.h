@@ -107,6 +107,10 @@ class CardDesk {
   // The cards that a cluster's jobs outside Rota hold (cluster_held_): on each node, as many as
   // it has GPUs in use beyond Rota's jobs there, among the cards no Rota job is on.
   void CountClusterHeld(const device::Snapshot& snap);
+  // Held by a process outside Rota on this machine, or by a cluster's job outside Rota.
+  bool HeldOutside(const std::string& uuid) const {
+    return outside_.Holds(uuid) || cluster_held_.count(uuid) > 0;
+  }
   // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
   CardWatch::PlacedOn Placed() const;
   // Outside processes (outside.cc): OutsideWatch decides, this carries it out.

@@ -104,12 +104,15 @@ class Engine {
   // can): the request is refused with it.
   virtual std::string SessionsRefused() const { return ""; }
   // Interactive sessions run in their client (`rota run`), not in the engine; where the engine
-  // has cgroups it gives them one, with the job's limits and device filter. "" when it has none.
-  virtual StatusOr<std::string> CreateSessionCgroup(JobId id, std::int64_t memory_limit_bytes,
-                                                    const std::vector<std::pair<unsigned, unsigned>>& deny) = 0;
-  virtual Status MoveToCgroup(const std::string& cgroup, pid_t pid) = 0;
-  virtual Status KillCgroup(const std::string& cgroup) = 0;
-  virtual Status RemoveCgroup(const std::string& cgroup) = 0;
+  // has cgroups it gives them one, with the job's limits and device filter. "" when it has none
+  // (the defaults: an engine without cgroups, whose other calls then have nothing to do).
+  virtual StatusOr<std::string> CreateSessionCgroup(JobId /*id*/, std::int64_t /*memory_limit_bytes*/,
+                                                    const std::vector<std::pair<unsigned, unsigned>>& /*deny*/) {
+    return std::string();
+  }
+  virtual Status MoveToCgroup(const std::string& /*cgroup*/, pid_t /*pid*/) { return Status(); }
+  virtual Status KillCgroup(const std::string& /*cgroup*/) { return Status(); }
+  virtual Status RemoveCgroup(const std::string& /*cgroup*/) { return Status(); }
 };
 
 }  // namespace rota::daemon

@@ -116,7 +116,7 @@ json CardDesk::Gpus(const Caller& caller) const {
                     {"drain_reason", drain_reason},
                     {"drained_by", drained_by},
                     {"drained_since", since},
-                    {"held_outside", outside_.Holds(g.uuid) || cluster_held_.count(g.uuid) > 0},
+                    {"held_outside", HeldOutside(g.uuid)},
                     {"mig", mig},
                     {"processes", processes_json(info->processes, g.uuid)},
                     {"jobs", holders}});

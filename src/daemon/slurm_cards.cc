@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "daemon/child_command.h"
+#include "daemon/slurm_engine.h"
 
 namespace rota::daemon {
 
@@ -39,8 +40,7 @@ StatusOr<device::Snapshot> SlurmCards::Sample() {
   ChildCommand c;
   c.argv = {options_.sinfo, "-h", "-N", "-O", slurm::NodesFormat()};
   if (!options_.partition.empty()) c.argv.insert(c.argv.begin() + 1, "--partition=" + options_.partition);
-  c.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-  if (!options_.slurm_conf.empty()) c.env.push_back("SLURM_CONF=" + options_.slurm_conf);
+  c.env = RotadSlurmEnv(options_.slurm_conf);
   c.deadline = options_.deadline;
   ChildResult r = ChildCommands::RunNow(c);
   if (!r.ok()) return Unavailable("sinfo: " + r.Describe());

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "daemon/slurm_cards.h"
 #include "exec/files.h"
+#include "json/bounded.h"
 #include "slurm/parsable.h"
 
 namespace rota::daemon {
@@ -35,7 +37,9 @@ bool NotReached(const std::string& err) {
   return false;
 }
 
-std::vector<std::string> RotadEnv(const std::string& slurm_conf) {
+}  // namespace
+
+std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf) {
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   // Slurm prints local times in the reader's zone: the same zone as rotad's, so that mktime reads
   // them back right (slurm/queue.h, ParseSlurmTime).
@@ -43,8 +47,6 @@ std::vector<std::string> RotadEnv(const std::string& slurm_conf) {
   if (!slurm_conf.empty()) env.push_back("SLURM_CONF=" + slurm_conf);
   return env;
 }
-
-}  // namespace
 
 Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options) {
   std::string missing;
@@ -70,9 +72,12 @@ std::string SlurmEngine::LaunchFileText(const LaunchFile& f) {
 }
 
 StatusOr<SlurmEngine::LaunchFile> SlurmEngine::ParseLaunchFile(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  StatusOr<nlohmann::json> parsed = ParseBoundedJson(text);
+  if (!parsed.ok()) return InvalidArgument("not a launch file of rotad's: " + parsed.status().message());
+  const nlohmann::json& j = *parsed;
   if (!j.is_object() || !j.contains("uid") || !j["uid"].is_number_unsigned() || !j.contains("note") ||
-      !j["note"].is_string() || !j.contains("written") || !j["written"].is_number_integer()) {
+      !j["note"].is_string() || !j.contains("written") || !j["written"].is_number_integer() ||
+      j["uid"].get<std::uint64_t>() > std::numeric_limits<uid_t>::max()) {
     return InvalidArgument("not a launch file of rotad's");
   }
   LaunchFile f;
@@ -89,7 +94,7 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
   }
   ChildCommand version;
   version.argv = {options.sinfo, "-V"};
-  version.env = RotadEnv(options.submit.slurm_conf);
+  version.env = RotadSlurmEnv(options.submit.slurm_conf);
   version.deadline = options.deadline;
   ChildResult v = ChildCommands::RunNow(version);
   StatusOr<slurm::Version> parsed =
@@ -133,7 +138,7 @@ std::string SlurmEngine::LaunchPath(JobId id) const {
 ChildCommand SlurmEngine::AsRotad(std::vector<std::string> argv) const {
   ChildCommand c;
   c.argv = std::move(argv);
-  c.env = RotadEnv(options_.submit.slurm_conf);
+  c.env = RotadSlurmEnv(options_.submit.slurm_conf);
   c.deadline = options_.deadline;
   return c;
 }

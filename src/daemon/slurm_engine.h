@@ -56,6 +56,10 @@ struct SlurmEngineOptions {
   Duration listed_after_end = 300;
 };
 
+// The environment of the Slurm commands rotad runs as itself (squeue, scancel, scontrol, sinfo):
+// a plain PATH, rotad's TZ (Slurm prints times in the reader's zone) and SLURM_CONF when set.
+std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf);
+
 // Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol);
 // FailedPrecondition naming what is missing.
 Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options);
@@ -92,13 +96,6 @@ class SlurmEngine final : public Engine {
     return "interactive sessions do not run through Slurm yet: submit a batch job (rota submit), or use "
            "Slurm's own salloc/srun";
   }
-  StatusOr<std::string> CreateSessionCgroup(JobId, std::int64_t,
-                                            const std::vector<std::pair<unsigned, unsigned>>&) override {
-    return std::string();
-  }
-  Status MoveToCgroup(const std::string&, pid_t) override { return Status(); }
-  Status KillCgroup(const std::string&) override { return Status(); }
-  Status RemoveCgroup(const std::string&) override { return Status(); }
 
   // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or
   // kPokeGapMs after the last read began when that was closer (a poke in a loop is one read each

@@ -31,6 +31,9 @@ TEST(SlurmEngineTest, DamagedLaunchFilesAreRefused) {
         "{\"uid\":1,\"note\":\"\",\"written\":1.5}"}) {
     EXPECT_FALSE(SlurmEngine::ParseLaunchFile(text).ok()) << text;
   }
+  EXPECT_FALSE(SlurmEngine::ParseLaunchFile("{\"uid\":4294967296,\"note\":\"\",\"written\":0}").ok());
+  // Deeply nested: refused before anything walks it (a crash in a restart would be the cost).
+  EXPECT_FALSE(SlurmEngine::ParseLaunchFile(std::string(100000, '[') + std::string(100000, ']')).ok());
 }
 
 TEST(SlurmEngineTest, FindsSlurmsCommandsOrSaysWhichAreMissing) {

@@ -57,13 +57,6 @@ class FakeEngine final : public daemon::Engine {
   void Forget(JobId id) override { forgotten_.push_back(id); }
   void AfterEvents() override {}
   void Shutdown() override {}
-  StatusOr<std::string> CreateSessionCgroup(JobId, std::int64_t,
-                                            const std::vector<std::pair<unsigned, unsigned>>&) override {
-    return std::string();
-  }
-  Status MoveToCgroup(const std::string&, pid_t) override { return Status(); }
-  Status KillCgroup(const std::string&) override { return Status(); }
-  Status RemoveCgroup(const std::string&) override { return Status(); }
 
   const std::vector<JobId>& forgotten() const { return forgotten_; }
 
