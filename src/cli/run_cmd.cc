@@ -79,10 +79,50 @@ std::string WaitingLine(long long id, const nlohmann::json& m, long long now) {
   return line;
 }
 
-// Starts the command with the allocation's environment added. In the child: the old signal mask,
-// default dispositions, exec; 127 (126 for permission) with a message when exec fails.
-pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& env, long long id,
+std::vector<std::string> StringsOf(const nlohmann::json& m, const char* key) {
+  std::vector<std::string> out;
+  auto it = m.find(key);
+  if (it == m.end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// The command line the allocation runs: the command itself, or under the engine's command when the
+// event names one ("wrap": Slurm's srun, with "wrap_tty" when stdin is a terminal).
+std::vector<std::string> SessionArgv(const std::vector<std::string>& command, const nlohmann::json& m) {
+  std::vector<std::string> argv = StringsOf(m, "wrap");
+  if (argv.empty()) return command;
+  if (::isatty(STDIN_FILENO)) {
+    for (std::string& a : StringsOf(m, "wrap_tty")) argv.push_back(std::move(a));
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+// Removes the variables whose names start with one of `prefixes` (before exec, in the child).
+void UnsetPrefixed(const std::vector<std::string>& prefixes) {
+  if (prefixes.empty()) return;
+  std::vector<std::string> names;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string var(*e);
+    const std::string name = var.substr(0, var.find('='));
+    for (const std::string& p : prefixes) {
+      if (!p.empty() && name.rfind(p, 0) == 0) names.push_back(name);
+    }
+  }
+  for (const std::string& n : names) ::unsetenv(n.c_str());
+}
+
+// Starts the command (as SessionArgv says) with the allocation's environment added. In the child:
+// the old signal mask, default dispositions, exec; 127 (126 for permission) with a message when
+// exec fails.
+pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& m, long long id,
                  const sigset_t& old_mask) {
+  const nlohmann::json env = m.value("env", nlohmann::json::object());
+  const std::vector<std::string> unset = StringsOf(m, "unset_prefixes");
+  const std::vector<std::string> words = SessionArgv(command, m);
   std::vector<std::pair<std::string, std::string>> vars;
   if (env.is_object()) {
     for (auto it = env.begin(); it != env.end(); ++it) {
@@ -94,13 +134,14 @@ pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& 
   }
   if (!env.is_object() || !env.contains("ROTA_JOB_ID")) vars.emplace_back("ROTA_JOB_ID", std::to_string(id));
   std::vector<char*> argv;
-  for (const std::string& w : command) argv.push_back(const_cast<char*>(w.c_str()));
+  for (const std::string& w : words) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid != 0) return pid;
   for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::signal(s, SIG_DFL);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  UnsetPrefixed(unset);
   for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
   ::execvp(argv[0], argv.data());
   int err = errno;
@@ -181,7 +222,7 @@ int RunSession(const ClientOptions& options, const client::RequestFlags& flags,
       last_waiting = line;
     } else if (event == "allocated" && child < 0) {
       std::fprintf(stderr, "%s\n", AllocatedLine(id, m).c_str());
-      child = StartChild(command, m.value("env", nlohmann::json::object()), id, signals.old_mask());
+      child = StartChild(command, m, id, signals.old_mask());
       if (child < 0) return Fail(Internal(std::string("cannot start the command: ") + std::strerror(errno)));
     } else if (event == "signal" && child > 0) {
       int sig = m.value("signal", 0);

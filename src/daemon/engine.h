@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,9 +101,31 @@ class Engine {
   // that polls looks now. Others ignore it.
   virtual void Poke() {}
 
-  // Why interactive sessions (`rota run`, `rota shell`) cannot run with this engine ("" when they
-  // can): the request is refused with it.
-  virtual std::string SessionsRefused() const { return ""; }
+  // An interactive session (`rota run`, `rota shell`) the core started: where and with what.
+  struct SessionStart {
+    JobId id = 0;
+    uid_t uid = 0;
+    std::string node;  // the node of its cards ("" when the core named none)
+    int gpus = 0;
+    std::int64_t memory_bytes = 0;
+    Duration time_limit = 0;
+  };
+  // How its client runs the command: under `argv` (then `tty_argv` when its stdin is a terminal)
+  // when not empty, with the variables named by `unset_prefixes` removed from its environment and
+  // `env` set. The defaults: the command as it is, with `env` (the cards' variables) unchanged.
+  struct SessionWrap {
+    std::vector<std::string> argv;
+    std::vector<std::string> tty_argv;
+    std::vector<std::string> unset_prefixes;
+    std::map<std::string, std::string> env;
+  };
+  virtual StatusOr<SessionWrap> WrapSession(const SessionStart& /*start*/, std::map<std::string, std::string> env) {
+    SessionWrap w;
+    w.env = std::move(env);
+    return w;
+  }
+  // Session `id` (of user `uid`) ended or is being killed: what the engine holds for it is let go.
+  virtual void EndSession(JobId /*id*/, uid_t /*uid*/) {}
   // Interactive sessions run in their client (`rota run`), not in the engine; where the engine
   // has cgroups it gives them one, with the job's limits and device filter. "" when it has none
   // (the defaults: an engine without cgroups, whose other calls then have nothing to do).

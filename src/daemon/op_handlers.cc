@@ -11,7 +11,6 @@ using nlohmann::json;
 void Daemon::RegisterOps() {
   pipeline_->Register("hello", [this](ConnId, const Caller& c, const json&) { return Hello(c); });
   pipeline_->Register("run", [this](ConnId id, const Caller& c, const json& r) {
-    if (std::string why = engine_->SessionsRefused(); !why.empty()) return api::ErrorReply(FailedPrecondition(why));
     return sessions_->Queue(c, id, admission_->Prepare(c, r, /*interactive=*/true, id));
   });
   pipeline_->Register("session_end",

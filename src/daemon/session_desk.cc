@@ -86,11 +86,26 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
   info.pid = a.session_pid;
   const std::string gpus = cards.IndexList(start.alloc);
   info.reason = "Session started on GPU " + gpus;
+  // How its client runs the command: as it is, or under the engine's command (Slurm's srun).
+  Engine::SessionStart ask;
+  ask.id = id;
+  ask.uid = static_cast<uid_t>(a.rec.uid);
+  ask.node = cards.NodeOf(start.alloc);
+  ask.gpus = static_cast<int>(start.alloc.gpus.size());
+  ask.memory_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);
+  ask.time_limit = a.rec.job.time_limit;
+  StatusOr<Engine::SessionWrap> wrap = engine.WrapSession(ask, cards.Env(a.rec));
+  if (!wrap.ok()) {
+    a.retry_at = JobTable::RetryAt(a.launch_failures++, now);
+    spdlog::warn("job {}: the session cannot start yet ({}); tried again in {} s", id, wrap.status().message(),
+                 a.retry_at - now);
+    a.rec.placement = {};
+    return;
+  }
   // Account the session's processes to the job where cgroups allow: the client's children
   // (the command) inherit its cgroup.
   StatusOr<std::string> cgroup =
-      engine.CreateSessionCgroup(id, HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu),
-                                 cards.OtherCardsDevices(start.alloc));
+      engine.CreateSessionCgroup(id, ask.memory_bytes, cards.OtherCardsDevices(start.alloc));
   if (cgroup.ok() && !cgroup->empty()) {
     Status s = engine.MoveToCgroup(*cgroup, a.session_pid);
     // Alive after the move: the pid still named the client when it was written. (Gone, its pid
@@ -115,26 +130,33 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
                   a.retry_at - now);
     a.rec.placement = {};
     if (!info.cgroup.empty()) (void)engine.RemoveCgroup(info.cgroup);
+    engine.EndSession(id, ask.uid);
     return;
   }
   jobs_.StartRecorded();
   a.rec.Started(info, now);
   setup_.counters->JobStarted(a.rec.job.submit_time, now);
   json env = json::object();
-  for (auto& [k, v] : cards.Env(a.rec)) env[k] = v;
+  for (auto& [k, v] : wrap->env) env[k] = v;
   json indices = json::array();
   for (int g : start.alloc.gpus) indices.push_back(cards.gpus()[static_cast<size_t>(g)].index);
-  setup_.server->Send(a.session, {{"v", api::kVersion},
-                                  {"ok", true},
-                                  {"event", "allocated"},
-                                  {"job_id", id},
-                                  {"env", env},
-                                  {"gpus", indices},
-                                  {"request", api::RequestToJson(a.rec.job.request)},
-                                  {"mig_index", a.rec.placement.alloc.mig},
-                                  {"gpu_mem", a.rec.placement.alloc.memory},
-                                  {"time_limit", a.rec.job.time_limit},
-                                  {"preemptible", start.preemptible}});
+  json allocated = {{"v", api::kVersion},
+                    {"ok", true},
+                    {"event", "allocated"},
+                    {"job_id", id},
+                    {"env", env},
+                    {"gpus", indices},
+                    {"request", api::RequestToJson(a.rec.job.request)},
+                    {"mig_index", a.rec.placement.alloc.mig},
+                    {"gpu_mem", a.rec.placement.alloc.memory},
+                    {"time_limit", a.rec.job.time_limit},
+                    {"preemptible", start.preemptible}};
+  if (!wrap->argv.empty()) {
+    allocated["wrap"] = wrap->argv;
+    allocated["wrap_tty"] = wrap->tty_argv;
+    allocated["unset_prefixes"] = wrap->unset_prefixes;
+  }
+  setup_.server->Send(a.session, allocated);
   spdlog::info("job {} ({}): session started on GPU {}", id, a.rec.job.user, gpus);
 }
 
@@ -196,6 +218,7 @@ void SessionDesk::Term(const ActiveJob& a) {
 void SessionDesk::Kill(const ActiveJob& a) {
   setup_.server->Send(a.session, {{"v", api::kVersion}, {"ok", true}, {"event", "kill"}});
   if (!a.rec.cgroup.empty()) (void)setup_.engine->KillCgroup(a.rec.cgroup);
+  setup_.engine->EndSession(a.rec.job.id, static_cast<uid_t>(a.rec.uid));
   if (a.session == 0 && a.rec.pid > 0) ::kill(static_cast<pid_t>(a.rec.pid), SIGKILL);  // re-adopted
 }
 
@@ -281,6 +304,7 @@ void SessionDesk::EndHere(ActiveJob& a, const std::string& why, const std::strin
     spdlog::error("job {}: {}", id, st.message());
   }
   if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);  // its client may still be leaving
+  setup_.engine->EndSession(id, static_cast<uid_t>(a.rec.uid));
   jobs_.Take(jobs_.find(id));
 }
 
@@ -324,6 +348,7 @@ bool SessionDesk::Adopt(ActiveJob& a, Time now) {
 void SessionDesk::Ended(ActiveJob& a) {
   StopWatching(a);
   if (!a.rec.cgroup.empty()) stale_cgroups_.push_back(a.rec.cgroup);
+  setup_.engine->EndSession(a.rec.job.id, static_cast<uid_t>(a.rec.uid));
 }
 
 void SessionDesk::WatchClient(JobId id, int pidfd) {

@@ -60,6 +60,7 @@ Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options
   find("scancel", options.scancel);
   find("sinfo", options.sinfo);
   find("scontrol", options.scontrol);
+  find("srun", options.srun);
   if (!missing.empty()) {
     return FailedPrecondition("[engine] kind = \"slurm\", but Slurm's commands are not there: " + missing +
                               " (install Slurm's client commands, or set [engine] bin_dir)");
@@ -306,6 +307,58 @@ Status SlurmEngine::Signal(JobId id, int signo) {
   return Status();
 }
 
+StatusOr<Engine::SessionWrap> SlurmEngine::WrapSession(const SessionStart& start,
+                                                       std::map<std::string, std::string> env) {
+  if (jobs_.count(start.id) > 0)
+    return FailedPrecondition("job " + std::to_string(start.id) + " is in Slurm already");
+  // As for a batch job: not started on a Slurm that does not answer (the session waits).
+  if (!reachable_) return Unavailable("Slurm does not answer: " + unreachable_why_);
+  slurm::SessionJob s;
+  s.id = start.id;
+  s.node = start.node.empty() ? options_.node : start.node;
+  s.gpus = start.gpus;
+  s.memory_bytes = start.memory_bytes;
+  s.time_limit = start.time_limit;
+  slurm::SessionCommand c = slurm::BuildSessionCommand(s, options_.srun, options_.submit);
+  SessionWrap w;
+  w.argv = std::move(c.argv);
+  w.tty_argv = std::move(c.tty_argv);
+  // A session started from inside a Slurm job would otherwise become a step of that job.
+  w.unset_prefixes = {"SLURM_", "SBATCH_", "SALLOC_", "SRUN_"};
+  for (auto& [k, v] : env) {
+    if (!slurm::DroppedFromSubmission(k)) w.env.emplace(k, std::move(v));
+  }
+  if (!options_.submit.slurm_conf.empty()) w.env["SLURM_CONF"] = options_.submit.slurm_conf;
+  Job& j = jobs_[start.id];
+  j.session = true;
+  j.phase = Phase::kSubmitted;
+  j.uid = start.uid;
+  j.since = clock_.Now();
+  return w;
+}
+
+void SlurmEngine::EndSession(JobId id, uid_t uid) {
+  auto it = jobs_.find(id);
+  std::string slurm_id;
+  if (it != jobs_.end()) {
+    if (!it->second.session) return;
+    slurm_id = it->second.slurm_id;
+    jobs_.erase(it);
+  }
+  // Its srun may have been killed, or its client lost, with the allocation still held: cancelled
+  // (by its tag and owner when its Slurm id was never read; a session re-adopted after a restart).
+  std::vector<std::string> argv = {options_.scancel};
+  if (slurm_id.empty()) {
+    argv.push_back("--name=" + slurm::TagOf(id));
+    argv.push_back("--user=" + std::to_string(uid));
+  } else {
+    argv.push_back(slurm_id);
+  }
+  commands_->Start(AsRotad(std::move(argv)), [id](ChildResult r) {
+    if (!r.ok()) spdlog::debug("job {}: scancel of the session's allocation: {}", id, r.Describe());
+  });
+}
+
 void SlurmEngine::Poke() {
   if (reading_) {
     read_again_ = true;
@@ -403,6 +456,15 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
         for (int signo : j.held_signals) Cancel(id, j.slurm_id, signo);
         j.held_signals.clear();
       }
+      if (j.session) {
+        // Its client says when it ends (srun returns with the command); Slurm's record only names
+        // it and tells its GPUs.
+        if (q->state == "RUNNING" && !j.gpus_asked) {
+          j.gpus_asked = true;
+          AskGpus(id, j.slurm_id);
+        }
+        continue;
+      }
       if (std::optional<JobExit> exit = slurm::ExitOf(*q)) {
         Ended(id, j, *exit);
         continue;
@@ -426,6 +488,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       }
       continue;
     }
+    if (j.session) continue;  // its client may not have run srun yet
     ++j.missing;
     const bool waited =
         now - j.since >= std::chrono::duration_cast<std::chrono::seconds>(options_.deadline).count();

@@ -47,6 +47,7 @@ struct SlurmEngineOptions {
   std::string scancel;
   std::string sinfo;
   std::string scontrol;
+  std::string srun;  // run by sessions' clients, not by rotad
   std::string node;                            // the node every job is pinned to ("" = any of the partition)
   std::string run_dir;                         // launch files; created 0700 if missing
   std::chrono::milliseconds deadline{10'000};  // of each Slurm command
@@ -60,7 +61,7 @@ struct SlurmEngineOptions {
 // a plain PATH, rotad's TZ (Slurm prints times in the reader's zone) and SLURM_CONF when set.
 std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf);
 
-// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol);
+// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol, srun);
 // FailedPrecondition naming what is missing.
 Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options);
 
@@ -90,12 +91,12 @@ class SlurmEngine final : public Engine {
   void AfterEvents() override;
   void Shutdown() override {}
 
-  // Sessions would run in their client, on rotad's machine, not on the node of their GPUs: refused
-  // until they are Slurm allocations.
-  std::string SessionsRefused() const override {
-    return "interactive sessions do not run through Slurm yet: submit a batch job (rota submit), or use "
-           "Slurm's own salloc/srun";
-  }
+  // Interactive sessions are Slurm jobs too: their client runs the command under `srun` (as the
+  // user it is, from its terminal), tagged like a batch job; the engine follows the tag only to
+  // name the session's Slurm job and read its GPUs. The client says when it ends (srun returns
+  // with the command); then, or when the session is killed, its allocation is cancelled.
+  StatusOr<SessionWrap> WrapSession(const SessionStart& start, std::map<std::string, std::string> env) override;
+  void EndSession(JobId id, uid_t uid) override;
 
   // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or
   // kPokeGapMs after the last read began when that was closer (a poke in a loop is one read each
@@ -143,6 +144,7 @@ class SlurmEngine final : public Engine {
     bool ended = false;        // its end was reported
     bool released = false;     // reported released (COMPLETING: its processes done)
     bool gpus_asked = false;   // scontrol asked which GPUs Slurm gave it
+    bool session = false;      // an interactive session: its end comes from its client
   };
 
   SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,

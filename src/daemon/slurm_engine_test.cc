@@ -50,7 +50,7 @@ TEST(SlurmEngineTest, FindsSlurmsCommandsOrSaysWhichAreMissing) {
       << s.message();
   EXPECT_EQ(s.message().find("/sbatch"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("bin_dir"), std::string::npos);
-  for (const char* name : {"scancel", "sinfo", "scontrol"}) {
+  for (const char* name : {"scancel", "sinfo", "scontrol", "srun"}) {
     const std::string path = dir.path() + "/" + name;
     std::ofstream(path) << "#!/bin/sh\n";
     ::chmod(path.c_str(), 0755);
@@ -58,6 +58,7 @@ TEST(SlurmEngineTest, FindsSlurmsCommandsOrSaysWhichAreMissing) {
   EXPECT_TRUE(FindSlurmCommands(dir.path(), o).ok());
   EXPECT_EQ(o.submit.sbatch, dir.path() + "/sbatch");
   EXPECT_EQ(o.sinfo, dir.path() + "/sinfo");
+  EXPECT_EQ(o.srun, dir.path() + "/srun");
 }
 
 }  // namespace

@@ -32,6 +32,24 @@ std::string SignalArg(int signo) {
   }
 }
 
+// What a batch job and a session ask of Slurm alike: the tag, where, what and for how long.
+void AddResources(std::vector<std::string>& a, JobId id, const std::string& node, int gpus,
+                  const std::string& gpu_type, std::int64_t memory_bytes, Duration time_limit,
+                  const SubmitConfig& config) {
+  a.push_back("--job-name=" + TagOf(id));
+  if (!config.partition.empty()) a.push_back("--partition=" + config.partition);
+  if (!config.account.empty()) a.push_back("--account=" + config.account);
+  if (!node.empty()) a.push_back("--nodelist=" + node);
+  a.push_back("--nodes=1");
+  a.push_back("--ntasks=1");
+  if (gpus > 0) a.push_back("--gres=gpu:" + (gpu_type.empty() ? "" : gpu_type + ":") + std::to_string(gpus));
+  if (memory_bytes > 0) {
+    const std::int64_t mib = (memory_bytes + (1 << 20) - 1) >> 20;
+    a.push_back("--mem=" + std::to_string(mib) + "M");
+  }
+  if (time_limit > 0) a.push_back("--time=" + std::to_string((time_limit + kBackstopSlack + 59) / 60));
+}
+
 }  // namespace
 
 std::string ShellQuote(const std::string& arg) {
@@ -59,27 +77,10 @@ Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
   std::vector<std::string>& a = s.argv;
   a.push_back(config.sbatch);
   a.push_back("--parsable");
-  a.push_back("--job-name=" + TagOf(job.id));
-  if (!config.partition.empty()) a.push_back("--partition=" + config.partition);
-  if (!config.account.empty()) a.push_back("--account=" + config.account);
-  if (!job.node.empty()) a.push_back("--nodelist=" + job.node);
-  a.push_back("--nodes=1");
-  a.push_back("--ntasks=1");
-  if (job.gpus > 0) {
-    a.push_back("--gres=gpu:" + (job.gpu_type.empty() ? "" : job.gpu_type + ":") + std::to_string(job.gpus));
-  }
-  if (job.memory_bytes > 0) {
-    const std::int64_t mib = (job.memory_bytes + (1 << 20) - 1) >> 20;
-    a.push_back("--mem=" + std::to_string(mib) + "M");
-  }
-  if (job.time_limit > 0) {
-    const Duration backstop = job.time_limit + kBackstopSlack;
-    a.push_back("--time=" + std::to_string((backstop + 59) / 60));
-    if (job.signal > 0 && job.grace > 0) {
-      // Slurm takes at most 65535 s; a longer grace is warned that long before instead.
-      a.push_back("--signal=B:" + SignalArg(job.signal) + "@" +
-                  std::to_string(std::min<Duration>(job.grace, 65535)));
-    }
+  AddResources(a, job.id, job.node, job.gpus, job.gpu_type, job.memory_bytes, job.time_limit, config);
+  if (job.time_limit > 0 && job.signal > 0 && job.grace > 0) {
+    // Slurm takes at most 65535 s; a longer grace is warned that long before instead.
+    a.push_back("--signal=B:" + SignalArg(job.signal) + "@" + std::to_string(std::min<Duration>(job.grace, 65535)));
   }
   a.push_back("--no-requeue");
   a.push_back("--output=" + job.output);
@@ -95,6 +96,17 @@ Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
   }
   if (!config.slurm_conf.empty()) s.env.push_back("SLURM_CONF=" + config.slurm_conf);
   return s;
+}
+
+SessionCommand BuildSessionCommand(const SessionJob& job, const std::string& srun, const SubmitConfig& config) {
+  SessionCommand c;
+  c.argv.push_back(srun);
+  AddResources(c.argv, job.id, job.node, job.gpus, job.gpu_type, job.memory_bytes, job.time_limit, config);
+  // Output as it comes (a progress bar, a prompt without a newline), not line by line.
+  c.argv.push_back("--unbuffered");
+  c.argv.push_back("--quiet");  // Slurm's own progress lines would mix with rota's
+  c.tty_argv.push_back("--pty");
+  return c;
 }
 
 }  // namespace rota::slurm

@@ -64,6 +64,25 @@ struct Submission {
 };
 Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config);
 
+// An interactive session (`rota run`, `rota shell`) as a Slurm job: its client runs
+// `srun <options> COMMAND`, as the user it already is, from the directory and environment it was
+// started in (srun's own defaults). The same tag, node, GPUs, memory, partition, account and
+// backstop limit as a batch job; no --signal (Rota's warning reaches the command through its
+// client, and srun passes it on) and no output file (the terminal is the session's).
+struct SessionJob {
+  JobId id = 0;
+  std::string node;
+  int gpus = 0;
+  std::string gpu_type;
+  std::int64_t memory_bytes = 0;
+  Duration time_limit = 0;
+};
+struct SessionCommand {
+  std::vector<std::string> argv;      // srun and its options; the command follows
+  std::vector<std::string> tty_argv;  // added after argv when the client's stdin is a terminal
+};
+SessionCommand BuildSessionCommand(const SessionJob& job, const std::string& srun, const SubmitConfig& config);
+
 // `arg` quoted for /bin/sh: 'it'\''s'.
 std::string ShellQuote(const std::string& arg);
 

@@ -108,5 +108,38 @@ TEST(SubmitTest, TheWrappedCommandKeepsEveryArgument) {
   EXPECT_EQ(out, "[it's][a b][$HOME][`id`][\"q\"][back\\slash][two\nlines][][*]");
 }
 
+TEST(SubmitTest, ASessionAsksForTheSameResourcesWithoutBatchOptions) {
+  SessionJob j;
+  j.id = 7;
+  j.node = "gpu1";
+  j.gpus = 1;
+  j.gpu_type = "a100";
+  j.memory_bytes = 1 << 30;
+  j.time_limit = 600;
+  SubmitConfig c;
+  c.partition = "gpu";
+  SessionCommand s = BuildSessionCommand(j, "/usr/bin/srun", c);
+  EXPECT_EQ(s.argv[0], "/usr/bin/srun");
+  for (const char* want : {"--job-name=rota-7", "--partition=gpu", "--nodelist=gpu1", "--nodes=1", "--ntasks=1",
+                           "--gres=gpu:a100:1", "--mem=1024M", "--time=12", "--unbuffered"}) {
+    EXPECT_TRUE(Has(s.argv, want)) << want;
+  }
+  // The terminal is the session's output; Rota's warning reaches it through its client.
+  for (const std::string& a : s.argv) {
+    EXPECT_NE(a.rfind("--output", 0), 0u) << a;
+    EXPECT_NE(a.rfind("--signal", 0), 0u) << a;
+    EXPECT_NE(a, "--pty");
+  }
+  EXPECT_EQ(s.tty_argv, std::vector<std::string>{"--pty"});
+  SessionJob any;
+  any.id = 8;
+  SessionCommand plain = BuildSessionCommand(any, "srun", SubmitConfig{});
+  for (const std::string& a : plain.argv) {
+    EXPECT_NE(a.rfind("--nodelist", 0), 0u) << a;
+    EXPECT_NE(a.rfind("--gres", 0), 0u) << a;
+    EXPECT_NE(a.rfind("--time", 0), 0u) << a;
+  }
+}
+
 }  // namespace
 }  // namespace rota::slurm

@@ -2,7 +2,9 @@
 slurmctld and slurmd started by the test as root, Debian 12's Slurm 22.05). Each test has its own
 rotad and its own cluster. The end hook and two nodes: test_slurm_nodes.py."""
 import os
+import pty
 import signal
+import subprocess
 import time
 import unittest
 
@@ -47,12 +49,68 @@ class SlurmEngineTest(DaemonTest):
         self.assertIn("Engine: Slurm 22.05", status)
         self.assertNotIn("does not answer", status)
 
-    def test_interactive_sessions_are_refused_with_what_to_do(self):
-        r = self.d.rota("run", "--", "true", check=False)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("interactive sessions do not run through Slurm yet", r.stderr)
-        self.assertIn("rota submit", r.stderr)
-        self.assertEqual(self.d.rota("queue", "--all", "--json").stdout.strip(), "[]")
+    def test_an_interactive_session_runs_in_slurm_as_its_owner(self):
+        # A stray SLURM_JOB_ID (rota run from inside another Slurm job) would make srun a step of
+        # that job: the client drops Slurm's variables before srun.
+        r = self.d.rota("run", "--gpus", "2", "--", "sh", "-c",
+                        "echo gpus=$CUDA_VISIBLE_DEVICES; id -un; echo tag=$SLURM_JOB_NAME; sleep 2; exit 4",
+                        check=False, env={"SLURM_JOB_ID": "999999", "SLURM_JOBID": "999999"})
+        self.assertEqual(r.returncode, 4, r.stderr)
+        lines = r.stdout.split()
+        job = int(lines[2].split("-")[1])
+        self.assertEqual(lines[:3], ["gpus=0,1", DEFAULT_USER, f"tag=rota-{job}"])
+        rec = self.d.job(job)
+        self.assertTrue(rec["interactive"])
+        self.assertEqual((rec["state"], rec["exit_code"]), ("failed", 4))
+        entries = self.slurm_jobs(job)
+        self.assertEqual([(e[1]) for e in entries], [DEFAULT_USER])  # one Slurm job, the user's own
+        self.assertEqual(rec["engine_job"], f"Slurm job {entries[0][2]}")
+
+    def test_a_session_started_from_a_terminal_has_one_on_the_node(self):
+        # `rota shell` from a terminal: srun --pty gives the command a terminal of its own there.
+        argv = self.d.command("run", "--", "sh", "-c", "test -t 0 && test -t 1 && echo on-a-terminal; exit 5")
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the client, on the pseudo-terminal
+            os.chdir(self.d.dir)
+            os.execvpe(argv[0], argv, dict(os.environ, **self.d.client_env()))
+        out = b""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the terminal's last writer closed it
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 5, out)
+        self.assertIn(b"on-a-terminal", out)
+
+    def test_a_session_whose_client_dies_leaves_nothing_running_in_slurm(self):
+        client = self.d.start_rota("run", "--gpus", "1", "--", "sleep", "300")
+        session = wait_for(lambda: self.d.sessions("running"), what="the session to run")[0]["id"]
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(session)), what="its Slurm job")
+        client.send_signal(signal.SIGKILL)  # srun, its child, is left without it
+        client.wait()
+        self.assertEqual(self.d.wait_state(session, "cancelled")["end_reason"], "Session closed")
+        wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(session)),
+                 what="the session's Slurm job to be cancelled")
+        # Its GPU is free again for Rota.
+        job = self.d.submit("--gpus", "4", "--", "true")
+        self.d.wait_state(job, "completed", timeout=30)
+
+    def test_a_cancelled_session_stops_through_srun(self):
+        client = self.d.start_rota("run", "--gpus", "1", "--", "sleep", "300", output=subprocess.PIPE)
+        session = wait_for(lambda: self.d.sessions("running"), what="the session to run")[0]["id"]
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(session)), what="its Slurm job")
+        self.d.rota("cancel", str(session))
+        client.communicate(timeout=60)
+        self.assertNotEqual(client.returncode, 0)
+        self.assertEqual(self.d.wait_state(session, "cancelled")["end_reason"], f"Cancelled by {DEFAULT_USER}")
+        wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(session)),
+                 what="the session's Slurm job to end")
 
     def test_cancel_stops_the_slurm_job(self):
         job = self.d.submit("--", "sleep", "300")
