@@ -1,0 +1,63 @@
+// Bookings as Slurm reservations (issue 26; docs/design.md, "The Slurm engine", Bookings): Rota's
+// calendar stays the truth and Rota never starts a job that collides with a booking; for people
+// who bypass Rota with plain `sbatch`, a booking that covers whole nodes is also a Slurm
+// reservation for its owner (`scontrol create reservation ReservationName=rota-b<id> Users=<user>
+// Nodes=<nodes> Flags=IGNORE_JOBS`), changed when the booking changes and deleted when it ends.
+//
+// Pure: what `scontrol show reservation -o` says, read back; which changes make Slurm's Rota
+// reservations (named kReservationPrefix...) the wanted ones, leaving every other reservation
+// alone; and the scontrol command line of each change. The engine runs them (daemon/slurm_engine.h).
+//
+// Tested by reservations_test.cc on lines captured from Slurm 22.05.8.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace rota::slurm {
+
+struct Reservation {
+  std::string name;
+  std::vector<std::string> users;  // as Slurm names them
+  std::vector<std::string> nodes;  // host names, expanded ("n[1-2]" -> n1, n2), sorted
+  Time start = 0;
+  Time end = 0;  // exclusive
+};
+
+inline constexpr std::string_view kReservationPrefix = "rota-b";
+// "rota-b<id>": the reservation of booking `id`.
+std::string ReservationName(std::int64_t booking_id);
+
+// `scontrol show reservation -o`: one reservation a line of Key=Value words ("No reservations in
+// the system" when there are none). Times are local (as ParseSlurmTime reads them).
+StatusOr<std::vector<Reservation>> ParseReservations(std::string_view text);
+
+// A Slurm host list ("n1,gpu[01-03,7],x") as host names, in the order written. Refuses unbalanced
+// brackets and ranges that are not ascending numbers.
+StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list);
+
+struct ReservationChange {
+  enum class Kind { kCreate, kUpdate, kDelete };
+  Kind kind = Kind::kCreate;
+  Reservation r;          // wanted (kCreate, kUpdate) or existing (kDelete)
+  bool started = false;   // kUpdate: the existing one has begun: its start is left as it is
+};
+
+// The changes that make Slurm's reservations named with kReservationPrefix the `wanted` ones at
+// `now`: deletes first (a reservation that goes may free the nodes of one that comes), then
+// creates and updates. A wanted one that has ended is not made; one whose start has passed starts
+// now. Reservations of other names are never touched.
+std::vector<ReservationChange> PlanReservations(const std::vector<Reservation>& wanted,
+                                                const std::vector<Reservation>& existing, Time now);
+
+// The scontrol command line of `change` (argv[0] is `scontrol`). Times local, to the second.
+std::vector<std::string> ReservationArgv(const std::string& scontrol, const ReservationChange& change, Time now);
+
+// A local time as Slurm reads it: "2026-12-04T10:00:00".
+std::string SlurmTime(Time t);
+
+}  // namespace rota::slurm
