@@ -101,10 +101,23 @@ class Engine {
   // that polls looks now. Others ignore it.
   virtual void Poke() {}
 
+  // The bookings that hold whole named nodes (confirmed or active, not yet over), told before each
+  // scheduling pass: an engine in front of a cluster that people also use directly (plain
+  // `sbatch`) reserves those nodes there for the booking's owner. Others ignore it.
+  struct BookedNodes {
+    std::int64_t booking = 0;
+    std::string user;
+    std::vector<std::string> nodes;
+    Time start = 0;
+    Time end = 0;
+  };
+  virtual void Booked(const std::vector<BookedNodes>& /*bookings*/) {}
+
   // An interactive session (`rota run`, `rota shell`) the core started: where and with what.
   struct SessionStart {
     JobId id = 0;
     uid_t uid = 0;
+    std::string user;
     std::string node;  // the node of its cards ("" when the core named none)
     int gpus = 0;
     std::int64_t memory_bytes = 0;

@@ -1,6 +1,7 @@
 #include "daemon/inventory.h"
 
 #include <algorithm>
+#include <map>
 
 #include "exec/device_filter.h"
 
@@ -40,6 +41,21 @@ const std::string& Inventory::NodeOf(const Allocation& alloc) const {
   if (g >= state_.gpus.size()) return kHere;
   const size_t n = static_cast<size_t>(state_.gpus[g].node);
   return n < node_names_.size() ? node_names_[n] : kHere;
+}
+
+std::vector<std::string> Inventory::WholeNodesOf(const Allocation& alloc) const {
+  std::vector<std::string> whole;
+  if (alloc.memory > 0 || alloc.mig >= 0) return whole;
+  std::map<int, int> held, total;  // by node
+  for (int g : alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < state_.gpus.size()) ++held[state_.gpus[static_cast<size_t>(g)].node];
+  }
+  for (const Gpu& card : state_.gpus) ++total[card.node];
+  for (const auto& [node, n] : held) {
+    const size_t at = static_cast<size_t>(node);
+    if (n == total[node] && at < node_names_.size() && !node_names_[at].empty()) whole.push_back(node_names_[at]);
+  }
+  return whole;
 }
 
 StatusOr<size_t> Inventory::Find(const std::string& name) const {

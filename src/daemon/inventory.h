@@ -34,6 +34,9 @@ class Inventory {
   StatusOr<size_t> Find(const std::string& name) const;
   // The machine of `alloc`'s cards ("" for this one): where a cluster engine sends the job.
   const std::string& NodeOf(const Allocation& alloc) const;
+  // The named machines all of whose cards `alloc` holds whole (none for a share or a slice): what
+  // a booking on `alloc` can reserve in a cluster's own scheduler.
+  std::vector<std::string> WholeNodesOf(const Allocation& alloc) const;
   // "0,1": the device indices of `alloc`'s cards.
   std::string IndexList(const Allocation& alloc) const;
   // `alloc` by card UUID (and its slice's UUID), as the store keeps it.

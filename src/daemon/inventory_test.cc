@@ -134,9 +134,15 @@ TEST(InventoryTest, CardsOfSeveralMachinesKeepTheirNodes) {
   EXPECT_EQ(inv.NodeOf(Allocation{{2}, -1, 0}), "gpu2");
   EXPECT_EQ(inv.NodeOf(Allocation{{0, 3}, -1, 0}), "gpu1");
   EXPECT_EQ(inv.NodeOf(Allocation{}), "");
+  // Whole nodes of an allocation: every card of the machine, whole.
+  EXPECT_EQ(inv.WholeNodesOf(Allocation{{0, 1, 2, 3}, -1, 0}), (std::vector<std::string>{"gpu1", "gpu2"}));
+  EXPECT_EQ(inv.WholeNodesOf(Allocation{{0, 2, 3}, -1, 0}), std::vector<std::string>{"gpu2"});
+  EXPECT_TRUE(inv.WholeNodesOf(Allocation{{0, 3}, -1, 0}).empty());
+  EXPECT_TRUE(inv.WholeNodesOf(Allocation{{2}, -1, 1024}).empty());  // a share of it
   const device::Snapshot here = Sample();  // this machine's cards
   inv.Load(&here);
   EXPECT_EQ(inv.NodeOf(Allocation{{1}, -1, 0}), "");
+  EXPECT_TRUE(inv.WholeNodesOf(Allocation{{0, 1, 2}, -1, 0}).empty());  // this machine has no name
   EXPECT_EQ(inv.gpus()[2].node, 0);
 }
 

@@ -44,6 +44,14 @@ void Daemon::SchedulePass() {
   const Time now = Now();
   runner_->EscalateKills(now);
   const Time bookings_due = desk_->Pass(now);
+  // Before any start: a job of a booking's owner goes into the booking's reservation there.
+  std::vector<Engine::BookedNodes> booked;
+  for (const BookingEntry& e : desk_->book().Entries()) {
+    if ((e.state != BookingState::kConfirmed && e.state != BookingState::kActive) || e.spec.end <= now) continue;
+    std::vector<std::string> nodes = cards_.WholeNodesOf(e.alloc);
+    if (!nodes.empty()) booked.push_back({e.id, e.spec.user, std::move(nodes), e.spec.start, e.spec.end});
+  }
+  engine_->Booked(booked);
   runner_->CancelNeverSatisfied(now);
   ClusterState state = BuildState();
   Decisions d = Schedule(state, config_.policy, now);

@@ -90,6 +90,7 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
   Engine::SessionStart ask;
   ask.id = id;
   ask.uid = static_cast<uid_t>(a.rec.uid);
+  ask.user = a.rec.job.user;
   ask.node = cards.NodeOf(start.alloc);
   ask.gpus = static_cast<int>(start.alloc.gpus.size());
   ask.memory_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);

@@ -1,5 +1,6 @@
 #include "daemon/slurm_engine.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "daemon/slurm_cards.h"
@@ -183,6 +185,7 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   b.time_limit = spec.cluster.time_limit;
   b.signal = spec.cluster.signal;
   b.grace = spec.cluster.grace;
+  std::tie(b.reservation, b.limit_cap) = ReservationFor(spec.user, b.node, now);
   slurm::Submission sub = slurm::BuildSubmission(b, options_.submit);
   ChildCommand c;
   c.argv = std::move(sub.argv);
@@ -319,6 +322,7 @@ StatusOr<Engine::SessionWrap> SlurmEngine::WrapSession(const SessionStart& start
   s.gpus = start.gpus;
   s.memory_bytes = start.memory_bytes;
   s.time_limit = start.time_limit;
+  std::tie(s.reservation, s.limit_cap) = ReservationFor(start.user, s.node, clock_.Now());
   slurm::SessionCommand c = slurm::BuildSessionCommand(s, options_.srun, options_.submit);
   SessionWrap w;
   w.argv = std::move(c.argv);
@@ -357,6 +361,106 @@ void SlurmEngine::EndSession(JobId id, uid_t uid) {
   commands_->Start(AsRotad(std::move(argv)), [id](ChildResult r) {
     if (!r.ok()) spdlog::debug("job {}: scancel of the session's allocation: {}", id, r.Describe());
   });
+}
+
+void SlurmEngine::Booked(const std::vector<BookedNodes>& bookings) {
+  std::vector<slurm::Reservation> wanted;
+  for (const BookedNodes& b : bookings) {
+    slurm::Reservation r;
+    r.name = slurm::ReservationName(b.booking);
+    r.users = {b.user};
+    r.nodes = b.nodes;
+    std::sort(r.nodes.begin(), r.nodes.end());
+    r.start = b.start;
+    r.end = b.end;
+    wanted.push_back(std::move(r));
+  }
+  if (wanted == wanted_reservations_) return;
+  wanted_reservations_ = std::move(wanted);
+  SyncReservations();
+}
+
+std::pair<std::string, Duration> SlurmEngine::ReservationFor(const std::string& user, const std::string& node,
+                                                             Time now) const {
+  std::string into;
+  Duration cap = 0;
+  if (node.empty()) return {into, cap};
+  for (const slurm::Reservation& r : wanted_reservations_) {
+    if (present_reservations_.count(r.name) == 0 ||
+        std::find(r.nodes.begin(), r.nodes.end(), node) == r.nodes.end()) {
+      continue;
+    }
+    const bool own = std::find(r.users.begin(), r.users.end(), user) != r.users.end();
+    if (own && r.start <= now && now < r.end) {
+      into = r.name;
+    } else if (r.start > now) {
+      cap = cap == 0 ? r.start - now : std::min(cap, r.start - now);
+    }
+  }
+  return {into, cap};
+}
+
+void SlurmEngine::SyncReservations() {
+  if (reservations_syncing_) {
+    reservations_again_ = true;
+    return;
+  }
+  reservations_syncing_ = true;
+  reservations_again_ = false;
+  next_reservation_check_ = clock_.Now() + kReservationCheckS;
+  commands_->Start(AsRotad({options_.scontrol, "show", "reservation", "-o"}), [this](ChildResult r) {
+    StatusOr<std::vector<slurm::Reservation>> existing =
+        r.ok() ? slurm::ParseReservations(r.out)
+               : StatusOr<std::vector<slurm::Reservation>>(Unavailable(r.Describe()));
+    if (!existing.ok()) {
+      if (reservations_error_ != existing.status().message()) {
+        reservations_error_ = existing.status().message();
+        spdlog::warn("Slurm's reservations cannot be read ({}): bookings are not reserved in Slurm for now",
+                     reservations_error_);
+      }
+      ApplyReservations({}, 0);
+      return;
+    }
+    present_reservations_.clear();
+    for (const slurm::Reservation& e : *existing) {
+      if (e.name.rfind(slurm::kReservationPrefix, 0) == 0) present_reservations_.insert(e.name);
+    }
+    ApplyReservations(slurm::PlanReservations(wanted_reservations_, *existing, clock_.Now()), 0);
+  });
+}
+
+void SlurmEngine::ApplyReservations(std::vector<slurm::ReservationChange> plan, size_t next) {
+  if (next >= plan.size()) {
+    reservations_syncing_ = false;
+    if (reservations_again_) SyncReservations();
+    return;
+  }
+  const slurm::ReservationChange change = plan[next];
+  commands_->Start(
+      AsRotad(slurm::ReservationArgv(options_.scontrol, change, clock_.Now())),
+      [this, change, plan = std::move(plan), next](ChildResult r) mutable {
+        using Kind = slurm::ReservationChange::Kind;
+        const char* what = change.kind == Kind::kCreate ? "made" : change.kind == Kind::kUpdate ? "changed" : "deleted";
+        if (r.ok()) {
+          reservations_error_.clear();
+          reservation_failures_.erase(change.r.name);
+          if (change.kind == Kind::kDelete) {
+            present_reservations_.erase(change.r.name);
+          } else {
+            present_reservations_.insert(change.r.name);
+          }
+          spdlog::info("Slurm reservation {} {} (nodes {}, for {})", change.r.name, what,
+                       fmt::join(change.r.nodes, ","), fmt::join(change.r.users, ","));
+        } else {
+          // Tried again at every check: said once for as long as it fails the same way.
+          std::string& last = reservation_failures_[change.r.name];
+          if (last != r.Describe()) {
+            last = r.Describe();
+            spdlog::warn("Slurm reservation {} could not be {}: {}", change.r.name, what, last);
+          }
+        }
+        ApplyReservations(std::move(plan), next + 1);
+      });
 }
 
 void SlurmEngine::Poke() {
@@ -402,6 +506,7 @@ void SlurmEngine::OnQueue(const ChildResult& r) {
     // A job completing (its epilogs run: an EpilogSlurmctld's poke comes before COMPLETED) is
     // looked at again soon, not at the next poll.
     if (Apply(*queue) > 0) poke_timer_->Arm(kCompletingRecheckMs * 1'000'000);
+    if (clock_.Now() >= next_reservation_check_) SyncReservations();
   }
   if (read_again_) {
     ReadQueue();

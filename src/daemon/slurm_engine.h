@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "daemon/engine.h"
 #include "daemon/event_loop.h"
 #include "slurm/queue.h"
+#include "slurm/reservations.h"
 #include "slurm/submit.h"
 
 namespace rota::daemon {
@@ -97,6 +99,15 @@ class SlurmEngine final : public Engine {
   // with the command); then, or when the session is killed, its allocation is cancelled.
   StatusOr<SessionWrap> WrapSession(const SessionStart& start, std::map<std::string, std::string> env) override;
   void EndSession(JobId id, uid_t uid) override;
+
+  // Bookings of whole nodes become Slurm reservations for their owners (slurm/reservations.h),
+  // made, changed and deleted to match whenever the bookings change and every
+  // kReservationCheckS (someone may have deleted one; slurmctld may have lost its state). A job of
+  // a booking's owner on a reserved node goes into the reservation (--reservation) while it
+  // lasts and exists in Slurm; any job's Slurm limit stops where a reservation on its node
+  // begins (Slurm would not start a job that reaches into one).
+  void Booked(const std::vector<BookedNodes>& bookings) override;
+  static constexpr Duration kReservationCheckS = 30;
 
   // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or
   // kPokeGapMs after the last read began when that was closer (a poke in a loop is one read each
@@ -170,6 +181,11 @@ class SlurmEngine final : public Engine {
   // The queue as read once for the restart's FindLaunch/Adopt/Collect (nullopt: Slurm did not answer).
   const std::optional<std::vector<slurm::QueuedJob>>& StartupQueue();
   void ArmPoll();
+  void SyncReservations();
+  void ApplyReservations(std::vector<slurm::ReservationChange> plan, size_t next);
+  // The reservation a job of `user` on `node` goes into now ("" none), and how long until a
+  // reservation there begins that the job would reach into (0: none).
+  std::pair<std::string, Duration> ReservationFor(const std::string& user, const std::string& node, Time now) const;
 
   SlurmEngineOptions options_;
   EventLoop& loop_;
@@ -187,6 +203,13 @@ class SlurmEngine final : public Engine {
   std::string version_;
   bool startup_read_ = false;
   std::optional<std::vector<slurm::QueuedJob>> startup_queue_;
+  std::vector<slurm::Reservation> wanted_reservations_;
+  std::set<std::string> present_reservations_;  // Rota's, as Slurm has them since the last changes
+  bool reservations_syncing_ = false;
+  bool reservations_again_ = false;  // the bookings changed while a sync ran
+  Time next_reservation_check_ = 0;
+  std::string reservations_error_;  // the last failure to read them, said once
+  std::map<std::string, std::string> reservation_failures_;  // by name: the last failure said
 };
 
 }  // namespace rota::daemon

@@ -26,6 +26,7 @@ struct Reservation {
   std::vector<std::string> nodes;  // host names, expanded ("n[1-2]" -> n1, n2), sorted
   Time start = 0;
   Time end = 0;  // exclusive
+  bool operator==(const Reservation&) const = default;
 };
 
 inline constexpr std::string_view kReservationPrefix = "rota-b";

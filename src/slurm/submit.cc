@@ -33,24 +33,36 @@ std::string SignalArg(int signo) {
 }
 
 // What a batch job and a session ask of Slurm alike: the tag, where, what and for how long.
-void AddResources(std::vector<std::string>& a, JobId id, const std::string& node, int gpus,
-                  const std::string& gpu_type, std::int64_t memory_bytes, Duration time_limit,
-                  const SubmitConfig& config) {
-  a.push_back("--job-name=" + TagOf(id));
+template <typename J>
+void AddResources(std::vector<std::string>& a, const J& job, const SubmitConfig& config) {
+  a.push_back("--job-name=" + TagOf(job.id));
   if (!config.partition.empty()) a.push_back("--partition=" + config.partition);
   if (!config.account.empty()) a.push_back("--account=" + config.account);
-  if (!node.empty()) a.push_back("--nodelist=" + node);
+  if (!job.reservation.empty()) a.push_back("--reservation=" + job.reservation);
+  if (!job.node.empty()) a.push_back("--nodelist=" + job.node);
   a.push_back("--nodes=1");
   a.push_back("--ntasks=1");
-  if (gpus > 0) a.push_back("--gres=gpu:" + (gpu_type.empty() ? "" : gpu_type + ":") + std::to_string(gpus));
-  if (memory_bytes > 0) {
-    const std::int64_t mib = (memory_bytes + (1 << 20) - 1) >> 20;
+  if (job.gpus > 0) {
+    a.push_back("--gres=gpu:" + (job.gpu_type.empty() ? "" : job.gpu_type + ":") + std::to_string(job.gpus));
+  }
+  if (job.memory_bytes > 0) {
+    const std::int64_t mib = (job.memory_bytes + (1 << 20) - 1) >> 20;
     a.push_back("--mem=" + std::to_string(mib) + "M");
   }
-  if (time_limit > 0) a.push_back("--time=" + std::to_string((time_limit + kBackstopSlack + 59) / 60));
+  if (job.time_limit > 0 || job.limit_cap > 0)
+    a.push_back("--time=" + std::to_string(SlurmMinutes(job.time_limit, job.limit_cap)));
 }
 
 }  // namespace
+
+long SlurmMinutes(Duration limit, Duration cap) {
+  const long wanted = limit > 0 ? static_cast<long>((limit + kBackstopSlack + 59) / 60) : 0;
+  if (cap <= 0) return wanted;
+  // Ending exactly where the reservation begins counts as reaching into it, and Slurm starts the
+  // job a moment after rotad asked: kCapMargin earlier.
+  const long most = std::max<long>(1, static_cast<long>((cap - kCapMargin) / 60));
+  return wanted > 0 ? std::min(wanted, most) : most;
+}
 
 std::string ShellQuote(const std::string& arg) {
   std::string out = "'";
@@ -77,7 +89,7 @@ Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
   std::vector<std::string>& a = s.argv;
   a.push_back(config.sbatch);
   a.push_back("--parsable");
-  AddResources(a, job.id, job.node, job.gpus, job.gpu_type, job.memory_bytes, job.time_limit, config);
+  AddResources(a, job, config);
   if (job.time_limit > 0 && job.signal > 0 && job.grace > 0) {
     // Slurm takes at most 65535 s; a longer grace is warned that long before instead.
     a.push_back("--signal=B:" + SignalArg(job.signal) + "@" + std::to_string(std::min<Duration>(job.grace, 65535)));
@@ -101,7 +113,7 @@ Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
 SessionCommand BuildSessionCommand(const SessionJob& job, const std::string& srun, const SubmitConfig& config) {
   SessionCommand c;
   c.argv.push_back(srun);
-  AddResources(c.argv, job.id, job.node, job.gpus, job.gpu_type, job.memory_bytes, job.time_limit, config);
+  AddResources(c.argv, job, config);
   // Output as it comes (a progress bar, a prompt without a newline), not line by line.
   c.argv.push_back("--unbuffered");
   c.argv.push_back("--quiet");  // Slurm's own progress lines would mix with rota's

@@ -50,9 +50,18 @@ struct BatchJob {
   std::string gpu_type;           // the gres type ("a100"), "" untyped
   std::int64_t memory_bytes = 0;  // host memory; 0: Slurm's default
   Duration time_limit = 0;        // Rota's limit; 0: none given (the partition's)
+  std::string reservation;        // the owner's booking's reservation on the node ("": none)
+  // The most Slurm's limit may be (0: no bound): a reservation on the node begins then, and Slurm
+  // would not start a job whose limit reaches into it.
+  Duration limit_cap = 0;
   int signal = 0;                 // the job's warning signal (0: none)
   Duration grace = 0;             // sent this long before the kill
 };
+
+// Slurm's limit for Rota's `limit`, in whole minutes: the limit plus kBackstopSlack, rounded up,
+// but not past `cap` less kCapMargin (when cap > 0: rounded down there, at least a minute).
+long SlurmMinutes(Duration limit, Duration cap);
+inline constexpr Duration kCapMargin = 30;
 
 // Added to Rota's time limit for Slurm's: room for Rota's own stop (its grace is inside the
 // limit) and for a daemon that is a little late.
@@ -76,6 +85,8 @@ struct SessionJob {
   std::string gpu_type;
   std::int64_t memory_bytes = 0;
   Duration time_limit = 0;
+  std::string reservation;  // as BatchJob's
+  Duration limit_cap = 0;
 };
 struct SessionCommand {
   std::vector<std::string> argv;      // srun and its options; the command follows

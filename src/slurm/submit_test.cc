@@ -108,6 +108,23 @@ TEST(SubmitTest, TheWrappedCommandKeepsEveryArgument) {
   EXPECT_EQ(out, "[it's][a b][$HOME][`id`][\"q\"][back\\slash][two\nlines][][*]");
 }
 
+TEST(SubmitTest, SlurmsLimitStopsWhereAReservationOnTheNodeBegins) {
+  EXPECT_EQ(SlurmMinutes(3600, 0), 62);       // Rota's hour + the backstop's slack, rounded up
+  EXPECT_EQ(SlurmMinutes(3600, 3689), 60);    // a reservation in 3689 s: 30 s earlier, rounded down
+  EXPECT_EQ(SlurmMinutes(3600, 3660), 60);
+  EXPECT_EQ(SlurmMinutes(3600, 3600), 59);    // never ends exactly where it begins
+  EXPECT_EQ(SlurmMinutes(3600, 30), 1);       // at least a minute
+  EXPECT_EQ(SlurmMinutes(0, 7230), 120);      // no limit of Rota's: the reservation's start bounds it
+  EXPECT_EQ(SlurmMinutes(0, 0), 0);
+  BatchJob j = Job();
+  j.reservation = "rota-b3";
+  j.limit_cap = 630;
+  Submission s = BuildSubmission(j, SubmitConfig{});
+  EXPECT_TRUE(Has(s.argv, "--reservation=rota-b3"));
+  EXPECT_TRUE(Has(s.argv, "--time=10"));
+  EXPECT_FALSE(Has(BuildSubmission(Job(), SubmitConfig{}).argv, "--reservation=rota-b3"));
+}
+
 TEST(SubmitTest, ASessionAsksForTheSameResourcesWithoutBatchOptions) {
   SessionJob j;
   j.id = 7;

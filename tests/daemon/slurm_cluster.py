@@ -144,6 +144,7 @@ DefMemPerCPU=1024
 GresTypes=gpu
 ReturnToService=2
 MinJobAge=300
+ResvOverRun=UNLIMITED
 KillWait=2
 SlurmdTimeout=20
 SlurmdParameters=config_overrides

@@ -1,6 +1,7 @@
 """The Slurm engine through real rotad and rota processes, on a real Slurm (slurm_cluster.py: munged,
 slurmctld and slurmd started by the test as root, Debian 12's Slurm 22.05). Each test has its own
 rotad and its own cluster. The end hook and two nodes: test_slurm_nodes.py."""
+import json
 import os
 import pty
 import signal
@@ -21,7 +22,8 @@ class SlurmEngineTest(DaemonTest):
         # minutes, and each test's rotad numbers its jobs from 1 again.
         self.cluster = SlurmCluster().start()
         self.addCleanup(self.cluster.stop)
-        self.CONFIG = slurm_config(self.cluster)
+        # A one-second booking grid, bookings of today without an admin: a booking's life in seconds.
+        self.CONFIG = slurm_config(self.cluster, extra='[bookings]\nslot = "1s"\nsame_day_needs_admin = false\n')
         super().setUp()
 
     def slurm_jobs(self, job):
@@ -253,6 +255,48 @@ class SlurmEngineTest(DaemonTest):
         time.sleep(1)
         self.assertEqual(self.read("ran-once"), "ran\n")
         self.assertEqual([s for s, _, _ in self.slurm_jobs(job)], ["COMPLETED"])
+
+    def reservation(self, name):
+        """Slurm's line for reservation `name` (`scontrol show reservation -o`), "" when none."""
+        out = self.cluster.run("scontrol", "show", "reservation", "-o").stdout
+        return next((l for l in out.splitlines() if l.startswith(f"ReservationName={name} ")), "")
+
+    def test_a_booking_of_the_whole_node_is_a_slurm_reservation_for_its_owner(self):
+        other = "rota-it-other"
+        ensure_user(other)
+        start = int(time.time()) + 2
+        r = self.d.rota("book", "--gpus", "4", "--from", str(start), "--until", str(start + 600), "--json")
+        bid = json.loads(r.stdout)["booking"]["id"]
+        line = wait_for(lambda: self.reservation(f"rota-b{bid}"), what="the booking's reservation in Slurm")
+        self.assertIn(f" Users={DEFAULT_USER} ", line)
+        self.assertIn(f" Nodes={self.cluster.node} ", line)
+        # Someone bypassing Rota with plain sbatch waits for the booking's end ...
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:1", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "true", user=other).stdout.strip()
+        state = lambda: self.cluster.run("squeue", "-h", "-t", "all", "-j", outside, "-o", "%T|%r").stdout.strip()
+        wait_for(lambda: self.d.api({"op": "bookings", "id": bid})["bookings"][0]["state"] == "active",
+                 what="the booking to start")
+        # ... while the owner's job through Rota runs in the booking's reservation.
+        job = self.d.submit("--gpus", "2", "--time", "5m", "--", "true")
+        self.d.wait_state(job, "completed", timeout=30)
+        self.assertTrue(state().startswith("PENDING|"), state())
+        # A booking given back early: the reservation goes, and the outside job runs.
+        self.d.rota("release", str(bid))
+        wait_for(lambda: not self.reservation(f"rota-b{bid}"), what="the reservation to be deleted")
+        wait_for(lambda: state().startswith("COMPLETED"), timeout=30, what="the outside job to run")
+
+    def test_a_job_before_a_reserved_booking_gets_a_slurm_limit_that_ends_before_it(self):
+        # Rota's 3-minute job ends before the booking in 5 minutes; Slurm's backstop limit (the
+        # job's plus two minutes) would reach into the reservation, and Slurm would hold the job.
+        start = int(time.time()) + 300
+        r = self.d.rota("book", "--gpus", "4", "--from", str(start), "--until", str(start + 600), "--json")
+        bid = json.loads(r.stdout)["booking"]["id"]
+        wait_for(lambda: self.reservation(f"rota-b{bid}"), what="the booking's reservation in Slurm")
+        job = self.d.submit("--gpus", "1", "--time", "3m", "--", "true")
+        self.d.wait_state(job, "completed", timeout=30)
+        limits = self.cluster.run("squeue", "-h", "-t", "all", "-n", f"rota-{job}", "-o", "%l").stdout.split()
+        self.assertEqual(len(limits), 1, limits)
+        self.assertIn(limits[0], ("3:00", "4:00"))  # whole minutes before the reservation, at least Rota's
 
     def test_the_gpus_are_the_partitions_and_a_drained_node_takes_no_new_work(self):
         gpus = self.d.api({"op": "gpus"})["gpus"]
