@@ -139,6 +139,11 @@ struct EngineConfig {
   // with this model; memory shares need the memory).
   std::string gpu_model = "GPU";
   MiB gpu_memory = 0;
+  // Node agents (`rotad --agent` on each compute node, posting GPU readings over HTTP): the
+  // directory of their tokens (`<node>.token`; "" = no agents), and how old readings may be
+  // before a node's load reads unknown.
+  std::string agent_tokens;
+  Duration agent_stale_after = 30;
 };
 
 struct Config {

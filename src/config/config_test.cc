@@ -368,7 +368,8 @@ TEST(Config, Engine) {
   EXPECT_EQ(ParseConfig("", "rota.toml")->engine.kind, EngineKind::kLocal);
   auto c = ParseConfig(
       "[engine]\nkind = \"slurm\"\nbin_dir = \"/opt/slurm/bin\"\nslurm_conf = \"/etc/slurm-lab/slurm.conf\"\n"
-      "partition = \"gpu\"\naccount = \"lab\"\nnode = \"gpu1\"\ncommand_timeout = \"30s\"\npoll_interval = 0.5\n",
+      "partition = \"gpu\"\naccount = \"lab\"\nnode = \"gpu1\"\ncommand_timeout = \"30s\"\npoll_interval = 0.5\n"
+      "agent_tokens = \"/etc/rota/agents\"\nagent_stale_after = \"1m\"\n",
       "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   const EngineConfig& e = c->engine;
@@ -380,6 +381,9 @@ TEST(Config, Engine) {
   EXPECT_EQ(e.node, "gpu1");
   EXPECT_EQ(e.command_timeout, 30);
   EXPECT_EQ(e.poll_interval, 0.5);
+  EXPECT_EQ(e.agent_tokens, "/etc/rota/agents");
+  EXPECT_EQ(e.agent_stale_after, 60);
+  EXPECT_FALSE(ParseConfig("[engine]\nagent_tokens = \"agents\"\n", "rota.toml").ok());
   auto bad = ParseConfig(
       "[engine]\nkind = \"kubernetes\"\nbin_dir = \"bin\"\npoll_interval = 0.01\ncommand_timeout = \"0s\"\nnodes = 2\n",
       "rota.toml");

@@ -39,6 +39,8 @@ void ReadEngine(Section& root, Config& config) {
   if (auto v = s.Number("poll_interval", 0.1, "seconds, e.g. 1")) e.poll_interval = *v;
   if (auto v = s.String("gpu_model")) e.gpu_model = *v;
   if (auto m = s.Memory("gpu_memory")) e.gpu_memory = *m;
+  if (auto v = AbsolutePath(s, "agent_tokens", true)) e.agent_tokens = *v;
+  if (auto d = s.DurationOf("agent_stale_after", 1)) e.agent_stale_after = *d;
   s.Finish();
   if (config.gpu_source == GpuSource::kSlurm && e.kind != EngineKind::kSlurm) {
     s.FailAt(t->source(), "[gpus] source = \"slurm\" needs [engine] kind = \"slurm\"");

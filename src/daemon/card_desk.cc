@@ -42,6 +42,7 @@ void CardDesk::Load(Time now) {
     FollowJobs();
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
+  if (snap.ok() && setup_.agents) setup_.agents->LayOnto(snap->gpus);
   cards_.Load(snap.ok() ? &*snap : nullptr);
   if (!snap.ok()) {
     devices_error_ = snap.status().message();
@@ -88,6 +89,7 @@ void CardDesk::StopSampling() {
 void CardDesk::OnSample() {
   std::optional<StatusOr<device::Snapshot>> sample = sampler_->Take();
   if (!sample) return;
+  if (sample->ok() && setup_.agents) setup_.agents->LayOnto((*sample)->gpus);
   ApplySample(*sample, Now());
   ++samples_applied_;
 }

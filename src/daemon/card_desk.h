@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/agent_board.h"
 #include "core/status.h"
 #include "daemon/active_job.h"
 #include "daemon/booking_desk.h"
@@ -54,6 +55,7 @@ class CardDesk {
     JobTable* jobs = nullptr;
     Inventory* cards = nullptr;       // loaded here; its drains and free memory kept up here
     BookingDesk* bookings = nullptr;  // whose cards are claimed, remapped with the inventory
+    AgentBoard* agents = nullptr;     // node agents' readings, laid onto each sample (or none)
     Notifications* notes = nullptr;
     // The cards the scheduler may use changed: a pass is due.
     std::function<void()> changed;

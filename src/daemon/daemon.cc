@@ -188,7 +188,15 @@ Status Daemon::Open() {
   sessions.stop = [this](ActiveJob& a, Time now) { runner_->BeginStop(a, now); };
   sessions_ = std::make_unique<SessionDesk>(std::move(sessions));
 
+  if (!config_.engine.agent_tokens.empty()) {
+    // Node agents' GPU readings (agent_board.h): tokens read once, at start.
+    StatusOr<std::map<std::string, std::string>> tokens = AgentBoard::LoadTokens(config_.engine.agent_tokens);
+    if (!tokens.ok()) return tokens.status();
+    spdlog::info("agents: tokens of {} node(s) from {}", tokens->size(), config_.engine.agent_tokens);
+    agents_ = std::make_shared<AgentBoard>(std::move(*tokens), *deps_.clock, config_.engine.agent_stale_after);
+  }
   CardDesk::Setup cards;
+  cards.agents = agents_.get();
   cards.store = store_.get();
   cards.clock = deps_.clock;
   cards.config = &config_;
@@ -332,6 +340,7 @@ Status Daemon::Open() {
   door.clock = deps_.clock;
   door.config = &config_;
   door.user_mode = options_.user_mode;
+  door.agents = agents_.get();
   door.take = [this](ConnId conn, std::shared_ptr<HttpCall> call) {
     pipeline_->TakeHttp(conn, std::move(call));
   };

@@ -148,6 +148,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<BookingDesk> desk_;  // the bookings (booking_desk.h); made with the store
   Inventory cards_;  // the GPU inventory (inventory.h), kept up by card_desk_
   // The GPU source, its sampler, the card and outside watches, the card requests (card_desk.h).
+  std::shared_ptr<AgentBoard> agents_;  // node agents' readings ([engine] agent_tokens), or none
   std::unique_ptr<CardDesk> card_desk_;
   std::unique_ptr<UsageLedger> ledger_;  // users' and projects' usage (usage_ledger.h)
   // Pending and running jobs, sessions' connections, withdrawn launches, what the last pass said

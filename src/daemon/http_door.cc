@@ -39,6 +39,7 @@ Status HttpDoor::Start(EventLoop& loop) {
   o.static_dir = config_.web.static_dir.empty() ? ROTA_WEB_DIR : config_.web.static_dir;
   o.password_login = config_.web.password_login && !setup_.user_mode && ::geteuid() == 0;
   o.clock = setup_.clock;
+  o.agents = setup_.agents;
   front_ = std::make_unique<HttpFront>(std::move(o), *auth_, *bridge_);
   if (Status s = front_->Start(); !s.ok()) {
     // The Unix socket and the scheduling do not depend on the page: serve them all the same,

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "config/config.h"
+#include "daemon/agent_board.h"
 #include "core/status.h"
 #include "daemon/clock.h"
 #include "daemon/event_loop.h"
@@ -41,6 +42,7 @@ class HttpDoor {
     const Clock* clock = nullptr;            // must outlive the door
     const config::Config* config = nullptr;  // the configuration in force
     bool user_mode = false;                  // no password sign-in for a user's own rotad
+    AgentBoard* agents = nullptr;            // where node agents post (POST /agent/readings), or none
     // A call handed over by the front end, with its id: for the daemon's pipeline.
     std::function<void(ConnId, std::shared_ptr<HttpCall>)> take;
   };

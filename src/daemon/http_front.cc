@@ -215,6 +215,7 @@ void HttpFront::Routes() {
   s.Post("/auth/login", [this](const httplib::Request& req, httplib::Response& res) { ConfirmLogin(req, res); });
   s.Post("/auth/logout", [this](const httplib::Request& req, httplib::Response& res) { Logout(req, res); });
   s.Post("/auth/password", [this](const httplib::Request& req, httplib::Response& res) { Password(req, res); });
+  s.Post("/agent/readings", [this](const httplib::Request& req, httplib::Response& res) { AgentReadings(req, res); });
   s.Get("/calendar.ics", [this](const httplib::Request& req, httplib::Response& res) { Calendar(req, res); });
   s.Get(R"(/api/([A-Za-z0-9_]+))",
         [this](const httplib::Request& req, httplib::Response& res) { Api(req, res, req.matches[1]); });
@@ -373,6 +374,26 @@ void HttpFront::Calendar(const httplib::Request& req, httplib::Response& res) {
   }
   res.set_header("Cache-Control", "no-store");
   res.set_content(reply.value("text", ""), "text/calendar; charset=utf-8");
+}
+
+void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& res) {
+  if (options_.agents == nullptr) {
+    SendError(res, 404, "not_found", "this rotad takes no node agents ([engine] agent_tokens is not set)");
+    return;
+  }
+  const std::string authorization = req.get_header_value("Authorization");
+  const std::string token = authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7) : "";
+  Status s = options_.agents->Post(token, req.body);
+  if (s.code() == StatusCode::kPermissionDenied) {
+    NoteRefusal(req.remote_addr, s);
+    SendError(res, token.empty() ? 401 : 403, token.empty() ? "unauthenticated" : "permission_denied", s.message());
+    return;
+  }
+  if (!s.ok()) {
+    SendError(res, 400, "invalid_argument", s.message());
+    return;
+  }
+  SendJson(res, 200, api::OkReply());
 }
 
 void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {

@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "core/status.h"
+#include "daemon/agent_board.h"
 #include "daemon/clock.h"
 #include "daemon/http_bridge.h"
 #include "daemon/refusal_log.h"
@@ -39,6 +40,7 @@ struct HttpFrontOptions {
   std::string static_dir;       // resolved ([web] static_dir or the build's ROTA_WEB_DIR)
   bool password_login = false;  // POST /auth/password offered (rotad runs as root, system mode)
   const Clock* clock = &SystemClock();  // the daemon's; must outlive the front end
+  AgentBoard* agents = nullptr;         // POST /agent/readings (agent_board.h); none: 404
 };
 
 class HttpFront {
@@ -68,6 +70,8 @@ class HttpFront {
   void Logout(const httplib::Request& req, httplib::Response& res);
   void Password(const httplib::Request& req, httplib::Response& res);
   void Metrics(const httplib::Request& req, httplib::Response& res);
+  // POST /agent/readings: a node agent's GPU readings, with its node's token (agent_board.h).
+  void AgentReadings(const httplib::Request& req, httplib::Response& res);
   void Calendar(const httplib::Request& req, httplib::Response& res);
   void Static(const httplib::Request& req, httplib::Response& res, const std::string& path);
   Auth Authenticate(const httplib::Request& req) const;

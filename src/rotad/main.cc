@@ -19,6 +19,7 @@
 
 #include "api/protocol.h"
 #include "config/config.h"
+#include "daemon/agent_mode.h"
 #include "daemon/daemon.h"
 #include "daemon/deps.h"
 
@@ -109,6 +110,17 @@ int main(int argc, char** argv) {
   app.add_option("--kill-wait", kill_wait, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->check(CLI::Range(1, 3600));
   app.add_flag("-v,--verbose", verbose, "log debug messages");
+  // The node agent's mode (daemon/agent_mode.h): on a compute node of a Slurm cluster.
+  rota::daemon::AgentOptions agent;
+  app.add_option("--agent", agent.head,
+                 "run as a compute node's agent: post this node's GPU readings to the head rotad at this URL "
+                 "(its [web] address)");
+  app.add_option("--node", agent.node, "--agent: this node's name in Slurm (default: the short host name)");
+  app.add_option("--token-file", agent.token_file, "--agent: this node's token (mode 0600)")
+      ->default_val("/etc/rota/agent.token");
+  app.add_option("--interval", agent.interval, "--agent: seconds between readings")
+      ->default_val(5)
+      ->check(CLI::Range(0.2, 3600.0));
   app.set_version_flag("--version", std::string("rotad ") + rota::api::kDaemonVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -128,6 +140,7 @@ int main(int argc, char** argv) {
   }
   SetUpLogging(config.log);
   if (verbose) spdlog::set_level(spdlog::level::debug);
+  if (!agent.head.empty()) return rota::daemon::RunAgent(agent, config);
 
   rota::daemon::DaemonOptions options;
   options.config_path = config_path;

@@ -1,0 +1,94 @@
+#include "daemon/agent_board.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "testing/fake_clock.h"
+#include "testing/temp_dir.h"
+
+namespace rota::daemon {
+namespace {
+
+std::string Body(const std::string& node, int util) {
+  device::NodeReadings r;
+  r.node = node;
+  device::CardReading c;
+  c.util_gpu = util;
+  c.memory_total = 100;
+  c.memory_used = 10;
+  r.cards = {c};
+  return device::ReadingsToJson(r).dump();
+}
+
+std::vector<device::GpuInfo> Cards() {
+  std::vector<device::GpuInfo> cards(2);
+  cards[0].node = "n1";
+  cards[1].node = "n2";
+  return cards;
+}
+
+constexpr char kOne[] = "token-of-node-one-0123456789";
+constexpr char kTwo[] = "token-of-node-two-0123456789";
+
+TEST(AgentBoardTest, AnAgentSpeaksOnlyForItsOwnNodeWithItsOwnToken) {
+  testing::FakeClock clock(1000);
+  AgentBoard board({{"n1", kOne}, {"n2", kTwo}}, clock, 30);
+  EXPECT_EQ(board.Post("", Body("n1", 50)).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(board.Post("token-of-node-one-012345678", Body("n1", 50)).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(board.Post(std::string(kOne) + "x", Body("n1", 50)).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(board.Post(kOne, Body("n2", 50)).code(), StatusCode::kPermissionDenied);  // n2's readings
+  EXPECT_EQ(board.Post(kOne, "{\"node\": \"n1\"").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(board.Post(kOne, "[[[[[[[[[[1]]]]]]]]]]").code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(board.Nodes().empty());
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 50)).ok());
+  std::vector<device::GpuInfo> cards = Cards();
+  board.LayOnto(cards);
+  EXPECT_EQ(cards[0].util_gpu, 50);
+  EXPECT_EQ(cards[1].util_gpu, -1);
+}
+
+TEST(AgentBoardTest, ReadingsNobodyRenewedAreNotLaidOn) {
+  testing::FakeClock clock(1000);
+  AgentBoard board({{"n1", kOne}}, clock, 30);
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 0)).ok());
+  clock.Advance(30);
+  std::vector<device::GpuInfo> cards = Cards();
+  board.LayOnto(cards);
+  EXPECT_EQ(cards[0].util_gpu, 0);
+  EXPECT_TRUE(board.Nodes().at("n1").fresh);
+  clock.Advance(1);
+  cards = Cards();
+  board.LayOnto(cards);
+  EXPECT_EQ(cards[0].util_gpu, -1);  // unknown: an idle rule cannot act on it
+  EXPECT_FALSE(board.Nodes().at("n1").fresh);
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 7)).ok());
+  board.LayOnto(cards);
+  EXPECT_EQ(cards[0].util_gpu, 7);
+}
+
+TEST(AgentBoardTest, TokenFilesMustBePrivateAndLongEnough) {
+  testing::TempDir dir;
+  auto write = [&](const std::string& name, const std::string& text, mode_t mode) {
+    const std::string path = dir.path() + "/" + name;
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), mode);
+  };
+  write("n1.token", std::string(kOne) + "\n", 0600);
+  write("README", "not a token", 0644);
+  StatusOr<std::map<std::string, std::string>> tokens = AgentBoard::LoadTokens(dir.path());
+  ASSERT_TRUE(tokens.ok()) << tokens.status().message();
+  EXPECT_EQ(*tokens, (std::map<std::string, std::string>{{"n1", kOne}}));
+  write("n2.token", kTwo, 0644);
+  EXPECT_FALSE(AgentBoard::LoadTokens(dir.path()).ok());  // others may read it
+  write("n2.token", "short", 0600);
+  EXPECT_FALSE(AgentBoard::LoadTokens(dir.path()).ok());
+  write("n2.token", "two words-0123456789", 0600);
+  EXPECT_FALSE(AgentBoard::LoadTokens(dir.path()).ok());
+  EXPECT_FALSE(AgentBoard::LoadTokens(dir.path() + "/none").ok());
+  EXPECT_FALSE(AgentBoard::ReadTokenFile(dir.path() + "/none").ok());
+}
+
+}  // namespace
+}  // namespace rota::daemon

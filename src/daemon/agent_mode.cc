@@ -1,0 +1,100 @@
+#include "daemon/agent_mode.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+
+#include "daemon/agent_board.h"
+#include "daemon/deps.h"
+#include "device/node_readings.h"
+#include "notify/curl_util.h"
+
+namespace rota::daemon {
+
+namespace {
+
+std::string ShortHostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  std::string name(buf);
+  return name.substr(0, name.find('.'));
+}
+
+}  // namespace
+
+int RunAgent(const AgentOptions& options, const config::Config& config) {
+  const std::string node = options.node.empty() ? ShortHostName() : options.node;
+  StatusOr<std::string> token = AgentBoard::ReadTokenFile(options.token_file);
+  if (!token.ok()) {
+    spdlog::error("agent: {}", token.status().message());
+    return 1;
+  }
+  if (options.head.rfind("http://", 0) != 0 && options.head.rfind("https://", 0) != 0) {
+    spdlog::error("agent: the head's URL must start with http:// or https:// (got \"{}\")", options.head);
+    return 1;
+  }
+  if (config.gpu_source == config::GpuSource::kSlurm) {
+    spdlog::error("agent: it reads this node's own GPUs: [gpus] source must be \"nvml\" (or \"simulated\"), "
+                  "not \"slurm\" (is this the head's rota.toml? give the agent its own with -c)");
+    return 1;
+  }
+  std::string url = options.head;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  url += "/agent/readings";
+  std::shared_ptr<device::Devices> devices = MakeConfiguredDevices(config, [] { return std::vector<device::SimulatedLoad>(); });
+  spdlog::info("agent: node {}, GPUs from {}, readings to {} every {} s", node, devices->Describe(), url,
+               options.interval);
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  sigprocmask(SIG_BLOCK, &stop, nullptr);
+  const auto interval = std::chrono::duration<double>(options.interval);
+  notify::internal::PostOptions post;
+  post.timeout = std::chrono::milliseconds(static_cast<long long>(std::max(1.0, options.interval) * 1000));
+  post.proxy = "none";  // the head is on the cluster's own network
+  std::string last_error = "(none yet)";
+  while (true) {
+    const auto began = std::chrono::steady_clock::now();
+    StatusOr<device::Snapshot> snap = devices->Sample();
+    Status sent;
+    if (!snap.ok()) {
+      sent = snap.status();
+    } else {
+      const std::string body =
+          device::ReadingsToJson(device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)))).dump();
+      StatusOr<notify::internal::HttpResponse> r = notify::internal::PostJson(
+          url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");
+      if (!r.ok()) {
+        sent = r.status();
+      } else if (r->status != 200) {
+        sent = notify::internal::HttpFailure(*r, "the head rotad");
+      }
+    }
+    // Said when it changes: a head that is away for an hour is one line, and its return another.
+    const std::string now_error = sent.ok() ? "" : sent.message();
+    if (now_error != last_error) {
+      if (sent.ok()) {
+        spdlog::info("agent: readings of {} GPU(s) accepted by the head", snap->gpus.size());
+      } else {
+        spdlog::warn("agent: {}; trying again every {} s", now_error, options.interval);
+      }
+      last_error = now_error;
+    }
+    const auto left = interval - (std::chrono::steady_clock::now() - began);
+    const double secs = std::max(0.0, left.count());
+    timespec wait{static_cast<time_t>(secs), static_cast<long>((secs - static_cast<double>(static_cast<time_t>(secs))) * 1e9)};
+    const int sig = ::sigtimedwait(&stop, nullptr, &wait);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("agent: stopping");
+      return 0;
+    }
+  }
+}
+
+}  // namespace rota::daemon
