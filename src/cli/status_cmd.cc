@@ -37,6 +37,14 @@ int RunStatus(const ClientOptions& options, bool json) {
   std::printf("You: %s (uid %lld)%s\n", hello->value("user", "?").c_str(), hello->value("uid", -1LL),
               hello->value("admin", false) ? ", admin" : "");
   std::printf("Engine: %s\n", s.value("executor", "?").c_str());
+  if (nlohmann::json agents = s.value("agents", nlohmann::json::array()); agents.is_array()) {
+    if (s.contains("agents")) std::printf("Agents:%s\n", agents.empty() ? " none heard from yet" : "");
+    for (const nlohmann::json& a : agents) {
+      std::printf("  %s: readings of %s%s\n", a.value("node", "?").c_str(),
+                  FormatLocalTime(a.value("received", 0LL)).c_str(),
+                  a.value("fresh", false) ? "" : " (stale: its GPUs' load reads unknown)");
+    }
+  }
   nlohmann::json jobs = s.value("jobs", nlohmann::json::object());
   std::printf("Jobs: %lld running, %lld pending\n", jobs.value("running", 0LL), jobs.value("pending", 0LL));
   if (nlohmann::json sched = s.value("scheduler", nlohmann::json::object()); sched.value("passes", 0LL) > 0) {

@@ -86,8 +86,8 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
       }
       last_error = now_error;
     }
-    const auto left = interval - (std::chrono::steady_clock::now() - began);
-    const double secs = std::max(0.0, left.count());
+    const std::chrono::duration<double> left = interval - (std::chrono::steady_clock::now() - began);
+    const double secs = std::max(0.0, left.count());  // seconds
     timespec wait{static_cast<time_t>(secs), static_cast<long>((secs - static_cast<double>(static_cast<time_t>(secs))) * 1e9)};
     const int sig = ::sigtimedwait(&stop, nullptr, &wait);
     if (sig == SIGTERM || sig == SIGINT) {

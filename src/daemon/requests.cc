@@ -34,6 +34,13 @@ json Daemon::StatusReply() {
                            {"executor", engine_->Describe()}});
   card_desk_->AddToStatus(out);
   out["scheduler"] = counters_.PassesJson();
+  if (agents_) {
+    // Each node agent heard from: when its last readings came, and whether they still count.
+    json agents = json::array();
+    for (const auto& [node, st] : agents_->Nodes())
+      agents.push_back({{"node", node}, {"received", st.received}, {"fresh", st.fresh}});
+    out["agents"] = agents;
+  }
   return out;
 }
 

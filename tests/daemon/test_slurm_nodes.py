@@ -1,12 +1,20 @@
 """The Slurm engine on a real Slurm (slurm_cluster.py), continued from test_slurm.py: Slurm's
-EpilogSlurmctld poking rotad, and two nodes (the second in its own network and UTS namespace)."""
+EpilogSlurmctld poking rotad, node agents posting their GPUs' readings, and two nodes (the second
+in its own network and UTS namespace)."""
 import os
 import shutil
 import tempfile
 import time
 import unittest
 
-from harness import ROTA, DaemonTest, ensure_user, wait_for
+import json
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+
+from harness import BIN, ROTA, ROTAD, DaemonTest, ensure_user, wait_for
+from http_client import free_port
 from slurm_cluster import SlurmCluster, second_node_missing, slurm_config, slurm_missing
 
 WHY_NOT = slurm_missing()
@@ -48,6 +56,118 @@ class PokeTest(DaemonTest):
         ensure_user("rota-it-other")
         self.assertEqual(self.d.rota("poke", user="rota-it-other").returncode, 0)
         self.assertIn("Engine: Slurm", self.d.rota("status").stdout)
+
+
+FAKE_NVML = os.path.join(BIN, "libnvidia-ml-fake.so")
+
+
+def fake_card(i, util):
+    return {"uuid": f"GPU-node-{i}", "name": "NVIDIA A100-SXM4-80GB", "pci": f"00000000:{0x3B + i:02X}:00.0",
+            "memory_total_mib": 81920, "memory_used_mib": 1000 * i, "util_gpu": util, "util_memory": 0,
+            "temperature": 40 + i, "power_mw": 60000, "processes": []}
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class AgentTest(DaemonTest):
+    """`rotad --agent` on a compute node (here run beside the head: the token, not the address, says
+    which node it is) reads its GPUs through NVML (the fake library) and posts them to the head."""
+    TOKEN = "token-of-the-first-node-0123456789"
+    OTHER_TOKEN = "token-of-another-node-0123456789"
+
+    def setUp(self):
+        self.cluster = SlurmCluster().start()
+        self.addCleanup(self.cluster.stop)
+        self.dir = tempfile.mkdtemp(prefix="rota-agent-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        os.makedirs(os.path.join(self.dir, "tokens"))
+        for name, token in ((self.cluster.node, self.TOKEN), ("rota-n9", self.OTHER_TOKEN)):
+            self.write(f"tokens/{name}.token", token + "\n")
+        self.write("agent.token", self.TOKEN)
+        self.write("agent.toml", f'[gpus]\nsource = "nvml"\nnvml_library = "{FAKE_NVML}"\nnvml_timeout = "1s"\n')
+        self.set_nvml([fake_card(i, util) for i, util in enumerate((37, 0, 0, 5))])
+        self.port = free_port()
+        self.CONFIG = slurm_config(
+            self.cluster, extra=f'agent_tokens = "{self.dir}/tokens"\nagent_stale_after = "2s"\n'
+        ) + f'[web]\nlisten = "127.0.0.1:{self.port}"\n'
+        super().setUp()
+        self.agent = None
+        self.addCleanup(self.stop_agent)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.chmod(path + ".tmp", 0o600)
+        os.replace(path + ".tmp", path)
+
+    def set_nvml(self, cards):
+        self.write("nvml.json", json.dumps({"driver_version": "550.54.15", "cards": cards}))
+
+    def start_agent(self, node=None, token_file="agent.token"):
+        self.agent_log = open(os.path.join(self.dir, "agent.log"), "a")
+        self.agent = subprocess.Popen(
+            [ROTAD, "--agent", f"http://127.0.0.1:{self.port}", "--node", node or self.cluster.node,
+             "--token-file", os.path.join(self.dir, token_file), "--interval", "0.3",
+             "-c", os.path.join(self.dir, "agent.toml")],
+            stdout=self.agent_log, stderr=subprocess.STDOUT,
+            env=dict(os.environ, FAKE_NVML_STATE=os.path.join(self.dir, "nvml.json")))
+
+    def stop_agent(self):
+        if self.agent and self.agent.poll() is None:
+            self.agent.send_signal(signal.SIGTERM)
+            self.assertEqual(self.agent.wait(timeout=10), 0)
+        if self.agent:
+            self.agent_log.close()
+
+    def utils(self):
+        return [g["util"] for g in self.d.api({"op": "gpus"})["gpus"]]
+
+    def post(self, token, body):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/agent/readings", data=body.encode(),
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def test_the_heads_cards_show_the_nodes_readings_until_they_go_stale(self):
+        self.assertEqual(self.utils(), [-1, -1, -1, -1])  # Slurm alone tells no load
+        self.start_agent()
+        wait_for(lambda: self.utils() == [37, 0, 0, 5], what="the node's readings on the head's cards")
+        gpus = self.d.api({"op": "gpus"})["gpus"]
+        self.assertEqual([g["temperature"] for g in gpus], [40, 41, 42, 43])
+        self.assertEqual(gpus[2]["memory_used"], 2000)
+        self.assertIn("37%", self.d.rota("gpus").stdout)
+        self.assertRegex(self.d.rota("status").stdout, rf"Agents:\n  {self.cluster.node}: readings of .*\d\n")
+        # The load changes on the node: the head follows.
+        self.set_nvml([fake_card(i, 90) for i in range(4)])
+        wait_for(lambda: self.utils() == [90] * 4, what="the new readings")
+        # The agent stops: after agent_stale_after the load reads unknown again (no idle reclaim
+        # on readings nobody renewed).
+        self.stop_agent()
+        wait_for(lambda: self.utils() == [-1] * 4, timeout=15, what="the readings to go stale")
+        self.assertIn("(stale: its GPUs' load reads unknown)", self.d.rota("status").stdout)
+
+    def test_a_wrong_or_another_nodes_token_is_refused(self):
+        body = json.dumps({"node": self.cluster.node, "cards": [{"index": 0, "util_gpu": 1}]})
+        self.assertEqual(self.post("not-a-token-of-anyone-at-all", body)[0], 403)
+        self.assertEqual(self.post("", body)[0], 401)
+        # rota-n9's token may speak only for rota-n9.
+        code, reply = self.post(self.OTHER_TOKEN, body)
+        self.assertEqual(code, 403)
+        self.assertIn("rota-n9", reply["error"]["message"])
+        self.assertEqual(self.post(self.TOKEN, "[" * 5000)[0], 400)
+        self.assertEqual(self.post(self.TOKEN, json.dumps({"node": self.cluster.node, "cards": [{"index": 0, "util_gpu": 900}]}))[0], 400)
+        self.assertEqual(self.utils(), [-1] * 4)
+        self.assertEqual(self.post(self.TOKEN, body), (200, {"ok": True, "v": 1}))
+        wait_for(lambda: self.utils()[0] == 1, what="the accepted reading")
+        # An agent whose token file others may read does not start.
+        os.chmod(os.path.join(self.dir, "agent.token"), 0o644)
+        self.start_agent()
+        self.assertEqual(self.agent.wait(timeout=10), 1)
+        with open(os.path.join(self.dir, "agent.log")) as f:
+            self.assertIn("may be read by others", f.read())
 
 
 @unittest.skipIf(WHY_NOT_TWO, WHY_NOT_TWO)
