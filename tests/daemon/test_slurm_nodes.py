@@ -88,7 +88,7 @@ class AgentTest(DaemonTest):
         self.port = free_port()
         self.CONFIG = slurm_config(
             self.cluster, extra=f'agent_tokens = "{self.dir}/tokens"\nagent_stale_after = "2s"\n'
-        ) + f'[web]\nlisten = "127.0.0.1:{self.port}"\n'
+        ) + f'[web]\nlisten = "127.0.0.1:{self.port}"\n[watch]\nidle_after = "3s"\nact_after = "6s"\naction = "notify"\n'
         super().setUp()
         self.agent = None
         self.addCleanup(self.stop_agent)
@@ -148,6 +148,20 @@ class AgentTest(DaemonTest):
         self.stop_agent()
         wait_for(lambda: self.utils() == [-1] * 4, timeout=15, what="the readings to go stale")
         self.assertIn("(stale: its GPUs' load reads unknown)", self.d.rota("status").stdout)
+
+    def test_an_idle_job_on_a_node_is_seen_through_its_agent_and_only_then(self):
+        # Without readings the load is unknown: nothing is called idle, however long.
+        job = self.d.submit("--gpus", "1", "--", "sleep", "300")
+        self.d.wait_state(job, "running")
+        time.sleep(5)
+        reasons = lambda: [e["reason"] for e in self.d.show(job)["events"]]
+        self.assertFalse([r for r in reasons() if r.startswith("Idle")], reasons())
+        # The node's agent says its cards are idle (util 0): the job is warned as on one server.
+        self.set_nvml([fake_card(i, 0) for i in range(4)])
+        self.start_agent()
+        warning = wait_for(lambda: [r for r in reasons() if r.startswith("Idle: ")], timeout=20,
+                           what="the idle warning")[0]
+        self.assertIn("GPU utilisation 0%", warning)
 
     def test_a_wrong_or_another_nodes_token_is_refused(self):
         body = json.dumps({"node": self.cluster.node, "cards": [{"index": 0, "util_gpu": 1}]})
