@@ -434,6 +434,27 @@ class DaemonTest(unittest.TestCase):
         os.chmod(script, 0o755)
         return script
 
+    def preempt_with_requeue(self, gpus, signal, timeout=30):
+        """An explore job (checkpoints on `signal`, e.g. "USR1@1") preempted by a thesis job on
+        the same `gpus`, requeued, and run again to completion, on whichever engine: asserts the
+        order of what ran and the kept submit time; returns (explore id, thesis id, its record)."""
+        script = self.write_script("explore.sh", "#!/bin/sh\ntrap 'echo checkpoint >> runs; exit 0' USR1\n"
+                                   "echo start >> runs\n"
+                                   "[ $(grep -c start runs) -ge 2 ] && exit 0\n"
+                                   "while true; do sleep 0.1; done\n")
+        explore = self.d.submit("--tier", "explore", "--gpus", str(gpus), "--requeue", "--signal", signal, "--",
+                                script)
+        first = self.d.wait_state(explore, "running")
+        self.assertTrue(first["preemptible"])
+        wait_for(lambda: os.path.exists(self.path("runs")), what="the explore job to set its trap")
+        thesis = self.d.submit("--tier", "thesis", "--gpus", str(gpus), "--", "sh", "-c", "echo thesis >> runs")
+        self.d.wait_state(thesis, "completed", timeout=timeout)
+        rec = self.d.wait_state(explore, "completed", timeout=timeout)
+        self.assertEqual(self.read("runs").split(), ["start", "checkpoint", "thesis", "start"])
+        self.assertEqual(rec["submit_time"], first["submit_time"])
+        self.assertIn(f"Preempted by job {thesis} (requeued)", [e["reason"] for e in self.d.show(explore)["events"]])
+        return explore, thesis, rec
+
     def read(self, name):
         with open(self.path(name), encoding="utf-8") as f:
             return f.read()

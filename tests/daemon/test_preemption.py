@@ -8,21 +8,7 @@ from harness import DaemonTest, wait_for
 
 class PreemptionTest(DaemonTest):
     def test_thesis_preempts_explore_which_is_requeued_and_restarts(self):
-        script = self.write_script("explore.sh", "#!/bin/sh\ntrap 'echo checkpoint >> runs; exit 0' USR1\n"
-                                   "echo start >> runs\n"
-                                   "[ $(grep -c start runs) -ge 2 ] && exit 0\n"
-                                   "while true; do sleep 0.1; done\n")
-        explore = self.d.submit("--tier", "explore", "--gpus", "2", "--requeue", "--signal", "USR1@1", "--", script)
-        first = self.d.wait_state(explore, "running")
-        self.assertTrue(first["preemptible"])
-        wait_for(lambda: os.path.exists(self.path("runs")), what="the explore job to set its trap")
-        thesis = self.d.submit("--tier", "thesis", "--gpus", "2", "--", "sh", "-c", "sleep 1; echo thesis >> runs")
-        self.d.wait_state(thesis, "completed", timeout=30)
-        rec = self.d.wait_state(explore, "completed", timeout=30)
-        self.assertEqual(self.read("runs").split(), ["start", "checkpoint", "thesis", "start"])
-        self.assertEqual(rec["submit_time"], first["submit_time"])
-        reasons = [e["reason"] for e in self.d.show(explore)["events"]]
-        self.assertIn(f"Preempted by job {thesis} (requeued)", reasons)
+        self.preempt_with_requeue(gpus=2, signal="USR1@1")
 
     def test_preempted_job_without_requeue_ends_preempted(self):
         explore = self.d.submit("--tier", "explore", "--gpus", "2", "--signal", "USR1@1", "--", "sleep", "60")

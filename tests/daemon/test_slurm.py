@@ -146,20 +146,7 @@ class SlurmEngineTest(DaemonTest):
         self.assertGreaterEqual(done["end_time"] - done["start_time"], 3)
 
     def test_a_thesis_job_preempts_an_explore_job_which_runs_again_in_slurm(self):
-        script = self.write_script("explore.sh", "#!/bin/sh\ntrap 'echo checkpoint >> runs; exit 0' USR1\n"
-                                   "echo start >> runs\n"
-                                   "[ $(grep -c start runs) -ge 2 ] && exit 0\n"
-                                   "while true; do sleep 0.1; done\n")
-        explore = self.d.submit("--tier", "explore", "--gpus", "4", "--requeue", "--signal", "USR1@2", "--", script)
-        first = self.d.wait_state(explore, "running")
-        self.assertTrue(first["preemptible"])
-        wait_for(lambda: os.path.exists(self.path("runs")), what="the explore job to set its trap")
-        thesis = self.d.submit("--tier", "thesis", "--gpus", "4", "--", "sh", "-c", "echo thesis >> runs")
-        self.d.wait_state(thesis, "completed", timeout=60)
-        rec = self.d.wait_state(explore, "completed", timeout=60)
-        self.assertEqual(self.read("runs").split(), ["start", "checkpoint", "thesis", "start"])
-        self.assertEqual(rec["submit_time"], first["submit_time"])
-        self.assertIn(f"Preempted by job {thesis} (requeued)", [e["reason"] for e in self.d.show(explore)["events"]])
+        explore, _, rec = self.preempt_with_requeue(gpus=4, signal="USR1@2", timeout=60)
         # Two Slurm jobs of the same tag, one per run, both the owner's; the record names the last.
         runs = self.slurm_jobs(explore)
         self.assertEqual(sorted(user for _, user, _ in runs), [DEFAULT_USER, DEFAULT_USER])
