@@ -33,10 +33,12 @@ StatusOr<std::map<std::string, std::string>> AgentBoard::LoadTokens(const std::s
 StatusOr<std::string> AgentBoard::ReadTokenFile(const std::string& path) {
   struct stat st {};
   // lstat: a link could name a file anyone can write.
-  if (::lstat(path.c_str(), &st) != 0) return FailedPrecondition("cannot read " + path + ": " + std::strerror(errno));
+  if (::lstat(path.c_str(), &st) != 0)
+    return FailedPrecondition("cannot read " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a plain file");
   if ((st.st_mode & 077) != 0 || st.st_uid != ::geteuid())
-    return FailedPrecondition(path + " may be read by others: it must be owned by rotad's user with mode 0600");
+    return FailedPrecondition(path +
+                              " may be read by others: it must be owned by rotad's user with mode 0600");
   StatusOr<std::string> text = exec::ReadFile(path);
   if (!text.ok()) return text.status();
   std::string token = *text;
@@ -57,7 +59,8 @@ std::string AgentBoard::NodeOfToken(std::string_view token) const {
   for (const auto& [node, t] : tokens_) {
     // Every byte of every token compared, whatever matches: the time says nothing of the tokens.
     unsigned char diff = t.size() == token.size() ? 0 : 1;
-    for (size_t i = 0; i < t.size(); ++i) diff |= static_cast<unsigned char>(t[i] ^ (i < token.size() ? token[i] : 0));
+    for (size_t i = 0; i < t.size(); ++i)
+      diff |= static_cast<unsigned char>(t[i] ^ (i < token.size() ? token[i] : 0));
     if (diff == 0) found = node;
   }
   return found;
@@ -76,7 +79,8 @@ Status AgentBoard::Post(std::string_view token, std::string_view body) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   Held& h = nodes_[node];
-  if (h.received == 0 || h.said_stale) spdlog::info("agent of node {}: readings of {} GPUs", node, r->cards.size());
+  if (h.received == 0 || h.said_stale)
+    spdlog::info("agent of node {}: readings of {} GPUs", node, r->cards.size());
   h.readings = std::move(*r);
   h.received = clock_.Now();
   h.said_stale = false;
@@ -90,9 +94,10 @@ void AgentBoard::LayOnto(std::vector<device::GpuInfo>& cards) {
     if (now - h.received > stale_after_) {
       if (!h.said_stale) {
         h.said_stale = true;
-        spdlog::warn("agent of node {}: no readings for {} s; its GPUs' load reads unknown (nothing is reclaimed "
-                     "as idle there)",
-                     node, now - h.received);
+        spdlog::warn(
+            "agent of node {}: no readings for {} s; its GPUs' load reads unknown (nothing is reclaimed "
+            "as idle there)",
+            node, now - h.received);
       }
       continue;
     }

@@ -38,14 +38,16 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
     return 1;
   }
   if (config.gpu_source == config::GpuSource::kSlurm) {
-    spdlog::error("agent: it reads this node's own GPUs: [gpus] source must be \"nvml\" (or \"simulated\"), "
-                  "not \"slurm\" (is this the head's rota.toml? give the agent its own with -c)");
+    spdlog::error(
+        "agent: it reads this node's own GPUs: [gpus] source must be \"nvml\" (or \"simulated\"), "
+        "not \"slurm\" (is this the head's rota.toml? give the agent its own with -c)");
     return 1;
   }
   std::string url = options.head;
   while (!url.empty() && url.back() == '/') url.pop_back();
   url += "/agent/readings";
-  std::shared_ptr<device::Devices> devices = MakeConfiguredDevices(config, [] { return std::vector<device::SimulatedLoad>(); });
+  std::shared_ptr<device::Devices> devices =
+      MakeConfiguredDevices(config, [] { return std::vector<device::SimulatedLoad>(); });
   spdlog::info("agent: node {}, GPUs from {}, readings to {} every {} s", node, devices->Describe(), url,
                options.interval);
 
@@ -67,9 +69,10 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
       sent = snap.status();
     } else {
       const std::string body =
-          device::ReadingsToJson(device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)))).dump();
-      StatusOr<notify::internal::HttpResponse> r = notify::internal::PostJson(
-          url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");
+          device::ReadingsToJson(device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr))))
+              .dump();
+      StatusOr<notify::internal::HttpResponse> r =
+          notify::internal::PostJson(url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");
       if (!r.ok()) {
         sent = r.status();
       } else if (r->status != 200) {
@@ -88,7 +91,8 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
     }
     const std::chrono::duration<double> left = interval - (std::chrono::steady_clock::now() - began);
     const double secs = std::max(0.0, left.count());  // seconds
-    timespec wait{static_cast<time_t>(secs), static_cast<long>((secs - static_cast<double>(static_cast<time_t>(secs))) * 1e9)};
+    timespec wait{static_cast<time_t>(secs),
+                  static_cast<long>((secs - static_cast<double>(static_cast<time_t>(secs))) * 1e9)};
     const int sig = ::sigtimedwait(&stop, nullptr, &wait);
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::info("agent: stopping");

@@ -118,10 +118,11 @@ StatusOr<NodeReadings> ReadingsFromJson(const json& j) {
       long long* into;
     };
     long long total = 0, used = -1, util = -1, util_mem = -1, temp = -1, power = -1, procs = -1;
-    for (const Field& f : {Field{"memory_total", 0, kMiBMost, &total}, Field{"memory_used", -1, kMiBMost, &used},
-                           Field{"util_gpu", -1, 100, &util}, Field{"util_memory", -1, 100, &util_mem},
-                           Field{"temperature", -1, 200, &temp}, Field{"power_mw", -1, 10'000'000, &power},
-                           Field{"processes", -1, 100'000, &procs}}) {
+    for (const Field& f :
+         {Field{"memory_total", 0, kMiBMost, &total}, Field{"memory_used", -1, kMiBMost, &used},
+          Field{"util_gpu", -1, 100, &util}, Field{"util_memory", -1, 100, &util_mem},
+          Field{"temperature", -1, 200, &temp}, Field{"power_mw", -1, 10'000'000, &power},
+          Field{"processes", -1, 100'000, &procs}}) {
       StatusOr<long long> v = Int(c, f.key, f.lo, f.hi, *f.into);
       if (!v.ok()) return v.status();
       *f.into = *v;

@@ -67,7 +67,8 @@ StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list) {
     if (close == std::string::npos || item.find('[', open + 1) != std::string::npos)
       return InvalidArgument("bad host list \"" + std::string(list) + "\"");
     const std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
-    for (const std::string& range : SplitTopLevel(std::string_view(item).substr(open + 1, close - open - 1), ',')) {
+    for (const std::string& range :
+         SplitTopLevel(std::string_view(item).substr(open + 1, close - open - 1), ',')) {
       const size_t dash = range.find('-');
       const std::string lo_text = range.substr(0, dash);
       const std::string hi_text = dash == std::string::npos ? lo_text : range.substr(dash + 1);

@@ -44,8 +44,8 @@ StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list);
 struct ReservationChange {
   enum class Kind { kCreate, kUpdate, kDelete };
   Kind kind = Kind::kCreate;
-  Reservation r;          // wanted (kCreate, kUpdate) or existing (kDelete)
-  bool started = false;   // kUpdate: the existing one has begun: its start is left as it is
+  Reservation r;         // wanted (kCreate, kUpdate) or existing (kDelete)
+  bool started = false;  // kUpdate: the existing one has begun: its start is left as it is
 };
 
 // The changes that make Slurm's reservations named with kReservationPrefix the `wanted` ones at
@@ -56,7 +56,8 @@ std::vector<ReservationChange> PlanReservations(const std::vector<Reservation>& 
                                                 const std::vector<Reservation>& existing, Time now);
 
 // The scontrol command line of `change` (argv[0] is `scontrol`). Times local, to the second.
-std::vector<std::string> ReservationArgv(const std::string& scontrol, const ReservationChange& change, Time now);
+std::vector<std::string> ReservationArgv(const std::string& scontrol, const ReservationChange& change,
+                                         Time now);
 
 // A local time as Slurm reads it: "2026-12-04T10:00:00".
 std::string SlurmTime(Time t);

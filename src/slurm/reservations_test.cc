@@ -38,7 +38,8 @@ TEST(SlurmReservationsTest, ReadsWhatScontrolShows) {
 
 TEST(SlurmReservationsTest, ExpandsHostListsAsSlurmWritesThem) {
   EXPECT_EQ(ExpandHostlist("n[1-3,5]").value(), (std::vector<std::string>{"n1", "n2", "n3", "n5"}));
-  EXPECT_EQ(ExpandHostlist("gpu[08-10]-ib,a").value(), (std::vector<std::string>{"gpu08-ib", "gpu09-ib", "gpu10-ib", "a"}));
+  EXPECT_EQ(ExpandHostlist("gpu[08-10]-ib,a").value(),
+            (std::vector<std::string>{"gpu08-ib", "gpu09-ib", "gpu10-ib", "a"}));
   EXPECT_TRUE(ExpandHostlist("(null)").value().empty());
   for (const char* bad : {"n[1-", "n[3-1]", "n[a-b]", "n]", "n[1[2]]", "a,,b"}) {
     EXPECT_FALSE(ExpandHostlist(bad).ok()) << bad;
@@ -58,10 +59,10 @@ Reservation Want(std::int64_t booking, Time start, Time end, std::vector<std::st
 TEST(SlurmReservationsTest, PlansOnlyWhatDiffersAndLeavesOthersAlone) {
   const Time now = 1'000'000;
   Reservation maint = Want(0, now - 100, now + 100);
-  maint.name = "maint";  // the admin's own: never touched
-  Reservation gone = Want(7, now - 100, now + 100);                 // its booking ended early
-  Reservation same = Want(8, now - 50, now + 3600);                 // began when it was made
-  Reservation longer = Want(9, now + 600, now + 1200);              // extended below
+  maint.name = "maint";                                 // the admin's own: never touched
+  Reservation gone = Want(7, now - 100, now + 100);     // its booking ended early
+  Reservation same = Want(8, now - 50, now + 3600);     // began when it was made
+  Reservation longer = Want(9, now + 600, now + 1200);  // extended below
   std::vector<Reservation> existing = {maint, gone, same, longer};
   std::vector<Reservation> wanted = {Want(8, now - 3600, now + 3600),  // started before it was made
                                      Want(9, now + 600, now + 1800), Want(10, now - 60, now + 60),
@@ -81,9 +82,9 @@ TEST(SlurmReservationsTest, PlansOnlyWhatDiffersAndLeavesOthersAlone) {
             (std::vector<std::string>{"scontrol", "delete", "ReservationName=rota-b7"}));
   testing::ScopedTz tz("UTC");
   EXPECT_EQ(ReservationArgv("/usr/bin/scontrol", plan[2], now),
-            (std::vector<std::string>{"/usr/bin/scontrol", "create", "reservation", "ReservationName=rota-b10",
-                                      "StartTime=now", "EndTime=" + SlurmTime(now + 60), "Users=alice",
-                                      "Nodes=n1", "Flags=IGNORE_JOBS"}));
+            (std::vector<std::string>{
+                "/usr/bin/scontrol", "create", "reservation", "ReservationName=rota-b10", "StartTime=now",
+                "EndTime=" + SlurmTime(now + 60), "Users=alice", "Nodes=n1", "Flags=IGNORE_JOBS"}));
   std::vector<std::string> update = ReservationArgv("scontrol", plan[1], now);
   EXPECT_EQ(update[1], "update");
   EXPECT_EQ(update[3], "StartTime=" + SlurmTime(now + 600));
@@ -96,7 +97,8 @@ TEST(SlurmReservationsTest, PlansOnlyWhatDiffersAndLeavesOthersAlone) {
   std::vector<ReservationChange> fix = PlanReservations(wanted, made, now + 1);
   ASSERT_EQ(fix.size(), 1u);
   EXPECT_TRUE(fix[0].started);
-  for (const std::string& a : ReservationArgv("scontrol", fix[0], now + 1)) EXPECT_NE(a.rfind("StartTime", 0), 0u) << a;
+  for (const std::string& a : ReservationArgv("scontrol", fix[0], now + 1))
+    EXPECT_NE(a.rfind("StartTime", 0), 0u) << a;
 }
 
 }  // namespace
