@@ -13,7 +13,7 @@
 // renewed. A node going stale and coming back is logged once each way.
 //
 // Thread-safe: Post runs on HTTP workers, LayOnto on the daemon's loop.
-// Tested by agent_board_test.cc and through rotad by tests/daemon/test_slurm_agent.py.
+// Tested by agent_board_test.cc and through rotad by tests/daemon/test_slurm_nodes.py (AgentTest).
 #pragma once
 
 #include <map>

@@ -5,7 +5,7 @@
 // It holds no state and schedules nothing: a head that does not answer is said once and tried
 // again at the next interval. Stops on SIGTERM or SIGINT.
 //
-// Tested through real processes by tests/daemon/test_slurm_agent.py.
+// Tested through real processes by tests/daemon/test_slurm_nodes.py (AgentTest).
 #pragma once
 
 #include <string>
