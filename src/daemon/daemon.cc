@@ -435,6 +435,21 @@ void Daemon::JobNamed(JobId id, const std::string& engine_job) { runner_->Named(
 
 void Daemon::JobPlaced(JobId id, const std::vector<std::string>& cards) { runner_->Placed(id, cards, Now()); }
 
+void Daemon::EngineAvailable() {
+  // Jobs postponed while the cluster did not answer wait no longer than the next pass (their
+  // backoff reached minutes while it was away).
+  const Time now = Now();
+  int woken = 0;
+  for (auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kPending || a.launch_failures == 0 || a.retry_at <= now) continue;
+    a.retry_at = now;
+    a.launch_failures = 0;
+    ++woken;
+  }
+  if (woken > 0) spdlog::info("{} job(s) postponed while the engine did not answer are tried now", woken);
+  dirty_ = true;
+}
+
 int Daemon::Run() {
   NotifySystemd("READY=1");
   spdlog::info("rotad {} serving {} ({} mode), state in {}", api::kDaemonVersion, options_.socket_path,

@@ -111,6 +111,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void JobEnded(JobId id, const JobExit& exit) override;
   void WithdrawnGone(JobId id) override;
   void JobNamed(JobId id, const std::string& engine_job) override;
+  void EngineAvailable() override;
   void JobPlaced(JobId id, const std::vector<std::string>& cards) override;
 
 

@@ -46,6 +46,9 @@ class EngineEvents {
   // The cluster gave job `id` these cards (their UUIDs in the inventory), which may be others
   // than the ones the daemon chose on that node: its record follows the cluster.
   virtual void JobPlaced(JobId id, const std::vector<std::string>& cards) = 0;
+  // The cluster answers again after it did not: launches it refused as unavailable may be tried
+  // at once, not after their backoff.
+  virtual void EngineAvailable() {}
 
  protected:
   ~EngineEvents() = default;

@@ -500,9 +500,11 @@ void SlurmEngine::OnQueue(const ChildResult& r) {
     reachable_ = false;
     unreachable_why_ = queue.status().message();
   } else {
-    if (!reachable_) spdlog::info("Slurm's queue can be read again");
+    const bool back = !reachable_;
+    if (back) spdlog::info("Slurm's queue can be read again");
     reachable_ = true;
     unreachable_why_.clear();
+    if (back) events_.EngineAvailable();
     // A job completing (its epilogs run: an EpilogSlurmctld's poke comes before COMPLETED) is
     // looked at again soon, not at the next poll.
     if (Apply(*queue) > 0) poke_timer_->Arm(kCompletingRecheckMs * 1'000'000);

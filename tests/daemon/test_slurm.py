@@ -217,11 +217,15 @@ class SlurmEngineTest(DaemonTest):
             wait_for(lambda: "does not answer" in self.d.rota("status").stdout, timeout=20,
                      what="rotad to see that Slurm does not answer")
             job = self.d.submit("--", "sh", "-c", f"echo ran >> {self.d.dir}/ran-once")
-            time.sleep(2)
+            # Its launch is refused and postponed, each time for longer (5 s, 10 s, 20 s, ...).
+            wait_for(lambda: sum("Not started: cannot launch: Slurm does not answer" in e["reason"]
+                                 for e in self.d.show(job)["events"]) >= 3, timeout=40,
+                     what="three postponed launches")
             self.assertEqual(self.d.job(job)["state"], "pending")
         finally:
             self.cluster.start_controller()
-        self.d.wait_state(job, "completed", timeout=90)
+        # Slurm back: the job goes at once, not when its 20-second backoff would have ended.
+        self.d.wait_state(job, "completed", timeout=12)
         self.assertEqual(self.read("ran-once"), "ran\n")
         self.assertNotIn("does not answer", self.d.rota("status").stdout)
 
