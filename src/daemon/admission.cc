@@ -40,7 +40,9 @@ Status Admission::CheckSubmittable(const store::JobRecord& rec) {
     }
   }
   if (Status s = CheckDependencies(j); !s.ok()) return s;
-  // Whether any card of this server could ever hold the request: the core's own test.
+  // Whether any card of this server could ever hold the request: the core's own test. Not while
+  // a cluster's cards are unknown: the job waits for them, as it would for a busy cluster.
+  if (setup_.cards_unknown && setup_.cards_unknown()) return Status();
   CapacityPlan plan(setup_.cards->state(), config_.policy, Now());
   if (!plan.Possible(j.request))
     return ResourceExhausted("this job can never run here: it asks for " +

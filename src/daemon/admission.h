@@ -42,6 +42,9 @@ class Admission {
     MiB host_memory = 0;                     // this server's memory (0: unknown)
     JobTable* jobs = nullptr;
     const Inventory* cards = nullptr;
+    // Whether the cards are not known yet (a cluster that did not answer when rotad started): no
+    // request is then refused as one that could never fit. None: they are always known.
+    std::function<bool()> cards_unknown;
     // How a job that is not in the table ended (JobRunner::EndOf).
     std::function<StatusOr<JobEndSeen>(JobId)> end_of;
   };

@@ -59,6 +59,7 @@ class AdmissionTest : public ::testing::Test {
     s.host_memory = 64 * 1024;  // 64G
     s.jobs = &jobs_;
     s.cards = &cards_;
+    s.cards_unknown = [this] { return cards_unknown_; };
     s.end_of = [this](JobId id) -> StatusOr<JobEndSeen> {
       auto it = ended_.find(id);
       if (it == ended_.end()) return NotFound("no job " + std::to_string(id));
@@ -78,6 +79,7 @@ class AdmissionTest : public ::testing::Test {
   Inventory cards_;
   JobTable jobs_;
   std::map<JobId, JobEndSeen> ended_;
+  bool cards_unknown_ = false;
   std::unique_ptr<Admission> admission_;
   const Caller alice_ = testing::Person("alice", 20001);
   const Caller root_ = testing::Person("root", 0, true);
@@ -120,6 +122,11 @@ TEST_F(AdmissionTest, WhatCanNeverWorkHereIsRefusedSayingWhy) {
   const Status cards = Refusal(Job({{"request", {{"gpus", 3}}}}), alice_);
   EXPECT_EQ(cards.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(cards.message().find("can never run here"), std::string::npos) << cards.message();
+  // A cluster whose cards are not known yet (it did not answer at rotad's start): the job waits
+  // for them instead of being refused on cards nobody has read.
+  cards_unknown_ = true;
+  EXPECT_TRUE(admission_->Prepare(alice_, Job({{"request", {{"gpus", 3}}}}), false, 0).ok());
+  cards_unknown_ = false;
 
   EXPECT_NE(Refusal(Job({{"after", {77}}}), alice_).message().find("--after 77: no such job"),
             std::string::npos);

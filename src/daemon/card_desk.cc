@@ -43,7 +43,7 @@ void CardDesk::Load(Time now) {
   }
   StatusOr<device::Snapshot> snap = devices_->Sample();
   if (snap.ok() && setup_.agents) setup_.agents->LayOnto(snap->gpus);
-  cards_.Load(snap.ok() ? &*snap : nullptr);
+  Reinventory(snap.ok() ? &*snap : nullptr);
   if (!snap.ok()) {
     devices_error_ = snap.status().message();
     spdlog::error("GPUs: {}: {}; no GPU is schedulable until this is fixed (then send SIGHUP)",
@@ -53,13 +53,17 @@ void CardDesk::Load(Time now) {
     spdlog::info("GPUs: {} from {}, driver {}", cards_.gpus().size(), devices_->Describe(),
                  snap->driver_version);
   }
+  // Health, drains and who is on each card, from this first sample.
+  ApplySample(snap, now);
+  setup_.changed();
+}
+
+void CardDesk::Reinventory(const device::Snapshot* snap) {
+  cards_.Load(snap);
   for (auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning) cards_.Remap(a.rec);
   }
   if (setup_.bookings) setup_.bookings->Remap();
-  // Health, drains and who is on each card, from this first sample.
-  ApplySample(snap, now);
-  setup_.changed();
 }
 
 void CardDesk::Forget(bool source_changed) {
@@ -128,6 +132,14 @@ void CardDesk::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
     spdlog::info("GPUs: {} can be read again", devices_->Describe());
     devices_error_.clear();
   }
+  // A cluster's cards are the nodes it has now: none when it did not answer at rotad's start, more
+  // when a node joins the partition. This machine's cards change only with a reload.
+  if (!devices_->FailedSampleFailsCards() && sample.ok() && !SameCards(sample->gpus, cards_.gpus())) {
+    spdlog::info("GPUs: {} now lists {} GPU(s) (was {}): the inventory follows", devices_->Describe(),
+                 sample->gpus.size(), cards_.gpus().size());
+    Reinventory(&*sample);
+    setup_.changed();
+  }
   CardWatch::RunningJobs running;
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state != store::JobState::kRunning) continue;
@@ -152,6 +164,14 @@ void CardDesk::ApplySample(const StatusOr<device::Snapshot>& sample, Time now) {
   if (sample.ok()) WatchOutside(now);
   UpdateSchedulable(sample.ok() ? &watch_->last_sample() : nullptr);
   if (sample.ok()) setup_.sampled(now);
+}
+
+bool CardDesk::SameCards(const std::vector<device::GpuInfo>& sampled, const std::vector<Gpu>& held) {
+  if (sampled.size() != held.size()) return false;
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (sampled[i].uuid != held[i].uuid) return false;
+  }
+  return true;
 }
 
 void CardDesk::StopJobsOnFailedCard(size_t index, Time now) {

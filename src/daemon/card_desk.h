@@ -100,10 +100,20 @@ class CardDesk {
   // The cards' part of GET /metrics: per-card gauges and who holds each (metrics.cc).
   void WriteMetrics(web::MetricsWriter& w) const;
 
+  // Whether the cards are not known yet: a cluster's source has not answered since rotad started
+  // (a machine's own cards that cannot be read are no cards).
+  bool CardsUnknown() const {
+    return cards_.gpus().empty() && !devices_error_.empty() && devices_ && !devices_->FailedSampleFailsCards();
+  }
+
  private:
   Time Now() const { return clock_->Now(); }
   void OnSample();
   void ApplySample(const StatusOr<device::Snapshot>& sample, Time now);
+  // The inventory built from `snap` (none: no cards), running jobs and bookings mapped onto it.
+  void Reinventory(const device::Snapshot* snap);
+  // Whether a sample lists the inventory's cards, in its order.
+  static bool SameCards(const std::vector<device::GpuInfo>& sampled, const std::vector<Gpu>& held);
   void StopJobsOnFailedCard(size_t index, Time now);
   void UpdateSchedulable(const device::Snapshot* snap);
   // The cards that a cluster's jobs outside Rota hold (cluster_held_): on each node, as many as

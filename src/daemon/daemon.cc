@@ -257,6 +257,7 @@ Status Daemon::Open() {
   admission.host_memory = host_memory_;
   admission.jobs = &jobs_;
   admission.cards = &cards_;
+  admission.cards_unknown = [this] { return card_desk_->CardsUnknown(); };
   admission.end_of = [this](JobId id) { return runner_->EndOf(id); };
   admission_ = std::make_unique<Admission>(std::move(admission));
   RequestPipeline::Setup pipeline;

@@ -229,6 +229,21 @@ class SlurmEngineTest(DaemonTest):
         self.assertEqual(self.read("ran-once"), "ran\n")
         self.assertNotIn("does not answer", self.d.rota("status").stdout)
 
+    def test_rotad_started_while_slurm_is_down_finds_the_cards_when_it_is_back(self):
+        self.d.stop()
+        self.cluster.stop_controller()
+        try:
+            self.d.start()
+            self.assertIn("did not answer", self.d.api({"op": "gpus"})["error"]["message"])  # no cards yet
+            job = self.d.submit("--gpus", "4", "--", "true")
+            time.sleep(1)
+            self.assertEqual(self.d.job(job)["state"], "pending")
+        finally:
+            self.cluster.start_controller()
+        # No reload needed: the next good reading of the partition is the inventory.
+        self.d.wait_state(job, "completed", timeout=30)
+        self.assertEqual(len(self.d.api({"op": "gpus"})["gpus"]), 4)
+
     def test_a_submission_whose_reply_is_lost_is_found_not_sent_again(self):
         # slurmctld stopped (SIGSTOP: its socket still takes connections): sbatch hangs and is
         # killed at rotad's deadline (3 s here), with its request perhaps already in slurmctld's
