@@ -124,11 +124,15 @@ class SlurmEngineTest(DaemonTest):
         wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(job)),
                  what="the Slurm job to end")
 
-    def test_another_user_cannot_cancel_it(self):
+    def test_another_user_cannot_cancel_read_or_touch_it(self):
         other = "rota-it-other"
         ensure_user(other)
-        job = self.d.submit("--", "sleep", "300")
+        job = self.d.submit("--", "sh", "-c", "echo secret-output; sleep 300")
         wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(job)), what="the job running in Slurm")
+        for args in (["cancel", str(job)], ["show", str(job)], ["logs", str(job)], ["keep", str(job)]):
+            r = self.d.rota(*args, user=other, check=False)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertNotIn("secret-output", r.stdout + r.stderr)
         r = self.d.rota("cancel", str(job), user=other, check=False)
         self.assertNotEqual(r.returncode, 0)
         time.sleep(0.5)
