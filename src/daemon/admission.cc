@@ -40,6 +40,9 @@ Status Admission::CheckSubmittable(const store::JobRecord& rec) {
     }
   }
   if (Status s = CheckDependencies(j); !s.ok()) return s;
+  if (setup_.engine_refuses) {
+    if (std::string why = setup_.engine_refuses(j.request); !why.empty()) return FailedPrecondition(why);
+  }
   // Whether any card of this server could ever hold the request: the core's own test. Not while
   // a cluster's cards are unknown: the job waits for them, as it would for a busy cluster.
   if (setup_.cards_unknown && setup_.cards_unknown()) return Status();

@@ -45,6 +45,8 @@ class Admission {
     // Whether the cards are not known yet (a cluster that did not answer when rotad started): no
     // request is then refused as one that could never fit. None: they are always known.
     std::function<bool()> cards_unknown;
+    // Why the engine cannot run a request of this shape ("" it can; none: it can run them all).
+    std::function<std::string(const Request&)> engine_refuses;
     // How a job that is not in the table ended (JobRunner::EndOf).
     std::function<StatusOr<JobEndSeen>(JobId)> end_of;
   };

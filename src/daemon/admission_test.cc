@@ -60,6 +60,7 @@ class AdmissionTest : public ::testing::Test {
     s.jobs = &jobs_;
     s.cards = &cards_;
     s.cards_unknown = [this] { return cards_unknown_; };
+    s.engine_refuses = [this](const Request&) { return engine_refuses_; };
     s.end_of = [this](JobId id) -> StatusOr<JobEndSeen> {
       auto it = ended_.find(id);
       if (it == ended_.end()) return NotFound("no job " + std::to_string(id));
@@ -80,6 +81,7 @@ class AdmissionTest : public ::testing::Test {
   JobTable jobs_;
   std::map<JobId, JobEndSeen> ended_;
   bool cards_unknown_ = false;
+  std::string engine_refuses_;
   std::unique_ptr<Admission> admission_;
   const Caller alice_ = testing::Person("alice", 20001);
   const Caller root_ = testing::Person("root", 0, true);
@@ -127,6 +129,12 @@ TEST_F(AdmissionTest, WhatCanNeverWorkHereIsRefusedSayingWhy) {
   cards_unknown_ = true;
   EXPECT_TRUE(admission_->Prepare(alice_, Job({{"request", {{"gpus", 3}}}}), false, 0).ok());
   cards_unknown_ = false;
+  // An engine that cannot run a shape says so at submission.
+  engine_refuses_ = "memory shares do not run through Slurm yet";
+  const Status shape = Refusal(Job({{"request", {{"gpus", 1}}}}), alice_);
+  EXPECT_EQ(shape.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(shape.message(), "memory shares do not run through Slurm yet");
+  engine_refuses_.clear();
 
   EXPECT_NE(Refusal(Job({{"after", {77}}}), alice_).message().find("--after 77: no such job"),
             std::string::npos);

@@ -258,6 +258,7 @@ Status Daemon::Open() {
   admission.jobs = &jobs_;
   admission.cards = &cards_;
   admission.cards_unknown = [this] { return card_desk_->CardsUnknown(); };
+  admission.engine_refuses = [this](const Request& r) { return engine_->Refuses(r); };
   admission.end_of = [this](JobId id) { return runner_->EndOf(id); };
   admission_ = std::make_unique<Admission>(std::move(admission));
   RequestPipeline::Setup pipeline;

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cluster.h"
 #include "core/job_end.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -100,6 +101,9 @@ class Engine {
   virtual void AfterEvents() = 0;
   // The daemon is stopping: jobs keep running; the engine tidies what it may.
   virtual void Shutdown() = 0;
+  // Why this engine cannot run a request of this shape ("" when it can): such jobs are refused at
+  // submission with it, rather than run as something else.
+  virtual std::string Refuses(const Request& /*request*/) const { return ""; }
   // Something outside says a job may have ended (`rota poke` from a cluster's epilog): an engine
   // that polls looks now. Others ignore it.
   virtual void Poke() {}

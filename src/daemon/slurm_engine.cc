@@ -363,6 +363,12 @@ void SlurmEngine::EndSession(JobId id, uid_t uid) {
   });
 }
 
+std::string SlurmEngine::Refuses(const Request& request) const {
+  if (request.kind == RequestKind::kWholeGpus) return "";
+  return std::string(request.kind == RequestKind::kMemShare ? "memory shares (--gpu-mem)" : "MIG slices (--mig)") +
+         " do not run through Slurm yet: Slurm would give the job a whole GPU; ask for whole GPUs (--gpus N)";
+}
+
 void SlurmEngine::Booked(const std::vector<BookedNodes>& bookings) {
   std::vector<slurm::Reservation> wanted;
   for (const BookedNodes& b : bookings) {

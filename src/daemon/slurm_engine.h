@@ -107,6 +107,10 @@ class SlurmEngine final : public Engine {
   // lasts and exists in Slurm; any job's Slurm limit stops where a reservation on its node
   // begins (Slurm would not start a job that reaches into one).
   void Booked(const std::vector<BookedNodes>& bookings) override;
+
+  // Memory shares and MIG slices: Slurm would give each a whole GPU (no gres/shard or MIG gres
+  // types yet), so two shares Rota puts on one card would hold two cards in Slurm, or wait there.
+  std::string Refuses(const Request& request) const override;
   static constexpr Duration kReservationCheckS = 30;
 
   // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or

@@ -271,6 +271,15 @@ class SlurmEngineTest(DaemonTest):
         out = self.cluster.run("scontrol", "show", "reservation", "-o").stdout
         return next((l for l in out.splitlines() if l.startswith(f"ReservationName={name} ")), "")
 
+    def test_a_memory_share_is_refused_rather_than_run_on_a_whole_gpu(self):
+        for verb in ("submit", "run"):
+            r = self.d.rota(verb, "--gpu-mem", "20G", "--", "true", check=False)
+            self.assertNotEqual(r.returncode, 0, verb)
+            self.assertIn("memory shares (--gpu-mem) do not run through Slurm yet", r.stderr)
+            self.assertIn("--gpus N", r.stderr)
+        self.assertEqual(self.d.rota("queue", "--all", "--json").stdout.strip(), "[]")
+        self.assertEqual(self.cluster.jobs(), {})
+
     def test_a_booking_of_the_whole_node_is_a_slurm_reservation_for_its_owner(self):
         other = "rota-it-other"
         ensure_user(other)
