@@ -211,7 +211,9 @@ void AddCard(const json& g, const Painter& paint, std::vector<Row>* rows) {
   Row row;
   const long long index = Int(g, "index", -1);
   row.cells[0] = {index < 0 ? "?" : std::to_string(index)};
-  row.cells[1] = {CutToWidth(Str(g, "name", "?"), kNameWidth)};
+  // A cluster's cards say their node first ("gpu-07 NVIDIA A100..."): which machine to look at.
+  const std::string node = Str(g, "node");
+  row.cells[1] = {CutToWidth((node.empty() ? "" : node + " ") + Str(g, "name", "?"), kNameWidth)};
   if (long long t = Int(g, "temperature", -1); t >= 0) {
     row.cells[2] = {std::to_string(t) + "C", t >= kHotCelsius ? kRed : nullptr};
   } else {

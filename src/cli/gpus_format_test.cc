@@ -119,6 +119,15 @@ TEST_F(GpusFormatTest, TitleAndHeader) {
   EXPECT_NE(lines[1].find("HOLDERS"), std::string::npos);
 }
 
+TEST_F(GpusFormatTest, ACardOfAClusterSaysItsNode) {
+  json card = Card(5);
+  card["node"] = "gpu-07";
+  auto lines = Lines(Plain(Reply({Card(0), card})));
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_NE(lines[3].find("gpu-07 NVIDIA A100"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[2].find("gpu-07"), std::string::npos) << lines[2];  // this machine's card: no node
+}
+
 TEST_F(GpusFormatTest, UnknownMemoryAndSessions) {
   json card = Card(1);
   json whole = Holder(20, "dave", "", "regular", -1);

@@ -101,6 +101,7 @@ json CardDesk::Gpus(const Caller& caller) const {
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
                     {"name", info->name},
+                    {"node", info->node},
                     {"pci_bus_id", info->pci_bus_id},
                     {"memory_total", info->memory_total},
                     {"memory_used", info->memory_used},

@@ -344,6 +344,7 @@ class SlurmEngineTest(DaemonTest):
         wait_for(lambda: self.d.job(job)["gpu_uuids"] == [f"SLURM-{self.cluster.node}-1"], timeout=20,
                  what="the record to show the GPU Slurm gave")
         self.assertIn("GpuUuids: SLURM-rota-n1-1", self.d.rota("show", str(job)).stdout)
+        self.assertIn(f"{self.cluster.node} NVIDIA A100", self.d.rota("gpus").stdout)  # which machine
         self.assertTrue(any("Placed by the cluster on GPU 1" in e["reason"] for e in self.d.show(job)["events"]))
         wait_for(lambda: os.path.exists(self.path(f"rota-{job}.out")) and self.read(f"rota-{job}.out"), what="output")
         self.assertEqual(self.read(f"rota-{job}.out"), "1\n")
