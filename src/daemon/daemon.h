@@ -105,7 +105,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Before answering anything but a submission: the pass that new submissions are waiting for
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
-  ClusterState BuildState() const;
+  ClusterState BuildState(const std::vector<BookingEntry>& bookings) const;
   // What the engine reports (EngineEvents), for the job runner.
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;

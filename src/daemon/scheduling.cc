@@ -9,7 +9,7 @@
 
 namespace rota::daemon {
 
-ClusterState Daemon::BuildState() const {
+ClusterState Daemon::BuildState(const std::vector<BookingEntry>& bookings) const {
   ClusterState st;
   st.gpus = cards_.gpus();
   st.user_usage = ledger_->maps().users;
@@ -17,7 +17,7 @@ ClusterState Daemon::BuildState() const {
   const Time now = Now();
   jobs_.AddTo(st, runner_->after_ok(), now);
   runner_->AddHeld(st);
-  AddBookingsToState(st, desk_->book().Entries(), config_.bookings, now);
+  AddBookingsToState(st, bookings, config_.bookings, now);
   return st;
 }
 
@@ -44,16 +44,18 @@ void Daemon::SchedulePass() {
   const Time now = Now();
   runner_->EscalateKills(now);
   const Time bookings_due = desk_->Pass(now);
-  // Before any start: a job of a booking's owner goes into the booking's reservation there.
+  // The bookings, copied once for the state and the engine. Before any start: a job of a
+  // booking's owner goes into the booking's reservation there.
+  const std::vector<BookingEntry> bookings = desk_->book().Entries();
   std::vector<Engine::BookedNodes> booked;
-  for (const BookingEntry& e : desk_->book().Entries()) {
+  for (const BookingEntry& e : bookings) {
     if ((e.state != BookingState::kConfirmed && e.state != BookingState::kActive) || e.spec.end <= now) continue;
     std::vector<std::string> nodes = cards_.WholeNodesOf(e.alloc);
     if (!nodes.empty()) booked.push_back({e.id, e.spec.user, std::move(nodes), e.spec.start, e.spec.end});
   }
   engine_->Booked(booked);
   runner_->CancelNeverSatisfied(now);
-  ClusterState state = BuildState();
+  ClusterState state = BuildState(bookings);
   Decisions d = Schedule(state, config_.policy, now);
   for (const rota::Start& s : d.starts) runner_->ApplyStart(s, now);
   for (const Signal& s : d.signals) runner_->ApplySignal(s, now);
