@@ -191,9 +191,14 @@ StatusOr<std::string> CreateJobCgroup(const std::string& base, JobId job, const 
   std::string path = JobCgroupPath(base, job);
   if (mkdir(path.c_str(), 0755) != 0) {
     if (errno != EEXIST) return Internal(ErrnoMessage("cannot create cgroup " + path, errno));
+    // The job's last run left it (a requeue comes before the delayed removal). It is made anew,
+    // not reused: the device programs attached for the last run's cards would stay attached
+    // (BPF_F_ALLOW_MULTI) and refuse the new run the cards it is given now.
     StatusOr<bool> populated = CgroupPopulated(path);
     if (!populated.ok()) return populated.status();
     if (*populated) return FailedPrecondition("cgroup " + path + " already holds processes");
+    if (Status s = RemoveCgroup(path); !s.ok()) return s;
+    if (mkdir(path.c_str(), 0755) != 0) return Internal(ErrnoMessage("cannot create cgroup " + path, errno));
   }
   auto write = [&](bool enabled, const char* file, std::int64_t value, const char* none) -> Status {
     if (!enabled) return Status::Ok();

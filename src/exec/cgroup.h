@@ -55,8 +55,9 @@ std::string JobCgroupPath(const std::string& base, JobId job);
 // The job a cgroup directory's name (not path) names: "job-17" -> 17; 0 for any other name.
 JobId JobOfCgroupName(const std::string& name);
 
-// Creates <base>/job-<id> (an existing empty one is reused) and writes memory.max when
-// `memory` and limit > 0. FailedPrecondition if it exists and holds processes.
+// Creates <base>/job-<id> (an existing empty one, a last run's, is removed and made anew, so
+// that nothing attached to it stays) and writes the limits. FailedPrecondition if it exists and
+// holds processes.
 // What a job cgroup is limited to; each only where its controller is enabled (CgroupBase).
 struct JobCgroupLimits {
   bool memory = false;

@@ -246,6 +246,7 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
   Launched launched;
   if (HandToStandby(spec.job_id, job.token, &launched)) {
     children_.insert(launched.pid);
+    shepherds_[spec.job_id] = launched.pid;
     launched.cgroup = job.cgroup;
     return launched;
   }
@@ -263,6 +264,7 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     return Internal("cannot watch the shepherd: " + pidfd.status().message());
   }
   children_.insert(*pid);
+  shepherds_[spec.job_id] = *pid;
   return Launched{*pid, *pidfd, job.cgroup};
 }
 
@@ -413,6 +415,7 @@ StatusOr<Launched> Executor::Adopt(JobId job, pid_t pid, Time started) {
   if (PidfdExited(guard.get())) return NotFound(what + " has exited");
   std::string cgroup = JobCgroup(job);
   if (!cgroup.empty() && access(cgroup.c_str(), F_OK) != 0) cgroup.clear();
+  shepherds_[job] = pid;
   return Launched{pid, guard.release(), cgroup};
 }
 
@@ -461,6 +464,7 @@ ExitInfo Executor::Collect(JobId job, pid_t shepherd) {
   }
   if (exiting) return info;  // the shepherd and its cgroup are left to Reap
   children_.erase(shepherd);
+  ForgetShepherd(job, shepherd);
   ClearJobCgroup(job);
   return info;
 }
@@ -470,7 +474,18 @@ void Executor::Reap(JobId job, pid_t shepherd) {
     while (waitpid(shepherd, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
+  // The job may have been launched again since its end was collected (a requeue): the cgroup
+  // is the new run's then, and killing what is in it would kill that run.
+  if (!ForgetShepherd(job, shepherd)) return;
   ClearJobCgroup(job);
+}
+
+bool Executor::ForgetShepherd(JobId job, pid_t shepherd) {
+  auto it = shepherds_.find(job);
+  if (it == shepherds_.end()) return true;
+  if (it->second != shepherd) return false;
+  shepherds_.erase(it);
+  return true;
 }
 
 void Executor::ClearJobCgroup(JobId job) {

@@ -209,7 +209,8 @@ class Executor {
   // read, and the shepherd and its (empty) cgroup are left to Reap.
   ExitInfo Collect(JobId job, pid_t shepherd);
   // Once the pidfd of a shepherd collected early became readable: reaps it and leaves the job's
-  // cgroup to RemoveEndedCgroups (killing what is left in it).
+  // cgroup to RemoveEndedCgroups (killing what is left in it), unless the job was launched again
+  // since: its cgroup is the new run's then.
   void Reap(JobId job, pid_t shepherd);
   // Removes the cgroups of the jobs collected or reaped since the last call. The caller calls it
   // a moment after the launches that the ends allowed (the daemon: kCgroupRemovalDelayNs after
@@ -252,9 +253,12 @@ class Executor {
   void RetryStaleCgroups();
   // Kills what is left in the job's cgroup and keeps it for RemoveEndedCgroups.
   void ClearJobCgroup(JobId job);
-  // The job's cgroup is in use again (a requeued job's new run reuses the empty cgroup of its
-  // last one): no longer to be removed.
+  // The job's cgroup is in use again (a requeued job's new run has a cgroup of the same name,
+  // made anew): no longer to be removed.
   void KeepCgroup(JobId job);
+  // Drops `shepherd` as the job's latest; false when a later launch's shepherd is (then that
+  // launch owns the job's cgroup).
+  bool ForgetShepherd(JobId job, pid_t shepherd);
   // A job cgroup with `limits`, refused `deny_devices` where the device filter is on, kept.
   StatusOr<std::string> NewJobCgroup(JobId job, const JobCgroupLimits& limits,
                                      const std::vector<std::pair<unsigned, unsigned>>& deny_devices);
@@ -276,6 +280,9 @@ class Executor {
   // Shepherds started by Launch and not yet collected: unreaped children, so their pids cannot
   // have been reused (and their /proc cmdline may still be empty right after the spawn).
   std::set<pid_t> children_;
+  // The shepherd of each job's latest launch (or adoption) not collected yet: a Reap of an
+  // earlier one must leave the job's cgroup alone.
+  std::map<JobId, pid_t> shepherds_;
   std::vector<Standby> standbys_;  // the next one to use is the last
   bool standby_failed_ = false;    // a standby could not be started: not tried again on its own
 };

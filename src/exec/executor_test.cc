@@ -177,26 +177,37 @@ TEST_P(ExecutorTest, CollectKeepsTheJobsFilesUntilForget) {
   }
 }
 
-// A requeued job's new run reuses the emptied cgroup of its last one, which is then no longer
-// to be removed: a RemoveEndedCgroups while the new run goes on leaves it and its job alone.
-TEST_P(ExecutorTest, ARelaunchKeepsTheCgroupItsLastRunLeft) {
+// A requeued job's new run gets a cgroup of the same name, made anew: nothing attached for the
+// last run stays (its device program refused /dev/zero here; the new run is refused nothing),
+// a late Reap of the last run's shepherd (the daemon reaps a shepherd that noted its end first
+// only once it has exited, maybe after the relaunch) leaves the new run alone, and a
+// RemoveEndedCgroups while the new run goes on leaves it and its job alone.
+TEST_P(ExecutorTest, ARelaunchGetsAFreshCgroupThatTheLastRunsReapLeavesAlone) {
   if (!cgroups()) GTEST_SKIP() << "only with cgroups";
-  LaunchSpec spec = Shell("exit 0");
-  ExitInfo first = Run(spec);
-  EXPECT_EQ(first.kind, ExitInfo::Kind::kExited) << first.reason;
+  LaunchSpec spec = Shell("head -c1 /dev/zero > /dev/null && exit 3; exit 0");
+  if (executor_->device_filter()) spec.deny_devices = {{1, 5}};  // /dev/zero
+  StatusOr<Launched> first = Launch(spec);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ExitInfo ended = Finish(*first, spec.job_id);
+  EXPECT_EQ(ended.kind, ExitInfo::Kind::kExited) << ended.reason;
+  if (executor_->device_filter()) {
+    EXPECT_EQ(ended.exit_code, 0) << "the last run could read /dev/zero";
+  }
   ASSERT_EQ(executor_->ended_cgroups(), 1u);
   executor_->Forget(spec.job_id);
-  spec.argv = {"sh", "-c", "echo $$ > pid; sleep 1; exit 5"};
+  spec.deny_devices.clear();
+  spec.argv = {"sh", "-c", "echo $$ > pid; head -c1 /dev/zero > /dev/null || exit 7; sleep 1; exit 5"};
   StatusOr<Launched> again = Launch(spec);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(executor_->ended_cgroups(), 0u);
   ASSERT_TRUE(JobWrote(*again, spec, "pid"));
+  executor_->Reap(spec.job_id, first->pid);
   executor_->RemoveEndedCgroups();
   const std::string cgroup = JobCgroupPath(executor_->cgroup_base(), spec.job_id);
   EXPECT_TRUE(std::filesystem::exists(cgroup));
   ExitInfo second = Finish(*again, spec.job_id);
   EXPECT_EQ(second.kind, ExitInfo::Kind::kExited) << second.reason;
-  EXPECT_EQ(second.exit_code, 5) << "the second run was killed";
+  EXPECT_EQ(second.exit_code, 5) << "the second run was killed (signal) or refused /dev/zero (7)";
   executor_->RemoveEndedCgroups();
   EXPECT_FALSE(std::filesystem::exists(cgroup));
 }
