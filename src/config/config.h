@@ -139,6 +139,10 @@ struct EngineConfig {
   // with this model; memory shares need the memory).
   std::string gpu_model = "GPU";
   MiB gpu_memory = 0;
+  // How this installation names its jobs (<tag>-<id>) and reservations (<tag>-b<id>) in Slurm:
+  // two Rotas in front of one Slurm need two tags, or each would take the other's for its own.
+  // A letter, then letters, digits or '_' (no '-': "<tag>-<id>" reads back one way only).
+  std::string tag = "rota";
   // Node agents (`rotad --agent` on each compute node, posting GPU readings over HTTP): the
   // directory of their tokens (`<node>.token`; "" = no agents), and how old readings may be
   // before a node's load reads unknown.

@@ -369,10 +369,12 @@ TEST(Config, Engine) {
   auto c = ParseConfig(
       "[engine]\nkind = \"slurm\"\nbin_dir = \"/opt/slurm/bin\"\nslurm_conf = \"/etc/slurm-lab/slurm.conf\"\n"
       "partition = \"gpu\"\naccount = \"lab\"\nnode = \"gpu1\"\ncommand_timeout = \"30s\"\npoll_interval = 0.5\n"
-      "agent_tokens = \"/etc/rota/agents\"\nagent_stale_after = \"1m\"\n",
+      "agent_tokens = \"/etc/rota/agents\"\nagent_stale_after = \"1m\"\ntag = \"lab_2\"\n",
       "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   const EngineConfig& e = c->engine;
+  EXPECT_EQ(e.tag, "lab_2");
+  EXPECT_EQ(ParseConfig("", "rota.toml")->engine.tag, "rota");
   EXPECT_EQ(e.kind, EngineKind::kSlurm);
   EXPECT_EQ(e.bin_dir, "/opt/slurm/bin");
   EXPECT_EQ(e.slurm_conf, "/etc/slurm-lab/slurm.conf");
@@ -385,12 +387,13 @@ TEST(Config, Engine) {
   EXPECT_EQ(e.agent_stale_after, 60);
   EXPECT_FALSE(ParseConfig("[engine]\nagent_tokens = \"agents\"\n", "rota.toml").ok());
   auto bad = ParseConfig(
-      "[engine]\nkind = \"kubernetes\"\nbin_dir = \"bin\"\npoll_interval = 0.01\ncommand_timeout = \"0s\"\nnodes = 2\n",
+      "[engine]\nkind = \"kubernetes\"\nbin_dir = \"bin\"\npoll_interval = 0.01\ncommand_timeout = \"0s\"\nnodes = 2\n"
+      "tag = \"rota-2\"\n",
       "rota.toml");
   ASSERT_FALSE(bad.ok());
   const std::string m = bad.status().message();
   for (const char* want : {"rota.toml:2:", "local, slurm", "rota.toml:3:", "absolute path", "poll_interval",
-                           "command_timeout", "nodes"}) {
+                           "command_timeout", "nodes", "rota.toml:7:", "letter"}) {
     EXPECT_TRUE(Has(m, want)) << want << " in " << m;
   }
   // The GPUs of the Slurm partition's nodes: only with the Slurm engine.

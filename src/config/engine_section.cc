@@ -16,6 +16,15 @@ std::optional<std::string> AbsolutePath(Section& s, std::string_view key, bool e
   return v;
 }
 
+bool ValidTag(const std::string& tag) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (tag.empty() || tag.size() > 32 || !letter(tag[0])) return false;
+  for (char c : tag) {
+    if (!letter(c) && !(c >= '0' && c <= '9') && c != '_') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void ReadEngine(Section& root, Config& config) {
@@ -39,6 +48,13 @@ void ReadEngine(Section& root, Config& config) {
   if (auto v = s.Number("poll_interval", 0.1, "seconds, e.g. 1")) e.poll_interval = *v;
   if (auto v = s.String("gpu_model")) e.gpu_model = *v;
   if (auto m = s.Memory("gpu_memory")) e.gpu_memory = *m;
+  if (auto v = s.String("tag")) {
+    if (ValidTag(*v)) {
+      e.tag = *v;
+    } else {
+      s.Fail(*s.Get("tag"), "tag", "must be a letter then up to 31 letters, digits or '_', e.g. \"rota\"");
+    }
+  }
   if (auto v = AbsolutePath(s, "agent_tokens", true)) e.agent_tokens = *v;
   if (auto d = s.DurationOf("agent_stale_after", 1)) e.agent_stale_after = *d;
   s.Finish();

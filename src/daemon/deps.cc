@@ -39,6 +39,7 @@ StatusOr<std::unique_ptr<Engine>> MakeSlurmEngine(const config::EngineConfig& co
   so.submit.partition = config.partition;
   so.submit.account = config.account;
   so.submit.slurm_conf = config.slurm_conf;
+  so.submit.tag = config.tag;
   so.node = config.node;
   so.run_dir = host.options.state_dir + "/slurm";
   so.deadline = std::chrono::seconds(config.command_timeout);

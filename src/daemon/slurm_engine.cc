@@ -353,7 +353,7 @@ void SlurmEngine::EndSession(JobId id, uid_t uid) {
   // (by its tag and owner when its Slurm id was never read; a session re-adopted after a restart).
   std::vector<std::string> argv = {options_.scancel};
   if (slurm_id.empty()) {
-    argv.push_back("--name=" + slurm::TagOf(id));
+    argv.push_back("--name=" + slurm::TagOf(options_.submit.tag, id));
     argv.push_back("--user=" + std::to_string(uid));
   } else {
     argv.push_back(slurm_id);
@@ -373,7 +373,7 @@ void SlurmEngine::Booked(const std::vector<BookedNodes>& bookings) {
   std::vector<slurm::Reservation> wanted;
   for (const BookedNodes& b : bookings) {
     slurm::Reservation r;
-    r.name = slurm::ReservationName(b.booking);
+    r.name = slurm::ReservationName(options_.submit.tag, b.booking);
     r.users = {b.user};
     r.nodes = b.nodes;
     std::sort(r.nodes.begin(), r.nodes.end());
@@ -429,9 +429,9 @@ void SlurmEngine::SyncReservations() {
     }
     present_reservations_.clear();
     for (const slurm::Reservation& e : *existing) {
-      if (e.name.rfind(slurm::kReservationPrefix, 0) == 0) present_reservations_.insert(e.name);
+      if (slurm::BookingOfReservation(options_.submit.tag, e.name) > 0) present_reservations_.insert(e.name);
     }
-    ApplyReservations(slurm::PlanReservations(wanted_reservations_, *existing, clock_.Now()), 0);
+    ApplyReservations(slurm::PlanReservations(options_.submit.tag, wanted_reservations_, *existing, clock_.Now()), 0);
   });
 }
 
@@ -525,7 +525,7 @@ void SlurmEngine::OnQueue(const ChildResult& r) {
 
 const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& queue, JobId id,
                                           const Job& j) const {
-  const std::string tag = slurm::TagOf(id);
+  const std::string tag = slurm::TagOf(options_.submit.tag, id);
   const slurm::QueuedJob* best = nullptr;
   for (const slurm::QueuedJob& q : queue) {
     if (q.name != tag || (j.uid_known && q.uid != j.uid)) continue;

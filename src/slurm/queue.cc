@@ -87,13 +87,12 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
   return out;
 }
 
-std::string TagOf(JobId id) { return "rota-" + std::to_string(id); }
+std::string TagOf(std::string_view tag, JobId id) { return std::string(tag) + "-" + std::to_string(id); }
 
-JobId RotaJobOf(std::string_view name) {
-  constexpr std::string_view kPrefix = "rota-";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return 0;
+JobId RotaJobOf(std::string_view tag, std::string_view name) {
+  if (name.size() <= tag.size() || name.substr(0, tag.size()) != tag || name[tag.size()] != '-') return 0;
   JobId id = 0;
-  std::string_view digits = name.substr(kPrefix.size());
+  std::string_view digits = name.substr(tag.size() + 1);
   if (digits.empty() || digits.front() == '0' || !Whole(digits, id) || id <= 0) return 0;
   return id;
 }

@@ -53,10 +53,12 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
 // 0 for "N/A", "Unknown", "None" or "".
 StatusOr<Time> ParseSlurmTime(std::string_view text);
 
-// The tag of a Rota job in Slurm (its job name) and back: "rota-42" <-> 42. RotaJobOf is 0
-// for any other name.
-std::string TagOf(JobId id);
-JobId RotaJobOf(std::string_view name);
+// The tag of a Rota job in Slurm (its job name) and back: "<tag>-42" <-> 42, where `tag` is the
+// installation's ([engine] tag, "rota" by default: two Rotas in front of one Slurm need two).
+// RotaJobOf is 0 for any other name.
+inline constexpr std::string_view kDefaultTag = "rota";
+std::string TagOf(std::string_view tag, JobId id);
+JobId RotaJobOf(std::string_view tag, std::string_view name);
 
 // Whether Slurm still holds the job's resources or may run it (pending, configuring, running,
 // completing, suspended, requeued, ...): not yet ended.

@@ -89,13 +89,22 @@ TEST(QueueTest, RefusesWhatItCannotRead) {
 }
 
 TEST(QueueTest, TagsNameRotaJobsOnly) {
-  EXPECT_EQ(TagOf(42), "rota-42");
-  EXPECT_EQ(RotaJobOf("rota-42"), 42);
-  EXPECT_EQ(RotaJobOf(TagOf(9007199254740993)), 9007199254740993);
+  EXPECT_EQ(TagOf(kDefaultTag, 42), "rota-42");
+  EXPECT_EQ(RotaJobOf(kDefaultTag, "rota-42"), 42);
+  EXPECT_EQ(RotaJobOf(kDefaultTag, TagOf(kDefaultTag, 9007199254740993)), 9007199254740993);
   for (const char* other : {"rota-", "rota-0", "rota-042", "rota-4x", "rota--4", "train", "Rota-4", "xrota-4",
-                            "rota-99999999999999999999999"}) {
-    EXPECT_EQ(RotaJobOf(other), 0) << other;
+                            "rota-99999999999999999999999", "rota", "rotalab-4", "rota-lab-4"}) {
+    EXPECT_EQ(RotaJobOf(kDefaultTag, other), 0) << other;
   }
+}
+
+// Two Rotas in front of one Slurm, each with its own tag: neither takes the other's jobs.
+TEST(QueueTest, EachInstallationsTagNamesItsJobsOnly) {
+  EXPECT_EQ(TagOf("lab2", 7), "lab2-7");
+  EXPECT_EQ(RotaJobOf("lab2", "lab2-7"), 7);
+  EXPECT_EQ(RotaJobOf("lab2", "rota-7"), 0);
+  EXPECT_EQ(RotaJobOf(kDefaultTag, "lab2-7"), 0);
+  EXPECT_EQ(RotaJobOf("lab", "lab2-7"), 0);
 }
 
 QueuedJob Ended(std::string state, int wait_status, std::string reason = "None") {

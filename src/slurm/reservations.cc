@@ -48,8 +48,19 @@ bool ParseNumber(std::string_view s, long& out) {
 
 }  // namespace
 
-std::string ReservationName(std::int64_t booking_id) {
-  return std::string(kReservationPrefix) + std::to_string(booking_id);
+std::string ReservationName(std::string_view tag, std::int64_t booking_id) {
+  return std::string(tag) + "-b" + std::to_string(booking_id);
+}
+
+std::int64_t BookingOfReservation(std::string_view tag, std::string_view name) {
+  if (name.size() <= tag.size() + 2 || name.substr(0, tag.size()) != tag || name.substr(tag.size(), 2) != "-b") {
+    return 0;
+  }
+  const std::string_view digits = name.substr(tag.size() + 2);
+  std::int64_t id = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (digits.front() < '1' || digits.front() > '9' || ec != std::errc() || p != digits.data() + digits.size()) return 0;
+  return id;
 }
 
 StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list) {
@@ -123,7 +134,7 @@ StatusOr<std::vector<Reservation>> ParseReservations(std::string_view text) {
   return out;
 }
 
-std::vector<ReservationChange> PlanReservations(const std::vector<Reservation>& wanted,
+std::vector<ReservationChange> PlanReservations(std::string_view tag, const std::vector<Reservation>& wanted,
                                                 const std::vector<Reservation>& existing, Time now) {
   std::map<std::string, const Reservation*> want;
   for (const Reservation& w : wanted) {
@@ -132,7 +143,7 @@ std::vector<ReservationChange> PlanReservations(const std::vector<Reservation>& 
   std::vector<ReservationChange> deletes, others;
   std::map<std::string, const Reservation*> have;
   for (const Reservation& e : existing) {
-    if (e.name.rfind(kReservationPrefix, 0) != 0) continue;  // not Rota's
+    if (BookingOfReservation(tag, e.name) == 0) continue;  // not this Rota's
     have[e.name] = &e;
     if (want.count(e.name) == 0) deletes.push_back({ReservationChange::Kind::kDelete, e, false});
   }

@@ -29,9 +29,10 @@ struct Reservation {
   bool operator==(const Reservation&) const = default;
 };
 
-inline constexpr std::string_view kReservationPrefix = "rota-b";
-// "rota-b<id>": the reservation of booking `id`.
-std::string ReservationName(std::int64_t booking_id);
+// "<tag>-b<id>" (tag: the installation's, TagOf): the reservation of booking `id`; and back, 0
+// for any other name (a reservation of the admin's, or of another Rota).
+std::string ReservationName(std::string_view tag, std::int64_t booking_id);
+std::int64_t BookingOfReservation(std::string_view tag, std::string_view name);
 
 // `scontrol show reservation -o`: one reservation a line of Key=Value words ("No reservations in
 // the system" when there are none). Times are local (as ParseSlurmTime reads them).
@@ -48,11 +49,11 @@ struct ReservationChange {
   bool started = false;  // kUpdate: the existing one has begun: its start is left as it is
 };
 
-// The changes that make Slurm's reservations named with kReservationPrefix the `wanted` ones at
-// `now`: deletes first (a reservation that goes may free the nodes of one that comes), then
-// creates and updates. A wanted one that has ended is not made; one whose start has passed starts
-// now. Reservations of other names are never touched.
-std::vector<ReservationChange> PlanReservations(const std::vector<Reservation>& wanted,
+// The changes that make Slurm's reservations of `tag` (named as ReservationName names them) the
+// `wanted` ones at `now`: deletes first (a reservation that goes may free the nodes of one that
+// comes), then creates and updates. A wanted one that has ended is not made; one whose start has
+// passed starts now. Reservations of other names are never touched.
+std::vector<ReservationChange> PlanReservations(std::string_view tag, const std::vector<Reservation>& wanted,
                                                 const std::vector<Reservation>& existing, Time now);
 
 // The scontrol command line of `change` (argv[0] is `scontrol`). Times local, to the second.

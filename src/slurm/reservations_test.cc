@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slurm/queue.h"
 #include "testing/scoped_tz.h"
 
 namespace rota::slurm {
@@ -48,7 +49,7 @@ TEST(SlurmReservationsTest, ExpandsHostListsAsSlurmWritesThem) {
 
 Reservation Want(std::int64_t booking, Time start, Time end, std::vector<std::string> nodes = {"n1"}) {
   Reservation r;
-  r.name = ReservationName(booking);
+  r.name = ReservationName(kDefaultTag, booking);
   r.users = {"alice"};
   r.nodes = std::move(nodes);
   r.start = start;
@@ -56,19 +57,33 @@ Reservation Want(std::int64_t booking, Time start, Time end, std::vector<std::st
   return r;
 }
 
+TEST(SlurmReservationsTest, NamesAreTheTagsBookingsOnly) {
+  EXPECT_EQ(ReservationName(kDefaultTag, 12), "rota-b12");
+  EXPECT_EQ(BookingOfReservation(kDefaultTag, "rota-b12"), 12);
+  EXPECT_EQ(BookingOfReservation("lab2", ReservationName("lab2", 3)), 3);
+  for (const char* other : {"rota-b", "rota-b0", "rota-b012", "rota-backup", "rota-b1x", "rota-12", "lab2-b3",
+                            "rota-b99999999999999999999", "maint"}) {
+    EXPECT_EQ(BookingOfReservation(kDefaultTag, other), 0) << other;
+  }
+}
+
 TEST(SlurmReservationsTest, PlansOnlyWhatDiffersAndLeavesOthersAlone) {
   const Time now = 1'000'000;
   Reservation maint = Want(0, now - 100, now + 100);
   maint.name = "maint";                                 // the admin's own: never touched
+  Reservation backup = Want(0, now - 100, now + 100);
+  backup.name = "rota-backup";  // named like Rota's, but not "<tag>-b<id>": the admin's too
+  Reservation lab2 = Want(0, now - 100, now + 100);
+  lab2.name = ReservationName("lab2", 7);  // another Rota's (tag lab2)
   Reservation gone = Want(7, now - 100, now + 100);     // its booking ended early
   Reservation same = Want(8, now - 50, now + 3600);     // began when it was made
   Reservation longer = Want(9, now + 600, now + 1200);  // extended below
-  std::vector<Reservation> existing = {maint, gone, same, longer};
+  std::vector<Reservation> existing = {maint, backup, lab2, gone, same, longer};
   std::vector<Reservation> wanted = {Want(8, now - 3600, now + 3600),  // started before it was made
                                      Want(9, now + 600, now + 1800), Want(10, now - 60, now + 60),
                                      Want(11, now - 600, now - 1),  // over: not made
                                      Want(12, now, now + 60, {})};  // no whole node: nothing
-  std::vector<ReservationChange> plan = PlanReservations(wanted, existing, now);
+  std::vector<ReservationChange> plan = PlanReservations(kDefaultTag, wanted, existing, now);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0].kind, ReservationChange::Kind::kDelete);  // deletes first
   EXPECT_EQ(plan[0].r.name, "rota-b7");
@@ -92,9 +107,9 @@ TEST(SlurmReservationsTest, PlansOnlyWhatDiffersAndLeavesOthersAlone) {
 
   // Once made as planned, nothing more to do; a started one's start is never changed.
   std::vector<Reservation> made = {same, Want(9, now + 600, now + 1800), Want(10, now, now + 60)};
-  EXPECT_TRUE(PlanReservations(wanted, made, now + 1).empty());
+  EXPECT_TRUE(PlanReservations(kDefaultTag, wanted, made, now + 1).empty());
   made[0].nodes = {"n1", "n2"};
-  std::vector<ReservationChange> fix = PlanReservations(wanted, made, now + 1);
+  std::vector<ReservationChange> fix = PlanReservations(kDefaultTag, wanted, made, now + 1);
   ASSERT_EQ(fix.size(), 1u);
   EXPECT_TRUE(fix[0].started);
   for (const std::string& a : ReservationArgv("scontrol", fix[0], now + 1))

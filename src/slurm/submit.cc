@@ -35,7 +35,7 @@ std::string SignalArg(int signo) {
 // What a batch job and a session ask of Slurm alike: the tag, where, what and for how long.
 template <typename J>
 void AddResources(std::vector<std::string>& a, const J& job, const SubmitConfig& config) {
-  a.push_back("--job-name=" + TagOf(job.id));
+  a.push_back("--job-name=" + TagOf(config.tag, job.id));
   if (!config.partition.empty()) a.push_back("--partition=" + config.partition);
   if (!config.account.empty()) a.push_back("--account=" + config.account);
   if (!job.reservation.empty()) a.push_back("--reservation=" + job.reservation);

@@ -3,7 +3,8 @@
 // the job's owner.
 //
 // What Slurm is asked for, and why:
-// - --job-name=rota-<id> (TagOf): how Rota finds its jobs in Slurm's queue, after a restart too,
+// - --job-name=<tag>-<id> (TagOf; tag "rota" unless configured): how Rota finds its jobs in
+//   Slurm's queue, after a restart too,
 //   and how a submission whose reply was lost is found before it would be sent again.
 // - --nodelist (the node the core chose; none when the core left it to Slurm), one node, one
 //   task, --gres=gpu[:type]:N, --mem (the job's host memory), the partition and account of the
@@ -27,12 +28,14 @@
 #include <vector>
 
 #include "core/types.h"
+#include "slurm/queue.h"
 
 namespace rota::slurm {
 
 // What the configuration says of every submission.
 struct SubmitConfig {
   std::string sbatch = "sbatch";  // the command (an absolute path once the engine has found it)
+  std::string tag{kDefaultTag};   // the installation's tag: jobs are named <tag>-<id> (TagOf)
   std::string partition;          // "": Slurm's default partition
   std::string account;            // "": the user's default account
   std::string slurm_conf;         // passed as SLURM_CONF when set (a cluster that is not /etc/slurm's)

@@ -283,6 +283,10 @@ class SlurmEngineTest(DaemonTest):
     def test_a_booking_of_the_whole_node_is_a_slurm_reservation_for_its_owner(self):
         other = "rota-it-other"
         ensure_user(other)
+        # The admin's own reservation, tomorrow, whose name merely starts like Rota's: left alone.
+        self.cluster.run("scontrol", "create", "reservation", "ReservationName=rota-backup", "StartTime=now+1days",
+                         "Duration=60", f"Nodes={self.cluster.node}", "Users=root", "Flags=MAINT")
+        self.assertTrue(self.reservation("rota-backup"))
         start = int(time.time()) + 2
         r = self.d.rota("book", "--gpus", "4", "--from", str(start), "--until", str(start + 600), "--json")
         bid = json.loads(r.stdout)["booking"]["id"]
@@ -303,6 +307,7 @@ class SlurmEngineTest(DaemonTest):
         self.d.rota("release", str(bid))
         wait_for(lambda: not self.reservation(f"rota-b{bid}"), what="the reservation to be deleted")
         wait_for(lambda: state().startswith("COMPLETED"), timeout=30, what="the outside job to run")
+        self.assertTrue(self.reservation("rota-backup"))
 
     def test_a_job_before_a_reserved_booking_gets_a_slurm_limit_that_ends_before_it(self):
         # Rota's 3-minute job ends before the booking in 5 minutes; Slurm's backstop limit (the

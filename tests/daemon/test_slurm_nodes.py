@@ -191,12 +191,13 @@ class TwoNodesTest(DaemonTest):
     def setUp(self):
         self.cluster = SlurmCluster(gpus=2, second_node="rota-n2").start()
         self.addCleanup(self.cluster.stop)
-        self.CONFIG = slurm_config(self.cluster)
+        # An installation's own tag ([engine] tag): its jobs are lab-<id> in Slurm, not rota-<id>.
+        self.CONFIG = slurm_config(self.cluster, extra='tag = "lab"\n')
         super().setUp()
 
     def node_of(self, job):
-        """The node Slurm runs Rota job `job` on (squeue %N)."""
-        out = self.cluster.run("squeue", "-h", "-n", f"rota-{job}", "-o", "%N").stdout.split()
+        """The node Slurm runs Rota job `job` on (squeue %N, by the job's name under the tag)."""
+        out = self.cluster.run("squeue", "-h", "-n", f"lab-{job}", "-o", "%N").stdout.split()
         return out[0] if out else ""
 
     def test_jobs_are_placed_on_both_nodes_each_on_one(self):
