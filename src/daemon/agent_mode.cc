@@ -1,5 +1,7 @@
 #include "daemon/agent_mode.h"
 
+#include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -7,10 +9,12 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <string_view>
 
 #include "daemon/agent_board.h"
 #include "daemon/deps.h"
 #include "device/node_readings.h"
+#include "exec/procfs.h"
 #include "notify/curl_util.h"
 
 namespace rota::daemon {
@@ -22,6 +26,56 @@ std::string ShortHostName() {
   if (::gethostname(buf, sizeof buf - 1) != 0) return "";
   std::string name(buf);
   return name.substr(0, name.find('.'));
+}
+
+// SLURM_JOB_ID from the start of a process's environment (/proc/PID/environ, as the process was
+// started), "" when absent. Only where Slurm's cgroup does not say (proctrack/linuxproc): a
+// variable is the process's own word, a cgroup is not (docs/security.md, node agents).
+std::string SlurmJobOfEnviron(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/environ";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text(256 * 1024, '\0');
+  size_t have = 0;
+  while (have < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  constexpr std::string_view kKey = "SLURM_JOB_ID=";
+  std::string_view env(text.data(), have);
+  for (size_t at = 0; at < env.size();) {
+    size_t end = env.find('\0', at);
+    if (end == std::string_view::npos) end = env.size();
+    const std::string_view var = env.substr(at, end - at);
+    if (var.substr(0, kKey.size()) == kKey) {
+      const std::string_view id = var.substr(kKey.size());
+      const bool digits = !id.empty() && id.size() <= 20 && id.find_first_not_of("0123456789") == std::string_view::npos;
+      return digits ? std::string(id) : "";
+    }
+    at = end + 1;
+  }
+  return "";
+}
+
+// Who a GPU process of this node is, for the head (device::NodeProcess); nullopt when it is gone.
+std::optional<device::NodeProcess> ReadNodeProcess(const device::ProcessInfo& p) {
+  StatusOr<exec::ProcessIdentity> who = exec::ReadProcess(p.pid);
+  StatusOr<unsigned long long> started = exec::ProcessStartTime(p.pid);
+  if (!who.ok() || !started.ok()) return std::nullopt;
+  device::NodeProcess np;
+  np.pid = p.pid;
+  np.start_time = *started;
+  np.uid = who->uid;
+  np.used_memory = p.used_memory;
+  passwd pw{}, *found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(who->uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) np.user = pw.pw_name;
+  np.slurm_job = device::SlurmJobOfCgroup(who->cgroup);
+  if (np.slurm_job.empty()) np.slurm_job = SlurmJobOfEnviron(p.pid);
+  return np;
 }
 
 }  // namespace
@@ -69,7 +123,8 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
       sent = snap.status();
     } else {
       const std::string body =
-          device::ReadingsToJson(device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr))))
+          device::ReadingsToJson(
+              device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)), ReadNodeProcess))
               .dump();
       StatusOr<notify::internal::HttpResponse> r =
           notify::internal::PostJson(url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");

@@ -6,6 +6,7 @@
 // degrees Celsius, power in milliwatts.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,18 @@ struct ProcessInfo {
   int pid = 0;
   MiB used_memory = -1;  // -1 unknown (NVML may not say, e.g. without permission)
   int sm_util = -1;      // per-process SM utilisation where the source gives it
+};
+
+// A compute process on a cluster node's card, as the node's agent read it there
+// (node_readings.h). Its pid is the node's: never looked up, nor signalled, on this machine.
+struct NodeProcess {
+  int pid = 0;
+  unsigned long long start_time = 0;  // on the node (clock ticks after its boot): with the pid, one process
+  std::int64_t uid = -1;
+  std::string user;       // as the node names the uid; "" unknown
+  std::string slurm_job;  // the Slurm job it runs in (digits), "" none
+  MiB used_memory = -1;   // -1 unknown
+  bool operator==(const NodeProcess&) const = default;
 };
 
 struct MigInstance {
@@ -51,6 +64,7 @@ struct GpuInfo {
   std::vector<MigInstance> mig;
   std::vector<std::string> nvlink_peers;  // PCI bus ids of the cards this one has NVLink to
   std::vector<ProcessInfo> processes;     // compute processes on the whole card
+  std::vector<NodeProcess> node_processes;  // a cluster node's card: its processes, from the node's agent
   long long ecc_uncorrected = -1;         // uncorrected ECC errors since the driver loaded; -1 unknown
   std::vector<int> xids;                  // Xid errors the driver reported since the last sample
   // OK, or why this card could not be read completely (lost, reset needed, call timed out), or why

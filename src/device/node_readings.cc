@@ -42,9 +42,66 @@ StatusOr<std::string> Text(const json& o, const char* key, size_t most) {
   return s;
 }
 
+// A user name as the node's passwd may have it: letters, digits, '_', '-', '.', a final '$'.
+bool UserName(const std::string& s) {
+  if (s.size() > 64) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.' || (c == '$' && i + 1 == s.size());
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool Digits(std::string_view s, size_t most) {
+  if (s.empty() || s.size() > most) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+constexpr long long kMiBMost = 1LL << 30;  // a petabyte: no card is near it
+
+StatusOr<NodeProcess> ProcessFromJson(const json& p) {
+  if (!p.is_object()) return InvalidArgument("each process must be an object");
+  NodeProcess x;
+  StatusOr<long long> pid = Int(p, "pid", 1, 1LL << 22, 0), start = Int(p, "start_time", 0, 1LL << 62, 0),
+                      uid = Int(p, "uid", -1, 0xFFFFFFFFLL, -1), mem = Int(p, "used_memory", -1, kMiBMost, -1);
+  for (const StatusOr<long long>* v : {&pid, &start, &uid, &mem}) {
+    if (!v->ok()) return v->status();
+  }
+  if (*pid == 0) return InvalidArgument("each process needs its \"pid\"");
+  StatusOr<std::string> user = Text(p, "user", 64), job = Text(p, "slurm_job", 20);
+  if (!user.ok()) return user.status();
+  if (!job.ok()) return job.status();
+  if (!UserName(*user)) return InvalidArgument("\"user\" must be a user name");
+  if (!job->empty() && !Digits(*job, 20)) return InvalidArgument("\"slurm_job\" must be a Slurm job id");
+  x.pid = static_cast<int>(*pid);
+  x.start_time = static_cast<unsigned long long>(*start);
+  x.uid = *uid;
+  x.used_memory = *mem;
+  x.user = *user;
+  x.slurm_job = *job;
+  return x;
+}
+
 }  // namespace
 
-NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time sampled) {
+std::string SlurmJobOfCgroup(std::string_view cgroup) {
+  size_t at = 0;
+  while (at < cgroup.size()) {
+    size_t end = cgroup.find('/', at);
+    if (end == std::string_view::npos) end = cgroup.size();
+    const std::string_view part = cgroup.substr(at, end - at);
+    if (part.size() > 4 && part.substr(0, 4) == "job_" && Digits(part.substr(4), 20)) return std::string(part.substr(4));
+    at = end + 1;
+  }
+  return "";
+}
+
+NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time sampled, const ProcessReader& who) {
   NodeReadings r;
   r.node = node;
   r.sampled = sampled;
@@ -60,6 +117,20 @@ NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time samp
     c.temperature = g.temperature;
     c.power_mw = g.power_mw;
     c.processes = static_cast<int>(g.processes.size());
+    if (who) {
+      for (const ProcessInfo& p : g.processes) {
+        if (c.procs.size() >= kMaxCardProcesses) break;
+        std::optional<NodeProcess> np = who(p);
+        if (!np || np->pid <= 0 || np->pid > (1 << 22)) continue;
+        // What the head would refuse is left out, not sent: one odd name must not cost the node
+        // its readings.
+        if (!UserName(np->user)) np->user.clear();
+        if (!np->slurm_job.empty() && !Digits(np->slurm_job, 20)) np->slurm_job.clear();
+        if (np->uid < -1 || np->uid > 0xFFFFFFFFLL) np->uid = -1;
+        if (np->used_memory < -1 || np->used_memory > kMiBMost) np->used_memory = -1;
+        c.procs.push_back(std::move(*np));
+      }
+    }
     if (!g.health.ok()) c.health = g.health.message();
     r.cards.push_back(std::move(c));
   }
@@ -69,6 +140,15 @@ NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time samp
 json ReadingsToJson(const NodeReadings& r) {
   json cards = json::array();
   for (const CardReading& c : r.cards) {
+    json procs = json::array();
+    for (const NodeProcess& p : c.procs) {
+      procs.push_back({{"pid", p.pid},
+                       {"start_time", p.start_time},
+                       {"uid", p.uid},
+                       {"user", p.user},
+                       {"slurm_job", p.slurm_job},
+                       {"used_memory", p.used_memory}});
+    }
     cards.push_back({{"index", c.index},
                      {"name", c.name},
                      {"memory_total", c.memory_total},
@@ -78,6 +158,7 @@ json ReadingsToJson(const NodeReadings& r) {
                      {"temperature", c.temperature},
                      {"power_mw", c.power_mw},
                      {"processes", c.processes},
+                     {"procs", std::move(procs)},
                      {"health", c.health}});
   }
   return {{"v", 1}, {"node", r.node}, {"sampled", r.sampled}, {"cards", cards}};
@@ -111,7 +192,6 @@ StatusOr<NodeReadings> ReadingsFromJson(const json& j) {
     if (!health.ok()) return health.status();
     x.name = *name;
     x.health = *health;
-    constexpr long long kMiBMost = 1LL << 30;  // a petabyte: no card is near it
     struct Field {
       const char* key;
       long long lo, hi;
@@ -134,6 +214,17 @@ StatusOr<NodeReadings> ReadingsFromJson(const json& j) {
     x.temperature = static_cast<int>(temp);
     x.power_mw = static_cast<int>(power);
     x.processes = static_cast<int>(procs);
+    if (auto list = c.find("procs"); list != c.end() && !list->is_null()) {
+      if (!list->is_array()) return InvalidArgument("\"procs\" must be an array");
+      if (list->size() > kMaxCardProcesses) {
+        return InvalidArgument("at most " + std::to_string(kMaxCardProcesses) + " processes a card");
+      }
+      for (const json& p : *list) {
+        StatusOr<NodeProcess> np = ProcessFromJson(p);
+        if (!np.ok()) return np.status();
+        x.procs.push_back(std::move(*np));
+      }
+    }
     r.cards.push_back(std::move(x));
   }
   return r;
@@ -157,6 +248,7 @@ void ApplyReadings(const NodeReadings& r, std::vector<GpuInfo>& cards) {
     g.util_memory = c.util_memory;
     g.temperature = c.temperature;
     g.power_mw = c.power_mw;
+    g.node_processes = c.procs;
   }
 }
 

@@ -4,15 +4,19 @@
 // outside input), and the readings laid onto the head's cards of that node.
 //
 // What travels: per card, in the node's device order (which is Slurm's gres order when gres.conf
-// lists /dev/nvidia0..N), its model, memory, load, temperature and power, and how many compute
-// processes it has. Not the processes themselves: their pids are the node's, and the head's
-// rules that act on a process (outside processes) would read the head's /proc for them.
+// lists /dev/nvidia0..N), its model, memory, load, temperature and power, how many compute
+// processes it has, and who each is, as the agent read it in the node's /proc (NodeProcess: pid
+// and start time, uid and user, the Slurm job it runs in). The head judges them (outside
+// processes) and never looks their pids up in its own /proc.
 //
 // Tested by node_readings_test.cc.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -32,6 +36,7 @@ struct CardReading {
   int power_mw = -1;
   int processes = -1;  // compute processes on it; -1 unknown
   std::string health;  // "" when healthy, else why not
+  std::vector<NodeProcess> procs;  // the processes the agent could read (at most kMaxCardProcesses)
 };
 
 struct NodeReadings {
@@ -41,17 +46,27 @@ struct NodeReadings {
 };
 
 inline constexpr size_t kMaxNodeCards = 64;
+inline constexpr size_t kMaxCardProcesses = 64;
 
-NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time sampled);
+// Who a process on the node is (the agent reads its /proc); nullopt when it cannot be read (gone).
+using ProcessReader = std::function<std::optional<NodeProcess>(const ProcessInfo&)>;
+// `who` may be empty: then no processes are named, only counted.
+NodeReadings ReadingsOf(const std::string& node, const Snapshot& snap, Time sampled, const ProcessReader& who = {});
 nlohmann::json ReadingsToJson(const NodeReadings& r);
 // Refuses what is not a readings object, or has a node name that is empty or not a host name,
-// more than kMaxNodeCards cards, an index out of 0..kMaxNodeCards-1 or twice, or numbers out of
-// their ranges.
+// more than kMaxNodeCards cards, an index out of 0..kMaxNodeCards-1 or twice, numbers out of
+// their ranges, more than kMaxCardProcesses processes on a card, or a process whose user is not
+// a user name or whose Slurm job is not a number.
 StatusOr<NodeReadings> ReadingsFromJson(const nlohmann::json& j);
 
 // Lays `r` onto the cards of `cards` whose node is r.node, by the card's position among its
-// node's cards: load, memory used, temperature, power (the rest of a card is the cluster's).
-// A card the readings do not have keeps its unknowns.
+// node's cards: load, memory used, temperature, power, processes (the rest of a card is the
+// cluster's). A card the readings do not have keeps its unknowns.
 void ApplyReadings(const NodeReadings& r, std::vector<GpuInfo>& cards);
+
+// The Slurm job a process runs in, from its cgroup path (/proc/PID/cgroup's v2 line): the
+// "job_<id>" component Slurm's cgroup plugins make ("/system.slice/slurmstepd.scope/job_42/
+// step_0/user/task_0", "/slurm/uid_1000/job_42/..."); "" when there is none.
+std::string SlurmJobOfCgroup(std::string_view cgroup);
 
 }  // namespace rota::device
