@@ -69,7 +69,8 @@ std::string AgentBoard::NodeOfToken(std::string_view token) const {
 Status AgentBoard::Post(std::string_view token, std::string_view body) {
   const std::string node = token.empty() ? "" : NodeOfToken(token);
   if (node.empty()) return PermissionDenied("not a node agent's token");
-  StatusOr<nlohmann::json> j = ParseBoundedJson(body, 4);
+  // {"cards": [{"procs": [{...}]}]}: five levels, and no reading needs more.
+  StatusOr<nlohmann::json> j = ParseBoundedJson(body, 5);
   if (!j.ok()) return j.status();
   StatusOr<device::NodeReadings> r = device::ReadingsFromJson(*j);
   if (!r.ok()) return r.status();

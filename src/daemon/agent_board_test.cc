@@ -18,6 +18,7 @@ std::string Body(const std::string& node, int util) {
   c.util_gpu = util;
   c.memory_total = 100;
   c.memory_used = 10;
+  c.procs = {{4242, 77, 1001, "alice", "12", 5}};  // the deepest part of a reading
   r.cards = {c};
   return device::ReadingsToJson(r).dump();
 }
@@ -47,6 +48,9 @@ TEST(AgentBoardTest, AnAgentSpeaksOnlyForItsOwnNodeWithItsOwnToken) {
   board.LayOnto(cards);
   EXPECT_EQ(cards[0].util_gpu, 50);
   EXPECT_EQ(cards[1].util_gpu, -1);
+  ASSERT_EQ(cards[0].node_processes.size(), 1u);
+  EXPECT_EQ(cards[0].node_processes[0].slurm_job, "12");
+  EXPECT_TRUE(cards[1].node_processes.empty());
 }
 
 TEST(AgentBoardTest, ReadingsNobodyRenewedAreNotLaidOn) {

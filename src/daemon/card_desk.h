@@ -127,6 +127,17 @@ class CardDesk {
   CardWatch::PlacedOn Placed() const;
   // Outside processes (outside.cc): OutsideWatch decides, this carries it out.
   void WatchOutside(Time now);
+  // Whose a process that a cluster node's agent named is: a running Rota job's (its Slurm job is
+  // the job's and its uid the owner's), a Slurm job's outside Rota (`slurm`), or nobody's (in
+  // no Slurm job: started on the node by hand).
+  struct NodeProcessOwner {
+    bool slurm = false;
+    const ActiveJob* job = nullptr;
+  };
+  NodeProcessOwner OwnerOf(const device::NodeProcess& np) const;
+  // The processes that cluster nodes' agents named on their cards that no Rota allocation covers
+  // (none in a Slurm job, or in a Rota job's on a card that job was not given).
+  void NodeOutside(std::vector<OutsideWatch::Process>& sample) const;
   // "alice's job 17, bob's booking 3": the running jobs and active bookings on card `uuid`.
   std::string CardClaims(const std::string& uuid, Time now) const;
   void RecordGpuEvent(const std::string& uuid, int gpu_index, const std::string& event,

@@ -38,6 +38,23 @@ json CardDesk::Gpus(const Caller& caller) const {
     }
     return out;
   };
+  // A cluster node's card: the processes its agent named (pids of that node).
+  auto node_processes_json = [&](const std::vector<device::NodeProcess>& processes, const std::string& uuid,
+                                 json& out) {
+    for (const device::NodeProcess& p : processes) {
+      const NodeProcessOwner owner = OwnerOf(p);
+      const JobId job = owner.job != nullptr ? owner.job->rec.job.id : 0;
+      out.push_back({{"pid", p.pid},
+                     {"memory", p.used_memory},
+                     {"sm_util", -1},
+                     {"uid", p.uid},
+                     {"user", p.user},
+                     {"job_id", job},
+                     {"outside", job == 0},
+                     {"allocated", owner.job != nullptr && owner.job->rec.placement.OnCard(uuid)},
+                     {"slurm_job", p.slurm_job}});
+    }
+  };
   json gpus = json::array();
   for (const Gpu& g : cards_.gpus()) {
     const device::GpuInfo* info = watch_->Sampled(g.uuid);
@@ -121,6 +138,7 @@ json CardDesk::Gpus(const Caller& caller) const {
                     {"mig", mig},
                     {"processes", processes_json(info->processes, g.uuid)},
                     {"jobs", holders}});
+    node_processes_json(info->node_processes, g.uuid, gpus.back()["processes"]);
   }
   json out = api::OkReply();
   out["time"] = now;

@@ -1,5 +1,6 @@
 // Outside processes, carried out (card_desk.h): after each sample the desk reads who runs what
-// outside an allocation, OutsideWatch (outside_watch.h) decides what is new and what is stopped,
+// outside an allocation (this machine's /proc; a cluster node's processes as its agent named
+// them, NodeOutside), OutsideWatch (outside_watch.h) decides what is new and what is stopped,
 // and this records each new one once in the GPU audit trail, naming its user and whose the card is (the
 // loudest case: another user's allocation or booking), tells the owner and the admins (event
 // outside_process), and sends the policy's signals. Tested by tests/daemon/test_gpus.py
@@ -32,8 +33,45 @@ std::string CardDesk::CardClaims(const std::string& uuid, Time now) const {
   return out;
 }
 
+CardDesk::NodeProcessOwner CardDesk::OwnerOf(const device::NodeProcess& np) const {
+  if (np.slurm_job.empty()) return {};  // started on the node by hand
+  const std::string name = "Slurm job " + np.slurm_job;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state != store::JobState::kRunning || a.rec.engine_job != name) continue;
+    // Another uid naming a Rota job's Slurm job (SLURM_JOB_ID set by hand) is not that job's.
+    if (np.uid >= 0 && np.uid != a.rec.uid) return {};
+    return {false, &a};
+  }
+  return {true, nullptr};  // a Slurm job outside Rota
+}
+
+void CardDesk::NodeOutside(std::vector<OutsideWatch::Process>& sample) const {
+  for (const device::GpuInfo& info : watch_->last_sample().gpus) {
+    if (info.node.empty()) continue;
+    for (const device::NodeProcess& np : info.node_processes) {
+      const NodeProcessOwner owner = OwnerOf(np);
+      // Slurm's own jobs are counted among the GPUs its jobs hold, not as outside processes.
+      if (owner.slurm) continue;
+      if (owner.job != nullptr && owner.job->rec.placement.OnCard(info.uuid)) continue;  // its own job's
+      const JobId job = owner.job != nullptr ? owner.job->rec.job.id : 0;  // or strayed onto this card
+      OutsideWatch::Process p;
+      p.pid = np.pid;
+      p.start_time = np.start_time;
+      p.uid = np.uid;
+      p.user = np.user.empty() && np.uid >= 0 ? "uid " + std::to_string(np.uid) : np.user;
+      p.job = job;
+      p.node = info.node;
+      p.uuid = info.uuid;
+      p.gpu_index = info.index;
+      p.used_memory = np.used_memory;
+      sample.push_back(std::move(p));
+    }
+  }
+}
+
 void CardDesk::WatchOutside(Time now) {
   std::vector<OutsideWatch::Process> sample;
+  NodeOutside(sample);
   for (const device::GpuInfo& info : watch_->last_sample().gpus) {
     for (const auto& [proc, owner] : watch_->Uncovered(info, Placed())) {
       // A process that cannot be read (gone, another pid namespace) is not judged.
@@ -55,12 +93,14 @@ void CardDesk::WatchOutside(Time now) {
   OutsideWatch::Step step = outside_.Observe(std::move(sample), rules, now);
   for (const OutsideWatch::Process& p : step.new_processes) {
     const std::string claims = CardClaims(p.uuid, now);
-    std::string what = CardWatch::ProcessLabel(p.pid, p.user, p.job) + " uses GPU " + std::to_string(p.gpu_index) +
+    const bool here = p.node.empty();  // a node's process is told, never stopped from here
+    std::string what = CardWatch::ProcessLabel(p.pid, p.user, p.job) + (here ? "" : " on node " + p.node) +
+                       " uses GPU " + std::to_string(p.gpu_index) +
                        (p.used_memory >= 0 ? " (" + FormatMemory(p.used_memory) + ")" : "") +
                        (p.job != 0 ? ", which its job was not given" : " outside Rota") +
                        (claims.empty() ? "" : "; the card is " + claims + "'s") +
                        "; the card takes no new work while it is there";
-    if (rules.stop && p.uid != 0) what += "; it is stopped in " + FormatDuration(rules.grace) + " unless it ends";
+    if (rules.stop && p.uid != 0 && here) what += "; it is stopped in " + FormatDuration(rules.grace) + " unless it ends";
     RecordGpuEvent(p.uuid, p.gpu_index, "outside", what, now);
     spdlog::warn("admins: {}", what);
     notify::Event e;
@@ -71,7 +111,7 @@ void CardDesk::WatchOutside(Time now) {
     e.job = p.job;
     e.gpus = std::to_string(p.gpu_index);
     e.actor = claims;
-    if (rules.stop && p.uid != 0) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
+    if (rules.stop && p.uid != 0 && here) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
     setup_.notes->Notify(e);
   }
   for (const auto& [p, sig] : step.signals) {

@@ -6,11 +6,11 @@ namespace rota::daemon {
 
 OutsideWatch::Step OutsideWatch::Observe(std::vector<Process> sample, const Rules& rules, Time now) {
   Step step;
-  std::map<std::pair<int, unsigned long long>, Process> seen;
+  std::map<Key, Process> seen;
   std::set<std::string> held;
   for (Process& p : sample) {
     held.insert(p.uuid);
-    const auto key = std::make_pair(p.pid, p.start_time);
+    const Key key = KeyOf(p);
     if (auto was = seen_.find(key); was != seen_.end()) {
       p = was->second;
     } else {
@@ -18,7 +18,7 @@ OutsideWatch::Step OutsideWatch::Observe(std::vector<Process> sample, const Rule
       step.new_processes.push_back(p);
     }
     // The policy stop: SIGTERM after the grace, SIGKILL a kill wait later; never root's.
-    if (rules.stop && p.uid != 0 && now - p.first_seen >= rules.grace) {
+    if (rules.stop && p.uid != 0 && p.node.empty() && now - p.first_seen >= rules.grace) {
       const int sig = p.term_sent == 0 ? SIGTERM : (now - p.term_sent >= rules.kill_wait ? SIGKILL : 0);
       if (sig != 0 && !(sig == SIGKILL && p.killed)) step.signals.emplace_back(p, sig);
     }
@@ -31,7 +31,7 @@ OutsideWatch::Step OutsideWatch::Observe(std::vector<Process> sample, const Rule
 }
 
 void OutsideWatch::Sent(const Process& p, int signo, Time now) {
-  auto it = seen_.find({p.pid, p.start_time});
+  auto it = seen_.find(KeyOf(p));
   if (it == seen_.end()) return;
   if (signo == SIGTERM) it->second.term_sent = now;
   if (signo == SIGKILL) it->second.killed = true;

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,9 @@ class OutsideWatch {
     std::int64_t uid = -1;
     std::string user;
     JobId job = 0;  // a Rota job's process on a card its job was not given; 0: outside Rota
+    // The cluster node it runs on ("" = this machine): its pid is that node's, and the daemon
+    // neither reads nor signals it here (a node's process is never stopped by the policy).
+    std::string node;
     std::string uuid;
     int gpu_index = -1;
     MiB used_memory = -1;  // -1: unknown
@@ -48,17 +52,21 @@ class OutsideWatch {
   };
 
   // The outside processes of a sample at `now` (those that could be read), against what was
-  // seen before: processes no longer on a card are forgotten.
+  // seen before: processes no longer on a card are forgotten. The policy stop is for this
+  // machine's processes only.
   Step Observe(std::vector<Process> sample, const Rules& rules, Time now);
   // The daemon sent (or tried to send) `signo` to `p`: it is not sent again.
   void Sent(const Process& p, int signo, Time now);
 
   // Whether an outside process is on card `uuid` (it takes no new work).
   bool Holds(const std::string& uuid) const { return held_.count(uuid) > 0; }
-  const std::map<std::pair<int, unsigned long long>, Process>& seen() const { return seen_; }
+  // Who a process is for good: its machine, pid and start time.
+  using Key = std::tuple<std::string, int, unsigned long long>;
+  const std::map<Key, Process>& seen() const { return seen_; }
 
  private:
-  std::map<std::pair<int, unsigned long long>, Process> seen_;
+  static Key KeyOf(const Process& p) { return {p.node, p.pid, p.start_time}; }
+  std::map<Key, Process> seen_;
   std::set<std::string> held_;
 };
 

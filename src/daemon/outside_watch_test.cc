@@ -51,6 +51,23 @@ TEST(OutsideWatchTest, EachProcessIsNewOnceAndHoldsItsCardWhileThere) {
   EXPECT_TRUE(s.signals.empty());  // telling only: nothing is stopped
 }
 
+// A cluster node's process: its pid is the node's. The same pid and start time on this machine,
+// or on another node, is another process; and the policy never stops it from here.
+TEST(OutsideWatchTest, ANodesProcessIsItsNodesAndIsNeverStoppedFromHere) {
+  OutsideWatch w;
+  OutsideWatch::Process remote = Proc(42, 1001, 555, "SLURM-n2-0");
+  remote.node = "n2";
+  OutsideWatch::Process other = remote;
+  other.node = "n3";
+  OutsideWatch::Step s = w.Observe({Proc(42), remote, other}, kStop, kT);
+  EXPECT_EQ(s.new_processes.size(), 3u);
+  EXPECT_TRUE(w.Holds("SLURM-n2-0"));
+  s = w.Observe({Proc(42), remote, other}, kStop, kT + 400);
+  ASSERT_EQ(s.signals.size(), 1u);
+  EXPECT_EQ(s.signals[0].first.node, "");  // this machine's only
+  EXPECT_TRUE(w.Observe({remote}, kStop, kT + 10'000).signals.empty());
+}
+
 TEST(OutsideWatchTest, TheStopComesAfterTheGraceThenTheKillAfterTheWait) {
   OutsideWatch w;
   EXPECT_TRUE(w.Observe({Proc(42)}, kStop, kT).signals.empty());

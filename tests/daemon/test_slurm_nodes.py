@@ -13,7 +13,7 @@ import subprocess
 import urllib.error
 import urllib.request
 
-from harness import BIN, ROTA, ROTAD, DaemonTest, ensure_user, wait_for
+from harness import BIN, DEFAULT_USER, ROTA, ROTAD, DaemonTest, ensure_user, wait_for
 from http_client import free_port
 from slurm_cluster import SlurmCluster, second_node_missing, slurm_config, slurm_missing
 
@@ -88,10 +88,32 @@ class AgentTest(DaemonTest):
         self.port = free_port()
         self.CONFIG = slurm_config(
             self.cluster, extra=f'agent_tokens = "{self.dir}/tokens"\nagent_stale_after = "2s"\n'
-        ) + f'[web]\nlisten = "127.0.0.1:{self.port}"\n[watch]\nidle_after = "3s"\nact_after = "6s"\naction = "notify"\n'
+        ) + f'[web]\nlisten = "127.0.0.1:{self.port}"\n[watch]\nidle_after = "3s"\nact_after = "6s"\naction = "notify"\n' \
+            'outside_action = "stop"\noutside_grace = "1s"\n'
         super().setUp()
         self.agent = None
         self.addCleanup(self.stop_agent)
+        self.processes = []
+        self.addCleanup(self.stop_processes)
+
+    def stop_processes(self):
+        for p in self.processes:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+    def start_on_node(self, user, env):
+        """A process started on the node by hand (here: this machine), as `user` with `env` only."""
+        p = subprocess.Popen(["runuser", "-u", user, "--", "env", "-i", *[f"{k}={v}" for k, v in env.items()],
+                              "sleep", "300"])
+        self.processes.append(p)
+        # runuser forks the command: its child is the process on the card.
+        def children():
+            with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                return f.read().split() or None
+        child = wait_for(children,
+                         what="the process to start")
+        return int(child[0])
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)
@@ -162,6 +184,55 @@ class AgentTest(DaemonTest):
         warning = wait_for(lambda: [r for r in reasons() if r.startswith("Idle: ")], timeout=20,
                            what="the idle warning")[0]
         self.assertIn("GPU utilisation 0%", warning)
+
+    def test_processes_on_a_node_are_told_apart_and_never_signalled_from_the_head(self):
+        # A Rota job through Slurm, whose process is on the card Slurm gave it.
+        job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo $$ > job.pid; exec sleep 300")
+        rec = wait_for(lambda: (lambda r: r if r.get("engine_job") and r["gpu_uuids"] else None)(self.d.job(job)),
+                       what="the job to run in Slurm")
+        slurm_id = rec["engine_job"].split()[-1]
+        mine = int(rec["gpu_uuids"][0].rsplit("-", 1)[1])
+        job_pid = int(wait_for(lambda: os.path.exists(self.path("job.pid")) and self.read("job.pid").strip(),
+                               what="the job's pid"))
+        others = [i for i in range(4) if i != mine]
+        # On the node by hand, outside Slurm; and another user naming the Rota job's Slurm job.
+        by_hand = self.start_on_node(DEFAULT_USER, {"PATH": "/usr/bin:/bin"})
+        ensure_user("rota-it-other")
+        forger = self.start_on_node("rota-it-other", {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": slurm_id})
+        cards = [fake_card(i, 50) for i in range(4)]
+        cards[mine]["processes"] = [{"pid": job_pid, "used_mib": 2048}]
+        cards[others[0]]["processes"] = [{"pid": by_hand, "used_mib": 1024}]
+        cards[others[1]]["processes"] = [{"pid": forger, "used_mib": 512}]
+        self.set_nvml(cards)
+        self.start_agent()
+        held = lambda: [g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]]
+        want = [i in others[:2] for i in range(4)]
+        wait_for(lambda: held() == want, what="the cards with outside processes held")
+        gpus = self.d.api({"op": "gpus"})["gpus"]
+        p = gpus[mine]["processes"]
+        self.assertEqual([(x["pid"], x["job_id"], x["allocated"], x["outside"], x["slurm_job"]) for x in p],
+                         [(job_pid, job, True, False, slurm_id)])
+        self.assertEqual([(x["pid"], x["user"], x["outside"], x["slurm_job"]) for x in gpus[others[0]]["processes"]],
+                         [(by_hand, DEFAULT_USER, True, "")])
+        self.assertEqual([(x["pid"], x["user"], x["job_id"], x["outside"]) for x in gpus[others[1]]["processes"]],
+                         [(forger, "rota-it-other", 0, True)])
+        told = wait_for(lambda: [e["reason"] for e in json.loads(self.d.rota("events", "--json", user="root").stdout)
+                                 ["events"] if e["kind"] == "gpu" and e["to"] == "outside"] or None,
+                        what="the outside processes recorded")
+        self.assertTrue([r for r in told if f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}" in r], told)
+        self.assertFalse([r for r in told if "stopped in" in r], told)  # a node's process: told, not stopped
+        # With outside_action = "stop" and a 1 s grace, a process on this machine would be gone by
+        # now; the head never signals a node's pids (they are the node's, not its own).
+        time.sleep(3)
+        self.assertIsNone(self.processes[0].poll())
+        self.assertTrue(os.path.exists(f"/proc/{by_hand}"))
+        # The held cards count: one card is free for Rota on the node, so a 2-GPU job waits.
+        two = self.d.submit("--gpus", "2", "--", "true")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(two)["state"], "pending")
+        # The processes end on the node: the cards are Rota's again.
+        self.set_nvml([dict(c, processes=[]) if i != mine else c for i, c in enumerate(cards)])
+        self.d.wait_state(two, "completed", timeout=30)
 
     def test_a_wrong_or_another_nodes_token_is_refused(self):
         body = json.dumps({"node": self.cluster.node, "cards": [{"index": 0, "util_gpu": 1}]})
