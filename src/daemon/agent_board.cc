@@ -66,7 +66,13 @@ std::string AgentBoard::NodeOfToken(std::string_view token) const {
   return found;
 }
 
-Status AgentBoard::Post(std::string_view token, std::string_view body) {
+void AgentBoard::Order(const std::string& node, const device::StopOrder& order) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Pending>& list = orders_[node];
+  if (list.size() < device::kMaxCardProcesses * device::kMaxNodeCards) list.push_back({order, clock_.Now()});
+}
+
+Status AgentBoard::Post(std::string_view token, std::string_view body, std::vector<device::StopOrder>* orders) {
   const std::string node = token.empty() ? "" : NodeOfToken(token);
   if (node.empty()) return PermissionDenied("not a node agent's token");
   // {"cards": [{"procs": [{...}]}]}: five levels, and no reading needs more.
@@ -85,6 +91,13 @@ Status AgentBoard::Post(std::string_view token, std::string_view body) {
   h.readings = std::move(*r);
   h.received = clock_.Now();
   h.said_stale = false;
+  auto it = orders_.find(node);
+  if (it != orders_.end()) {
+    for (const Pending& p : it->second) {
+      if (orders != nullptr && h.received - p.given <= stale_after_) orders->push_back(p.order);
+    }
+    orders_.erase(it);
+  }
   return Status();
 }
 

@@ -43,8 +43,15 @@ class AgentBoard {
 
   // An agent's post: `token` (the Authorization header's) must be a node's, and the readings
   // must be that node's. PermissionDenied (unknown token, another node's readings) or
-  // InvalidArgument (the body); kept otherwise.
-  Status Post(std::string_view token, std::string_view body);
+  // InvalidArgument (the body); kept otherwise, and `orders` (when given) gets the node's stop
+  // orders given since its last post, for the reply (the agent checks each against what it
+  // sent: device::OrdersToCarryOut).
+  Status Post(std::string_view token, std::string_view body, std::vector<device::StopOrder>* orders = nullptr);
+
+  // The outside-process policy's word for a node's process (the card desk, on the loop): sent to
+  // the node's agent in the reply to its next post. Orders not fetched within `stale_after` are
+  // dropped (the process is read again, and ordered again, once the agent is back).
+  void Order(const std::string& node, const device::StopOrder& order);
 
   // Lays the fresh readings onto `cards` (the card desk's sample).
   void LayOnto(std::vector<device::GpuInfo>& cards);
@@ -69,6 +76,11 @@ class AgentBoard {
     Time received = 0;
     bool said_stale = false;
   };
+  struct Pending {
+    device::StopOrder order;
+    Time given = 0;
+  };
+  std::map<std::string, std::vector<Pending>> orders_;  // by node
   std::map<std::string, Held> nodes_;
 };
 

@@ -1,6 +1,7 @@
 #include "daemon/agent_board.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -51,6 +52,28 @@ TEST(AgentBoardTest, AnAgentSpeaksOnlyForItsOwnNodeWithItsOwnToken) {
   ASSERT_EQ(cards[0].node_processes.size(), 1u);
   EXPECT_EQ(cards[0].node_processes[0].slurm_job, "12");
   EXPECT_TRUE(cards[1].node_processes.empty());
+}
+
+// Stop orders go to their node's agent, once, in the reply to its next post; orders it did not
+// fetch in time are dropped.
+TEST(AgentBoardTest, StopOrdersGoToTheirNodesNextPostOnce) {
+  testing::FakeClock clock(1000);
+  AgentBoard board({{"n1", kOne}, {"n2", kTwo}}, clock, 30);
+  board.Order("n1", {4242, 77, SIGTERM});
+  std::vector<device::StopOrder> got;
+  ASSERT_TRUE(board.Post(kTwo, Body("n2", 50), &got).ok());
+  EXPECT_TRUE(got.empty());  // n1's, not n2's
+  EXPECT_EQ(board.Post(kTwo, Body("n1", 50), &got).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(got.empty());
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 50), &got).ok());
+  EXPECT_EQ(got, (std::vector<device::StopOrder>{{4242, 77, SIGTERM}}));
+  got.clear();
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 50), &got).ok());
+  EXPECT_TRUE(got.empty());  // once
+  board.Order("n1", {4242, 77, SIGKILL});
+  clock.Advance(31);
+  ASSERT_TRUE(board.Post(kOne, Body("n1", 50), &got).ok());
+  EXPECT_TRUE(got.empty());  // too old: the process is read, and ordered, again
 }
 
 TEST(AgentBoardTest, ReadingsNobodyRenewedAreNotLaidOn) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -15,6 +16,7 @@
 #include "daemon/deps.h"
 #include "device/node_readings.h"
 #include "exec/procfs.h"
+#include "json/bounded.h"
 #include "notify/curl_util.h"
 
 namespace rota::daemon {
@@ -78,6 +80,22 @@ std::optional<device::NodeProcess> ReadNodeProcess(const device::ProcessInfo& p)
   return np;
 }
 
+// The head's stop orders that pass device::OrdersToCarryOut against the readings just sent, each
+// checked once more against the process as it is now (its start time: the pid not reused).
+void CarryOut(const std::string& reply_body, const device::NodeReadings& sent) {
+  StatusOr<nlohmann::json> reply = ParseBoundedJson(reply_body, 4);
+  if (!reply.ok()) return;
+  for (const device::StopOrder& o : device::OrdersToCarryOut(*reply, sent)) {
+    StatusOr<unsigned long long> started = exec::ProcessStartTime(o.pid);
+    if (!started.ok() || *started != o.start_time) continue;  // gone already
+    if (::kill(o.pid, o.signal) != 0) {
+      spdlog::warn("agent: cannot stop outside process {}: {}", o.pid, std::strerror(errno));
+    } else {
+      spdlog::info("agent: outside process {} sent signal {} (the head's outside_action)", o.pid, o.signal);
+    }
+  }
+}
+
 }  // namespace
 
 int RunAgent(const AgentOptions& options, const config::Config& config) {
@@ -122,16 +140,17 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
     if (!snap.ok()) {
       sent = snap.status();
     } else {
-      const std::string body =
-          device::ReadingsToJson(
-              device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)), ReadNodeProcess))
-              .dump();
+      const device::NodeReadings readings =
+          device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)), ReadNodeProcess);
+      const std::string body = device::ReadingsToJson(readings).dump();
       StatusOr<notify::internal::HttpResponse> r =
           notify::internal::PostJson(url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");
       if (!r.ok()) {
         sent = r.status();
       } else if (r->status != 200) {
         sent = notify::internal::HttpFailure(*r, "the head rotad");
+      } else {
+        CarryOut(r->body, readings);
       }
     }
     // Said when it changes: a head that is away for an hour is one line, and its return another.

@@ -383,7 +383,8 @@ void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& re
   }
   const std::string authorization = req.get_header_value("Authorization");
   const std::string token = authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7) : "";
-  Status s = options_.agents->Post(token, req.body);
+  std::vector<device::StopOrder> orders;
+  Status s = options_.agents->Post(token, req.body, &orders);
   if (s.code() == StatusCode::kPermissionDenied) {
     NoteRefusal(req.remote_addr, s);
     SendError(res, token.empty() ? 401 : 403, token.empty() ? "unauthenticated" : "permission_denied", s.message());
@@ -393,7 +394,9 @@ void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& re
     SendError(res, 400, "invalid_argument", s.message());
     return;
   }
-  SendJson(res, 200, api::OkReply());
+  json reply = api::OkReply();
+  if (!orders.empty()) reply["stop"] = device::StopOrdersToJson(orders);
+  SendJson(res, 200, reply);
 }
 
 void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {

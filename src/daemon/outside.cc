@@ -64,6 +64,8 @@ void CardDesk::NodeOutside(std::vector<OutsideWatch::Process>& sample) const {
       p.uuid = info.uuid;
       p.gpu_index = info.index;
       p.used_memory = np.used_memory;
+      // Its agent stops only what it can tell is nobody's job (device::OrdersToCarryOut).
+      p.stoppable = np.slurm_job.empty() && np.uid > 0 && setup_.agents != nullptr;
       sample.push_back(std::move(p));
     }
   }
@@ -93,14 +95,14 @@ void CardDesk::WatchOutside(Time now) {
   OutsideWatch::Step step = outside_.Observe(std::move(sample), rules, now);
   for (const OutsideWatch::Process& p : step.new_processes) {
     const std::string claims = CardClaims(p.uuid, now);
-    const bool here = p.node.empty();  // a node's process is told, never stopped from here
+    const bool here = p.node.empty();  // a node's process: stopped through its agent
     std::string what = CardWatch::ProcessLabel(p.pid, p.user, p.job) + (here ? "" : " on node " + p.node) +
                        " uses GPU " + std::to_string(p.gpu_index) +
                        (p.used_memory >= 0 ? " (" + FormatMemory(p.used_memory) + ")" : "") +
                        (p.job != 0 ? ", which its job was not given" : " outside Rota") +
                        (claims.empty() ? "" : "; the card is " + claims + "'s") +
                        "; the card takes no new work while it is there";
-    if (rules.stop && p.uid != 0 && here) what += "; it is stopped in " + FormatDuration(rules.grace) + " unless it ends";
+    if (rules.stop && p.uid != 0 && p.stoppable) what += "; it is stopped in " + FormatDuration(rules.grace) + " unless it ends";
     RecordGpuEvent(p.uuid, p.gpu_index, "outside", what, now);
     spdlog::warn("admins: {}", what);
     notify::Event e;
@@ -111,10 +113,23 @@ void CardDesk::WatchOutside(Time now) {
     e.job = p.job;
     e.gpus = std::to_string(p.gpu_index);
     e.actor = claims;
-    if (rules.stop && p.uid != 0 && here) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
+    if (rules.stop && p.uid != 0 && p.stoppable) e.minutes = std::max<Duration>(1, rules.grace / kMinute);
     setup_.notes->Notify(e);
   }
   for (const auto& [p, sig] : step.signals) {
+    if (!p.node.empty()) {
+      // A node's pid: the node's agent is asked (in the reply to its next readings), and checks it.
+      setup_.agents->Order(p.node, {p.pid, p.start_time, sig});
+      if (sig == SIGTERM) {
+        RecordGpuEvent(p.uuid, p.gpu_index, "outside_stopped",
+                       CardWatch::ProcessLabel(p.pid, p.user, p.job) + " on node " + p.node +
+                           ": its agent asked to stop it (SIGTERM) after " + FormatDuration(now - p.first_seen) +
+                           " outside Rota",
+                       now);
+      }
+      outside_.Sent(p, sig, now);
+      continue;
+    }
     if (::kill(p.pid, sig) != 0) {
       spdlog::error("cannot stop outside process {}: {}", p.pid, std::strerror(errno));
     } else if (sig == SIGTERM) {

@@ -18,7 +18,7 @@ OutsideWatch::Step OutsideWatch::Observe(std::vector<Process> sample, const Rule
       step.new_processes.push_back(p);
     }
     // The policy stop: SIGTERM after the grace, SIGKILL a kill wait later; never root's.
-    if (rules.stop && p.uid != 0 && p.node.empty() && now - p.first_seen >= rules.grace) {
+    if (rules.stop && p.uid != 0 && p.stoppable && now - p.first_seen >= rules.grace) {
       const int sig = p.term_sent == 0 ? SIGTERM : (now - p.term_sent >= rules.kill_wait ? SIGKILL : 0);
       if (sig != 0 && !(sig == SIGKILL && p.killed)) step.signals.emplace_back(p, sig);
     }

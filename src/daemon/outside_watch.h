@@ -30,8 +30,10 @@ class OutsideWatch {
     std::string user;
     JobId job = 0;  // a Rota job's process on a card its job was not given; 0: outside Rota
     // The cluster node it runs on ("" = this machine): its pid is that node's, and the daemon
-    // neither reads nor signals it here (a node's process is never stopped by the policy).
+    // neither reads nor signals it here; the policy's signals for it go to the node's agent.
     std::string node;
+    // Whether the policy may stop it (not a node's process that names a Slurm job: Slurm's).
+    bool stoppable = true;
     std::string uuid;
     int gpu_index = -1;
     MiB used_memory = -1;  // -1: unknown
@@ -52,8 +54,7 @@ class OutsideWatch {
   };
 
   // The outside processes of a sample at `now` (those that could be read), against what was
-  // seen before: processes no longer on a card are forgotten. The policy stop is for this
-  // machine's processes only.
+  // seen before: processes no longer on a card are forgotten.
   Step Observe(std::vector<Process> sample, const Rules& rules, Time now);
   // The daemon sent (or tried to send) `signo` to `p`: it is not sent again.
   void Sent(const Process& p, int signo, Time now);

@@ -52,20 +52,29 @@ TEST(OutsideWatchTest, EachProcessIsNewOnceAndHoldsItsCardWhileThere) {
 }
 
 // A cluster node's process: its pid is the node's. The same pid and start time on this machine,
-// or on another node, is another process; and the policy never stops it from here.
-TEST(OutsideWatchTest, ANodesProcessIsItsNodesAndIsNeverStoppedFromHere) {
+// or on another node, is another process; one that is not stoppable (it names a Slurm job) is
+// never stopped.
+TEST(OutsideWatchTest, ANodesProcessIsItsNodesOwn) {
   OutsideWatch w;
   OutsideWatch::Process remote = Proc(42, 1001, 555, "SLURM-n2-0");
   remote.node = "n2";
-  OutsideWatch::Process other = remote;
-  other.node = "n3";
-  OutsideWatch::Step s = w.Observe({Proc(42), remote, other}, kStop, kT);
+  OutsideWatch::Process slurms = remote;
+  slurms.node = "n3";
+  slurms.stoppable = false;
+  OutsideWatch::Step s = w.Observe({Proc(42), remote, slurms}, kStop, kT);
   EXPECT_EQ(s.new_processes.size(), 3u);
   EXPECT_TRUE(w.Holds("SLURM-n2-0"));
-  s = w.Observe({Proc(42), remote, other}, kStop, kT + 400);
+  s = w.Observe({Proc(42), remote, slurms}, kStop, kT + 400);
+  ASSERT_EQ(s.signals.size(), 2u);
+  EXPECT_EQ(s.signals[0].first.node, "");
+  EXPECT_EQ(s.signals[1].first.node, "n2");
+  w.Sent(s.signals[1].first, SIGTERM, kT + 400);
+  s = w.Observe({remote, slurms}, kStop, kT + 405);
+  EXPECT_TRUE(s.signals.empty());  // n2's: SIGTERM given, SIGKILL after the kill wait
+  s = w.Observe({remote, slurms}, kStop, kT + 410);
   ASSERT_EQ(s.signals.size(), 1u);
-  EXPECT_EQ(s.signals[0].first.node, "");  // this machine's only
-  EXPECT_TRUE(w.Observe({remote}, kStop, kT + 10'000).signals.empty());
+  EXPECT_EQ(s.signals[0].first.node, "n2");
+  EXPECT_EQ(s.signals[0].second, SIGKILL);
 }
 
 TEST(OutsideWatchTest, TheStopComesAfterTheGraceThenTheKillAfterTheWait) {

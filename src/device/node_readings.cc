@@ -1,5 +1,8 @@
 #include "device/node_readings.h"
 
+#include <signal.h>
+
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -88,6 +91,38 @@ StatusOr<NodeProcess> ProcessFromJson(const json& p) {
 }
 
 }  // namespace
+
+json StopOrdersToJson(const std::vector<StopOrder>& orders) {
+  json out = json::array();
+  for (const StopOrder& o : orders) {
+    out.push_back({{"pid", o.pid}, {"start_time", o.start_time}, {"signal", o.signal}});
+  }
+  return out;
+}
+
+std::vector<StopOrder> OrdersToCarryOut(const json& reply, const NodeReadings& sent) {
+  std::vector<StopOrder> out;
+  if (!reply.is_object()) return out;
+  auto list = reply.find("stop");
+  if (list == reply.end() || !list->is_array()) return out;
+  for (const json& o : *list) {
+    if (!o.is_object() || out.size() >= kMaxCardProcesses * kMaxNodeCards) break;
+    StatusOr<long long> pid = Int(o, "pid", 1, 1LL << 22, 0), start = Int(o, "start_time", 0, 1LL << 62, -1),
+                        sig = Int(o, "signal", 1, 64, 0);
+    if (!pid.ok() || !start.ok() || !sig.ok() || *pid <= 0 || *start < 0 || (*sig != SIGTERM && *sig != SIGKILL)) {
+      continue;
+    }
+    StopOrder order{static_cast<int>(*pid), static_cast<unsigned long long>(*start), static_cast<int>(*sig)};
+    bool named = false;
+    for (const CardReading& c : sent.cards) {
+      for (const NodeProcess& p : c.procs) {
+        named = named || (p.pid == order.pid && p.start_time == order.start_time && p.uid > 0 && p.slurm_job.empty());
+      }
+    }
+    if (named && std::find(out.begin(), out.end(), order) == out.end()) out.push_back(order);
+  }
+  return out;
+}
 
 std::string SlurmJobOfCgroup(std::string_view cgroup) {
   size_t at = 0;

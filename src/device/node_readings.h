@@ -64,6 +64,22 @@ StatusOr<NodeReadings> ReadingsFromJson(const nlohmann::json& j);
 // cluster's). A card the readings do not have keeps its unknowns.
 void ApplyReadings(const NodeReadings& r, std::vector<GpuInfo>& cards);
 
+// The head's word to a node's agent (in its reply to the readings): stop an outside process, by
+// [watch] outside_action = "stop" (docs/design.md, "Processes on the nodes").
+struct StopOrder {
+  int pid = 0;
+  unsigned long long start_time = 0;
+  int signal = 0;  // SIGTERM or SIGKILL
+  bool operator==(const StopOrder&) const = default;
+};
+nlohmann::json StopOrdersToJson(const std::vector<StopOrder>& orders);
+// What an agent carries out of the head's reply `reply` to the readings `sent`: only orders for
+// a process it named in them (the same pid and start time) that is in no Slurm job and not
+// root's (or of an unknown uid), with SIGTERM or SIGKILL; everything else in the reply is
+// ignored. So that a head, or whoever answers in its place, can never make the agent signal
+// anything but an outside process on its own cards.
+std::vector<StopOrder> OrdersToCarryOut(const nlohmann::json& reply, const NodeReadings& sent);
+
 // The Slurm job a process runs in, from its cgroup path (/proc/PID/cgroup's v2 line): the
 // "job_<id>" component Slurm's cgroup plugins make ("/system.slice/slurmstepd.scope/job_42/
 // step_0/user/task_0", "/slurm/uid_1000/job_42/..."); "" when there is none.

@@ -1,5 +1,7 @@
 #include "device/node_readings.h"
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 namespace rota::device {
@@ -76,6 +78,33 @@ TEST(NodeReadingsTest, KeepsAtMostSoManyProcessesACard) {
   EXPECT_EQ(r.cards[0].procs.size(), kMaxCardProcesses);
   EXPECT_EQ(r.cards[0].processes, static_cast<int>(kMaxCardProcesses + 5));
   EXPECT_TRUE(ReadingsFromJson(ReadingsToJson(r)).ok());
+}
+
+// The agent signals only what it named as nobody's job on its own cards, whatever the reply says.
+TEST(NodeReadingsTest, AnAgentCarriesOutOnlyOrdersForOutsideProcessesItNamed) {
+  NodeReadings sent;
+  CardReading c;
+  c.procs = {{100, 7, 1001, "bob", "", 1}, {101, 8, 1002, "eve", "55", 1}, {102, 9, 0, "root", "", 1},
+             {103, 10, -1, "", "", 1}};
+  sent.cards = {c};
+  auto order = [](int pid, long long start, int sig) {
+    return nlohmann::json{{"pid", pid}, {"start_time", start}, {"signal", sig}};
+  };
+  nlohmann::json reply = {{"ok", true},
+                          {"stop", {order(100, 7, SIGTERM), order(100, 7, SIGTERM),  // once
+                                    order(100, 6, SIGKILL),                          // another process
+                                    order(101, 8, SIGKILL),                          // a Slurm job's
+                                    order(102, 9, SIGKILL),                          // root's
+                                    order(103, 10, SIGKILL),                         // whose uid is unknown
+                                    order(999, 1, SIGKILL),                          // not named
+                                    order(100, 7, 9999), order(100, 7, SIGSTOP), "x",
+                                    nlohmann::json{{"pid", 100}, {"signal", SIGKILL}}}}};  // no start time
+  EXPECT_EQ(OrdersToCarryOut(reply, sent), (std::vector<StopOrder>{{100, 7, SIGTERM}}));
+  EXPECT_TRUE(OrdersToCarryOut(nlohmann::json::array(), sent).empty());
+  EXPECT_TRUE(OrdersToCarryOut({{"stop", "all"}}, sent).empty());
+  // What the head sends is what the agent reads.
+  EXPECT_EQ(OrdersToCarryOut({{"stop", StopOrdersToJson({{100, 7, SIGKILL}})}}, sent),
+            (std::vector<StopOrder>{{100, 7, SIGKILL}}));
 }
 
 TEST(NodeReadingsTest, FindsTheSlurmJobInACgroupPath) {

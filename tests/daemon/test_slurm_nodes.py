@@ -185,7 +185,7 @@ class AgentTest(DaemonTest):
                            what="the idle warning")[0]
         self.assertIn("GPU utilisation 0%", warning)
 
-    def test_processes_on_a_node_are_told_apart_and_never_signalled_from_the_head(self):
+    def test_processes_on_a_node_are_told_apart_and_outside_ones_stopped_by_its_agent(self):
         # A Rota job through Slurm, whose process is on the card Slurm gave it.
         job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo $$ > job.pid; exec sleep 300")
         rec = wait_for(lambda: (lambda r: r if r.get("engine_job") and r["gpu_uuids"] else None)(self.d.job(job)),
@@ -219,20 +219,30 @@ class AgentTest(DaemonTest):
         told = wait_for(lambda: [e["reason"] for e in json.loads(self.d.rota("events", "--json", user="root").stdout)
                                  ["events"] if e["kind"] == "gpu" and e["to"] == "outside"] or None,
                         what="the outside processes recorded")
-        self.assertTrue([r for r in told if f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}" in r], told)
-        self.assertFalse([r for r in told if "stopped in" in r], told)  # a node's process: told, not stopped
-        # With outside_action = "stop" and a 1 s grace, a process on this machine would be gone by
-        # now; the head never signals a node's pids (they are the node's, not its own).
-        time.sleep(3)
-        self.assertIsNone(self.processes[0].poll())
-        self.assertTrue(os.path.exists(f"/proc/{by_hand}"))
-        # The held cards count: one card is free for Rota on the node, so a 2-GPU job waits.
-        two = self.d.submit("--gpus", "2", "--", "true")
+        hand = [r for r in told if f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}" in r]
+        self.assertTrue(hand, told)
+        self.assertIn("it is stopped in 1s unless it ends", hand[0])
+        # outside_action = "stop": the head asks the node's agent, which stops the process started
+        # by hand (SIGTERM: runuser reports its child's signal) ...
+        self.assertEqual(self.processes[0].wait(timeout=20), 128 + signal.SIGTERM)
+        stopped = wait_for(lambda: [e["reason"] for e in json.loads(self.d.rota("events", "--json", user="root").stdout)
+                                    ["events"] if e["kind"] == "gpu" and e["to"] == "outside_stopped"] or None,
+                           what="the stop recorded")
+        self.assertIn(f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}: its agent asked to stop it",
+                      stopped[0])
+        # ... but not one that names a Slurm job (Slurm's to judge), nor the Rota job's own.
+        wait_for(lambda: held() == [i == others[1] for i in range(4)], what="the stopped process's card free")
+        time.sleep(2)
+        self.assertIsNone(self.processes[1].poll())
+        self.assertEqual(self.d.job(job)["state"], "running")
+        # The held card counts: with the job on one card and the forger on another, a 3-GPU job
+        # waits; once that process ends on the node, it runs.
+        three = self.d.submit("--gpus", "3", "--", "true")
         time.sleep(1.5)
-        self.assertEqual(self.d.job(two)["state"], "pending")
-        # The processes end on the node: the cards are Rota's again.
-        self.set_nvml([dict(c, processes=[]) if i != mine else c for i, c in enumerate(cards)])
-        self.d.wait_state(two, "completed", timeout=30)
+        self.assertEqual(self.d.job(three)["state"], "pending")
+        self.d.rota("cancel", str(job))
+        self.set_nvml([fake_card(i, 50) for i in range(4)])
+        self.d.wait_state(three, "completed", timeout=30)
 
     def test_a_wrong_or_another_nodes_token_is_refused(self):
         body = json.dumps({"node": self.cluster.node, "cards": [{"index": 0, "util_gpu": 1}]})
