@@ -58,7 +58,7 @@ void CardDesk::NodeOutside(std::vector<OutsideWatch::Process>& sample) const {
       p.pid = np.pid;
       p.start_time = np.start_time;
       p.uid = np.uid;
-      p.user = np.user.empty() && np.uid >= 0 ? "uid " + std::to_string(np.uid) : np.user;
+      p.user = np.user;  // "" when the node could not name the uid: then told to the admins alone
       p.job = job;
       p.node = info.node;
       p.uuid = info.uuid;
