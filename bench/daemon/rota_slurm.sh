@@ -6,7 +6,8 @@
 # Usage: bench/daemon/rota_slurm.sh [--tuned] [--poke]  (--tuned: Slurm's batch_sched_delay=0,
 # sched_min_interval=0, as baseline_slurm.sh --tuned; --poke: EpilogSlurmctld runs `rota poke`,
 # README "Slurm as the engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf
-# is restored on exit.
+# is restored on exit. Another cluster: export its SLURM_CONF first (it must be running; e.g.
+# /work/shared/slurm-local/two-node.sh start; without --tuned/--poke, which edit /etc/slurm).
 : "${HANDOFF_N:=20}" "${JOBS_N:=100}" "${POLL:=1}"
 source "$(dirname "$0")/lib.sh"
 ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
@@ -54,6 +55,7 @@ cat > "$WORK/rota.toml" <<TOML
 source = "slurm"
 [engine]
 kind = "slurm"
+slurm_conf = "${SLURM_CONF:-}"
 poll_interval = $POLL
 gpu_memory = "80G"
 [limits]
