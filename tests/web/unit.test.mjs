@@ -12,6 +12,7 @@ if (!globalThis.navigator) globalThis.navigator = { language: 'en-US' };
 const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web', 'app');
 const { _dictForTests: DICT } = await import(path.join(APP, 'i18n.mjs'));
 const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
+const { cardTitle } = await import(path.join(APP, 'now.mjs'));
 
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -74,4 +75,10 @@ test('a request refused at the door (too many connections) is sent again, other 
     await assert.rejects(call('submit', {}), (e) => e.code === code);
     assert.equal(calls, 1);
   }
+});
+
+test('a card is headed by its index, and by its node on a cluster', () => {
+  assert.equal(cardTitle({ index: 0, node: '' }), 'GPU 0');
+  assert.equal(cardTitle({ index: 5, node: 'gpu-07' }), 'GPU 5 · gpu-07');
+  assert.equal(cardTitle({ index: 2 }), 'GPU 2');
 });

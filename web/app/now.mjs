@@ -41,6 +41,11 @@ function procs(g) {
   return [...(g.processes || []), ...(g.mig || []).flatMap((m) => m.processes || [])];
 }
 
+/** The card's heading: its index, and on a cluster the node it is in ("GPU 5 · gpu-07"). */
+export function cardTitle(g) {
+  return 'GPU ' + g.index + (g.node ? ' · ' + g.node : '');
+}
+
 function card(g) {
   const warnings = warningsOf(g);
   const state = g.drained || g.health === 'drained' ? 'drained' : g.health === 'suspect' ? 'suspect' : (g.jobs || []).length ? 'busy' : 'free';
@@ -48,7 +53,7 @@ function card(g) {
   const power = g.power_mw >= 0 ? Math.round(g.power_mw / 1000) + ' W' : '—';
   return h('article', { class: 'gpu-card state-' + state, dataset: { index: g.index } },
     h('header', {},
-      h('h2', {}, 'GPU ' + g.index), h('span', { class: 'model' }, String(g.name || '').replace(/^NVIDIA\s+/, '')),
+      h('h2', {}, cardTitle(g)), h('span', { class: 'model' }, String(g.name || '').replace(/^NVIDIA\s+/, '')),
       h('span', { class: 'badge ' + state }, t('gpu.state_' + state))),
     bar(g.util, 100, 'util', t('gpu.util') + ' ' + (g.util >= 0 ? g.util + '%' : '—')),
     bar(g.memory_used, g.memory_total, 'mem', t('gpu.mem') + ' ' + fmtMiB(g.memory_used) + ' / ' + fmtMiB(g.memory_total)),
