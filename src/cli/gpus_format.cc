@@ -121,6 +121,7 @@ std::vector<std::string> Strays(const json& processes, const Painter& paint) {
     long long memory = 0;
     bool known = false;  // some process's memory was known
     int count = 0;
+    bool alarm = true;  // red: not a Slurm job's
   };
   std::vector<Sum> sums;
   std::map<std::string, size_t> index;
@@ -132,10 +133,18 @@ std::vector<std::string> Strays(const json& processes, const Painter& paint) {
     const long long pid = Int(p, "pid", -1);
     std::string user = Str(p, "user");
     std::string who = user.empty() ? "pid " + std::to_string(pid) : user;
-    std::string key = outside ? (user.empty() ? "pid:" + std::to_string(pid) : "user:" + user)
-                              : "job:" + std::to_string(job);
+    // A cluster node's process in a Slurm job outside Rota (plain sbatch): Slurm's, not a stray.
+    const std::string slurm = outside && Bool(p, "in_slurm") ? Str(p, "slurm_job") : "";
+    std::string key = !slurm.empty() ? "slurm:" + slurm
+                      : outside      ? (user.empty() ? "pid:" + std::to_string(pid) : "user:" + user)
+                                     : "job:" + std::to_string(job);
     auto [it, added] = index.emplace(key, sums.size());
-    if (added) sums.push_back({outside ? who + "/outside" : who + "/" + std::to_string(job) + "!", outside});
+    if (added) {
+      sums.push_back({!slurm.empty() ? who + "/slurm:" + slurm
+                      : outside      ? who + "/outside"
+                                     : who + "/" + std::to_string(job) + "!",
+                      outside, 0, false, 0, slurm.empty()});
+    }
     Sum& s = sums[it->second];
     ++s.count;
     if (long long mem = Int(p, "memory", -1); mem >= 0) {
@@ -148,7 +157,7 @@ std::vector<std::string> Strays(const json& processes, const Painter& paint) {
     std::string what = s.known ? Gib(s.memory) + "G" : "?";
     if (s.count > 1) what += " " + std::to_string(s.count) + " procs";
     if (!s.outside) what += " not allocated here";
-    out.push_back(paint(s.label + "(" + what + ")", kRed));
+    out.push_back(s.alarm ? paint(s.label + "(" + what + ")", kRed) : s.label + "(" + what + ")");
   }
   return out;
 }

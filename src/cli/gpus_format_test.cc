@@ -186,6 +186,24 @@ TEST_F(GpusFormatTest, ProcessesOutsideRota) {
   EXPECT_EQ(line.find("free"), std::string::npos) << "a card with outside processes is not free: " << line;
 }
 
+// A cluster node's card: a plain sbatch job's processes are Slurm's, shown by their Slurm job and
+// not as an alarm; one started by hand on the node is outside, as on one server.
+TEST_F(GpusFormatTest, ProcessesOfSlurmJobsOutsideRotaOnANode) {
+  json card = Card(7);
+  json sbatch = Process(100, "bob", 2048, 0), sbatch2 = Process(101, "bob", 1024, 0), hand = Process(102, "eve", 512, 0);
+  for (json* p : {&sbatch, &sbatch2}) {
+    (*p)["slurm_job"] = "4711";
+    (*p)["in_slurm"] = true;
+  }
+  hand["slurm_job"] = "";
+  hand["in_slurm"] = false;
+  card["processes"] = {sbatch, sbatch2, hand};
+  std::string line = CardLine(Plain(Reply({card})), 7);
+  EXPECT_NE(line.find("bob/slurm:4711(3.0G 2 procs)"), std::string::npos) << line;
+  EXPECT_NE(line.find("eve/outside(0.5G)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("bob/outside"), std::string::npos) << line;
+}
+
 TEST_F(GpusFormatTest, JobProcessOnACardItDoesNotHold) {
   json card = Card(6);
   card["jobs"] = {Holder(17, "alice", "bert", "regular", 1024)};

@@ -52,7 +52,8 @@ json CardDesk::Gpus(const Caller& caller) const {
                      {"job_id", job},
                      {"outside", job == 0},
                      {"allocated", owner.job != nullptr && owner.job->rec.placement.OnCard(uuid)},
-                     {"slurm_job", p.slurm_job}});
+                     {"slurm_job", p.slurm_job},
+                     {"in_slurm", owner.slurm}});
     }
   };
   json gpus = json::array();

@@ -199,29 +199,39 @@ class AgentTest(DaemonTest):
         by_hand = self.start_on_node(DEFAULT_USER, {"PATH": "/usr/bin:/bin"})
         ensure_user("rota-it-other")
         forger = self.start_on_node("rota-it-other", {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": slurm_id})
+        # And a plain sbatch job, outside Rota but Slurm's.
+        sb_id = self.cluster.run("sbatch", "--parsable", "--gres=gpu:1", "-o", "/dev/null", "-D", self.d.dir, "--wrap",
+                                 "echo $$ > sb.pid; exec sleep 300", user=DEFAULT_USER).stdout.strip()
+        sb_pid = int(wait_for(lambda: os.path.exists(self.path("sb.pid")) and self.read("sb.pid").strip(),
+                              what="the sbatch job's pid"))
         cards = [fake_card(i, 50) for i in range(4)]
         cards[mine]["processes"] = [{"pid": job_pid, "used_mib": 2048}]
         cards[others[0]]["processes"] = [{"pid": by_hand, "used_mib": 1024}]
         cards[others[1]]["processes"] = [{"pid": forger, "used_mib": 512}]
+        cards[others[2]]["processes"] = [{"pid": sb_pid, "used_mib": 256}]
         self.set_nvml(cards)
         self.start_agent()
         held = lambda: [g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]]
-        want = [i in others[:2] for i in range(4)]
-        wait_for(lambda: held() == want, what="the cards with outside processes held")
+        wait_for(lambda: (lambda h: h[others[0]] and h[others[1]] and not h[mine])(held()),
+                 what="the cards with outside processes held")
         gpus = self.d.api({"op": "gpus"})["gpus"]
         p = gpus[mine]["processes"]
         self.assertEqual([(x["pid"], x["job_id"], x["allocated"], x["outside"], x["slurm_job"]) for x in p],
                          [(job_pid, job, True, False, slurm_id)])
         self.assertEqual([(x["pid"], x["user"], x["outside"], x["slurm_job"]) for x in gpus[others[0]]["processes"]],
                          [(by_hand, DEFAULT_USER, True, "")])
-        self.assertEqual([(x["pid"], x["user"], x["job_id"], x["outside"]) for x in gpus[others[1]]["processes"]],
-                         [(forger, "rota-it-other", 0, True)])
+        self.assertEqual([(x["pid"], x["user"], x["job_id"], x["outside"], x["in_slurm"])
+                          for x in gpus[others[1]]["processes"]], [(forger, "rota-it-other", 0, True, False)])
+        self.assertEqual([(x["pid"], x["user"], x["job_id"], x["outside"], x["in_slurm"], x["slurm_job"])
+                          for x in gpus[others[2]]["processes"]], [(sb_pid, DEFAULT_USER, 0, True, True, sb_id)])
+        self.assertIn(f"{DEFAULT_USER}/slurm:{sb_id}(0.2G)", self.d.rota("gpus").stdout)
         told = wait_for(lambda: [e["reason"] for e in json.loads(self.d.rota("events", "--json", user="root").stdout)
                                  ["events"] if e["kind"] == "gpu" and e["to"] == "outside"] or None,
                         what="the outside processes recorded")
         hand = [r for r in told if f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}" in r]
         self.assertTrue(hand, told)
         self.assertIn("it is stopped in 1s unless it ends", hand[0])
+        self.assertFalse([r for r in told if f"pid {sb_pid} " in r], told)  # Slurm's job: not an outside process
         # outside_action = "stop": the head asks the node's agent, which stops the process started
         # by hand (SIGTERM: runuser reports its child's signal) ...
         self.assertEqual(self.processes[0].wait(timeout=20), 128 + signal.SIGTERM)
@@ -231,12 +241,14 @@ class AgentTest(DaemonTest):
         self.assertIn(f"pid {by_hand} ({DEFAULT_USER}) on node {self.cluster.node}: its agent asked to stop it",
                       stopped[0])
         # ... but not one that names a Slurm job (Slurm's to judge), nor the Rota job's own.
-        wait_for(lambda: held() == [i == others[1] for i in range(4)], what="the stopped process's card free")
+        wait_for(lambda: not self.d.api({"op": "gpus"})["gpus"][others[0]]["processes"],
+                 what="the stopped process gone from its card")
         time.sleep(2)
         self.assertIsNone(self.processes[1].poll())
         self.assertEqual(self.d.job(job)["state"], "running")
-        # The held card counts: with the job on one card and the forger on another, a 3-GPU job
-        # waits; once that process ends on the node, it runs.
+        self.assertEqual(self.cluster.run("squeue", "-h", "-j", sb_id, "-o", "%T").stdout.strip(), "RUNNING")
+        # What is held counts: with the job, the forger and the sbatch job on a card each, a
+        # 3-GPU job waits; once the job and the forger's process are gone, it runs.
         three = self.d.submit("--gpus", "3", "--", "true")
         time.sleep(1.5)
         self.assertEqual(self.d.job(three)["state"], "pending")

@@ -12,7 +12,7 @@ if (!globalThis.navigator) globalThis.navigator = { language: 'en-US' };
 const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web', 'app');
 const { _dictForTests: DICT } = await import(path.join(APP, 'i18n.mjs'));
 const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
-const { cardTitle } = await import(path.join(APP, 'now.mjs'));
+const { cardTitle, warningsOf } = await import(path.join(APP, 'now.mjs'));
 
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -81,4 +81,13 @@ test('a card is headed by its index, and by its node on a cluster', () => {
   assert.equal(cardTitle({ index: 0, node: '' }), 'GPU 0');
   assert.equal(cardTitle({ index: 5, node: 'gpu-07' }), 'GPU 5 · gpu-07');
   assert.equal(cardTitle({ index: 2 }), 'GPU 2');
+});
+
+test('an outside process is an alarm, a Slurm job outside Rota on a node is not', () => {
+  const card = (p) => ({ index: 0, health: 'healthy', jobs: [], util: -1, processes: [p] });
+  const bad = (g) => warningsOf(g).filter(([kind]) => kind === 'bad');
+  assert.equal(bad(card({ pid: 9, user: 'eve', memory: 512, outside: true })).length, 1);
+  assert.equal(bad(card({ pid: 9, user: 'eve', memory: 512, outside: true, in_slurm: false, slurm_job: '' })).length, 1);
+  assert.equal(bad(card({ pid: 9, user: 'bob', memory: 512, outside: true, in_slurm: true, slurm_job: '4711' })).length, 0);
+  assert.equal(bad(card({ pid: 9, user: 'bob', memory: 512, outside: false, allocated: true, job_id: 3 })).length, 0);
 });

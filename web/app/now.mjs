@@ -15,7 +15,8 @@ function bar(value, max, cls, label) {
   h('span', { class: 'bar-text' }, label));
 }
 
-function warningsOf(g) {
+/** What is wrong with a card, as [kind, text] pairs ('bad', 'warn', 'info'). */
+export function warningsOf(g) {
   const w = [];
   if (g.health === 'suspect') w.push(['warn', t('gpu.suspect') + (g.health_error ? ': ' + g.health_error : '')]);
   if (g.health === 'drained' || g.drained) {
@@ -23,7 +24,8 @@ function warningsOf(g) {
   }
   const procs = [...(g.processes || []), ...(g.mig || []).flatMap((m) => m.processes || [])];
   for (const p of procs) {
-    if (p.outside) w.push(['bad', t('gpu.outside', { pid: p.pid, user: p.user || '?', mem: fmtMiB(p.memory) })]);
+    // A cluster node's process in a Slurm job outside Rota (plain sbatch) is Slurm's: no alarm.
+    if (p.outside && !p.in_slurm) w.push(['bad', t('gpu.outside', { pid: p.pid, user: p.user || '?', mem: fmtMiB(p.memory) })]);
     else if (p.allocated === false) w.push(['bad', t('gpu.unallocated', { pid: p.pid, user: p.user || '?', job: p.job_id })]);
   }
   if ((g.jobs || []).length && g.util >= 0 && g.util < IDLE_UTIL) {
