@@ -95,9 +95,9 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
     // Not recorded as started: what was launched is stopped, the job stays pending and is
     // tried again later (not in this pass's next round: the store is likely to fail again).
     a.retry_at = jobs_.StartNotRecorded(now);
+    if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, now);  // before it is said so
     spdlog::error("job {}: cannot record its start ({}){}; tried again in {} s", a.rec.job.id, s.message(),
                   launched.ok() ? ", its launch is withdrawn" : "", a.retry_at - now);
-    if (launched.ok()) WithdrawLaunch(a.rec, start.alloc, now);
     a.rec.placement = {};
     return;
   }

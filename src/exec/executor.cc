@@ -345,8 +345,19 @@ StatusOr<FoundLaunch> Executor::FindLaunch(JobId job) {
   FoundLaunch found;
   UniqueFd fd(open(spec_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
-    if (errno == ENOENT) return found;
-    return Internal(ErrnoMessage("cannot open " + spec_path, errno));
+    if (errno != ENOENT) return Internal(ErrnoMessage("cannot open " + spec_path, errno));
+    // No spec, yet the job's cgroup holds processes: a launch withdrawn (its spec removed) whose
+    // stop never came, the daemon having died between the two (Withdraw, then the SIGKILL). The
+    // job never started as far as the store goes: what runs of it is killed, or it would run on
+    // unrecorded and block every new launch of the job.
+    const std::string cgroup = JobCgroup(job);
+    StatusOr<bool> populated = cgroup.empty() ? StatusOr<bool>(false) : CgroupPopulated(cgroup);
+    if (populated.ok() && *populated) {
+      (void)KillCgroup(cgroup);
+      WaitCgroupEmpty(cgroup, 1000);
+      found.withdrawn = true;
+    }
+    return found;
   }
   StatusOr<std::string> text = ReadFd(fd.get(), spec_path);
   if (text.ok()) {

@@ -105,7 +105,7 @@ struct FoundLaunch {
   State state = State::kNone;
   pid_t pid = 0;
   std::string note;  // the LaunchSpec's note (kRunning and kEnded; "" when the spec was unreadable)
-  bool withdrawn = false;  // kNone: a spec nobody took was removed
+  bool withdrawn = false;  // kNone: a spec nobody took was removed, or a withdrawn launch's processes killed
 };
 
 struct JobCgroupLimits;  // cgroup.h

@@ -515,6 +515,36 @@ TEST_P(ExecutorTest, FindLaunchWithdrawsALaunchNoShepherdTookAndALateShepherdObe
   EXPECT_NE(access((tmp_ / "ran").c_str(), F_OK), 0) << "it ran the job";
 }
 
+// The daemon withdrew a launch (removed its spec) and died before the SIGKILL that goes with it:
+// the job runs on, unrecorded, in its cgroup. A restart kills it, so that the job, still pending,
+// can be launched again rather than be blocked by its own leftovers.
+TEST_P(ExecutorTest, FindLaunchKillsAWithdrawnLaunchWhoseStopNeverCame) {
+  if (!cgroups()) GTEST_SKIP() << "without cgroups such a job cannot be seen";
+  LaunchSpec spec = Shell("echo $$ > pid; while :; do sleep 0.05; done");
+  StatusOr<Launched> launched = Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  ASSERT_TRUE(JobWrote(*launched, spec, "pid"));
+  const pid_t job = std::stoi(ReadText(tmp_ / "pid"));
+  ASSERT_TRUE(executor_->Withdraw(spec.job_id).ok());  // and no SIGKILL: the daemon died here
+  StatusOr<FoundLaunch> found = executor_->FindLaunch(spec.job_id);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->state, FoundLaunch::State::kNone);
+  EXPECT_TRUE(found->withdrawn);
+  EXPECT_TRUE(WaitFor([&] { return ProcessDead(job); })) << "the withdrawn launch's job runs on";
+  // Its shepherd, finding its spec gone, writes no result; the job can be launched again.
+  ASSERT_TRUE(WaitReadable(launched->pidfd));
+  EXPECT_NE(access(ResultPath(tmp_ / "run", spec.job_id).c_str(), F_OK), 0) << "it wrote a result";
+  close(launched->pidfd);
+  if (launched->note_fd >= 0) close(launched->note_fd);
+  running_.erase(launched->pid);
+  executor_->Reap(spec.job_id, launched->pid);
+  spec.argv = {"sh", "-c", "exit 4"};
+  StatusOr<Launched> again = Launch(spec);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ExitInfo info = Finish(*again, spec.job_id);
+  EXPECT_EQ(info.exit_code, 4) << info.reason;
+}
+
 // Both the daemon and the shepherd died after the job started: its cgroup still holds it.
 TEST_P(ExecutorTest, FindLaunchOfADeadShepherdWithALiveJobIsEndedAndCollectKillsTheJob) {
   if (!cgroups()) GTEST_SKIP() << "without cgroups such a job cannot be seen";
