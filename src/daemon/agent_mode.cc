@@ -31,13 +31,15 @@ std::string ShortHostName() {
 }
 
 // SLURM_JOB_ID from the start of a process's environment (/proc/PID/environ, as the process was
-// started), "" when absent. Only where Slurm's cgroup does not say (proctrack/linuxproc): a
-// variable is the process's own word, a cgroup is not (docs/security.md, node agents).
+// started), "" when absent; ReadingsOf drops a value that is not a job id. Only where Slurm's
+// cgroup does not say (proctrack/linuxproc): a variable is the process's own word, a cgroup is
+// not (docs/security.md, node agents).
 std::string SlurmJobOfEnviron(pid_t pid) {
   const std::string path = "/proc/" + std::to_string(pid) + "/environ";
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
-  std::string text(256 * 1024, '\0');
+  // One buffer for every process of every sample (the agent's loop is its only thread).
+  static std::string text(256 * 1024, '\0');
   size_t have = 0;
   while (have < text.size()) {
     const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
@@ -52,11 +54,7 @@ std::string SlurmJobOfEnviron(pid_t pid) {
     size_t end = env.find('\0', at);
     if (end == std::string_view::npos) end = env.size();
     const std::string_view var = env.substr(at, end - at);
-    if (var.substr(0, kKey.size()) == kKey) {
-      const std::string_view id = var.substr(kKey.size());
-      const bool digits = !id.empty() && id.size() <= 20 && id.find_first_not_of("0123456789") == std::string_view::npos;
-      return digits ? std::string(id) : "";
-    }
+    if (var.substr(0, kKey.size()) == kKey) return std::string(var.substr(kKey.size()));
     at = end + 1;
   }
   return "";
