@@ -13,7 +13,8 @@ PKGS=(build-essential cmake pkg-config git
       procps util-linux passwd  # pkill, setpriv/runuser/mount, useradd: the daemon integration tests
       strace                 # tests/daemon/test_restart.py: rotad killed at an exact point
       slurmctld slurmd slurm-client munge  # tests/daemon/test_slurm*.py: a real Slurm for the Slurm engine
-      iproute2)              # tests/daemon/test_slurm_nodes.py: a second node in its own network namespace
+      iproute2               # tests/daemon/test_slurm_nodes.py: a second node in its own network namespace
+      slurmdbd mariadb-server)  # tests/daemon/test_slurm_accounting.py: Slurm's accounting (sacct)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,8 +32,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     SUDO=sudo
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # Without an init system (a container), the packages' services must not start as they install
+  # (mariadb-server's would fail there); the tests start their own. Docker's images say so with a
+  # policy-rc.d already; one is put in place only for this install where there is none.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ] && [ ! -d /run/systemd/system ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  if [ -n "$policy" ]; then $SUDO rm -f "$policy"; trap - EXIT; fi
 fi
 # npm packages, exactly as locked: uPlot for the page's charts, playwright-core for its tests.
 cd "$(dirname "$0")/.."

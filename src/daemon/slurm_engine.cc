@@ -16,6 +16,7 @@
 #include "daemon/slurm_cards.h"
 #include "exec/files.h"
 #include "json/bounded.h"
+#include "slurm/accounting.h"
 #include "slurm/parsable.h"
 
 namespace rota::daemon {
@@ -41,6 +42,15 @@ bool NotReached(const std::string& err) {
 
 }  // namespace
 
+// "123", or an array element "123_4".
+bool ValidSlurmId(const std::string& id) {
+  if (id.empty() || id.size() > 32 || id.front() == '_' || id.back() == '_') return false;
+  for (char c : id) {
+    if ((c < '0' || c > '9') && c != '_') return false;
+  }
+  return true;
+}
+
 std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf) {
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   // Slurm prints local times in the reader's zone: the same zone as rotad's, so that mktime reads
@@ -63,6 +73,8 @@ Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options
   find("sinfo", options.sinfo);
   find("scontrol", options.scontrol);
   find("srun", options.srun);
+  const std::string sacct = bin_dir + "/sacct";
+  options.sacct = ::access(sacct.c_str(), X_OK) == 0 ? sacct : "";
   if (!missing.empty()) {
     return FailedPrecondition("[engine] kind = \"slurm\", but Slurm's commands are not there: " + missing +
                               " (install Slurm's client commands, or set [engine] bin_dir)");
@@ -71,7 +83,10 @@ Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options
 }
 
 std::string SlurmEngine::LaunchFileText(const LaunchFile& f) {
-  return nlohmann::json{{"uid", f.uid}, {"note", f.note}, {"written", f.written}}.dump() + "\n";
+  nlohmann::json j{{"uid", f.uid}, {"note", f.note}, {"written", f.written}};
+  if (f.submitted) j["submitted"] = true;
+  if (!f.slurm_id.empty()) j["slurm_id"] = f.slurm_id;
+  return j.dump() + "\n";
 }
 
 StatusOr<SlurmEngine::LaunchFile> SlurmEngine::ParseLaunchFile(const std::string& text) {
@@ -87,6 +102,17 @@ StatusOr<SlurmEngine::LaunchFile> SlurmEngine::ParseLaunchFile(const std::string
   f.uid = j["uid"].get<uid_t>();
   f.note = j["note"].get<std::string>();
   f.written = j["written"].get<Time>();
+  // Both optional (files written before they were kept read as not yet known).
+  if (j.contains("submitted")) {
+    if (!j["submitted"].is_boolean()) return InvalidArgument("not a launch file of rotad's");
+    f.submitted = j["submitted"].get<bool>();
+  }
+  if (j.contains("slurm_id")) {
+    if (!j["slurm_id"].is_string() || !ValidSlurmId(j["slurm_id"].get<std::string>()))
+      return InvalidArgument("not a launch file of rotad's: slurm_id is not a Slurm job id");
+    f.slurm_id = j["slurm_id"].get<std::string>();
+    f.submitted = true;
+  }
   return f;
 }
 
@@ -121,7 +147,13 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
 
 SlurmEngine::SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events,
                          const Clock& clock, std::unique_ptr<ChildCommands> commands)
-    : options_(options), loop_(loop), events_(events), clock_(clock), commands_(std::move(commands)) {}
+    : options_(options),
+      loop_(loop),
+      events_(events),
+      clock_(clock),
+      commands_(std::move(commands)),
+      accounting_off_(options.sacct.empty()),
+      listed_after_end_(options.listed_after_end) {}
 
 SlurmEngine::~SlurmEngine() = default;
 
@@ -169,7 +201,7 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   const Time now = clock_.Now();
   // Written first: a restart between here and sbatch's reply finds that a launch was under way.
   if (Status s =
-          exec::WriteFileAtomic(LaunchPath(spec.job_id), LaunchFileText({spec.uid, spec.note, now}), 0600);
+          exec::WriteFileAtomic(LaunchPath(spec.job_id), LaunchFileText({spec.uid, spec.note, now, false, ""}), 0600);
       !s.ok()) {
     return Unavailable("cannot write the launch file: " + s.message());
   }
@@ -198,6 +230,7 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   Job& j = jobs_[spec.job_id];
   j.uid = spec.uid;
   j.since = now;
+  j.note = spec.note;
   const JobId id = spec.job_id;
   commands_->Start(c, [this, id](ChildResult r) { OnSubmitted(id, r); });
   return Started{};
@@ -214,6 +247,7 @@ void SlurmEngine::OnSubmitted(JobId id, const ChildResult& r) {
     const std::string line = FirstLine(r.out);
     j.claimed_id = line.substr(0, line.find(';'));
     spdlog::info("job {}: submitted to Slurm as job {}", id, FirstLine(r.out));
+    RecordLaunch(id, j);
     Poke();  // its Slurm id, checked against the queue
     return;
   }
@@ -565,6 +599,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       if (j.slurm_id.empty()) {
         j.slurm_id = q->id;
         j.phase = Phase::kSubmitted;
+        RecordLaunch(id, j);
         if (!j.withdrawn) events_.JobNamed(id, "Slurm job " + j.slurm_id);
         for (int signo : j.held_signals) Cancel(id, j.slurm_id, signo);
         j.held_signals.clear();
@@ -605,18 +640,21 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
     ++j.missing;
     const bool waited =
         now - j.since >= std::chrono::duration_cast<std::chrono::seconds>(options_.deadline).count();
-    if (j.phase == Phase::kUncertain && j.missing >= kUncertainPolls && waited) {
-      JobExit e;
-      e.kind = JobExit::Kind::kStartFailed;
-      e.machine_fault = true;
-      e.reason = "its submission to Slurm did not go through (Slurm does not list it)";
-      Ended(id, j, e);
-    } else if (j.phase == Phase::kSubmitted && j.missing >= kUncertainPolls) {
-      JobExit e;
-      e.kind = JobExit::Kind::kVanished;
-      e.reason = j.slurm_id.empty() ? "Slurm does not list it" : "Slurm no longer lists job " + j.slurm_id;
-      e.reason += "; how it ended is not known";
-      Ended(id, j, e);
+    if (j.asking_accounting || j.missing < kUncertainPolls) continue;
+    if (j.phase == Phase::kUncertain && waited) {
+      // Slurm may have run and forgotten it (rotad away longer than MinJobAge): its accounting,
+      // where there is one, says whether it was submitted before it is sent again.
+      if (!j.withdrawn && !accounting_off_) {
+        AskAccounting(id, j);
+        continue;
+      }
+      Ended(id, j, NotSubmitted(""));
+    } else if (j.phase == Phase::kSubmitted) {
+      if (!j.withdrawn && !accounting_off_) {
+        AskAccounting(id, j);
+        continue;
+      }
+      Ended(id, j, UnknownEnd(j.slurm_id, ""));
     }
   }
   return completing;
@@ -631,6 +669,7 @@ const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() 
                : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
     if (q.ok()) {
       startup_queue_ = std::move(*q);
+      ReadMinJobAge();
     } else {
       reachable_ = false;
       unreachable_why_ = q.status().message();
@@ -640,6 +679,19 @@ const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() 
     }
   }
   return startup_queue_;
+}
+
+void SlurmEngine::ReadMinJobAge() {
+  ChildResult r = ChildCommands::RunNow(AsRotad({options_.scontrol, "show", "config"}));
+  const std::string value = r.ok() ? slurm::ConfigValue(r.out, "MinJobAge") : "";
+  StatusOr<long> seconds = slurm::ConfigSeconds(value);
+  if (!seconds.ok()) {
+    spdlog::warn("Slurm's MinJobAge is not known ({}): taken as {} s",
+                 r.ok() ? seconds.status().message() : r.Describe(), listed_after_end_);
+    return;
+  }
+  // 0: Slurm never forgets an ended job, so one it does not list never reached it.
+  listed_after_end_ = *seconds == 0 ? std::numeric_limits<Duration>::max() / 2 : *seconds;
 }
 
 StatusOr<exec::FoundLaunch> SlurmEngine::FindLaunch(JobId id) {
@@ -672,6 +724,8 @@ SlurmEngine::Job SlurmEngine::Probe(JobId id, std::optional<LaunchFile>& file) c
     file = *f;
     j.uid = f->uid;
     j.since = f->written;
+    j.note = f->note;
+    j.slurm_id = f->slurm_id;
   } else {
     j.uid_known = false;  // found by its tag alone
   }
@@ -685,8 +739,10 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
   if (!file) {
     j.since = started;
     spdlog::warn("job {}: its launch file cannot be read: matched in Slurm by its name alone", id);
-  } else if (clock_.Now() - file->written < options_.listed_after_end) {
-    j.phase = Phase::kUncertain;  // perhaps never submitted: looked for a while before it counts as lost
+  } else if (!file->submitted && clock_.Now() - file->written < listed_after_end_) {
+    // Perhaps never submitted (rotad died while sbatch ran): looked for a while before it counts
+    // as lost. Older than Slurm keeps ended jobs, it reached Slurm or it would have been listed.
+    j.phase = Phase::kUncertain;
   }
   const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   if (queue) {
@@ -710,9 +766,114 @@ JobExit SlurmEngine::Collect(JobId id, pid_t) {
   if (const slurm::QueuedJob* q = queue ? Find(*queue, id, probe) : nullptr) {
     if (std::optional<JobExit> exit = slurm::ExitOf(*q)) return *exit;
   }
+  std::string why;
+  if (!accounting_off_ && !startup_accounting_failed_) {
+    // Before the loop runs, as the startup queue is read; a sacct that does not answer is not
+    // asked for the next jobs (each would wait its deadline).
+    ChildResult r = ChildCommands::RunNow(AccountingCommand(id, probe.since));
+    if (std::optional<slurm::QueuedJob> run = AccountedRun(id, probe, r, why)) {
+      if (std::optional<JobExit> exit = slurm::ExitOf(*run)) return *exit;
+    }
+    if (!r.ok() && !accounting_off_) startup_accounting_failed_ = true;
+  }
+  JobExit e = UnknownEnd("", why);
+  e.reason = "it ended in Slurm while rotad was away, and Slurm no longer lists it" +
+             (why.empty() ? std::string() : " (" + why + ")");
+  return e;
+}
+
+ChildCommand SlurmEngine::AccountingCommand(JobId id, Time since) const {
+  // From just before its launch began; a run of the same Rota job before that (requeued since)
+  // ended earlier and is passed over by Find. Without a launch file: every run of its tag.
+  std::vector<std::string> argv = {options_.sacct};
+  for (std::string& a : slurm::AccountingArgs(options_.submit.tag, id, since > 0 ? since - kClockSlack : 0))
+    argv.push_back(std::move(a));
+  return AsRotad(std::move(argv));
+}
+
+std::optional<slurm::QueuedJob> SlurmEngine::AccountedRun(JobId id, const Job& j, const ChildResult& r,
+                                                          std::string& why) {
+  if (!r.ok()) {
+    if (slurm::AccountingDisabled(r.out + r.err)) {
+      accounting_off_ = true;
+      spdlog::info("Slurm keeps no accounting (no slurmdbd): how a job ended that Slurm no longer "
+                   "lists is not known");
+      why = "";
+    } else {
+      why = "Slurm's accounting does not answer: " + r.Describe();
+    }
+    return std::nullopt;
+  }
+  StatusOr<std::vector<slurm::QueuedJob>> runs = slurm::ParseAccounting(r.out);
+  if (!runs.ok()) {
+    why = "Slurm's accounting cannot be read: " + runs.status().message();
+    return std::nullopt;
+  }
+  const slurm::QueuedJob* q = Find(*runs, id, j);
+  if (q == nullptr) {
+    why = "Slurm's accounting has no record of it";
+    return std::nullopt;
+  }
+  if (slurm::Active(q->state)) {
+    why = "Slurm's accounting says Slurm job " + q->id + " is " + q->state + ", but slurmctld does not list it";
+  } else {
+    spdlog::info("job {}: Slurm job {} ended as {} (from Slurm's accounting)", id, q->id, q->state);
+  }
+  return *q;
+}
+
+void SlurmEngine::AskAccounting(JobId id, Job& j) {
+  j.asking_accounting = true;
+  commands_->Start(AccountingCommand(id, j.since), [this, id](ChildResult r) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.ended) return;
+    Job& job = it->second;
+    job.asking_accounting = false;
+    std::string why;
+    const std::optional<slurm::QueuedJob> run = AccountedRun(id, job, r, why);
+    const std::optional<JobExit> exit = run ? slurm::ExitOf(*run) : std::nullopt;
+    if (exit) {
+      Ended(id, job, *exit);
+      return;
+    }
+    // Not answering (slurmdbd restarting), or a record that says it runs where slurmctld does not
+    // list it (slurmdbd not told yet): asked again after as many reads of the queue, a few times.
+    if ((!r.ok() || run) && !accounting_off_ && ++job.accounting_failures < kAccountingTries) {
+      job.missing = 0;
+      spdlog::warn("job {}: {}; asked again", id, why);
+      return;
+    }
+    if (job.phase == Phase::kUncertain && !run) {
+      Ended(id, job, NotSubmitted(r.ok() ? " nor its accounting" : " (" + why + ")"));
+      return;
+    }
+    Ended(id, job, UnknownEnd(job.slurm_id.empty() && run ? run->id : job.slurm_id, why));
+  });
+}
+
+JobExit SlurmEngine::NotSubmitted(const std::string& more) {
+  JobExit e;
+  e.kind = JobExit::Kind::kStartFailed;
+  e.machine_fault = true;
+  e.reason = "its submission to Slurm did not go through (Slurm does not list it" + more + ")";
+  return e;
+}
+
+void SlurmEngine::RecordLaunch(JobId id, const Job& j) {
+  if (j.withdrawn || j.ended) return;  // its file goes with it
+  LaunchFile f{j.uid, j.note, j.since, true, j.slurm_id};
+  if (Status s = exec::WriteFileAtomic(LaunchPath(id), LaunchFileText(f), 0600); !s.ok()) {
+    // The file says only that a launch began: a restart looks for it as a submission of unknown outcome.
+    spdlog::warn("job {}: cannot note its submission in its launch file: {}", id, s.message());
+  }
+}
+
+JobExit SlurmEngine::UnknownEnd(const std::string& slurm_id, const std::string& why) {
   JobExit e;
   e.kind = JobExit::Kind::kVanished;
-  e.reason = "it ended in Slurm while rotad was away, and Slurm no longer lists it";
+  e.reason = slurm_id.empty() ? "Slurm does not list it" : "Slurm no longer lists job " + slurm_id;
+  e.reason += "; how it ended is not known";
+  if (!why.empty()) e.reason += " (" + why + ")";
   return e;
 }
 

@@ -13,6 +13,11 @@
 // it was written) is written before sbatch runs and removed when the daemon Forgets the job: after
 // a restart it tells FindLaunch that a launch was under way, whose, and since when.
 //
+// A submitted job that the queue stops listing (slurmctld forgot it: it ended while rotad did not
+// read, longer ago than MinJobAge) is asked of Slurm's accounting (sacct, where slurmdbd runs)
+// before it counts as vanished, and at a restart so is a recorded job that ended while rotad was
+// away; without accounting (or when it does not answer kAccountingTries times) its end is unknown.
+//
 // A submission whose outcome is unknown (sbatch killed at its deadline, Slurm unreachable) is
 // never sent again: the job is looked for in the queue by its tag until kUncertainPolls reads of
 // the queue after the deadline have not listed it, and only then reported as a launch that the
@@ -50,12 +55,16 @@ struct SlurmEngineOptions {
   std::string sinfo;
   std::string scontrol;
   std::string srun;  // run by sessions' clients, not by rotad
+  // Slurm's accounting (slurm/accounting.h), "" where sacct is not installed: how a job that
+  // slurmctld no longer lists ended. Clusters without slurmdbd answer that they keep none.
+  std::string sacct;
   std::string node;                            // the node every job is pinned to ("" = any of the partition)
   std::string run_dir;                         // launch files; created 0700 if missing
   std::chrono::milliseconds deadline{10'000};  // of each Slurm command
   std::chrono::milliseconds poll{1'000};
-  // How long Slurm lists an ended job (its MinJobAge): a launch file older than this whose job
-  // the queue does not list ran and ended unseen, rather than never reached Slurm.
+  // How long Slurm lists an ended job (its MinJobAge, read from Slurm at a restart; this when it
+  // cannot be): a launch file older than this whose job the queue does not list ran and ended
+  // unseen, rather than never reached Slurm.
   Duration listed_after_end = 300;
 };
 
@@ -63,8 +72,8 @@ struct SlurmEngineOptions {
 // a plain PATH, rotad's TZ (Slurm prints times in the reader's zone) and SLURM_CONF when set.
 std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf);
 
-// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol, srun);
-// FailedPrecondition naming what is missing.
+// Fills the command paths of `options` from `bin_dir` (sbatch, squeue, scancel, sinfo, scontrol, srun;
+// sacct where it is there); FailedPrecondition naming what is missing.
 Status FindSlurmCommands(const std::string& bin_dir, SlurmEngineOptions& options);
 
 class SlurmEngine final : public Engine {
@@ -126,15 +135,21 @@ class SlurmEngine final : public Engine {
   std::string SlurmIdOf(JobId id) const;
 
   // A launch file's reading (public for its test).
+  // Rewritten once sbatch says the job was submitted (`submitted`) and once the queue confirms
+  // its Slurm id: after a restart, a job that Slurm no longer lists then counts as submitted and
+  // ended, never as a submission that did not go through (which would run it again).
   struct LaunchFile {
     uid_t uid = 0;
     std::string note;
     Time written = 0;
+    bool submitted = false;
+    std::string slurm_id;  // "" until the queue listed it
   };
   static std::string LaunchFileText(const LaunchFile& f);
   static StatusOr<LaunchFile> ParseLaunchFile(const std::string& text);
 
   static constexpr int kUncertainPolls = 3;
+  static constexpr int kAccountingTries = 3;
   // How far the clocks of rotad's machine and Slurm's controller may differ when an entry's end is
   // compared with a launch's start.
   static constexpr Duration kClockSlack = 2;
@@ -160,6 +175,9 @@ class SlurmEngine final : public Engine {
     bool released = false;     // reported released (COMPLETING: its processes done)
     bool gpus_asked = false;   // scontrol asked which GPUs Slurm gave it
     bool session = false;      // an interactive session: its end comes from its client
+    std::string note;                // the daemon's start note (its launch file's)
+    bool asking_accounting = false;  // sacct runs for it
+    int accounting_failures = 0;     // sacct asked and did not answer
   };
 
   SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,
@@ -179,11 +197,27 @@ class SlurmEngine final : public Engine {
   // Asks Slurm which GPUs it gave the running job (`scontrol -d show job`) and reports them.
   void AskGpus(JobId id, const std::string& slurm_id);
   void Ended(JobId id, Job& j, const JobExit& exit);
+  // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no
+  // accounting) as unknown. Asynchronous; reported through Ended.
+  void AskAccounting(JobId id, Job& j);
+  // The end of job `id` (looked for as `j`) in sacct's `r`: nullopt, with `why`, when it does not tell.
+  // sacct's entry for job `id` (looked for as `j`) in its output `r`: nullopt, with `why`, when it
+  // has none; `why` also says when the entry is of a job still active.
+  std::optional<slurm::QueuedJob> AccountedRun(JobId id, const Job& j, const ChildResult& r, std::string& why);
+  // The launch file rewritten with what is known of the submission.
+  void RecordLaunch(JobId id, const Job& j);
+  ChildCommand AccountingCommand(JobId id, Time since) const;
+  // A job that Slurm no longer lists and whose end nothing tells.
+  static JobExit UnknownEnd(const std::string& slurm_id, const std::string& why);
+  // A submission whose outcome was not known, found not to have reached Slurm.
+  static JobExit NotSubmitted(const std::string& more);
   // What job `id`'s launch file says (`file`, unset when there is none or it cannot be read), as a
   // job to look for in the queue: its owner and when its launch began.
   Job Probe(JobId id, std::optional<LaunchFile>& file) const;
   // The queue as read once for the restart's FindLaunch/Adopt/Collect (nullopt: Slurm did not answer).
   const std::optional<std::vector<slurm::QueuedJob>>& StartupQueue();
+  // Slurm's MinJobAge (`scontrol show config`), read with the startup queue, into listed_after_end_.
+  void ReadMinJobAge();
   void ArmPoll();
   void SyncReservations();
   void ApplyReservations(std::vector<slurm::ReservationChange> plan, size_t next);
@@ -207,6 +241,10 @@ class SlurmEngine final : public Engine {
   std::string version_;
   bool startup_read_ = false;
   std::optional<std::vector<slurm::QueuedJob>> startup_queue_;
+  bool accounting_off_ = false;          // sacct missing, or the cluster keeps no accounting
+  // How long Slurm lists an ended job: its MinJobAge as read at the restart, else the option's.
+  Duration listed_after_end_;
+  bool startup_accounting_failed_ = false;  // sacct did not answer at the restart: not asked again then
   std::vector<slurm::Reservation> wanted_reservations_;
   std::set<std::string> present_reservations_;  // Rota's, as Slurm has them since the last changes
   bool reservations_syncing_ = false;

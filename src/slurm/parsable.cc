@@ -194,4 +194,29 @@ StatusOr<std::vector<NodeGres>> ParseJobNodeGres(std::string_view detail) {
   return out;
 }
 
+std::string ConfigValue(std::string_view show_config, std::string_view key) {
+  for (std::string_view line : Split(show_config, '\n')) {
+    if (line.substr(0, key.size()) != key) continue;
+    std::string_view rest = line.substr(key.size());
+    const size_t eq = rest.find_first_not_of(' ');
+    if (eq == std::string_view::npos || rest[eq] != '=') continue;  // a longer key that begins alike
+    rest = rest.substr(eq + 1);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
+    return std::string(rest);
+  }
+  return "";
+}
+
+StatusOr<long> ConfigSeconds(std::string_view value) {
+  std::string_view digits = value;
+  if (digits.size() > 4 && digits.substr(digits.size() - 4) == " sec") digits.remove_suffix(4);
+  long n = 0;
+  const char* end = digits.data() + digits.size();
+  auto [p, ec] = std::from_chars(digits.data(), end, n);
+  if (digits.empty() || ec != std::errc() || p != end || n < 0)
+    return InvalidArgument("\"" + std::string(value) + "\" is not a number of seconds");
+  return n;
+}
+
 }  // namespace rota::slurm

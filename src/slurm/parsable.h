@@ -65,4 +65,10 @@ struct NodeGres {
 };
 StatusOr<std::vector<NodeGres>> ParseJobNodeGres(std::string_view detail);
 
+// One setting of `scontrol show config` ("MinJobAge               = 300 sec" -> "300 sec"); ""
+// when it is not there.
+std::string ConfigValue(std::string_view show_config, std::string_view key);
+// A duration setting's seconds ("300 sec" -> 300); InvalidArgument for anything else.
+StatusOr<long> ConfigSeconds(std::string_view value);
+
 }  // namespace rota::slurm

@@ -96,5 +96,23 @@ TEST(SlurmJobDetailTest, TheGpusEachNodeGaveAJob) {
   EXPECT_FALSE(ParseJobNodeGres("     Nodes=vm GRES=gpu:2(IDX:0-\n").ok());
 }
 
+TEST(SlurmConfigTest, ASettingOfShowConfig) {
+  const std::string config =
+      "Configuration data as of 2026-12-03T23:41:02\n"
+      "AccountingStorageType   = accounting_storage/none\n"
+      "MinJobAgeX              = 9 sec\n"
+      "MinJobAge               = 300 sec\n"
+      "MaxJobCount             = 10000\n";
+  EXPECT_EQ(ConfigValue(config, "MinJobAge"), "300 sec");  // not MinJobAgeX's
+  EXPECT_EQ(ConfigValue(config, "AccountingStorageType"), "accounting_storage/none");
+  EXPECT_EQ(ConfigValue(config, "Nothing"), "");
+  EXPECT_EQ(*ConfigSeconds("300 sec"), 300);
+  EXPECT_EQ(*ConfigSeconds("0 sec"), 0);
+  EXPECT_EQ(*ConfigSeconds("2"), 2);
+  for (const char* bad : {"", " sec", "-1 sec", "5 min", "1e3 sec", "300 secs"}) {
+    EXPECT_FALSE(ConfigSeconds(bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace rota::slurm

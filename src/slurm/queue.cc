@@ -3,7 +3,6 @@
 #include <sys/wait.h>
 
 #include <array>
-#include <charconv>
 #include <csignal>
 #include <ctime>
 
@@ -14,14 +13,6 @@ namespace {
 constexpr std::array<const char*, 11> kQueueFields = {"JobID",   "Name",          "UserID",   "State",
                                                       "Reason",  "exit_code",     "NodeList", "StartTime",
                                                       "EndTime", "tres-per-node", "Comment"};
-
-template <typename T>
-bool Whole(std::string_view text, T& out) {
-  if (text.empty()) return false;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && p == end;
-}
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -35,9 +26,9 @@ StatusOr<Time> ParseSlurmTime(std::string_view text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   const bool shape = text.size() == 19 && text[4] == '-' && text[7] == '-' && text[10] == 'T' &&
                      text[13] == ':' && text[16] == ':';
-  if (!shape || !Whole(text.substr(0, 4), y) || !Whole(text.substr(5, 2), mo) ||
-      !Whole(text.substr(8, 2), d) || !Whole(text.substr(11, 2), h) || !Whole(text.substr(14, 2), mi) ||
-      !Whole(text.substr(17, 2), s)) {
+  if (!shape || !WholeNumber(text.substr(0, 4), y) || !WholeNumber(text.substr(5, 2), mo) ||
+      !WholeNumber(text.substr(8, 2), d) || !WholeNumber(text.substr(11, 2), h) || !WholeNumber(text.substr(14, 2), mi) ||
+      !WholeNumber(text.substr(17, 2), s)) {
     return InvalidArgument("Slurm time " + Quoted(text) + " is not YYYY-MM-DDTHH:MM:SS");
   }
   tm.tm_year = y - 1900;
@@ -68,7 +59,7 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
     j.nodes = r[6] == "(null)" ? "" : std::move(r[6]);
     j.comment = r[10] == "(null)" ? "" : std::move(r[10]);
     unsigned long uid = 0;
-    if (j.id.empty() || !Whole(r[2], uid) || !Whole(r[5], j.wait_status) || j.state.empty()) {
+    if (j.id.empty() || !WholeNumber(r[2], uid) || !WholeNumber(r[5], j.wait_status) || j.state.empty()) {
       return InvalidArgument("Slurm's queue has a job line that cannot be read: job " + Quoted(j.id) +
                              ", user " + Quoted(r[2]) + ", state " + Quoted(j.state) + ", exit code " +
                              Quoted(r[5]));
@@ -93,7 +84,7 @@ JobId RotaJobOf(std::string_view tag, std::string_view name) {
   if (name.size() <= tag.size() || name.substr(0, tag.size()) != tag || name[tag.size()] != '-') return 0;
   JobId id = 0;
   std::string_view digits = name.substr(tag.size() + 1);
-  if (digits.empty() || digits.front() == '0' || !Whole(digits, id) || id <= 0) return 0;
+  if (digits.empty() || digits.front() == '0' || !WholeNumber(digits, id) || id <= 0) return 0;
   return id;
 }
 
@@ -133,7 +124,9 @@ std::optional<JobExit> ExitOf(const QueuedJob& job) {
     e.kind = K::kStartFailed;
     e.reason = "Slurm could not start it" + on + " (" + job.reason + ")";
   } else if (job.state == "CANCELLED") {
-    killed(SIGTERM, "cancelled in Slurm, not through Rota");
+    // sacct says who ("CANCELLED by 1000": reason "by uid 1000"); squeue does not.
+    const bool by = job.reason.rfind("by uid ", 0) == 0;
+    killed(SIGTERM, "cancelled in Slurm" + (by ? " " + job.reason : std::string()) + ", not through Rota");
   } else if (job.state == "TIMEOUT") {
     killed(SIGKILL, "killed by Slurm at its time limit (TIMEOUT)");
   } else if (job.state == "PREEMPTED") {

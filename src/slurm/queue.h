@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,15 @@ std::string QueueFormat();
 // `squeue -h -a -t all -O <QueueFormat()>`'s output. A line that cannot be read fails it all:
 // a queue read wrong could hide a running job.
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
+
+// `text` is exactly a number of type T (no sign for unsigned T, no spaces, nothing after it).
+template <typename T>
+bool WholeNumber(std::string_view text, T& out) {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && p == end;
+}
 
 // "2026-12-03T13:52:00" (local time, as Slurm prints for the reader's zone) -> Unix seconds;
 // 0 for "N/A", "Unknown", "None" or "".

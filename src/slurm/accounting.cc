@@ -1,0 +1,88 @@
+#include "slurm/accounting.h"
+
+#include <array>
+#include <ctime>
+
+#include "slurm/parsable.h"
+
+namespace rota::slurm {
+
+namespace {
+
+// JobID last: never empty, so a line's final delimiter cannot be mistaken for an empty value.
+constexpr std::array<const char*, 9> kFields = {"JobName",  "UID",   "State", "Reason", "ExitCode",
+                                                "NodeList", "Start", "End",   "JobID"};
+
+std::string LocalTime(Time t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  localtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+// "3:0" -> exit 3 as a wait status; "0:9" -> killed by signal 9.
+bool WaitStatusOf(std::string_view exit_code, int& status) {
+  const size_t colon = exit_code.find(':');
+  int code = 0, signo = 0;
+  if (colon == std::string_view::npos || !WholeNumber(exit_code.substr(0, colon), code) ||
+      !WholeNumber(exit_code.substr(colon + 1), signo) || code < 0 || code > 255 || signo < 0 || signo > 127) {
+    return false;
+  }
+  status = signo != 0 ? signo : code << 8;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> AccountingArgs(std::string_view tag, JobId id, Time since) {
+  std::string fields;
+  for (const char* f : kFields) {
+    if (!fields.empty()) fields += ',';
+    fields += f;
+  }
+  return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", fields,
+          "--name=" + TagOf(tag, id), "-S", LocalTime(since)};
+}
+
+StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text) {
+  StatusOr<std::vector<std::vector<std::string>>> records =
+      SplitRecords(text, kAccountingDelimiter, kFields.size());
+  if (!records.ok()) return records.status();
+  std::vector<QueuedJob> out;
+  out.reserve(records->size());
+  for (std::vector<std::string>& r : *records) {
+    QueuedJob j;
+    j.name = std::move(r[0]);
+    j.id = std::move(r[8]);
+    std::string_view state = r[2];
+    if (const size_t by = state.find(" by "); by != std::string_view::npos) {
+      j.reason = "by uid " + std::string(state.substr(by + 4));
+      state = state.substr(0, by);
+    } else {
+      j.reason = r[3];
+    }
+    j.state = std::string(state);
+    unsigned long uid = 0;
+    if (j.id.empty() || j.state.empty() || !WholeNumber(r[1], uid) || !WaitStatusOf(r[4], j.wait_status)) {
+      return InvalidArgument("Slurm's accounting has a job line that cannot be read: job \"" + j.id +
+                             "\", user \"" + r[1] + "\", state \"" + r[2] + "\", exit code \"" + r[4] + "\"");
+    }
+    j.uid = static_cast<uid_t>(uid);
+    j.nodes = r[5] == "None assigned" || r[5] == "(null)" ? "" : std::move(r[5]);
+    StatusOr<Time> start = ParseSlurmTime(r[6]), end = ParseSlurmTime(r[7]);
+    if (!start.ok()) return Status(start.status().code(), "job " + j.id + ": " + start.status().message());
+    if (!end.ok()) return Status(end.status().code(), "job " + j.id + ": " + end.status().message());
+    j.start = *start;
+    j.end = *end;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+bool AccountingDisabled(std::string_view sacct_output) {
+  return sacct_output.find("accounting storage is disabled") != std::string_view::npos;
+}
+
+}  // namespace rota::slurm

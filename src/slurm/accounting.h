@@ -1,0 +1,45 @@
+// Slurm's accounting as the Slurm engine reads it (`sacct`, where the cluster runs slurmdbd): how
+// a job ended after slurmctld has forgotten it. slurmctld lists an ended job for MinJobAge (300 s
+// by default); a job that ended while rotad was away longer than that, or while rotad did not
+// read the queue (stopped, its machine suspended), is then known only to slurmdbd. Without
+// slurmdbd such an end is unknown (the job ends as a vanished run); with it, the job ends as it
+// did in Slurm.
+//
+// What 22.05 prints (`sacct -P -n -X -a --delimiter=<d> -o <AccountingFields()>`): the State
+// field is the long state name, "CANCELLED by 1000" when cancelled (the canceller's uid);
+// ExitCode is "<exit>:<signal>" ("3:0", "0:9"), not a wait status; times as squeue's; NodeList
+// "None assigned" for a job that never started. Without slurmdbd sacct exits 1 with "Slurm
+// accounting storage is disabled". `-X` gives each job's allocation only (no steps), and without
+// `--duplicates` only the latest run of a job id that Slurm requeued.
+//
+// Tested by accounting_test.cc (lines captured from 22.05.8) and, through rotad on a cluster with
+// slurmdbd and MariaDB, by tests/daemon/test_slurm_accounting.py.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+#include "slurm/queue.h"
+
+namespace rota::slurm {
+
+// The delimiter asked for (a control character no job name has; a line with one more is refused).
+inline constexpr char kAccountingDelimiter = '\x1f';
+
+// sacct's arguments (after the program) for the runs of Rota job `id` (named TagOf(tag, id)) that
+// were running at or after `since` (Unix seconds; printed in the local zone, as sacct reads it):
+// every user's, one line per job.
+std::vector<std::string> AccountingArgs(std::string_view tag, JobId id, Time since);
+
+// sacct's output as queue entries, so that the engine finds a job's entry and reads its end
+// (ExitOf) as it does squeue's: "CANCELLED by 0" is CANCELLED (`reason` names who: "by uid 0"),
+// "3:0" the wait status of exit 3, "0:9" that of signal 9. A line that cannot be read fails it all.
+StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text);
+
+// Whether sacct's words say the cluster keeps no accounting (no slurmdbd): asking again will not help.
+bool AccountingDisabled(std::string_view sacct_output);
+
+}  // namespace rota::slurm

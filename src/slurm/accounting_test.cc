@@ -1,0 +1,108 @@
+// Lines as Slurm 22.05.8 (Debian 12's) printed them for `sacct -P -n -X -a --delimiter=<d> -o
+// <fields>` on a test cluster with slurmdbd and MariaDB: "exit 3", a job cancelled by root, one
+// killed by SIGKILL, one that never started.
+#include "slurm/accounting.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include "core/job_end.h"
+#include "testing/scoped_tz.h"
+
+namespace rota::slurm {
+namespace {
+
+// sacct -P: values joined by the delimiter, none after the last.
+std::string Line(std::initializer_list<std::string_view> values) {
+  std::string out;
+  for (std::string_view v : values) {
+    if (!out.empty()) out += kAccountingDelimiter;
+    out += v;
+  }
+  return out + "\n";
+}
+
+TEST(AccountingTest, AsksForTheJobsRunsSinceItsLaunchInTheLocalZone) {
+  testing::ScopedTz tz("Asia/Shanghai");
+  const std::vector<std::string> args = AccountingArgs("lab", 42, 1'796'256'000);  // 2026-12-03T00:00:00Z
+  auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
+  EXPECT_TRUE(has("--name=lab-42"));
+  EXPECT_TRUE(has("-X"));   // allocations, not steps
+  EXPECT_TRUE(has("-a"));   // every user's: rotad asks for its users' jobs
+  EXPECT_TRUE(has("-P"));   // parsable, no trailing delimiter
+  EXPECT_TRUE(has(std::string("--delimiter=") + kAccountingDelimiter));
+  const auto s = std::find(args.begin(), args.end(), "-S");
+  ASSERT_NE(s, args.end());
+  ASSERT_NE(s + 1, args.end());
+  EXPECT_EQ(*(s + 1), "2026-12-03T08:00:00");
+  const auto o = std::find(args.begin(), args.end(), "-o");
+  ASSERT_NE(o + 1, args.end());
+  EXPECT_EQ((o + 1)->substr((o + 1)->size() - 6), ",JobID");
+}
+
+TEST(AccountingTest, ReadsEndsAsTheQueueDoes) {
+  testing::ScopedTz utc("UTC");
+  const std::string text =
+      Line({"rota-1", "1014", "FAILED", "NonZeroExitCode", "3:0", "rota-n1", "2026-12-03T13:52:00",
+            "2026-12-03T13:52:05", "7"}) +
+      Line({"rota-2", "0", "CANCELLED by 0", "None", "0:0", "rota-n1", "2026-12-03T13:52:00",
+            "2026-12-03T13:52:09", "8"}) +
+      Line({"rota-3", "1014", "FAILED", "JobLaunchFailure", "0:9", "rota-n1", "2026-12-03T13:52:00",
+            "2026-12-03T13:52:01", "9"}) +
+      Line({"rota-4", "1014", "CANCELLED by 1014", "None", "0:0", "None assigned", "None",
+            "2026-12-03T13:53:00", "10"});
+  StatusOr<std::vector<QueuedJob>> q = ParseAccounting(text);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(q->size(), 4u);
+  const QueuedJob& a = (*q)[0];
+  EXPECT_EQ(a.id, "7");
+  EXPECT_EQ(a.name, "rota-1");
+  EXPECT_EQ(a.uid, 1014u);
+  EXPECT_EQ(a.nodes, "rota-n1");
+  EXPECT_EQ(a.start, 1'796'305'920);
+  EXPECT_EQ(a.end, 1'796'305'925);
+  JobExit three = *ExitOf(a);
+  EXPECT_EQ(three.kind, JobExit::Kind::kExited);
+  EXPECT_EQ(three.exit_code, 3);
+  EXPECT_EQ(three.end_time, a.end);
+  EXPECT_EQ(DecideJobEnd({}, three).reason, "Failed(exit 3)");
+
+  EXPECT_EQ((*q)[1].state, "CANCELLED");
+  EXPECT_EQ(DecideJobEnd({}, *ExitOf((*q)[1])).reason,
+            "Failed(signal 15: cancelled in Slurm by uid 0, not through Rota)");
+
+  JobExit nine = *ExitOf((*q)[2]);
+  EXPECT_EQ(nine.kind, JobExit::Kind::kSignalled);
+  EXPECT_EQ(nine.signal, SIGKILL);
+
+  EXPECT_EQ((*q)[3].nodes, "");  // never started
+  EXPECT_EQ((*q)[3].start, 0);
+}
+
+TEST(AccountingTest, ALineThatCannotBeReadFailsItAll) {
+  const std::string good = Line({"rota-1", "0", "COMPLETED", "None", "0:0", "vm", "None", "None", "1"});
+  for (const std::string& bad :
+       {Line({"rota-1", "x", "COMPLETED", "None", "0:0", "vm", "None", "None", "1"}),
+        Line({"rota-1", "0", "COMPLETED", "None", "768", "vm", "None", "None", "1"}),   // a wait status
+        Line({"rota-1", "0", "COMPLETED", "None", "0:300", "vm", "None", "None", "1"}),  // no such signal
+        Line({"rota-1", "0", "COMPLETED", "None", "-1:0", "vm", "None", "None", "1"}),
+        Line({"rota-1", "0", "", "None", "0:0", "vm", "None", "None", "1"}),
+        Line({"rota-1", "0", "COMPLETED", "None", "0:0", "vm", "yesterday", "None", "1"}),
+        Line({"rota-1", "0", "COMPLETED", "None", "0:0", "vm", "None", "None"})}) {
+    EXPECT_FALSE(ParseAccounting(good + bad).ok()) << bad;
+  }
+  EXPECT_TRUE(ParseAccounting(good).ok());
+  EXPECT_TRUE(ParseAccounting("").ok());  // nothing recorded: no entries, not an error
+}
+
+TEST(AccountingTest, NoSlurmdbdIsToldFromAFailureToReachIt) {
+  EXPECT_TRUE(AccountingDisabled("Slurm accounting storage is disabled\n"));
+  EXPECT_FALSE(AccountingDisabled(
+      "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to "
+      "host:localhost:6819: Connection refused"));
+}
+
+}  // namespace
+}  // namespace rota::slurm

@@ -1,0 +1,130 @@
+"""How a job ended that Slurm no longer lists (slurmctld forgets an ended job after MinJobAge: 2 s
+here, 300 s by default), through real rotad and rota processes on a real Slurm: with Slurm's
+accounting (slurmdbd on MariaDB, started by slurm_cluster.py), rotad asks sacct and the job ends
+as it did in Slurm; without it, the end is said to be unknown. Both when rotad was away (killed,
+restarted) and when it did not read Slurm's queue meanwhile (stopped with SIGSTOP)."""
+import os
+import signal
+import time
+import unittest
+
+from harness import DaemonTest, wait_for
+from slurm_cluster import SlurmCluster, accounting_missing, slurm_config, slurm_missing
+
+
+class ForgottenEndsTest(DaemonTest):
+    ACCOUNTING = True
+
+    def setUp(self):
+        self.cluster = SlurmCluster(accounting=self.ACCOUNTING, min_job_age=2).start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def ended(self, job, state):
+        try:
+            return self.d.wait_state(job, state, timeout=30)
+        except AssertionError as e:
+            raise AssertionError(f"{e}: job {self.d.job(job)}; Slurm {self.cluster.jobs()}; rotad:\n"
+                                 + self.d.read_log()[-3000:])
+
+    def forgotten(self, job):
+        """Waits until slurmctld no longer lists Rota job `job` (it purges ended jobs about every 10 s)."""
+        wait_for(lambda: f"rota-{job}" not in self.cluster.jobs(), timeout=90, interval=0.5,
+                 what=f"slurmctld to forget rota-{job}")
+
+    def running(self, *jobs):
+        for job in jobs:
+            try:
+                wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.cluster.jobs().get(f"rota-{job}", [])),
+                         timeout=30, what=f"rota-{job} to run in Slurm")
+                self.d.wait_state(job, "running")
+            except AssertionError as e:
+                raise AssertionError(f"{e}: job {self.d.job(job)}; Slurm {self.cluster.jobs()}; rotad:\n"
+                                     + self.d.read_log()[-3000:])
+
+    def ended_while_rotad_was_away(self):
+        """A job that exits 3 and one that root cancels with scancel, both while rotad is dead and
+        long enough before it comes back that Slurm forgot them."""
+        gate = os.path.join(self.d.dir, "go-away")
+        mark = f"echo ran >> {self.d.dir}/ran-$ROTA_JOB_ID; "
+        three = self.d.submit("--", "sh", "-c", mark + f"until [ -e {gate} ]; do sleep 0.1; done; exit 3")
+        cancelled = self.d.submit("--", "sh", "-c", mark + "sleep 300")
+        self.running(three, cancelled)
+        self.d.kill9()
+        open(gate, "w").close()
+        self.cluster.run("scancel", "-n", f"rota-{cancelled}")
+        self.forgotten(three)
+        self.forgotten(cancelled)
+        self.d.start()
+        return three, cancelled
+
+    def ran_once(self, *jobs):
+        for job in jobs:
+            self.assertEqual(self.read(f"ran-{job}"), "ran\n", f"job {job}")
+
+    def ended_while_rotad_did_not_read(self):
+        """A job that exits 3 while rotad is stopped (SIGSTOP) until Slurm forgot it."""
+        gate = os.path.join(self.d.dir, "go-stopped")
+        job = self.d.submit("--", "sh", "-c", f"until [ -e {gate} ]; do sleep 0.1; done; exit 3")
+        self.running(job)
+        os.kill(self.d.proc.pid, signal.SIGSTOP)
+        try:
+            open(gate, "w").close()
+            self.forgotten(job)
+        finally:
+            os.kill(self.d.proc.pid, signal.SIGCONT)
+        return job
+
+
+@unittest.skipIf(accounting_missing(), accounting_missing())
+class WithAccountingTest(ForgottenEndsTest):
+    def test_jobs_that_ended_while_rotad_was_away_end_as_slurm_recorded_them(self):
+        three, cancelled = self.ended_while_rotad_was_away()
+        done = self.ended(three, "failed")
+        self.assertEqual(done["end_reason"], "Failed(exit 3)")
+        self.assertEqual(done["exit_code"], 3)
+        gone = self.ended(cancelled, "failed")
+        self.assertEqual(gone["end_reason"], "Failed(signal 15: cancelled in Slurm by uid 0, not through Rota)")
+        self.assertIn("(from Slurm's accounting)", self.d.read_log())
+        self.ran_once(three, cancelled)
+        # Slurm's end time, not rotad's restart: the run was shorter than rotad's absence.
+        self.assertLess(done["end_time"], done["start_time"] + 60)
+
+    def test_a_job_slurm_forgot_while_rotad_did_not_read_ends_as_slurm_recorded_it(self):
+        job = self.ended_while_rotad_did_not_read()
+        done = self.ended(job, "failed")
+        self.assertEqual(done["end_reason"], "Failed(exit 3)")
+        # A later run of the same Rota job is told from this one: a requeue submits a new Slurm job.
+        again = self.d.submit("--", "sh", "-c", "exit 0")
+        self.assertEqual(self.d.wait_state(again, "completed")["end_reason"], "Completed")
+
+    def test_accounting_that_does_not_answer_is_asked_again_then_the_end_is_unknown(self):
+        self.cluster.stop_accounting()
+        job = self.ended_while_rotad_did_not_read()
+        done = self.ended(job, "node_fail")
+        self.assertIn("how it ended is not known", done["end_reason"])
+        self.assertIn("Slurm's accounting does not answer", done["end_reason"])
+        self.assertIn("asked again", self.d.read_log())
+
+
+@unittest.skipIf(slurm_missing(), slurm_missing())
+class WithoutAccountingTest(ForgottenEndsTest):
+    ACCOUNTING = False
+
+    def test_without_accounting_an_end_slurm_forgot_is_said_to_be_unknown(self):
+        three, cancelled = self.ended_while_rotad_was_away()
+        for job in (three, cancelled):
+            done = self.ended(job, "node_fail")
+            self.assertIn("Slurm no longer lists it", done["end_reason"])
+        # Not taken for submissions that never reached Slurm (which would run them again): their
+        # launch files say Slurm listed them.
+        self.ran_once(three, cancelled)
+        job = self.ended_while_rotad_did_not_read()
+        done = self.ended(job, "node_fail")
+        self.assertIn("how it ended is not known", done["end_reason"])
+        self.assertNotIn("accounting", done["end_reason"])  # nothing to ask: not a failure to say
+
+
+if __name__ == "__main__":
+    unittest.main()
