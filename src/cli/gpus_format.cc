@@ -216,6 +216,18 @@ void AddCard(const json& g, const Painter& paint, std::vector<Row>* rows) {
     if (h.is_object() && !slice_uuids.count(Str(h, "mig_uuid"))) items.push_back(Holder(h, paint));
   }
   for (std::string& s : Strays(Arr(g, "processes"), paint)) items.push_back(std::move(s));
+  // A cluster's job outside Rota (plain sbatch) on the card: "bob/slurm:12(outside Rota)". Slurm's
+  // to run, so not an alarm; but not free either.
+  std::set<std::string> shown;  // Slurm jobs whose processes the node's agent named already
+  for (const json& p : Arr(g, "processes")) {
+    if (p.is_object() && Bool(p, "in_slurm")) shown.insert(Str(p, "slurm_job"));
+  }
+  for (const json& h : Arr(g, "held_by")) {
+    if (!h.is_object() || shown.count(Str(h, "slurm_job")) > 0) continue;
+    items.push_back(paint(Str(h, "user", "?"), Bool(h, "mine") ? kBoldCyan : kCyan) + "/slurm:" +
+                    Str(h, "slurm_job", "?") + "(outside Rota)");
+  }
+  if (items.empty() && Bool(g, "held_outside")) items.push_back(paint("held outside Rota", kYellow));
 
   Row row;
   const long long index = Int(g, "index", -1);

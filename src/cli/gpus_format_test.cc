@@ -204,6 +204,31 @@ TEST_F(GpusFormatTest, ProcessesOfSlurmJobsOutsideRotaOnANode) {
   EXPECT_EQ(line.find("bob/outside"), std::string::npos) << line;
 }
 
+// A cluster's card that a plain sbatch job holds (Slurm says so; no agent on the node): whose, not
+// "free"; one that is only counted held (which of the node's cards is not known) says so.
+TEST_F(GpusFormatTest, CardsHeldBySlurmJobsOutsideRota) {
+  json held = Card(2), counted = Card(3), both = Card(4);
+  held["held_outside"] = true;
+  held["held_by"] = {{{"user", "bob"}, {"uid", 1002}, {"slurm_job", "4711"}, {"mine", false}}};
+  counted["held_outside"] = true;
+  both["held_outside"] = true;
+  both["held_by"] = held["held_by"];
+  json p = Process(100, "bob", 2048, 0);
+  p["slurm_job"] = "4711";
+  p["in_slurm"] = true;
+  both["processes"] = {p};
+  const std::string out = Plain(Reply({held, counted, both}));
+  std::string line = CardLine(out, 2);
+  EXPECT_NE(line.find("bob/slurm:4711(outside Rota)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("free"), std::string::npos) << line;
+  line = CardLine(out, 3);
+  EXPECT_NE(line.find("held outside Rota"), std::string::npos) << line;
+  EXPECT_EQ(line.find("free"), std::string::npos) << line;
+  line = CardLine(out, 4);  // the agent's processes say it already, with their memory
+  EXPECT_NE(line.find("bob/slurm:4711(2.0G)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("outside Rota"), std::string::npos) << line;
+}
+
 TEST_F(GpusFormatTest, JobProcessOnACardItDoesNotHold) {
   json card = Card(6);
   card["jobs"] = {Holder(17, "alice", "bert", "regular", 1024)};

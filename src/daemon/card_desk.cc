@@ -193,18 +193,28 @@ void CardDesk::CountClusterHeld(const device::Snapshot& snap) {
     if (a.rec.state == store::JobState::kRunning)
       rota_cards.insert(a.rec.placement.gpu_uuids.begin(), a.rec.placement.gpu_uuids.end());
   }
+  // Cards whose outside holder Slurm named are counted as such, not guessed again.
+  auto known = [&](const std::string& uuid) {
+    return rota_cards.count(uuid) > 0 || cluster_holders_.count(uuid) > 0;
+  };
   for (const auto& [node, used] : snap.node_gpus_used) {
     int beyond = used;
     for (const device::GpuInfo& info : snap.gpus) {
-      if (info.node == node && rota_cards.count(info.uuid) > 0) --beyond;
+      if (info.node == node && known(info.uuid)) --beyond;
     }
     // From the node's last card down: Slurm gives a job the lowest free indices first.
     for (auto it = snap.gpus.rbegin(); it != snap.gpus.rend() && beyond > 0; ++it) {
-      if (it->node != node || rota_cards.count(it->uuid) > 0) continue;
+      if (it->node != node || known(it->uuid)) continue;
       cluster_held_.insert(it->uuid);
       --beyond;
     }
   }
+}
+
+void CardDesk::SetClusterHolders(const std::vector<ClusterHolder>& holders) {
+  cluster_holders_.clear();
+  for (const ClusterHolder& h : holders) cluster_holders_.emplace(h.card, h);
+  UpdateSchedulable(watch_->sample_error().empty() ? &watch_->last_sample() : nullptr);
 }
 
 void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {

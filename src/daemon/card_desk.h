@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "daemon/active_job.h"
 #include "daemon/booking_desk.h"
 #include "daemon/card_watch.h"
+#include "daemon/engine.h"
 #include "daemon/clock.h"
 #include "daemon/deps.h"
 #include "daemon/event_loop.h"
@@ -90,6 +92,10 @@ class CardDesk {
   // How many cards no running job holds (for the idle card-seconds of the counters).
   std::size_t IdleCards() const;
 
+  // The cards a cluster's jobs outside Rota hold, and whose (the engine's ClusterHolders). They
+  // take no new work, as the counted ones (CountClusterHeld) do, and `rota gpus` names them.
+  void SetClusterHolders(const std::vector<ClusterHolder>& holders);
+
   // ---- Requests (api/ops.h: who may call each is checked before) ----
   nlohmann::json Gpus(const Caller& caller) const;  // gpus.cc
   nlohmann::json InventoryReply() const;            // gpus.cc
@@ -117,11 +123,11 @@ class CardDesk {
   void StopJobsOnFailedCard(size_t index, Time now);
   void UpdateSchedulable(const device::Snapshot* snap);
   // The cards that a cluster's jobs outside Rota hold (cluster_held_): on each node, as many as
-  // it has GPUs in use beyond Rota's jobs there, among the cards no Rota job is on.
+  // it has GPUs in use beyond Rota's jobs and the named holders there, among the cards neither is on.
   void CountClusterHeld(const device::Snapshot& snap);
   // Held by a process outside Rota on this machine, or by a cluster's job outside Rota.
   bool HeldOutside(const std::string& uuid) const {
-    return outside_.Holds(uuid) || cluster_held_.count(uuid) > 0;
+    return outside_.Holds(uuid) || cluster_held_.count(uuid) > 0 || cluster_holders_.count(uuid) > 0;
   }
   // Whether a job is placed on a card, for the watch: a job's process elsewhere is not covered.
   CardWatch::PlacedOn Placed() const;
@@ -163,6 +169,7 @@ class CardDesk {
   std::unique_ptr<CardWatch> watch_;
   OutsideWatch outside_;
   std::set<std::string> cluster_held_;  // card UUIDs (CountClusterHeld)
+  std::multimap<std::string, ClusterHolder> cluster_holders_;  // by card UUID (SetClusterHolders)
 };
 
 }  // namespace rota::daemon

@@ -437,6 +437,8 @@ void Daemon::JobNamed(JobId id, const std::string& engine_job) { runner_->Named(
 
 void Daemon::JobPlaced(JobId id, const std::vector<std::string>& cards) { runner_->Placed(id, cards, Now()); }
 
+void Daemon::ClusterHolders(const std::vector<ClusterHolder>& holders) { card_desk_->SetClusterHolders(holders); }
+
 void Daemon::EngineAvailable() {
   // Jobs postponed while the cluster did not answer wait no longer than the next pass (their
   // backoff reached minutes while it was away).

@@ -113,6 +113,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void JobNamed(JobId id, const std::string& engine_job) override;
   void EngineAvailable() override;
   void JobPlaced(JobId id, const std::vector<std::string>& cards) override;
+  void ClusterHolders(const std::vector<ClusterHolder>& holders) override;
 
 
   // Adds a line to job `id`'s audit trail (and the log).

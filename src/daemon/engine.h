@@ -31,6 +31,14 @@
 
 namespace rota::daemon {
 
+// A card (its UUID in the inventory) held by a cluster's job outside Rota.
+struct ClusterHolder {
+  std::string card;
+  uid_t uid = 0;
+  std::string job;  // the cluster's id of it ("123")
+  bool operator==(const ClusterHolder&) const = default;
+};
+
 // What the daemon hears from its engine.
 class EngineEvents {
  public:
@@ -50,6 +58,9 @@ class EngineEvents {
   // The cluster answers again after it did not: launches it refused as unavailable may be tried
   // at once, not after their backoff.
   virtual void EngineAvailable() {}
+  // The cards that the cluster's jobs outside Rota (plain sbatch/srun) hold now, and whose: all of
+  // them each time the set changes.
+  virtual void ClusterHolders(const std::vector<ClusterHolder>& /*holders*/) {}
 
  protected:
   ~EngineEvents() = default;

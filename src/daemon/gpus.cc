@@ -102,6 +102,15 @@ json CardDesk::Gpus(const Caller& caller) const {
                      {"memory_used", m.memory_used},
                      {"processes", processes_json(m.processes, g.uuid)}});
     }
+    // A cluster's jobs outside Rota on the card (plain sbatch): whose, and which job.
+    json held_by = json::array();
+    for (auto [it, end] = cluster_holders_.equal_range(g.uuid); it != end; ++it) {
+      const std::optional<std::string> name = UserName(it->second.uid);
+      held_by.push_back({{"user", name ? *name : std::to_string(it->second.uid)},
+                         {"uid", it->second.uid},
+                         {"slurm_job", it->second.job},
+                         {"mine", it->second.uid == caller.uid}});
+    }
     const CardWatch::CardState& c = watch_->State(g.uuid);
     std::string drained_by, drain_reason;
     Time since = 0;
@@ -136,6 +145,7 @@ json CardDesk::Gpus(const Caller& caller) const {
                     {"drained_by", drained_by},
                     {"drained_since", since},
                     {"held_outside", HeldOutside(g.uuid)},
+                    {"held_by", held_by},
                     {"mig", mig},
                     {"processes", processes_json(info->processes, g.uuid)},
                     {"jobs", holders}});

@@ -331,6 +331,61 @@ void SlurmEngine::AskGpus(JobId id, const std::string& slurm_id) {
                    });
 }
 
+void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours) {
+  std::set<std::string> running;
+  for (const slurm::QueuedJob& q : queue) {
+    if (q.state != "RUNNING" || ours.count(q.id) > 0) continue;
+    const bool gpus = std::any_of(q.per_node.begin(), q.per_node.end(),
+                                  [](const slurm::Gres& g) { return g.name == "gpu" && g.count > 0; });
+    if (!gpus) continue;
+    running.insert(q.id);
+    // At most kOutsideAsks at a time: a user's thousand small sbatch jobs are named a few per
+    // read, not a thousand scontrol at once (until then, counted).
+    if (outside_.count(q.id) > 0 || outside_asking_ >= kOutsideAsks) continue;
+    outside_[q.id].uid = q.uid;
+    const std::string slurm_id = q.id;
+    ++outside_asking_;
+    commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}), [this, slurm_id](ChildResult r) {
+      --outside_asking_;
+      auto it = outside_.find(slurm_id);
+      if (it == outside_.end()) return;  // ended meanwhile
+      StatusOr<std::vector<slurm::NodeGres>> given =
+          r.ok() ? slurm::ParseJobNodeGres(r.out) : StatusOr<std::vector<slurm::NodeGres>>(Unavailable(r.Describe()));
+      if (!given.ok()) {
+        spdlog::debug("Slurm job {} (outside Rota): its GPUs are not known: {}", slurm_id, given.status().message());
+        return;
+      }
+      for (const slurm::NodeGres& n : *given) {
+        // A line of several nodes ("n[1-2]") names no one node's indices: those cards stay
+        // counted (GresUsed), not named.
+        if (n.nodes.find_first_of("[,") != std::string::npos) continue;
+        for (int index : n.gpu_indices) it->second.cards.push_back(SlurmCardUuid(n.nodes, index));
+      }
+      TellHolders();
+    });
+  }
+  bool gone = false;
+  for (auto it = outside_.begin(); it != outside_.end();) {
+    if (running.count(it->first) == 0) {
+      it = outside_.erase(it);
+      gone = true;
+    } else {
+      ++it;
+    }
+  }
+  if (gone) TellHolders();
+}
+
+void SlurmEngine::TellHolders() {
+  std::vector<ClusterHolder> holders;
+  for (const auto& [slurm_id, job] : outside_) {
+    for (const std::string& card : job.cards) holders.push_back({card, job.uid, slurm_id});
+  }
+  if (holders == told_holders_) return;
+  told_holders_ = holders;
+  events_.ClusterHolders(holders);
+}
+
 Status SlurmEngine::Signal(JobId id, int signo) {
   if (signo <= 0 || signo >= 65) return InvalidArgument("bad signal number " + std::to_string(signo));
   auto it = jobs_.find(id);
@@ -586,7 +641,13 @@ const slurm::QueuedJob* SlurmEngine::Find(const std::vector<slurm::QueuedJob>& q
 int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
   int completing = 0;
   std::vector<JobId> ids;
+  std::set<std::string> ours;
   for (const auto& [id, j] : jobs_) ids.push_back(id);
+  // A job being submitted is Rota's before Find can tell: its tag and owner.
+  for (const slurm::QueuedJob& q : queue) {
+    auto it = jobs_.find(slurm::RotaJobOf(options_.submit.tag, q.name));
+    if (it != jobs_.end() && (!it->second.uid_known || it->second.uid == q.uid)) ours.insert(q.id);
+  }
   const Time now = clock_.Now();
   for (JobId id : ids) {
     auto it = jobs_.find(id);
@@ -595,6 +656,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
     if (j.ended || j.phase == Phase::kSubmitting) continue;
     const slurm::QueuedJob* q = Find(queue, id, j);
     if (q != nullptr) {
+      ours.insert(q->id);
       j.missing = 0;
       if (j.slurm_id.empty()) {
         j.slurm_id = q->id;
@@ -657,6 +719,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       Ended(id, j, UnknownEnd(j.slurm_id, ""));
     }
   }
+  FollowOutside(queue, ours);
   return completing;
 }
 

@@ -150,6 +150,7 @@ class SlurmEngine final : public Engine {
 
   static constexpr int kUncertainPolls = 3;
   static constexpr int kAccountingTries = 3;
+  static constexpr int kOutsideAsks = 4;
   // How far the clocks of rotad's machine and Slurm's controller may differ when an entry's end is
   // compared with a launch's start.
   static constexpr Duration kClockSlack = 2;
@@ -196,6 +197,11 @@ class SlurmEngine final : public Engine {
   void Cancel(JobId id, const std::string& slurm_id, int signo);
   // Asks Slurm which GPUs it gave the running job (`scontrol -d show job`) and reports them.
   void AskGpus(JobId id, const std::string& slurm_id);
+  // Follows the running jobs of `queue` that are not Rota's (`ours`: the Slurm ids of the jobs
+  // followed) and hold GPUs: which GPUs each has is asked once (`scontrol -d show job`), and the
+  // daemon told of every change (EngineEvents::ClusterHolders).
+  void FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
+  void TellHolders();
   void Ended(JobId id, Job& j, const JobExit& exit);
   // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no
   // accounting) as unknown. Asynchronous; reported through Ended.
@@ -245,6 +251,13 @@ class SlurmEngine final : public Engine {
   // How long Slurm lists an ended job: its MinJobAge as read at the restart, else the option's.
   Duration listed_after_end_;
   bool startup_accounting_failed_ = false;  // sacct did not answer at the restart: not asked again then
+  struct OutsideJob {
+    uid_t uid = 0;
+    std::vector<std::string> cards;  // empty until scontrol said (or where it cannot say)
+  };
+  std::map<std::string, OutsideJob> outside_;  // by Slurm id
+  int outside_asking_ = 0;                     // scontrol runs for so many of them
+  std::vector<ClusterHolder> told_holders_;
   std::vector<slurm::Reservation> wanted_reservations_;
   std::set<std::string> present_reservations_;  // Rota's, as Slurm has them since the last changes
   bool reservations_syncing_ = false;

@@ -339,20 +339,18 @@ class SlurmEngineTest(DaemonTest):
         self.assertEqual(self.d.job(running)["state"], "running")
 
     def test_the_record_follows_the_gpus_slurm_gave(self):
-        # An outside job on GPU 0: Rota's choice for the next job (the first free card it
-        # counts) and Slurm's (GPU 1) differ; the record follows Slurm's.
-        self.cluster.run("sbatch", "--parsable", "--gres=gpu:1", "-o", "/dev/null", "-D", "/tmp", "--wrap", "sleep 300",
-                         user=DEFAULT_USER)
-        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 1,
-                 what="one card held outside Rota")
+        # GPU 0 drained in Rota (Slurm knows nothing of it): Rota's choice for the next job (a card
+        # it has in service) and Slurm's (its lowest free GPU, 0) differ; the record follows
+        # Slurm's. (An outside job no longer makes them differ: Slurm names its cards.)
+        self.d.rota("drain", "0", "--reason", "fan noise", user="root")
         job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 300")
-        wait_for(lambda: self.d.job(job)["gpu_uuids"] == [f"SLURM-{self.cluster.node}-1"], timeout=20,
+        wait_for(lambda: self.d.job(job)["gpu_uuids"] == [f"SLURM-{self.cluster.node}-0"], timeout=20,
                  what="the record to show the GPU Slurm gave")
-        self.assertIn("GpuUuids: SLURM-rota-n1-1", self.d.rota("show", str(job)).stdout)
+        self.assertIn("GpuUuids: SLURM-rota-n1-0", self.d.rota("show", str(job)).stdout)
         self.assertIn(f"{self.cluster.node} NVIDIA A100", self.d.rota("gpus").stdout)  # which machine
-        self.assertTrue(any("Placed by the cluster on GPU 1" in e["reason"] for e in self.d.show(job)["events"]))
+        self.assertTrue(any("Placed by the cluster on GPU 0" in e["reason"] for e in self.d.show(job)["events"]))
         wait_for(lambda: os.path.exists(self.path(f"rota-{job}.out")) and self.read(f"rota-{job}.out"), what="output")
-        self.assertEqual(self.read(f"rota-{job}.out"), "1\n")
+        self.assertEqual(self.read(f"rota-{job}.out"), "0\n")
 
     def test_a_job_started_outside_rota_holds_its_gpus(self):
         # A user's plain sbatch, 3 of the node's 4 GPUs: Rota sees them held and does not place a
@@ -361,6 +359,13 @@ class SlurmEngineTest(DaemonTest):
                                    "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
         wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 3,
                  what="three cards held outside Rota")
+        # Whose, and which cards: Slurm's own word (scontrol -d), shown by rota gpus, not "free".
+        holders = wait_for(lambda: [h for g in self.d.api({"op": "gpus"})["gpus"] for h in g["held_by"]]
+                           if sum(len(g["held_by"]) for g in self.d.api({"op": "gpus"})["gpus"]) == 3 else None,
+                           what="the three cards named with their Slurm job")
+        self.assertEqual({(h["user"], h["slurm_job"]) for h in holders}, {(DEFAULT_USER, outside)})
+        listing = self.d.rota("gpus").stdout
+        self.assertEqual(listing.count(f"{DEFAULT_USER}/slurm:{outside}(outside Rota)"), 3, listing)
         job = self.d.submit("--gpus", "2", "--", "true")
         time.sleep(1.5)
         self.assertEqual(self.d.job(job)["state"], "pending")
@@ -368,6 +373,8 @@ class SlurmEngineTest(DaemonTest):
         self.d.wait_state(one, "completed", timeout=30)
         self.cluster.run("scancel", outside)
         self.d.wait_state(job, "completed", timeout=30)
+        wait_for(lambda: not any(g["held_by"] or g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]),
+                 what="no card held outside Rota once it ended")
 
 
 if __name__ == "__main__":

@@ -91,3 +91,19 @@ test('an outside process is an alarm, a Slurm job outside Rota on a node is not'
   assert.equal(bad(card({ pid: 9, user: 'bob', memory: 512, outside: true, in_slurm: true, slurm_job: '4711' })).length, 0);
   assert.equal(bad(card({ pid: 9, user: 'bob', memory: 512, outside: false, allocated: true, job_id: 3 })).length, 0);
 });
+
+test('a card a Slurm job outside Rota holds says whose, once, and is not free', () => {
+  const base = { index: 0, health: 'healthy', jobs: [], util: -1, processes: [] };
+  const infos = (g) => warningsOf(g).filter(([kind]) => kind === 'info').map(([, text]) => text);
+  const held = { ...base, held_outside: true, held_by: [{ user: 'bob', uid: 1002, slurm_job: '4711', mine: false }] };
+  assert.equal(infos(held).length, 1);
+  assert.match(infos(held)[0], /4711/);
+  assert.match(infos(held)[0], /bob/);
+  assert.equal(warningsOf(held).filter(([kind]) => kind === 'bad').length, 0);
+  // Counted held, which card not known: said without a name.
+  assert.equal(infos({ ...base, held_outside: true }).length, 1);
+  // The node's agent named the job's processes already: not said twice.
+  const seen = { ...held, processes: [{ pid: 9, user: 'bob', memory: 512, outside: true, in_slurm: true, slurm_job: '4711' }] };
+  assert.equal(infos(seen).length, 0);
+  assert.equal(infos(base).length, 0);
+});

@@ -28,6 +28,12 @@ export function warningsOf(g) {
     if (p.outside && !p.in_slurm) w.push(['bad', t('gpu.outside', { pid: p.pid, user: p.user || '?', mem: fmtMiB(p.memory) })]);
     else if (p.allocated === false) w.push(['bad', t('gpu.unallocated', { pid: p.pid, user: p.user || '?', job: p.job_id })]);
   }
+  // A cluster's job outside Rota (plain sbatch) holds the card: Slurm's, so no alarm, but not free.
+  const named = new Set(procs.filter((p) => p.in_slurm).map((p) => p.slurm_job));
+  for (const hb of g.held_by || []) {
+    if (!named.has(hb.slurm_job)) w.push(['info', t('gpu.held_slurm', { user: hb.user, job: hb.slurm_job })]);
+  }
+  if (g.held_outside && !(g.held_by || []).length && !procs.some((p) => p.outside)) w.push(['info', t('gpu.held_outside')]);
   if ((g.jobs || []).length && g.util >= 0 && g.util < IDLE_UTIL) {
     const held = g.memory_total > 0 && g.memory_used / g.memory_total > 0.5;
     // The daemon's watch decides what is idle for long ([watch]); the card only says what it sees now.
@@ -50,7 +56,7 @@ export function cardTitle(g) {
 
 function card(g) {
   const warnings = warningsOf(g);
-  const state = g.drained || g.health === 'drained' ? 'drained' : g.health === 'suspect' ? 'suspect' : (g.jobs || []).length ? 'busy' : 'free';
+  const state = g.drained || g.health === 'drained' ? 'drained' : g.health === 'suspect' ? 'suspect' : (g.jobs || []).length || g.held_outside ? 'busy' : 'free';
   const temp = g.temperature >= 0 ? g.temperature + '°C' : '—';
   const power = g.power_mw >= 0 ? Math.round(g.power_mw / 1000) + ' W' : '—';
   return h('article', { class: 'gpu-card state-' + state, dataset: { index: g.index } },
@@ -71,7 +77,7 @@ function card(g) {
         j.mig_uuid ? h('span', { class: 'badge' }, 'MIG') : null,
         j.gpu_mem ? h('span', { class: 'badge' }, fmtMiB(j.gpu_mem)) : null,
         h('span', { class: 'right' }, j.memory_used >= 0 ? fmtMiB(j.memory_used) + ' · ' : '', t('job.left', { d: fmtDur(j.time_left) })))))
-      : h('p', { class: 'muted free-note' }, t('gpu.nobody')),
+      : g.held_outside ? null : h('p', { class: 'muted free-note' }, t('gpu.nobody')),
     procs(g).length ? h('p', { class: 'procs', 'aria-label': t('gpu.processes') },
       procs(g).map((p) => h('span', { class: 'proc' + (p.outside ? ' outside' : ''), title: p.job_id ? t('gpu.of_job', { job: p.job_id }) : '' },
         (p.user || '?') + '/' + p.pid + ' (' + fmtMiB(p.memory) + ')'))) : null,
