@@ -831,9 +831,12 @@ JobExit SlurmEngine::Collect(JobId id, pid_t) {
   }
   std::string why;
   if (!accounting_off_ && !startup_accounting_failed_) {
-    // Before the loop runs, as the startup queue is read; a sacct that does not answer is not
-    // asked for the next jobs (each would wait its deadline).
-    ChildResult r = ChildCommands::RunNow(AccountingCommand(id, probe.since));
+    // Before the loop runs, as the startup queue is read: the runs of every launch file's job in
+    // one sacct (a batch of them), read once; a job without a file on its own. A sacct that does
+    // not answer is not asked again during the restart (each call would wait its deadline).
+    const bool batched = file.has_value() && StartupAccounting().count(id) > 0;
+    const ChildResult r =
+        batched ? *startup_accounting_[id] : ChildCommands::RunNow(AccountingCommand(std::span(&id, 1), probe.since));
     if (std::optional<slurm::QueuedJob> run = AccountedRun(id, probe, r, why)) {
       if (std::optional<JobExit> exit = slurm::ExitOf(*run)) return *exit;
     }
@@ -845,13 +848,53 @@ JobExit SlurmEngine::Collect(JobId id, pid_t) {
   return e;
 }
 
-ChildCommand SlurmEngine::AccountingCommand(JobId id, Time since) const {
+ChildCommand SlurmEngine::AccountingCommand(std::span<const JobId> ids, Time since) const {
   // From just before its launch began; a run of the same Rota job before that (requeued since)
   // ended earlier and is passed over by Find. Without a launch file: every run of its tag.
   std::vector<std::string> argv = {options_.sacct};
-  for (std::string& a : slurm::AccountingArgs(options_.submit.tag, id, since > 0 ? since - kClockSlack : 0))
+  for (std::string& a : slurm::AccountingArgs(options_.submit.tag, ids, since > 0 ? since - kClockSlack : 0))
     argv.push_back(std::move(a));
   return AsRotad(std::move(argv));
+}
+
+const std::map<JobId, std::shared_ptr<const ChildResult>>& SlurmEngine::StartupAccounting() {
+  if (startup_accounting_read_) return startup_accounting_;
+  startup_accounting_read_ = true;
+  std::vector<std::pair<JobId, Time>> launches;
+  for (JobId id : LaunchIds()) {
+    std::optional<LaunchFile> file;
+    const Job probe = Probe(id, file);
+    if (file) launches.emplace_back(id, probe.since);
+  }
+  for (size_t at = 0; at < launches.size(); at += slurm::kAccountingBatch) {
+    const size_t end = std::min(launches.size(), at + slurm::kAccountingBatch);
+    std::vector<JobId> ids;
+    Time since = launches[at].second;
+    for (size_t i = at; i < end; ++i) {
+      ids.push_back(launches[i].first);
+      since = std::min(since, launches[i].second);
+    }
+    // Each job's own entry is picked out of the batch's by Find (its tag, owner, launch time).
+    auto r = std::make_shared<const ChildResult>(ChildCommands::RunNow(AccountingCommand(ids, since)));
+    spdlog::info("Slurm's accounting asked at once for the {} jobs launched before the restart{}", ids.size(),
+                 r->ok() ? "" : ": " + r->Describe());
+    for (JobId id : ids) startup_accounting_[id] = r;
+    if (!r->ok()) break;  // the rest are not in the map: asked one by one, or not at all once it fails
+  }
+  return startup_accounting_;
+}
+
+std::vector<JobId> SlurmEngine::LaunchIds() const {
+  std::vector<JobId> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.run_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t dot = name.find(".launch");
+    if (dot == std::string::npos || dot + 7 != name.size()) continue;
+    JobId id = 0;
+    if (slurm::WholeNumber(std::string_view(name).substr(0, dot), id) && id > 0) ids.push_back(id);
+  }
+  return ids;
 }
 
 std::optional<slurm::QueuedJob> SlurmEngine::AccountedRun(JobId id, const Job& j, const ChildResult& r,
@@ -887,7 +930,7 @@ std::optional<slurm::QueuedJob> SlurmEngine::AccountedRun(JobId id, const Job& j
 
 void SlurmEngine::AskAccounting(JobId id, Job& j) {
   j.asking_accounting = true;
-  commands_->Start(AccountingCommand(id, j.since), [this, id](ChildResult r) {
+  commands_->Start(AccountingCommand(std::span(&id, 1), j.since), [this, id](ChildResult r) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.ended) return;
     Job& job = it->second;
@@ -942,19 +985,8 @@ JobExit SlurmEngine::UnknownEnd(const std::string& slurm_id, const std::string& 
 
 int SlurmEngine::RemoveLeftovers(const std::function<bool(JobId)>& in_use) {
   int removed = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.run_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const size_t dot = name.find(".launch");
-    if (dot == std::string::npos || dot + 7 != name.size()) continue;
-    JobId id = 0;
-    try {
-      id = std::stoll(name.substr(0, dot));
-    } catch (...) {
-      continue;
-    }
-    if (id > 0 && !in_use(id) && jobs_.count(id) == 0 && exec::RemoveFile(entry.path().string()).ok())
-      ++removed;
+  for (JobId id : LaunchIds()) {
+    if (!in_use(id) && jobs_.count(id) == 0 && exec::RemoveFile(LaunchPath(id)).ok()) ++removed;
   }
   return removed;
 }

@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -212,7 +213,12 @@ class SlurmEngine final : public Engine {
   std::optional<slurm::QueuedJob> AccountedRun(JobId id, const Job& j, const ChildResult& r, std::string& why);
   // The launch file rewritten with what is known of the submission.
   void RecordLaunch(JobId id, const Job& j);
-  ChildCommand AccountingCommand(JobId id, Time since) const;
+  ChildCommand AccountingCommand(std::span<const JobId> ids, Time since) const;
+  // sacct's answers at the restart for the jobs of every launch file, asked in batches (one call
+  // per kAccountingBatch jobs): by job id, the answer of its batch. A batch that failed ends the asking.
+  const std::map<JobId, std::shared_ptr<const ChildResult>>& StartupAccounting();
+  // The jobs that have a launch file in run_dir.
+  std::vector<JobId> LaunchIds() const;
   // A job that Slurm no longer lists and whose end nothing tells.
   static JobExit UnknownEnd(const std::string& slurm_id, const std::string& why);
   // A submission whose outcome was not known, found not to have reached Slurm.
@@ -251,6 +257,8 @@ class SlurmEngine final : public Engine {
   // How long Slurm lists an ended job: its MinJobAge as read at the restart, else the option's.
   Duration listed_after_end_;
   bool startup_accounting_failed_ = false;  // sacct did not answer at the restart: not asked again then
+  bool startup_accounting_read_ = false;
+  std::map<JobId, std::shared_ptr<const ChildResult>> startup_accounting_;  // one answer per batch
   struct OutsideJob {
     uid_t uid = 0;
     std::vector<std::string> cards;  // empty until scontrol said (or where it cannot say)

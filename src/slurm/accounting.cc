@@ -1,7 +1,6 @@
 #include "slurm/accounting.h"
 
 #include <array>
-#include <ctime>
 
 #include "slurm/parsable.h"
 
@@ -12,15 +11,6 @@ namespace {
 // JobID last: never empty, so a line's final delimiter cannot be mistaken for an empty value.
 constexpr std::array<const char*, 9> kFields = {"JobName",  "UID",   "State", "Reason", "ExitCode",
                                                 "NodeList", "Start", "End",   "JobID"};
-
-std::string LocalTime(Time t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  localtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
-}
 
 // "3:0" -> exit 3 as a wait status; "0:9" -> killed by signal 9.
 bool WaitStatusOf(std::string_view exit_code, int& status) {
@@ -36,14 +26,19 @@ bool WaitStatusOf(std::string_view exit_code, int& status) {
 
 }  // namespace
 
-std::vector<std::string> AccountingArgs(std::string_view tag, JobId id, Time since) {
+std::vector<std::string> AccountingArgs(std::string_view tag, std::span<const JobId> ids, Time since) {
   std::string fields;
   for (const char* f : kFields) {
     if (!fields.empty()) fields += ',';
     fields += f;
   }
+  std::string names = "--name=";
+  for (size_t i = 0; i < ids.size() && i < kAccountingBatch; ++i) {
+    if (i > 0) names += ',';
+    names += TagOf(tag, ids[i]);
+  }
   return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", fields,
-          "--name=" + TagOf(tag, id), "-S", LocalTime(since)};
+          names, "-S", SlurmTime(since)};
 }
 
 StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text) {

@@ -16,6 +16,7 @@
 // slurmdbd and MariaDB, by tests/daemon/test_slurm_accounting.py.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +30,12 @@ namespace rota::slurm {
 // The delimiter asked for (a control character no job name has; a line with one more is refused).
 inline constexpr char kAccountingDelimiter = '\x1f';
 
-// sacct's arguments (after the program) for the runs of Rota job `id` (named TagOf(tag, id)) that
-// were running at or after `since` (Unix seconds; printed in the local zone, as sacct reads it):
-// every user's, one line per job.
-std::vector<std::string> AccountingArgs(std::string_view tag, JobId id, Time since);
+// sacct's arguments (after the program) for the runs of Rota jobs `ids` (named TagOf(tag, id))
+// that were running at or after `since` (Unix seconds; printed in the local zone, as sacct reads
+// it): every user's, one line per job. At most kAccountingBatch ids (one argument holds them all,
+// and the kernel limits one argument to 128 KiB).
+inline constexpr size_t kAccountingBatch = 500;
+std::vector<std::string> AccountingArgs(std::string_view tag, std::span<const JobId> ids, Time since);
 
 // sacct's output as queue entries, so that the engine finds a job's entry and reads its end
 // (ExitOf) as it does squeue's: "CANCELLED by 0" is CANCELLED (`reason` names who: "by uid 0"),

@@ -26,7 +26,8 @@ std::string Line(std::initializer_list<std::string_view> values) {
 
 TEST(AccountingTest, AsksForTheJobsRunsSinceItsLaunchInTheLocalZone) {
   testing::ScopedTz tz("Asia/Shanghai");
-  const std::vector<std::string> args = AccountingArgs("lab", 42, 1'796'256'000);  // 2026-12-03T00:00:00Z
+  const std::vector<JobId> ids = {42};
+  const std::vector<std::string> args = AccountingArgs("lab", ids, 1'796'256'000);  // 2026-12-03T00:00:00Z
   auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
   EXPECT_TRUE(has("--name=lab-42"));
   EXPECT_TRUE(has("-X"));   // allocations, not steps
@@ -40,6 +41,18 @@ TEST(AccountingTest, AsksForTheJobsRunsSinceItsLaunchInTheLocalZone) {
   const auto o = std::find(args.begin(), args.end(), "-o");
   ASSERT_NE(o + 1, args.end());
   EXPECT_EQ((o + 1)->substr((o + 1)->size() - 6), ",JobID");
+}
+
+TEST(AccountingTest, AsksForManyJobsInOneCallUpToABatch) {
+  std::vector<JobId> ids;
+  for (JobId id = 1; id <= static_cast<JobId>(kAccountingBatch) + 10; ++id) ids.push_back(id);
+  const std::vector<std::string> args = AccountingArgs("rota", std::span(ids).first(3), 0);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--name=rota-1,rota-2,rota-3"), args.end());
+  const std::vector<std::string> all = AccountingArgs("rota", ids, 0);
+  const auto names = std::find_if(all.begin(), all.end(), [](const std::string& a) { return a.rfind("--name=", 0) == 0; });
+  ASSERT_NE(names, all.end());
+  EXPECT_EQ(std::count(names->begin(), names->end(), ','), static_cast<long>(kAccountingBatch) - 1);
+  EXPECT_LT(names->size(), 128u * 1024);  // one argument's limit
 }
 
 TEST(AccountingTest, ReadsEndsAsTheQueueDoes) {

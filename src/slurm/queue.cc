@@ -44,6 +44,15 @@ StatusOr<Time> ParseSlurmTime(std::string_view text) {
   return static_cast<Time>(t);
 }
 
+std::string SlurmTime(Time t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  localtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
   StatusOr<std::vector<std::vector<std::string>>> records =
       SplitRecords(text, kQueueDelimiter, kQueueFields.size());

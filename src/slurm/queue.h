@@ -62,6 +62,8 @@ bool WholeNumber(std::string_view text, T& out) {
 // "2026-12-03T13:52:00" (local time, as Slurm prints for the reader's zone) -> Unix seconds;
 // 0 for "N/A", "Unknown", "None" or "".
 StatusOr<Time> ParseSlurmTime(std::string_view text);
+// And back: a local time as Slurm reads it ("2026-12-04T10:00:00").
+std::string SlurmTime(Time t);
 
 // The tag of a Rota job in Slurm (its job name) and back: "<tag>-42" <-> 42, where `tag` is the
 // installation's ([engine] tag, "rota" by default: two Rotas in front of one Slurm need two).

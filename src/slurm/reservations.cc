@@ -169,15 +169,6 @@ std::vector<ReservationChange> PlanReservations(std::string_view tag, const std:
   return deletes;
 }
 
-std::string SlurmTime(Time t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  localtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
-}
-
 std::vector<std::string> ReservationArgv(const std::string& scontrol, const ReservationChange& c, Time now) {
   const Reservation& r = c.r;
   if (c.kind == ReservationChange::Kind::kDelete) return {scontrol, "delete", "ReservationName=" + r.name};

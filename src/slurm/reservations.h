@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "core/types.h"
+#include "slurm/queue.h"  // SlurmTime
 
 namespace rota::slurm {
 
@@ -59,8 +60,5 @@ std::vector<ReservationChange> PlanReservations(std::string_view tag, const std:
 // The scontrol command line of `change` (argv[0] is `scontrol`). Times local, to the second.
 std::vector<std::string> ReservationArgv(const std::string& scontrol, const ReservationChange& change,
                                          Time now);
-
-// A local time as Slurm reads it: "2026-12-04T10:00:00".
-std::string SlurmTime(Time t);
 
 }  // namespace rota::slurm

@@ -87,6 +87,7 @@ class WithAccountingTest(ForgottenEndsTest):
         gone = self.ended(cancelled, "failed")
         self.assertEqual(gone["end_reason"], "Failed(signal 15: cancelled in Slurm by uid 0, not through Rota)")
         self.assertIn("(from Slurm's accounting)", self.d.read_log())
+        self.assertIn("Slurm's accounting asked at once for the 2 jobs launched before the restart", self.d.read_log())
         self.ran_once(three, cancelled)
         # Slurm's end time, not rotad's restart: the run was shorter than rotad's absence.
         self.assertLess(done["end_time"], done["start_time"] + 60)
