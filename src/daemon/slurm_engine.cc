@@ -799,6 +799,8 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
   std::optional<LaunchFile> file;
   Job j = Probe(id, file);
   j.phase = Phase::kSubmitted;
+  // Read first: it also reads MinJobAge, which the launch file's age is held against.
+  const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   if (!file) {
     j.since = started;
     spdlog::warn("job {}: its launch file cannot be read: matched in Slurm by its name alone", id);
@@ -807,7 +809,6 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
     // as lost. Older than Slurm keeps ended jobs, it reached Slurm or it would have been listed.
     j.phase = Phase::kUncertain;
   }
-  const std::optional<std::vector<slurm::QueuedJob>>& queue = StartupQueue();
   if (queue) {
     const slurm::QueuedJob* q = Find(*queue, id, j);
     if (q == nullptr && j.phase == Phase::kSubmitted)

@@ -3,6 +3,7 @@ here, 300 s by default), through real rotad and rota processes on a real Slurm: 
 accounting (slurmdbd on MariaDB, started by slurm_cluster.py), rotad asks sacct and the job ends
 as it did in Slurm; without it, the end is said to be unknown. Both when rotad was away (killed,
 restarted) and when it did not read Slurm's queue meanwhile (stopped with SIGSTOP)."""
+import json
 import os
 import signal
 import time
@@ -125,6 +126,32 @@ class WithoutAccountingTest(ForgottenEndsTest):
         done = self.ended(job, "node_fail")
         self.assertIn("how it ended is not known", done["end_reason"])
         self.assertNotIn("accounting", done["end_reason"])  # nothing to ask: not a failure to say
+
+    def test_a_launch_rotad_died_before_noting_is_not_sent_again_once_slurm_forgot_it(self):
+        # rotad killed between sbatch's reply and noting it in the launch file (made here by
+        # taking the note out of the file): the launch file says only that a launch began. Older
+        # than Slurm's MinJobAge (2 s here, read from Slurm; rotad would otherwise assume 300 s),
+        # a job Slurm does not list reached Slurm and ended: never sent again.
+        gate = os.path.join(self.d.dir, "go-unnoted")
+        job = self.d.submit("--", "sh", "-c", f"echo ran >> {self.d.dir}/ran-$ROTA_JOB_ID; "
+                                              f"until [ -e {gate} ]; do sleep 0.1; done; exit 3")
+        self.running(job)
+        self.d.kill9()
+        launch = os.path.join(self.d.state, "slurm", f"{job}.launch")
+        with open(launch) as f:
+            note = json.load(f)
+        self.assertTrue(note["submitted"])
+        self.assertTrue(note["slurm_id"])
+        with open(launch, "w") as f:
+            json.dump({k: note[k] for k in ("uid", "note", "written")}, f)
+        open(gate, "w").close()
+        self.forgotten(job)
+        self.d.start()
+        done = self.ended(job, "node_fail")
+        self.assertIn("Slurm no longer lists it", done["end_reason"])
+        time.sleep(2)
+        self.ran_once(job)
+        self.assertNotIn("did not go through", self.d.read_log())
 
 
 if __name__ == "__main__":
