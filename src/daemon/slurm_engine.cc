@@ -40,8 +40,6 @@ bool NotReached(const std::string& err) {
   return false;
 }
 
-}  // namespace
-
 // "123", or an array element "123_4".
 bool ValidSlurmId(const std::string& id) {
   if (id.empty() || id.size() > 32 || id.front() == '_' || id.back() == '_') return false;
@@ -50,6 +48,8 @@ bool ValidSlurmId(const std::string& id) {
   }
   return true;
 }
+
+}  // namespace
 
 std::vector<std::string> RotadSlurmEnv(const std::string& slurm_conf) {
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
@@ -315,20 +315,28 @@ void SlurmEngine::AskGpus(JobId id, const std::string& slurm_id) {
                    [this, id, slurm_id](ChildResult r) {
                      auto it = jobs_.find(id);
                      if (it == jobs_.end() || it->second.slurm_id != slurm_id || it->second.ended) return;
-                     StatusOr<std::vector<slurm::NodeGres>> given =
-                         r.ok() ? slurm::ParseJobNodeGres(r.out)
-                                : StatusOr<std::vector<slurm::NodeGres>>(Unavailable(r.Describe()));
-                     if (!given.ok()) {
+                     StatusOr<std::vector<std::string>> cards = GivenCards(r);
+                     if (!cards.ok()) {
                        spdlog::warn("job {}: which GPUs Slurm job {} has is not known: {}", id, slurm_id,
-                                    given.status().message());
+                                    cards.status().message());
                        return;
                      }
-                     std::vector<std::string> cards;
-                     for (const slurm::NodeGres& n : *given) {
-                       for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
-                     }
-                     if (!cards.empty()) events_.JobPlaced(id, cards);
+                     if (!cards->empty()) events_.JobPlaced(id, *cards);
                    });
+}
+
+StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r) {
+  if (!r.ok()) return Unavailable(r.Describe());
+  StatusOr<std::vector<slurm::NodeGres>> given = slurm::ParseJobNodeGres(r.out);
+  if (!given.ok()) return given.status();
+  std::vector<std::string> cards;
+  for (const slurm::NodeGres& n : *given) {
+    // A line of several nodes ("n[1-2]") names no one node's indices: those cards stay counted
+    // (GresUsed), not named. (A Rota job is on one node.)
+    if (n.nodes.find_first_of("[,") != std::string::npos) continue;
+    for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
+  }
+  return cards;
 }
 
 void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours) {
@@ -349,18 +357,12 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
       --outside_asking_;
       auto it = outside_.find(slurm_id);
       if (it == outside_.end()) return;  // ended meanwhile
-      StatusOr<std::vector<slurm::NodeGres>> given =
-          r.ok() ? slurm::ParseJobNodeGres(r.out) : StatusOr<std::vector<slurm::NodeGres>>(Unavailable(r.Describe()));
-      if (!given.ok()) {
-        spdlog::debug("Slurm job {} (outside Rota): its GPUs are not known: {}", slurm_id, given.status().message());
+      StatusOr<std::vector<std::string>> cards = GivenCards(r);
+      if (!cards.ok()) {
+        spdlog::debug("Slurm job {} (outside Rota): its GPUs are not known: {}", slurm_id, cards.status().message());
         return;
       }
-      for (const slurm::NodeGres& n : *given) {
-        // A line of several nodes ("n[1-2]") names no one node's indices: those cards stay
-        // counted (GresUsed), not named.
-        if (n.nodes.find_first_of("[,") != std::string::npos) continue;
-        for (int index : n.gpu_indices) it->second.cards.push_back(SlurmCardUuid(n.nodes, index));
-      }
+      it->second.cards = std::move(*cards);
       TellHolders();
     });
   }

@@ -203,6 +203,9 @@ class SlurmEngine final : public Engine {
   // daemon told of every change (EngineEvents::ClusterHolders).
   void FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
   void TellHolders();
+  // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says the job has, on
+  // the lines of one node each.
+  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r);
   void Ended(JobId id, Job& j, const JobExit& exit);
   // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no
   // accounting) as unknown. Asynchronous; reported through Ended.
