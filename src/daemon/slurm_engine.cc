@@ -310,12 +310,13 @@ void SlurmEngine::Cancel(JobId id, const std::string& slurm_id, int signo) {
   });
 }
 
-void SlurmEngine::AskGpus(JobId id, const std::string& slurm_id) {
+void SlurmEngine::AskGpus(JobId id, const slurm::QueuedJob& q) {
+  const std::string slurm_id = q.id;
   commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}),
-                   [this, id, slurm_id](ChildResult r) {
+                   [this, id, slurm_id, node = q.nodes, count = GpusPerNode(q)](ChildResult r) {
                      auto it = jobs_.find(id);
                      if (it == jobs_.end() || it->second.slurm_id != slurm_id || it->second.ended) return;
-                     StatusOr<std::vector<std::string>> cards = GivenCards(r);
+                     StatusOr<std::vector<std::string>> cards = GivenCards(r, node, count);
                      if (!cards.ok()) {
                        spdlog::warn("job {}: which GPUs Slurm job {} has is not known: {}", id, slurm_id,
                                     cards.status().message());
@@ -325,16 +326,34 @@ void SlurmEngine::AskGpus(JobId id, const std::string& slurm_id) {
                    });
 }
 
-StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r) {
+int SlurmEngine::GpusPerNode(const slurm::QueuedJob& q) {
+  int n = 0;
+  for (const slurm::Gres& g : q.per_node) {
+    if (g.name == "gpu") n += g.count;
+  }
+  return n;
+}
+
+StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r, const std::string& node,
+                                                           int count) {
   if (!r.ok()) return Unavailable(r.Describe());
+  // One node only: a job over several ("n[1-2]") names no one node's indices; its cards stay
+  // counted (GresUsed), not named. (A Rota job is on one node.)
+  if (node.empty() || node.find_first_of("[,") != std::string::npos)
+    return FailedPrecondition("not on one node (" + node + ")");
   StatusOr<std::vector<slurm::NodeGres>> given = slurm::ParseJobNodeGres(r.out);
   if (!given.ok()) return given.status();
+  // scontrol prints the job's name, command, directory and paths, which the user chose and which
+  // may hold newlines: a made-up "Nodes=... GRES=gpu(IDX:...)" line among them is told by the
+  // count (Slurm's own line is always there too) or the node, and nothing is taken from it.
   std::vector<std::string> cards;
   for (const slurm::NodeGres& n : *given) {
-    // A line of several nodes ("n[1-2]") names no one node's indices: those cards stay counted
-    // (GresUsed), not named. (A Rota job is on one node.)
-    if (n.nodes.find_first_of("[,") != std::string::npos) continue;
+    if (n.nodes != node) return InvalidArgument("a GPU line for node " + n.nodes + ", not " + node);
     for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
+  }
+  if (static_cast<int>(cards.size()) != count) {
+    return InvalidArgument("scontrol names " + std::to_string(cards.size()) + " GPUs where the job has " +
+                           std::to_string(count));
   }
   return cards;
 }
@@ -353,11 +372,12 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
     outside_[q.id].uid = q.uid;
     const std::string slurm_id = q.id;
     ++outside_asking_;
-    commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}), [this, slurm_id](ChildResult r) {
+    commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}),
+                     [this, slurm_id, node = q.nodes, count = GpusPerNode(q)](ChildResult r) {
       --outside_asking_;
       auto it = outside_.find(slurm_id);
       if (it == outside_.end()) return;  // ended meanwhile
-      StatusOr<std::vector<std::string>> cards = GivenCards(r);
+      StatusOr<std::vector<std::string>> cards = GivenCards(r, node, count);
       if (!cards.ok()) {
         spdlog::debug("Slurm job {} (outside Rota): its GPUs are not known: {}", slurm_id, cards.status().message());
         return;
@@ -585,13 +605,39 @@ void SlurmEngine::ReadQueue() {
   reading_ = true;
   read_again_ = false;
   last_read_ = std::chrono::steady_clock::now();
-  commands_->Start(QueueCommand(), [this](ChildResult r) { OnQueue(r); });
+  commands_->Start(QueueCommand(), [this](ChildResult queue) {
+    // Then the names of the jobs followed (none: no second call).
+    std::vector<JobId> ids;
+    for (const auto& [id, j] : jobs_) ids.push_back(id);
+    if (ids.empty() || !queue.ok()) {
+      OnQueue(ReadQueueWithNames(queue, nullptr));
+      return;
+    }
+    commands_->Start(NamesCommand(ids), [this, queue = std::move(queue)](ChildResult names) {
+      OnQueue(ReadQueueWithNames(queue, &names));
+    });
+  });
 }
 
-void SlurmEngine::OnQueue(const ChildResult& r) {
+StatusOr<std::vector<slurm::QueuedJob>> SlurmEngine::ReadQueueWithNames(const ChildResult& queue,
+                                                                         const ChildResult* names) {
+  if (!queue.ok()) return Unavailable(queue.Describe());
+  StatusOr<std::vector<slurm::QueuedJob>> q = slurm::ParseQueue(queue.out);
+  if (!q.ok() || names == nullptr) return q;
+  if (!names->ok()) return Unavailable(names->Describe());
+  StatusOr<std::map<std::string, std::string>> n = slurm::ParseNames(names->out);
+  if (!n.ok()) return n.status();
+  slurm::NameJobs(*q, *n);
+  return q;
+}
+
+ChildCommand SlurmEngine::NamesCommand(const std::vector<JobId>& ids) const {
+  return AsRotad({options_.squeue, "-h", "-a", "-t", "all", slurm::NamesFilter(options_.submit.tag, ids), "-O",
+                  slurm::NamesFormat()});
+}
+
+void SlurmEngine::OnQueue(StatusOr<std::vector<slurm::QueuedJob>> queue) {
   reading_ = false;
-  StatusOr<std::vector<slurm::QueuedJob>> queue =
-      r.ok() ? slurm::ParseQueue(r.out) : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
   if (!queue.ok()) {
     if (reachable_) spdlog::error("Slurm's queue cannot be read: {}", queue.status().message());
     reachable_ = false;
@@ -673,7 +719,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
         // it and tells its GPUs.
         if (q->state == "RUNNING" && !j.gpus_asked) {
           j.gpus_asked = true;
-          AskGpus(id, j.slurm_id);
+          AskGpus(id, *q);
         }
         continue;
       }
@@ -692,7 +738,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
       }
       if (q->state == "RUNNING" && !j.gpus_asked && !j.withdrawn) {
         j.gpus_asked = true;
-        AskGpus(id, j.slurm_id);
+        AskGpus(id, *q);
       }
       if (j.withdrawn && !j.cancel_sent) {
         j.cancel_sent = true;
@@ -728,10 +774,13 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
 const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() {
   if (!startup_read_) {
     startup_read_ = true;
+    // The names of the jobs launched before (their launch files): a job whose file was lost is
+    // not found by its tag, and ends as one Slurm no longer lists (its accounting may say how).
     ChildResult r = ChildCommands::RunNow(QueueCommand());
-    StatusOr<std::vector<slurm::QueuedJob>> q =
-        r.ok() ? slurm::ParseQueue(r.out)
-               : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
+    const std::vector<JobId> ids = LaunchIds();
+    std::optional<ChildResult> names;
+    if (r.ok() && !ids.empty()) names = ChildCommands::RunNow(NamesCommand(ids));
+    StatusOr<std::vector<slurm::QueuedJob>> q = ReadQueueWithNames(r, names ? &*names : nullptr);
     if (q.ok()) {
       startup_queue_ = std::move(*q);
       ReadMinJobAge();
@@ -806,6 +855,17 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
   if (!file) {
     j.since = started;
     spdlog::warn("job {}: its launch file cannot be read: matched in Slurm by its name alone", id);
+    // Its name was not among those asked with the startup queue (the launch files'): asked now.
+    if (startup_queue_) {
+      ChildResult r = ChildCommands::RunNow(NamesCommand({id}));
+      StatusOr<std::map<std::string, std::string>> names =
+          r.ok() ? slurm::ParseNames(r.out) : StatusOr<std::map<std::string, std::string>>(Unavailable(r.Describe()));
+      if (names.ok()) {
+        for (slurm::QueuedJob& q : *startup_queue_) {
+          if (auto it = names->find(q.id); it != names->end()) q.name = it->second;
+        }
+      }
+    }
   } else if (!file->submitted && clock_.Now() - file->written < listed_after_end_) {
     // Perhaps never submitted (rotad died while sbatch ran): looked for a while before it counts
     // as lost. Older than Slurm keeps ended jobs, it reached Slurm or it would have been listed.

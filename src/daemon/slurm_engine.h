@@ -189,7 +189,12 @@ class SlurmEngine final : public Engine {
   ChildCommand QueueCommand() const;
   void OnSubmitted(JobId id, const ChildResult& r);
   void ReadQueue();
-  void OnQueue(const ChildResult& r);
+  // The queue read (`queue`, no job names), and the names of the jobs followed read apart
+  // (`names`, none when none is followed): see slurm::NamesFilter.
+  static StatusOr<std::vector<slurm::QueuedJob>> ReadQueueWithNames(const ChildResult& queue,
+                                                                    const ChildResult* names);
+  ChildCommand NamesCommand(const std::vector<JobId>& ids) const;
+  void OnQueue(StatusOr<std::vector<slurm::QueuedJob>> queue);
   // Applies one reading of the queue to every job followed.
   // How many of the jobs followed are completing.
   int Apply(const std::vector<slurm::QueuedJob>& queue);
@@ -197,15 +202,17 @@ class SlurmEngine final : public Engine {
   const slurm::QueuedJob* Find(const std::vector<slurm::QueuedJob>& queue, JobId id, const Job& j) const;
   void Cancel(JobId id, const std::string& slurm_id, int signo);
   // Asks Slurm which GPUs it gave the running job (`scontrol -d show job`) and reports them.
-  void AskGpus(JobId id, const std::string& slurm_id);
+  void AskGpus(JobId id, const slurm::QueuedJob& q);
   // Follows the running jobs of `queue` that are not Rota's (`ours`: the Slurm ids of the jobs
   // followed) and hold GPUs: which GPUs each has is asked once (`scontrol -d show job`), and the
   // daemon told of every change (EngineEvents::ClusterHolders).
   void FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
   void TellHolders();
-  // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says the job has, on
-  // the lines of one node each.
-  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r);
+  // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says a job on `node`
+  // with `count` GPUs has; an error unless its lines name that node alone and that many GPUs.
+  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& node, int count);
+  // The GPUs a queue entry asks per node (its tres-per-node).
+  static int GpusPerNode(const slurm::QueuedJob& q);
   void Ended(JobId id, Job& j, const JobExit& exit);
   // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no
   // accounting) as unknown. Asynchronous; reported through Ended.

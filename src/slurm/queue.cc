@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <map>
 #include <csignal>
 #include <ctime>
 
@@ -10,15 +11,44 @@ namespace rota::slurm {
 
 namespace {
 
-constexpr std::array<const char*, 11> kQueueFields = {"JobID",   "Name",          "UserID",   "State",
-                                                      "Reason",  "exit_code",     "NodeList", "StartTime",
-                                                      "EndTime", "tres-per-node", "Comment"};
+// No free text that a user sets (a job's name or comment may hold the delimiter, even a newline:
+// one such job would make the whole queue unreadable, or forge a line). Names: NamesFormat.
+constexpr std::array<const char*, 9> kQueueFields = {"JobID",     "UserID",   "State",     "Reason",       "exit_code",
+                                                     "NodeList",  "StartTime", "EndTime", "tres-per-node"};
+constexpr std::array<const char*, 2> kNameFields = {"JobID", "Name"};
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
 std::string QueueFormat() { return FieldsFormat(kQueueFields, kQueueDelimiter); }
+std::string NamesFormat() { return FieldsFormat(kNameFields, kQueueDelimiter); }
+
+StatusOr<std::map<std::string, std::string>> ParseNames(std::string_view text) {
+  StatusOr<std::vector<std::vector<std::string>>> records =
+      SplitRecords(text, kQueueDelimiter, kNameFields.size());
+  if (!records.ok()) return records.status();
+  std::map<std::string, std::string> out;
+  for (std::vector<std::string>& r : *records) {
+    // Only names asked for (Rota's tags) come back: never empty.
+    if (r[0].empty() || r[1].empty()) return InvalidArgument("Slurm's queue has a name line without a job id or name");
+    out[std::move(r[0])] = std::move(r[1]);
+  }
+  return out;
+}
+
+void NameJobs(std::vector<QueuedJob>& queue, const std::map<std::string, std::string>& names) {
+  for (QueuedJob& q : queue) {
+    auto it = names.find(q.id);
+    q.name = it == names.end() ? "" : it->second;
+  }
+}
+
+std::string NamesFilter(std::string_view tag, const std::vector<JobId>& ids) {
+  std::string out = "--name=";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i > 0 ? "," : "") + TagOf(tag, ids[i]);
+  return out;
+}
 
 StatusOr<Time> ParseSlurmTime(std::string_view text) {
   if (text.empty() || text == "N/A" || text == "Unknown" || text == "None") return Time{0};
@@ -62,24 +92,22 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
   for (std::vector<std::string>& r : *records) {
     QueuedJob j;
     j.id = std::move(r[0]);
-    j.name = std::move(r[1]);
-    j.state = std::move(r[3]);
-    j.reason = std::move(r[4]);
-    j.nodes = r[6] == "(null)" ? "" : std::move(r[6]);
-    j.comment = r[10] == "(null)" ? "" : std::move(r[10]);
+    j.state = std::move(r[2]);
+    j.reason = std::move(r[3]);
+    j.nodes = r[5] == "(null)" ? "" : std::move(r[5]);
     unsigned long uid = 0;
-    if (j.id.empty() || !WholeNumber(r[2], uid) || !WholeNumber(r[5], j.wait_status) || j.state.empty()) {
+    if (j.id.empty() || !WholeNumber(r[1], uid) || !WholeNumber(r[4], j.wait_status) || j.state.empty()) {
       return InvalidArgument("Slurm's queue has a job line that cannot be read: job " + Quoted(j.id) +
-                             ", user " + Quoted(r[2]) + ", state " + Quoted(j.state) + ", exit code " +
-                             Quoted(r[5]));
+                             ", user " + Quoted(r[1]) + ", state " + Quoted(j.state) + ", exit code " +
+                             Quoted(r[4]));
     }
     j.uid = static_cast<uid_t>(uid);
-    StatusOr<Time> start = ParseSlurmTime(r[7]), end = ParseSlurmTime(r[8]);
+    StatusOr<Time> start = ParseSlurmTime(r[6]), end = ParseSlurmTime(r[7]);
     if (!start.ok()) return Status(start.status().code(), "job " + j.id + ": " + start.status().message());
     if (!end.ok()) return Status(end.status().code(), "job " + j.id + ": " + end.status().message());
     j.start = *start;
     j.end = *end;
-    StatusOr<std::vector<Gres>> gres = ParseGresList(r[9]);
+    StatusOr<std::vector<Gres>> gres = ParseGresList(r[8]);
     if (!gres.ok()) return Status(gres.status().code(), "job " + j.id + ": " + gres.status().message());
     j.per_node = std::move(*gres);
     out.push_back(std::move(j));

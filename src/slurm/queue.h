@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <charconv>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,17 +39,25 @@ struct QueuedJob {
   std::string nodes;           // "vm", "vm[1-2]"; "" while pending
   Time start = 0, end = 0;     // 0 when not known
   std::vector<Gres> per_node;  // the generic resources asked per node (tres-per-node)
-  std::string comment;
 };
 
 // The -O argument that ParseQueue reads: each field followed by kQueueDelimiter (a control
-// character, which no job name or comment that Slurm accepts from sbatch contains in practice;
-// a line that has one anyway is refused rather than misread).
+// character). Only fields that Slurm writes itself: sbatch takes any bytes in a job's name or
+// comment, the delimiter and newlines included (seen on 22.05.8), so one user's job named so
+// would make a queue that holds names unreadable, or forge a line in it.
 inline constexpr char kQueueDelimiter = '\x1f';
 std::string QueueFormat();
-// `squeue -h -a -t all -O <QueueFormat()>`'s output. A line that cannot be read fails it all:
-// a queue read wrong could hide a running job.
+// `squeue -h -a -t all -O <QueueFormat()>`'s output, names left empty. A line that cannot be
+// read fails it all: a queue read wrong could hide a running job.
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
+// The names of Rota's jobs, read apart: `squeue -h -a -t all <NamesFilter(tag, ids)> -O
+// <NamesFormat()>` lists only jobs whose name is exactly one of those tags (Slurm filters), so
+// no line holds a name a user made up. ParseNames gives job id -> name; NameJobs sets the names
+// of the queue's entries from it ("" for the rest: not Rota's).
+std::string NamesFormat();
+std::string NamesFilter(std::string_view tag, const std::vector<JobId>& ids);
+StatusOr<std::map<std::string, std::string>> ParseNames(std::string_view text);
+void NameJobs(std::vector<QueuedJob>& queue, const std::map<std::string, std::string>& names);
 
 // `text` is exactly a number of type T (no sign for unsigned T, no spaces, nothing after it).
 template <typename T>

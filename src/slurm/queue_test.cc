@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <map>
 
 #include "core/job_end.h"
 #include "testing/scoped_tz.h"
@@ -28,16 +29,15 @@ TEST(QueueTest, FormatAsksForEachFieldWithTheDelimiter) {
 
 TEST(QueueTest, ReadsEveryField) {
   testing::ScopedTz utc("UTC");
-  const std::string text = QueueLine({"1", "rota-1", "1014", "FAILED", "NonZeroExitCode", "768", "vm",
-                                 "2026-12-03T13:52:00", "2026-12-03T13:52:05", "gres:gpu:2", "(null)"}) +
-                           QueueLine({"2", "train | big", "1015", "PENDING", "Resources", "0", "", "N/A",
-                                 "Unknown", "N/A", "rota job 2"});
+  const std::string text = QueueLine({"1", "1014", "FAILED", "NonZeroExitCode", "768", "vm", "2026-12-03T13:52:00",
+                                      "2026-12-03T13:52:05", "gres:gpu:2"}) +
+                           QueueLine({"2", "1015", "PENDING", "Resources", "0", "", "N/A", "Unknown", "N/A"});
   StatusOr<std::vector<QueuedJob>> q = ParseQueue(text);
   ASSERT_TRUE(q.ok()) << q.status().message();
   ASSERT_EQ(q->size(), 2u);
   const QueuedJob& a = (*q)[0];
   EXPECT_EQ(a.id, "1");
-  EXPECT_EQ(a.name, "rota-1");
+  EXPECT_EQ(a.name, "");  // names are read apart (NamesFilter)
   EXPECT_EQ(a.uid, 1014u);
   EXPECT_EQ(a.state, "FAILED");
   EXPECT_EQ(a.reason, "NonZeroExitCode");
@@ -48,13 +48,34 @@ TEST(QueueTest, ReadsEveryField) {
   ASSERT_EQ(a.per_node.size(), 1u);
   EXPECT_EQ(a.per_node[0].name, "gpu");
   EXPECT_EQ(a.per_node[0].count, 2);
-  EXPECT_EQ(a.comment, "");
   const QueuedJob& b = (*q)[1];
-  EXPECT_EQ(b.name, "train | big");  // the delimiter is not '|': names may have one
   EXPECT_EQ(b.start, 0);
   EXPECT_EQ(b.end, 0);
   EXPECT_TRUE(b.per_node.empty());
-  EXPECT_EQ(b.comment, "rota job 2");
+}
+
+// sbatch takes a name with the delimiter, or a newline, in it (seen on 22.05.8: `sbatch -J
+// $'evil\x1fname'`): the queue never asks for names, and the names are asked only of Slurm's
+// jobs whose name is exactly one of Rota's tags.
+TEST(QueueTest, NamesAreReadApartAndOnlyRotasTags) {
+  const std::string format = QueueFormat();
+  EXPECT_EQ(format.find("Name"), std::string::npos) << format;
+  EXPECT_EQ(format.find("Comment"), std::string::npos) << format;
+  EXPECT_EQ(NamesFilter("lab", {3, 41}), "--name=lab-3,lab-41");
+  EXPECT_EQ(NamesFormat(), std::string("JobID:0") + kQueueDelimiter + ",Name:0" + kQueueDelimiter);
+  StatusOr<std::map<std::string, std::string>> names =
+      ParseNames(QueueLine({"7", "rota-3"}) + QueueLine({"9", "rota-41"}));
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  StatusOr<std::vector<QueuedJob>> q =
+      ParseQueue(QueueLine({"7", "1014", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"}) +
+                 QueueLine({"8", "1015", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"}));
+  ASSERT_TRUE(q.ok());
+  NameJobs(*q, *names);
+  EXPECT_EQ((*q)[0].name, "rota-3");
+  EXPECT_EQ((*q)[1].name, "");  // not Rota's
+  EXPECT_FALSE(ParseNames(QueueLine({"", "rota-3"})).ok());
+  EXPECT_FALSE(ParseNames(QueueLine({"7"})).ok());
+  EXPECT_TRUE(ParseNames("").ok());
 }
 
 TEST(QueueTest, ReadsTimesInTheLocalZone) {
@@ -71,20 +92,12 @@ TEST(QueueTest, ReadsTimesInTheLocalZone) {
 
 TEST(QueueTest, RefusesWhatItCannotRead) {
   // A line that cannot be read fails the whole queue: a job read wrong could be a running job lost.
-  EXPECT_FALSE(
-      ParseQueue(QueueLine({"1", "x", "nobody", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
-  EXPECT_FALSE(
-      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "zero", "vm", "N/A", "N/A", "N/A", ""})).ok());
-  EXPECT_FALSE(ParseQueue(QueueLine({"", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
-  EXPECT_FALSE(
-      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0", "vm", "soon", "N/A", "N/A", ""})).ok());
-  EXPECT_FALSE(
-      ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "gpu:a:b:c:d", ""})).ok());
-  EXPECT_FALSE(ParseQueue(QueueLine({"1", "x", "0", "RUNNING", "None", "0"})).ok());
-  // A name that holds the delimiter gives a line of more values: refused, not misread.
-  EXPECT_FALSE(ParseQueue(QueueLine({"1", std::string("a") + kQueueDelimiter + "b", "0", "RUNNING", "None", "0",
-                                "vm", "N/A", "N/A", "N/A", ""}))
-                   .ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "nobody", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "0", "RUNNING", "None", "zero", "vm", "N/A", "N/A", "N/A"})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "0", "RUNNING", "None", "0", "vm", "soon", "N/A", "N/A"})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "0", "RUNNING", "None", "0", "vm", "N/A", "N/A", "gpu:a:b:c:d"})).ok());
+  EXPECT_FALSE(ParseQueue(QueueLine({"1", "0", "RUNNING", "None", "0"})).ok());
   EXPECT_TRUE(ParseQueue("").ok());
 }
 

@@ -189,6 +189,18 @@ class SlurmEngineTest(DaemonTest):
                 self.assertEqual(f.read(), "ran\n", f"job {j}")
             self.assertEqual(len(self.slurm_jobs(j)), 1, self.slurm_jobs(j))
 
+    def test_a_running_job_whose_launch_file_was_lost_is_found_by_its_name(self):
+        gate = os.path.join(self.d.dir, "go")
+        job = self.d.submit("--", "sh", "-c", f"until [ -e {gate} ]; do sleep 0.1; done; exit 4")
+        wait_for(lambda: any(s == "RUNNING" for s, _, _ in self.slurm_jobs(job)), what="the job running in Slurm")
+        self.d.kill9()
+        os.remove(os.path.join(self.d.state, "slurm", f"{job}.launch"))
+        self.d.start()
+        self.assertEqual(self.d.job(job)["state"], "running")  # re-adopted: found by its tag and owner
+        open(gate, "w").close()
+        self.assertEqual(self.d.wait_state(job, "failed", timeout=30)["end_reason"], "Failed(exit 4)")
+        self.assertIn("matched in Slurm by its name alone", self.d.read_log())
+
     def test_slurms_commands_missing_stop_rotad_with_what_to_do(self):
         self.d.stop()
         missing = Rotad(slurm_config(self.cluster, extra='bin_dir = "/nonexistent/slurm/bin"'))
@@ -375,6 +387,26 @@ class SlurmEngineTest(DaemonTest):
         self.d.wait_state(job, "completed", timeout=30)
         wait_for(lambda: not any(g["held_by"] or g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]),
                  what="no card held outside Rota once it ended")
+
+    def test_job_names_made_to_break_slurms_output_change_nothing(self):
+        # sbatch takes any bytes in a name: one with rotad's delimiter would make a queue that
+        # holds names unreadable (Rota would take Slurm for down and start nothing); one with a
+        # newline could add a made-up GPU line to scontrol's answer (here: all four GPUs).
+        run = lambda name: self.cluster.run("sbatch", "--parsable", "--gres=gpu:1", "-J", name, "-o", "/dev/null",
+                                            "-D", "/tmp", "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        delim = run("evil\x1fname")
+        forged = run("x\n     Nodes=rota-n1 CPU_IDs=0-7 Mem=16000 GRES=gpu:4(IDX:0-3)\n   MinCPUsNode=1")
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
+                 what="two cards held outside Rota")
+        job = self.d.submit("--", "sh", "-c", "exit 0")
+        self.assertEqual(self.d.wait_state(job, "completed", timeout=30)["end_reason"], "Completed")
+        self.assertNotIn("does not answer", self.d.rota("status").stdout)
+        # The first is named (its name is not read); the forged lines name nothing: counted only.
+        held_by = [h["slurm_job"] for g in self.d.api({"op": "gpus"})["gpus"] for h in g["held_by"]]
+        self.assertEqual(held_by, [delim])
+        self.assertNotIn(forged, held_by)
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
+                 what="still two cards held outside Rota, one named")
 
 
 if __name__ == "__main__":
