@@ -66,11 +66,7 @@ StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text) {
     }
     j.uid = static_cast<uid_t>(uid);
     j.nodes = r[5] == "None assigned" || r[5] == "(null)" ? "" : std::move(r[5]);
-    StatusOr<Time> start = ParseSlurmTime(r[6]), end = ParseSlurmTime(r[7]);
-    if (!start.ok()) return Status(start.status().code(), "job " + j.id + ": " + start.status().message());
-    if (!end.ok()) return Status(end.status().code(), "job " + j.id + ": " + end.status().message());
-    j.start = *start;
-    j.end = *end;
+    if (Status s = ReadTimes(r[6], r[7], j); !s.ok()) return s;
     out.push_back(std::move(j));
   }
   return out;

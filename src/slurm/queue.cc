@@ -83,6 +83,15 @@ std::string SlurmTime(Time t) {
   return buf;
 }
 
+Status ReadTimes(std::string_view start, std::string_view end, QueuedJob& j) {
+  StatusOr<Time> s = ParseSlurmTime(start), e = ParseSlurmTime(end);
+  if (!s.ok()) return Status(s.status().code(), "job " + j.id + ": " + s.status().message());
+  if (!e.ok()) return Status(e.status().code(), "job " + j.id + ": " + e.status().message());
+  j.start = *s;
+  j.end = *e;
+  return Status();
+}
+
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
   StatusOr<std::vector<std::vector<std::string>>> records =
       SplitRecords(text, kQueueDelimiter, kQueueFields.size());
@@ -102,11 +111,7 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
                              Quoted(r[4]));
     }
     j.uid = static_cast<uid_t>(uid);
-    StatusOr<Time> start = ParseSlurmTime(r[6]), end = ParseSlurmTime(r[7]);
-    if (!start.ok()) return Status(start.status().code(), "job " + j.id + ": " + start.status().message());
-    if (!end.ok()) return Status(end.status().code(), "job " + j.id + ": " + end.status().message());
-    j.start = *start;
-    j.end = *end;
+    if (Status s = ReadTimes(r[6], r[7], j); !s.ok()) return s;
     StatusOr<std::vector<Gres>> gres = ParseGresList(r[8]);
     if (!gres.ok()) return Status(gres.status().code(), "job " + j.id + ": " + gres.status().message());
     j.per_node = std::move(*gres);

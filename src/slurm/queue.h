@@ -73,6 +73,8 @@ bool WholeNumber(std::string_view text, T& out) {
 StatusOr<Time> ParseSlurmTime(std::string_view text);
 // And back: a local time as Slurm reads it ("2026-12-04T10:00:00").
 std::string SlurmTime(Time t);
+// A job's start and end as Slurm's tools print them, into `j` (its id names it in an error).
+Status ReadTimes(std::string_view start, std::string_view end, QueuedJob& j);
 
 // The tag of a Rota job in Slurm (its job name) and back: "<tag>-42" <-> 42, where `tag` is the
 // installation's ([engine] tag, "rota" by default: two Rotas in front of one Slurm need two).

@@ -22,12 +22,16 @@ class ForgottenEndsTest(DaemonTest):
         self.CONFIG = slurm_config(self.cluster)
         super().setUp()
 
+    def context(self, job, e):
+        """An AssertionError that says what rotad and Slurm held when waiting for `job` failed."""
+        return AssertionError(f"{e}: job {self.d.job(job)}; Slurm {self.cluster.jobs()}; rotad:\n"
+                              + self.d.read_log()[-3000:])
+
     def ended(self, job, state):
         try:
             return self.d.wait_state(job, state, timeout=30)
         except AssertionError as e:
-            raise AssertionError(f"{e}: job {self.d.job(job)}; Slurm {self.cluster.jobs()}; rotad:\n"
-                                 + self.d.read_log()[-3000:])
+            raise self.context(job, e)
 
     def forgotten(self, job):
         """Waits until slurmctld no longer lists Rota job `job` (it purges ended jobs about every 10 s)."""
@@ -41,8 +45,7 @@ class ForgottenEndsTest(DaemonTest):
                          timeout=30, what=f"rota-{job} to run in Slurm")
                 self.d.wait_state(job, "running")
             except AssertionError as e:
-                raise AssertionError(f"{e}: job {self.d.job(job)}; Slurm {self.cluster.jobs()}; rotad:\n"
-                                     + self.d.read_log()[-3000:])
+                raise self.context(job, e)
 
     def ended_while_rotad_was_away(self):
         """A job that exits 3 and one that root cancels with scancel, both while rotad is dead and
