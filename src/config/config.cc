@@ -16,6 +16,7 @@
 
 #include "config/reader.h"
 #include "config/sections.h"
+#include "config/toml_guard.h"
 #include "config/values.h"
 
 namespace rota::config {
@@ -53,6 +54,12 @@ void ReadTopLevel(internal::Section& s, Config& c) {
 }  // namespace
 
 StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
+  if (const std::optional<TomlTrap> trap = FindTomlHeaderTrap(text)) {
+    return InvalidArgument(std::string(name) + ':' + std::to_string(trap->line) + ':' +
+                           std::to_string(trap->column) +
+                           ": a table header's name must start with a letter, digit, '_', '-' or a quote, as in "
+                           "[users.alice] or [[gpus.card]] (not valid TOML)");
+  }
   toml::table table;
   try {
     table = toml::parse(text, name);

@@ -1,0 +1,98 @@
+// Tested by toml_guard_test.cc and fuzz/config_toml.cc.
+#include "config/toml_guard.h"
+
+namespace rota::config {
+
+namespace {
+
+bool BareKeyChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+bool Blank(char c) { return c == ' ' || c == '\t'; }
+
+}  // namespace
+
+std::optional<TomlTrap> FindTomlHeaderTrap(std::string_view text) {
+  enum class In { kNothing, kMultiBasic, kMultiLiteral } in = In::kNothing;
+  int line = 1;
+  std::size_t line_start = 0;
+  bool at_line_start = true;  // only blanks so far on this line
+  int depth = 0;              // arrays and inline tables open in a value (their lines are no headers)
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      at_line_start = true;
+      continue;
+    }
+    if (in == In::kMultiBasic) {
+      if (c == '\\') {
+        ++i;  // an escaped character (a quote, or the line break of a line-ending backslash)
+        if (i < text.size() && text[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+      } else if (text.substr(i, 3) == "\"\"\"") {
+        in = In::kNothing;
+        i += 2;
+      }
+      continue;
+    }
+    if (in == In::kMultiLiteral) {
+      if (text.substr(i, 3) == "'''") {
+        in = In::kNothing;
+        i += 2;
+      }
+      continue;
+    }
+    if (at_line_start && Blank(c)) continue;
+    if (at_line_start && c == '[' && depth == 0) {
+      std::size_t j = i + 1;
+      bool blank = false;
+      while (j < text.size() && Blank(text[j])) {
+        ++j;
+        blank = true;
+      }
+      if (j < text.size() && text[j] == '[' && !blank) {
+        ++j;
+        while (j < text.size() && Blank(text[j])) ++j;
+      }
+      // At the end of the text toml++ reports the header unfinished itself; "[ [" is its own
+      // error too (brackets of an array of tables must touch).
+      if (j < text.size() && !(text[j] == '[' && blank) && !BareKeyChar(text[j]) && text[j] != '"' &&
+          text[j] != '\'' && text[j] != ']') {
+        return TomlTrap{line, static_cast<int>(j - line_start) + 1};
+      }
+      // The rest of a header line holds no value (no string may span lines there).
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    at_line_start = false;
+    if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == '#') {  // a comment: the rest of the line
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (text.substr(i, 3) == "\"\"\"") {
+      in = In::kMultiBasic;
+      i += 2;
+    } else if (text.substr(i, 3) == "'''") {
+      in = In::kMultiLiteral;
+      i += 2;
+    } else if (c == '"') {  // a basic string, to its closing quote or the end of the line
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      }
+      if (i < text.size() && text[i] == '\n') --i;  // the line break is counted above
+    } else if (c == '\'') {  // a literal string
+      for (++i; i < text.size() && text[i] != '\'' && text[i] != '\n'; ++i) {
+      }
+      if (i < text.size() && text[i] == '\n') --i;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace rota::config
