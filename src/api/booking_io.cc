@@ -308,6 +308,9 @@ void AppendLine(std::string& out, std::string_view line) {
     }
     std::size_t cut = room;
     while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+    // Text that is not UTF-8 (a run of continuation bytes): cut where the room ends. Without this
+    // the loop never ended (fuzz/booking_ics.cc found it; the API's JSON holds only UTF-8).
+    if (cut == 0) cut = room;
     out += line.substr(0, cut);
     out += "\r\n";
     line.remove_prefix(cut);

@@ -458,6 +458,21 @@ TEST(BookingIcsTest, LongLinesFoldAt75OctetsWithoutSplittingCharacters) {
             "State: confirmed\nTier: regular\nNote: " + std::string(200, 'a'));
 }
 
+TEST(BookingIcsTest, TextThatIsNotUtf8StillFolds) {
+  // A run of continuation bytes longer than a line has no character start to fold before: the
+  // feed was never finished (fuzz/corpus/booking_ics/regress-continuation-run).
+  json b = SampleBookings()[0];
+  b["note"] = std::string(300, '\x8d');
+  const std::string text = FormatBookingIcs(json::array({b}), "h", kNow);
+  std::size_t lines = 0;
+  for (std::size_t at = 0, end; (end = text.find("\r\n", at)) != std::string::npos; at = end + 2) {
+    EXPECT_LE(end - at, 75u);
+    ++lines;
+  }
+  EXPECT_GT(lines, 300u / 75);
+  EXPECT_NE(text.find("END:VCALENDAR\r\n"), std::string::npos);
+}
+
 TEST(BookingIcsTest, EmptyHostAndNoBookings) {
   const Ics ics = ReadIcs(FormatBookingIcs(SampleBookings(), "", kNow));
   ASSERT_FALSE(ics.events.empty());

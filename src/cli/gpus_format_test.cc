@@ -56,7 +56,9 @@ json Process(long long pid, std::string user, long long memory, long long job_id
           {"user", user}, {"job_id", job_id},        {"outside", job_id == 0}, {"allocated", allocated}};
 }
 
-json Reply(json gpus) {
+// The cards as a vector: a braced list of one json value is an array of it for g++ and a copy of
+// it for clang, which made these tests pass under one compiler only.
+json Reply(std::vector<json> gpus) {
   return {{"v", 1},          {"ok", true},     {"time", kNow}, {"sampled_at", kNow - 1}, {"source", "nvml (test)"},
           {"driver_version", "550.54.15"}, {"sample_error", ""}, {"gpus", gpus}};
 }
@@ -99,8 +101,8 @@ TEST_F(GpusFormatTest, HolderShowsItsMemoryTierAndTimeLeft) {
   card["memory_used"] = 20582;
   card["util"] = 80;
   card["temperature"] = 70;
-  card["jobs"] = {Holder(17, "alice", "bert", "thesis", 20582)};
-  card["processes"] = {Process(4242, "alice", 20582, 17)};  // covered by the holder: not listed again
+  card["jobs"] = json::array({Holder(17, "alice", "bert", "thesis", 20582)});
+  card["processes"] = json::array({Process(4242, "alice", 20582, 17)});  // covered by the holder: not listed again
   std::string line = CardLine(Plain(Reply({card})), 0);
   EXPECT_NE(line.find("NVIDIA A100-SXM4-80GB"), std::string::npos) << line;
   EXPECT_NE(line.find("70C"), std::string::npos) << line;
@@ -132,7 +134,7 @@ TEST_F(GpusFormatTest, UnknownMemoryAndSessions) {
   json card = Card(1);
   json whole = Holder(20, "dave", "", "regular", -1);
   whole["interactive"] = true;
-  card["jobs"] = {whole};
+  card["jobs"] = json::array({whole});
   std::string line = CardLine(Plain(Reply({card})), 1);
   EXPECT_NE(line.find("dave/20(? regular session 0:59 left)"), std::string::npos) << line;
 }
@@ -153,12 +155,12 @@ TEST_F(GpusFormatTest, MigSlicesAreNestedUnderTheirCard) {
   card["mig"] = {{{"uuid", "MIG-a"}, {"profile", "3g.40gb"}, {"memory_total", 40960}, {"memory_used", 10240},
                   {"processes", json::array()}},
                  {{"uuid", "MIG-b"}, {"profile", "3g.40gb"}, {"memory_total", 40960}, {"memory_used", 3276},
-                  {"processes", {Process(999, "bob", 3276, 0)}}},
+                  {"processes", json::array({Process(999, "bob", 3276, 0)})}},
                  {{"uuid", "MIG-c"}, {"profile", "1g.10gb"}, {"memory_total", 10240}, {"memory_used", 0},
                   {"processes", json::array()}}};
   json on_slice = Holder(21, "alice", "lm", "thesis", 10240);
   on_slice["mig_uuid"] = "MIG-a";
-  card["jobs"] = {on_slice};
+  card["jobs"] = json::array({on_slice});
   auto lines = Lines(Plain(Reply({card, Card(4)})));
   // title, header, card 3, its three slices, card 4
   ASSERT_EQ(lines.size(), 7u) << Plain(Reply({card, Card(4)}));
@@ -216,7 +218,7 @@ TEST_F(GpusFormatTest, CardsHeldBySlurmJobsOutsideRota) {
   json p = Process(100, "bob", 2048, 0);
   p["slurm_job"] = "4711";
   p["in_slurm"] = true;
-  both["processes"] = {p};
+  both["processes"] = json::array({p});
   const std::string out = Plain(Reply({held, counted, both}));
   std::string line = CardLine(out, 2);
   EXPECT_NE(line.find("bob/slurm:4711(outside Rota)"), std::string::npos) << line;
@@ -231,7 +233,7 @@ TEST_F(GpusFormatTest, CardsHeldBySlurmJobsOutsideRota) {
 
 TEST_F(GpusFormatTest, JobProcessOnACardItDoesNotHold) {
   json card = Card(6);
-  card["jobs"] = {Holder(17, "alice", "bert", "regular", 1024)};
+  card["jobs"] = json::array({Holder(17, "alice", "bert", "regular", 1024)});
   card["processes"] = {Process(50, "alice", 1024, 17), Process(60, "carol", 2048, 18, false)};
   std::string line = CardLine(Plain(Reply({card})), 6);
   EXPECT_NE(line.find("carol/18!(2.0G not allocated here)"), std::string::npos) << line;
@@ -243,7 +245,7 @@ TEST_F(GpusFormatTest, DrainedByAnAdmin) {
   card["drained"] = true;
   card["drained_by"] = "alice";
   card["drain_reason"] = "fan noise";
-  card["jobs"] = {Holder(30, "bob", "x", "regular", 1024)};
+  card["jobs"] = json::array({Holder(30, "bob", "x", "regular", 1024)});
   std::string line = CardLine(Plain(Reply({card})), 7);
   EXPECT_NE(line.find("DRAINED by alice: fan noise; on it: bob/30:x(1.0G regular 0:59 left)"), std::string::npos)
       << line;
@@ -286,7 +288,7 @@ TEST_F(GpusFormatTest, FreeCardSaysSo) {
   std::string line = CardLine(Plain(Reply({Card(0)})), 0);
   ASSERT_GE(line.size(), 4u);
   EXPECT_EQ(line.substr(line.size() - 4), "free") << line;
-  EXPECT_EQ(Lines(Plain(Reply(json::array()))).back(), "no GPUs");
+  EXPECT_EQ(Lines(Plain(Reply({}))).back(), "no GPUs");
 }
 
 // The display column where `token` starts on `line`, or -1.
@@ -298,14 +300,14 @@ int ColumnOf(const std::string& line, const std::string& token) {
 TEST_F(GpusFormatTest, ChineseNamesKeepColumnsAligned) {
   json a = Card(0, "模拟显卡 A100 训练专用型号超长名字");  // wider than the NAME column: cut by display width
   a["memory_used"] = 2048;
-  a["jobs"] = {Holder(17, "张三", "训练语言模型第二版本", "thesis", 2048)};
+  a["jobs"] = json::array({Holder(17, "张三", "训练语言模型第二版本", "thesis", 2048)});
   json b = Card(1, "GPU");
-  b["jobs"] = {Holder(18, "bob", "bert", "regular", 1024)};
+  b["jobs"] = json::array({Holder(18, "bob", "bert", "regular", 1024)});
   json c = Card(12, "显卡");
   c["mig"] = {{{"uuid", "MIG-x"}, {"profile", "3g.40gb"}, {"memory_total", 40960}, {"memory_used", 512}}};
   json on_slice = Holder(19, "李四", "小模型", "explore", 512);
   on_slice["mig_uuid"] = "MIG-x";
-  c["jobs"] = {on_slice};
+  c["jobs"] = json::array({on_slice});
   std::string text = Plain(Reply({a, b, c}));
   auto lines = Lines(text);
   ASSERT_EQ(lines.size(), 6u) << text;
@@ -330,7 +332,7 @@ TEST_F(GpusFormatTest, ColourOnlyWhenEnabled) {
   json mine = Holder(18, "me", "x", "regular", 0, 10240);
   mine["mine"] = true;  // the caller's own jobs stand out
   hot["jobs"] = {Holder(17, "alice", "bert", "thesis", 2048), mine};
-  hot["processes"] = {Process(1, "bob", 1024, 0)};
+  hot["processes"] = json::array({Process(1, "bob", 1024, 0)});
   json drained = Card(1);
   drained["drained"] = true;
   drained["drained_by"] = "root";
@@ -359,7 +361,7 @@ TEST_F(GpusFormatTest, ControlCharactersInNamesAreNeutralised) {
   card["drained"] = true;
   card["drained_by"] = "mallory";
   card["drain_reason"] = "x\x1b[2Jy\nz";
-  card["jobs"] = {Holder(1, "eve\x1b]0;pwned\x07", "n\xc2\x9bm", "regular", 0)};
+  card["jobs"] = json::array({Holder(1, "eve\x1b]0;pwned\x07", "n\xc2\x9bm", "regular", 0)});
   std::string text = Plain(Reply({card}));
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
   EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;

@@ -64,7 +64,10 @@ int EventLoop::RunOnce(int timeout_ms) {
   if (n < 0) return errno == EINTR ? 0 : -1;
   running_ = true;  // a callback's Stop() ends this batch (and Run)
   for (int i = 0; i < n && running_; ++i) {
-    auto it = entries_.find(events[i].data.u64);
+    // A copy: epoll_event is packed on x86-64, and find() would bind a reference to the
+    // misaligned member (undefined behaviour, which clang's UBSan reports).
+    const std::uint64_t token = events[i].data.u64;
+    auto it = entries_.find(token);
     if (it == entries_.end()) continue;  // removed by an earlier callback in this batch
     Callback cb = it->second.callback;  // a copy: the callback may remove itself
     cb(events[i].events);

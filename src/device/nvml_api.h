@@ -130,9 +130,13 @@ using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned i
 using nvmlDeviceGetMaxMigDeviceCount_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* count);
 using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int index,
                                                                 nvmlDevice_t* mig_device);
-// `infos` points at nvmlProcessInfo_v1_t (plain) or nvmlProcessInfo_v2_t (_v2, _v3) elements.
-using nvmlDeviceGetComputeRunningProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* count,
-                                                                 void* infos);
+// The plain function fills nvmlProcessInfo_v1_t elements, _v2 and _v3 nvmlProcessInfo_v2_t: each is
+// called through a pointer of its own type (a call through another type is undefined behaviour,
+// which clang's UBSan reports: fuzz/fake_nvml_state.cc found it).
+using nvmlDeviceGetComputeRunningProcesses_v1_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* count,
+                                                                    nvmlProcessInfo_v1_t* infos);
+using nvmlDeviceGetComputeRunningProcesses_v2_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* count,
+                                                                    nvmlProcessInfo_v2_t* infos);
 using nvmlDeviceGetProcessUtilization_fn = nvmlReturn_t (*)(nvmlDevice_t device,
                                                             nvmlProcessUtilizationSample_t* samples,
                                                             unsigned int* count,

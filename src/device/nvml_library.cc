@@ -58,10 +58,16 @@ StatusOr<std::unique_ptr<Library>> Library::Load(const std::string& path) {
                       reinterpret_cast<void**>(&f.get_pci));
   f.pci_version = pos < 0 ? 0 : 3 - pos;
   if (pos < 0) lib->missing_.push_back("nvmlDeviceGetPciInfo");
+  void* processes = nullptr;
   pos = lib->Bind({"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
                    "nvmlDeviceGetComputeRunningProcesses"},
-                  reinterpret_cast<void**>(&f.get_processes));
+                  &processes);
   f.processes_version = pos < 0 ? 0 : 3 - pos;
+  if (f.processes_version == 1) {
+    f.get_processes_v1 = reinterpret_cast<nvmlDeviceGetComputeRunningProcesses_v1_fn>(processes);
+  } else if (f.processes_version > 1) {
+    f.get_processes_v2 = reinterpret_cast<nvmlDeviceGetComputeRunningProcesses_v2_fn>(processes);
+  }
   if (pos < 0) lib->missing_.push_back("nvmlDeviceGetComputeRunningProcesses");
 
   struct Optional {

@@ -28,8 +28,11 @@ struct Functions {
   // Optional.
   nvmlDeviceGetPciInfo_fn get_pci = nullptr;
   int pci_version = 0;  // 3 (fills busId), 2 or 1 (busIdLegacy and numbers only)
-  nvmlDeviceGetComputeRunningProcesses_fn get_processes = nullptr;
-  int processes_version = 0;  // 1: nvmlProcessInfo_v1_t elements; 2 or 3: nvmlProcessInfo_v2_t
+  // At most one of these: the plain function (nvmlProcessInfo_v1_t), or _v3 or _v2
+  // (nvmlProcessInfo_v2_t); processes_version says which (1, 2 or 3; 0: neither).
+  nvmlDeviceGetComputeRunningProcesses_v1_fn get_processes_v1 = nullptr;
+  nvmlDeviceGetComputeRunningProcesses_v2_fn get_processes_v2 = nullptr;
+  int processes_version = 0;
   nvmlSystemGetDriverVersion_fn get_driver_version = nullptr;
   nvmlDeviceGetUtilizationRates_fn get_utilization = nullptr;
   nvmlDeviceGetTemperature_fn get_temperature = nullptr;

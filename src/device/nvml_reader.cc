@@ -106,7 +106,7 @@ class CardReader {
 
   std::vector<ProcessInfo> Processes(nvmlDevice_t dev) {
     std::vector<ProcessInfo> out;
-    if (!f_.get_processes) return out;
+    if (!f_.get_processes_v1 && !f_.get_processes_v2) return out;
     const bool v1 = f_.processes_version == 1;
     const size_t size = v1 ? sizeof(nvmlProcessInfo_v1_t) : sizeof(nvmlProcessInfo_v2_t);
     // Ask for the count, then fetch with some slack; processes may start between the calls.
@@ -116,7 +116,10 @@ class CardReader {
     for (int attempt = 0; attempt < 3 && r == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
       if (attempt > 0) count += 8;
       buf.assign(static_cast<size_t>(count) * size, 0);
-      r = f_.get_processes(dev, &count, count == 0 ? nullptr : buf.data());
+      // The buffer holds `count` elements of the function's own type (operator new's alignment).
+      unsigned char* data = count == 0 ? nullptr : buf.data();
+      r = v1 ? f_.get_processes_v1(dev, &count, reinterpret_cast<nvmlProcessInfo_v1_t*>(data))
+             : f_.get_processes_v2(dev, &count, reinterpret_cast<nvmlProcessInfo_v2_t*>(data));
     }
     if (!Check("nvmlDeviceGetComputeRunningProcesses", r, false)) return out;
     count = std::min<unsigned int>(count, static_cast<unsigned int>(buf.size() / size));
