@@ -61,6 +61,14 @@ class Daemon : public Server::Handler, private EngineEvents {
   void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done) {
     pipeline_->Call(caller, request, std::move(done));
   }
+  // The same for a line as it came, and for a request as the HTTP front end hands it over
+  // (RequestPipeline::CallLine, CallHttp).
+  void CallLine(const Caller& caller, std::string line, std::function<void(nlohmann::json)> done) {
+    pipeline_->CallLine(caller, std::move(line), std::move(done));
+  }
+  void CallHttp(const Caller& caller, nlohmann::json request, std::function<void(nlohmann::json)> done) {
+    pipeline_->CallHttp(caller, std::move(request), std::move(done));
+  }
   // The loop, for callers that drive it themselves (EventLoop::RunOnce) instead of Run().
   EventLoop& loop() { return *loop_; }
   // Asks the sampler for a sample now (it comes through the loop), and how many samples were

@@ -16,7 +16,6 @@
 #include <fstream>
 
 #include "api/protocol.h"
-#include "json/bounded.h"
 #include "daemon/clock.h"
 #include "daemon/http_replies.h"
 #include "daemon/http_server.h"
@@ -251,34 +250,13 @@ HttpFront::Auth HttpFront::Authenticate(const httplib::Request& req) const {
 }
 
 void HttpFront::Api(const httplib::Request& req, httplib::Response& res, const std::string& op) {
-  if (std::string why = web::RefusedOverHttp(op); !why.empty()) {
-    SendError(res, 400, "invalid_argument", why);
-    return;
-  }
   const bool get = req.method == "GET";
-  if (get && !web::ReadOnlyOp(op)) {
-    SendError(res, 405, "invalid_argument", "\"" + op + "\" changes state: use POST");
+  web::ApiCall mapped = web::MapApiCall(get, op, req.params, req.body);
+  if (mapped.status != 200) {
+    SendError(res, mapped.status, mapped.code.c_str(), mapped.message);
     return;
   }
-  json request;
-  if (get) {
-    request = web::QueryToRequest(req.params);
-  } else if (req.body.empty()) {
-    request = json::object();
-  } else {
-    // Depth-bounded (json/bounded.h): a deep body is refused before anything copies it.
-    StatusOr<json> body = ParseBoundedJson(req.body);
-    if (!body.ok() || !body->is_object()) {
-      SendError(res, 400, "invalid_argument",
-                "the request body is not a JSON object" + (body.ok() ? "" : ": " + body.status().message()) +
-                    " (see docs/http.md)");
-      return;
-    }
-    request = std::move(*body);
-  }
-  request.erase("v");
-  request["op"] = op;
-  request["v"] = api::kVersion;
+  json request = std::move(mapped.request);
 
   Auth auth = Authenticate(req);
   if (!auth.bad.empty()) {

@@ -46,19 +46,29 @@ Status RequestPipeline::CheckComplete() const {
 }
 
 void RequestPipeline::TakeHttp(ConnId conn, std::shared_ptr<HttpCall> call) {
-  inbox_.push_back(Line{conn, std::string(), std::move(call)});
+  inbox_.push_back(Line{conn, std::string(), std::move(call), std::nullopt});
 }
 
 void RequestPipeline::TakeLine(ConnId conn, std::string line) {
   // Lines are handled after the whole batch of events has been read, so that submissions that
   // arrive together share one disk sync (group commit; see ProcessInbox).
-  inbox_.push_back(Line{conn, std::move(line), nullptr});
+  inbox_.push_back(Line{conn, std::move(line), nullptr, std::nullopt});
 }
 
 void RequestPipeline::Call(const Caller& caller, const json& request, std::function<void(json)> done) {
+  CallLine(caller, request.dump(), std::move(done));
+}
+
+void RequestPipeline::CallLine(const Caller& caller, std::string line, std::function<void(json)> done) {
   const ConnId conn = next_local_conn_++;
   local_waiting_[conn] = LocalCall{caller, std::move(done)};
-  inbox_.push_back(Line{conn, request.dump(), nullptr});  // answered by the next idle hook
+  inbox_.push_back(Line{conn, std::move(line), nullptr, std::nullopt});  // answered by the next idle hook
+}
+
+void RequestPipeline::CallHttp(const Caller& caller, json request, std::function<void(json)> done) {
+  const ConnId conn = next_local_conn_++;
+  local_waiting_[conn] = LocalCall{caller, std::move(done)};
+  inbox_.push_back(Line{conn, std::string(), nullptr, std::move(request)});
 }
 
 std::size_t RequestPipeline::Process() {
@@ -80,9 +90,10 @@ std::size_t RequestPipeline::Process() {
     }
     // A user-mode daemon is its one user's own: they administer it (reload, drain, resume).
     if (setup_.user_mode) caller.admin = true;
+    const bool over_http = in.object.has_value();
     // Depth-bounded: a deep request is refused here, before anything copies or echoes a part of
     // it (json/bounded.h).
-    StatusOr<json> parsed = ParseBoundedJson(in.line);
+    StatusOr<json> parsed = over_http ? StatusOr<json>(std::move(*in.object)) : ParseBoundedJson(in.line);
     json request = parsed.ok() ? std::move(*parsed) : json();
     std::string op_name;
     json reply;
@@ -109,7 +120,7 @@ std::size_t RequestPipeline::Process() {
         reply = api::ErrorReply("permission_denied", "this rotad runs in user mode for uid " +
                                                          std::to_string(::getuid()) + " only");
       } else {
-        reply = Handle(in.conn, caller, request, /*over_http=*/false);
+        reply = Handle(in.conn, caller, request, over_http);
         if (reply.is_null() && op_name == "submit") continue;  // answered by FlushSubmits
       }
       // A null reply is answered later (notify_test), with its tag (a scalar: CheckTag).

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -70,6 +71,12 @@ class RequestPipeline {
   // A request from inside this process, from `caller`; `done` gets the reply on the loop's
   // thread, at the latest after the batch of events that handles it.
   void Call(const Caller& caller, const nlohmann::json& request, std::function<void(nlohmann::json)> done);
+  // The same for a line as it came (any bytes: the fuzz targets, fuzz/request_line.cc).
+  void CallLine(const Caller& caller, std::string line, std::function<void(nlohmann::json)> done);
+  // A request as the HTTP front end hands it over (an object, "op" and "v" set, its strings
+  // as the query decoded them, fuzz/http_request.cc): handled as over HTTP (socket-only
+  // operations refused), from `caller`, as the front end resolves a credential's user.
+  void CallHttp(const Caller& caller, nlohmann::json request, std::function<void(nlohmann::json)> done);
   // Handles every request taken since the last call; how many there were.
   std::size_t Process();
 
@@ -102,6 +109,7 @@ class RequestPipeline {
     ConnId conn;
     std::string line;
     std::shared_ptr<HttpCall> http;  // an HTTP request (conn is then an id of the door's)
+    std::optional<nlohmann::json> object;  // CallHttp's request, taken as it is (not from `line`)
   };
   std::vector<Line> inbox_;  // request lines read in this batch of events
   RefusalLog refusals_;      // what refused requests are logged

@@ -173,7 +173,7 @@ TEST_F(RequestPipelineTest, SubmissionsAreAnsweredInOrderAfterOneCommitAndBefore
   auto a = std::make_shared<json>(), b = std::make_shared<json>(), q = std::make_shared<json>();
   pipeline_->Call(alice_, job("a"), [a](json r) { *a = std::move(r); });
   pipeline_->Call(alice_, job("b"), [b](json r) { *b = std::move(r); });
-  pipeline_->Call(alice_, {{"v", 1}, {"op", "queue"}}, [this, a, b, q](json r) {
+  pipeline_->Call(alice_, {{"v", 1}, {"op", "queue"}}, [a, b, q](json r) {
     EXPECT_FALSE(a->is_null());  // the submissions were answered first
     EXPECT_FALSE(b->is_null());
     *q = std::move(r);
@@ -211,6 +211,30 @@ TEST_F(RequestPipelineTest, AnHttpCallTakesTheSameWayAndSocketOnlyOperationsAreR
   pipeline_->TakeHttp(8, metrics);
   pipeline_->Process();
   EXPECT_EQ(text.get()["text"], "rota_up 1\n");
+}
+
+TEST_F(RequestPipelineTest, InProcessLinesAndHttpRequestsTakeTheSameWay) {
+  // CallLine: the bytes as a socket would read them (the fuzz targets' way in).
+  auto reply = std::make_shared<json>();
+  pipeline_->CallLine(alice_, "{\"v\": 1, \"op\": \"queue\", \"tag\": 3}", [reply](json r) { *reply = std::move(r); });
+  pipeline_->CallLine(alice_, std::string("{\"v\"\0\xff", 7), [](json r) {
+    EXPECT_EQ(Code(r), "invalid_argument");
+    EXPECT_EQ(Message(r).rfind("the request is not a JSON object", 0), 0u) << r.dump();
+  });
+  pipeline_->Process();
+  EXPECT_TRUE(reply->value("ok", false)) << reply->dump();
+  EXPECT_EQ((*reply)["tag"], 3);
+  EXPECT_EQ(log_, (std::vector<std::string>{"catch up", "queue by alice"}));  // nothing of the bad line
+
+  // CallHttp: the object as the HTTP front end hands it over, socket-only operations refused.
+  auto refused = std::make_shared<json>(), queued = std::make_shared<json>();
+  pipeline_->CallHttp(alice_, {{"v", 1}, {"op", "run"}}, [refused](json r) { *refused = std::move(r); });
+  pipeline_->CallHttp(alice_, {{"v", 1}, {"op", "queue"}}, [queued](json r) { *queued = std::move(r); });
+  pipeline_->Process();
+  EXPECT_EQ(Code(*refused), "invalid_argument");
+  EXPECT_NE(Message(*refused).find("\"run\""), std::string::npos) << refused->dump();
+  EXPECT_TRUE(queued->value("ok", false)) << queued->dump();
+  EXPECT_EQ(log_, (std::vector<std::string>{"catch up", "queue by alice", "catch up", "queue by alice"}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "web/api_map.h"
 
 #include "api/ops.h"
+#include "api/protocol.h"
 #include "json/bounded.h"
 
 namespace rota::web {
@@ -45,6 +46,43 @@ nlohmann::json QueryToRequest(const std::multimap<std::string, std::string>& par
     out[key] = v.ok() ? std::move(*v) : nlohmann::json(value);
   }
   return out;
+}
+
+ApiCall MapApiCall(bool get, const std::string& op, const std::multimap<std::string, std::string>& params,
+                   std::string_view body) {
+  ApiCall call;
+  if (std::string why = RefusedOverHttp(op); !why.empty()) {
+    call.status = 400;
+    call.code = "invalid_argument";
+    call.message = why;
+    return call;
+  }
+  if (get && !ReadOnlyOp(op)) {
+    call.status = 405;
+    call.code = "invalid_argument";
+    call.message = "\"" + op + "\" changes state: use POST";
+    return call;
+  }
+  if (get) {
+    call.request = QueryToRequest(params);
+  } else if (body.empty()) {
+    call.request = nlohmann::json::object();
+  } else {
+    // Depth-bounded (json/bounded.h): a deep body is refused before anything copies it.
+    StatusOr<nlohmann::json> parsed = ParseBoundedJson(body);
+    if (!parsed.ok() || !parsed->is_object()) {
+      call.status = 400;
+      call.code = "invalid_argument";
+      call.message = "the request body is not a JSON object" +
+                     (parsed.ok() ? "" : ": " + parsed.status().message()) + " (see docs/http.md)";
+      return call;
+    }
+    call.request = std::move(*parsed);
+  }
+  call.request.erase("v");
+  call.request["op"] = op;
+  call.request["v"] = api::kVersion;
+  return call;
 }
 
 }  // namespace rota::web

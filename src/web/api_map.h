@@ -28,4 +28,18 @@ int HttpStatusOfReply(const nlohmann::json& reply);
 // else as a string ("job_id=12" -> 12, "user=alice" -> "alice").
 nlohmann::json QueryToRequest(const std::multimap<std::string, std::string>& params);
 
+// What an HTTP call to /api/<op> asks of the socket API, before who asks is checked: the request
+// object (a GET's query parameters, QueryToRequest, or a POST's body, a JSON object; "op" from
+// the path and "v" this API's, whatever the call said), or why it is refused here: an operation
+// refused over HTTP (400), a GET of one that changes state (405), a body that is not a JSON
+// object or nests too deep (400).
+struct ApiCall {
+  int status = 200;  // 200: `request` holds the request; else refused with `code` and `message`
+  std::string code;
+  std::string message;
+  nlohmann::json request;
+};
+ApiCall MapApiCall(bool get, const std::string& op, const std::multimap<std::string, std::string>& params,
+                   std::string_view body);
+
 }  // namespace rota::web

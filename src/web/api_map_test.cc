@@ -47,6 +47,35 @@ TEST(ApiMap, QueryValuesParseAsJsonElseStrings) {
   EXPECT_LE(JsonDepth(d), kMaxJsonDepth);
 }
 
+TEST(ApiMap, MapApiCallMakesTheSocketRequestOrRefusesHere) {
+  const std::multimap<std::string, std::string> none;
+  // A GET's query; the path's operation and this API's version, whatever the call said.
+  ApiCall get = MapApiCall(true, "show", {{"job_id", "12"}, {"op", "cancel"}, {"v", "7"}}, "");
+  ASSERT_EQ(get.status, 200) << get.message;
+  EXPECT_EQ(get.request, (nlohmann::json{{"job_id", 12}, {"op", "show"}, {"v", 1}}));
+  // A POST's body; an empty one is an empty request.
+  ApiCall post = MapApiCall(false, "cancel", none, R"({"job_id": 12, "op": "queue"})");
+  ASSERT_EQ(post.status, 200) << post.message;
+  EXPECT_EQ(post.request, (nlohmann::json{{"job_id", 12}, {"op", "cancel"}, {"v", 1}}));
+  EXPECT_EQ(MapApiCall(false, "queue", none, "").request, (nlohmann::json{{"op", "queue"}, {"v", 1}}));
+  // Refused here, each with its status, code and a message.
+  ApiCall socket_only = MapApiCall(false, "run", none, "{}");
+  EXPECT_EQ(socket_only.status, 400);
+  EXPECT_EQ(socket_only.code, "invalid_argument");
+  EXPECT_NE(socket_only.message.find("\"run\""), std::string::npos) << socket_only.message;
+  ApiCall get_write = MapApiCall(true, "cancel", {{"job_id", "12"}}, "");
+  EXPECT_EQ(get_write.status, 405);
+  EXPECT_EQ(get_write.message, "\"cancel\" changes state: use POST");
+  for (const char* body : {"[1]", "{", "\"x\"", "{\"a\": 1} {"}) {
+    ApiCall bad = MapApiCall(false, "queue", none, body);
+    EXPECT_EQ(bad.status, 400) << body;
+    EXPECT_EQ(bad.message.rfind("the request body is not a JSON object", 0), 0u) << bad.message;
+  }
+  std::string deep(kMaxJsonDepth + 1, '[');
+  deep = "{\"a\":" + deep;
+  EXPECT_EQ(MapApiCall(false, "queue", none, deep).status, 400);
+}
+
 }  // namespace
 }  // namespace api_map_test
 }  // namespace rota::web

@@ -100,26 +100,58 @@ void InProcessDaemon::Settle() {
   for (int quiet = 0; quiet < 3;) quiet = daemon_->loop().RunOnce(quiet == 0 ? 0 : 8) > 0 ? 0 : quiet + 1;
 }
 
-json InProcessDaemon::Call(const std::string& user, json request) {
+std::optional<daemon::Caller> InProcessDaemon::CallerOf(const std::string& user) const {
   auto it = Users().find(user);
   if (it == Users().end()) {
     ADD_FAILURE() << "no made-up user " << user;
-    return json();
+    return std::nullopt;
   }
   daemon::Caller caller;
   caller.uid = it->second.uid;
   caller.gid = it->second.uid;
   caller.name = user;
   caller.admin = it->second.admin;
+  return caller;
+}
+
+json InProcessDaemon::Call(const std::string& user, json request) {
+  const std::optional<daemon::Caller> caller = CallerOf(user);
+  if (!caller) return json();
   request["v"] = api::kVersion;
   std::optional<json> reply;
-  daemon_->Call(caller, request, [&reply](json r) { reply = std::move(r); });
+  daemon_->Call(*caller, request, [&reply](json r) { reply = std::move(r); });
   for (int turns = 0; !reply && turns < 1000; ++turns) daemon_->loop().RunOnce(10);
   if (!reply) {
     ADD_FAILURE() << "no reply to " << request.dump();
     return json();
   }
   Settle();
+  return *reply;
+}
+
+json InProcessDaemon::CallLine(const std::string& user, std::string line) {
+  const std::optional<daemon::Caller> caller = CallerOf(user);
+  if (!caller) return json();
+  std::optional<json> reply;
+  daemon_->CallLine(*caller, std::move(line), [&reply](json r) { reply = std::move(r); });
+  return AwaitReply(reply);
+}
+
+json InProcessDaemon::CallHttp(const std::string& user, json request) {
+  const std::optional<daemon::Caller> caller = CallerOf(user);
+  if (!caller) return json();
+  std::optional<json> reply;
+  daemon_->CallHttp(*caller, std::move(request), [&reply](json r) { reply = std::move(r); });
+  return AwaitReply(reply);
+}
+
+json InProcessDaemon::AwaitReply(std::optional<json>& reply) {
+  // The reply comes from the loop's idle hook: at once, unless it waits for the engine.
+  for (int turns = 0; !reply && turns < 1000; ++turns) daemon_->loop().RunOnce(turns < 2 ? 0 : 10);
+  if (!reply) {
+    ADD_FAILURE() << "no reply to a request";
+    return json();
+  }
   return *reply;
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -54,6 +55,11 @@ class InProcessDaemon {
   // `request` (with "op"; "v" is added) from user `user` ("alice", "bob", "carol", "root"),
   // answered after the daemon's batch of events and the passes that follow it.
   nlohmann::json Call(const std::string& user, nlohmann::json request);
+  // A request line as it came (any bytes, "v" not added) from `user`, and a request as the HTTP
+  // front end hands it over (RequestPipeline::CallLine, CallHttp). Their reply, as soon as it
+  // comes: the passes that follow are not waited for (the fuzz targets make thousands of calls).
+  nlohmann::json CallLine(const std::string& user, std::string line);
+  nlohmann::json CallHttp(const std::string& user, nlohmann::json request);
   // Submits `command` (a shell-free argv) for `user` with the job fields `job` (time_limit,
   // request, signal, ...); the job's id, or 0 (the test fails) when refused.
   JobId Submit(const std::string& user, nlohmann::json job);
@@ -81,6 +87,11 @@ class InProcessDaemon {
   bool WaitFor(const std::function<bool()>& done);
 
  private:
+  // The made-up user's caller (the test fails for a name not made up).
+  std::optional<daemon::Caller> CallerOf(const std::string& user) const;
+  // Runs the loop until `reply` comes (the test fails when it does not), without settling.
+  nlohmann::json AwaitReply(std::optional<nlohmann::json>& reply);
+
   sigset_t old_mask_;  // the daemon blocks the signals it reads from a signalfd; put back after
   TempDir dir_{"rota-inproc"};
   FakeClock clock_;
