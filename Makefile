@@ -7,7 +7,7 @@ BUILD_SAN ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-san test test-unit test-san run replay bench clean
+.PHONY: all deps build build-san test test-unit test-san fuzz run replay bench clean
 
 all: build
 
@@ -20,11 +20,16 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The sanitized build is clang's (the normal one g++'s): its fuzz targets (fuzz/) are libFuzzer's,
+# and the sanitized tests and the fuzzers share its libraries (CMakeLists.txt, ROTA_FUZZ).
+SAN_CC ?= clang
+SAN_CXX ?= clang++
 $(BUILD_SAN)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON \
+	  -DROTA_FUZZ=ON -DROTA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 
 build-san: deps $(BUILD_SAN)/CMakeCache.txt
-	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota rotad rota-shepherd
+	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota rotad rota-shepherd fuzz_targets
 
 # On a failure, ctest-digest.py repeats why each failed test failed at the end of the output, where
 # a CI log that keeps only its head and tail still shows it.
@@ -39,6 +44,13 @@ test: test-unit test-san
 	@scripts/check-no-clock.sh
 	@scripts/check-json-reads.sh
 	@scripts/check-tested-by.py
+
+# Each fuzz target for FUZZ_SECONDS (default 120), JOBS at a time, growing its corpus under
+# $(BUILD_SAN)/fuzz-work from run to run (fuzz/README.md); `make test` fuzzes each for seconds.
+FUZZ_SECONDS ?= 120
+fuzz: build-san
+	find $(BUILD_SAN) -maxdepth 1 -name 'fuzz_*' -type f -executable | sort | xargs -P $(JOBS) -I{} env ROTA_FUZZ_KEEP=1 python3 fuzz/run.py {} \
+	  --libfuzzer=ON --seconds $(FUZZ_SECONDS) --work $(CURDIR)/$(BUILD_SAN)/fuzz-work
 
 # Starts rotad in the foreground: the real GPUs through NVML, or simulated ones where there are none.
 run: build

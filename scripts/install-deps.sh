@@ -5,6 +5,7 @@ PKGS=(build-essential cmake pkg-config git
       libsqlite3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libtomlplusplus-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3
+      clang libclang-rt-14-dev  # the sanitized build and its fuzz targets (libFuzzer): fuzz/README.md
       tzdata                 # [policy] timezone: zone names with daylight saving (config/tzdb.cc)
       libpam0g-dev           # rotad: password sign-in on the web page
       prometheus wrk         # tests/daemon/test_prometheus.py, bench/http_bench.sh

@@ -37,11 +37,16 @@ for _ in range(int(sys.argv[2])):
 
 
 def _sanitized():
+    # g++ links ASan's runtime as libasan.so; clang (the sanitized build's compiler) links it into
+    # the executable, whose symbol table then holds __asan_init.
     try:
         r = subprocess.run(["ldd", ROTAD], capture_output=True, text=True, timeout=30)
+        if "libasan" in r.stdout:
+            return True
+        r = subprocess.run(["nm", "-D", ROTAD], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "libasan" in r.stdout
+    return "__asan_init" in r.stdout
 
 
 # rotad built with AddressSanitizer: it keeps freed memory in quarantine and shadows the rest, so
