@@ -54,11 +54,9 @@ void ReadTopLevel(internal::Section& s, Config& c) {
 }  // namespace
 
 StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
-  if (const std::optional<TomlTrap> trap = FindTomlHeaderTrap(text)) {
+  if (const std::optional<TomlTrap> trap = FindTomlTrap(text)) {
     return InvalidArgument(std::string(name) + ':' + std::to_string(trap->line) + ':' +
-                           std::to_string(trap->column) +
-                           ": a table header's name must start with a letter, digit, '_', '-' or a quote, as in "
-                           "[users.alice] or [[gpus.card]] (not valid TOML)");
+                           std::to_string(trap->column) + ": " + trap->what + " (not valid TOML)");
   }
   toml::table table;
   try {

@@ -12,7 +12,14 @@ bool Blank(char c) { return c == ' ' || c == '\t'; }
 
 }  // namespace
 
-std::optional<TomlTrap> FindTomlHeaderTrap(std::string_view text) {
+std::optional<TomlTrap> FindTomlTrap(std::string_view text) {
+  constexpr const char* kHeader =
+      "a table header's name must start with a letter, digit, '_', '-' or a quote, as in [users.alice] or "
+      "[[gpus.card]]";
+  constexpr const char* kNotAscii =
+      "a character other than ASCII outside a string or a comment (names and values with other "
+      "characters go in quotes: \"张三\" = ...)";
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a byte order mark
   enum class In { kNothing, kMultiBasic, kMultiLiteral } in = In::kNothing;
   int line = 1;
   std::size_t line_start = 0;
@@ -62,13 +69,14 @@ std::optional<TomlTrap> FindTomlHeaderTrap(std::string_view text) {
       // error too (brackets of an array of tables must touch).
       if (j < text.size() && !(text[j] == '[' && blank) && !BareKeyChar(text[j]) && text[j] != '"' &&
           text[j] != '\'' && text[j] != ']') {
-        return TomlTrap{line, static_cast<int>(j - line_start) + 1};
+        return TomlTrap{line, static_cast<int>(j - line_start) + 1, kHeader};
       }
       // The rest of a header line holds no value (no string may span lines there).
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     }
     at_line_start = false;
+    if (static_cast<unsigned char>(c) >= 0x80) return TomlTrap{line, static_cast<int>(i - line_start) + 1, kNotAscii};
     if (c == '[' || c == '{') {
       ++depth;
     } else if ((c == ']' || c == '}') && depth > 0) {

@@ -11,13 +11,13 @@ namespace {
 TEST(TomlGuardTest, FindsHeadersThatDoNotStartLikeAKey) {
   // The inputs of the upstream fix (toml++ pull request 301) and what fuzz/config_toml.cc found.
   for (const char* text : {"[[[1]]]", "[[[a]]]", "[[[]]", "[[=", "[!]", "[\n", "a = 1\n  [[ .x]]\n", "[[\t#x]]"}) {
-    EXPECT_TRUE(FindTomlHeaderTrap(text).has_value()) << text;
+    EXPECT_TRUE(FindTomlTrap(text).has_value()) << text;
   }
-  const std::optional<TomlTrap> trap = FindTomlHeaderTrap("a = 1\n\n  [[[x]]]\n");
+  const std::optional<TomlTrap> trap = FindTomlTrap("a = 1\n\n  [[[x]]]\n");
   ASSERT_TRUE(trap.has_value());
   EXPECT_EQ(trap->line, 3);
   EXPECT_EQ(trap->column, 5);  // the third '['
-  EXPECT_TRUE(FindTomlHeaderTrap("a = [1,\n 2]\n[!]\n").has_value()) << "after an array value ends";
+  EXPECT_TRUE(FindTomlTrap("a = [1,\n 2]\n[!]\n").has_value()) << "after an array value ends";
 }
 
 TEST(TomlGuardTest, LeavesValidHeadersAndWhatIsNotAHeader) {
@@ -28,7 +28,21 @@ TEST(TomlGuardTest, LeavesValidHeadersAndWhatIsNotAHeader) {
         "t = {a = [\n[!]]}\n",
         "t = \"\"\"\n[!] not a header\n\"\"\"\n", "t = '''\n[[[ also not\n'''\n",
         "t = \"\"\"a \\\"\"\" still inside\n[!]\"\"\"\n", "a = \"[!]\" # [!]\n", "# [!]\n", "["}) {
-    EXPECT_FALSE(FindTomlHeaderTrap(text).has_value()) << text;
+    EXPECT_FALSE(FindTomlTrap(text).has_value()) << text;
+  }
+}
+
+TEST(TomlGuardTest, FindsCharactersOtherThanAsciiOutsideStringsAndComments) {
+  // U+03F6 at the start of the file was fuzz/config_toml's finding; U+00E9 takes the same way.
+  for (const char* text : {"\u03f6 = 1", "a = 1 \u00e9\n", "\u00e9 = 1", "[a]\n\u3000b = 1\n", "a = \"x\" \u00e9"}) {
+    const std::optional<TomlTrap> trap = FindTomlTrap(text);
+    ASSERT_TRUE(trap.has_value()) << text;
+    EXPECT_NE(std::string(trap->what).find("other than ASCII"), std::string::npos);
+  }
+  EXPECT_EQ(FindTomlTrap("a = 1 \u00e9")->column, 7);
+  for (const char* text : {"\xEF\xBB\xBF" "a = 1", "\"\u5f20\u4e09\" = 1 # \u00e9\n", "a = '\u00e9'\nb = \"\"\"\n\u00e9\n\"\"\"\n",
+                           "[users.\"\u5f20\u4e09\"]\nrole = \"phd\"\n"}) {
+    EXPECT_FALSE(FindTomlTrap(text).has_value()) << text;
   }
 }
 
@@ -36,6 +50,10 @@ TEST(TomlGuardTest, ParseConfigRefusesTheTrapWithALine) {
   StatusOr<Config> c = ParseConfig("[policy]\nalgorithm = \"rota\"\n[[[gpus.card]]]\n", "rota.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("rota.toml:3:3: a table header's name must start with"), std::string::npos)
+      << c.status().message();
+  c = ParseConfig("[policy]\nalgorithm = \"rota\" \u00e9\n", "rota.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("rota.toml:2:20: a character other than ASCII"), std::string::npos)
       << c.status().message();
 }
 

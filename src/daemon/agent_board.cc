@@ -76,7 +76,7 @@ Status AgentBoard::Post(std::string_view token, std::string_view body, std::vect
   const std::string node = token.empty() ? "" : NodeOfToken(token);
   if (node.empty()) return PermissionDenied("not a node agent's token");
   // {"cards": [{"procs": [{...}]}]}: five levels, and no reading needs more.
-  StatusOr<nlohmann::json> j = ParseBoundedJson(body, 5);
+  StatusOr<nlohmann::json> j = ParseBoundedJson(body, 5, JsonFloats::kWithinInt32);
   if (!j.ok()) return j.status();
   StatusOr<device::NodeReadings> r = device::ReadingsFromJson(*j);
   if (!r.ok()) return r.status();

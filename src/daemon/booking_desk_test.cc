@@ -82,6 +82,11 @@ TEST_F(BookingDeskTest, ABookingWithinTheRulesIsConfirmedAndADryRunStoresNothing
   EXPECT_EQ(changes_, 0);
   EXPECT_TRUE(desk_->book().all().empty());
 
+  // 2^32 + 1 GPUs is not 1 GPU (it was, read as an int).
+  const json huge = Book(alice_, {{"gpus", 4294967297LL}, {"start", kTomorrow}, {"end", kTomorrow + 2 * kHour}});
+  EXPECT_FALSE(huge.value("ok", true)) << huge.dump();
+  EXPECT_EQ(huge["error"].value("message", ""), "\"gpus\" must be a number of GPUs from 1 to 4096") << huge.dump();
+
   const json booked = Book(alice_, {{"gpus", 2}, {"start", kTomorrow}, {"end", kTomorrow + 2 * kHour}});
   ASSERT_TRUE(booked.value("ok", false)) << booked.dump();
   EXPECT_EQ(booked["booking"]["state"], "confirmed");

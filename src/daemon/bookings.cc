@@ -89,7 +89,10 @@ StatusOr<BookingSpec> BookingDesk::BookingSpecFrom(const Caller& caller, const j
     spec.request.gpus = static_cast<int>(spec.cards.size());
   }
   if (auto it = b.find("gpus"); it != b.end()) {
-    if (!it->is_number_integer() || it->get<int>() < 1) return InvalidArgument("\"gpus\" must be a number of GPUs >= 1");
+    // Compared as read (4294967297 as an int would be 1 GPU).
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 4096) {
+      return InvalidArgument("\"gpus\" must be a number of GPUs from 1 to 4096");
+    }
     if (!spec.cards.empty() && it->get<int>() != static_cast<int>(spec.cards.size())) {
       return InvalidArgument("\"gpus\" and the number of \"gpu_ids\" disagree");
     }

@@ -135,7 +135,7 @@ void HttpFront::Password(const httplib::Request& req, httplib::Response& res) {
     return;
   }
   if (RefusedAsExposed(req, res)) return;
-  StatusOr<json> parsed = ParseBoundedJson(req.body);
+  StatusOr<json> parsed = ParseBoundedJson(req.body, kMaxJsonDepth, JsonFloats::kWithinInt32);
   const json body = parsed.ok() ? std::move(*parsed) : json();
   if (!body.is_object() || !body.contains("user") || !body["user"].is_string() ||
       !body.contains("password") || !body["password"].is_string()) {

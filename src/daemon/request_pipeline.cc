@@ -93,7 +93,7 @@ std::size_t RequestPipeline::Process() {
     const bool over_http = in.object.has_value();
     // Depth-bounded: a deep request is refused here, before anything copies or echoes a part of
     // it (json/bounded.h).
-    StatusOr<json> parsed = over_http ? StatusOr<json>(std::move(*in.object)) : ParseBoundedJson(in.line);
+    StatusOr<json> parsed = over_http ? StatusOr<json>(std::move(*in.object)) : ParseBoundedJson(in.line, kMaxJsonDepth, JsonFloats::kWithinInt32);
     json request = parsed.ok() ? std::move(*parsed) : json();
     std::string op_name;
     json reply;

@@ -40,7 +40,7 @@ std::string SpecToJson(const JobSpec& spec) {
 }
 
 StatusOr<JobSpec> SpecFromJson(const std::string& text) {
-  StatusOr<json> parsed = ParseBoundedJson(text);
+  StatusOr<json> parsed = ParseBoundedJson(text, kMaxJsonDepth, JsonFloats::kWithinInt32);
   if (!parsed.ok()) return InvalidArgument("bad job spec: " + parsed.status().message());
   try {
     const json& j = *parsed;
@@ -81,7 +81,7 @@ std::string ResultToJson(const ExitInfo& info) {
 }
 
 StatusOr<ExitInfo> ResultFromJson(const std::string& text) {
-  StatusOr<json> parsed = ParseBoundedJson(text);
+  StatusOr<json> parsed = ParseBoundedJson(text, kMaxJsonDepth, JsonFloats::kWithinInt32);
   if (!parsed.ok()) return InvalidArgument("bad job result: " + parsed.status().message());
   try {
     const json& j = *parsed;

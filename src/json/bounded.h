@@ -26,7 +26,16 @@ namespace rota {
 // stack's end, on the event loop or on an HTTP worker.
 inline constexpr int kMaxJsonDepth = 32;
 
-StatusOr<nlohmann::json> ParseBoundedJson(std::string_view text, int max_depth = kMaxJsonDepth);
+// Which numbers written with a fraction or an exponent (floats) a reader accepts. A float read
+// into a C++ integer (a member read with value("x", 0) or get<int>()) that the integer cannot
+// hold is undefined behaviour, not an exception: requests and the shepherd's files, whose
+// members are all read as integers, take kWithinInt32 (fuzz/shepherd_files found 4.9e56 read
+// as a long). Whole numbers without a fraction or exponent are integers to nlohmann and are
+// never refused here.
+enum class JsonFloats { kAny, kWithinInt32 };
+
+StatusOr<nlohmann::json> ParseBoundedJson(std::string_view text, int max_depth = kMaxJsonDepth,
+                                          JsonFloats floats = JsonFloats::kAny);
 
 // How deep `value` nests (0 for a scalar), without recursion: for values not built by ParseJson.
 int JsonDepth(const nlohmann::json& value);

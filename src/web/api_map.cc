@@ -42,7 +42,7 @@ nlohmann::json QueryToRequest(const std::multimap<std::string, std::string>& par
   for (const auto& [key, value] : params) {
     // A value that is not JSON (or nests too deep to be read as such) is taken as a string. The
     // request object adds one level above its values.
-    StatusOr<nlohmann::json> v = ParseBoundedJson(value, kMaxJsonDepth - 1);
+    StatusOr<nlohmann::json> v = ParseBoundedJson(value, kMaxJsonDepth - 1, JsonFloats::kWithinInt32);
     out[key] = v.ok() ? std::move(*v) : nlohmann::json(value);
   }
   return out;
@@ -69,7 +69,7 @@ ApiCall MapApiCall(bool get, const std::string& op, const std::multimap<std::str
     call.request = nlohmann::json::object();
   } else {
     // Depth-bounded (json/bounded.h): a deep body is refused before anything copies it.
-    StatusOr<nlohmann::json> parsed = ParseBoundedJson(body);
+    StatusOr<nlohmann::json> parsed = ParseBoundedJson(body, kMaxJsonDepth, JsonFloats::kWithinInt32);
     if (!parsed.ok() || !parsed->is_object()) {
       call.status = 400;
       call.code = "invalid_argument";
