@@ -250,18 +250,32 @@ nvmlReturn_t HandleByIndex(unsigned int index, nvmlDevice_t* device) {
   return NVML_SUCCESS;
 }
 
+// Every exported function's body: a state file of the wrong shape (a string where a number
+// belongs) makes nlohmann::json throw, and no exception may leave a C library
+// (fuzz/fake_nvml_state found one that did).
+template <typename F>
+nvmlReturn_t Guarded(F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception&) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
 }  // namespace
 
 extern "C" {
 
 // ---- Required, unversioned: present in both builds. ----
 
-nvmlReturn_t nvmlInit() { return Init(); }
+nvmlReturn_t nvmlInit() { return Guarded([&] { return Init(); }); }
 
 nvmlReturn_t nvmlShutdown() {
-  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  --g_init_count;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    --g_init_count;
+    return NVML_SUCCESS;
+  });
 }
 
 const char* nvmlErrorString(nvmlReturn_t result) {
@@ -279,238 +293,290 @@ const char* nvmlErrorString(nvmlReturn_t result) {
   }
 }
 
-nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) { return Count(count); }
+nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) { return Guarded([&] { return Count(count); }); }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
-  return HandleByIndex(index, device);
+  return Guarded([&] {
+    return HandleByIndex(index, device);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  return CopyString((mig ? *mig : *card).value("uuid", std::string()), uuid, length);
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    return CopyString((mig ? *mig : *card).value("uuid", std::string()), uuid, length);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  std::string value = card->value("name", std::string("NVIDIA Fake GPU"));
-  if (mig) value += " MIG " + mig->value("profile", std::string("?"));
-  return CopyString(value, name, length);
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    std::string value = card->value("name", std::string("NVIDIA Fake GPU"));
+    if (mig) value += " MIG " + mig->value("profile", std::string("?"));
+    return CopyString(value, name, length);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!mig) {
-    long long hang_ms = std::clamp(card->value("hang_ms", 0LL), 0LL, 10000LL);
-    if (hang_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hang_ms));
-    if (nvmlReturn_t r = Injected(*card, "memory"); r != NVML_SUCCESS) return r;
-  }
-  const json& src = mig ? *mig : *card;
-  unsigned long long total = src.value("memory_total_mib", 0ULL) * kMiB;
-  unsigned long long used = std::min(src.value("memory_used_mib", 0ULL) * kMiB, total);
-  *memory = nvmlMemory_t{total, total - used, used};
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!mig) {
+      long long hang_ms = std::clamp(card->value("hang_ms", 0LL), 0LL, 10000LL);
+      if (hang_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hang_ms));
+      if (nvmlReturn_t r = Injected(*card, "memory"); r != NVML_SUCCESS) return r;
+    }
+    const json& src = mig ? *mig : *card;
+    unsigned long long total = src.value("memory_total_mib", 0ULL) * kMiB;
+    unsigned long long used = std::min(src.value("memory_used_mib", 0ULL) * kMiB, total);
+    *memory = nvmlMemory_t{total, total - used, used};
+    return NVML_SUCCESS;
+  });
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) { return Pci(device, pci, false); }
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) { return Guarded([&] { return Pci(device, pci, false); }); }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
                                                   nvmlProcessInfo_v1_t* infos) {
-  return FillProcesses(device, count, infos);
+  return Guarded([&] {
+    return FillProcesses(device, count, infos);
+  });
 }
 
 #ifndef FAKE_NVML_MINIMAL
 
 // ---- Versioned. ----
 
-nvmlReturn_t nvmlInit_v2() { return Init(); }
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) { return Count(count); }
+nvmlReturn_t nvmlInit_v2() { return Guarded([&] { return Init(); }); }
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) { return Guarded([&] { return Count(count); }); }
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
-  return HandleByIndex(index, device);
+  return Guarded([&] {
+    return HandleByIndex(index, device);
+  });
 }
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) {
-  return Pci(device, pci, false);
+  return Guarded([&] {
+    return Pci(device, pci, false);
+  });
 }
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
-  return Pci(device, pci, true);
+  return Guarded([&] {
+    return Pci(device, pci, true);
+  });
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_v2_t* infos) {
-  return FillProcesses(device, count, infos);
+  return Guarded([&] {
+    return FillProcesses(device, count, infos);
+  });
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_v2_t* infos) {
-  return FillProcesses(device, count, infos);
+  return Guarded([&] {
+    return FillProcesses(device, count, infos);
+  });
 }
 
 // ---- Optional. ----
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  const json* state = nullptr;
-  if (!LoadState(state)) return NVML_ERROR_UNKNOWN;
-  return CopyString(state->value("driver_version", std::string("0.0")), version, length);
+  return Guarded([&] {
+    const json* state = nullptr;
+    if (!LoadState(state)) return NVML_ERROR_UNKNOWN;
+    return CopyString(state->value("driver_version", std::string("0.0")), version, length);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) {
-  if (util == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t r = CardNumber(device, "util_gpu", &util->gpu); r != NVML_SUCCESS) return r;
-  return CardNumber(device, "util_memory", &util->memory);
+  return Guarded([&] {
+    if (util == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t r = CardNumber(device, "util_gpu", &util->gpu); r != NVML_SUCCESS) return r;
+    return CardNumber(device, "util_memory", &util->memory);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, unsigned int* celsius) {
-  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
-  return CardNumber(device, "temperature", celsius);
+  return Guarded([&] {
+    if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    return CardNumber(device, "temperature", celsius);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) {
-  return CardNumber(device, "power_mw", milliwatts);
+  return Guarded([&] {
+    return CardNumber(device, "power_mw", milliwatts);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
-  return CardNumber(device, "minor", minor);
+  return Guarded([&] {
+    return CardNumber(device, "minor", minor);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
-  if (nvmlReturn_t r = CardNumber(device, "mig_mode", current); r != NVML_SUCCESS) return r;
-  if (pending) *pending = *current;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    if (nvmlReturn_t r = CardNumber(device, "mig_mode", current); r != NVML_SUCCESS) return r;
+    if (pending) *pending = *current;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
-  unsigned int mode = 0;
-  if (nvmlReturn_t r = CardNumber(device, "mig_mode", &mode); r != NVML_SUCCESS) return r;
-  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *count = kMaxMig;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    unsigned int mode = 0;
+    if (nvmlReturn_t r = CardNumber(device, "mig_mode", &mode); r != NVML_SUCCESS) return r;
+    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = kMaxMig;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t* mig_device) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (mig || mig_device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (index >= kMaxMig || index >= card->value("mig", json::array()).size()) return NVML_ERROR_NOT_FOUND;
-  const Handle* parent = reinterpret_cast<const Handle*>(device);
-  Handle& h = g_handles[parent->card][index + 1];
-  h = Handle{parent->card, static_cast<int>(index)};
-  *mig_device = reinterpret_cast<nvmlDevice_t>(&h);
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (mig || mig_device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (index >= kMaxMig || index >= card->value("mig", json::array()).size()) return NVML_ERROR_NOT_FOUND;
+    const Handle* parent = reinterpret_cast<const Handle*>(device);
+    Handle& h = g_handles[parent->card][index + 1];
+    h = Handle{parent->card, static_cast<int>(index)};
+    *mig_device = reinterpret_cast<nvmlDevice_t>(&h);
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* samples,
                                              unsigned int* count, unsigned long long /*last_seen_us*/) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  json with_util = json::array();
-  for (const json& p : card->value("processes", json::array())) {
-    if (p.contains("sm_util")) with_util.push_back(p);
-  }
-  const unsigned int n = static_cast<unsigned int>(with_util.size());
-  if (n == 0) return NVML_ERROR_NOT_FOUND;  // what NVML says when it has no samples
-  if (samples == nullptr || *count < n) {
-    *count = n;
-    return NVML_ERROR_INSUFFICIENT_SIZE;
-  }
-  try {
-    for (unsigned int i = 0; i < n; ++i) {
-      samples[i] = nvmlProcessUtilizationSample_t{with_util[i].at("pid").get<unsigned int>(),
-                                                  1000000ULL + i,
-                                                  with_util[i].at("sm_util").get<unsigned int>(),
-                                                  0,
-                                                  0,
-                                                  0};
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    json with_util = json::array();
+    for (const json& p : card->value("processes", json::array())) {
+      if (p.contains("sm_util")) with_util.push_back(p);
     }
-  } catch (const std::exception&) {
-    return NVML_ERROR_UNKNOWN;
-  }
-  *count = n;
-  return NVML_SUCCESS;
+    const unsigned int n = static_cast<unsigned int>(with_util.size());
+    if (n == 0) return NVML_ERROR_NOT_FOUND;  // what NVML says when it has no samples
+    if (samples == nullptr || *count < n) {
+      *count = n;
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    try {
+      for (unsigned int i = 0; i < n; ++i) {
+        samples[i] = nvmlProcessUtilizationSample_t{with_util[i].at("pid").get<unsigned int>(),
+                                                    1000000ULL + i,
+                                                    with_util[i].at("sm_util").get<unsigned int>(),
+                                                    0,
+                                                    0,
+                                                    0};
+      }
+    } catch (const std::exception&) {
+      return NVML_ERROR_UNKNOWN;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, unsigned int* is_active) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= NVML_NVLINK_MAX_LINKS || is_active == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *is_active = link < card->at("nvlink").size() ? NVML_FEATURE_ENABLED : 0;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
+    if (link >= NVML_NVLINK_MAX_LINKS || is_active == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *is_active = link < card->at("nvlink").size() ? NVML_FEATURE_ENABLED : 0;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
-  const json& peers = card->at("nvlink");
-  if (link >= peers.size() || !peers[link].is_string()) return NVML_ERROR_INVALID_ARGUMENT;
-  return FillPci(peers[link].get<std::string>(), pci, true);
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (mig || !card->contains("nvlink")) return NVML_ERROR_NOT_SUPPORTED;
+    const json& peers = card->at("nvlink");
+    if (link >= peers.size() || !peers[link].is_string()) return NVML_ERROR_INVALID_ARGUMENT;
+    return FillPci(peers[link].get<std::string>(), pci, true);
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error_type, unsigned int counter_type,
                                          unsigned long long* count) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (mig || !card->contains("ecc_uncorrected")) return NVML_ERROR_NOT_SUPPORTED;
-  if (error_type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter_type != NVML_VOLATILE_ECC || count == nullptr) {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  *count = card->value("ecc_uncorrected", 0ULL);
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (mig || !card->contains("ecc_uncorrected")) return NVML_ERROR_NOT_SUPPORTED;
+    if (error_type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter_type != NVML_VOLATILE_ECC || count == nullptr) {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    *count = card->value("ecc_uncorrected", 0ULL);
+    return NVML_SUCCESS;
+  });
 }
 
 // One event set is enough for Rota (it creates one per session).
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
-  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  g_event_set_live = true;
-  // A fresh set (a new Rota session) starts with nothing registered or delivered.
-  std::fill(std::begin(g_xid_registered), std::end(g_xid_registered), false);
-  std::fill(std::begin(g_xid_delivered), std::end(g_xid_delivered), 0);
-  *set = reinterpret_cast<nvmlEventSet_t>(&g_event_set_live);
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    g_event_set_live = true;
+    // A fresh set (a new Rota session) starts with nothing registered or delivered.
+    std::fill(std::begin(g_xid_registered), std::end(g_xid_registered), false);
+    std::fill(std::begin(g_xid_delivered), std::end(g_xid_delivered), 0);
+    *set = reinterpret_cast<nvmlEventSet_t>(&g_event_set_live);
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set) {
-  const json* state = nullptr;
-  const json *card, *mig;
-  if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
-  if (set == nullptr || mig || types != nvmlEventTypeXidCriticalError) return NVML_ERROR_INVALID_ARGUMENT;
-  g_xid_registered[reinterpret_cast<const Handle*>(device)->card] = true;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    const json* state = nullptr;
+    const json *card, *mig;
+    if (nvmlReturn_t r = Resolve(device, state, &card, &mig); r != NVML_SUCCESS) return r;
+    if (set == nullptr || mig || types != nvmlEventTypeXidCriticalError) return NVML_ERROR_INVALID_ARGUMENT;
+    g_xid_registered[reinterpret_cast<const Handle*>(device)->card] = true;
+    return NVML_SUCCESS;
+  });
 }
 
 // Delivers each registered card's "xid" list, one event per call, each entry once.
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int /*timeout_ms*/) {
-  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
-  const json* state = nullptr;
-  if (set == nullptr || data == nullptr || !LoadState(state)) return NVML_ERROR_INVALID_ARGUMENT;
-  const json* cards = Cards(*state);
-  for (int i = 0; cards != nullptr && i < static_cast<int>(cards->size()) && i < kMaxCards; ++i) {
-    const json& xids = (*cards)[static_cast<size_t>(i)].value("xid", json::array());
-    if (!g_xid_registered[i] || g_xid_delivered[i] >= xids.size()) continue;
-    g_handles[i][0] = Handle{i, -1};
-    *data = nvmlEventData_t{reinterpret_cast<nvmlDevice_t>(&g_handles[i][0]), nvmlEventTypeXidCriticalError,
-                            xids[g_xid_delivered[i]++].get<unsigned long long>(), 0xFFFFFFFFu, 0xFFFFFFFFu};
-    return NVML_SUCCESS;
-  }
-  return NVML_ERROR_TIMEOUT;
+  return Guarded([&] {
+    if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    const json* state = nullptr;
+    if (set == nullptr || data == nullptr || !LoadState(state)) return NVML_ERROR_INVALID_ARGUMENT;
+    const json* cards = Cards(*state);
+    for (int i = 0; cards != nullptr && i < static_cast<int>(cards->size()) && i < kMaxCards; ++i) {
+      const json& xids = (*cards)[static_cast<size_t>(i)].value("xid", json::array());
+      if (!g_xid_registered[i] || g_xid_delivered[i] >= xids.size()) continue;
+      g_handles[i][0] = Handle{i, -1};
+      *data = nvmlEventData_t{reinterpret_cast<nvmlDevice_t>(&g_handles[i][0]), nvmlEventTypeXidCriticalError,
+                              xids[g_xid_delivered[i]++].get<unsigned long long>(), 0xFFFFFFFFu, 0xFFFFFFFFu};
+      return NVML_SUCCESS;
+    }
+    return NVML_ERROR_TIMEOUT;
+  });
 }
 
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
-  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  g_event_set_live = false;
-  return NVML_SUCCESS;
+  return Guarded([&] {
+    if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    g_event_set_live = false;
+    return NVML_SUCCESS;
+  });
 }
 
 #endif  // FAKE_NVML_MINIMAL
