@@ -7,9 +7,9 @@ set time. This is what each ctest entry fuzz_NAME runs, and what `make fuzz` run
 BINARY is fuzz_NAME; its seeds are fuzz/corpus/NAME, its dictionary fuzz/NAME.dict and its own
 libFuzzer options fuzz/NAME.options, if any.
 --seconds defaults to $ROTA_FUZZ_SECONDS, else 5; 0 replays the corpus only. New inputs go to
-DIR/NAME (emptied first unless --keep or $ROTA_FUZZ_KEEP, so that a ctest run starts from the tree's corpus alone),
-findings to DIR/findings/. On a finding the exit status is non-zero and the last lines say how
-to replay it.
+DIR/NAME (emptied first unless --keep or $ROTA_FUZZ_KEEP, so that a ctest run starts from the
+tree's corpus alone), findings to DIR/findings/, the output also to DIR/NAME.log. On a finding
+the exit status is non-zero and the last lines say how to replay it.
 """
 import argparse
 import os
@@ -65,7 +65,15 @@ def main():
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
     before = set(os.listdir(findings))
-    rc = subprocess.call(cmd, env=env)
+    # The run's output goes to the terminal (or ctest's log) and to DIR/NAME.log, whose last
+    # lines (libFuzzer's final stats) docs/reliability.md quotes.
+    with open(os.path.join(args.work, name + ".log"), "wb") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for chunk in iter(lambda: proc.stdout.read1(65536), b""):
+            log.write(chunk)
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+        rc = proc.wait()
     if rc != 0:
         found = sorted(f for f in os.listdir(findings) if f.startswith(name + "-") and f not in before)
         print(f"\nfuzz_{name} found a fault (exit {rc}). Replay it with:", file=sys.stderr)
