@@ -11,19 +11,6 @@
 
 namespace {
 
-std::string OneBreakStyle(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\r') {
-      out += '\n';
-      if (i + 1 < s.size() && s[i + 1] == '\n') ++i;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // Whole UTF-8 sequences only (a lead byte and its continuation bytes; overlong forms are not
 // this target's concern).
 bool ValidUtf8(std::string_view s) {
@@ -108,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::vector<std::string>& f = written.at(event);
       std::string summary = "GPU 0+1: " + f[0];
       if (!f[1].empty()) summary += " (" + f[1] + ")";
-      fuzz::Require(Unescape(l.substr(8)) == OneBreakStyle(summary), "SUMMARY reads back as written");
+      fuzz::Require(Unescape(l.substr(8)) == fuzz::OneBreakStyle(summary), "SUMMARY reads back as written");
     }
     if (l.rfind("DESCRIPTION:", 0) == 0) {
       const std::vector<std::string>& f = written.at(event);
@@ -116,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // LF that follows it.
       std::string description = "State: " + f[3] + "\nTier: " + f[4];
       if (!f[2].empty()) description += "\nNote: " + f[2];
-      fuzz::Require(Unescape(l.substr(12)) == OneBreakStyle(description), "DESCRIPTION reads back as written");
+      fuzz::Require(Unescape(l.substr(12)) == fuzz::OneBreakStyle(description), "DESCRIPTION reads back as written");
       ++event;
     }
   }

@@ -38,6 +38,22 @@ inline unsigned char TakeByte(std::string_view& text) {
   return c;
 }
 
+// `s` with every line break (CRLF, CR, LF) as "\n": the booking targets' model of what their
+// formats keep of a text. Written here from the formats' documentation, apart from the product's
+// own version (api/booking_io.cc), so that a target checks the product against its contract.
+inline std::string OneBreakStyle(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\r') {
+      out += '\n';
+      if (i + 1 < s.size() && s[i + 1] == '\n') ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 // A property every input must keep: when it does not hold, the input is a finding.
 [[noreturn]] inline void Broken(const std::string& what) {
   std::fprintf(stderr, "property broken: %s\n", what.c_str());

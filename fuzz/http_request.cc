@@ -11,19 +11,15 @@
 // mapped request has the path's operation and this API's version; every request the mapping
 // lets through gets one reply, an object with "ok", a refusal with a code and a message.
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
-
+#include "fuzz/daemon_target.h"
 #include "fuzz/fuzz.h"
-#include "testing/daemon/in_process.h"
 #include "web/api_map.h"
 
-// The daemon's log (a line per refused request) only where a finding needs it: ROTA_FUZZ_LOG=1.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (std::getenv("ROTA_FUZZ_LOG") == nullptr) spdlog::set_level(spdlog::level::warn);
+  rota::fuzz::QuietLog();
   return 0;
 }
 
@@ -31,10 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace rota;
   using nlohmann::json;
   if (size > 64 * 1024) return 0;
-  // A daemon serves 64 inputs in a row (as in request_line.cc), started when first needed.
-  static std::unique_ptr<testing::InProcessDaemon> d;
-  static int served = 0;
-  if (d && ++served % 64 == 0) d.reset();
+  // Started only for calls the mapping lets through (most inputs never need one).
+  static fuzz::ReusedDaemon daemon(testing::SimulatedCards(2));
+  daemon.NextInput();
   static const char* const kUsers[] = {"alice", "bob", "root", "alice"};
   for (std::string_view line : fuzz::Split(fuzz::Text(data, size), '\n')) {
     const unsigned char choice = fuzz::TakeByte(line);
@@ -58,12 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::Require(call.request.is_object() && call.request.value("op", "") == op &&
                       call.request.value("v", 0) == api::kVersion,
                   "a mapped request has the path's operation and this API's version");
-    // The daemon only for calls the mapping lets through (most inputs never need one).
-    if (!d) {
-      d = std::make_unique<testing::InProcessDaemon>(testing::SimulatedCards(2), testing::kTuesdayMorning);
-      fuzz::Require(d->ok(), "the daemon starts");
-    }
-    const json reply = d->CallHttp(kUsers[choice & 3], call.request);
+    const json reply = daemon.Get().CallHttp(kUsers[choice & 3], call.request);
     fuzz::Require(reply.is_object() && reply.contains("ok") && reply["ok"].is_boolean(), "a reply says ok");
     if (!reply["ok"].get<bool>()) {
       fuzz::Require(web::HttpStatusOfReply(reply) >= 400, "a refusal has an error status");

@@ -4,20 +4,15 @@
 // one by one as its socket would. A line's first byte is the fuzzer's choice: who sends it
 // (alice, bob, carol or root: the peer credentials) and what happens first (virtual time moves
 // on, the oldest running job ends, the cards are sampled). The rest of the line is the request,
-// any bytes. A daemon serves 64 inputs in a row, then a new one starts: starting one costs 60 ms
-// (its store, threads and first passes), and a daemon per input would fuzz at 15 inputs a second.
-// A finding that needed what earlier inputs left replays with the corpus it came from
-// (fuzz/README.md, "Findings").
+// any bytes. A daemon serves 64 inputs in a row (daemon_target.h): a finding that needed what
+// earlier inputs left replays with the corpus it came from (docs/reliability.md).
 //
 // Properties: no crash, no sanitizer report; every line gets exactly one reply, a JSON object with
 // "ok"; a refusal has an error with a code and a message.
-#include <memory>
 #include <nlohmann/json.hpp>
 
-#include <spdlog/spdlog.h>
-
+#include "fuzz/daemon_target.h"
 #include "fuzz/fuzz.h"
-#include "testing/daemon/in_process.h"
 
 namespace {
 
@@ -39,9 +34,8 @@ same_day_needs_admin = false
 
 }  // namespace
 
-// The daemon's log (a line per refused request) only where a finding needs it: ROTA_FUZZ_LOG=1.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (std::getenv("ROTA_FUZZ_LOG") == nullptr) spdlog::set_level(spdlog::level::warn);
+  rota::fuzz::QuietLog();
   return 0;
 }
 
@@ -49,15 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace rota;
   using nlohmann::json;
   if (size > 64 * 1024) return 0;  // the socket reads lines of at most 1 MiB; keep inputs quick
-  static std::unique_ptr<testing::InProcessDaemon> daemon;
-  static int served = 0;
-  if (!daemon || ++served % 64 == 0) {
-    daemon.reset();
-    daemon = std::make_unique<testing::InProcessDaemon>(testing::SimulatedCards(4) + kConfig,
-                                                        testing::kTuesdayMorning);
-    fuzz::Require(daemon->ok(), "the daemon starts");
-  }
-  testing::InProcessDaemon& d = *daemon;
+  static fuzz::ReusedDaemon daemon(testing::SimulatedCards(4) + kConfig);
+  daemon.NextInput();
+  testing::InProcessDaemon& d = daemon.Get();
   static const char* const kUsers[] = {"alice", "bob", "carol", "root"};
   for (std::string_view line : fuzz::Split(fuzz::Text(data, size), '\n')) {
     const unsigned char choice = fuzz::TakeByte(line);

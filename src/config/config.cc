@@ -65,6 +65,11 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
     const auto& at = e.source().begin;
     return InvalidArgument(std::string(name) + ':' + std::to_string(at.line) + ':' + std::to_string(at.column) +
                            ": " + std::string(e.description()) + " (not valid TOML)");
+  } catch (const TomlCheckFailed& e) {
+    // A check of toml++'s own (config/toml.h): the text is invalid where toml++ does not say.
+    return InvalidArgument(std::string(name) +
+                           ": not valid TOML (the reader stopped on a check of its own: " + e.what() +
+                           "; look for a stray bracket, comma or quote)");
   }
   internal::Errors errors;
   internal::Section root(table, "", &errors);

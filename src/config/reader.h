@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "config/toml.h"
 
 #include "core/types.h"
 

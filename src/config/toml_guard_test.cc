@@ -57,6 +57,17 @@ TEST(TomlGuardTest, ParseConfigRefusesTheTrapWithALine) {
       << c.status().message();
 }
 
+TEST(TomlGuardTest, ABrokenCheckOfTomlppIsAnErrorNotAnAbort) {
+  // fuzz/config_toml: "[2,}" in an array breaks an asserted precondition of toml++'s value
+  // reader; config/toml.h makes every such assertion throw, in every build.
+  StatusOr<Config> c = ParseConfig("[gpus]\nsource = \"simulated\"\nnvlink = [[0, 1], [2,}\n", "rota.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("rota.toml: not valid TOML (the reader stopped on a check of its own"),
+            std::string::npos)
+      << c.status().message();
+}
+
 }  // namespace
 }  // namespace toml_guard_test
 }  // namespace rota::config
