@@ -29,6 +29,8 @@ $(BUILD_SAN)/CMakeCache.txt:
 	  -DROTA_FUZZ=ON -DROTA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 
 build-san: deps $(BUILD_SAN)/CMakeCache.txt
+	@grep -q '^ROTA_FUZZ:BOOL=ON' $(BUILD_SAN)/CMakeCache.txt || { echo "$(BUILD_SAN) predates the \
+	clang sanitized build with fuzz targets: remove it (rm -rf $(BUILD_SAN))"; exit 1; }
 	cmake --build $(BUILD_SAN) -j $(JOBS) --target rota_tests rota rotad rota-shepherd fuzz_targets
 
 # On a failure, ctest-digest.py repeats why each failed test failed at the end of the output, where
