@@ -6,7 +6,7 @@ set time. This is what each ctest entry fuzz_NAME runs, and what `make fuzz` run
 
 BINARY is fuzz_NAME; its seeds are fuzz/corpus/NAME, its dictionary fuzz/NAME.dict and its own
 libFuzzer options fuzz/NAME.options, if any.
---seconds defaults to $ROTA_FUZZ_SECONDS, else 5; 0 replays the corpus only. New inputs go to
+--seconds defaults to $ROTA_FUZZ_SECONDS, else 3; 0 replays the corpus only. New inputs go to
 DIR/NAME (emptied first unless --keep or $ROTA_FUZZ_KEEP, so that a ctest run starts from the
 tree's corpus alone), findings to DIR/findings/, the output also to DIR/NAME.log. On a finding
 the exit status is non-zero and the last lines say how to replay it.
@@ -25,7 +25,7 @@ def main():
     p.add_argument("binary")
     p.add_argument("--libfuzzer", default="OFF")
     p.add_argument("--work", required=True)
-    p.add_argument("--seconds", type=int, default=int(os.environ.get("ROTA_FUZZ_SECONDS", "5")))
+    p.add_argument("--seconds", type=int, default=int(os.environ.get("ROTA_FUZZ_SECONDS", "3")))
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
 
