@@ -298,8 +298,26 @@ LogFile={self.path('slurmdbd.log')}
         """The second node's slurmd killed (SIGKILL): the node stops answering. Its jobs' processes
         (slurmstepd and below) keep running until stop()."""
         pid = self.pid(f"slurmd-{self.second}.pid")
-        if pid:
-            os.kill(pid, signal.SIGKILL)
+        assert pid, f"no pid file of {self.second}'s slurmd: " + self.log_tail(f"slurmd-{self.second}.log")
+        os.kill(pid, signal.SIGKILL)
+        def gone():
+            try:
+                os.kill(pid, 0)
+                return False
+            except ProcessLookupError:
+                return True
+        self.wait(gone, f"{self.second}'s slurmd (pid {pid}) to die")
+
+    def wait_node_down(self, node, timeout=150):
+        """Until slurmctld has declared `node` down (after SlurmdTimeout without an answer); on a
+        timeout the node's record and slurmctld's log tell why not."""
+        state = lambda: self.run("sinfo", "-h", "-n", node, "-o", "%T", check=False).stdout.strip()
+        try:
+            self.wait(lambda: state().startswith("down"), f"slurmctld to declare {node} down", timeout=timeout,
+                      every=0.5)
+        except AssertionError as e:
+            shown = self.run("scontrol", "show", "node", node, check=False).stdout
+            raise AssertionError(f"{e}\nsinfo: {state()!r}\n{shown}") from None
 
     def start_controller(self):
         subprocess.run(["/usr/sbin/slurmctld", "-f", self.conf], check=True, timeout=30, env=self.env)
@@ -319,12 +337,12 @@ LogFile={self.path('slurmdbd.log')}
         return subprocess.run(cmd, capture_output=True, text=True, check=check, env=self.env, timeout=timeout,
                               cwd="/")
 
-    def wait(self, predicate, what, timeout=30):
+    def wait(self, predicate, what, timeout=30, every=0.2):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
                 return
-            time.sleep(0.2)
+            time.sleep(every)
         raise AssertionError(f"timed out waiting for {what}; slurmctld log:\n" + self.log_tail("slurmctld.log"))
 
     def log_tail(self, name, lines=20):

@@ -322,10 +322,12 @@ class TwoNodesTest(DaemonTest):
         job = self.d.submit("--gpus", "1", "--requeue", "--", "sh", "-c", "echo $(hostname) >> where; sleep 300")
         wait_for(lambda: self.node_of(job) == self.cluster.second, what="the job on the second node")
         self.cluster.kill_second_slurmd()
-        # Slurm declares the node down after SlurmdTimeout (20 s) and ends the job NODE_FAIL;
-        # Rota requeues it (it asked) and, the second node's cards out of service, waits for room.
+        # Slurm declares the node down after SlurmdTimeout (20 s; how soon after depends on its
+        # pings, so the wait for Slurm is its own, long one) and ends the job NODE_FAIL. Rota then
+        # requeues it (it asked) at its next look and, the node's cards out of service, waits for room.
+        self.cluster.wait_node_down(self.cluster.second)
         wait_for(lambda: any(e["to"] == "pending" and "NodeFail" in e["reason"] for e in self.d.show(job)["events"]),
-                 timeout=90, what="the job requeued after its node failed")
+                 timeout=20, what="the job requeued after its node failed")
         # A restart now finds its earlier run, ended NODE_FAIL, still in Slurm's queue under the
         # same tag: that is not a launch of the pending job, which stays pending.
         self.d.kill9()
