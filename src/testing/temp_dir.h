@@ -12,8 +12,9 @@ namespace rota::testing {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "rota-test") {
-    std::string pattern = "/tmp/" + prefix + "-XXXXXX";
+  // Under `base`: /tmp, or a memory file system (/dev/shm) for tests that write much and need no disk.
+  explicit TempDir(const std::string& prefix = "rota-test", const std::string& base = "/tmp") {
+    std::string pattern = base + "/" + prefix + "-XXXXXX";
     if (mkdtemp(pattern.data()) != nullptr) {
       path_ = pattern;
       chmod(path_.c_str(), 0755);
