@@ -299,8 +299,12 @@ void JobRunner::RecordEnd(Ending e) {
   if (e.requeue && !a.rec.interactive) engine_.Forget(id);
   Status s = setup_.ledger->SaveWith(a.rec, e.at, [&] {
     setup_.allocs->SaveMeasures(a);
-    return e.requeue ? store_.Requeue(id, e.reason, e.at)
-                     : store_.MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
+    Status end = e.requeue ? store_.Requeue(id, e.reason, e.at)
+                           : store_.MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
+    // The owner's notice is queued in the same commit as the end: a crash between two commits
+    // would record the end and lose the notice, which a restart does not give again.
+    if (end.ok() && !a.rec.interactive) setup_.notes->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, e.requeue);
+    return end;
   });
   if (!s.ok()) {
     // The record stays "running" on disk (a full or broken disk); it has left memory all the
@@ -312,12 +316,11 @@ void JobRunner::RecordEnd(Ending e) {
   }
   spdlog::info("job {} ({}): {}", id, a.rec.job.user, e.reason);
   if (a.rec.interactive) return;
+  setup_.notes->Wake();  // the notice is committed now: the notifier may read it
   if (!e.requeue) {
     engine_.Forget(id);
-    setup_.notes->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, false);
     return;
   }
-  setup_.notes->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, true);
   jobs_.Add(JobTable::Requeued(std::move(a), e.launch_failed, e.at));
   setup_.changed();
 }

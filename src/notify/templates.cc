@@ -100,11 +100,13 @@ Text JobText(const Event& e, bool zh) {
                            "\nAsk for more with --time next time. Logs: rota logs " + id};
     }
     if (e.state == "node_fail") {
-      return zh ? Text{job + " 因 GPU 故障终止", job + " 所在的 GPU 出现故障，作业已停止。" + Why(e, zh) +
-                                                     "\n请重新提交（rota submit ...）；日志：rota logs " + id}
-                : Text{"Job " + id + " stopped: GPU failure",
-                       "The GPU of your " + job + " failed and the job was stopped." + Why(e, zh) +
-                           "\nSubmit it again (rota submit ...). Logs: rota logs " + id};
+      // node_fail is any failure under the job: a card, a Slurm node, processes gone (a killed
+      // shepherd, a restart that found them vanished). The reason says which.
+      return zh ? Text{job + " 因故障终止", job + " 所用的 GPU 或节点出现故障，或其进程意外消失，作业已停止。" +
+                                                Why(e, zh) + "\n请重新提交（rota submit ...）；日志：rota logs " + id}
+                : Text{"Job " + id + " stopped: what it ran on failed",
+                       "Your " + job + " was stopped: its GPU or node failed, or its processes vanished." +
+                           Why(e, zh) + "\nSubmit it again (rota submit ...). Logs: rota logs " + id};
     }
     return zh ? Text{job + " 运行失败", job + " 以失败结束。" + Why(e, zh) + "\n日志：rota logs " + id}
               : Text{"Job " + id + " failed",

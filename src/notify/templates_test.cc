@@ -119,6 +119,14 @@ TEST(Templates, EndsSayWhyAndWhere) {
   e.reason = "Reclaimed: idle for 30m";
   EXPECT_EQ(Render(e, "en").subject, "[Rota] Job 17 was stopped");
   EXPECT_TRUE(Has(Render(e, "zh").text, "Reclaimed: idle for 30m"));
+  // node_fail: whatever failed under the job, which the reason names (a killed shepherd is no
+  // GPU failure).
+  e.state = "node_fail";
+  e.reason = "NodeFail: its processes vanished (requeued)";
+  en = Render(e, "en");
+  EXPECT_EQ(en.subject, "[Rota] Job 17 stopped: what it ran on failed");
+  EXPECT_TRUE(Has(en.text, "Reason: NodeFail: its processes vanished")) << en.text;
+  EXPECT_TRUE(Has(Render(e, "zh").subject, "因故障终止")) << Render(e, "zh").subject;
   e = Job("job_preempted");
   EXPECT_TRUE(Has(Render(e, "en").text, "checkpoint"));
   EXPECT_TRUE(Has(Render(e, "zh").text, "检查点"));
