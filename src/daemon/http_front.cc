@@ -174,23 +174,31 @@ void HttpFront::Routes() {
   httplib::Server& s = *server_;
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     request_start = std::chrono::steady_clock::now();
+    // A refusal here is sent before the body is read: the connection closes after it, or the
+    // body would be read as the next request (a 400 for each request after a 429).
+    auto refuse_and_close = [&] {
+      res.set_header("Connection", "close");
+      HttpServer::CloseAfterReply();
+      return httplib::Server::HandlerResponse::Handled;
+    };
     if (!limiter_.Allow(req.remote_addr, Seconds())) {
       res.set_header("Retry-After", "1");
       SendError(res, 429, "resource_exhausted", "too many requests from " + req.remote_addr + "; slow down");
-      return httplib::Server::HandlerResponse::Handled;
+      return refuse_and_close();
     }
     if (!web::HostAllowed(req.get_header_value("Host"), options_.web.listen, options_.web.allowed_hosts)) {
       NoteRefusal(req.remote_addr, PermissionDenied("Host \"" + req.get_header_value("Host") + "\" is not this server's"));
       SendError(res, 421, "permission_denied",
                 "this server does not answer to Host \"" + req.get_header_value("Host") +
                     "\" (add it to [web] allowed_hosts)");
-      return httplib::Server::HandlerResponse::Handled;
+      return refuse_and_close();
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   s.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 413) {
+      HttpServer::CloseAfterReply();  // the body was not read
       SendError(res, 413, "invalid_argument",
                 "the request is larger than " + std::to_string(options_.web.max_body) + " bytes");
     } else if (res.status == 404) {

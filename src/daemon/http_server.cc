@@ -173,6 +173,12 @@ void HttpServer::Leave(const std::string& address) {
   if (it != open_.end() && --it->second <= 0) open_.erase(it);
 }
 
+namespace {
+thread_local bool close_after_reply = false;  // set by CloseAfterReply during process_request
+}  // namespace
+
+void HttpServer::CloseAfterReply() { close_after_reply = true; }
+
 bool HttpServer::process_and_close_socket(socket_t sock) {
   std::string address;
   int port = 0;
@@ -206,7 +212,8 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
     const Steady::time_point now = Steady::now();
     stream.Begin(now + std::chrono::milliseconds(limits_.request_ms), now + std::chrono::milliseconds(limits_.write_ms));
     bool closed = false;
-    if (!process_request(stream, left == 1, closed, nullptr) || closed) break;
+    close_after_reply = false;
+    if (!process_request(stream, left == 1, closed, nullptr) || closed || close_after_reply) break;
   }
   if (ssl) {
     if (ok) (void)::SSL_shutdown(ssl);

@@ -45,6 +45,11 @@ class HttpServer : public httplib::Server {
   // An OpenSSL server context from PEM files; a message an admin can act on when they do not load.
   static StatusOr<SSL_CTX*> LoadTls(const std::string& cert_path, const std::string& key_path);
 
+  // For a handler that answers before the request's body was read (a pre-routing refusal): the
+  // connection closes after this reply, since the unread body would be taken for the next
+  // request on it (cpp-httplib keeps the connection). Only on the worker thread of the request.
+  static void CloseAfterReply();
+
   // Told of each connection refused for a limit (its address, why), for the log.
   void SetRefusedHook(std::function<void(const std::string& address, const std::string& why)> hook) {
     refused_ = std::move(hook);

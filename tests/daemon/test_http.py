@@ -5,6 +5,7 @@ cannot act on another's job or booking, and that password sign-in goes through P
 import json
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import time
@@ -311,6 +312,38 @@ class RateLimitTest(HttpTest):
         statuses = [self.http.get("/api/hello").status for _ in range(8)]
         self.assertEqual(statuses[:5], [401] * 5)
         self.assertEqual(statuses[-1], 429)
+
+    def test_a_refused_request_closes_its_connection_rather_than_misread_its_body(self):
+        # Requests with bodies on one keep-alive connection: the refusal comes before the body is
+        # read, so the connection closes after it. It used to stay open, and the body was read as
+        # the next request: "400 bad HTTP request" for every request after a 429.
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        body = b'{"job_id": 1}'
+        request = (b"POST /api/show HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        replies = b""
+        try:
+            for _ in range(8):
+                s.sendall(request)
+                time.sleep(0.05)
+        except OSError:  # closed by the server: what is wanted
+            pass
+        s.settimeout(5)
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                replies += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        s.close()
+        statuses = [int(m) for m in re.findall(rb"HTTP/1\.1 (\d{3}) ", replies)]
+        self.assertIn(429, statuses, replies[:2000])
+        self.assertEqual(statuses[-1], 429, statuses)  # nothing after the refusal on this connection
+        self.assertNotIn(400, statuses, replies[:2000])
+        last = replies[replies.rfind(b"HTTP/1.1 429"):]
+        self.assertIn(b"Connection: close", last)
 
 
 class MetricsTest(HttpTest):
