@@ -13,8 +13,11 @@ object (stdout) and a Markdown summary (stderr):
 
 Usage (root: the clients are real users, created if missing; the jobs run as them):
   bench/daemon/load.py [--clients 50] [--seconds 60] [--users 10] [--bin build]
-Submissions are not rate-limited here ([limits] submit_rate = 0): the point is rotad's own
-throughput; the limit's effect is tested in tests/daemon/test_attacks_load.py."""
+Each client waits a random think time (mean --think ms, default 100: some 10 operations a second
+each, 500 in all) between operations; --think 0 is a closed loop at full speed. Submissions and
+HTTP requests are not rate-limited here ([limits] submit_rate = 0, [web] rate = 0, and more
+connections per address: every client is 127.0.0.1): the point is rotad's own latency; the limits
+are tested in tests/daemon/test_attacks_load.py and test_http.py."""
 import argparse
 import encodings.idna  # noqa: F401 (loaded before the clients drop to users who may not read Python's lib)
 import http.client
@@ -43,6 +46,8 @@ submit_rate = 0
 connections_per_user = 256
 [web]
 listen = "127.0.0.1:{port}"
+rate = 0
+connections_per_address = 128
 """
 
 
@@ -113,15 +118,23 @@ class HttpClient:
                     raise
 
 
-def client(index, user, transport, sock, port, token, cwd, seconds, out):
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def client(index, user, transport, sock, port, token, cwd, seconds, think, out):
     """One client's loop; puts (records, acknowledged submissions) on `out`."""
     become(user)
     rng = random.Random(index)
     web = HttpClient(port, token) if transport == "http" else None
     call = web.call if web else (lambda r: socket_call(sock, r))
-    records, acked, mine, n = [], [], [], 0
+    records, acked, mine, n, said = [], [], [], 0, {}
     end = time.monotonic() + seconds
     while time.monotonic() < end:
+        if think > 0:
+            time.sleep(rng.expovariate(1000.0 / think))
         roll = rng.random()
         if roll < 0.4 or not mine:
             n += 1
@@ -138,13 +151,15 @@ def client(index, user, transport, sock, port, token, cwd, seconds, out):
         try:
             reply = call(request)
             code = "ok" if reply.get("ok", True) and "error" not in reply else reply["error"]["code"]
+            if code != "ok" and code not in said:
+                said[code] = reply["error"].get("message", "")
         except (OSError, ValueError, http.client.HTTPException) as e:
             reply, code = {}, "transport: " + type(e).__name__
         records.append((request["op"], transport, time.perf_counter() - t0, code))
         if request["op"] == "submit" and code == "ok":
             acked.append((name, reply["job_id"]))
             mine.append(reply["job_id"])
-    out.put((records, acked))
+    out.put((records, acked, said))
 
 
 def probe(user, sock, rota, seconds, out):
@@ -171,6 +186,7 @@ def main():
     ap.add_argument("--users", type=int, default=10)
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build"))
     ap.add_argument("--after", type=float, default=60, help="seconds to watch memory after the load")
+    ap.add_argument("--think", type=float, default=100, help="mean milliseconds between a client's operations")
     args = ap.parse_args()
     os.environ["ROTA_BIN_DIR"] = os.path.abspath(args.bin)
     import harness  # after ROTA_BIN_DIR: it reads where rotad and rota are
@@ -205,10 +221,11 @@ def main():
             transport = "socket" if i % 2 == 0 else "http"
             u = users[i % len(users)]
             procs.append(ctx.Process(target=client, args=(i, u, transport, d.socket, port, tokens[u], cwd,
-                                                          args.seconds, out)))
+                                                          args.seconds, args.think, out)))
         probe_out = ctx.Queue()
         procs.append(ctx.Process(target=probe, args=(prober, d.socket, harness.ROTA, args.seconds, probe_out)))
         peak = idle
+        cpu_before = cpu_seconds(pid)
         started = time.monotonic()
         for p in procs:
             p.start()
@@ -222,11 +239,16 @@ def main():
         for p in procs:
             p.join()
         elapsed = time.monotonic() - started
+        cpu = cpu_seconds(pid) - cpu_before
         at_end = rss_kib(pid)
         peak = max(peak, at_end)
         # Everything submitted is checked before the memory watch: the jobs finish meanwhile.
-        acked = [a for _, acks in results for a in acks]
-        records = [r for recs, _ in results for r in recs]
+        acked = [a for _, acks, _ in results for a in acks]
+        records = [r for recs, _, _ in results for r in recs]
+        messages = {}
+        for _, _, said in results:
+            for code, message in said.items():
+                messages.setdefault(code, message)
         queue, ended = d.api({"op": "queue", "all": True}, {"op": "history", "since": 0, "all": True, "limit": 1000})
         stored = queue["jobs"] + ended["jobs"]
         after = ended.get("next")
@@ -251,7 +273,8 @@ def main():
             else:
                 o["errors"][code] = o["errors"].get(code, 0) + 1
         report = {
-            "clients": args.clients, "users": len(users), "seconds": round(elapsed, 1),
+            "clients": args.clients, "users": len(users), "seconds": round(elapsed, 1), "think_ms": args.think,
+            "rotad_cpu_seconds": round(cpu, 1), "rotad_cpu_ms_per_operation": round(1000 * cpu / max(1, len(records)), 2),
             "operations": {k: dict(stats_ms(v["latencies"]), per_s=round(len(v["latencies"]) / elapsed, 1),
                                    errors=v["errors"]) for k, v in sorted(ops.items())},
             "total_per_s": round(sum(1 for r in records if r[3] == "ok") / elapsed, 1),
@@ -262,6 +285,7 @@ def main():
             "submissions_acknowledged": len(acked), "jobs_stored": sum(len(v) for v in by_name.values()),
             "lost_or_duplicated": lost[:20], "lost_or_duplicated_count": len(lost),
             "stored_never_acknowledged": unsent[:20],
+            "error_messages": messages,
         }
     finally:
         d.cleanup()
