@@ -303,7 +303,9 @@ void JobRunner::RecordEnd(Ending e) {
                            : store_.MarkEnded(id, e.state, e.code, e.reason, e.at, e.actor);
     // The owner's notice is queued in the same commit as the end: a crash between two commits
     // would record the end and lose the notice, which a restart does not give again.
-    if (end.ok() && !a.rec.interactive) setup_.notes->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, e.requeue);
+    if (end.ok() && !a.rec.interactive) {
+      setup_.notes->NotifyJobEnd(a.rec, e.state, e.reason, e.actor, e.requeue);
+    }
     return end;
   });
   if (!s.ok()) {

@@ -230,8 +230,8 @@ class Workload {
           const bool by_owner = rng_() % 2 == 0;
           b->entry.state = by_owner ? BookingState::kCancelled : BookingState::kActive;
           if (from == b->entry.state) continue;
-          return {store.UpdateBooking(*b, from, by_owner ? "cancelled by alice" : "started", by_owner ? "alice" : "rotad",
-                                      now_, by_owner),
+          return {store.UpdateBooking(*b, from, by_owner ? "cancelled by alice" : "started",
+                                      by_owner ? "alice" : "rotad", now_, by_owner),
                   by_owner};
         }
         case 10: {  // a notice of an ended job into the outbox (the event loop's connection)
@@ -401,8 +401,9 @@ Tally CutMany(std::uint64_t seed, int cuts, bool ignore_syncs) {
 
 std::string Summary(const Tally& t) {
   return std::to_string(t.cuts) + " cuts: " + std::to_string(t.latest) + " recovered to the last step, " +
-         std::to_string(t.earlier) + " to an earlier one with every durable change, " + std::to_string(t.lost) +
-         " lost a durable change, " + std::to_string(t.inconsistent) + " inconsistent";
+         std::to_string(t.earlier) + " to an earlier one with every durable change, " +
+         std::to_string(t.lost) + " lost a durable change, " + std::to_string(t.inconsistent) +
+         " inconsistent";
 }
 
 class PowerLossTest : public ::testing::TestWithParam<std::uint64_t> {};

@@ -94,7 +94,9 @@ int Sync(sqlite3_file* f, int /*flags*/) {
 
 int Lock(sqlite3_file* f, int level) { return Real(f)->pMethods->xLock(Real(f), level); }
 int Unlock(sqlite3_file* f, int level) { return Real(f)->pMethods->xUnlock(Real(f), level); }
-int CheckReservedLock(sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); }
+int CheckReservedLock(sqlite3_file* f, int* out) {
+  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
+}
 
 int FileControl(sqlite3_file* f, int op, void* arg) {
   // A size hint may make the unix VFS grow the file itself, past Write: hints are optional.
@@ -116,11 +118,29 @@ int ShmUnmap(sqlite3_file* f, int delete_flag) { return Real(f)->pMethods->xShmU
 int Fetch(sqlite3_file* f, sqlite3_int64 offset, int amount, void** out) {
   return Real(f)->pMethods->xFetch(Real(f), offset, amount, out);
 }
-int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) { return Real(f)->pMethods->xUnfetch(Real(f), offset, p); }
+int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) {
+  return Real(f)->pMethods->xUnfetch(Real(f), offset, p);
+}
 
-const sqlite3_io_methods kMethods = {
-    3,     Close, Read,     Write, Truncate, Sync,   FileSize, Lock, Unlock, CheckReservedLock, FileControl,
-    SectorSize, DeviceCharacteristics, ShmMap, ShmLock, ShmBarrier, ShmUnmap, Fetch, Unfetch};
+const sqlite3_io_methods kMethods = {3,
+                                     Close,
+                                     Read,
+                                     Write,
+                                     Truncate,
+                                     Sync,
+                                     FileSize,
+                                     Lock,
+                                     Unlock,
+                                     CheckReservedLock,
+                                     FileControl,
+                                     SectorSize,
+                                     DeviceCharacteristics,
+                                     ShmMap,
+                                     ShmLock,
+                                     ShmBarrier,
+                                     ShmUnmap,
+                                     Fetch,
+                                     Unfetch};
 
 // --- the VFS's methods ---
 
@@ -155,7 +175,9 @@ int Access(sqlite3_vfs* vfs, const char* name, int flags, int* out) {
 int FullPathname(sqlite3_vfs* vfs, const char* name, int n, char* out) {
   return Owner(vfs)->real()->xFullPathname(Owner(vfs)->real(), name, n, out);
 }
-void* DlOpen(sqlite3_vfs* vfs, const char* name) { return Owner(vfs)->real()->xDlOpen(Owner(vfs)->real(), name); }
+void* DlOpen(sqlite3_vfs* vfs, const char* name) {
+  return Owner(vfs)->real()->xDlOpen(Owner(vfs)->real(), name);
+}
 void DlError(sqlite3_vfs* vfs, int n, char* out) { Owner(vfs)->real()->xDlError(Owner(vfs)->real(), n, out); }
 void (*DlSym(sqlite3_vfs* vfs, void* handle, const char* symbol))(void) {
   return Owner(vfs)->real()->xDlSym(Owner(vfs)->real(), handle, symbol);
@@ -165,7 +187,9 @@ int Randomness(sqlite3_vfs* vfs, int n, char* out) {
   return Owner(vfs)->real()->xRandomness(Owner(vfs)->real(), n, out);
 }
 int Sleep(sqlite3_vfs* vfs, int micros) { return Owner(vfs)->real()->xSleep(Owner(vfs)->real(), micros); }
-int CurrentTime(sqlite3_vfs* vfs, double* out) { return Owner(vfs)->real()->xCurrentTime(Owner(vfs)->real(), out); }
+int CurrentTime(sqlite3_vfs* vfs, double* out) {
+  return Owner(vfs)->real()->xCurrentTime(Owner(vfs)->real(), out);
+}
 int GetLastError(sqlite3_vfs* vfs, int n, char* out) {
   return Owner(vfs)->real()->xGetLastError(Owner(vfs)->real(), n, out);
 }
@@ -178,7 +202,8 @@ int CurrentTimeInt64(sqlite3_vfs* vfs, sqlite3_int64* out) {
 bool WriteAt(int fd, const std::string& bytes, std::int64_t offset) {
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, offset + static_cast<off_t>(done));
+    const ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, offset + static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     done += static_cast<std::size_t>(n);
@@ -207,8 +232,10 @@ bool RedoTorn(int fd, const CrashVfs::Change& c, std::mt19937_64& rng) {
   const std::int64_t end = c.offset + static_cast<std::int64_t>(c.data.size());
   for (std::int64_t at = c.offset; at < end;) {
     const std::int64_t next = std::min(end, (at / kSector + 1) * kSector);
-    if (rng() % 2 == 0 && !WriteAt(fd, c.data.substr(static_cast<std::size_t>(at - c.offset),
-                                                     static_cast<std::size_t>(next - at)), at)) {
+    if (rng() % 2 == 0 &&
+        !WriteAt(fd,
+                 c.data.substr(static_cast<std::size_t>(at - c.offset), static_cast<std::size_t>(next - at)),
+                 at)) {
       return false;
     }
     at = next;
@@ -246,9 +273,7 @@ CrashVfs::~CrashVfs() {
   sqlite3_vfs_register(real_, 1);
 }
 
-void CrashVfs::CutAt(std::int64_t n) {
-  cut_at_ = n > 0 ? operations_ + n : 0;
-}
+void CrashVfs::CutAt(std::int64_t n) { cut_at_ = n > 0 ? operations_ + n : 0; }
 
 bool CrashVfs::Operation() {
   if (cut_) return false;

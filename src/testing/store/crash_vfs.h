@@ -1,8 +1,8 @@
 // Test helper: power loss below SQLite, in the spirit of SQLite's own crash-test VFS (src/test6.c
 // in SQLite's sources). CrashVfs wraps the default "unix" VFS and becomes the default while it
 // lives: every call goes through to the real file, and CrashVfs remembers, per file, what each
-// write or truncation since that file's last sync replaced. CutAt(n) makes the n-th write, sync or
-// truncation the moment the power fails: it and every later one fail with SQLITE_IOERR and touch
+// write or truncation since that file's last sync replaced. CutAt(n) makes the n-th write, sync,
+// truncation or deletion the moment the power fails: it and every later one fail with SQLITE_IOERR and touch
 // nothing. After the connections are closed, PowerReturns() puts each file back as a disk could
 // have it after the failure: what was synced stays; of what was not, nothing, a random part, or
 // all of it but the last write torn by sector.
@@ -29,9 +29,9 @@ class CrashVfs {
  public:
   // What a disk keeps of the writes that were not synced when the power failed.
   enum class Loss {
-    kAllUnsynced,  // none of them
-    kSomeUnsynced, // each kept or lost at random (a disk reorders its writes)
-    kTornLast,     // none, except a random choice of the 512-byte sectors of the last one
+    kAllUnsynced,   // none of them
+    kSomeUnsynced,  // each kept or lost at random (a disk reorders its writes)
+    kTornLast,      // none, except a random choice of the 512-byte sectors of the last one
   };
 
   CrashVfs();
@@ -39,14 +39,13 @@ class CrashVfs {
   CrashVfs(const CrashVfs&) = delete;
   CrashVfs& operator=(const CrashVfs&) = delete;
 
-  // The power fails at the n-th write, sync or truncation counted from now (1: the next one);
-  // 0: never.
+  // The power fails at the n-th write, sync, truncation or deletion counted from now (1: the next
+  // one); 0: never.
   void CutAt(std::int64_t n);
-  // Writes, syncs and truncations so far (what CutAt counts), and whether the power has failed.
+  // Writes, syncs, truncations and deletions so far (what CutAt counts), and whether the power
+  // has failed.
   std::int64_t operations() const { return operations_; }
   bool cut() const { return cut_; }
-  // Syncs that reached a file so far.
-  std::int64_t syncs() const { return syncs_; }
   // When set, a sync makes nothing durable (as `synchronous=OFF`, or a disk that lies about its
   // cache): the negative control that shows a test can see lost commits.
   void IgnoreSyncs(bool ignore) { ignore_syncs_ = ignore; }
@@ -74,7 +73,6 @@ class CrashVfs {
     unsynced_[path].push_back(std::move(change));
   }
   void Synced(const std::string& path) {
-    ++syncs_;
     if (!ignore_syncs_) unsynced_.erase(path);
   }
   void Deleted(const std::string& path) { unsynced_.erase(path); }
@@ -86,7 +84,6 @@ class CrashVfs {
   std::int64_t cut_at_ = 0;
   bool cut_ = false;
   bool ignore_syncs_ = false;
-  std::int64_t syncs_ = 0;
   std::int64_t sequence_ = 0;
   std::map<std::string, std::vector<Change>> unsynced_;  // by path
 };
