@@ -133,9 +133,12 @@ url = "http://127.0.0.1:{self.receiver.port}/hook"
             return None
         if self.rng.random() < 0.5:
             shepherds = self.shepherds()
-            if shepherds:
-                os.kill(self.rng.choice(shepherds), signal.SIGKILL)
-                return "shepherd"
+            try:
+                if shepherds:
+                    os.kill(self.rng.choice(shepherds), signal.SIGKILL)
+                    return "shepherd"
+            except ProcessLookupError:  # its job ended since pgrep saw it
+                pass
             return None
         job = self.rng.choice(running)["id"]
         try:
