@@ -97,15 +97,27 @@ class AgentTest(DaemonTest):
         self.addCleanup(self.stop_processes)
 
     def stop_processes(self):
+        # runuser's child first: killed alone, runuser leaves it running (sleep 300), and ctest
+        # waited for it, which held the file's ctest entry 200 s after its last test.
         for p in self.processes:
             if p.poll() is None:
+                try:
+                    with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                        children = [int(c) for c in f.read().split()]
+                except OSError:
+                    children = []
+                for child in children:
+                    try:
+                        os.kill(child, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 p.kill()
                 p.wait()
 
     def start_on_node(self, user, env):
         """A process started on the node by hand (here: this machine), as `user` with `env` only."""
         p = subprocess.Popen(["runuser", "-u", user, "--", "env", "-i", *[f"{k}={v}" for k, v in env.items()],
-                              "sleep", "300"])
+                              "sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.processes.append(p)
         # runuser forks the command: its child is the process on the card.
         def children():
