@@ -23,7 +23,6 @@ namespace {
 
 constexpr std::size_t kRealOffset = (sizeof(CrashVfs::File) + 15) & ~std::size_t{15};
 constexpr std::int64_t kSector = 512;
-std::set<std::string> g_main_files;  // databases opened through a CrashVfs (their -shm go)
 
 CrashVfs* Owner(sqlite3_vfs* vfs) { return static_cast<CrashVfs*>(vfs->pAppData); }
 CrashVfs::File* Of(sqlite3_file* f) { return reinterpret_cast<CrashVfs::File*>(f); }
@@ -157,7 +156,7 @@ int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* f, int flags, in
     return rc == SQLITE_OK ? SQLITE_CANTOPEN : rc;
   }
   if (name != nullptr && (flags & SQLITE_OPEN_DELETEONCLOSE) == 0) file->path = name;
-  if (!file->path.empty() && (flags & SQLITE_OPEN_MAIN_DB) != 0) g_main_files.insert(file->path);
+  if (!file->path.empty() && (flags & SQLITE_OPEN_MAIN_DB) != 0) owner->OpenedDatabase(file->path);
   f->pMethods = &kMethods;
   return SQLITE_OK;
 }
@@ -303,7 +302,7 @@ std::string CrashVfs::PowerReturns(Loss loss, std::mt19937_64& rng) {
     ::close(fd);
     if (!error.empty()) break;
   }
-  for (const std::string& main : g_main_files) {
+  for (const std::string& main : databases_) {
     if (::unlink((main + "-shm").c_str()) != 0 && errno != ENOENT && error.empty()) {
       error = main + "-shm: " + std::strerror(errno);
     }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ class CrashVfs {
     if (!ignore_syncs_) unsynced_.erase(path);
   }
   void Deleted(const std::string& path) { unsynced_.erase(path); }
+  void OpenedDatabase(const std::string& path) { databases_.insert(path); }
 
  private:
   sqlite3_vfs vfs_{};
@@ -86,6 +88,7 @@ class CrashVfs {
   bool ignore_syncs_ = false;
   std::int64_t sequence_ = 0;
   std::map<std::string, std::vector<Change>> unsynced_;  // by path
+  std::set<std::string> databases_;                      // opened through this VFS: their -shm go
 };
 
 }  // namespace rota::testing
