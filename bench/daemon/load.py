@@ -187,6 +187,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build"))
     ap.add_argument("--after", type=float, default=60, help="seconds to watch memory after the load")
     ap.add_argument("--think", type=float, default=100, help="mean milliseconds between a client's operations")
+    ap.add_argument("--rotad-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable of rotad's (e.g. GLIBC_TUNABLES=...), to compare settings")
     args = ap.parse_args()
     os.environ["ROTA_BIN_DIR"] = os.path.abspath(args.bin)
     import harness  # after ROTA_BIN_DIR: it reads where rotad and rota are
@@ -199,7 +201,7 @@ def main():
         if u:
             harness.ensure_user(u)
     port = free_port()
-    d = harness.Rotad(CONFIG.format(port=port))
+    d = harness.Rotad(CONFIG.format(port=port), env=dict(v.split("=", 1) for v in args.rotad_env) or None)
     d.start()
     try:
         cwd = d.dir
