@@ -305,13 +305,7 @@ LogFile={self.path('slurmdbd.log')}
         pid = self.pid(f"slurmd-{self.second}.pid")
         assert pid, f"no pid file of {self.second}'s slurmd: " + self.log_tail(f"slurmd-{self.second}.log")
         os.kill(pid, signal.SIGKILL)
-        def gone():
-            try:
-                os.kill(pid, 0)
-                return False
-            except ProcessLookupError:
-                return True
-        self.wait(gone, f"{self.second}'s slurmd (pid {pid}) to die")
+        self.wait(lambda: not self._alive(pid), f"{self.second}'s slurmd (pid {pid}) to die")
 
     def wait_node_down(self, node, timeout=150):
         """Until slurmctld has declared `node` down (after SlurmdTimeout without an answer); on a
@@ -385,14 +379,16 @@ LogFile={self.path('slurmdbd.log')}
         SlurmCluster._stop_all([pid])
 
     @staticmethod
+    def _alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    @staticmethod
     def _stop_all(pids):
         """SIGTERM to each of `pids` (None: none), then SIGKILL to those still there after 10 s."""
-        def alive(pid):
-            try:
-                os.kill(pid, 0)
-                return True
-            except ProcessLookupError:
-                return False
         left = []
         for pid in filter(None, pids):
             try:
@@ -403,7 +399,7 @@ LogFile={self.path('slurmdbd.log')}
         deadline = time.monotonic() + 10
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
-            left = [pid for pid in left if alive(pid)]
+            left = [pid for pid in left if SlurmCluster._alive(pid)]
         for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -15,7 +15,6 @@ group is killed from outside instead. What must hold after every restart and at 
 
 ROTA_CRASH_CYCLES sets the number of cycles (default 200), ROTA_CRASH_SEED the seed (default:
 random, printed); scripts/crash-soak.sh runs thousands."""
-import json
 import os
 import random
 import re

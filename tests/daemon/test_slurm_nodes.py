@@ -101,12 +101,7 @@ class AgentTest(DaemonTest):
         # waited for it, which held the file's ctest entry 200 s after its last test.
         for p in self.processes:
             if p.poll() is None:
-                try:
-                    with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
-                        children = [int(c) for c in f.read().split()]
-                except OSError:
-                    children = []
-                for child in children:
+                for child in self.children(p.pid):
                     try:
                         os.kill(child, signal.SIGKILL)
                     except ProcessLookupError:
@@ -120,12 +115,16 @@ class AgentTest(DaemonTest):
                               "sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.processes.append(p)
         # runuser forks the command: its child is the process on the card.
-        def children():
-            with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
-                return f.read().split() or None
-        child = wait_for(children,
-                         what="the process to start")
-        return int(child[0])
+        return wait_for(lambda: self.children(p.pid), what="the process to start")[0]
+
+    @staticmethod
+    def children(pid):
+        """The pids of process `pid`'s children ([] once it is gone)."""
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(c) for c in f.read().split()]
+        except OSError:
+            return []
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)
