@@ -78,6 +78,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Tells the notifier to look at the outbox now: on a virtual clock it waits to be told, by the
   // one who moves the time.
   void WakeNotifier();
+  // Whether submissions wait for the batch window (a real 5 ms timer on the loop) before their
+  // pass: a caller that drives the loop knows that something will still come.
+  bool SubmissionsBatching() const { return submissions_waiting_; }
 
   // Lines are handled after the whole batch of events has been read, so that submissions that
   // arrive together share one disk sync (group commit).

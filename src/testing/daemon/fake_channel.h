@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/clock.h"
@@ -40,6 +41,11 @@ class FakeChannel final : public notify::Channel {
   std::vector<Attempt> attempts() const {
     std::lock_guard<std::mutex> lock(mu_);
     return attempts_;
+  }
+  // The attempts so far, forgotten here (a long run reads them as it goes: they do not pile up).
+  std::vector<Attempt> TakeAttempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(attempts_, {});
   }
 
  private:

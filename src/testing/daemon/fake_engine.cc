@@ -67,7 +67,8 @@ Status FakeEngine::Signal(JobId id, int signo) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status();
   it->second.signals.push_back(signo);
-  const bool deadly = signo == SIGKILL || (signo == SIGTERM && kept_[id].count(signo) == 0);
+  auto kept = kept_.find(id);
+  const bool deadly = signo == SIGKILL || (signo == SIGTERM && (kept == kept_.end() || kept->second.count(signo) == 0));
   if (deadly) DieOf(id, signo);
   return Status();
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -19,8 +20,12 @@ struct User {
   bool admin;
 };
 const std::map<std::string, User>& Users() {
-  static const std::map<std::string, User> users = {
-      {"alice", {20001, false}}, {"bob", {20002, false}}, {"carol", {20003, false}}, {"root", {0, true}}};
+  static const std::map<std::string, User> users = [] {
+    std::map<std::string, User> u = {
+        {"alice", {20001, false}}, {"bob", {20002, false}}, {"carol", {20003, false}}, {"root", {0, true}}};
+    for (int i = 1; i <= kLabUsers; ++i) u[LabUser(i)] = {static_cast<uid_t>(20100 + i), false};
+    return u;
+  }();
   return users;
 }
 
@@ -39,6 +44,12 @@ listen = ""
 )";
 
 }  // namespace
+
+std::string LabUser(int i) {
+  char name[8];
+  std::snprintf(name, sizeof name, "lab%02d", i);
+  return name;
+}
 
 std::string SimulatedCards(int count) {
   return "[gpus]\nsource = \"simulated\"\n[[gpus.card]]\nmodel = \"NVIDIA A100-SXM4-80GB\"\nmemory = \"80G\"\ncount = " +
@@ -95,9 +106,12 @@ InProcessDaemon::~InProcessDaemon() {
 }
 
 void InProcessDaemon::Settle() {
-  // A few quiet turns: a submission's pass waits for the daemon's 5 ms batch window (a real
-  // timer), a report of the engine for the next turn.
-  for (int quiet = 0; quiet < 3;) quiet = daemon_->loop().RunOnce(quiet == 0 ? 0 : 8) > 0 ? 0 : quiet + 1;
+  // Turns until two in a row find nothing to do: a report of the engine comes at the next turn,
+  // and a submission's pass after the daemon's 5 ms batch window (a real timer), which is waited
+  // for only while submissions wait for it.
+  for (int quiet = 0; quiet < 2;) {
+    quiet = daemon_->loop().RunOnce(daemon_->SubmissionsBatching() ? 8 : 0) > 0 ? 0 : quiet + 1;
+  }
 }
 
 std::optional<daemon::Caller> InProcessDaemon::CallerOf(const std::string& user) const {

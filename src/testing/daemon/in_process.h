@@ -1,7 +1,7 @@
 // A whole rotad in the test's own process, for tests of the daemon's rules: its real store
 // (SQLite in a temporary directory), scheduling, bookings, watches and notifications, on a
 // FakeClock, a FakeEngine and FakeCards, with made-up users (uid 20001 alice, 20002 bob, 20003
-// carol, 0 root as the admin). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
+// carol, 0 root as the admin, and a lab of 20 more: LabUser). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
 // Virtual time moves only when the test says (Advance), jumping from one deadline of the daemon
 // to the next, so that a rule that takes 30 minutes takes milliseconds.
 //
@@ -30,6 +30,10 @@ namespace rota::testing {
 
 // Where the in-process tests' clocks start: Tuesday 2026-12-01 09:00 UTC.
 inline constexpr Time kTuesdayMorning = 1796115600;
+// The made-up lab of the soak test (src/daemon/lab_soak_test.cc): LabUser(1..kLabUsers) is
+// "lab01".."lab20", uid 20101..20120, no admin.
+inline constexpr int kLabUsers = 20;
+std::string LabUser(int i);
 // A [gpus] table of `count` simulated A100 80 GB cards, for a test's configuration to start with.
 std::string SimulatedCards(int count);
 
