@@ -7,8 +7,8 @@
 // long queue is rejected by it without looking at any unit.
 //
 // Borrowing (Holds::kBorrow) adds no state: holds already live apart from the profile and are
-// added only for the requests they bind, so a request that no hold binds reads the profile
-// itself. The fast paths stay exact for it: card tails and holes are computed from the profile
+// added only for the requests they bind (for a borrower, the claimed ones), so a request that no
+// hold binds reads the profile itself. The fast paths stay exact for it: card tails and holes are computed from the profile
 // alone (and EarliestWholeByTails is not used at all while bookings exist), and the scheduler
 // keeps its "failed shapes" per view (scheduler.cc). Preferences (BookingRank) only order units
 // that are free at the same time, so they never change when a request fits, only where.
@@ -132,6 +132,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
       units_[ui].bookings.push_back({b.start, b.end, amount, uid});
     });
   }
+  claimed_.assign(booking_users_.size(), 0);
   running_end_.resize(state.running.size());
   for (size_t ri = 0; ri < state.running.size(); ++ri) {
     const RunningJob& r = state.running[ri];
@@ -313,10 +314,16 @@ MiB CapacityPlan::Amount(const Unit& u, const Request& req) const {
   return req.kind == RequestKind::kMemShare ? req.memory : u.capacity;
 }
 
-const Profile& CapacityPlan::WithHolds(const Unit& u, int user, Profile& scratch) const {
+void CapacityPlan::ClaimBookingsOf(int user) {
+  if (user < 0) return;
+  claimed_[user] = 1;
+  any_claimed_ = true;
+}
+
+const Profile& CapacityPlan::WithHolds(const Unit& u, int user, Holds holds, Profile& scratch) const {
   bool any = false;
   for (const BookingHold& b : u.bookings) {
-    if (b.user == user) continue;
+    if (b.user == user || (holds == Holds::kBorrow && !claimed_[b.user])) continue;
     if (!any) scratch = u.profile;
     any = true;
     AddInterval(scratch, b.start, b.end, b.amount);
@@ -335,7 +342,7 @@ int CapacityPlan::BookingRank(const Unit& u, int user, Holds holds, Time s, Time
   for (const BookingHold& b : u.bookings) {
     if (b.start >= e || b.end <= s) continue;
     if (user >= 0 && b.user == user) return 0;
-    others = true;
+    others = others || !claimed_[b.user];  // a claimed booking binds: nothing is borrowed there
   }
   return others && holds == Holds::kBorrow ? 2 : 1;
 }

@@ -73,9 +73,10 @@ enum class Holds : std::uint8_t {
   // The bookings of users other than `user` bind; `user`'s own are his. Among units free at the
   // same time the owner prefers those his booking holds over the job's span ("go there first").
   kOthers,
-  // No booking binds: a preemptible job borrowing capacity that is booked but unused (the
-  // scheduler preempts it when the owner needs the capacity). It prefers units nobody else holds
-  // over the job's span, so that it is preempted less; then, like kOthers, its owner's own.
+  // No booking binds but those of others who claim theirs (ClaimBookingsOf): a preemptible job
+  // borrowing capacity that is booked but unused (the scheduler preempts it when the owner needs
+  // the capacity). It prefers units nobody else holds over the job's span, so that it is
+  // preempted less; then, like kOthers, its owner's own.
   kBorrow,
   // No booking binds and no preference: "would it fit but for the bookings?" (WaitReason::kBooking).
   kNone,
@@ -109,6 +110,11 @@ class CapacityPlan {
   // Whether any booking holds capacity from now on (UserId() is -1 for everyone otherwise, and
   // every view of the capacity is the same).
   bool HasBookings() const { return !booking_users_.empty(); }
+  // The bookings of `user` (a UserId) bind borrowers too from now on: their owner has a job
+  // waiting, which would preempt a borrower as soon as it started (scheduler.cc, "claimed").
+  void ClaimBookingsOf(int user);
+  bool Claimed(int user) const { return user >= 0 && claimed_[user]; }
+  bool AnyClaimed() const { return any_claimed_; }
 
   // Commits the request on the placement over [start, end); a start <= now also counts as used now.
   void Commit(const Placement& p, const Request& req, Time start, Time end);
@@ -129,10 +135,10 @@ class CapacityPlan {
   // does); `scratch` holds the combined copy. Inline: most units hold no booking, and most
   // requests are asked of many units.
   const Profile& Effective(const Unit& u, int user, Holds holds, Profile& scratch) const {
-    if (u.bookings.empty() || holds != Holds::kOthers) return u.profile;
-    return WithHolds(u, user, scratch);
+    if (u.bookings.empty() || holds == Holds::kNone || (holds == Holds::kBorrow && !any_claimed_)) return u.profile;
+    return WithHolds(u, user, holds, scratch);
   }
-  const Profile& WithHolds(const Unit& u, int user, Profile& scratch) const;
+  const Profile& WithHolds(const Unit& u, int user, Holds holds, Profile& scratch) const;
   // Highest total amount committed on `u` at any instant of [s, e).
   MiB Peak(const Unit& u, Time s, Time e, int user, Holds holds) const;
   // How much a job placed on `u` over [s, e) is wanted there, lower first: 0 on its owner's own
@@ -168,6 +174,8 @@ class CapacityPlan {
   std::vector<int> whole_units_;  // non-MIG cards
   std::unordered_map<std::string, std::vector<int>> mig_units_;  // by profile
   std::unordered_map<std::string_view, int> booking_users_;
+  std::vector<char> claimed_;  // per booking user: ClaimBookingsOf
+  bool any_claimed_ = false;
   std::vector<int> first_unit_;  // per GPU: its card unit, or its first slice unit
   std::vector<Time> running_end_;  // per running job: when its profile entries end
   std::vector<int> dense_node_;  // per unit: its node numbered 0..nodes-1

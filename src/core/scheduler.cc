@@ -9,9 +9,10 @@
 // are still started when they fit now, and get an estimated start.
 //
 // Bookings (rota with preemption): a job that would start preemptible may start on capacity
-// someone else booked (Holds::kBorrow) when nothing else holds it; its reservation, a promise,
-// still respects every booking of others. When the booking's owner has a job that the borrowers
-// block, it preempts them whatever its tier (a booking claim, see Preempt).
+// someone else booked (Holds::kBorrow) when nothing else holds it and the booking's owner has no
+// job waiting; its reservation, a promise, still respects every booking of others. When the
+// booking's owner has a job that the borrowers block, it preempts them whatever its tier (a
+// booking claim, see Preempt).
 #include "core/scheduler.h"
 
 #include <algorithm>
@@ -170,6 +171,15 @@ class Pass {
       plan_.ForAllocation(b.alloc, [&units](int ui, MiB, bool) { units.push_back(ui); });
       if (!units.empty()) live_bookings_.push_back({&b, std::move(units)});
     }
+    // A booking whose owner has a job waiting is claimed: it binds borrowers too. Borrowed, it
+    // would be taken back as soon as the owner's job came up (a claim preempts the borrower), and
+    // a borrower ranked above that job (the owner over quota, ranked as explore) would start on it
+    // again in the next pass, be preempted again, and so on without end.
+    if (plan_.HasBookings()) {
+      for (const Job& j : state.pending) {
+        if (DependenciesMet(j)) plan_.ClaimBookingsOf(plan_.UserId(j.user));
+      }
+    }
   }
 
   void Run() {
@@ -231,7 +241,10 @@ class Pass {
         // The failed shapes of the job's view of the bookings: every booking binds (a user
         // without bookings), or none does (a borrower). Without bookings both views are one.
         // Users with bookings of their own see a view of their own, and are not cached.
-        FailedShapes* failed = borrow && plan_.HasBookings() ? &failed_[1] : uid < 0 ? &failed_[0] : nullptr;
+        // Claimed bookings bind every borrower but their owner, whose view is his own.
+        FailedShapes* failed = borrow && plan_.HasBookings() ? (plan_.Claimed(uid) ? nullptr : &failed_[1])
+                               : uid < 0                    ? &failed_[0]
+                                                            : nullptr;
         Placement p;
         if (!(failed && failed->Known(job.request, d))) {
           p = plan_.Earliest(job.request, d, uid, now_, /*now_only=*/true,
@@ -250,11 +263,12 @@ class Pass {
           continue;
         }
       }
-      // Blocked: say why. A borrower ignored the bookings already: they are not what stops it.
+      // Blocked: say why. A borrower ignored the bookings already but the claimed ones: only
+      // those may be what stops it.
       if (fifo && blocked_seen) {
         info.reason = WaitReason::kPriority;
       } else if (physically) {
-        bool booking = !borrow && !state_.bookings.empty() &&
+        bool booking = (!borrow || plan_.AnyClaimed()) && !state_.bookings.empty() &&
                        plan_.Earliest(job.request, d, uid, now_, true, Holds::kNone).start == now_;
         info.reason = booking ? WaitReason::kBooking : WaitReason::kPriority;
       } else {

@@ -82,9 +82,27 @@ std::vector<const Booking*> BookedByOthers(const ClusterState& s, const std::str
   return out;
 }
 
+// Whether `user` has a pending job whose dependencies are met: it claims the user's bookings.
+bool OwnerWaits(const ClusterState& s, const std::string& user) {
+  auto active = [&s](JobId id) {
+    return std::any_of(s.pending.begin(), s.pending.end(), [id](const Job& j) { return j.id == id; }) ||
+           std::any_of(s.running.begin(), s.running.end(), [id](const RunningJob& r) { return r.job.id == id; }) ||
+           std::find(s.held.begin(), s.held.end(), id) != s.held.end();
+  };
+  for (const Job& j : s.pending) {
+    if (j.user != user) continue;
+    bool met = true;
+    for (const std::vector<JobId>* deps : {&j.after, &j.after_ok}) {
+      for (JobId dep : *deps) met = met && (dep == j.id || !active(dep));
+    }
+    if (met) return true;
+  }
+  return false;
+}
+
 // Only a job that starts preemptible, under rota with preemption on, may start on capacity
-// someone else booked (it borrows it, and is preempted when the owner needs it); nothing else
-// may, not even partly. A share next to another user's booked share on one card is the one case
+// someone else booked (it borrows it, and is preempted when the owner needs it), and only while
+// the owner has no job waiting (which claims the booking); nothing else may, not even partly. A share next to another user's booked share on one card is the one case
 // left to the reference's arithmetic (the card may have room for both).
 std::vector<std::string> BookingBreaches(const ClusterState& s, const Policy& p, Time now,
                                          const Decisions& d) {
@@ -93,8 +111,8 @@ std::vector<std::string> BookingBreaches(const ClusterState& s, const Policy& p,
   for (const Start& st : d.starts) {
     auto it = std::find_if(s.pending.begin(), s.pending.end(), [&](const Job& j) { return j.id == st.job; });
     if (it == s.pending.end()) continue;
-    if (may_borrow && st.preemptible) continue;
     for (const Booking* b : BookedByOthers(s, it->user, st.alloc, now, it->time_limit)) {
+      if (may_borrow && st.preemptible && !OwnerWaits(s, b->user)) continue;
       if (st.alloc.memory > 0 && b->alloc.memory > 0) continue;
       out.push_back("job " + std::to_string(st.job) + " of " + it->user + " starts " +
                     (st.preemptible ? "preemptible without preemption" : "not preemptible") + " on booking " +

@@ -990,6 +990,44 @@ TEST(SchedulerBookingBackfillTest, OwnersJobPreemptsTheBorrowerAndStartsWhenItIs
   EXPECT_TRUE(d.signals.empty());
 }
 
+// Found by the lab soak (src/daemon/lab_soak_test.cc): bob's job over quota (so ranked as
+// explore, below the borrowers, who waited longer) claims his booking; the borrowers, stopped
+// at once (no grace) and requeued, came first in the next pass and borrowed the cards again,
+// and were preempted again: 640,000 times in one virtual second. A booking whose owner has a
+// job waiting binds borrowers too: each borrower is preempted once and then waits for the
+// booking's end. (bob's job, which would run 4 hours past it, waits behind them: they rank
+// above it.)
+TEST(SchedulerBookingBackfillTest, ClaimedBorrowersDoNotComeBackWhileTheOwnersJobWaits) {
+  ClusterState s = Cards(2);
+  s.bookings.push_back(Book(7, "bob", {0, 1}, kNow - kHour, kNow + 2 * kHour));
+  for (JobId id : {10, 11}) {
+    RunningJob r = Running(id, {static_cast<int>(id - 10)}, kNow - kHour, 8 * kHour, Tier::kExplore, true, "alice");
+    r.job.submit_time = kNow - 3 * kDay;  // older than bob's: ahead of it in the queue
+    r.job.requeue = true;
+    r.job.grace = 0;  // no warning signal asked for: stopped at once
+    s.running.push_back(r);
+  }
+  s.pending.push_back(MakeJob(1, 2, 6 * kHour, kNow, Tier::kRegular, "bob"));  // past the booking's end
+  Policy p = Quiet();
+  p.quota.user_hours = {{"bob", 0.5}};
+  std::vector<JobId> signalled;
+  for (int pass = 0; pass < 6; ++pass) {
+    const Decisions d = Schedule(s, p, kNow);
+    for (const Signal& sg : d.signals) signalled.push_back(sg.job);
+    EXPECT_FALSE(IsStarted(d, 10)) << "pass " << pass;
+    EXPECT_FALSE(IsStarted(d, 11)) << "pass " << pass;
+    Apply(s, d, kNow);
+  }
+  EXPECT_EQ(signalled, (std::vector<JobId>{10, 11})) << "each borrower is preempted once";
+  const Decisions d = Schedule(s, p, kNow);
+  EXPECT_EQ(Info(d, 10).reason, WaitReason::kBooking);
+  EXPECT_EQ(Info(d, 10).expected_start, kNow + 2 * kHour);
+  // Without bob's job waiting, his booking is lent again.
+  s.pending.erase(std::remove_if(s.pending.begin(), s.pending.end(), [](const Job& j) { return j.id == 1; }),
+                  s.pending.end());
+  EXPECT_TRUE(IsStarted(Schedule(s, p, kNow), 10));
+}
+
 // Claims do not depend on tiers: bob's explore job takes back his booking from alice's explore
 // job (explore never preempts explore otherwise), and so does his job over quota. carol's
 // explore job, or any job of a user without the booking, claims nothing.

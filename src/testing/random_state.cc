@@ -379,7 +379,7 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
     s.bookings.push_back(std::move(b));
   }
   // Borrowed bookings (drawn after the rest of the state, which is thus as before): a unit
-  // held by a preemptible job is booked by another user, who often has work waiting that fits it
+  // held by a preemptible job is booked by another user, who has work waiting that fits it
   // (a booking claim); or a free unit is booked while explore jobs of others wait (borrowing).
   if (options.max_bookings > 0 && rng.Chance(0.4)) {
     std::vector<const RunningJob*> borrowers;
@@ -400,8 +400,13 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
       b.alloc.gpus = {gi};
       if (!s.gpus[gi].mig.empty()) b.alloc.mig = static_cast<int>(rng.Below(s.gpus[gi].mig.size()));
     }
+    // Borrowing needs an owner with nothing waiting: one such, where there is one.
+    std::vector<std::string> idle;
+    for (const std::string& u : Users()) {
+      if (std::none_of(s.pending.begin(), s.pending.end(), [&u](const Job& j) { return j.user == u; })) idle.push_back(u);
+    }
     do {
-      b.user = rng.Pick(Users());
+      b.user = !claim && !idle.empty() ? rng.Pick(idle) : rng.Pick(Users());
     } while (b.user == avoid);
     b.start = now + rng.Range(-2 * kHour, 2 * kHour);
     b.end = std::max(b.start, now) + rng.Range(30 * kMinute, 6 * kHour);
@@ -411,8 +416,11 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
       Job j;
       j.id = (*next_id)++;
       FillJobBasics(rng, j, now);
-      j.user = k == 0 ? b.user : rng.Pick(Users());  // the owner, or anyone (explore borrowers)
-      if (k > 0) j.tier = Tier::kExplore;
+      // A claim: the owner's job first; then anyone's explore jobs (borrowers while the owner has
+      // nothing waiting: a waiting owner claims the booking, which borrowers may not then take).
+      const bool owners = claim && k == 0;
+      j.user = owners ? b.user : rng.Pick(Users());
+      if (!owners) j.tier = Tier::kExplore;
       if (j.time_limit == 0) j.time_limit = kHour;
       if (b.alloc.mig >= 0) {
         j.request.kind = RequestKind::kMig;

@@ -646,6 +646,11 @@ class Checker {
       f.over_initial = overflow && QuotaVerdictOf(book_, j, f.need) == Verdict::kExhausted;
       f.factors = f.info ? f.info->factors : model.Factors(j, core_gpus, f.over_initial);
     }
+    // Owners with a job waiting (its dependencies met) claim their bookings: these bind
+    // borrowers too.
+    for (const Facts& f : facts_) {
+      if (f.deps_met) claimed_.insert(f.job->user);
+    }
     order_.resize(s_.pending.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
     std::sort(order_.begin(), order_.end(), [this](int a, int b) {
@@ -928,14 +933,20 @@ class Checker {
   //                 the search starts at now (latest reading; the scheduler's first version).
   enum class DeviceRule { kNowOnly, kUntilNextEnd };
 
-  bool UnitFits(int u, Time t, Duration d, MiB amount, const std::string& user, bool ignore_bookings,
+  // Which bookings bind a job: those of others (kBind); for a borrower, only those of others who
+  // have a job waiting, which claim theirs (kBorrow); none ("would it fit but for bookings?").
+  enum class Bookings { kBind, kBorrow, kIgnore };
+
+  bool UnitFits(int u, Time t, Duration d, MiB amount, const std::string& user, Bookings bookings,
                 bool share, DeviceRule rule = DeviceRule::kNowOnly, Time floor = kNever) const {
     const UnitInfo& ui = units_[u];
     if (!ui.usable || amount > ui.cap) return false;
     const Time e = t + d;
     const auto& cs = commits_[u];
     auto applies = [&](const Commit& c) {
-      return !c.booking_user || (!ignore_bookings && *c.booking_user != user);
+      if (!c.booking_user) return true;
+      if (*c.booking_user == user || bookings == Bookings::kIgnore) return false;
+      return bookings == Bookings::kBind || claimed_.count(*c.booking_user) > 0;
     };
     if (share && ui.reported_free >= 0 && ui.reported_free - shares_started_[u] < amount) {
       if (t == now_) return false;
@@ -974,7 +985,7 @@ class Checker {
     return s.empty() ? "; nothing" : s;
   }
 
-  bool FitsAt(const Facts& f, Time t, bool ignore_bookings, DeviceRule rule = DeviceRule::kNowOnly,
+  bool FitsAt(const Facts& f, Time t, Bookings bookings, DeviceRule rule = DeviceRule::kNowOnly,
               Time floor = kNever) const {
     const Job& j = *f.job;
     const Request& r = j.request;
@@ -984,7 +995,7 @@ class Checker {
         std::map<int, int> per_node;
         int total = 0;
         for (int u : whole_units_) {
-          if (UnitFits(u, t, f.d, units_[u].cap, j.user, ignore_bookings, false)) {
+          if (UnitFits(u, t, f.d, units_[u].cap, j.user, bookings, false)) {
             ++total;
             if (++per_node[units_[u].node] >= r.gpus && r.gpus <= max_node_size_) return true;
           }
@@ -993,12 +1004,12 @@ class Checker {
       }
       case RequestKind::kMemShare:
         for (int u : whole_units_)
-          if (UnitFits(u, t, f.d, r.memory, j.user, ignore_bookings, true, rule, floor)) return true;
+          if (UnitFits(u, t, f.d, r.memory, j.user, bookings, true, rule, floor)) return true;
         return false;
       case RequestKind::kMig:
         for (size_t u = 0; u < units_.size(); ++u) {
           if (units_[u].mig >= 0 && units_[u].profile == r.mig_profile &&
-              UnitFits(static_cast<int>(u), t, f.d, units_[u].cap, j.user, ignore_bookings, false)) {
+              UnitFits(static_cast<int>(u), t, f.d, units_[u].cap, j.user, bookings, false)) {
             return true;
           }
         }
@@ -1018,7 +1029,7 @@ class Checker {
     std::sort(cands.begin(), cands.end());
     cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
     for (Time t : cands)
-      if (FitsAt(f, t, false, rule, floor)) return t;
+      if (FitsAt(f, t, Bookings::kBind, rule, floor)) return t;
     return kNever;
   }
 
@@ -1096,7 +1107,7 @@ class Checker {
       case RequestKind::kWholeGpus: {
         std::vector<int> free;
         for (int u : whole_units_)
-          if (UnitFits(u, t, f.d, units_[u].cap, j.user, false, false)) free.push_back(u);
+          if (UnitFits(u, t, f.d, units_[u].cap, j.user, Bookings::kBind, false)) free.push_back(u);
         std::vector<int> pick;
         // Subsets of size r.gpus of `pool`, in index order.
         std::vector<std::vector<int>> pools;
@@ -1125,12 +1136,12 @@ class Checker {
       }
       case RequestKind::kMemShare:
         for (int u : whole_units_)
-          if (UnitFits(u, t, f.d, r.memory, j.user, false, true)) add({u}, r.memory);
+          if (UnitFits(u, t, f.d, r.memory, j.user, Bookings::kBind, true)) add({u}, r.memory);
         break;
       case RequestKind::kMig:
         for (size_t u = 0; u < units_.size(); ++u) {
           if (units_[u].mig >= 0 && units_[u].profile == r.mig_profile &&
-              UnitFits(static_cast<int>(u), t, f.d, units_[u].cap, j.user, false, false)) {
+              UnitFits(static_cast<int>(u), t, f.d, units_[u].cap, j.user, Bookings::kBind, false)) {
             add({static_cast<int>(u)}, -1);
           }
         }
@@ -1184,7 +1195,7 @@ class Checker {
     if (fifo_ && ctx.blocked_seen) {
       r = WaitReason::kPriority;
     } else if (PhysicallyNow(f)) {
-      r = !s_.bookings.empty() && FitsAt(f, now_, /*ignore_bookings=*/true) ? WaitReason::kBooking
+      r = !s_.bookings.empty() && FitsAt(f, now_, Bookings::kIgnore) ? WaitReason::kBooking
                                                                             : WaitReason::kPriority;
     } else {
       r = ctx.blocked_seen ? WaitReason::kPriority : WaitReason::kResources;
@@ -1246,7 +1257,8 @@ class Checker {
       UnitsOf(f.start->alloc, &ua, &why);
       const bool borrows = Borrows(f);
       for (auto [u, amount] : ua) {
-        if (!UnitFits(u, now_, f.d, amount, j.user, borrows, j.request.kind == RequestKind::kMemShare)) {
+        if (!UnitFits(u, now_, f.d, amount, j.user, borrows ? Bookings::kBorrow : Bookings::kBind,
+                      j.request.kind == RequestKind::kMemShare)) {
           return Fail(k, Cat(who, " starts on ", UnitName(u),
                              " but does not fit there for its limit, given the running jobs, ",
                              borrows ? "" : "bookings of others ", "and the jobs ahead of it",
@@ -1260,7 +1272,7 @@ class Checker {
     }
     if (!f.info || !IsBlockedReason(f.info->reason)) return Replay(k + 1, ctx);
     const PendingInfo& info = *f.info;
-    if (!(fifo_ && ctx.blocked_seen) && FitsAt(f, now_, Borrows(f))) {
+    if (!(fifo_ && ctx.blocked_seen) && FitsAt(f, now_, Borrows(f) ? Bookings::kBorrow : Bookings::kBind)) {
       return Fail(k, Cat(who, " waits (", WaitReasonName(info.reason),
                          ") although it fits now given the jobs ahead of it",
                          Borrows(f) ? " (it may borrow booked capacity)" : ""));
@@ -1468,6 +1480,7 @@ class Checker {
   Time stopping_until_ = 0;
   Book book_;
   std::vector<Facts> facts_;
+  std::set<std::string> claimed_;  // users whose bookings bind borrowers (ComputeOrder)
   std::vector<int> order_;
 
   std::vector<std::vector<Commit>> commits_;
