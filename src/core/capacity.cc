@@ -8,10 +8,11 @@
 //
 // Borrowing (Holds::kBorrow) adds no state: holds already live apart from the profile and are
 // added only for the requests they bind (for a borrower, the claimed ones), so a request that no
-// hold binds reads the profile itself. The fast paths stay exact for it: card tails and holes are computed from the profile
-// alone (and EarliestWholeByTails is not used at all while bookings exist), and the scheduler
-// keeps its "failed shapes" per view (scheduler.cc). Preferences (BookingRank) only order units
-// that are free at the same time, so they never change when a request fits, only where.
+// hold binds reads the profile itself. The fast paths stay exact for it: card tails and holes
+// are computed from the profile alone (and EarliestWholeByTails is not used at all while
+// bookings exist), and the scheduler keeps its "failed shapes" per view (scheduler.cc).
+// Preferences (BookingRank) only order units that are free at the same time, so they never
+// change when a request fits, only where.
 #include "core/capacity.h"
 
 #include <algorithm>

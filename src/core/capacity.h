@@ -135,7 +135,9 @@ class CapacityPlan {
   // does); `scratch` holds the combined copy. Inline: most units hold no booking, and most
   // requests are asked of many units.
   const Profile& Effective(const Unit& u, int user, Holds holds, Profile& scratch) const {
-    if (u.bookings.empty() || holds == Holds::kNone || (holds == Holds::kBorrow && !any_claimed_)) return u.profile;
+    if (u.bookings.empty() || holds == Holds::kNone || (holds == Holds::kBorrow && !any_claimed_)) {
+      return u.profile;
+    }
     return WithHolds(u, user, holds, scratch);
   }
   const Profile& WithHolds(const Unit& u, int user, Holds holds, Profile& scratch) const;

@@ -85,8 +85,10 @@ std::vector<const Booking*> BookedByOthers(const ClusterState& s, const std::str
 // Whether `user` has a pending job whose dependencies are met: it claims the user's bookings.
 bool OwnerWaits(const ClusterState& s, const std::string& user) {
   auto active = [&s](JobId id) {
-    return std::any_of(s.pending.begin(), s.pending.end(), [id](const Job& j) { return j.id == id; }) ||
-           std::any_of(s.running.begin(), s.running.end(), [id](const RunningJob& r) { return r.job.id == id; }) ||
+    auto is = [id](const Job& j) { return j.id == id; };
+    auto runs = [id](const RunningJob& r) { return r.job.id == id; };
+    return std::any_of(s.pending.begin(), s.pending.end(), is) ||
+           std::any_of(s.running.begin(), s.running.end(), runs) ||
            std::find(s.held.begin(), s.held.end(), id) != s.held.end();
   };
   for (const Job& j : s.pending) {
@@ -102,8 +104,9 @@ bool OwnerWaits(const ClusterState& s, const std::string& user) {
 
 // Only a job that starts preemptible, under rota with preemption on, may start on capacity
 // someone else booked (it borrows it, and is preempted when the owner needs it), and only while
-// the owner has no job waiting (which claims the booking); nothing else may, not even partly. A share next to another user's booked share on one card is the one case
-// left to the reference's arithmetic (the card may have room for both).
+// the owner has no job waiting (which claims the booking); nothing else may, not even partly. A
+// share next to another user's booked share on one card is the one case left to the
+// reference's arithmetic (the card may have room for both).
 std::vector<std::string> BookingBreaches(const ClusterState& s, const Policy& p, Time now,
                                          const Decisions& d) {
   std::vector<std::string> out;

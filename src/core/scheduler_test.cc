@@ -1001,7 +1001,8 @@ TEST(SchedulerBookingBackfillTest, ClaimedBorrowersDoNotComeBackWhileTheOwnersJo
   ClusterState s = Cards(2);
   s.bookings.push_back(Book(7, "bob", {0, 1}, kNow - kHour, kNow + 2 * kHour));
   for (JobId id : {10, 11}) {
-    RunningJob r = Running(id, {static_cast<int>(id - 10)}, kNow - kHour, 8 * kHour, Tier::kExplore, true, "alice");
+    const int card = static_cast<int>(id - 10);
+    RunningJob r = Running(id, {card}, kNow - kHour, 8 * kHour, Tier::kExplore, true, "alice");
     r.job.submit_time = kNow - 3 * kDay;  // older than bob's: ahead of it in the queue
     r.job.requeue = true;
     r.job.grace = 0;  // no warning signal asked for: stopped at once

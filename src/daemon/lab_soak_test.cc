@@ -19,10 +19,9 @@
 // `make test` runs 3 days (1 under the sanitizers, where the flatness is not checked: their
 // allocator keeps freed memory in quarantine); scripts/lab-soak.sh runs a week or more
 // (ROTA_SOAK_DAYS, ROTA_SOAK_SEED) and prints the table of docs/reliability.md, "Lab soak".
+#include <gtest/gtest.h>
 #include <malloc.h>
 #include <signal.h>
-
-#include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
@@ -104,7 +103,10 @@ url = "http://127.0.0.1:9/admins"
 )";
   // 4 PhD students, 8 master's and 8 undergraduates.
   for (int i = 1; i <= testing::kLabUsers; ++i) {
-    c += "[users." + testing::LabUser(i) + "]\nrole = \"" + (i <= 4 ? "phd" : i <= 12 ? "master" : "undergrad") +
+    c += "[users." + testing::LabUser(i) + "]\nrole = \"" +
+         (i <= 4    ? "phd"
+          : i <= 12 ? "master"
+                    : "undergrad") +
          "\"\n";
   }
   return c;
@@ -164,7 +166,7 @@ class Lab {
  public:
   Lab(InProcessDaemon& d, std::uint64_t seed) : d_(d), rng_(seed) {}
 
-  // Runs `days` days of the lab, then lets what is left end (no new work) for up to 3 days.
+  // Runs `days` days of the lab, then lets what is left end (no new work) for up to a week.
   void Run(int days) {
     for (int day = 0; day < days; ++day) {
       const auto wall = std::chrono::steady_clock::now();
@@ -180,9 +182,9 @@ class Lab {
       CheckEndedJobs(d_.clock().Now() - kDay);  // their notices are through by now ([notify] max_age)
       ForgetOldDeliveries();
       ReadPasses();
-      today_.pass_mean_ms = PassCount() > passes_before
-                                ? (pass_sum_ - pass_sum_before) / static_cast<double>(PassCount() - passes_before)
-                                : 0;
+      today_.pass_mean_ms = PassCount() > passes_before ? (pass_sum_ - pass_sum_before) /
+                                                              static_cast<double>(PassCount() - passes_before)
+                                                        : 0;
       today_.jobs_so_far = static_cast<std::uint64_t>(submitted_);
       today_.queue_p50_ms = Percentile(queue_ms_, 0.5);
       today_.queue_max_ms = Percentile(queue_ms_, 1.0);
@@ -233,12 +235,13 @@ class Lab {
         if (from == "running" && !(to == "cancelled" && e.value("actor", "") == it->second.user)) ++told;
       }
       const Heard heard = heard_[id];
-      EXPECT_EQ(heard.ends, told) << "job " << id << ": its owner was not told of each end once: " << events.dump();
+      EXPECT_EQ(heard.ends, told) << "job " << id
+                                  << ": its owner was not told of each end once: " << events.dump();
       EXPECT_EQ(heard.requeues, requeues)
           << "job " << id << ": its owner was not told of each requeue once: " << events.dump();
       EXPECT_EQ(finals, 1) << "job " << id << ": " << shown.dump();
-      EXPECT_EQ(launched[id], runs) << "job " << id << " was launched " << launched[id] << " times for " << runs
-                                    << " runs: " << shown.dump();
+      EXPECT_EQ(launched[id], runs) << "job " << id << " was launched " << launched[id] << " times for "
+                                    << runs << " runs: " << shown.dump();
       EXPECT_LE(runs, requeues + 1) << "job " << id << " ran twice without a requeue: " << shown.dump();
       ++states_[state];
       if (runs > 0) ++ran_;
@@ -288,9 +291,10 @@ class Lab {
       if (!delivered.count(key) && delivered_.count(key)) delivered[key] = n;  // delivered around kept_from
     }
     EXPECT_EQ(sent, delivered) << "the channels delivered other messages than the store says it sent";
-    std::printf("notifications: %d sent in the last 29 days and delivered once each (%d attempts failed and were "
-                "retried)\n",
-                rows, retried_);
+    std::printf(
+        "notifications: %d sent in the last 29 days and delivered once each (%d attempts failed and were "
+        "retried)\n",
+        rows, retried_);
     EXPECT_GT(retried_, 0);  // the failing channels' messages went through in the end
   }
 
@@ -326,16 +330,20 @@ class Lab {
 
   void PrintTable() const {
     std::printf(
-        "day | submitted | refused | cancels | launches | bookings (refused) | notified (failed tries) | heap MiB (SQLite) | "
-        "RSS MiB | data KiB | file KiB (WAL) | data KiB/job | pass mean ms | queue p50/max ms | history p50 ms | usage p50 ms | wall s\n");
+        "day | submitted | refused | cancels | launches | bookings (refused) | notified (failed tries) | "
+        "heap MiB (SQLite) | "
+        "RSS MiB | data KiB | file KiB (WAL) | data KiB/job | pass mean ms | queue p50/max ms | history p50 "
+        "ms | usage p50 ms | wall s\n");
     for (std::size_t i = 0; i < days_.size(); ++i) {
       const Day& y = days_[i];
-      std::printf("%zu | %d | %d | %d | %d | %d (%d) | %d (%d) | %.2f (%.2f) | %.1f | %.0f | %.0f (%.0f) | %.2f | %.3f | %.2f/%.2f | %.2f | "
-                  "%.2f | %.1f\n",
-                  i + 1, y.submitted, y.refused, y.cancels, y.launches, y.bookings, y.bookings_refused, y.delivered,
-                  y.failed_attempts, y.heap_mib, y.sqlite_mib, y.rss_mib, y.data_kib, y.store_kib, y.wal_kib,
-                  y.data_kib / static_cast<double>(std::max<std::uint64_t>(1, y.jobs_so_far)),
-                  y.pass_mean_ms, y.queue_p50_ms, y.queue_max_ms, y.history_p50_ms, y.usage_p50_ms, y.wall_s);
+      std::printf(
+          "%zu | %d | %d | %d | %d | %d (%d) | %d (%d) | %.2f (%.2f) | %.1f | %.0f | %.0f (%.0f) | %.2f | "
+          "%.3f | %.2f/%.2f | %.2f | "
+          "%.2f | %.1f\n",
+          i + 1, y.submitted, y.refused, y.cancels, y.launches, y.bookings, y.bookings_refused, y.delivered,
+          y.failed_attempts, y.heap_mib, y.sqlite_mib, y.rss_mib, y.data_kib, y.store_kib, y.wal_kib,
+          y.data_kib / static_cast<double>(std::max<std::uint64_t>(1, y.jobs_so_far)), y.pass_mean_ms,
+          y.queue_p50_ms, y.queue_max_ms, y.history_p50_ms, y.usage_p50_ms, y.wall_s);
     }
     std::fflush(stdout);
   }
@@ -422,7 +430,8 @@ class Lab {
   }
 
   json NewJob(Plan& plan) {
-    static const std::vector<Duration> kLimits = {30 * kMinute, kHour, 2 * kHour, 4 * kHour, 8 * kHour, 12 * kHour};
+    static const std::vector<Duration> kLimits = {30 * kMinute, kHour,     2 * kHour,
+                                                  4 * kHour,    8 * kHour, 12 * kHour};
     json job = {{"name", "train"}, {"cwd", "/tmp"}};
     const double size = Uniform();
     if (size < 0.15) {
@@ -500,7 +509,8 @@ class Lab {
       b.comes = Uniform() < 0.7;
       b.overruns = b.comes && Uniform() < 0.15;
       const json r = d_.CallHttp(
-          b.user, {{"v", 1}, {"op", "book"}, {"booking", {{"gpus", b.gpus}, {"start", b.start}, {"end", b.end}}}});
+          b.user,
+          {{"v", 1}, {"op", "book"}, {"booking", {{"gpus", b.gpus}, {"start", b.start}, {"end", b.end}}}});
       if (!r.value("ok", false)) {
         ++today_.bookings_refused;
         continue;
@@ -533,7 +543,8 @@ class Lab {
     auto timed = [&](std::vector<double>& into, json request) {
       const auto t0 = std::chrono::steady_clock::now();
       const json r = d_.CallHttp(user, std::move(request));
-      into.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      into.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       EXPECT_TRUE(r.value("ok", false)) << r.dump();
       return r;
     };
@@ -682,7 +693,7 @@ class Lab {
   std::mt19937_64 rng_;
   std::map<JobId, Plan> plans_;
   std::size_t seen_launches_ = 0;  // of the engine's launches()
-  std::map<JobId, Time> ends_;      // running jobs: when each exits
+  std::map<JobId, Time> ends_;     // running jobs: when each exits
   std::vector<Booked> bookings_;
   // Key(channel, subject) -> when each delivery came
   std::map<std::uint64_t, std::vector<Time>> delivered_;

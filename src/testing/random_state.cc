@@ -403,7 +403,8 @@ ClusterState RandomClusterState(Rng& rng, Time now, const RandomOptions& options
     // Borrowing needs an owner with nothing waiting: one such, where there is one.
     std::vector<std::string> idle;
     for (const std::string& u : Users()) {
-      if (std::none_of(s.pending.begin(), s.pending.end(), [&u](const Job& j) { return j.user == u; })) idle.push_back(u);
+      auto theirs = [&u](const Job& j) { return j.user == u; };
+      if (std::none_of(s.pending.begin(), s.pending.end(), theirs)) idle.push_back(u);
     }
     do {
       b.user = !claim && !idle.empty() ? rng.Pick(idle) : rng.Pick(Users());
