@@ -63,8 +63,10 @@ StatusOr<std::int64_t> BookingBook::Add(store::BookingRecord rec, const std::str
 }
 
 Status BookingBook::Save(const store::BookingRecord& rec, BookingState from, const std::string& reason,
-                         const std::string& actor, Time now, bool durable) {
-  if (Status s = store_.UpdateBooking(rec, from, reason, actor, now, durable); !s.ok()) return s;
+                         const std::string& actor, Time now, bool durable,
+                         const std::function<void()>& with) {
+  auto update = [&] { return store_.UpdateBooking(rec, from, reason, actor, now, durable); };
+  if (Status s = store_.ChangeWith(update, with, durable); !s.ok()) return s;
   bookings_[rec.entry.id] = rec;
   return Status();
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,8 +41,10 @@ class BookingBook {
   StatusOr<std::int64_t> Add(store::BookingRecord rec, const std::string& actor, Time now);
   // A change of a held booking (or its state from `from`): stored with an event (`reason`, by
   // `actor`; none when `reason` is empty), then held. `durable`: synced to disk before return.
+  // `with`, when given, writes in the same commit (the notice of the change: a crash between two
+  // commits would keep the change and lose the notice).
   Status Save(const store::BookingRecord& rec, BookingState from, const std::string& reason,
-              const std::string& actor, Time now, bool durable);
+              const std::string& actor, Time now, bool durable, const std::function<void()>& with = {});
   // Lets go of the closed bookings that ended more than kMemory before `now`.
   void Forget(Time now);
 

@@ -41,21 +41,23 @@ StatusOr<const store::BookingRecord*> BookingDesk::OwnBooking(const Caller& call
 }
 
 Status BookingDesk::SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
-                           const std::string& actor, Time now, bool durable) {
-  if (Status s = book_->Save(rec, from, reason, actor, now, durable); !s.ok()) return s;
-  changed_();
-  spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
-               reason);
+                                const std::string& actor, Time now, bool durable, const char* notice) {
   const BookingState to = rec.entry.state;
-  const char* event = nullptr;
-  if (to != from) {
+  const char* event = notice;
+  if (event == nullptr && to != from && actor != rec.entry.spec.user) {
     if (to == BookingState::kConfirmed) event = "booking_confirmed";
     if (to == BookingState::kRejected) event = "booking_rejected";
     if (to == BookingState::kActive) event = "booking_starting";
     if (to == BookingState::kNoShow) event = "booking_no_show";
     if (to == BookingState::kOverrun) event = "booking_overrun";
   }
-  if (event != nullptr && actor != rec.entry.spec.user) NotifyBooking(event, rec, reason, actor, now);
+  std::function<void()> tell;
+  if (event != nullptr) tell = [&] { NotifyBooking(event, rec, notice ? "" : reason, actor, now); };
+  if (Status s = book_->Save(rec, from, reason, actor, now, durable, tell); !s.ok()) return s;
+  if (event != nullptr) notes_->Wake();  // the notice is committed now: the notifier may read it
+  changed_();
+  spdlog::info("booking {}: {} -> {}: {}", rec.entry.id, BookingStateName(from), BookingStateName(rec.entry.state),
+               reason);
   return Status();
 }
 

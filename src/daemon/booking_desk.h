@@ -93,8 +93,10 @@ class BookingDesk {
   StatusOr<BookingSpec> BookingSpecFrom(const Caller& caller, const nlohmann::json& booking, Time now);
   nlohmann::json BookingJson(const store::BookingRecord& rec, const Caller& caller) const;
   StatusOr<const store::BookingRecord*> OwnBooking(const Caller& caller, const nlohmann::json& request);
+  // Saves a change of `rec` (BookingBook::Save) and tells its owner of it in the same commit:
+  // `notice` (an event name), else the notice of its new state when someone else changed it.
   Status SaveBooking(store::BookingRecord& rec, BookingState from, const std::string& reason,
-                     const std::string& actor, Time now, bool durable);
+                     const std::string& actor, Time now, bool durable, const char* notice = nullptr);
   std::string DescribeBooking(
       const store::BookingRecord& rec) const;  // "12 (alice, GPU 0,1, 12-01 14:00-18:00)"
   std::string LocalTime(Time t) const;

@@ -55,8 +55,8 @@ BookingDesk::Advanced BookingDesk::Advance(const std::unordered_map<std::int64_t
     if (b == nullptr) continue;
     store::BookingRecord rec = *b;
     rec.entry.reminded = true;
-    (void)SaveBooking(rec, rec.entry.state, "Reminder: ends at " + LocalTime(rec.entry.spec.end), "rotad", now, false);
-    NotifyBooking("booking_ending_soon", rec, "", "rotad", now);
+    (void)SaveBooking(rec, rec.entry.state, "Reminder: ends at " + LocalTime(rec.entry.spec.end), "rotad", now, false,
+                      "booking_ending_soon");
   }
   for (const BookingTransition& t : step.transitions) {
     const store::BookingRecord* b = book_->Find(t.id);

@@ -100,7 +100,8 @@ void JobRunner::CancelNeverSatisfied(Time now) {
     }
     for (const auto& [id, why] : doomed) {
       store::JobRecord rec = jobs_.at(id).rec;
-      if (Status s = CancelPending(id, "rotad", why, now); !s.ok()) {
+      auto tell = [&] { setup_.notes->NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false); };
+      if (Status s = CancelPending(id, "rotad", why, now, tell); !s.ok()) {
         // Held out of the pass instead, so that it never starts; the next pass tries again.
         if (after_ok_.Refused(id))
           spdlog::error("job {}: cannot record its cancel ({}): {}", id, why, s.message());
@@ -109,16 +110,18 @@ void JobRunner::CancelNeverSatisfied(Time now) {
       }
       after_ok_.Cancelled(id);
       spdlog::info("job {} ({}): {}", id, rec.job.user, why);
-      setup_.notes->NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false);
+      setup_.notes->Wake();  // its notice is committed now: the notifier may read it
       cancelled = true;
     }
   }
 }
 
-Status JobRunner::CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now) {
+Status JobRunner::CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now,
+                                const std::function<void()>& with) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return NotFound("job " + std::to_string(id) + " is not pending");
-  if (Status s = store_.Cancel(id, actor, now, reason); !s.ok()) return s;
+  auto cancel = [&] { return store_.Cancel(id, actor, now, reason); };
+  if (Status s = store_.ChangeWith(cancel, with, /*durable=*/true); !s.ok()) return s;
   ActiveJob& a = it->second;
   if (a.rec.interactive) setup_.sessions->TellCancelled(a, reason);
   jobs_.Take(it);  // with its session's connection and its waiting note

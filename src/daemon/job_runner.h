@@ -149,7 +149,10 @@ class JobRunner {
   void PostponeLaunch(ActiveJob& a, const std::string& why, Time now);
   // Cancels pending job `id` in the store (`reason`, by `actor`), tells its waiting session, and
   // takes it out of the table.
-  Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now);
+  // `with`, when given, writes in the cancel's commit (its notice: a crash between two commits
+  // would keep the cancel and lose the notice).
+  Status CancelPending(JobId id, const std::string& actor, const std::string& reason, Time now,
+                       const std::function<void()>& with = {});
   // A launch whose start could not be recorded (design.md, "A start the store cannot record"):
   // the engine withdraws it, and its GPUs stay held until the engine says it is gone.
   void WithdrawLaunch(const store::JobRecord& rec, const Allocation& alloc, Time now);

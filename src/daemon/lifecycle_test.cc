@@ -204,6 +204,50 @@ TEST(LifecycleTest, ABookingsOverrunStopsTheOwnersJobOnlyWhenOthersWait) {
   EXPECT_EQ(d.Show(bobs)["start_time"], next + 2 * kHour + 120);
 }
 
+// A change of a booking and its notice are one commit: an admin's rejection (synced to disk
+// before the reply) and the reminder before the end (bookkeeping) each reach the owner. The
+// first failed when the notice came into the change's transaction ("Safety level may not be
+// changed inside a transaction"), until that transaction took the change's durability.
+TEST(LifecycleTest, ABookingsChangeAndItsNoticeAreOneCommit) {
+  InProcessDaemon d(kTwoCards + R"(
+[notify]
+language = "en"
+user_channels = ["lab"]
+user_events = ["booking_rejected", "booking_ending_soon"]
+[notify.channels.lab]
+type = "webhook"
+url = "http://127.0.0.1:9/lab"
+)",
+                    kStart);
+  ASSERT_TRUE(d.ok());
+  testing::FakeChannel* lab = d.channel("lab");
+  ASSERT_NE(lab, nullptr);
+  auto book = [&](Time from) {
+    const json r = d.Call("alice", {{"op", "book"}, {"booking", {{"gpus", 1}, {"start", from}, {"end", from + kHour}}}});
+    EXPECT_TRUE(r.value("ok", false)) << r.dump();
+    return r["booking"].value("id", std::int64_t{0});
+  };
+  auto told = [&](const std::string& event) {
+    return d.WaitFor([&] {
+      for (const testing::FakeChannel::Attempt& a : lab->attempts()) {
+        if (a.message.event == event && a.delivered) return true;
+      }
+      return false;
+    });
+  };
+  const std::int64_t today = book(kStart + kHour);  // the same day: an admin decides
+  const json rejected = d.Call("root", {{"op", "reject"}, {"booking_id", today}, {"reason", "the cards are serviced"}});
+  ASSERT_TRUE(rejected.value("ok", false)) << rejected.dump();
+  EXPECT_TRUE(told("booking_rejected"));
+  const std::int64_t tomorrow = book(kStart + kDay);
+  d.AdvanceTo(kStart + kDay);
+  d.Submit("alice", OneGpuFor(2 * kHour));       // she comes
+  d.AdvanceTo(kStart + kDay + 50 * kMinute);  // reminder: 10 minutes before the end
+  EXPECT_TRUE(told("booking_ending_soon"));
+  const json events = d.Call("alice", {{"op", "bookings"}, {"id", tomorrow}})["bookings"][0]["events"];
+  EXPECT_TRUE(events.back().value("reason", "").starts_with("Reminder: ends at")) << events.dump();
+}
+
 // The seed's rule: under 5% for 15 minutes, the owner is warned; idle for 30 minutes without an
 // answer (`rota keep`), the job is reclaimed (here: [watch] action = "reclaim").
 TEST(LifecycleTest, AnIdleJobIsWarnedAfter15MinutesAndReclaimedAfter30) {

@@ -372,12 +372,24 @@ Status JobStore::MarkEnded(JobId id, JobState state, std::optional<int> exit_cod
   });
 }
 
-Status JobStore::InOneTransaction(const std::function<Status()>& writes) {
-  if (Status s = Durability(false); !s.ok()) return s;
+Status JobStore::InOneTransaction(const std::function<Status()>& writes, bool durable) {
+  if (Status s = Durability(durable); !s.ok()) return s;
   Transaction tx(*db_);
   if (Status s = tx.Begin(); !s.ok()) return s;
   if (Status s = writes(); !s.ok()) return s;
   return tx.Commit();
+}
+
+Status JobStore::ChangeWith(const std::function<Status()>& change, const std::function<void()>& with,
+                            bool durable) {
+  if (!with) return change();
+  return InOneTransaction(
+      [&] {
+        Status s = change();
+        if (s.ok()) with();
+        return s;
+      },
+      durable);
 }
 
 Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {

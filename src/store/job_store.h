@@ -107,11 +107,16 @@ class JobStore {
   // running -> pending (preempted with requeue, node failure with requeue). Keeps submit_time;
   // clears the start time, placement, signal and process fields.
   Status Requeue(JobId id, std::string_view reason, Time now);
-  // Bookkeeping writes (synchronous=NORMAL) made by `writes`, through this store's methods, in
-  // one transaction: each method's own transaction becomes a savepoint of it, so a method that
-  // fails undoes only its own writes. The transaction commits when `writes` returns OK, and is
-  // rolled back otherwise; the status is Commit's (or `writes`').
-  Status InOneTransaction(const std::function<Status()>& writes);
+  // Writes made by `writes`, through this store's methods, in one transaction: each method's own
+  // transaction becomes a savepoint of it, so a method that fails undoes only its own writes.
+  // The transaction commits when `writes` returns OK, and is rolled back otherwise; the status is
+  // Commit's (or `writes`'). Bookkeeping (synchronous=NORMAL) unless `durable` (FULL: on disk
+  // when it returns); the methods called must ask for the same (SQLite cannot change it inside a
+  // transaction: they fail).
+  Status InOneTransaction(const std::function<Status()>& writes, bool durable = false);
+  // `change`, and when it succeeds `with` (more writes of the same change: its notice), in one
+  // transaction of `durable`'s kind; `change` alone without `with`.
+  Status ChangeWith(const std::function<Status()>& change, const std::function<void()>& with, bool durable);
   // pending -> cancelled, reason `why`, or "Cancelled by <actor>" when `why` is empty. A running
   // job is FailedPrecondition: the daemon stops its processes first and then calls
   // MarkEnded(kCancelled, ...).
