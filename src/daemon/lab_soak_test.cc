@@ -12,12 +12,12 @@
 // submitted ends in exactly one final state, was launched once per run its history records (so
 // never twice without a requeue), and every run that ended was told to its owner; every
 // notification the store says was sent was delivered exactly once. And, over three days or
-// more, that nothing grows with history beyond the data itself: the daemon's heap at the end of
-// each day, the store's bytes per job, the scheduling pass's time and a `rota queue`'s time
-// stay flat from the second day to the last.
+// more, that nothing grows with history beyond the data itself (CheckFlat): the daemon's heap
+// at the end of each day, the store's data per job and its log, the scheduling pass's time and
+// the requests' times stay flat from the second day to the last.
 //
-// `make test` runs 3 days (1 under the sanitizers, where the flatness is not checked: their
-// allocator keeps freed memory in quarantine); scripts/lab-soak.sh runs a week or more
+// `make test` runs 7 days (under the sanitizers too, where the flatness is not checked: their
+// allocator keeps freed memory in quarantine); scripts/lab-soak.sh runs longer ones
 // (ROTA_SOAK_DAYS, ROTA_SOAK_SEED) and prints the table of docs/reliability.md, "Lab soak".
 #include <gtest/gtest.h>
 #include <malloc.h>
