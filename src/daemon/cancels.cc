@@ -98,7 +98,8 @@ void JobRunner::CancelNeverSatisfied(Time now) {
         doomed.emplace_back(id, std::move(why));
       }
     }
-    for (const auto& [id, why] : doomed) {
+    for (const auto& [id, reason] : doomed) {
+      const std::string& why = reason;  // a lambda below captures it (clang 14: not a binding)
       store::JobRecord rec = jobs_.at(id).rec;
       auto tell = [&] { setup_.notes->NotifyJobEnd(rec, store::JobState::kCancelled, why, "rotad", false); };
       if (Status s = CancelPending(id, "rotad", why, now, tell); !s.ok()) {
