@@ -68,7 +68,8 @@ Status FakeEngine::Signal(JobId id, int signo) {
   if (it == jobs_.end()) return Status();
   it->second.signals.push_back(signo);
   auto kept = kept_.find(id);
-  const bool deadly = signo == SIGKILL || (signo == SIGTERM && (kept == kept_.end() || kept->second.count(signo) == 0));
+  const bool kept_alive = kept != kept_.end() && kept->second.count(signo) > 0;
+  const bool deadly = signo == SIGKILL || (signo == SIGTERM && !kept_alive);
   if (deadly) DieOf(id, signo);
   return Status();
 }

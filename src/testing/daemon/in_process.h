@@ -1,7 +1,8 @@
 // A whole rotad in the test's own process, for tests of the daemon's rules: its real store
 // (SQLite in a temporary directory), scheduling, bookings, watches and notifications, on a
 // FakeClock, a FakeEngine and FakeCards, with made-up users (uid 20001 alice, 20002 bob, 20003
-// carol, 0 root as the admin, and a lab of 20 more: LabUser). Requests take the daemon's own pipeline (Daemon::Call), as from its socket.
+// carol, 0 root as the admin, and a lab of 20 more: LabUser). Requests take the daemon's own
+// pipeline (Daemon::Call), as from its socket.
 // Virtual time moves only when the test says (Advance), jumping from one deadline of the daemon
 // to the next, so that a rule that takes 30 minutes takes milliseconds.
 //
