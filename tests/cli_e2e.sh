@@ -26,12 +26,21 @@ out=$("$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=dur
 check "simulate exits 0" $?
 avg=$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(round(r["avg_wait"],2), r["max_wait"], r["jobs"])')
 [ "$avg" = "56.67 90.0 3" ]; check "fifo waits on the hand-computed trace (got $avg)" $?
+# The replay's own cost and where its idle capacity went: [110,150) one card idle, nothing waits.
+idle=$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; i=r["idle_gpu_seconds"]; print(r["wall_seconds"] > 0, r["schedule_calls"] > 0, i["no_work"], i["held"] + i["draining"] + i["fragmented"])')
+[ "$idle" = "True True 40.0 0.0" ]; check "simulate --json reports wall time, passes and idle GPU-seconds (got $idle)" $?
 
 text=$("$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user \
        --gpus 2 --policy fifo,backfill,rota)
 check "text table exits 0" $?
 printf '%s\n' "$text" | grep -q '^POLICY  *JOBS'; check "text table has a header" $?
-[ "$(printf '%s\n' "$text" | grep -cE '^(fifo|backfill|rota) ')" = 3 ]; check "one row per policy" $?
+[ "$(printf '%s\n' "$text" | grep -cE '^(fifo|backfill|rota) ')" = 6 ]; check "one row per policy in both tables" $?
+printf '%s\n' "$text" | grep -q '^POLICY  *HELD  *BOOKING'; check "the idle table has its header" $?
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --set protect_after=off --set protect_max=3 --json >/dev/null; check "the bound on overtaking can be set" $?
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --set protect_max=1.5 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'protect_max: expected a count' "$tmp/err"; check "a fractional protect_max is refused" $?
 
 "$ROTA" simulate --trace "$tmp/missing.csv" --format philly --gpus 8 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'missing.csv' "$tmp/err"; check "missing trace: exit 1 naming the file" $?

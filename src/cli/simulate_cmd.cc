@@ -3,6 +3,7 @@
 // bookings (--bookings FILE, --book-rate R) what became of the booked capacity.
 // Tested by tests/cli_e2e.sh and, through the simulator, by src/sim/simulator_test.cc.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -69,10 +70,19 @@ Status ApplySetting(const std::string& kv, Policy& p) {
     *it->second = v;
     return Status();
   }
-  if (key == "age_max" || key == "fairshare_half_life") {
+  if (key == "age_max" || key == "fairshare_half_life" || key == "protect_after") {
+    if (key == "protect_after" && value == "off") {
+      p.protect_after = -1;
+      return Status();
+    }
     auto d = ParseDuration(value);
     if (!d) return InvalidArgument("--set " + key + ": expected a duration such as 7d or 12h");
-    (key == "age_max" ? p.age_max : p.fairshare_half_life) = *d;
+    (key == "age_max" ? p.age_max : key == "protect_after" ? p.protect_after : p.fairshare_half_life) = *d;
+    return Status();
+  }
+  if (key == "protect_max") {
+    if (!number(&v) || v < 0 || v != static_cast<int>(v)) return InvalidArgument("--set protect_max: expected a count");
+    p.protect_max = static_cast<int>(v);
     return Status();
   }
   if (key == "time_of_day" && value == "off") {
@@ -81,7 +91,8 @@ Status ApplySetting(const std::string& kv, Policy& p) {
   }
   return InvalidArgument("--set: unknown key \"" + key +
                          "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
-                         "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off)");
+                         "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
+                         "protect_max)");
 }
 
 int SimulateFail(const std::string& message) {
@@ -211,6 +222,7 @@ int RunSimulate(const SimulateOptions& o) {
   const bool with_bookings = !o.bookings.empty() || o.book_rate > 0;
 
   std::vector<sim::SimResult> results;
+  std::vector<double> wall;  // seconds each policy's replay took (speed regressions show here)
   for (Algorithm a : algorithms) {
     config.keep_outcomes = !o.outcomes.empty();
     config.policy = Policy{};
@@ -221,9 +233,11 @@ int RunSimulate(const SimulateOptions& o) {
       Status st = ApplySetting(kv, config.policy);
       if (!st.ok()) return SimulateFail(st.message());
     }
+    const auto began = std::chrono::steady_clock::now();
     auto r = sim::Simulate(*trace, config);
     if (!r.ok()) return SimulateFail(r.status().message());
     results.push_back(std::move(*r));
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   }
 
   if (!o.outcomes.empty()) {
@@ -256,9 +270,12 @@ int RunSimulate(const SimulateOptions& o) {
                          {"ahead", o.book_ahead},
                          {"count", config.bookings.size()}};
     }
-    for (const auto& r : results) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const sim::SimResult& r = results[i];
       const sim::Metrics& m = r.metrics;
+      const sim::IdleGpuSeconds& idle = r.idle;
       out["results"].push_back({{"policy", r.policy},
+                                {"wall_seconds", wall[i]},
                                 {"jobs", m.jobs},
                                 {"rejected", r.rejected},
                                 {"unfinished", r.unfinished},
@@ -274,7 +291,14 @@ int RunSimulate(const SimulateOptions& o) {
                                 {"utilisation", m.utilisation},
                                 {"jain_wait", m.jain_wait},
                                 {"jain_slowdown", m.jain_slowdown},
-                                {"users", m.users}});
+                                {"users", m.users},
+                                {"idle_gpu_seconds",
+                                 {{"held", idle.held},
+                                  {"booking", idle.booking},
+                                  {"quota", idle.quota},
+                                  {"fragmented", idle.fragmented},
+                                  {"draining", idle.draining},
+                                  {"no_work", idle.no_work}}}});
       if (r.has_bookings) out["results"].back()["bookings"] = BookingsJson(r.bookings);
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -298,6 +322,19 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::printf("%s", t.Render().c_str());
   std::printf("Times in seconds. JAIN(WAIT): Jain's fairness index of per-user mean wait (1 = even).\n");
+  std::printf("\nIdle GPU-hours while jobs waited, by cause (HELD: a waiting job fit but was held for capacity\n"
+              "promised ahead; FRAGMENTED: enough idle cards, not on one node; DRAINING: every waiting job\n"
+              "needed more than was idle), and the replay's time and passes\n");
+  Table idle({"POLICY", "HELD", "BOOKING", "QUOTA", "FRAGMENTED", "DRAINING", "NOTHING WAITING", "REPLAY", "PASSES"});
+  for (size_t i = 0; i < results.size(); ++i) {
+    const sim::IdleGpuSeconds& g = results[i].idle;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f s", wall[i]);
+    idle.AddRow({results[i].policy, GpuHours(g.held / 3600), GpuHours(g.booking / 3600), GpuHours(g.quota / 3600),
+                 GpuHours(g.fragmented / 3600), GpuHours(g.draining / 3600), GpuHours(g.no_work / 3600), secs,
+                 WithThousands(results[i].schedule_calls)});
+  }
+  std::printf("%s", idle.Render().c_str());
   if (!with_bookings) return 0;
   if (config.bookings.empty()) {
     std::printf(

@@ -185,6 +185,8 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(c->default_mem_per_gpu, 32 * 1024);
   EXPECT_EQ(p.algorithm, Algorithm::kRota);
   EXPECT_EQ(p.age_max, 14 * kDay);
+  EXPECT_EQ(p.protect_after, 7 * kDay);
+  EXPECT_EQ(p.protect_max, 1);
   EXPECT_EQ(p.heavy_time, 4 * kHour);
   EXPECT_EQ(p.zone.name(), "Asia/Shanghai");
   EXPECT_EQ(p.zone.OffsetAt(1796083200), 8 * 3600);  // 2026-12-01
@@ -456,6 +458,18 @@ TEST(Config, TimezoneNamesOffsetsAndLabels) {
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->policy.zone.fixed());
   EXPECT_EQ(c->policy.zone.OffsetAt(0), 0);
+}
+
+TEST(Config, TheBoundOnOvertakingIsSetOrTurnedOff) {
+  auto c = ParseConfig("[policy]\nprotect_after = \"3d\"\nprotect_max = 4\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.protect_after, 3 * kDay);
+  EXPECT_EQ(c->policy.protect_max, 4);
+  c = ParseConfig("[policy]\nprotect_max = 0\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.protect_max, 0);
+  EXPECT_TRUE(Has(OneError("[policy]\nprotect_after = 7\n", 2), "is not a duration"));
+  EXPECT_TRUE(Has(OneError("[policy]\nprotect_max = -1\n", 2), "protect_max"));
 }
 
 TEST(Config, TimeOfDayCanBeTurnedOff) {

@@ -81,6 +81,17 @@ struct Policy {
   QuotaPolicy quota;
   bool preemption = true;
   std::uint8_t preemptible_tiers = 1u << static_cast<int>(Tier::kExplore);
+  // The bound on overtaking (rota; docs/design.md, "How a decision is made", step 2): a job of a
+  // non-explore tier that has waited at least `protect_after` is protected: it ranks above every
+  // unprotected job of its tier, protected jobs among themselves by submit time, so its
+  // reservation is made before theirs and nothing that comes later can delay it (as EASY does
+  // for the head of its queue). At most `protect_max` jobs are protected at once, the longest
+  // waiting. Negative protect_after: no protection.
+  // A week: on the replays in docs/benchmarks.md it caps the longest waits near backfill's while
+  // keeping most of the average's gain where waits are shorter; shorter bounds turn an overloaded
+  // cluster into first come first served.
+  Duration protect_after = 7 * kDay;
+  int protect_max = 1;
   // Blocked jobs that get an exact reservation (conservative backfill), in priority order. Every
   // pending job is still considered for starting now; later ones get an estimated start.
   int plan_depth = 1000;

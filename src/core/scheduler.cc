@@ -36,7 +36,9 @@ constexpr int kMaxPreemptionSearches = 512;
 
 // A pending job in the pass's order; kept small because a long queue is sorted every pass.
 struct Entry {
-  double key;  // priority (rota), 0 otherwise
+  double tier;  // the tier factor (rota), 0 otherwise: tiers come first
+  bool guard;   // protected: waited Policy::protect_after (rota)
+  double key;   // priority (rota), 0 otherwise
   Time submit;
   JobId id;
   int index;  // into state.pending, factors_ and gpus_
@@ -333,15 +335,37 @@ class Pass {
         }
         factors_[i] = priority_->Factors(j, gpus_[i], over);
       }
-      order[i] = {rota ? factors_[i].priority : 0.0, j.submit_time, j.id, static_cast<int>(i)};
+      order[i] = {rota ? factors_[i].tier : 0.0, false, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
+                  static_cast<int>(i)};
     }
+    if (rota) Protect(order);
+    // Tier first, then the protected jobs by submit time, then priority (which ranks by tier as
+    // well with the default weights; the order makes tiers first whatever the weights).
     auto before = [](const Entry& a, const Entry& b) {
-      if (a.key != b.key) return a.key > b.key;
+      if (a.tier != b.tier) return a.tier > b.tier;
+      if (a.guard != b.guard) return a.guard;
+      if (!a.guard && a.key != b.key) return a.key > b.key;
       return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
     };
     // States kept in submit order (the simulator's) need no sort for fifo and backfill.
     if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
     return order;
+  }
+
+  // Marks the protected entries: of the jobs not in the explore tier (nor running over quota as
+  // explore) that waited at least protect_after, the protect_max that waited longest.
+  void Protect(std::vector<Entry>& order) const {
+    if (policy_.protect_after < 0 || policy_.protect_max <= 0) return;
+    std::vector<Entry*> old;
+    for (Entry& e : order) {
+      if (e.tier > 0 && now_ - e.submit >= policy_.protect_after) old.push_back(&e);
+    }
+    const auto longest = [](const Entry* a, const Entry* b) {
+      return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
+    };
+    const size_t k = std::min(old.size(), static_cast<size_t>(policy_.protect_max));
+    if (k < old.size()) std::nth_element(old.begin(), old.begin() + static_cast<long>(k), old.end(), longest);
+    for (size_t i = 0; i < k; ++i) old[i]->guard = true;
   }
 
   bool DependenciesMet(const Job& job) const {

@@ -264,6 +264,76 @@ TEST(SchedulerRotaTest, HigherPriorityStartsFirst) {
   EXPECT_EQ(f.starts[0].job, 1);
 }
 
+// ---- The bound on overtaking (Policy::protect_after) -------------------------------------
+
+// Two cards, free at kNow + 1000 (card 0) and kNow + 3000 (card 1). A needs both for an hour and
+// for ten hours and waited `a_waited`; B, a small job submitted just now, ranks above it by
+// size as long as A's age factor (500 over 14 days) is below 392.
+ClusterState Overtaking(Duration a_waited) {
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 2600, kHour));  // until kNow + 1000
+  s.running.push_back(Running(101, {1}, kNow - 600, kHour));   // until kNow + 3000
+  s.pending.push_back(MakeJob(1, 2, 10 * kHour, kNow - a_waited));
+  s.pending.push_back(MakeJob(2, 1, 5000, kNow));
+  return s;
+}
+
+TEST(SchedulerProtectionTest, AJobThatWaitedLongEnoughCannotBeOvertaken) {
+  Policy p = Quiet();
+  // A waited six days: not yet protected. B comes first and takes card 0 from kNow + 1000 to
+  // kNow + 6000, which pushes A back to kNow + 6000.
+  Decisions d = Schedule(Overtaking(6 * kDay), p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 1000);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 6000);
+  // A week: A is protected and reserved first, at kNow + 3000; B may not delay it and waits for
+  // its end.
+  d = Schedule(Overtaking(7 * kDay), p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 3000 + 10 * kHour);
+  // The bound is the admin's: a shorter one protects A sooner, none never.
+  p.protect_after = kDay;
+  EXPECT_EQ(PendingIds(Schedule(Overtaking(2 * kDay), p, kNow)), (std::vector<JobId>{1, 2}));
+  p.protect_after = -1;
+  EXPECT_EQ(PendingIds(Schedule(Overtaking(10 * kDay), p, kNow)), (std::vector<JobId>{2, 1}));
+  p.protect_after = 0;
+  p.protect_max = 0;
+  EXPECT_EQ(PendingIds(Schedule(Overtaking(10 * kDay), p, kNow)), (std::vector<JobId>{2, 1}));
+  // The baselines order by submit time anyway.
+  EXPECT_EQ(PendingIds(Schedule(Overtaking(kHour), Quiet(Algorithm::kFifo), kNow)), (std::vector<JobId>{1, 2}));
+}
+
+TEST(SchedulerProtectionTest, AProtectedJobStillYieldsToAHigherTier) {
+  ClusterState s = Overtaking(10 * kDay);
+  s.pending[1].tier = Tier::kThesis;
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
+}
+
+TEST(SchedulerProtectionTest, ExploreJobsAreNeverProtected) {
+  ClusterState s = Overtaking(10 * kDay);
+  s.pending[0].tier = Tier::kExplore;
+  s.pending[1].tier = Tier::kExplore;
+  EXPECT_EQ(PendingIds(Schedule(s, Quiet(), kNow)), (std::vector<JobId>{2, 1}));
+}
+
+TEST(SchedulerProtectionTest, OnlyTheLongestWaitingUpToTheLimitAreProtectedAndGoBySubmitTime) {
+  // Four one-card jobs on one busy card: 1 and 2 large and old, 3 older still but the largest,
+  // 4 small and new. Protected, two at most: 3 (oldest) then 1; then 4 and 2 by priority.
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - 600, kHour));
+  s.pending.push_back(MakeJob(1, 1, 40 * kHour, kNow - 8 * kDay));
+  s.pending.push_back(MakeJob(2, 1, 40 * kHour, kNow - 7 * kDay - kHour));
+  s.pending.push_back(MakeJob(3, 1, 60 * kHour, kNow - 9 * kDay));
+  s.pending.push_back(MakeJob(4, 1, kHour, kNow));
+  Policy p = Quiet();
+  p.protect_max = 2;
+  EXPECT_EQ(PendingIds(Schedule(s, p, kNow)), (std::vector<JobId>{3, 1, 4, 2}));
+  p.protect_max = 1;
+  EXPECT_EQ(PendingIds(Schedule(s, p, kNow)), (std::vector<JobId>{3, 4, 1, 2}));
+}
+
 TEST(SchedulerRotaTest, ExploreJobsStartPreemptible) {
   ClusterState s = Cards(2);
   s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100, Tier::kExplore));

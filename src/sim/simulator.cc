@@ -21,6 +21,7 @@
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/usage.h"
+#include "sim/idle.h"
 #include "sim/rng.h"
 
 namespace rota::sim {
@@ -110,6 +111,7 @@ class Replay {
       ++result.schedule_calls;
       Apply(d, now, result);
       Compact();
+      const std::pair<IdleCause, double> idle = Idle(d);
       // The next event.
       Time next = bookings_due;
       if (next_arrival < n_trace_) next = std::min(next, jobs_[next_arrival].job.submit_time);
@@ -134,7 +136,9 @@ class Replay {
       } else {
         idle_since = kNever;
       }
-      now = std::max(now + 1, next);
+      const Time then = std::max(now + 1, next);
+      if (idle.second > 0) AddIdle(result.idle, idle.first, idle.second * static_cast<double>(then - now));
+      now = then;
     }
     result.unfinished = 0;
     for (const Job& j : state_.pending) result.unfinished += IsTraceJob(j.id);
@@ -158,6 +162,16 @@ class Replay {
 
  private:
   bool IsTraceJob(JobId id) const { return static_cast<size_t>(id) <= n_trace_; }
+
+  // Why the capacity nobody holds after this pass stays idle until the next event (sim/idle.h).
+  std::pair<IdleCause, double> Idle(const Decisions& d) {
+    waiting_.clear();
+    for (const PendingInfo& p : d.pending) {
+      if (p.reason == WaitReason::kImpossible) continue;  // removed by Compact
+      waiting_.emplace_back(&state_.pending[pending_pos_[static_cast<size_t>(p.job)]], p.reason);
+    }
+    return ClassifyIdle(state_, waiting_);
+  }
 
   // ---- Bookings ----
 
@@ -520,6 +534,7 @@ class Replay {
   std::vector<BookingEntry> entries_;      // the bookings made so far, in id order
   std::set<std::string> booking_waiters_;  // users with a job waiting for a booking (last pass)
   std::vector<RunSpan> runs_;
+  std::vector<std::pair<const Job*, WaitReason>> waiting_;  // Idle()'s, kept for its capacity
 };
 
 }  // namespace

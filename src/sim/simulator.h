@@ -32,6 +32,7 @@
 #include "core/policy.h"
 #include "core/status.h"
 #include "sim/bookings.h"
+#include "sim/idle.h"
 #include "sim/metrics.h"
 #include "sim/trace.h"
 
@@ -64,6 +65,7 @@ struct SimResult {
   std::int64_t unfinished = 0;      // still waiting when nothing more could happen
   std::int64_t preemptions = 0;
   std::int64_t schedule_calls = 0;
+  IdleGpuSeconds idle;  // idle capacity over the replay, by cause (sim/idle.h)
   std::vector<JobOutcome> outcomes;
   // With bookings only: what became of them, and the same trace replayed without them.
   bool has_bookings = false;

@@ -182,6 +182,20 @@ TEST(SimulatorTest, BackfillShortJobBackfillsLongDoesNot) {
   EXPECT_DOUBLE_EQ(r.metrics.avg_wait, 55.0);
 }
 
+TEST(SimulatorTest, IdleCapacityIsPutDownToItsCause) {
+  // The EASY replay above, card by card: [0,10) one card idle, nothing waits (no work); [10,20)
+  // B waits for all three (draining); [20,30) and [90,100) C fits the idle card but is held for
+  // B's reservation (held); [30,90) D uses it; [150,350) two cards idle after C (no work).
+  SimResult r = Replay(BackfillTrace(), Config(Algorithm::kBackfill, 3));
+  const IdleGpuSeconds& idle = r.idle;
+  EXPECT_DOUBLE_EQ(idle.no_work, 10 + 2 * 200);
+  EXPECT_DOUBLE_EQ(idle.draining, 10);
+  EXPECT_DOUBLE_EQ(idle.held, 20);
+  EXPECT_DOUBLE_EQ(idle.fragmented + idle.booking + idle.quota, 0);
+  // Every idle GPU-second is accounted for: capacity x makespan - busy.
+  EXPECT_DOUBLE_EQ(idle.Total(), 3.0 * 350 * (1 - r.metrics.utilisation));
+}
+
 TEST(SimulatorTest, FifoDoesNotBackfill) {
   // Same trace under fifo: nothing starts behind B. A [0,100), B [100,150), then C and D both
   // start at 150. Waits: A 0, B 90, C 130, D 120.

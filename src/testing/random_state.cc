@@ -491,6 +491,9 @@ Policy RandomPolicy(Rng& rng) {
   if (tod < 2) p.time_of_day.clear();
   if (tod == 2) p.time_of_day = {{0x7f, 0, 24 * 60, 0.25}};  // always peak: PeakHours everywhere
   if (rng.Chance(0.1)) p.age_max = 0;
+  // Submit times reach two days back: bounds from none to most jobs protected.
+  p.protect_after = rng.Pick<Duration>({-1, 0, kHour, kDay, 7 * kDay});
+  p.protect_max = rng.Pick<int>({0, 1, 1, 3, 100});
   return p;
 }
 

@@ -653,11 +653,32 @@ class Checker {
     }
     order_.resize(s_.pending.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
-    std::sort(order_.begin(), order_.end(), [this](int a, int b) {
+    // The bound on overtaking: of the jobs that are not explore (by tier or over quota) and
+    // waited protect_after, the protect_max that waited longest are protected.
+    std::vector<char> guard(facts_.size(), 0);
+    if (rota_ && p_.protect_after >= 0 && p_.protect_max > 0) {
+      std::vector<int> old;
+      for (size_t i = 0; i < facts_.size(); ++i) {
+        const Job& j = *facts_[i].job;
+        if (facts_[i].factors.tier > 0 && now_ - j.submit_time >= p_.protect_after) old.push_back(static_cast<int>(i));
+      }
+      std::sort(old.begin(), old.end(), [this](int a, int b) {
+        const Job& x = *facts_[a].job;
+        const Job& y = *facts_[b].job;
+        return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
+      });
+      for (size_t k = 0; k < old.size() && k < static_cast<size_t>(p_.protect_max); ++k) guard[old[k]] = 1;
+    }
+    // Tiers first, then protected jobs by submit time, then priority, then submit time and id.
+    std::sort(order_.begin(), order_.end(), [this, &guard](int a, int b) {
       const Job& x = *facts_[a].job;
       const Job& y = *facts_[b].job;
-      if (rota_ && facts_[a].factors.priority != facts_[b].factors.priority) {
-        return facts_[a].factors.priority > facts_[b].factors.priority;
+      if (rota_) {
+        if (facts_[a].factors.tier != facts_[b].factors.tier) return facts_[a].factors.tier > facts_[b].factors.tier;
+        if (guard[a] != guard[b]) return guard[a] > guard[b];
+        if (!guard[a] && facts_[a].factors.priority != facts_[b].factors.priority) {
+          return facts_[a].factors.priority > facts_[b].factors.priority;
+        }
       }
       return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
     });
@@ -671,7 +692,7 @@ class Checker {
       for (JobId id : want) w += Cat(" ", id);
       for (JobId id : got) g += Cat(" ", id);
       Violation(Cat("PendingInfo is not in the scheduler's order (",
-                    rota_ ? "priority, submit time, id" : "submit time, id", "): expected", w, ", got", g));
+                    rota_ ? "tier, protected, priority, submit time, id" : "submit time, id", "): expected", w, ", got", g));
     }
   }
 

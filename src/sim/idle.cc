@@ -1,0 +1,91 @@
+// Tested by idle_test.cc and, through replays, simulator_test.cc.
+#include "sim/idle.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace rota::sim {
+
+std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
+                                          const std::vector<std::pair<const Job*, WaitReason>>& waiting) {
+  const size_t n = state.gpus.size();
+  std::vector<MiB> used(n, 0);
+  for (const RunningJob& r : state.running) {
+    for (int g : r.alloc.gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= n) continue;
+      used[g] += r.alloc.memory > 0 ? r.alloc.memory : state.gpus[g].memory;
+    }
+  }
+  std::unordered_map<int, int> node_size, node_free;
+  int free_whole = 0;
+  MiB max_share_free = 0;
+  double idle = 0;
+  for (size_t g = 0; g < n; ++g) {
+    const Gpu& gpu = state.gpus[g];
+    ++node_size[gpu.node];
+    if (gpu.drained || gpu.memory <= 0) continue;
+    const MiB left = std::max<MiB>(0, gpu.memory - used[g]);
+    idle += static_cast<double>(left) / static_cast<double>(gpu.memory);
+    max_share_free = std::max(max_share_free, left);
+    if (used[g] == 0) {
+      ++free_whole;
+      ++node_free[gpu.node];
+    }
+  }
+  int max_node = 0, max_node_free = 0;
+  for (const auto& [node, size] : node_size) max_node = std::max(max_node, size);
+  for (const auto& [node, k] : node_free) max_node_free = std::max(max_node_free, k);
+
+  bool any = false, fits_held = false, fits_booking = false, fits_quota = false, by_count = false;
+  for (const auto& [job, reason] : waiting) {
+    if (reason == WaitReason::kDependency || reason == WaitReason::kImpossible) continue;
+    any = true;
+    const Request& r = job->request;
+    bool fits = false;
+    if (r.kind == RequestKind::kWholeGpus) {
+      fits = r.gpus <= max_node ? r.gpus <= max_node_free : r.gpus <= free_whole;
+      by_count = by_count || r.gpus <= free_whole;
+    } else if (r.kind == RequestKind::kMemShare) {
+      fits = r.memory <= max_share_free;
+    }
+    if (!fits) continue;
+    if (reason == WaitReason::kBooking)
+      fits_booking = true;
+    else if (reason == WaitReason::kQuotaExhausted)
+      fits_quota = true;
+    else
+      fits_held = true;
+  }
+  IdleCause cause = !any           ? IdleCause::kNoWork
+                    : fits_held    ? IdleCause::kHeld
+                    : fits_booking ? IdleCause::kBooking
+                    : fits_quota   ? IdleCause::kQuota
+                    : by_count     ? IdleCause::kFragmented
+                                   : IdleCause::kDraining;
+  return {cause, idle};
+}
+
+void AddIdle(IdleGpuSeconds& into, IdleCause cause, double gpu_seconds) {
+  switch (cause) {
+    case IdleCause::kHeld:
+      into.held += gpu_seconds;
+      break;
+    case IdleCause::kBooking:
+      into.booking += gpu_seconds;
+      break;
+    case IdleCause::kQuota:
+      into.quota += gpu_seconds;
+      break;
+    case IdleCause::kFragmented:
+      into.fragmented += gpu_seconds;
+      break;
+    case IdleCause::kDraining:
+      into.draining += gpu_seconds;
+      break;
+    case IdleCause::kNoWork:
+      into.no_work += gpu_seconds;
+      break;
+  }
+}
+
+}  // namespace rota::sim

@@ -1,0 +1,90 @@
+// Hand-made states: which cause the idle capacity of a state is put down to, and how much.
+#include "sim/idle.h"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "testing/builders.h"
+
+namespace rota::sim {
+namespace {
+
+using testing::k80GiB;
+using Waiting = std::vector<std::pair<const Job*, WaitReason>>;
+
+// Two nodes of two cards; `busy` cards held by one running job each.
+ClusterState TwoNodes(const std::vector<int>& busy) {
+  ClusterState s;
+  for (int i = 0; i < 4; ++i) s.gpus.push_back(testing::Card(i, k80GiB, i / 2));
+  for (int c : busy) s.running.push_back(testing::Running(100 + c, "other", {c}, 0, 3600));
+  return s;
+}
+
+TEST(IdleTest, NothingWaiting) {
+  ClusterState s = TwoNodes({0});
+  auto [cause, idle] = ClassifyIdle(s, {});
+  EXPECT_EQ(cause, IdleCause::kNoWork);
+  EXPECT_DOUBLE_EQ(idle, 3.0);
+  // A job waiting for another job to end is no work for the idle cards either.
+  Job after = testing::MakeJob(1, "u", 1, 3600, 0);
+  EXPECT_EQ(ClassifyIdle(s, {{&after, WaitReason::kDependency}}).first, IdleCause::kNoWork);
+}
+
+TEST(IdleTest, AJobThatFitsButIsHeldBackSaysWhy) {
+  ClusterState s = TwoNodes({0, 1, 2});  // card 3 idle
+  Job one = testing::MakeJob(1, "u", 1, 3600, 0);
+  Job two = testing::MakeJob(2, "u", 2, 3600, 0);
+  EXPECT_EQ(ClassifyIdle(s, {{&one, WaitReason::kPriority}}).first, IdleCause::kHeld);
+  EXPECT_EQ(ClassifyIdle(s, {{&one, WaitReason::kResources}}).first, IdleCause::kHeld);
+  EXPECT_EQ(ClassifyIdle(s, {{&one, WaitReason::kBooking}}).first, IdleCause::kBooking);
+  EXPECT_EQ(ClassifyIdle(s, {{&one, WaitReason::kQuotaExhausted}}).first, IdleCause::kQuota);
+  // A reservation outranks a booking as the cause when both kinds of job could use the card.
+  Job other = testing::MakeJob(3, "v", 1, 3600, 0);
+  EXPECT_EQ(ClassifyIdle(s, {{&one, WaitReason::kBooking}, {&other, WaitReason::kPriority}}).first,
+            IdleCause::kHeld);
+  // Needing two cards where one is idle: draining for it.
+  auto [cause, idle] = ClassifyIdle(s, {{&two, WaitReason::kResources}});
+  EXPECT_EQ(cause, IdleCause::kDraining);
+  EXPECT_DOUBLE_EQ(idle, 1.0);
+}
+
+TEST(IdleTest, EnoughIdleCardsOnDifferentNodesAreFragmented) {
+  ClusterState s = TwoNodes({0, 2});  // cards 1 and 3 idle, one on each node
+  Job two = testing::MakeJob(1, "u", 2, 3600, 0);
+  EXPECT_EQ(ClassifyIdle(s, {{&two, WaitReason::kResources}}).first, IdleCause::kFragmented);
+  // Larger than a node, a request may span nodes: then it fits and is held.
+  Job three = testing::MakeJob(2, "u", 3, 3600, 0);
+  s = TwoNodes({0});
+  EXPECT_EQ(ClassifyIdle(s, {{&three, WaitReason::kPriority}}).first, IdleCause::kHeld);
+}
+
+TEST(IdleTest, SharedCardsCountTheirFreePart) {
+  ClusterState s;
+  s.gpus.push_back(testing::Card(0));
+  RunningJob half = testing::Running(100, "other", {0}, 0, 3600);
+  half.alloc.memory = k80GiB / 2;
+  s.running.push_back(half);
+  Job share = testing::MakeJob(1, "u", 0, 3600, 0);
+  share.request.kind = RequestKind::kMemShare;
+  share.request.memory = k80GiB / 4;
+  auto [cause, idle] = ClassifyIdle(s, {{&share, WaitReason::kPriority}});
+  EXPECT_EQ(cause, IdleCause::kHeld);
+  EXPECT_DOUBLE_EQ(idle, 0.5);
+  share.request.memory = k80GiB;  // more than is left: waits for the card to empty
+  EXPECT_EQ(ClassifyIdle(s, {{&share, WaitReason::kResources}}).first, IdleCause::kDraining);
+}
+
+TEST(IdleTest, AddsUpByCause) {
+  IdleGpuSeconds g;
+  AddIdle(g, IdleCause::kHeld, 10);
+  AddIdle(g, IdleCause::kFragmented, 5);
+  AddIdle(g, IdleCause::kHeld, 1);
+  EXPECT_DOUBLE_EQ(g.held, 11);
+  EXPECT_DOUBLE_EQ(g.fragmented, 5);
+  EXPECT_DOUBLE_EQ(g.Total(), 16);
+}
+
+}  // namespace
+}  // namespace rota::sim
