@@ -2,7 +2,6 @@
 #include "sim/idle.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace rota::sim {
 
@@ -16,25 +15,29 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
       used[g] += r.alloc.memory > 0 ? r.alloc.memory : state.gpus[g].memory;
     }
   }
-  std::unordered_map<int, int> node_size, node_free;
+  // Nodes are small integers (the simulator numbers them from 0); per-node counts in vectors.
+  int nodes = 0;
+  for (const Gpu& gpu : state.gpus) nodes = std::max(nodes, gpu.node + 1);
+  std::vector<int> node_size(static_cast<size_t>(nodes), 0), node_free(static_cast<size_t>(nodes), 0);
   int free_whole = 0;
   MiB max_share_free = 0;
   double idle = 0;
   for (size_t g = 0; g < n; ++g) {
     const Gpu& gpu = state.gpus[g];
-    ++node_size[gpu.node];
+    const size_t node = static_cast<size_t>(std::max(0, gpu.node));
+    ++node_size[node];
     if (gpu.drained || gpu.memory <= 0) continue;
     const MiB left = std::max<MiB>(0, gpu.memory - used[g]);
     idle += static_cast<double>(left) / static_cast<double>(gpu.memory);
     max_share_free = std::max(max_share_free, left);
     if (used[g] == 0) {
       ++free_whole;
-      ++node_free[gpu.node];
+      ++node_free[node];
     }
   }
-  int max_node = 0, max_node_free = 0;
-  for (const auto& [node, size] : node_size) max_node = std::max(max_node, size);
-  for (const auto& [node, k] : node_free) max_node_free = std::max(max_node_free, k);
+  const int max_node = node_size.empty() ? 0 : *std::max_element(node_size.begin(), node_size.end());
+  const int max_node_free = node_free.empty() ? 0 : *std::max_element(node_free.begin(), node_free.end());
+  if (idle <= 0) return {IdleCause::kNoWork, 0.0};  // nothing idle: no cause to find
 
   bool any = false, fits_held = false, fits_booking = false, fits_quota = false, by_count = false;
   for (const auto& [job, reason] : waiting) {
@@ -53,8 +56,10 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
       fits_booking = true;
     else if (reason == WaitReason::kQuotaExhausted)
       fits_quota = true;
-    else
+    else {
       fits_held = true;
+      break;  // the first cause in order: nothing more to learn
+    }
   }
   IdleCause cause = !any           ? IdleCause::kNoWork
                     : fits_held    ? IdleCause::kHeld
