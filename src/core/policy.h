@@ -101,6 +101,11 @@ struct Policy {
   // Compute expected starts that no decision depends on (fifo's beyond the first blocked job,
   // backfill's estimates). The simulator turns this off: it needs decisions only.
   bool estimate_starts = true;
+  // Describe every pending job in Decisions::pending (reason, expected start, factors). Off, only
+  // the jobs that can never run are listed, and fifo looks no further than it must behind its
+  // first blocked job: the simulator's setting when it needs no reasons (no bookings, no quotas).
+  // Starts, signals, kills and wake-ups are the same either way.
+  bool explain = true;
   bool enforce_time_limits = true;  // the simulator may turn this off (estimates are not limits)
   // A running job past its expected end (limits not enforced) is assumed to end this much later.
   Duration overdue_grace = 5 * kMinute;

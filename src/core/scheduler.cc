@@ -186,7 +186,7 @@ class Pass {
 
   void Run() {
     std::vector<Entry> order = Order();
-    out_.pending.reserve(order.size());
+    if (policy_.explain) out_.pending.reserve(order.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
     // Reservations that decisions depend on: backfill protects its first blocked job, rota every
     // blocked job to the depth. Fifo starts nothing behind a blocked job, so its reservations only
@@ -199,6 +199,11 @@ class Pass {
     Time fifo_floor = now_;
     double backlog = 0;  // GPU-seconds of blocked jobs ahead, for estimates past the depth
     Time last_reserved = now_;
+    const bool explain = policy_.explain;
+    // Pending jobs are listed when explained; the ones that can never run always are.
+    auto report = [&](const PendingInfo& info) {
+      if (explain || info.reason == WaitReason::kImpossible) out_.pending.push_back(info);
+    };
     for (const Entry& e : order) {
       const Job& job = state_.pending[e.index];
       const PriorityFactors& factors = factors_[e.index];
@@ -207,16 +212,22 @@ class Pass {
       info.factors = factors;
       if (!DependenciesMet(job)) {
         info.reason = WaitReason::kDependency;
-        out_.pending.push_back(info);
+        report(info);
         continue;
       }
       if (!plan_.Possible(job.request)) {
         info.reason = WaitReason::kImpossible;
-        out_.pending.push_back(info);
+        report(info);
         continue;
       }
       const Duration d = std::max<Duration>(1, job.time_limit);
       const double need = gpus_[e.index] * static_cast<double>(d);
+      if (!explain && fifo && blocked_seen && reserved >= depth) {
+        // Nothing starts behind fifo's first blocked job and it reserves no more: what is left to
+        // learn is only whether the quota week must wake the next pass.
+        if (quota_.Check(job, need) == QuotaVerdict::kExhausted) quota_blocked_ = true;
+        continue;
+      }
       QuotaVerdict verdict = quota_.Check(job, need);
       bool as_explore = false;
       if (verdict == QuotaVerdict::kExhausted) {
@@ -227,7 +238,7 @@ class Pass {
           info.expected_start = WeekStart(now_, policy_) + kWeek;
           info.estimated = true;
           quota_blocked_ = true;
-          out_.pending.push_back(info);
+          report(info);
           continue;
         }
       }
@@ -269,7 +280,7 @@ class Pass {
       // those may be what stops it.
       if (fifo && blocked_seen) {
         info.reason = WaitReason::kPriority;
-      } else if (physically) {
+      } else if (physically && explain) {
         bool booking = (!borrow || plan_.AnyClaimed()) && !state_.bookings.empty() &&
                        plan_.Earliest(job.request, d, uid, now_, true, Holds::kNone).start == now_;
         info.reason = booking ? WaitReason::kBooking : WaitReason::kPriority;
@@ -309,7 +320,7 @@ class Pass {
       }
       backlog += need;
       blocked_seen = true;
-      out_.pending.push_back(info);
+      report(info);
     }
     Wakeups();
   }

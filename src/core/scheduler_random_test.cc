@@ -254,6 +254,16 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
     const Decisions again = Schedule(c.state, c.policy, c.now);
     EXPECT_EQ(DescribeDecisions(d, c.now), DescribeDecisions(again, c.now))
         << "seed " << seed << ": not deterministic";
+    // Unexplained (Policy::explain off, the simulator's way): the same starts, signals, kills and
+    // wake-up, and only the jobs that can never run listed.
+    Policy unexplained = c.policy;
+    unexplained.explain = false;
+    Decisions only_impossible = d;
+    std::erase_if(only_impossible.pending,
+                  [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
+    EXPECT_EQ(DescribeDecisions(only_impossible, c.now),
+              DescribeDecisions(Schedule(c.state, unexplained, c.now), c.now))
+        << "seed " << seed << ": explain = false changed a decision\n" << DescribeCase(c.state, c.policy, c.now);
     coverage[std::string("algorithm ") + AlgorithmName(c.policy.algorithm)] += 1;
     if (!d.starts.empty()) ++coverage["starts"];
     for (const Signal& s : d.signals) {

@@ -94,6 +94,11 @@ class Replay {
       s.remaining = std::max<Duration>(1, t.duration);
     }
     InitBookings();
+    // Reasons are read only for bookings (who waits for one) and the idle causes; without bookings
+    // and quotas every waiting job in a trace waits for capacity, which Idle() knows already.
+    const QuotaPolicy& q = policy_.quota;
+    policy_.explain = !books_.empty() || q.default_hours >= 0 || !q.role_hours.empty() || !q.user_hours.empty() ||
+                      !q.project_hours.empty();
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
     Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
@@ -166,6 +171,11 @@ class Replay {
   // Why the capacity nobody holds after this pass stays idle until the next event (sim/idle.h).
   std::pair<IdleCause, double> Idle(const Decisions& d) {
     waiting_.clear();
+    if (!policy_.explain) {
+      // No reasons given (see Run): every job left waits for capacity held or missing.
+      for (const Job& j : state_.pending) waiting_.emplace_back(&j, WaitReason::kPriority);
+      return ClassifyIdle(state_, waiting_);
+    }
     for (const PendingInfo& p : d.pending) {
       if (p.reason == WaitReason::kImpossible) continue;  // removed by Compact
       waiting_.emplace_back(&state_.pending[pending_pos_[static_cast<size_t>(p.job)]], p.reason);
