@@ -159,7 +159,8 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
                         {"age", f.age},
                         {"size", f.size},
                         {"penalty", f.penalty},
-                        {"time_of_day", f.time_of_day}}}};
+                        {"time_of_day", f.time_of_day}}},
+                      {"protected", f.is_protected}};
   }
   return out;
 }

@@ -267,6 +267,10 @@ std::string RenderShow(const json& job, const json& events, Time now) {
         factors += std::string(k) + "=" + Fixed(Num(f, k), 2);
       }
       add("Factors", factors);
+      if (pending.value("protected", false)) {
+        add("Protected", "yes: it waited past the lab's bound, so it is first in line within its tier and "
+                         "nothing submitted later may delay it");
+      }
     }
   }
   std::string out;

@@ -208,6 +208,16 @@ TEST_F(JobFormatTest, ShowPendingJob) {
       << out;
 }
 
+TEST_F(JobFormatTest, ShowSaysWhenAJobIsProtected) {
+  json job = Pending("thesis", "resources");
+  job["pending"]["priority"] = 10100;
+  job["pending"]["factors"] = {{"tier", 0.5}, {"fairshare", 0.1}, {"age", 0.5}, {"size", 0}};
+  EXPECT_EQ(RenderShow(job, json::array(), kNow).find("Protected:"), std::string::npos);
+  job["pending"]["protected"] = true;
+  const std::string out = RenderShow(job, json::array(), kNow);
+  EXPECT_NE(out.find("Protected: yes: it waited past the lab's bound"), std::string::npos) << out;
+}
+
 TEST_F(JobFormatTest, ShowDependencies) {
   json job = Pending("eval", "dependency");
   std::string out = RenderShow(job, json::array(), kNow);

@@ -34,6 +34,9 @@ struct PriorityFactors {
   double penalty = 0;
   double time_of_day = 1;  // multiplier, not normalised
   double priority = 0;     // the weighted sum
+  // Waited Policy::protect_after (rota): first in line within its tier, whatever its priority;
+  // nothing that comes later may delay its reservation.
+  bool is_protected = false;
 };
 
 struct Start {

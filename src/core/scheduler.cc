@@ -365,18 +365,30 @@ class Pass {
 
   // Marks the protected entries: of the jobs not in the explore tier (nor running over quota as
   // explore) that waited at least protect_after, the protect_max that waited longest.
-  void Protect(std::vector<Entry>& order) const {
+  void Protect(std::vector<Entry>& order) {
     if (policy_.protect_after < 0 || policy_.protect_max <= 0) return;
     std::vector<Entry*> old;
+    Time next = kNever;  // when the next job becomes old enough
     for (Entry& e : order) {
-      if (e.tier > 0 && now_ - e.submit >= policy_.protect_after) old.push_back(&e);
+      if (e.tier <= 0) continue;
+      if (now_ - e.submit >= policy_.protect_after) {
+        old.push_back(&e);
+      } else {
+        next = std::min(next, e.submit + policy_.protect_after);
+      }
     }
+    // Fewer than protect_max protected: the next one old enough will be, and the order changes
+    // then, even if nothing else happens.
+    if (old.size() < static_cast<size_t>(policy_.protect_max)) out_.next_wakeup = std::min(out_.next_wakeup, next);
     const auto longest = [](const Entry* a, const Entry* b) {
       return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
     };
     const size_t k = std::min(old.size(), static_cast<size_t>(policy_.protect_max));
     if (k < old.size()) std::nth_element(old.begin(), old.begin() + static_cast<long>(k), old.end(), longest);
-    for (size_t i = 0; i < k; ++i) old[i]->guard = true;
+    for (size_t i = 0; i < k; ++i) {
+      old[i]->guard = true;
+      factors_[old[i]->index].is_protected = true;
+    }
   }
 
   bool DependenciesMet(const Job& job) const {

@@ -304,6 +304,22 @@ TEST(SchedulerProtectionTest, AJobThatWaitedLongEnoughCannotBeOvertaken) {
   EXPECT_EQ(PendingIds(Schedule(Overtaking(kHour), Quiet(Algorithm::kFifo), kNow)), (std::vector<JobId>{1, 2}));
 }
 
+TEST(SchedulerProtectionTest, APassWakesWhenTheNextJobBecomesProtected) {
+  // One card held for ten more days; A waited six days. Nothing else would wake the pass before
+  // the card frees, but A is protected in a day, which may change the order then.
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - kDay, 11 * kDay));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 6 * kDay));
+  Policy p = Quiet();
+  EXPECT_EQ(Schedule(s, p, kNow).next_wakeup, kNow + kDay);
+  // Already protected, or protection off: the next wake-up is the card's warning, days later.
+  p.protect_after = -1;
+  const Time later = Schedule(s, p, kNow).next_wakeup;
+  EXPECT_GT(later, kNow + kDay);
+  p.protect_after = 5 * kDay;
+  EXPECT_EQ(Schedule(s, p, kNow).next_wakeup, later);
+}
+
 TEST(SchedulerProtectionTest, AProtectedJobStillYieldsToAHigherTier) {
   ClusterState s = Overtaking(10 * kDay);
   s.pending[1].tier = Tier::kThesis;

@@ -682,6 +682,12 @@ class Checker {
       }
       return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
     });
+    for (size_t i = 0; i < facts_.size(); ++i) {
+      if (facts_[i].info && facts_[i].info->factors.is_protected != (guard[i] != 0)) {
+        Violation(Cat(JobName(facts_[i].job->id), guard[i] ? ": protected, but its factors do not say so"
+                                                            : ": not protected, but its factors say so"));
+      }
+    }
     std::vector<JobId> want;
     for (int i : order_)
       if (!facts_[i].start) want.push_back(facts_[i].job->id);
@@ -1469,6 +1475,19 @@ class Checker {
       quota_blocked = quota_blocked || pi.reason == WaitReason::kQuotaExhausted;
     }
     if (quota_blocked) bound(week_start_ + kWeek, "the next quota week");
+    // A job that will become protected while fewer than protect_max are: the order changes then.
+    if (rota_ && p_.protect_after >= 0 && p_.protect_max > 0) {
+      int old = 0;
+      Time next = kNever;
+      for (const Facts& f : facts_) {
+        if (f.factors.tier <= 0) continue;
+        if (now_ - f.job->submit_time >= p_.protect_after)
+          ++old;
+        else
+          next = std::min(next, f.job->submit_time + p_.protect_after);
+      }
+      if (old < p_.protect_max) bound(next, "the protection of the next job old enough");
+    }
     if (!s_.pending.empty()) {
       for (const Booking& b : s_.bookings) {
         bound(b.start, Cat("the start of booking ", b.id));

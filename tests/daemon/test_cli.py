@@ -154,6 +154,40 @@ timezone = "Asia/Shanghai"
         self.assertIn("up since " + time.strftime("%Y-%m-%d %H:%M", time.gmtime(started + 8 * 3600)), out)
 
 
+class ProtectionTest(DaemonTest):
+    """The bound on overtaking ([policy] protect_after): a job that waited that long is first in
+    line within its tier, whatever its priority, and rota show says so."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+protect_after = "2s"
+"""
+
+    def test_a_job_that_waited_past_the_bound_goes_before_a_smaller_later_one(self):
+        held = self.d.submit("--gpus", "2", "--", "sh", "-c", until("go"))
+        self.d.wait_state(held, "running")
+        big = self.d.submit("--gpus", "2", "--time", "10h", "--", "sh", "-c", until("big"))
+        small = self.d.submit("--gpus", "1", "--time", "5m", "--", "sh", "-c", until("small"))
+
+        def pending(job):
+            return self.d.job(job).get("pending", {})
+
+        # The small job ranks higher (size); once the big one has waited 2 s it is protected.
+        wait_for(lambda: pending(big).get("protected"), what="the big job protected")
+        self.assertGreater(pending(small)["priority"], pending(big)["priority"])
+        self.assertFalse(pending(small).get("protected"))
+        self.assertIn("\nProtected: yes", self.d.rota("show", str(big)).stdout)
+        self.assertNotIn("Protected:", self.d.rota("show", str(small)).stdout)
+        # Both cards free at once: the protected job takes them; the small one would have delayed it.
+        self.open_gate("go")
+        self.d.wait_state(big, "running")
+        self.assertEqual(self.d.job(small)["state"], "pending")
+        self.open_gate("big")
+        self.d.wait_state(small, "running")
+        self.open_gate("small")
+        for job in (held, big, small):
+            self.d.wait_state(job, "completed")
+
+
 class SystemdNotifyTest(unittest.TestCase):
     def test_rotad_tells_systemd_when_it_is_ready(self):
         d = Rotad(SMALL_CLUSTER)
