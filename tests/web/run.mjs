@@ -77,6 +77,7 @@ function config(port, rules, timezone = 'UTC') {
   return `# Written by tests/web/run.mjs
 [policy]
 timezone = "${timezone}"
+protect_after = "2s"            # the queue shows a job that waited past the bound as next in line
 
 ${rules}
 [web]
@@ -485,6 +486,8 @@ async function main() {
       const wrow = page.locator(`table.jobs tr[data-id="${waiting}"][data-state="pending"]`);
       await wrow.locator('.reason', { hasText: 'waiting for free GPUs' }).waitFor();
       expect(/expected start/.test(await wrow.innerText()), 'no expected start: ' + await wrow.innerText());
+      // Past the bound ([policy] protect_after = "2s" here) it is marked next in line.
+      await wrow.locator('.protected', { hasText: 'next in line' }).waitFor({ timeout: 15000 });
       await row.locator('button.logs').click();
       await page.locator('pre.logs-text', { hasText: 'hello-from-the-web' }).waitFor({ timeout: 20000 });
       await shot('5-logs');

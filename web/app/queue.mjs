@@ -71,6 +71,7 @@ export function mount(root, ctx) {
         } else {
           const p = j.pending;
           when = p ? [h('span', { class: 'reason' }, t('reason.' + p.reason)),
+            p.protected ? h('div', { class: 'protected', title: t('job.protected_why') }, t('job.protected')) : null,
             h('div', { class: 'muted' }, p.expected_start ? t('job.expected', { at: fmtTime(p.expected_start) }) + (p.estimated ? ' ' + t('job.estimated') : '') : t('job.unknown_start'))]
             : t('job.waiting');
         }
