@@ -113,7 +113,9 @@ std::string ReasonLabel(const std::string& reason) {
 std::string WhereCell(const json& job) {
   if (!IsRunning(job)) {
     if (Str(job, "state") != "pending") return "";
-    return "(" + ReasonLabel(Str(Obj(job, "pending"), "reason")) + ")";
+    const json& pending = Obj(job, "pending");
+    // A protected job is next in line within its tier: said after its reason.
+    return "(" + ReasonLabel(Str(pending, "reason")) + (pending.value("protected", false) ? ",Protected" : "") + ")";
   }
   std::string gpus = JoinInts(Ints(job, "gpus"), ",");
   if (gpus.empty()) return "-";

@@ -117,6 +117,9 @@ TEST_F(JobFormatTest, PendingReasons) {
   json unscheduled = Pending("x", "");
   unscheduled.erase("pending");
   EXPECT_EQ(WhereCell(unscheduled), "(None)");
+  json next = Pending("x", "resources");
+  next["pending"]["protected"] = true;
+  EXPECT_EQ(WhereCell(next), "(Resources,Protected)");
 }
 
 TEST_F(JobFormatTest, StartCell) {

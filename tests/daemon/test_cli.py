@@ -177,6 +177,10 @@ protect_after = "2s"
         self.assertFalse(pending(small).get("protected"))
         self.assertIn("\nProtected: yes", self.d.rota("show", str(big)).stdout)
         self.assertNotIn("Protected:", self.d.rota("show", str(small)).stdout)
+        queue = self.d.rota("queue").stdout
+        rows = {int(l.split()[0]): l for l in queue.splitlines()[1:]}
+        self.assertTrue(rows[big].endswith("(Resources,Protected)"), queue)
+        self.assertNotIn("Protected", rows[small])
         # Both cards free at once: the protected job takes them; the small one would have delayed it.
         self.open_gate("go")
         self.d.wait_state(big, "running")
