@@ -322,9 +322,9 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::printf("%s", t.Render().c_str());
   std::printf("Times in seconds. JAIN(WAIT): Jain's fairness index of per-user mean wait (1 = even).\n");
-  std::printf("\nIdle GPU-hours while jobs waited, by cause (HELD: a waiting job fit but was held for capacity\n"
-              "promised ahead; FRAGMENTED: enough idle cards, not on one node; DRAINING: every waiting job\n"
-              "needed more than was idle), and the replay's time and passes\n");
+  std::printf("\nIdle GPU-hours by cause (HELD: a waiting job fit but was held for capacity promised ahead;\n"
+              "FRAGMENTED: enough idle cards, not on one node; DRAINING: every waiting job needed more than\n"
+              "was idle), and the replay's time and passes\n");
   Table idle({"POLICY", "HELD", "BOOKING", "QUOTA", "FRAGMENTED", "DRAINING", "NOTHING WAITING", "REPLAY", "PASSES"});
   for (size_t i = 0; i < results.size(); ++i) {
     const sim::IdleGpuSeconds& g = results[i].idle;
