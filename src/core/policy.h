@@ -81,8 +81,9 @@ struct Policy {
   QuotaPolicy quota;
   bool preemption = true;
   std::uint8_t preemptible_tiers = 1u << static_cast<int>(Tier::kExplore);
-  // The bound on overtaking (rota; docs/design.md, "How a decision is made", step 2): a job of a
-  // non-explore tier that has waited at least `protect_after` is protected: it ranks above every
+  // The bound on overtaking (rota; docs/design.md, "How a decision is made", step 2): a job that
+  // could start but for capacity (not explore, dependencies met, within quota) and has waited at
+  // least `protect_after` is protected: it ranks above every
   // unprotected job of its tier, protected jobs among themselves by submit time, so its
   // reservation is made before theirs and nothing that comes later can delay it (as EASY does
   // for the head of its queue). At most `protect_max` jobs are protected at once, the longest

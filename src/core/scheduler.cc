@@ -363,14 +363,20 @@ class Pass {
     return order;
   }
 
-  // Marks the protected entries: of the jobs not in the explore tier (nor running over quota as
-  // explore) that waited at least protect_after, the protect_max that waited longest.
+  // Marks the protected entries: of the jobs that could start but for capacity (not explore by
+  // tier or over quota, dependencies met, within quota) and waited at least protect_after, the
+  // protect_max that waited longest. A job that cannot start anyway would hold the place for
+  // nothing.
   void Protect(std::vector<Entry>& order) {
     if (policy_.protect_after < 0 || policy_.protect_max <= 0) return;
     std::vector<Entry*> old;
     Time next = kNever;  // when the next job becomes old enough
     for (Entry& e : order) {
       if (e.tier <= 0) continue;
+      const Job& j = state_.pending[e.index];
+      if (!DependenciesMet(j)) continue;
+      const double need = gpus_[e.index] * static_cast<double>(std::max<Duration>(1, j.time_limit));
+      if (quota_.Check(j, need) == QuotaVerdict::kExhausted) continue;
       if (now_ - e.submit >= policy_.protect_after) {
         old.push_back(&e);
       } else {

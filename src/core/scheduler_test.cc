@@ -320,6 +320,20 @@ TEST(SchedulerProtectionTest, APassWakesWhenTheNextJobBecomesProtected) {
   EXPECT_EQ(Schedule(s, p, kNow).next_wakeup, later);
 }
 
+TEST(SchedulerProtectionTest, AJobThatCannotStartAnywayDoesNotTakeTheProtectedPlace) {
+  // The oldest job waits for a running job (--after): protecting it would hold the one place for
+  // nothing. The next oldest, A, is protected instead.
+  ClusterState s = Overtaking(8 * kDay);
+  Job chained = MakeJob(3, 1, kHour, kNow - 9 * kDay);
+  chained.after = {100};
+  s.pending.push_back(chained);
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(Info(d, 1).factors.is_protected);
+  EXPECT_FALSE(Info(d, 3).factors.is_protected);
+  EXPECT_EQ(Info(d, 3).reason, WaitReason::kDependency);
+  EXPECT_EQ(PendingIds(d).front(), 1);
+}
+
 TEST(SchedulerProtectionTest, AProtectedJobStillYieldsToAHigherTier) {
   ClusterState s = Overtaking(10 * kDay);
   s.pending[1].tier = Tier::kThesis;

@@ -653,14 +653,14 @@ class Checker {
     }
     order_.resize(s_.pending.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
-    // The bound on overtaking: of the jobs that are not explore (by tier or over quota) and
-    // waited protect_after, the protect_max that waited longest are protected.
+    // The bound on overtaking: of the jobs it may protect (Protectable) that waited
+    // protect_after, the protect_max that waited longest are protected.
     std::vector<char> guard(facts_.size(), 0);
     if (rota_ && p_.protect_after >= 0 && p_.protect_max > 0) {
       std::vector<int> old;
       for (size_t i = 0; i < facts_.size(); ++i) {
         const Job& j = *facts_[i].job;
-        if (facts_[i].factors.tier > 0 && now_ - j.submit_time >= p_.protect_after) old.push_back(static_cast<int>(i));
+        if (Protectable(facts_[i]) && now_ - j.submit_time >= p_.protect_after) old.push_back(static_cast<int>(i));
       }
       std::sort(old.begin(), old.end(), [this](int a, int b) {
         const Job& x = *facts_[a].job;
@@ -700,6 +700,12 @@ class Checker {
       Violation(Cat("PendingInfo is not in the scheduler's order (",
                     rota_ ? "tier, protected, priority, submit time, id" : "submit time, id", "): expected", w, ", got", g));
     }
+  }
+
+  // A job the bound on overtaking may protect: it could start but for capacity (not explore by
+  // tier or over quota, its dependencies met, its request within its quota as the pass begins).
+  bool Protectable(const Facts& f) const {
+    return f.factors.tier > 0 && f.deps_met && QuotaVerdictOf(book_, *f.job, f.need) != Verdict::kExhausted;
   }
 
   void CheckFactors() {
@@ -1480,7 +1486,7 @@ class Checker {
       int old = 0;
       Time next = kNever;
       for (const Facts& f : facts_) {
-        if (f.factors.tier <= 0) continue;
+        if (!Protectable(f)) continue;
         if (now_ - f.job->submit_time >= p_.protect_after)
           ++old;
         else
