@@ -62,8 +62,30 @@ def accounting_missing():
     return ""
 
 
+_next_port = [0]  # the next offset to try in this process's block
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """A free TCP port for one of the cluster's daemons, which binds it later. Not from the kernel's
+    ephemeral range (bind to port 0): two clusters started at once (ctest -j2) could both be given
+    the same port before either daemon bound it, and one's slurmdbd then talked MySQL to the
+    other's slurmctld ("protocol_version ... not supported"). Each process takes ports in turn
+    from its own block of 64 below the ephemeral range, chosen by its pid."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    size = 64
+    blocks = max(1, (low - 20000) // size)
+    base = 20000 + (os.getpid() % blocks) * size
+    for i in range(size):
+        offset = (_next_port[0] + i) % size
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", base + offset))
+            except OSError:
+                continue
+        _next_port[0] = offset + 1
+        return base + offset
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # the whole block in use: any port
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
