@@ -296,6 +296,18 @@ LogFile={self.path('slurmdbd.log')}
         return key
 
     def start(self):
+        """Starts the cluster and waits for its nodes; on a failure stops what had started (a test's
+        setUp that fails registers no cleanup, and the daemons would outlive the run) and raises."""
+        try:
+            return self._start()
+        except BaseException:
+            try:
+                self.stop()
+            except Exception as e:  # the first failure is the one to report
+                print(f"slurm_cluster: stopping a cluster that failed to start: {e}")
+            raise
+
+    def _start(self):
         if self.second:
             self.make_network()
         if self.accounting:
@@ -429,7 +441,10 @@ LogFile={self.path('slurmdbd.log')}
                 pass
 
     def stop(self):
-        self.cancel_all()
+        try:
+            self.cancel_all()
+        except subprocess.TimeoutExpired:  # no controller to ask (it never started, or hangs)
+            pass
         names = [f"slurmd-{n}.pid" for n in self.nodes()] + ["slurmctld.pid", os.path.join("munge", "munged.pid")]
         # Told to stop together: each takes one to two seconds to go, and a test's cluster is
         # stopped after every test of the Slurm files.
