@@ -404,6 +404,25 @@ LogFile={self.path('slurmdbd.log')}
             jobs.setdefault(name, []).append((state, user, jid))
         return jobs
 
+    def kill_stepds(self):
+        """Kills this cluster's slurmstepd processes: a job step's stepd whose slurmd is gone waits
+        to report to it for minutes, long after the test (seen after every run of the Slurm
+        tests). They are told apart by the SLURM_CONF in their environment."""
+        want = b"SLURM_CONF=" + self.conf.encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/comm", "rb") as f:
+                    if f.read().strip() != b"slurmstepd":
+                        continue
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if want not in f.read().split(b"\0"):
+                        continue
+                os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass  # gone meanwhile, or not ours to read
+
     def cancel_all(self):
         self.run("scancel", "--full", "--signal=KILL", "-p", "gpu", check=False)
         self.run("scancel", "-p", "gpu", check=False)
@@ -449,6 +468,7 @@ LogFile={self.path('slurmdbd.log')}
         # Told to stop together: each takes one to two seconds to go, and a test's cluster is
         # stopped after every test of the Slurm files.
         self._stop_all([self.pid(name) for name in names])
+        self.kill_stepds()
         self.stop_accounting()
         if self.second:
             # What ran on the second node outlives its slurmd: every process in its namespace.
