@@ -335,21 +335,33 @@ class Pass {
     // Baselines order by submit time; their factors are only for display.
     const bool want_factors = rota || policy_.estimate_starts;
     const RequestGpuTable request_gpus(state_);
+    // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
+    const bool protecting = rota && policy_.protect_after >= 0 && policy_.protect_max > 0;
+    std::vector<Entry*> old;  // waited protect_after
+    Time next_old = kNever;   // when the next candidate will have
     for (size_t i = 0; i < n; ++i) {
       const Job& j = state_.pending[i];
       gpus_[i] = request_gpus.Of(j.request);
+      // The whole request against its account's quota as the pass begins: an exhausted job ranks
+      // as explore (when the lab allows it) and is never protected.
+      const bool exhausted =
+          rota && !quota_.Unlimited() &&
+          quota_.Check(j, gpus_[i] * static_cast<double>(std::max<Duration>(1, j.time_limit))) ==
+              QuotaVerdict::kExhausted;
       if (want_factors) {
-        bool over = false;
-        if (rota && policy_.quota.overflow_as_explore && !quota_.Unlimited()) {
-          double need = gpus_[i] * static_cast<double>(std::max<Duration>(1, j.time_limit));
-          over = quota_.Check(j, need) == QuotaVerdict::kExhausted;
-        }
-        factors_[i] = priority_->Factors(j, gpus_[i], over);
+        factors_[i] = priority_->Factors(j, gpus_[i], exhausted && policy_.quota.overflow_as_explore);
       }
-      order[i] = {rota ? factors_[i].tier : 0.0, false, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
-                  static_cast<int>(i)};
+      order[i] = {rota ? factors_[i].tier : 0.0, false, rota ? factors_[i].priority : 0.0, j.submit_time,
+                  j.id, static_cast<int>(i)};
+      if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
+        if (now_ - j.submit_time >= policy_.protect_after) {
+          old.push_back(&order[i]);
+        } else {
+          next_old = std::min(next_old, j.submit_time + policy_.protect_after);
+        }
+      }
     }
-    if (rota) Protect(order);
+    if (protecting) Protect(old, next_old);
     // Tier first, then the protected jobs by submit time, then priority (which ranks by tier as
     // well with the default weights; the order makes tiers first whatever the weights).
     auto before = [](const Entry& a, const Entry& b) {
@@ -363,29 +375,16 @@ class Pass {
     return order;
   }
 
-  // Marks the protected entries: of the jobs that could start but for capacity (not explore by
-  // tier or over quota, dependencies met, within quota) and waited at least protect_after, the
-  // protect_max that waited longest. A job that cannot start anyway would hold the place for
-  // nothing.
-  void Protect(std::vector<Entry>& order) {
-    if (policy_.protect_after < 0 || policy_.protect_max <= 0) return;
-    std::vector<Entry*> old;
-    Time next = kNever;  // when the next job becomes old enough
-    for (Entry& e : order) {
-      if (e.tier <= 0) continue;
-      const Job& j = state_.pending[e.index];
-      if (!DependenciesMet(j)) continue;
-      const double need = gpus_[e.index] * static_cast<double>(std::max<Duration>(1, j.time_limit));
-      if (quota_.Check(j, need) == QuotaVerdict::kExhausted) continue;
-      if (now_ - e.submit >= policy_.protect_after) {
-        old.push_back(&e);
-      } else {
-        next = std::min(next, e.submit + policy_.protect_after);
-      }
-    }
+  // The bound on overtaking: of the jobs that could start but for capacity (not explore by tier
+  // or over quota, dependencies met, within quota) and waited at least protect_after (`old`), the
+  // protect_max that waited longest are protected. A job that cannot start anyway would hold the
+  // place for nothing. `next_old`: when the next such job will have waited long enough.
+  void Protect(std::vector<Entry*>& old, Time next_old) {
     // Fewer than protect_max protected: the next one old enough will be, and the order changes
     // then, even if nothing else happens.
-    if (old.size() < static_cast<size_t>(policy_.protect_max)) out_.next_wakeup = std::min(out_.next_wakeup, next);
+    if (old.size() < static_cast<size_t>(policy_.protect_max)) {
+      out_.next_wakeup = std::min(out_.next_wakeup, next_old);
+    }
     const auto longest = [](const Entry* a, const Entry* b) {
       return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
     };
