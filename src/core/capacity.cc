@@ -105,6 +105,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
       u.gpu = static_cast<int>(gi);
       u.node = g.node;
       u.capacity = g.memory;
+      max_card_memory_ = std::max(max_card_memory_, g.memory);
       u.device_free = g.reported_free;
       u.usable = !g.drained;
       whole_units_.push_back(static_cast<int>(units_.size()));
@@ -269,6 +270,7 @@ void CapacityPlan::RefreshNowSummary() {
   max_node_free_ = node_free_.empty() ? 0 : *std::max_element(node_free_.begin(), node_free_.end());
   if (mig_units_.empty()) return;
   free_mig_.clear();
+  free_slices_ = 0;
   gpu_free_slices_.assign(state_.gpus.size(), 0);
   for (const auto& [profile, list] : mig_units_) {
     int n = 0;
@@ -279,6 +281,7 @@ void CapacityPlan::RefreshNowSummary() {
       }
     }
     free_mig_[profile] = n;
+    free_slices_ += n;
   }
 }
 
@@ -288,9 +291,7 @@ bool CapacityPlan::Possible(const Request& req) const {
       if (req.gpus < 1) return false;
       return req.gpus <= max_node_size_ || static_cast<size_t>(req.gpus) <= whole_units_.size();
     case RequestKind::kMemShare:
-      if (req.memory <= 0) return false;
-      for (int ui : whole_units_) if (units_[ui].capacity >= req.memory) return true;
-      return false;
+      return req.memory > 0 && req.memory <= max_card_memory_;
     case RequestKind::kMig:
       return mig_units_.count(req.mig_profile) > 0;
   }

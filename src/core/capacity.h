@@ -100,6 +100,9 @@ class CapacityPlan {
   bool Possible(const Request& req) const;
   // Fast test: could the request fit now on free capacity, ignoring reservations and bookings?
   bool PhysicallyFitsNow(const Request& req) const;
+  // Whether no request that is Possible() fits now physically: every usable card, share and slice
+  // is taken (the scheduler's pass stops looking then; scheduler.cc, Run).
+  bool NothingFreeNow() const { return free_whole_ == 0 && max_share_free_ <= 0 && free_slices_ == 0; }
 
   // The earliest start >= not_before at which `req` fits for `duration` on usable units, and
   // where. `holds` says which bookings bind (by default those of users other than `user`).
@@ -182,11 +185,13 @@ class CapacityPlan {
   std::vector<Time> running_end_;  // per running job: when its profile entries end
   std::vector<int> dense_node_;  // per unit: its node numbered 0..nodes-1
   int max_node_size_ = 0;
+  MiB max_card_memory_ = 0;  // of the whole cards, drained or not (Possible)
   // Summary of what is free now (see PhysicallyFitsNow), refreshed after every start.
   int free_whole_ = 0;
   int max_node_free_ = 0;
   MiB max_share_free_ = 0;
   std::unordered_map<std::string, int> free_mig_;
+  int free_slices_ = 0;  // the sum of free_mig_
   std::vector<int> free_whole_now_;  // usable cards nobody holds now
   std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
   std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now

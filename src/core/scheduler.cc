@@ -34,14 +34,67 @@ constexpr int kMaxFailedPreemptions = 64;
 // Searches of the plan that preemption may make in one pass (each is a scan of every unit).
 constexpr int kMaxPreemptionSearches = 512;
 
-// A pending job in the pass's order; kept small because a long queue is sorted every pass.
+// A pending job in the pass's order; kept small because a long queue is ordered every pass.
 struct Entry {
   double tier;  // the tier factor (rota), 0 otherwise: tiers come first
-  bool guard;   // protected: waited Policy::protect_after (rota)
   double key;   // priority (rota), 0 otherwise
   Time submit;
   JobId id;
-  int index;  // into state.pending, factors_ and gpus_
+  int index;      // into state.pending, factors_ and gpus_
+  bool guard;     // protected: waited Policy::protect_after (rota)
+  bool possible;  // CapacityPlan::Possible: some unit could ever hold it
+};
+
+// The pass's order: tier first, then the protected jobs by submit time, then priority (which ranks
+// by tier as well with the default weights; the order makes tiers first whatever the weights).
+bool Before(const Entry& a, const Entry& b) {
+  if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.guard != b.guard) return a.guard;
+  if (!a.guard && a.key != b.key) return a.key > b.key;
+  return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+}
+
+// The pass's order, one entry at a time, so that a pass that stops early (Pass::Run) does not pay
+// for ordering the whole queue: entries already in order (the simulator keeps fifo's and
+// backfill's queue in submit order) are walked as they are, others come off a heap in O(log n)
+// each. A pass that will walk everything sorts once instead.
+class Queue {
+ public:
+  Queue(std::vector<Entry> entries, bool walk_all) : entries_(std::move(entries)), end_(entries_.size()) {
+    sorted_ = std::is_sorted(entries_.begin(), entries_.end(), Before);
+    if (!sorted_ && walk_all) {
+      std::sort(entries_.begin(), entries_.end(), Before);
+      sorted_ = true;
+    }
+    if (!sorted_) std::make_heap(entries_.begin(), entries_.end(), After);
+  }
+
+  // The next entry in order, or nullptr; stays valid for the life of the queue.
+  const Entry* Next() {
+    if (sorted_) return next_ < end_ ? &entries_[next_++] : nullptr;
+    if (end_ == 0) return nullptr;
+    std::pop_heap(entries_.begin(), entries_.begin() + static_cast<long>(end_), After);
+    return &entries_[--end_];
+  }
+
+  // The entries not given out yet, in order.
+  template <typename Fn>
+  void ForRest(Fn&& fn) {
+    if (!sorted_) {
+      std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), Before);
+      sorted_ = true;
+    }
+    while (next_ < end_) fn(entries_[next_++]);
+  }
+
+ private:
+  // The heap's order: its front is the entry that comes first.
+  static bool After(const Entry& a, const Entry& b) { return Before(b, a); }
+
+  std::vector<Entry> entries_;
+  size_t next_ = 0;  // sorted: the next entry to give out
+  size_t end_;       // sorted: the end of the entries; a heap: its size (given out ones follow it)
+  bool sorted_ = false;
 };
 
 // Requests that could not start now in this pass, for one view of the bookings. Within a pass
@@ -139,17 +192,9 @@ class Pass {
  public:
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out)
       : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
-        quota_(state, policy, now) {
+        quota_(state, policy, now), request_gpus_(state) {
     // Fair shares cost a pass over every account; the baselines only need them for display.
     if (policy.algorithm == Algorithm::kRota || policy.estimate_starts) priority_.emplace(state, policy, now);
-    // Ids still pending, held or running, for `after` dependencies; built only when some job has one.
-    bool any_after = false;
-    for (const Job& j : state.pending) any_after = any_after || !j.after.empty() || !j.after_ok.empty();
-    if (any_after) {
-      for (const Job& j : state.pending) active_.insert(j.id);
-      for (const RunningJob& r : state.running) active_.insert(r.job.id);
-      active_.insert(state.held.begin(), state.held.end());
-    }
     for (const Gpu& g : state.gpus) usable_gpus_ += g.drained ? 0.0 : 1.0;
     preempting_.assign(state.running.size(), 0);
     // Running jobs that preemption may ever pick: scanned once, not once per blocked job.
@@ -185,8 +230,9 @@ class Pass {
   }
 
   void Run() {
-    std::vector<Entry> order = Order();
-    if (policy_.explain) out_.pending.reserve(order.size());
+    const bool explain = policy_.explain;
+    Queue queue = Order();
+    if (explain) out_.pending.reserve(state_.pending.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
     // Reservations that decisions depend on: backfill protects its first blocked job, rota every
     // blocked job to the depth. Fifo starts nothing behind a blocked job, so its reservations only
@@ -199,29 +245,50 @@ class Pass {
     Time fifo_floor = now_;
     double backlog = 0;  // GPU-seconds of blocked jobs ahead, for estimates past the depth
     Time last_reserved = now_;
-    const bool explain = policy_.explain;
     // Pending jobs are listed when explained; the ones that can never run always are.
     auto report = [&](const PendingInfo& info) {
       if (explain || info.reason == WaitReason::kImpossible) out_.pending.push_back(info);
     };
-    for (const Entry& e : order) {
+    // Unexplained, the walk stops once the rest of the queue can change no decision: every
+    // reservation that decisions depend on is made (to the depth) and nothing more can start,
+    // because fifo starts nothing behind a blocked job or because no card, share or slice is free
+    // now. Not while a quota may still set the week's wake-up or preemption make room. What is
+    // left is only to list the jobs that can never run.
+    const bool may_stop = !explain && quota_.Unlimited() &&
+                          !(policy_.algorithm == Algorithm::kRota && policy_.preemption &&
+                            !preemptible_running_.empty());
+    while (const Entry* next = queue.Next()) {
+      const Entry& e = *next;
       const Job& job = state_.pending[e.index];
+      if (may_stop && reserved >= depth && (fifo ? blocked_seen : plan_.NothingFreeNow())) {
+        if (!e.possible) {
+          --impossible_left_;
+          ReportImpossible(e);
+        }
+        if (impossible_left_ > 0) {
+          queue.ForRest([this](const Entry& rest) {
+            if (!rest.possible) ReportImpossible(rest);
+          });
+        }
+        break;
+      }
       const PriorityFactors& factors = factors_[e.index];
       PendingInfo info;
       info.job = job.id;
       info.factors = factors;
+      if (!e.possible) --impossible_left_;
       if (!DependenciesMet(job)) {
         info.reason = WaitReason::kDependency;
         report(info);
         continue;
       }
-      if (!plan_.Possible(job.request)) {
+      if (!e.possible) {
         info.reason = WaitReason::kImpossible;
         report(info);
         continue;
       }
       const Duration d = std::max<Duration>(1, job.time_limit);
-      const double need = gpus_[e.index] * static_cast<double>(d);
+      const double need = Gpus(e.index) * static_cast<double>(d);
       if (!explain && fifo && blocked_seen && reserved >= depth) {
         // Nothing starts behind fifo's first blocked job and it reserves no more: what is left to
         // learn is only whether the quota week must wake the next pass.
@@ -326,33 +393,33 @@ class Pass {
   }
 
  private:
-  std::vector<Entry> Order() {
+  Queue Order() {
     const size_t n = state_.pending.size();
     std::vector<Entry> order(n);
-    gpus_.resize(n);
+    gpus_.assign(n, -1.0);  // computed when first needed (Gpus)
     factors_.assign(n, PriorityFactors{});
     const bool rota = policy_.algorithm == Algorithm::kRota;
     // Baselines order by submit time; their factors are only for display.
     const bool want_factors = rota || policy_.estimate_starts;
-    const RequestGpuTable request_gpus(state_);
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = rota && policy_.protect_after >= 0 && policy_.protect_max > 0;
     std::vector<Entry*> old;  // waited protect_after
     Time next_old = kNever;   // when the next candidate will have
     for (size_t i = 0; i < n; ++i) {
       const Job& j = state_.pending[i];
-      gpus_[i] = request_gpus.Of(j.request);
       // The whole request against its account's quota as the pass begins: an exhausted job ranks
       // as explore (when the lab allows it) and is never protected.
       const bool exhausted =
           rota && !quota_.Unlimited() &&
-          quota_.Check(j, gpus_[i] * static_cast<double>(std::max<Duration>(1, j.time_limit))) ==
+          quota_.Check(j, Gpus(i) * static_cast<double>(std::max<Duration>(1, j.time_limit))) ==
               QuotaVerdict::kExhausted;
       if (want_factors) {
-        factors_[i] = priority_->Factors(j, gpus_[i], exhausted && policy_.quota.overflow_as_explore);
+        factors_[i] = priority_->Factors(j, Gpus(i), exhausted && policy_.quota.overflow_as_explore);
       }
-      order[i] = {rota ? factors_[i].tier : 0.0, false, rota ? factors_[i].priority : 0.0, j.submit_time,
-                  j.id, static_cast<int>(i)};
+      const bool possible = plan_.Possible(j.request);
+      impossible_left_ += possible ? 0 : 1;
+      order[i] = {rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
+                  static_cast<int>(i), false, possible};
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
         if (now_ - j.submit_time >= policy_.protect_after) {
           old.push_back(&order[i]);
@@ -362,17 +429,25 @@ class Pass {
       }
     }
     if (protecting) Protect(old, next_old);
-    // Tier first, then the protected jobs by submit time, then priority (which ranks by tier as
-    // well with the default weights; the order makes tiers first whatever the weights).
-    auto before = [](const Entry& a, const Entry& b) {
-      if (a.tier != b.tier) return a.tier > b.tier;
-      if (a.guard != b.guard) return a.guard;
-      if (!a.guard && a.key != b.key) return a.key > b.key;
-      return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
-    };
-    // States kept in submit order (the simulator's) need no sort for fifo and backfill.
-    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
-    return order;
+    return Queue(std::move(order), /*walk_all=*/policy_.explain);
+  }
+
+  // GPU-equivalents pending job `i` asks for (quota and fair share count them).
+  double Gpus(size_t i) {
+    if (gpus_[i] < 0) gpus_[i] = request_gpus_.Of(state_.pending[i].request);
+    return gpus_[i];
+  }
+
+  // Lists a job that can never run, after the walk stopped before it (Run); one waiting on
+  // another job is listed as such only when explained.
+  void ReportImpossible(const Entry& e) {
+    const Job& job = state_.pending[e.index];
+    if (!DependenciesMet(job)) return;
+    PendingInfo info;
+    info.job = job.id;
+    info.factors = factors_[e.index];
+    info.reason = WaitReason::kImpossible;
+    out_.pending.push_back(info);
   }
 
   // The bound on overtaking: of the jobs that could start but for capacity (not explore by tier
@@ -396,7 +471,15 @@ class Pass {
     }
   }
 
-  bool DependenciesMet(const Job& job) const {
+  bool DependenciesMet(const Job& job) {
+    if (job.after.empty() && job.after_ok.empty()) return true;
+    if (!active_built_) {
+      // Ids still pending, held or running; built when the first job with a dependency asks.
+      for (const Job& j : state_.pending) active_.insert(j.id);
+      for (const RunningJob& r : state_.running) active_.insert(r.job.id);
+      active_.insert(state_.held.begin(), state_.held.end());
+      active_built_ = true;
+    }
     for (const std::vector<JobId>* deps : {&job.after, &job.after_ok}) {
       for (JobId dep : *deps) {
         if (dep != job.id && active_.count(dep)) return false;
@@ -544,7 +627,10 @@ class Pass {
   CapacityPlan plan_;
   std::optional<PriorityModel> priority_;
   QuotaBook quota_;
-  std::unordered_set<JobId> active_;
+  const RequestGpuTable request_gpus_;
+  std::unordered_set<JobId> active_;  // see DependenciesMet
+  bool active_built_ = false;
+  int impossible_left_ = 0;  // entries with !possible the walk has not reached
   std::vector<char> preempting_;
   std::vector<int> preemptible_running_;  // indices into state.running
   std::vector<double> gpus_;                // per pending job: GPU-equivalents requested

@@ -255,15 +255,21 @@ TEST(SchedulerRandomTest, EveryDecisionSatisfiesTheReference) {
     EXPECT_EQ(DescribeDecisions(d, c.now), DescribeDecisions(again, c.now))
         << "seed " << seed << ": not deterministic";
     // Unexplained (Policy::explain off, the simulator's way): the same starts, signals, kills and
-    // wake-up, and only the jobs that can never run listed.
-    Policy unexplained = c.policy;
-    unexplained.explain = false;
-    Decisions only_impossible = d;
-    std::erase_if(only_impossible.pending,
-                  [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
-    EXPECT_EQ(DescribeDecisions(only_impossible, c.now),
-              DescribeDecisions(Schedule(c.state, unexplained, c.now), c.now))
-        << "seed " << seed << ": explain = false changed a decision\n" << DescribeCase(c.state, c.policy, c.now);
+    // wake-up, and only the jobs that can never run listed. Also at a planning depth of 0 or 1,
+    // where an unexplained pass stops walking the queue soonest (scheduler.cc, Run).
+    Policy shallow = c.policy;
+    shallow.plan_depth = static_cast<int>(seed % 2);
+    for (const Policy* policy : std::initializer_list<const Policy*>{&c.policy, &shallow}) {
+      Policy unexplained = *policy;
+      unexplained.explain = false;
+      Decisions only_impossible = policy == &c.policy ? d : Schedule(c.state, *policy, c.now);
+      std::erase_if(only_impossible.pending,
+                    [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
+      EXPECT_EQ(DescribeDecisions(only_impossible, c.now),
+                DescribeDecisions(Schedule(c.state, unexplained, c.now), c.now))
+          << "seed " << seed << ": explain = false changed a decision at depth " << policy->plan_depth << "\n"
+          << DescribeCase(c.state, *policy, c.now);
+    }
     coverage[std::string("algorithm ") + AlgorithmName(c.policy.algorithm)] += 1;
     if (!d.starts.empty()) ++coverage["starts"];
     for (const Signal& s : d.signals) {
