@@ -65,15 +65,17 @@ struct Allocation {
   bool operator==(const Allocation&) const = default;
 };
 
+// The fields every scheduling pass reads of every waiting job come first, within one cache line:
+// a long queue is walked every pass, and the rest of a job is read only for the few it reaches.
 struct Job {
   JobId id = 0;
+  Time submit_time = 0;         // original submit time; kept on requeue
+  Duration time_limit = kHour;  // the user's estimate; jobs are stopped when it runs out
+  Tier tier = Tier::kRegular;
+  Request request;
   std::string user;
   std::string project;
   std::string name;
-  Tier tier = Tier::kRegular;
-  Request request;
-  Duration time_limit = kHour;  // the user's estimate; jobs are stopped when it runs out
-  Time submit_time = 0;         // original submit time; kept on requeue
   std::vector<JobId> after;     // start only after these jobs have ended, however (`--after`)
   std::vector<JobId> after_ok;  // and after these have ended; the daemon cancels the job when one
                                 // of them ends other than Completed (`--after-ok`)

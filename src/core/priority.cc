@@ -113,8 +113,12 @@ PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_expl
   double max_h = std::max(policy_.size_max_gpu_hours, 1e-9);
   f.size = std::clamp(1.0 - std::log1p(gpu_hours) / std::log1p(max_h), 0.0, 1.0);
   f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;
-  if (auto it = state_.penalty.find(job.user); it != state_.penalty.end()) {
-    f.penalty = std::clamp(it->second, 0.0, 1.0);
+  // Hashing the name is a good part of the cost when a long queue is ranked: most labs have no
+  // penalties, and the simulator never has.
+  if (!state_.penalty.empty()) {
+    if (auto it = state_.penalty.find(job.user); it != state_.penalty.end()) {
+      f.penalty = std::clamp(it->second, 0.0, 1.0);
+    }
   }
   const Weights& w = policy_.weights;
   f.priority = w.tier * f.tier + f.time_of_day * (w.fairshare * f.fairshare + w.age * f.age + w.size * f.size) -

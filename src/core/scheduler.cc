@@ -57,11 +57,13 @@ bool Before(const Entry& a, const Entry& b) {
 // The pass's order, one entry at a time, so that a pass that stops early (Pass::Run) does not pay
 // for ordering the whole queue: entries already in order (the simulator keeps fifo's and
 // backfill's queue in submit order) are walked as they are, others come off a heap in O(log n)
-// each. A pass that will walk everything sorts once instead.
+// each. A pass that will walk everything sorts once instead, and so does one that turns out to
+// walk far (popping a whole heap costs several times a sort).
 class Queue {
  public:
-  Queue(std::vector<Entry> entries, bool walk_all) : entries_(std::move(entries)), end_(entries_.size()) {
-    sorted_ = std::is_sorted(entries_.begin(), entries_.end(), Before);
+  // `sorted`: whether the entries are in order already.
+  Queue(std::vector<Entry> entries, bool sorted, bool walk_all)
+      : entries_(std::move(entries)), end_(entries_.size()), sorted_(sorted) {
     if (!sorted_ && walk_all) {
       std::sort(entries_.begin(), entries_.end(), Before);
       sorted_ = true;
@@ -73,6 +75,10 @@ class Queue {
   const Entry* Next() {
     if (sorted_) return next_ < end_ ? &entries_[next_++] : nullptr;
     if (end_ == 0) return nullptr;
+    if (++popped_ > std::max<size_t>(64, entries_.size() / 16)) {
+      SortRest();
+      return Next();
+    }
     std::pop_heap(entries_.begin(), entries_.begin() + static_cast<long>(end_), After);
     return &entries_[--end_];
   }
@@ -80,21 +86,25 @@ class Queue {
   // The entries not given out yet, in order.
   template <typename Fn>
   void ForRest(Fn&& fn) {
-    if (!sorted_) {
-      std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), Before);
-      sorted_ = true;
-    }
+    if (!sorted_) SortRest();
     while (next_ < end_) fn(entries_[next_++]);
   }
 
  private:
+  // From a heap to sorted: the entries given out lie past end_, and stay valid.
+  void SortRest() {
+    std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), Before);
+    sorted_ = true;
+  }
+
   // The heap's order: its front is the entry that comes first.
   static bool After(const Entry& a, const Entry& b) { return Before(b, a); }
 
   std::vector<Entry> entries_;
   size_t next_ = 0;  // sorted: the next entry to give out
   size_t end_;       // sorted: the end of the entries; a heap: its size (given out ones follow it)
-  bool sorted_ = false;
+  bool sorted_;
+  size_t popped_ = 0;  // off the heap
 };
 
 // Requests that could not start now in this pass, for one view of the bookings. Within a pass
@@ -403,6 +413,7 @@ class Pass {
     const bool want_factors = rota || policy_.estimate_starts;
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = rota && policy_.protect_after >= 0 && policy_.protect_max > 0;
+    bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
     std::vector<Entry*> old;  // waited protect_after
     Time next_old = kNever;   // when the next candidate will have
     for (size_t i = 0; i < n; ++i) {
@@ -420,6 +431,7 @@ class Pass {
       impossible_left_ += possible ? 0 : 1;
       order[i] = {rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
                   static_cast<int>(i), false, possible};
+      sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
         if (now_ - j.submit_time >= policy_.protect_after) {
           old.push_back(&order[i]);
@@ -428,8 +440,9 @@ class Pass {
         }
       }
     }
-    if (protecting) Protect(old, next_old);
-    return Queue(std::move(order), /*walk_all=*/policy_.explain);
+    // Protected jobs move ahead: the order is known no more.
+    if (protecting && Protect(old, next_old) > 0) sorted = false;
+    return Queue(std::move(order), sorted, /*walk_all=*/policy_.explain);
   }
 
   // GPU-equivalents pending job `i` asks for (quota and fair share count them).
@@ -454,7 +467,8 @@ class Pass {
   // or over quota, dependencies met, within quota) and waited at least protect_after (`old`), the
   // protect_max that waited longest are protected. A job that cannot start anyway would hold the
   // place for nothing. `next_old`: when the next such job will have waited long enough.
-  void Protect(std::vector<Entry*>& old, Time next_old) {
+  // Returns how many it protected.
+  size_t Protect(std::vector<Entry*>& old, Time next_old) {
     // Fewer than protect_max protected: the next one old enough will be, and the order changes
     // then, even if nothing else happens.
     if (old.size() < static_cast<size_t>(policy_.protect_max)) {
@@ -469,6 +483,7 @@ class Pass {
       old[i]->guard = true;
       factors_[old[i]->index].is_protected = true;
     }
+    return k;
   }
 
   bool DependenciesMet(const Job& job) {
