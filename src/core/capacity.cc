@@ -441,51 +441,101 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     }
     return PickAt(t0, d, user, holds, free_at_t0, per_node, req.gpus);
   }
-  std::vector<Event> events;
+  // Each usable card's windows of feasible starts (stretches with nothing committed, at least d
+  // long), read from its profile one at a time as events in time order: +1 where a window opens,
+  // -1 one second after it closes. The cards' events are merged through a heap, and the sweep
+  // stops at the first instant enough cards are free together: what lies later is never read.
+  struct Windows {
+    const Profile* prof;
+    size_t k;           // next segment to read
+    Time free_from;     // start of the free stretch being read, or kNever
+    Time close;         // the -1 of the window just opened, or kNever
+    int unit;
+    // The card's next event; false when there is none.
+    bool Next(Time t0, Duration d, Event& e) {
+      if (close != kNever) {
+        e = {close, -1, unit};
+        close = kNever;
+        return true;
+      }
+      while (k < prof->size()) {
+        const Time seg_start = std::max((*prof)[k].first, t0);
+        const bool empty = (*prof)[k].second == 0;
+        ++k;
+        if (empty) {
+          if (free_from == kNever) free_from = seg_start;
+        } else if (free_from != kNever) {
+          const Time a = free_from;
+          free_from = kNever;
+          if (seg_start - a >= d) {
+            close = seg_start - d + 1;
+            e = {a, +1, unit};
+            return true;
+          }
+        }
+      }
+      if (free_from == kNever) return false;
+      e = {free_from, +1, unit};  // open-ended
+      free_from = kNever;
+      return true;
+    }
+  };
+  std::vector<Windows> cards;
+  std::vector<Profile> combined;  // profiles with the bookings that bind added (Effective)
+  std::vector<int> combined_of;   // per card: its index in `combined`, or -1 for its own profile
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
-    const Profile& prof = Effective(u, user, holds, scratch);
-    auto window = [&](Time a, Time b) {  // feasible starts [a, b]
-      if (now_only && a > t0) return;
-      events.push_back({a, +1, ui});
-      if (b != kNever) events.push_back({b + 1, -1, ui});
-    };
-    if (prof.empty()) {
-      window(t0, kNever);
-      continue;
-    }
-    // Free stretches (nothing committed) from t0 on; each long enough gives a window of starts.
-    Time free_from = kNever;
-    for (size_t k = SegmentAt(prof, t0); k < prof.size(); ++k) {
-      Time seg_start = std::max(prof[k].first, t0);
-      if (prof[k].second == 0) {
-        if (free_from == kNever) free_from = seg_start;
-      } else if (free_from != kNever) {
-        if (seg_start - free_from >= d) window(free_from, seg_start - d);
-        free_from = kNever;
-      }
-    }
-    if (free_from != kNever) window(free_from, kNever);
+    const bool own = &Effective(u, user, holds, scratch) == &u.profile;
+    combined_of.push_back(own ? -1 : static_cast<int>(combined.size()));
+    if (!own) combined.push_back(std::move(scratch));
+    scratch = Profile{};
+    cards.push_back({&u.profile, 0, kNever, kNever, ui});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+  for (size_t c = 0; c < cards.size(); ++c) {  // `combined` grows no more: point at it now
+    Windows& w = cards[c];
+    if (combined_of[c] >= 0) w.prof = &combined[static_cast<size_t>(combined_of[c])];
+    if (w.prof->empty()) {
+      w.free_from = t0;
+    } else {
+      w.k = SegmentAt(*w.prof, t0);
+    }
+  }
+  struct Next {
+    Event e;
+    int card;
+  };
+  auto later = [](const Next& a, const Next& b) { return a.e.t > b.e.t; };
+  std::vector<Next> heap;
+  heap.reserve(cards.size());
+  for (size_t c = 0; c < cards.size(); ++c) {
+    Event e;
+    if (cards[c].Next(t0, d, e)) heap.push_back({e, static_cast<int>(c)});
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
   std::vector<char> active(units_.size(), 0);
   std::vector<int> node_count(node_free_.size(), 0);
   int total = 0;
   const int n = req.gpus;
   const bool one_node = n <= max_node_size_;
   std::vector<int> grown;  // nodes that gained a card at the current time
-  for (size_t i = 0; i < events.size();) {
-    Time t = events[i].t;
-    if (now_only && t > t0) break;
+  while (!heap.empty()) {
+    const Time t = heap.front().e.t;
     bool feasible = false;
     grown.clear();
-    for (; i < events.size() && events[i].t == t; ++i) {
-      const Event& e = events[i];
+    while (!heap.empty() && heap.front().e.t == t) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      Next& next = heap.back();
+      const Event e = next.e;
       active[e.unit] = e.delta > 0;
       node_count[dense_node_[e.unit]] += e.delta;
       total += e.delta;
       if (e.delta > 0) grown.push_back(dense_node_[e.unit]);
+      if (cards[next.card].Next(t0, d, next.e)) {
+        std::push_heap(heap.begin(), heap.end(), later);
+      } else {
+        heap.pop_back();
+      }
     }
     // Judged only once every event at t is applied: the events of one instant come in any order,
     // and a window that closes at t must not count together with one that opens at t.
