@@ -559,6 +559,66 @@ TEST(SchedulerReasonTest, Impossible) {
   EXPECT_EQ(d.starts[0].job, 4);
 }
 
+// Unexplained passes (the simulator's) stop walking the queue once the rest can change no
+// decision (scheduler.cc, Run). What lies past that point must still be found.
+Policy Unexplained(Algorithm a, int depth) {
+  Policy p = Quiet(a);
+  p.explain = false;
+  p.plan_depth = depth;
+  return p;
+}
+
+TEST(SchedulerUnexplainedTest, ListsTheJobsThatCanNeverRunPastWhereTheWalkStops) {
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(10, {0, 1}, kNow - 100, kHour));  // nothing free now
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 100));         // blocked: the walk stops here
+  s.pending.push_back(MakeJob(2, 3, kHour, kNow - 90));          // three cards on a two-card cluster
+  Job share = MakeJob(3, 1, kHour, kNow - 80);
+  share.request.kind = RequestKind::kMemShare;
+  share.request.memory = testing::k80GiB + 1;  // more than any card
+  s.pending.push_back(share);
+  Job waiting = MakeJob(4, 5, kHour, kNow - 70);  // impossible, but waits on job 1 first
+  waiting.after = {1};
+  s.pending.push_back(waiting);
+  for (Algorithm a : {Algorithm::kFifo, Algorithm::kBackfill, Algorithm::kRota}) {
+    for (int depth : {0, 1, 64}) {
+      const Decisions d = Schedule(s, Unexplained(a, depth), kNow);
+      EXPECT_TRUE(d.starts.empty()) << AlgorithmName(a);
+      std::vector<JobId> listed = PendingIds(d);
+      std::sort(listed.begin(), listed.end());
+      EXPECT_EQ(listed, (std::vector<JobId>{2, 3})) << AlgorithmName(a) << " depth " << depth;
+      for (const PendingInfo& p : d.pending) EXPECT_EQ(p.reason, WaitReason::kImpossible);
+    }
+  }
+}
+
+TEST(SchedulerUnexplainedTest, AJobPastThePlanDepthStillPreemptsALowerTier) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(10, {0}, kNow - 100, kHour, Tier::kExplore, /*preemptible=*/true));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 50));  // regular: preempts the explore job
+  for (bool explain : {true, false}) {
+    Policy p = Unexplained(Algorithm::kRota, 0);
+    p.explain = explain;
+    const Decisions d = Schedule(s, p, kNow);
+    EXPECT_EQ(SignalledIds(d), (std::vector<JobId>{10})) << "explain " << explain;
+  }
+}
+
+TEST(SchedulerUnexplainedTest, AQuotaBehindABlockedJobStillWakesTheNextWeek) {
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(10, {0}, kNow - 100, 4 * kWeek));   // ends long after the week
+  s.pending.push_back(MakeJob(1, 1, 30 * kMinute, kNow - 100));  // blocked by capacity
+  s.pending.push_back(MakeJob(2, 1, 2 * kHour, kNow - 50));      // over its 1 GPU-hour quota
+  for (Algorithm a : {Algorithm::kFifo, Algorithm::kBackfill}) {
+    Policy p = Unexplained(a, 1);
+    p.quota.default_hours = 1;
+    p.quota.overflow_as_explore = false;
+    const Decisions d = Schedule(s, p, kNow);
+    EXPECT_TRUE(d.starts.empty()) << AlgorithmName(a);
+    EXPECT_EQ(d.next_wakeup, kMon + kWeek) << AlgorithmName(a);
+  }
+}
+
 TEST(SchedulerReasonTest, NamesOfReasons) {
   EXPECT_STREQ(WaitReasonName(WaitReason::kResources), "Resources");
   EXPECT_STREQ(WaitReasonName(WaitReason::kPriority), "Priority");
