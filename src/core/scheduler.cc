@@ -55,12 +55,17 @@ bool Before(const Entry& a, const Entry& b) {
 }
 
 // The pass's order, one entry at a time, so that a pass that stops early (Pass::Run) does not pay
-// for ordering the whole queue: entries already in order (the simulator keeps fifo's and
-// backfill's queue in submit order) are walked as they are, others come off a heap in O(log n)
-// each. A pass that will walk everything sorts once instead, and so does one that turns out to
-// walk far (popping a whole heap costs several times a sort).
+// for ordering the whole queue: entries already in order are walked as they are, others come
+// off a heap in O(log n) each. A pass that will walk everything sorts once instead, and so does
+// one that turns out to walk far (popping a whole heap costs several times a sort). Jobs already
+// in submit order, for a policy that orders by it (fifo and backfill; the simulator keeps its
+// queue so), need no entries at all: each is made when its turn comes.
 class Queue {
  public:
+  // The jobs themselves, in order (submit time, then id).
+  Queue(const std::vector<Job>& jobs, const CapacityPlan& plan)
+      : jobs_(&jobs), plan_(&plan), end_(jobs.size()), sorted_(true) {}
+
   // `sorted`: whether the entries are in order already.
   Queue(std::vector<Entry> entries, bool sorted, bool walk_all)
       : entries_(std::move(entries)), end_(entries_.size()), sorted_(sorted) {
@@ -71,8 +76,9 @@ class Queue {
     if (!sorted_) std::make_heap(entries_.begin(), entries_.end(), After);
   }
 
-  // The next entry in order, or nullptr; stays valid for the life of the queue.
+  // The next entry in order, or nullptr; valid until the next call.
   const Entry* Next() {
+    if (jobs_ != nullptr) return next_ < end_ ? Make(next_++) : nullptr;
     if (sorted_) return next_ < end_ ? &entries_[next_++] : nullptr;
     if (end_ == 0) return nullptr;
     if (++popped_ > std::max<size_t>(64, entries_.size() / 16)) {
@@ -87,10 +93,16 @@ class Queue {
   template <typename Fn>
   void ForRest(Fn&& fn) {
     if (!sorted_) SortRest();
-    while (next_ < end_) fn(entries_[next_++]);
+    while (const Entry* e = Next()) fn(*e);
   }
 
  private:
+  const Entry* Make(size_t i) {
+    const Job& j = (*jobs_)[i];
+    made_ = {0.0, 0.0, j.submit_time, j.id, static_cast<int>(i), false, plan_->Possible(j.request)};
+    return &made_;
+  }
+
   // From a heap to sorted: the entries given out lie past end_, and stay valid.
   void SortRest() {
     std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), Before);
@@ -100,6 +112,9 @@ class Queue {
   // The heap's order: its front is the entry that comes first.
   static bool After(const Entry& a, const Entry& b) { return Before(b, a); }
 
+  const std::vector<Job>* jobs_ = nullptr;  // the jobs are the order (see above)
+  const CapacityPlan* plan_ = nullptr;
+  Entry made_{};
   std::vector<Entry> entries_;
   size_t next_ = 0;  // sorted: the next entry to give out
   size_t end_;       // sorted: the end of the entries; a heap: its size (given out ones follow it)
@@ -282,7 +297,7 @@ class Pass {
         }
         break;
       }
-      const PriorityFactors& factors = factors_[e.index];
+      const PriorityFactors& factors = FactorsOf(e.index);
       PendingInfo info;
       info.job = job.id;
       info.factors = factors;
@@ -405,12 +420,15 @@ class Pass {
  private:
   Queue Order() {
     const size_t n = state_.pending.size();
-    std::vector<Entry> order(n);
-    gpus_.assign(n, -1.0);  // computed when first needed (Gpus)
-    factors_.assign(n, PriorityFactors{});
     const bool rota = policy_.algorithm == Algorithm::kRota;
     // Baselines order by submit time; their factors are only for display.
     const bool want_factors = rota || policy_.estimate_starts;
+    gpus_.assign(n, -1.0);  // computed when first needed (Gpus)
+    // Only rota and estimates read factors: the baselines' passes do not write 64 bytes per job.
+    factors_.assign(want_factors ? n : 0, PriorityFactors{});
+    if (!want_factors && InSubmitOrder()) return Queue(state_.pending, plan_);
+    std::vector<Entry> order;
+    order.reserve(n);  // never grows past n: `old` points into it
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = rota && policy_.protect_after >= 0 && policy_.protect_max > 0;
     bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
@@ -429,8 +447,8 @@ class Pass {
       }
       const bool possible = plan_.Possible(j.request);
       impossible_left_ += possible ? 0 : 1;
-      order[i] = {rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
-                  static_cast<int>(i), false, possible};
+      order.push_back({rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
+                       static_cast<int>(i), false, possible});
       sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
         if (now_ - j.submit_time >= policy_.protect_after) {
@@ -443,6 +461,28 @@ class Pass {
     // Protected jobs move ahead: the order is known no more.
     if (protecting && Protect(old, next_old) > 0) sorted = false;
     return Queue(std::move(order), sorted, /*walk_all=*/policy_.explain);
+  }
+
+  // Whether the pending jobs are in submit order (then id), counting those that can never run: the
+  // order of fifo and backfill, read off the jobs without making entries (Queue).
+  bool InSubmitOrder() {
+    const std::vector<Job>& jobs = state_.pending;
+    int impossible = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (i > 0 && (jobs[i].submit_time != jobs[i - 1].submit_time ? jobs[i].submit_time < jobs[i - 1].submit_time
+                                                                     : jobs[i].id < jobs[i - 1].id)) {
+        return false;
+      }
+      impossible += plan_.Possible(jobs[i].request) ? 0 : 1;
+    }
+    impossible_left_ = impossible;
+    return true;
+  }
+
+  // The priority factors of pending job `i`; all zero where no factors are computed (Order).
+  const PriorityFactors& FactorsOf(size_t i) const {
+    static const PriorityFactors kNone{};
+    return factors_.empty() ? kNone : factors_[i];
   }
 
   // GPU-equivalents pending job `i` asks for (quota and fair share count them).
@@ -458,7 +498,7 @@ class Pass {
     if (!DependenciesMet(job)) return;
     PendingInfo info;
     info.job = job.id;
-    info.factors = factors_[e.index];
+    info.factors = FactorsOf(e.index);
     info.reason = WaitReason::kImpossible;
     out_.pending.push_back(info);
   }
