@@ -469,9 +469,10 @@ class Pass {
     const std::vector<Job>& jobs = state_.pending;
     int impossible = 0;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (i > 0 && (jobs[i].submit_time != jobs[i - 1].submit_time ? jobs[i].submit_time < jobs[i - 1].submit_time
-                                                                     : jobs[i].id < jobs[i - 1].id)) {
-        return false;
+      if (i > 0) {
+        const Job& a = jobs[i - 1];
+        const Job& b = jobs[i];
+        if (b.submit_time != a.submit_time ? b.submit_time < a.submit_time : b.id < a.id) return false;
       }
       impossible += plan_.Possible(jobs[i].request) ? 0 : 1;
     }
