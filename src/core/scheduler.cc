@@ -45,13 +45,18 @@ struct Entry {
   bool possible;  // CapacityPlan::Possible: some unit could ever hold it
 };
 
+// Submitted earlier, or at the same second with a lower id: fifo's order, and every other's last.
+bool SubmittedBefore(Time a_submit, JobId a_id, Time b_submit, JobId b_id) {
+  return a_submit != b_submit ? a_submit < b_submit : a_id < b_id;
+}
+
 // The pass's order: tier first, then the protected jobs by submit time, then priority (which ranks
 // by tier as well with the default weights; the order makes tiers first whatever the weights).
 bool Before(const Entry& a, const Entry& b) {
   if (a.tier != b.tier) return a.tier > b.tier;
   if (a.guard != b.guard) return a.guard;
   if (!a.guard && a.key != b.key) return a.key > b.key;
-  return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+  return SubmittedBefore(a.submit, a.id, b.submit, b.id);
 }
 
 // The pass's order, one entry at a time, so that a pass that stops early (Pass::Run) does not pay
@@ -466,15 +471,12 @@ class Pass {
   // Whether the pending jobs are in submit order (then id), counting those that can never run: the
   // order of fifo and backfill, read off the jobs without making entries (Queue).
   bool InSubmitOrder() {
-    const std::vector<Job>& jobs = state_.pending;
     int impossible = 0;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (i > 0) {
-        const Job& a = jobs[i - 1];
-        const Job& b = jobs[i];
-        if (b.submit_time != a.submit_time ? b.submit_time < a.submit_time : b.id < a.id) return false;
-      }
-      impossible += plan_.Possible(jobs[i].request) ? 0 : 1;
+    const Job* prev = nullptr;
+    for (const Job& j : state_.pending) {
+      if (prev != nullptr && SubmittedBefore(j.submit_time, j.id, prev->submit_time, prev->id)) return false;
+      impossible += plan_.Possible(j.request) ? 0 : 1;
+      prev = &j;
     }
     impossible_left_ = impossible;
     return true;
@@ -516,7 +518,7 @@ class Pass {
       out_.next_wakeup = std::min(out_.next_wakeup, next_old);
     }
     const auto longest = [](const Entry* a, const Entry* b) {
-      return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
+      return SubmittedBefore(a->submit, a->id, b->submit, b->id);
     };
     const size_t k = std::min(old.size(), static_cast<size_t>(policy_.protect_max));
     if (k < old.size()) std::nth_element(old.begin(), old.begin() + static_cast<long>(k), old.end(), longest);
