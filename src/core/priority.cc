@@ -75,7 +75,8 @@ bool IsHeavy(const Job& job, double gpus, const Policy& policy) {
 }
 
 PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now)
-    : state_(state), policy_(policy), now_(now), tod_(TimeOfDayFactor(policy, now)) {
+    : state_(state), policy_(policy), now_(now), tod_(TimeOfDayFactor(policy, now)),
+      log_size_max_(std::log1p(std::max(policy.size_max_gpu_hours, 1e-9))) {
   if (policy.mode != AccountMode::kProject) {
     user_fs_ = FairShares(state, state.user_usage, [](const Job& j) -> std::string_view { return j.user; },
                           policy, now);
@@ -110,8 +111,7 @@ PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_expl
     f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);
   }
   double gpu_hours = gpus * static_cast<double>(job.time_limit) / kHour;
-  double max_h = std::max(policy_.size_max_gpu_hours, 1e-9);
-  f.size = std::clamp(1.0 - std::log1p(gpu_hours) / std::log1p(max_h), 0.0, 1.0);
+  f.size = std::clamp(1.0 - std::log1p(gpu_hours) / log_size_max_, 0.0, 1.0);
   f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;
   // Hashing the name is a good part of the cost when a long queue is ranked: most labs have no
   // penalties, and the simulator never has.

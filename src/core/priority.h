@@ -52,6 +52,7 @@ class PriorityModel {
   const Policy& policy_;
   Time now_;
   double tod_;
+  double log_size_max_;  // log1p of Policy::size_max_gpu_hours: once, not once per job
   Shares user_fs_;
   Shares project_fs_;
 };
