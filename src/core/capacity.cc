@@ -481,25 +481,26 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     }
   };
   std::vector<Windows> cards;
-  std::vector<Profile> combined;  // profiles with the bookings that bind added (Effective)
-  std::vector<int> combined_of;   // per card: its index in `combined`, or -1 for its own profile
+  // Profiles with the bookings that bind added (Effective); reserved, so that the cards can point
+  // at them as they are added.
+  std::vector<Profile> combined;
+  if (HasBookings()) combined.reserve(whole_units_.size());
   for (int ui : whole_units_) {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
-    const bool own = &Effective(u, user, holds, scratch) == &u.profile;
-    combined_of.push_back(own ? -1 : static_cast<int>(combined.size()));
-    if (!own) combined.push_back(std::move(scratch));
-    scratch = Profile{};
-    cards.push_back({&u.profile, 0, kNever, kNever, ui});
-  }
-  for (size_t c = 0; c < cards.size(); ++c) {  // `combined` grows no more: point at it now
-    Windows& w = cards[c];
-    if (combined_of[c] >= 0) w.prof = &combined[static_cast<size_t>(combined_of[c])];
-    if (w.prof->empty()) {
+    const Profile* prof = &Effective(u, user, holds, scratch);
+    if (prof == &scratch) {
+      combined.push_back(std::move(scratch));
+      scratch = Profile{};
+      prof = &combined.back();
+    }
+    Windows w{prof, 0, kNever, kNever, ui};
+    if (prof->empty()) {
       w.free_from = t0;
     } else {
-      w.k = SegmentAt(*w.prof, t0);
+      w.k = SegmentAt(*prof, t0);
     }
+    cards.push_back(w);
   }
   struct Next {
     Event e;

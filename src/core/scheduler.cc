@@ -287,21 +287,14 @@ class Pass {
     const bool may_stop = !explain && quota_.Unlimited() &&
                           !(policy_.algorithm == Algorithm::kRota && policy_.preemption &&
                             !preemptible_running_.empty());
-    while (const Entry* next = queue.Next()) {
+    auto rest_changes_nothing = [&] {
+      return may_stop && reserved >= depth && (fifo ? blocked_seen : plan_.NothingFreeNow());
+    };
+    while (!rest_changes_nothing()) {
+      const Entry* next = queue.Next();
+      if (next == nullptr) break;
       const Entry& e = *next;
       const Job& job = state_.pending[e.index];
-      if (may_stop && reserved >= depth && (fifo ? blocked_seen : plan_.NothingFreeNow())) {
-        if (!e.possible) {
-          --impossible_left_;
-          ReportImpossible(e);
-        }
-        if (impossible_left_ > 0) {
-          queue.ForRest([this](const Entry& rest) {
-            if (!rest.possible) ReportImpossible(rest);
-          });
-        }
-        break;
-      }
       const PriorityFactors& factors = FactorsOf(e.index);
       PendingInfo info;
       info.job = job.id;
@@ -419,6 +412,12 @@ class Pass {
       blocked_seen = true;
       report(info);
     }
+    // The walk stopped early: what it did not reach is only listed when it can never run.
+    if (impossible_left_ > 0) {
+      queue.ForRest([this](const Entry& rest) {
+        if (!rest.possible) ReportImpossible(rest);
+      });
+    }
     Wakeups();
   }
 
@@ -495,7 +494,8 @@ class Pass {
   }
 
   // Lists a job that can never run, after the walk stopped before it (Run); one waiting on
-  // another job is listed as such only when explained.
+  // another job is not listed (the walk would have given it as waiting on that job, listed only
+  // when explained).
   void ReportImpossible(const Entry& e) {
     const Job& job = state_.pending[e.index];
     if (!DependenciesMet(job)) return;
