@@ -15,7 +15,7 @@ constexpr OpAccess kOwner = OpAccess::kOwner;
 constexpr OpAccess kAdmin = OpAccess::kAdmin;
 
 // name, access, admin_action, read_only, public_read, socket_only
-constexpr std::array<OpInfo, 34> kOps = {{
+constexpr std::array<OpInfo, 35> kOps = {{
     {"hello", kAnyone, "", true, true, ""},
     {"submit", kAnyone, "", false, false, ""},
     {"run", kAnyone, "", false, false, kLiveConnection},
@@ -44,6 +44,7 @@ constexpr std::array<OpInfo, 34> kOps = {{
     {"keep", kOwner, "", false, false, ""},
     {"events", kOwner, "", true, false, ""},
     {"usage", kAnyone, "", true, true, ""},
+    {"rules", kAnyone, "", true, true, ""},
     {"web_login", kAnyone, "", false, false, kMintsCredential},
     {"token_create", kAnyone, "", false, false, kMintsCredential},
     {"token_list", kOwner, "", true, false, ""},

@@ -47,6 +47,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"events"}, AddEventsCommand},
       {{"usage"}, AddUsageCommand},
       {{"inventory"}, AddInventoryCommand},
+      {{"rules"}, AddRulesCommand},
       {{"drain", "resume"}, AddDrainCommands},
       {{"notify"}, AddNotifyCommand},
       {{"book", "unbook", "release", "extend", "approve", "reject"}, AddBookCommands},

@@ -78,6 +78,76 @@ std::string CutToWidth(std::string_view text, int width) {
   return out + "\u2026";
 }
 
+namespace {
+
+// Punctuation no line may start with, and that no line may end with (Chinese typesetting's rule,
+// with the ASCII marks that follow a word).
+bool Closing(std::string_view ch) {
+  static constexpr std::string_view kMarks[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "】", "》",
+                                                ",",  ".",  ":",  ";",  "!",  "?",  ")"};
+  return std::find(std::begin(kMarks), std::end(kMarks), ch) != std::end(kMarks);
+}
+bool Opening(std::string_view ch) { return ch == "（" || ch == "「" || ch == "『" || ch == "【" || ch == "《" || ch == "("; }
+
+}  // namespace
+
+std::vector<std::string> WrapToWidth(std::string_view text, int width) {
+  width = std::max(1, width);
+  std::vector<std::string> lines;
+  std::string line;
+  int used = 0;
+  // Where the line may end (bytes) and where the next one then resumes: at a space (dropped), or
+  // before or after a wide character (Chinese breaks between any two characters).
+  struct Break {
+    size_t at, resume;
+  };
+  std::vector<Break> breaks;
+  bool after_opening = false;
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(std::move(line));
+    line.clear();
+    used = 0;
+    breaks.clear();
+  };
+  while (!text.empty()) {
+    int w = 0;
+    const size_t n = NextChar(text, &w);
+    const std::string_view ch = text.substr(0, n);
+    text.remove_prefix(n);
+    if (ch == "\n") {
+      flush();
+      continue;
+    }
+    if (ch == " ") {
+      if (used == 0) continue;  // no line starts with a space
+      breaks.push_back({line.size(), line.size() + 1});
+    } else if (Closing(ch)) {
+      // Not between a character and the mark that closes it.
+      if (!breaks.empty() && breaks.back().at == line.size() && breaks.back().resume == line.size()) breaks.pop_back();
+    } else if (w > 1 && used > 0 && !after_opening) {
+      breaks.push_back({line.size(), line.size()});
+    }
+    if (ch != " " && used + w > width) {
+      if (!breaks.empty()) {
+        const Break b = breaks.back();
+        std::string rest = line.substr(std::min(b.resume, line.size()));
+        line.resize(b.at);
+        flush();
+        line = std::move(rest);
+        used = DisplayWidth(line);
+      }
+      if (used + w > width && used > 0) flush();  // a word wider than the line
+    }
+    line.append(ch);
+    used += w;
+    after_opening = Opening(ch);
+    if (w > 1 && !after_opening) breaks.push_back({line.size(), line.size()});
+  }
+  if (!line.empty() || lines.empty()) flush();
+  return lines;
+}
+
 std::string PadToWidth(std::string_view text, int width, bool right) {
   int pad = width - DisplayWidth(text);
   if (pad <= 0) return std::string(text);

@@ -18,6 +18,10 @@ void UseUtf8Locale();
 int DisplayWidth(std::string_view text);
 // The longest prefix of `text` that fits `width` columns, with "…" when it was cut.
 std::string CutToWidth(std::string_view text, int width);
+// `text` in lines of at most `width` columns: broken at spaces, or between any two characters in a
+// word wider than the line (Chinese has no spaces); newlines in `text` are kept. Spaces at a break
+// are dropped. A width under 1 is taken as 1.
+std::vector<std::string> WrapToWidth(std::string_view text, int width);
 // `text` padded with spaces to `width` columns (left-aligned, or right-aligned).
 std::string PadToWidth(std::string_view text, int width, bool right = false);
 

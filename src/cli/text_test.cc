@@ -35,6 +35,36 @@ TEST_F(TextTest, CutNeverSplitsACharacter) {
   EXPECT_EQ(CutToWidth("abc", 0), "");
 }
 
+TEST_F(TextTest, WrapBreaksAtSpacesAndInsideChineseByColumns) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(WrapToWidth("one two three four", 9), (V{"one two", "three", "four"}));
+  EXPECT_EQ(WrapToWidth("one two", 7), (V{"one two"}));  // exactly the width fits
+  // A word wider than the line is cut between characters; no line starts with a space.
+  EXPECT_EQ(WrapToWidth("abcdefghij x", 4), (V{"abcd", "efgh", "ij x"}));
+  // Chinese: two columns a character, broken anywhere, never inside a character.
+  EXPECT_EQ(WrapToWidth("配额按人计算：每人每周", 8), (V{"配额按人", "计算：每", "人每周"}));
+  // Mixed: a Latin word stays whole, Chinese breaks next to it.
+  EXPECT_EQ(WrapToWidth("角色 phd：每周 40 GPU 小时", 12), (V{"角色 phd：每", "周 40 GPU 小", "时"}));
+  EXPECT_EQ(WrapToWidth("本周已用 12.5 GPU-hours", 10), (V{"本周已用", "12.5", "GPU-hours"}));
+  const std::string mixed = "配额 abc 按人计算每人 every week 每周 x";
+  std::string joined;
+  for (const std::string& line : WrapToWidth(mixed, 7)) {
+    EXPECT_LE(DisplayWidth(line), 7) << line;
+    joined += line;
+  }
+  std::string no_spaces = mixed;
+  std::erase(no_spaces, ' ');
+  std::erase(joined, ' ');
+  EXPECT_EQ(joined, no_spaces);  // nothing lost but the spaces at breaks
+  // No line starts with a closing mark or ends with an opening one.
+  EXPECT_EQ(WrapToWidth("停止，先收到信号", 5), (V{"停", "止，", "先收", "到信", "号"}));
+  EXPECT_EQ(WrapToWidth("变化（上海）", 6), (V{"变化", "（上", "海）"}));
+  EXPECT_EQ(WrapToWidth("用量:", 4), (V{"用", "量:"}));
+  EXPECT_EQ(WrapToWidth("first\nsecond line", 6), (V{"first", "second", "line"}));
+  EXPECT_EQ(WrapToWidth("", 10), (V{""}));
+  EXPECT_EQ(WrapToWidth("abc", 0), (V{"a", "b", "c"}));  // a width under 1 is 1
+}
+
 TEST_F(TextTest, PadByColumnsNotBytes) {
   EXPECT_EQ(PadToWidth("张三", 6), "张三  ");
   EXPECT_EQ(PadToWidth("ab", 4, /*right=*/true), "  ab");

@@ -150,6 +150,12 @@ struct EngineConfig {
   Duration agent_stale_after = 30;
 };
 
+// [rules]: what `rota rules` says besides what the configuration decides (daemon/rules_text.h).
+struct RulesConfig {
+  std::string account;             // how a newcomer gets an account, in the admin's words ("" = ask an admin)
+  std::vector<std::string> notes;  // the lab's own rules, one sentence each, in the admin's words
+};
+
 struct Config {
   Policy policy;
   EngineConfig engine;  // [engine]; read at start only (a reload keeps the engine it has)
@@ -167,6 +173,7 @@ struct Config {
   WebConfig web;                  // [web]: HTTP API, page, metrics
   LimitsConfig limits;            // [limits]: what one user may take of rotad
   NotifyConfig notify;            // [notify]: channels, routing, retries
+  RulesConfig rules;              // [rules]: the account text and the lab's own rules
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

@@ -136,6 +136,25 @@ TEST(Config, WatchRules) {
   EXPECT_NE(m.find("is not one of notify, stop"), std::string::npos) << m;
 }
 
+TEST(Config, RulesInTheAdminsWords) {
+  auto c = ParseConfig(
+      "[rules]\naccount = \"Write to 王老师 with your student id.\\nThen run rota rules.\"\n"
+      "notes = [\"Clean /data/tmp every Friday.\", \"数据集只读。\"]\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->rules.account, "Write to 王老师 with your student id.\nThen run rota rules.");
+  EXPECT_EQ(c->rules.notes, (std::vector<std::string>{"Clean /data/tmp every Friday.", "数据集只读。"}));
+  EXPECT_TRUE(ParseConfig("", "rota.toml")->rules.notes.empty());
+
+  const std::vector<std::string> bad = Errors("[rules]\nnotes = [\"ok\", \"  \", 3]\naccount = \"" +
+                                              std::string(4001, 'x') + "\"\nextra = 1\n");
+  ASSERT_EQ(bad.size(), 4u);
+  EXPECT_TRUE(Has(bad[0], "rota.toml:2:") && Has(bad[0], "not a sentence")) << bad[0];
+  EXPECT_TRUE(Has(bad[1], "rota.toml:2:") && Has(bad[1], "not a sentence")) << bad[1];
+  EXPECT_TRUE(Has(bad[2], "rota.toml:3:") && Has(bad[2], "longer than 4000 bytes")) << bad[2];
+  EXPECT_TRUE(Has(bad[3], "extra")) << bad[3];
+}
+
 TEST(Config, SamplingHealthAndInventory) {
   auto c = ParseConfig(
       "[gpus]\nsample_interval = \"5s\"\nnvml_timeout = \"3s\"\ndrain_after = 5\n"
@@ -207,6 +226,8 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_TRUE(p.preemption);
   EXPECT_TRUE(p.IsPreemptible(Tier::kExplore));
   EXPECT_FALSE(p.IsPreemptible(Tier::kRegular));
+  EXPECT_NE(c->rules.account.find("\nAccounts are made"), std::string::npos);
+  EXPECT_EQ(c->rules.notes.size(), 2u);
 
   // A service installed from this file schedules the real cards.
   EXPECT_EQ(c->gpu_source, GpuSource::kNvml);

@@ -11,6 +11,7 @@ void ReadPolicy(Section& root, Config& config);      // [policy], [policy.weight
 void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], [preemption]
 void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
 void ReadInventory(Section& root, Config& config);   // [inventory]
+void ReadRules(Section& root, Config& config);       // [rules]
 void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadWatch(Section& root, Config& config);       // [watch]
 void ReadWeb(Section& root, Config& config);         // [web]

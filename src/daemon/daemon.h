@@ -104,6 +104,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The socket server's connection limits from [limits], within rotad's open-file limit (limits.cc).
   void ApplyServerLimits();
   nlohmann::json StatusReply();
+  // `rules`: the lab's rules in words (config/rules_text.h), in the language asked for.
+  nlohmann::json Rules(const Caller& caller, const nlohmann::json& request);
   nlohmann::json Reload(const Caller& caller);
 
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.

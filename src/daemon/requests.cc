@@ -1,9 +1,10 @@
 // The replies the daemon gives itself (docs/api.md): hello, status (the cards' part is the card
-// desk's) and reload. Every other operation is a part's (op_handlers.cc says whose); the pipeline
+// desk's), rules and reload. Every other operation is a part's (op_handlers.cc says whose); the pipeline
 // that brings requests here is request_pipeline.h.
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
+#include "daemon/rules_text.h"
 #include "daemon/daemon.h"
 
 namespace rota::daemon {
@@ -42,6 +43,45 @@ json Daemon::StatusReply() {
     out["agents"] = agents;
   }
   return out;
+}
+
+json Daemon::Rules(const Caller& caller, const json& request) {
+  // The language asked for, else the reader's own ([users.NAME] language), else the lab's.
+  std::string language = config_.notify.language;
+  if (auto user = config_.users.find(caller.name); user != config_.users.end() && !user->second.language.empty())
+    language = user->second.language;
+  if (auto it = request.find("lang"); it != request.end()) {
+    if (!it->is_string() || (*it != "zh" && *it != "en"))
+      return api::ErrorReply(InvalidArgument("\"lang\" must be \"zh\" or \"en\""));
+    language = it->get<std::string>();
+  }
+  // The quota week's GPU-hours, as `rota usage` counts them: one's own, an admin's everyone's.
+  RulesReader reader{caller.name, caller.admin, {}};
+  for (const auto& [name, hours] : ledger_->WeekHours(jobs_, Now())) {
+    if (caller.admin || name == caller.name) reader.week_hours[name] = hours;
+  }
+  const RulesDoc doc = DescribeRules(config_, reader, language);
+  json sections = json::array();
+  for (const RulesSection& s : doc.sections) {
+    json items = json::array();
+    for (const RulesItem& i : s.items) {
+      json item = {{"text", i.text}};
+      if (!i.code.empty()) item["code"] = i.code;
+      items.push_back(std::move(item));
+    }
+    sections.push_back({{"id", s.id}, {"heading", s.heading}, {"items", std::move(items)}});
+  }
+  json standing = json::array();
+  for (const Standing& st : Standings(config_, reader)) {
+    standing.push_back({{"user", st.user},
+                        {"role", st.role},
+                        {"quota_gpu_hours", st.quota_hours < 0 ? json(nullptr) : json(st.quota_hours)},
+                        {"week_gpu_hours", st.week_hours}});
+  }
+  return api::OkReply({{"lang", language == "zh" ? "zh" : "en"},
+                       {"title", doc.title},
+                       {"sections", sections},
+                       {"standing", standing}});
 }
 
 json Daemon::Reload(const Caller& caller) {

@@ -37,6 +37,21 @@ json TotalsJson(const UsageTotals& t) {
 
 }  // namespace
 
+std::map<std::string, double> UsageLedger::WeekHours(const JobTable& jobs, Time now) const {
+  const Time week = WeekStart(now, setup_.config->policy);
+  std::map<std::string, double> hours;
+  for (const auto& [name, u] : usage_.users) hours[name] += WeekUsage(u, week) / 3600.0;
+  for (const auto& [id, a] : jobs) {
+    const store::JobRecord& rec = a.rec;
+    if (rec.state != store::JobState::kRunning || rec.start_time <= 0 || rec.placement.alloc.gpus.empty()) continue;
+    const Time from = std::max(rec.start_time, week);
+    if (now > from) {
+      hours[rec.job.user] += AllocationGpus(*setup_.cards, rec.placement.alloc) * static_cast<double>(now - from) / 3600.0;
+    }
+  }
+  return hours;
+}
+
 json UsageLedger::Report(const Caller& caller, const json& request, const JobTable& jobs, Time now) {
   int days = kDefaultDays;
   if (auto it = request.find("days"); it != request.end()) {

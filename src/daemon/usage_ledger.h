@@ -49,6 +49,9 @@ class UsageLedger {
   // figures with what the samples measured of each run, the ended ones' from the store and the
   // running ones' of `jobs`, over the days the request asks for up to `now`.
   nlohmann::json Report(const Caller& caller, const nlohmann::json& request, const JobTable& jobs, Time now);
+  // Each user's GPU-hours of the quota week at `now`, as the report's week_gpu_hours counts them:
+  // the charged runs and the running jobs' part so far (`rota rules`).
+  std::map<std::string, double> WeekHours(const JobTable& jobs, Time now) const;
 
  private:
   void Save(const store::JobRecord& rec, Time end);

@@ -79,6 +79,9 @@ function config(port, rules, timezone = 'UTC') {
 timezone = "${timezone}"
 protect_after = "2s"            # the queue shows a job that waited past the bound as next in line
 
+[rules]
+account = "Ask 王老师 for an account.\\nBring your student card."
+
 ${rules}
 [web]
 listen = "127.0.0.1:${port}"
@@ -515,6 +518,18 @@ async function main() {
       await shot('7-usage');
     });
 
+    await step('the Rules tab says the lab\'s rules and where you stand', async () => {
+      await page.click('a[data-view=rules]');
+      await page.locator('.rules-section[data-id=quota] li', { hasText: `You: ${who.user}` }).waitFor();
+      const account = page.locator('.rules-section[data-id=account] li');
+      await account.waitFor();
+      // The admin's two lines stay two lines, as text (never markup).
+      expect(await account.locator('br').count() === 1, 'the account text lost its line break');
+      expect((await account.innerText()).includes('Bring your student card.'), 'the account text is missing');
+      await page.locator('.rules-section[data-id=commands] code', { hasText: 'rota submit --gpus 1 --time 4h' }).waitFor();
+      await shot('7-rules');
+    });
+
     await step('switching to Chinese relabels the page', async () => {
       await page.selectOption('#lang', 'zh');
       await page.locator('a[data-view=calendar]', { hasText: '预约日历' }).waitFor();
@@ -532,6 +547,10 @@ async function main() {
       await page.click('a[data-view=usage]');
       await page.locator('h1', { hasText: '用量统计' }).waitFor();
       await shot('8-usage-zh');
+      await page.click('a[data-view=rules]');
+      await page.locator('.rules-section[data-id=quota] h2', { hasText: '配额' }).waitFor();
+      await page.locator('.rules-section[data-id=quota] li', { hasText: `你：${who.user}` }).waitFor();
+      await shot('8-rules-zh');
     });
 
     await step('cancelling the job from the queue', async () => {

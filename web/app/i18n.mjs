@@ -6,7 +6,7 @@ const DICT = {
   en: {
     'title': 'Rota · GPU calendar and queue',
     'nav.label': 'Pages', 'lang.label': 'Language', 'loading': 'Loading…',
-    'tab.calendar': 'Calendar', 'tab.now': 'GPUs now', 'tab.queue': 'Queue & my jobs', 'tab.usage': 'Usage',
+    'tab.calendar': 'Calendar', 'tab.now': 'GPUs now', 'tab.queue': 'Queue & my jobs', 'tab.usage': 'Usage', 'tab.rules': 'Rules',
     'role.admin': 'admin', 'mode.user': 'personal daemon (user mode)',
     'error.load': 'This page could not be loaded:', 'error.unreachable': 'The server cannot be reached.',
     'auth.title': 'Sign in to Rota', 'auth.logout': 'Sign out',
@@ -72,6 +72,7 @@ const DICT = {
     'submit.gpus': 'How many', 'submit.mem_gib': 'Memory (GiB)', 'submit.hours': 'Time limit (hours)',
     'submit.submit': 'Submit', 'submit.done': 'Job {id} submitted.',
     'usage.title': 'Usage', 'usage.unavailable': 'Usage statistics are not available on this server yet.',
+    'rules.title': "The lab's rules", 'rules.unavailable': 'This server does not describe its rules yet.',
     'usage.avg_wait': 'Average wait', 'usage.util': 'Utilisation of allocated GPUs', 'usage.idle_hours': 'Idle GPU-hours',
     'usage.no_shows': 'No-shows', 'usage.overruns': 'Overruns', 'usage.week_from': 'This week began {at}.',
     'usage.users': 'People', 'usage.projects': 'Projects', 'usage.user': 'User', 'usage.week_hours': 'GPU-hours this week / quota',
@@ -83,7 +84,7 @@ const DICT = {
   zh: {
     'title': 'Rota · GPU 预约与队列',
     'nav.label': '页面', 'lang.label': '语言', 'loading': '加载中…',
-    'tab.calendar': '预约日历', 'tab.now': 'GPU 实况', 'tab.queue': '队列与我的任务', 'tab.usage': '用量统计',
+    'tab.calendar': '预约日历', 'tab.now': 'GPU 实况', 'tab.queue': '队列与我的任务', 'tab.usage': '用量统计', 'tab.rules': '规则',
     'role.admin': '管理员', 'mode.user': '个人守护进程（用户模式）',
     'error.load': '页面无法加载：', 'error.unreachable': '无法连接服务器。',
     'auth.title': '登录 Rota', 'auth.logout': '退出',
@@ -149,6 +150,7 @@ const DICT = {
     'submit.gpus': '几张', 'submit.mem_gib': '显存（GiB）', 'submit.hours': '时间上限（小时）',
     'submit.submit': '提交', 'submit.done': '任务 {id} 已提交。',
     'usage.title': '用量统计', 'usage.unavailable': '本服务器暂不提供用量统计。',
+    'rules.title': '实验室规则', 'rules.unavailable': '本服务器暂不提供规则说明。',
     'usage.avg_wait': '平均等待', 'usage.util': '已分配 GPU 的利用率', 'usage.idle_hours': '空闲 GPU·小时',
     'usage.no_shows': '爽约次数', 'usage.overruns': '超时次数', 'usage.week_from': '本周从 {at} 开始。',
     'usage.users': '个人', 'usage.projects': '项目', 'usage.user': '用户', 'usage.week_hours': '本周 GPU·小时 / 配额',

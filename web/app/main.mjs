@@ -1,4 +1,4 @@
-// The page: sign-in, the header (tabs, language, user), and a hash router over four views.
+// The page: sign-in, the header (tabs, language, user), and a hash router over five views.
 // Each view is a module with mount(container, ctx) -> cleanup; switching tabs or language
 // unmounts the view (stopping its timers) and mounts it again.
 import { h, replace } from './dom.mjs';
@@ -10,6 +10,7 @@ const VIEWS = {
   now: () => import('./now.mjs'),
   queue: () => import('./queue.mjs'),
   usage: () => import('./usage.mjs'),
+  rules: () => import('./rules.mjs'),
 };
 
 const app = document.getElementById('app');
