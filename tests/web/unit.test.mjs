@@ -13,6 +13,7 @@ const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 
 const { _dictForTests: DICT } = await import(path.join(APP, 'i18n.mjs'));
 const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
 const { cardTitle, warningsOf } = await import(path.join(APP, 'now.mjs'));
+const { axisLabels } = await import(path.join(APP, 'fmt.mjs'));
 
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -106,4 +107,18 @@ test('a card a Slurm job outside Rota holds says whose, once, and is not free', 
   const seen = { ...held, processes: [{ pid: 9, user: 'bob', memory: 512, outside: true, in_slurm: true, slurm_job: '4711' }] };
   assert.equal(infos(seen).length, 0);
   assert.equal(infos(base).length, 0);
+});
+
+test("a chart's tick labels never repeat, even on a day with little use", () => {
+  // uPlot's own labels read "0.001" twice here (at most three decimals).
+  assert.deepEqual(axisLabels([0, 0.0005, 0.001, 0.0015]), ['0.0000', '0.0005', '0.0010', '0.0015']);
+  assert.deepEqual(axisLabels([0, 0.2, 0.4, 0.6000000000000001]), ['0.0', '0.2', '0.4', '0.6']);
+  assert.deepEqual(axisLabels([0, 5, 10, 15]), ['0', '5', '10', '15']);
+  assert.deepEqual(axisLabels([0, 0.25, 0.5]), ['0.00', '0.25', '0.50']);
+  assert.deepEqual(axisLabels([0.00002, 0.00004]), ['0.00002', '0.00004']);
+  assert.deepEqual(axisLabels([null, 1]), ['', '1']);
+  for (const splits of [[0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001, 0.0012], [0, 1e-7, 2e-7]]) {
+    const labels = axisLabels(splits);
+    assert.equal(new Set(labels).size, labels.length, labels.join(' '));
+  }
 });

@@ -38,6 +38,19 @@ export function fmtHours(h) {
   return (Math.round(h * 10) / 10).toString();
 }
 
+/** Tick labels for a chart's axis: the fewest decimals (the same for every tick) that show each
+ *  tick as its own value. uPlot's default keeps at most three, so on a day with little use
+ *  0.0005 and 0.001 both read "0.001". */
+export function axisLabels(splits) {
+  const finite = splits.filter((v) => Number.isFinite(v));
+  for (let d = 0; d <= 10; d++) {
+    const labels = finite.map((v) => v.toFixed(d));
+    const exact = finite.every((v, i) => Math.abs(Number(labels[i]) - v) <= 1e-9 * Math.max(1, Math.abs(v)));
+    if (exact && new Set(labels).size === labels.length) return splits.map((v) => (Number.isFinite(v) ? v.toFixed(d) : ''));
+  }
+  return splits.map((v) => (Number.isFinite(v) ? String(v) : ''));
+}
+
 /** A Date as the value of <input type="datetime-local"> (local time, minutes). */
 export function toLocalInput(sec) {
   const d = new Date(sec * 1000);

@@ -4,7 +4,7 @@
 // small; without it the tables still show every number.
 import { h, replace } from './dom.mjs';
 import { t } from './i18n.mjs';
-import { fmtDur, fmtHours, fmtDay } from './fmt.mjs';
+import { fmtDur, fmtHours, fmtDay, axisLabels } from './fmt.mjs';
 
 const UPLOT_JS = '/node_modules/uplot/dist/uPlot.iife.min.js';
 const UPLOT_CSS = '/node_modules/uplot/dist/uPlot.min.css';
@@ -106,7 +106,7 @@ export function mount(root, ctx) {
     replace(box, hoursBox, waitBox);
     plots.push(new uPlot({
       width, height: 240, scales: { x: { time: true } },
-      axes: [{}, { label: t('usage.gpu_hours') }],
+      axes: [{}, { label: t('usage.gpu_hours'), values: (u, splits) => axisLabels(splits) }],
       series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') }, ...order.map((i, k) => ({
         label: users[i] === OTHERS ? t('usage.others') : users[i], fill: COLORS[i % COLORS.length], stroke: COLORS[i % COLORS.length], paths: bars, points: { show: false },
         value: (u, v, si, di) => (di === null || di === undefined ? '' : fmtHours(days[di].gpu_hours?.[users[i]] || 0)),
@@ -114,7 +114,7 @@ export function mount(root, ctx) {
     }, [xs, ...stacks], hoursBox));
     plots.push(new uPlot({
       width, height: 220, scales: { x: { time: true }, pct: { range: [0, 100] } },
-      axes: [{}, { label: t('usage.wait_h') }, { scale: 'pct', side: 1, label: '%', grid: { show: false } }],
+      axes: [{}, { label: t('usage.wait_h'), values: (u, splits) => axisLabels(splits) }, { scale: 'pct', side: 1, label: '%', grid: { show: false } }],
       series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') },
         { label: t('usage.avg_wait'), stroke: '#d97706', width: 2, value: (u, v) => (v === null ? '—' : fmtDur(v * 3600)) },
         { label: t('usage.util'), stroke: '#2563eb', width: 2, scale: 'pct', value: (u, v) => (v === null ? '—' : Math.round(v) + '%') }],
