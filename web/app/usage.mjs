@@ -26,6 +26,13 @@ function loadUPlot() {
   return uplotPromise;
 }
 
+// A y axis as wide as its longest tick label (uPlot's default 50 px is too narrow for "0.0015",
+// and the axis title then overlaps the numbers).
+function axisSize(u, values) {
+  const longest = Math.max(1, ...(values || []).map((v) => String(v).length));
+  return Math.max(50, Math.ceil(longest * 7 + 28));
+}
+
 function pct(v) { return v === null || v === undefined ? '—' : Math.round(v) + '%'; }
 
 function quotaCell(used, quota) {
@@ -106,7 +113,7 @@ export function mount(root, ctx) {
     replace(box, hoursBox, waitBox);
     plots.push(new uPlot({
       width, height: 240, scales: { x: { time: true } },
-      axes: [{}, { label: t('usage.gpu_hours'), values: (u, splits) => axisLabels(splits) }],
+      axes: [{}, { label: t('usage.gpu_hours'), values: (u, splits) => axisLabels(splits), size: axisSize }],
       series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') }, ...order.map((i, k) => ({
         label: users[i] === OTHERS ? t('usage.others') : users[i], fill: COLORS[i % COLORS.length], stroke: COLORS[i % COLORS.length], paths: bars, points: { show: false },
         value: (u, v, si, di) => (di === null || di === undefined ? '' : fmtHours(days[di].gpu_hours?.[users[i]] || 0)),
@@ -114,7 +121,7 @@ export function mount(root, ctx) {
     }, [xs, ...stacks], hoursBox));
     plots.push(new uPlot({
       width, height: 220, scales: { x: { time: true }, pct: { range: [0, 100] } },
-      axes: [{}, { label: t('usage.wait_h'), values: (u, splits) => axisLabels(splits) }, { scale: 'pct', side: 1, label: '%', grid: { show: false } }],
+      axes: [{}, { label: t('usage.wait_h'), values: (u, splits) => axisLabels(splits), size: axisSize }, { scale: 'pct', side: 1, label: '%', grid: { show: false } }],
       series: [{ label: t('usage.day'), value: (u, v) => (v ? fmtDay(v) : '') },
         { label: t('usage.avg_wait'), stroke: '#d97706', width: 2, value: (u, v) => (v === null ? '—' : fmtDur(v * 3600)) },
         { label: t('usage.util'), stroke: '#2563eb', width: 2, scale: 'pct', value: (u, v) => (v === null ? '—' : Math.round(v) + '%') }],
