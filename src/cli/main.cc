@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/protocol.h"
+#include "cli/help_walk.h"
 #include "cli/commands.h"
 #include "cli/text.h"
 #include "config/tzdb.h"
@@ -86,11 +87,13 @@ const CommandGroup* GroupOf(std::string_view word) {
   return nullptr;
 }
 
+std::string VersionText() { return std::string("rota ") + rota::api::kDaemonVersion; }
+
 // The app with one group of commands, or all of them when `only` is null.
 std::unique_ptr<CLI::App> MakeApp(const CommandGroup* only, ClientOptions* client, int* exit_code) {
   auto app = std::make_unique<CLI::App>("rota: GPU time-sharing for lab servers");
   app->require_subcommand(1);
-  app->set_version_flag("--version", std::string("rota ") + rota::api::kDaemonVersion);
+  app->set_version_flag("--version", VersionText());
   app->add_option("--socket", client->socket, "rotad's socket (default: $ROTA_SOCKET, the user-mode socket, "
                                                "/run/rota/rota.sock)");
   if (only) {
@@ -197,6 +200,13 @@ int main(int argc, char** argv) {
     }
   }
   std::unique_ptr<CLI::App> app = MakeApp(only, &client, &exit_code);
+  // Help and version as CLI11 prints them, without its exception (help_walk.h).
+  app->name(argv[0]);
+  if (const rota::cli::HelpAnswer answer = rota::cli::FindHelp(*app, argc, argv); answer.kind != answer.kNone) {
+    const std::string text = answer.kind == answer.kVersion ? VersionText() + "\n" : answer.app->help(answer.prev);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
   try {
     app->parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
