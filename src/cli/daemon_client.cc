@@ -54,6 +54,9 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
       ->type_name("ID[,ID]");
   c->add_option("--after-ok", f->after_ok, "start only after these jobs completed (exit 0); cancelled if one fails")
       ->type_name("ID[,ID]");
+  c->add_option("--conda", f->conda,
+                "run in this conda (mamba, micromamba) environment: a name, as `conda activate` takes it, or a path")
+      ->type_name("ENV");
   if (batch) {
     c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")
         ->type_name("FILE");

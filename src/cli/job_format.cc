@@ -4,6 +4,8 @@
 // one out), so a listing never fails because one job lacks a detail; it shows "-" instead.
 #include "cli/job_format.h"
 
+#include "client/conda.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -252,7 +254,18 @@ std::string RenderShow(const json& job, const json& events, Time now) {
     add("GpuUuids", list);
   }
   if (!Str(job, "mig_uuid").empty()) add("MigUuid", Str(job, "mig_uuid"));
-  if (job.contains("command")) add("Command", ShellJoin(job["command"]));
+  if (job.contains("command")) {
+    // A --conda job (client/conda.h): the user's own command, and the environment it runs in.
+    std::vector<std::string> words, command;
+    std::string prefix;
+    for (const json& w : fields::Arr(job, "command")) words.push_back(w.is_string() ? w.get<std::string>() : "");
+    if (client::CondaCommand(words, &prefix, &command)) {
+      add("Command", ShellJoin(json(command)));
+      add("Conda", TerminalSafe(prefix));
+    } else {
+      add("Command", ShellJoin(job["command"]));
+    }
+  }
   if (job.contains("cwd")) add("WorkDir", Str(job, "cwd", "-"));
   if (!Str(job, "output").empty()) add("Output", Str(job, "output"));
   if (!Str(job, "engine_job").empty()) add("RunsAs", Str(job, "engine_job"));

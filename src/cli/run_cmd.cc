@@ -25,6 +25,7 @@
 #include "api/protocol.h"
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
+#include "client/conda.h"
 
 extern char** environ;
 
@@ -177,14 +178,19 @@ int ExitCodeOf(int wstatus) {
   return 1;
 }
 
-int RunSession(const ClientOptions& options, const client::RequestFlags& flags,
-               const std::vector<std::string>& command) {
+int RunSession(const ClientOptions& options, client::RequestFlags flags, std::vector<std::string> command) {
   if (command.empty())
     return Fail(InvalidArgument("no command given (rota run [OPTIONS] -- COMMAND [ARGS...])"));
   char* cwd = ::getcwd(nullptr, 0);
   if (!cwd) return Fail(Internal(std::string("cannot read the working directory: ") + std::strerror(errno)));
   client::JobContext context{command, cwd, client::EnvironmentMap(environ), true};
   std::free(cwd);
+  if (!flags.conda.empty()) {
+    // The command runs here, as this process's child: it gets the activated environment from it.
+    if (Status s = client::UseConda(flags, context); !s.ok()) return Fail(s);
+    for (const auto& [key, value] : context.env) ::setenv(key.c_str(), value.c_str(), 1);
+    command = context.command;
+  }
   auto job = client::BuildJob(flags, context);
   if (!job.ok()) return Fail(job.status());
 

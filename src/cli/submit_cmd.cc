@@ -17,6 +17,7 @@
 
 #include "api/protocol.h"
 #include "cli/daemon_client.h"
+#include "client/conda.h"
 #include "client/output_path.h"
 
 extern char** environ;
@@ -62,6 +63,7 @@ int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
   auto cwd = CurrentDirectory();
   if (!cwd.ok()) return Fail(cwd.status());
   client::JobContext context{args.command, *cwd, client::EnvironmentMap(environ), false};
+  if (Status s = client::UseConda(flags, context); !s.ok()) return Fail(s);
   auto job = client::BuildJob(flags, context);
   if (!job.ok()) return Fail(job.status());
   if (Status s = client::CheckOutputPath(flags.output, *cwd); !s.ok()) return Fail(s);

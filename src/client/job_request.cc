@@ -59,6 +59,7 @@ RequestFlags MergeFlags(const RequestFlags& base, const RequestFlags& o) {
   take(r.after, o.after);
   take(r.after_ok, o.after_ok);
   take(r.output, o.output);
+  take(r.conda, o.conda);
   r.requeue = base.requeue || o.requeue;
   return r;
 }
@@ -123,6 +124,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
       {"--name", &RequestFlags::name},     {"--mem-per-gpu", &RequestFlags::mem_per_gpu},
       {"--signal", &RequestFlags::signal}, {"--after", &RequestFlags::after},
       {"--after-ok", &RequestFlags::after_ok}, {"--output", &RequestFlags::output},
+      {"--conda", &RequestFlags::conda},
   };
   for (size_t i = 0; i < words.size(); ++i) {
     std::string word = words[i];
@@ -152,7 +154,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
     if (!known) {
       return InvalidArgument(where + ": unknown #ROTA option \"" + words[i] +
                              "\" (known: --gpus, --gpu-mem, --mig, --time, --tier, --project, --name, "
-                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --requeue)");
+                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --conda, --requeue)");
     }
   }
   return f;

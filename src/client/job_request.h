@@ -28,6 +28,7 @@ struct RequestFlags {
   std::string after;        // --after 12,13
   std::string after_ok;     // --after-ok 12,13
   std::string output;       // --output FILE (submit only)
+  std::string conda;        // --conda ENV (client/conda.h: applied to the context before BuildJob)
   bool requeue = false;     // --requeue (submit only)
 };
 
