@@ -120,5 +120,29 @@ done
 [ $rc -eq 2 ] && grep -q '"--gpus" is not an option of rota itself' "$tmp/err" && [ "$(wc -l < "$tmp/err")" -eq 1 ]
 check "a command's option before the command: exit 2, one line naming it" $?
 
+# The bash completion and the man page, generated from the binary's own options: every command
+# the help lists is in both, the completion completes in a real bash, and groff has no complaint.
+"$ROTA" completion bash > "$tmp/completion"; check "rota completion bash" $?
+got=$(bash -c 'source "$1"
+  complete_at() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _rota; echo "[${COMPREPLY[*]}]"; }
+  complete_at rota sub
+  complete_at rota --socket /run/x.sock submit --gp
+  complete_at rota submit --name bookings --requ
+  complete_at rota bookings export --i
+  complete_at rota submit --tier ""
+  for c in $2; do [[ " ${_rota_subs[rota]} " == *" $c "* ]] || echo "missing $c"; done' _ "$tmp/completion" "$cmds")
+[ "$got" = $'[submit]\n[--gpus --gpu-mem]\n[--requeue]\n[--ics]\n[]' ]; check "bash completes commands, options and nested commands (got: $got)" $?
+"$ROTA" manpage --date 2026-12-04 > "$tmp/rota.1"; check "rota manpage" $?
+grep -q '^.TH ROTA 1 "2026-12-04" "rota ' "$tmp/rota.1"; check "the man page's header names the date and version" $?
+missing=$(for c in $cmds; do grep -q "^.SS \"rota $c[ \"]" "$tmp/rota.1" || echo "$c"; done)
+[ -z "$missing" ]; check "the man page has every command (missing: $missing)" $?
+grep -q '^.SS "rota bookings export' "$tmp/rota.1"; check "the man page has the nested commands" $?
+warnings=$(groff -man -Tutf8 -ww -z "$tmp/rota.1" 2>&1)
+[ -z "$warnings" ]; check "groff reads rota.1 without a warning: $warnings" $?
+"$(dirname "$ROTA")/rotad" --manpage > "$tmp/rotad.8"; rc=$?
+warnings=$(groff -man -Tutf8 -ww -z "$tmp/rotad.8" 2>&1)
+[ $rc -eq 0 ] && grep -q '^.TH ROTAD 8' "$tmp/rotad.8" && grep -q '^.B \\-\\-state\\-dir' "$tmp/rotad.8" && [ -z "$warnings" ]
+check "rotad --manpage: section 8, its options, no groff warning: $warnings" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

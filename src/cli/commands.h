@@ -41,6 +41,8 @@ void AddBookCommands(CLI::App& app, ClientOptions* options, int* exit_code);
 void AddBookingsCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // bookings_cmd.cc: + export, import
 void AddWebCommand(CLI::App& app, ClientOptions* options, int* exit_code);     // web_cmd.cc
 void AddTokenCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // token_cmd.cc: create, list, revoke
+// manual_cmd.cc: completion, manpage (main.cc registers every command when they are named)
+void AddManualCommands(CLI::App& app, ClientOptions* options, int* exit_code);
 void AddNotifyCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // notify_cmd.cc: notify test
 
 }  // namespace rota::cli

@@ -57,6 +57,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"token"}, AddTokenCommands},
       {{"simulate"}, [](CLI::App& app, ClientOptions*, int* code) { AddSimulateCommand(app, code); }},
       {{"config"}, [](CLI::App& app, ClientOptions*, int* code) { AddConfigCommand(app, code); }},
+      {{"completion", "manpage"}, AddManualCommands},
   };
   return groups;
 }
@@ -193,7 +194,10 @@ int main(int argc, char** argv) {
     word = CommandWord(argc, argv);
   }
   const CommandGroup* only = GroupOf(word);
-  if (!only) {
+  // The completion and the man page describe every command: all are registered for them.
+  const bool all = word == "completion" || word == "manpage";
+  if (all) only = nullptr;
+  if (!only && !all) {
     if (std::string error = TopLevelError(argc, argv, word); !error.empty()) {
       std::fprintf(stderr, "rota: %s (see rota --help)\n", error.c_str());
       return 2;

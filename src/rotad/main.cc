@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "api/protocol.h"
+#include "cli/manual.h"
 #include "config/config.h"
 #include "daemon/agent_mode.h"
 #include "daemon/daemon.h"
@@ -122,7 +123,20 @@ int main(int argc, char** argv) {
       ->default_val(5)
       ->check(CLI::Range(0.2, 3600.0));
   app.set_version_flag("--version", std::string("rotad ") + rota::api::kDaemonVersion);
+  bool manpage = false;
+  app.add_flag("--manpage", manpage, "print rotad's man page (roff) and exit")->group("");  // for the package
   CLI11_PARSE(app, argc, argv);
+  if (manpage) {
+    rota::cli::ManInfo info{"rotad", rota::api::kDaemonVersion, "", "the Rota GPU scheduling daemon",
+                            ".SH FILES\n.TP\n.I /etc/rota/rota.toml\nthe configuration (documented example: "
+                            "/usr/share/doc/rota/rota.toml)\n.TP\n.I /var/lib/rota\nthe job store and run files\n"
+                            ".TP\n.I /run/rota/rota.sock\nthe socket rota talks to\n"
+                            ".SH SIGNALS\nSIGHUP reloads the configuration; SIGTERM stops rotad (running jobs keep "
+                            "running and are adopted at the next start).\n.SH SEE ALSO\n.BR rota (1)\n"};
+    const std::string page = rota::cli::ManPage(app, info, 8);
+    std::fwrite(page.data(), 1, page.size(), stdout);
+    return 0;
+  }
 
   const bool user_mode = ::geteuid() != 0;
   const bool explicit_config = !config_path.empty();
