@@ -15,7 +15,7 @@ constexpr OpAccess kOwner = OpAccess::kOwner;
 constexpr OpAccess kAdmin = OpAccess::kAdmin;
 
 // name, access, admin_action, read_only, public_read, socket_only
-constexpr std::array<OpInfo, 35> kOps = {{
+constexpr std::array<OpInfo, 36> kOps = {{
     {"hello", kAnyone, "", true, true, ""},
     {"submit", kAnyone, "", false, false, ""},
     {"run", kAnyone, "", false, false, kLiveConnection},
@@ -45,6 +45,7 @@ constexpr std::array<OpInfo, 35> kOps = {{
     {"events", kOwner, "", true, false, ""},
     {"usage", kAnyone, "", true, true, ""},
     {"rules", kAnyone, "", true, true, ""},
+    {"advise", kAnyone, "", true, false, ""},
     {"web_login", kAnyone, "", false, false, kMintsCredential},
     {"token_create", kAnyone, "", false, false, kMintsCredential},
     {"token_list", kOwner, "", true, false, ""},

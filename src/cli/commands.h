@@ -34,6 +34,7 @@ void AddKeepCommands(CLI::App& app, ClientOptions* options, int* exit_code);    
 void AddEventsCommand(CLI::App& app, ClientOptions* options, int* exit_code);   // events_cmd.cc
 void AddUsageCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // usage_cmd.cc
 void AddInventoryCommand(CLI::App& app, ClientOptions* options, int* exit_code);  // inventory_cmd.cc
+void AddAdviseCommand(CLI::App& app, ClientOptions* options, int* exit_code);   // advise_cmd.cc
 void AddRulesCommand(CLI::App& app, ClientOptions* options, int* exit_code);    // rules_cmd.cc
 void AddDrainCommands(CLI::App& app, ClientOptions* options, int* exit_code);  // drain_cmd.cc: drain, resume
 // book_cmd.cc: book, unbook, release, extend, approve, reject

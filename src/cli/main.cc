@@ -49,6 +49,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"usage"}, AddUsageCommand},
       {{"inventory"}, AddInventoryCommand},
       {{"rules"}, AddRulesCommand},
+      {{"advise"}, AddAdviseCommand},
       {{"drain", "resume"}, AddDrainCommands},
       {{"notify"}, AddNotifyCommand},
       {{"book", "unbook", "release", "extend", "approve", "reject"}, AddBookCommands},

@@ -156,6 +156,12 @@ struct RulesConfig {
   std::vector<std::string> notes;  // the lab's own rules, one sentence each, in the admin's words
 };
 
+// [advice]: rent or wait (core/advice.h, `rota advise`).
+struct AdviceConfig {
+  std::string prices;              // the price table (CSV); "" = the one the build ships (ROTA_PRICES)
+  Duration wait_threshold = kDay;  // advise renting when a job's expected wait passes this
+};
+
 struct Config {
   Policy policy;
   EngineConfig engine;  // [engine]; read at start only (a reload keeps the engine it has)
@@ -174,6 +180,7 @@ struct Config {
   LimitsConfig limits;            // [limits]: what one user may take of rotad
   NotifyConfig notify;            // [notify]: channels, routing, retries
   RulesConfig rules;              // [rules]: the account text and the lab's own rules
+  AdviceConfig advice;            // [advice]: the price table and when to advise renting
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

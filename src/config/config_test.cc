@@ -153,6 +153,13 @@ TEST(Config, RulesInTheAdminsWords) {
   EXPECT_TRUE(Has(bad[1], "rota.toml:2:") && Has(bad[1], "not a sentence")) << bad[1];
   EXPECT_TRUE(Has(bad[2], "rota.toml:3:") && Has(bad[2], "longer than 4000 bytes")) << bad[2];
   EXPECT_TRUE(Has(bad[3], "extra")) << bad[3];
+
+  auto advice = ParseConfig("[advice]\nprices = \"/srv/prices.csv\"\nwait_threshold = \"12h\"\n", "rota.toml");
+  ASSERT_TRUE(advice.ok()) << advice.status().message();
+  EXPECT_EQ(advice->advice.prices, "/srv/prices.csv");
+  EXPECT_EQ(advice->advice.wait_threshold, 12 * kHour);
+  EXPECT_EQ(ParseConfig("", "rota.toml")->advice.wait_threshold, kDay);
+  EXPECT_TRUE(Has(OneError("[advice]\nprices = \"prices.csv\"\n", 2), "not an absolute path"));
 }
 
 TEST(Config, SamplingHealthAndInventory) {
@@ -228,6 +235,8 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_FALSE(p.IsPreemptible(Tier::kRegular));
   EXPECT_NE(c->rules.account.find("\nAccounts are made"), std::string::npos);
   EXPECT_EQ(c->rules.notes.size(), 2u);
+  EXPECT_EQ(c->advice.prices, "/etc/rota/gpu-prices.csv");
+  EXPECT_EQ(c->advice.wait_threshold, kDay);
 
   // A service installed from this file schedules the real cards.
   EXPECT_EQ(c->gpu_source, GpuSource::kNvml);

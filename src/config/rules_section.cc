@@ -1,4 +1,4 @@
-// [rules]: what `rota rules` says in the admin's own words (daemon/rules_text.h): how a newcomer
+// [rules] and [advice]. [rules]: what `rota rules` says in the admin's own words (daemon/rules_text.h): how a newcomer
 // gets an account, and the lab's rules that no key decides. Tested by config_test.cc.
 #include "config/sections.h"
 
@@ -33,6 +33,21 @@ void ReadRules(Section& root, Config& config) {
       }
     }
   }
+  s.Finish();
+}
+
+void ReadAdvice(Section& root, Config& config) {
+  const toml::table* t = root.Table("advice");
+  if (!t) return;
+  Section s(*t, "[advice]", root.errors());
+  if (auto prices = s.String("prices")) {
+    if (prices->empty() || (*prices)[0] != '/') {
+      s.Fail(*s.Get("prices"), "prices", "is not an absolute path (use \"/etc/rota/gpu-prices.csv\")");
+    } else {
+      config.advice.prices = *prices;
+    }
+  }
+  if (auto d = s.DurationOf("wait_threshold", 0)) config.advice.wait_threshold = *d;
   s.Finish();
 }
 

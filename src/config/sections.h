@@ -12,6 +12,7 @@ void ReadQuota(Section& root, Config& config);       // [quota], [quota.roles], 
 void ReadGpus(Section& root, Config& config);        // [gpus], [[gpus.card]]
 void ReadInventory(Section& root, Config& config);   // [inventory]
 void ReadRules(Section& root, Config& config);       // [rules]
+void ReadAdvice(Section& root, Config& config);      // [advice]
 void ReadBookings(Section& root, Config& config);    // [bookings]
 void ReadWatch(Section& root, Config& config);       // [watch]
 void ReadWeb(Section& root, Config& config);         // [web]

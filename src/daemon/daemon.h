@@ -106,6 +106,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   nlohmann::json StatusReply();
   // `rules`: the lab's rules in words (config/rules_text.h), in the language asked for.
   nlohmann::json Rules(const Caller& caller, const nlohmann::json& request);
+  // `advise`: rent or wait for waiting jobs (advise.cc).
+  nlohmann::json Advise(const Caller& caller, const nlohmann::json& request);
   nlohmann::json Reload(const Caller& caller);
 
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.

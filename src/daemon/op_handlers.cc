@@ -31,6 +31,7 @@ void Daemon::RegisterOps() {
                       [this](ConnId, const Caller& c, const json& r) { return card_desk_->Drain(c, r); });
   pipeline_->Register("resume",
                       [this](ConnId, const Caller& c, const json& r) { return card_desk_->Resume(c, r); });
+  pipeline_->Register("advise", [this](ConnId, const Caller& c, const json& r) { return Advise(c, r); });
   pipeline_->Register("rules", [this](ConnId, const Caller& c, const json& r) { return Rules(c, r); });
   pipeline_->Register("reload", [this](ConnId, const Caller& c, const json&) { return Reload(c); });
   pipeline_->Register("poke", [this](ConnId, const Caller&, const json&) {

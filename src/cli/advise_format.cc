@@ -1,0 +1,88 @@
+// Tested by advise_format_test.cc.
+#include "cli/advise_format.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli/job_format.h"
+#include "cli/json_fields.h"
+#include "cli/text.h"
+#include "core/types.h"
+
+namespace rota::cli {
+
+namespace {
+
+std::string Money(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.2f", v);
+  return buf;
+}
+
+std::string Hours(double h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, h >= 10 || h == std::floor(h) ? "%.0f" : "%.1f", h);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatAdvice(const nlohmann::json& reply) {
+  using fields::Arr;
+  using fields::Bool;
+  using fields::Int;
+  using fields::Num;
+  using fields::Str;
+  std::string out;
+  if (!Str(reply, "prices_error").empty()) out += "rota: no price table: " + Str(reply, "prices_error") + "\n";
+  const auto& problems = Arr(reply, "prices_problems");
+  if (!problems.empty())
+    out += "rota: " + std::to_string(problems.size()) + " row(s) of the price table left out (" + Str(reply, "prices") +
+           "; the admins see which with --json)\n";
+  const auto& jobs = Arr(reply, "jobs");
+  if (jobs.empty()) out += "No waiting jobs.\n";
+  const Duration threshold = Int(reply, "threshold_seconds");
+  for (const nlohmann::json& j : jobs) {
+    std::string head = "Job " + std::to_string(Int(j, "job_id"));
+    if (!Str(j, "name").empty()) head += " (" + Str(j, "name") + ")";
+    if (Str(j, "state") != "pending") {
+      out += head + ": not waiting (" + Str(j, "state") + ").\n";
+      continue;
+    }
+    if (!Str(j, "user").empty()) head += ", " + Str(j, "user");
+    const bool known = j.contains("expected_start") && j["expected_start"].is_number();
+    if (known) {
+      out += head + ": expected to start in about " + FormatDuration(Int(j, "wait_seconds")) + " (" +
+             FormatLocalTime(Int(j, "expected_start")) +
+             (Bool(j, "estimated") ? ", estimated from the time limits of the jobs ahead)" : ", reserved)") + ".\n";
+    } else {
+      out += head + ": no start can be foreseen yet (the jobs ahead or the cards do not allow one).\n";
+    }
+    out += "  The lab's backlog ahead of it: " + Hours(Num(j, "backlog_gpu_hours")) + " GPU-hours.\n";
+    const std::string what = std::to_string(Int(j, "cards")) + " x " + Str(j, "gpu_model", "GPU") + " for " +
+                             FormatDuration(static_cast<Duration>(std::llround(Num(j, "hours") * 3600))) +
+                             " (its time limit)";
+    const auto& options = Arr(j, "options");
+    if (!Bool(j, "advise")) {
+      out += "  That is within " + FormatDuration(threshold) + ": waiting is the better deal.\n";
+      continue;
+    }
+    if (options.empty()) {
+      out += "  The price table has no instance with " + Str(j, "gpu_model", "these cards") +
+             ": ask the admins to add one.\n";
+      continue;
+    }
+    out += "  Renting " + what + " would cost about:\n";
+    for (const nlohmann::json& o : options) {
+      std::string line = "    " + Money(Num(o, "cost")) + " " + Str(o, "currency") + "  " + Str(o, "provider") + " " +
+                         Str(o, "region") + " " + std::to_string(Int(o, "instances")) + " x " + Str(o, "instance_type") +
+                         " (" + std::to_string(Int(o, "gpu_count")) + " x " + Str(o, "gpu_model") + ")";
+      if (o.contains("spot_cost") && o["spot_cost"].is_number())
+        line += ", spot about " + Money(Num(o, "spot_cost"));
+      out += line + "; prices of " + Str(o, "date") + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace rota::cli

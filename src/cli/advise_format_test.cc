@@ -1,0 +1,60 @@
+// Tests of what `rota advise` prints for each kind of answer: a job worth renting for, one worth
+// waiting for, one whose start nobody can foresee, a job not waiting, and a missing price table.
+#include "cli/advise_format.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/utc_test.h"
+
+namespace rota::cli {
+namespace advise_format_test {
+namespace {
+
+using nlohmann::json;
+
+class AdviseFormatTest : public UtcTest {};
+
+json Job(bool advise) {
+  return {{"job_id", 12}, {"state", "pending"}, {"name", "train"}, {"user", "alice"},
+          {"expected_start", 1796400000}, {"estimated", true}, {"wait_seconds", 100800},
+          {"backlog_gpu_hours", 340.25}, {"cards", 2}, {"gpu_model", "NVIDIA A100-SXM4-80GB"}, {"hours", 6.0},
+          {"advise", advise},
+          {"options", {{{"provider", "gcp"}, {"region", "us-central1"}, {"instance_type", "a2-ultragpu-1g"},
+                        {"gpu_model", "A100 80GB"}, {"gpu_count", 1}, {"instances", 2}, {"price_per_hour", 5.0688},
+                        {"spot_price", 1.6}, {"currency", "USD"}, {"date", "2024-01-01"}, {"cost", 60.8256},
+                        {"spot_cost", 19.2}}}}};
+}
+
+TEST_F(AdviseFormatTest, AWaitWorthRentingFor) {
+  const std::string text = FormatAdvice({{"threshold_seconds", 86400}, {"jobs", {Job(true)}}});
+  EXPECT_EQ(text,
+            "Job 12 (train), alice: expected to start in about 1d04h (2026-12-04 16:00, estimated from the time "
+            "limits of the jobs ahead).\n"
+            "  The lab's backlog ahead of it: 340 GPU-hours.\n"
+            "  Renting 2 x NVIDIA A100-SXM4-80GB for 6h00m (its time limit) would cost about:\n"
+            "    60.83 USD  gcp us-central1 2 x a2-ultragpu-1g (1 x A100 80GB), spot about 19.20; prices of "
+            "2024-01-01\n");
+}
+
+TEST_F(AdviseFormatTest, WaitingUnforeseenNotWaitingAndNoTable) {
+  json short_wait = Job(false);
+  json unknown = Job(true);
+  unknown["expected_start"] = nullptr;
+  unknown["options"] = json::array();
+  const std::string text = FormatAdvice({{"threshold_seconds", 86400},
+                                         {"prices", "/etc/rota/gpu-prices.csv"},
+                                         {"prices_error", "/etc/rota/gpu-prices.csv: cannot open"},
+                                         {"jobs", {short_wait, unknown, {{"job_id", 3}, {"state", "running"}}}}});
+  EXPECT_NE(text.find("rota: no price table: /etc/rota/gpu-prices.csv: cannot open\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  That is within 1d00h: waiting is the better deal.\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Job 12 (train), alice: no start can be foreseen yet"), std::string::npos) << text;
+  EXPECT_NE(text.find("  The price table has no instance with NVIDIA A100-SXM4-80GB: ask the admins to add one.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Job 3: not waiting (running).\n"), std::string::npos) << text;
+  EXPECT_EQ(FormatAdvice({{"jobs", json::array()}}), "No waiting jobs.\n");
+}
+
+}  // namespace
+}  // namespace advise_format_test
+}  // namespace rota::cli
