@@ -18,8 +18,8 @@
 #include <CLI/CLI.hpp>
 
 #include "api/protocol.h"
-#include "cli/help_walk.h"
 #include "cli/commands.h"
+#include "cli/help_walk.h"
 #include "cli/text.h"
 #include "config/tzdb.h"
 

@@ -39,6 +39,11 @@ double DecayedUsage(const Usage& usage, Time now, Duration half_life) {
   return usage.decayed_gpu_seconds * std::exp2(-halves);
 }
 
+double WeekPartHours(double gpus, Time start, Time end, Time week_start) {
+  const Time from = std::max(start, week_start);
+  return end > from ? gpus * static_cast<double>(end - from) / 3600.0 : 0;
+}
+
 double WeekUsage(const Usage& usage, Time week_start) {
   return usage.week_start == week_start ? usage.week_gpu_seconds : 0;
 }

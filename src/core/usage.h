@@ -24,6 +24,9 @@ double DecayedUsage(const Usage& usage, Time now, Duration half_life);
 // GPU-seconds charged in the week starting at `week_start` (0 when usage is from another week).
 double WeekUsage(const Usage& usage, Time week_start);
 double PoolWeekUsage(const Usage& usage, Time week_start);
+// GPU-hours of a run of `gpus` GPU-equivalents over [start, end) that fall in the week starting at
+// `week_start` (0 when none do): a running job's part of the week so far, before it is charged.
+double WeekPartHours(double gpus, Time start, Time end, Time week_start);
 
 // Charges a run of `gpus` GPU-equivalents over [start, end) to `usage`: the decayed usage at
 // `end`, and the part of the run inside the week of `end` to the week counter (and to the pool

@@ -99,16 +99,14 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
     UserUsage& u = user(r.user);
     Sums& us = user_sums[r.user];
     // A running job is charged only when it ends: add its part of this week now.
-    if (r.end == kNever && end > r.start) {
-      const double week_part = r.gpus * static_cast<double>(end - std::max(r.start, out.week_start)) / kHourSeconds;
-      if (end > out.week_start) {
-        u.week_gpu_hours += week_part;
-        if (r.from_pool) u.pool_gpu_hours += week_part;
-        if (!r.project.empty()) {
-          ProjectUsage& p = projects[r.project];
-          p.name = r.project;
-          p.week_gpu_hours += week_part;
-        }
+    if (r.end == kNever && end > r.start && end > out.week_start) {
+      const double week_part = WeekPartHours(r.gpus, r.start, end, out.week_start);
+      u.week_gpu_hours += week_part;
+      if (r.from_pool) u.pool_gpu_hours += week_part;
+      if (!r.project.empty()) {
+        ProjectUsage& p = projects[r.project];
+        p.name = r.project;
+        p.week_gpu_hours += week_part;
       }
     }
     // Hours per day.

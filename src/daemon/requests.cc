@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "api/protocol.h"
-#include "daemon/rules_text.h"
 #include "daemon/daemon.h"
+#include "daemon/rules_text.h"
 
 namespace rota::daemon {
 
@@ -72,7 +72,7 @@ json Daemon::Rules(const Caller& caller, const json& request) {
     sections.push_back({{"id", s.id}, {"heading", s.heading}, {"items", std::move(items)}});
   }
   json standing = json::array();
-  for (const Standing& st : Standings(config_, reader)) {
+  for (const Standing& st : doc.standing) {
     standing.push_back({{"user", st.user},
                         {"role", st.role},
                         {"quota_gpu_hours", st.quota_hours < 0 ? json(nullptr) : json(st.quota_hours)},

@@ -101,7 +101,7 @@ std::string Admins(const Config& c, bool zh) {
   return zh ? "管理员（" + c.admin_group + " 组的成员）" : "an admin (a member of the group " + c.admin_group + ")";
 }
 
-RulesSection Quota(const Config& c, const RulesReader& reader, bool zh) {
+RulesSection Quota(const Config& c, const RulesReader& reader, const std::vector<Standing>& standing, bool zh) {
   const QuotaPolicy& q = c.policy.quota;
   RulesSection s{"quota", zh ? "配额" : "Quotas", {}};
   auto say = [&](std::string text) { s.items.push_back({std::move(text), ""}); };
@@ -149,7 +149,7 @@ RulesSection Quota(const Config& c, const RulesReader& reader, bool zh) {
                   "the quota renews the next week.")
           : (zh ? "用完配额后作业排队等待下一周。" : "Past the quota, jobs wait for the next week."));
   // Where people stand: the reader's own line first, then (admins) everyone's.
-  for (const Standing& st : Standings(c, reader)) {
+  for (const Standing& st : standing) {
     std::string line = zh ? fmt::format("{}（{}）：本周已用 {}", st.user, Role(st.role, zh), Hours(st.week_hours, zh))
                           : fmt::format("{} ({}): {} used this week", st.user, Role(st.role, zh), Hours(st.week_hours, zh));
     if (st.quota_hours >= 0) {
@@ -400,7 +400,8 @@ RulesDoc DescribeRules(const config::Config& config, const RulesReader& reader, 
   const bool zh = language == "zh";
   RulesDoc doc;
   doc.title = zh ? "实验室 GPU 使用规则" : "The lab's GPU rules";
-  doc.sections.push_back(Quota(config, reader, zh));
+  doc.standing = Standings(config, reader);
+  doc.sections.push_back(Quota(config, reader, doc.standing, zh));
   doc.sections.push_back(Tiers(config, zh));
   doc.sections.push_back(Peak(config, zh));
   doc.sections.push_back(Bookings(config, zh));

@@ -27,9 +27,18 @@ struct RulesSection {
   std::vector<RulesItem> items;
 };
 
+// Where one person stands this quota week.
+struct Standing {
+  std::string user;
+  std::string role;          // "" = none
+  double quota_hours = -1;   // weekly GPU-hours; negative = no quota (or quotas are per project)
+  double week_hours = 0;     // used this quota week
+};
+
 struct RulesDoc {
   std::string title;
   std::vector<RulesSection> sections;
+  std::vector<Standing> standing;  // Standings(): what the quota section says of whom
 };
 
 // Who reads the rules and what they may see of the quota week: their own GPU-hours, and an
@@ -38,14 +47,6 @@ struct RulesReader {
   std::string name;
   bool admin = false;
   std::map<std::string, double> week_hours;  // GPU-hours used in the current quota week
-};
-
-// Where one person stands this quota week.
-struct Standing {
-  std::string user;
-  std::string role;          // "" = none
-  double quota_hours = -1;   // weekly GPU-hours; negative = no quota (or quotas are per project)
-  double week_hours = 0;     // used this quota week
 };
 
 // The reader's own standing first (none for an anonymous reader), then, for an admin, every

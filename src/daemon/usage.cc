@@ -44,10 +44,7 @@ std::map<std::string, double> UsageLedger::WeekHours(const JobTable& jobs, Time 
   for (const auto& [id, a] : jobs) {
     const store::JobRecord& rec = a.rec;
     if (rec.state != store::JobState::kRunning || rec.start_time <= 0 || rec.placement.alloc.gpus.empty()) continue;
-    const Time from = std::max(rec.start_time, week);
-    if (now > from) {
-      hours[rec.job.user] += AllocationGpus(*setup_.cards, rec.placement.alloc) * static_cast<double>(now - from) / 3600.0;
-    }
+    hours[rec.job.user] += WeekPartHours(AllocationGpus(*setup_.cards, rec.placement.alloc), rec.start_time, now, week);
   }
   return hours;
 }
