@@ -3,6 +3,7 @@
 // running jobs may still hold and the pending jobs expected to start first; the cost of renting
 // comes from the lab's price table, read on each request so that an edit counts at once (a
 // small file; a bad row is named, the rest used). Tested by tests/daemon/test_advise.py.
+#include <algorithm>
 #include <cmath>
 
 #include "api/protocol.h"
