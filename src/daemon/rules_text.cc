@@ -332,9 +332,19 @@ RulesSection Idle(const Config& c, bool zh) {
 RulesSection Limits(const Config& c, bool zh) {
   RulesSection s{"limits", zh ? "时限与资源" : "Time limits and resources", {}};
   auto say = [&](std::string text) { s.items.push_back({std::move(text), ""}); };
-  say(zh ? "每个作业以提交者本人的身份运行，只能看到分给它的 GPU；到时限（--time）会被停止，先收到它的信号。"
+  say(zh ? "每个作业以提交者本人的身份运行，只能看到分给它的 GPU；到时限（--time）会被停止。"
          : "Every job runs as the person who submitted it and sees only the GPUs it was given; at its "
-           "limit (--time) it is stopped, its signal first.");
+           "limit (--time) it is stopped.");
+  if (c.default_signal) {
+    say(zh ? fmt::format("停止前 {}先收到信号 {}（可用 --signal 另选），以便保存检查点。", Span(c.default_signal->grace, zh),
+                         SignalName(c.default_signal->signal))
+           : fmt::format("{} before that it gets {} (choose another with --signal), to save a checkpoint.",
+                         Span(c.default_signal->grace, zh), SignalName(c.default_signal->signal)));
+  } else {
+    say(zh ? "停止时先收到 SIGTERM；想提前收到信号以保存检查点，用 --signal USR1@120（时限前 120 秒）。"
+           : "At the limit it gets SIGTERM, then is killed; to be warned in time to save a checkpoint, submit "
+             "with --signal USR1@120 (120 seconds before the limit).");
+  }
   if (c.default_mem_per_gpu > 0) {
     say(zh ? fmt::format("没有指定 --mem-per-gpu 的作业每块 GPU 可用 {} 内存。", FormatMemory(c.default_mem_per_gpu))
            : fmt::format("Jobs that do not say --mem-per-gpu get {} of host memory per GPU.",

@@ -114,6 +114,10 @@ TEST(RulesText, TheAdminsTextsAndTheLabsChoices) {
   EXPECT_TRUE(Has(SectionText(doc, "tiers"), "No preemption")) << SectionText(doc, "tiers");
   EXPECT_TRUE(Has(SectionText(doc, "peak"), "do not change with the time of day")) << SectionText(doc, "peak");
   EXPECT_TRUE(Has(SectionText(doc, "idle"), "Idle GPUs are not watched.")) << SectionText(doc, "idle");
+  EXPECT_TRUE(Has(SectionText(doc, "limits"), "submit with --signal USR1@120")) << SectionText(doc, "limits");
+  Config signalled = Parse("[policy]\ndefault_signal = \"USR1@90\"\n");
+  const std::string limits = SectionText(DescribeRules(signalled, {"alice", false, {}}, "en"), "limits");
+  EXPECT_TRUE(Has(limits, "1 minute 30 seconds before that it gets SIGUSR1")) << limits;
   // Without notes there is no section for them; without an account text, ask an admin.
   const RulesDoc plain = DescribeRules(Config{}, {"alice", false, {}}, "en");
   EXPECT_EQ(SectionText(plain, "lab"), "");
