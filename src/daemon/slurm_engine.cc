@@ -134,7 +134,7 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
   }
   StatusOr<std::unique_ptr<ChildCommands>> commands = ChildCommands::Create(loop);
   if (!commands.ok()) return commands.status();
-  std::unique_ptr<SlurmEngine> e(new SlurmEngine(options, loop, events, clock, std::move(*commands)));
+  std::unique_ptr<SlurmEngine> e(new SlurmEngine(options, events, clock, std::move(*commands)));
   e->version_ = parsed->ToString();
   StatusOr<std::unique_ptr<OneShotTimer>> t = OneShotTimer::Create(loop, [p = e.get()] { p->ReadQueue(); });
   if (!t.ok()) return t.status();
@@ -145,10 +145,9 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
   return e;
 }
 
-SlurmEngine::SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events,
-                         const Clock& clock, std::unique_ptr<ChildCommands> commands)
+SlurmEngine::SlurmEngine(const SlurmEngineOptions& options, EngineEvents& events, const Clock& clock,
+                         std::unique_ptr<ChildCommands> commands)
     : options_(options),
-      loop_(loop),
       events_(events),
       clock_(clock),
       commands_(std::move(commands)),

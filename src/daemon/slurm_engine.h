@@ -182,7 +182,7 @@ class SlurmEngine final : public Engine {
     int accounting_failures = 0;     // sacct asked and did not answer
   };
 
-  SlurmEngine(const SlurmEngineOptions& options, EventLoop& loop, EngineEvents& events, const Clock& clock,
+  SlurmEngine(const SlurmEngineOptions& options, EngineEvents& events, const Clock& clock,
               std::unique_ptr<ChildCommands> commands);
   std::string LaunchPath(JobId id) const;
   ChildCommand AsRotad(std::vector<std::string> argv) const;
@@ -248,7 +248,6 @@ class SlurmEngine final : public Engine {
   std::pair<std::string, Duration> ReservationFor(const std::string& user, const std::string& node, Time now) const;
 
   SlurmEngineOptions options_;
-  EventLoop& loop_;
   EngineEvents& events_;
   const Clock& clock_;
   std::unique_ptr<ChildCommands> commands_;
