@@ -19,9 +19,11 @@ std::string Money(double v) {
   return buf;
 }
 
+// "4", "12", "0.5": one decimal under ten, none when it is zero (3.99 reads "4", not "4.0").
 std::string Hours(double h) {
+  const double r = std::round(h * 10) / 10;
   char buf[32];
-  std::snprintf(buf, sizeof buf, h >= 10 || h == std::floor(h) ? "%.0f" : "%.1f", h);
+  std::snprintf(buf, sizeof buf, r >= 10 || r == std::floor(r) ? "%.0f" : "%.1f", r);
   return buf;
 }
 

@@ -53,6 +53,9 @@ TEST_F(AdviseFormatTest, WaitingUnforeseenNotWaitingAndNoTable) {
       << text;
   EXPECT_NE(text.find("Job 3: not waiting (running).\n"), std::string::npos) << text;
   EXPECT_EQ(FormatAdvice({{"jobs", json::array()}}), "No waiting jobs.\n");
+  json almost = Job(false);
+  almost["backlog_gpu_hours"] = 3.9989;  // two cards for a little under two hours
+  EXPECT_NE(FormatAdvice({{"jobs", {almost}}}).find("ahead of it: 4 GPU-hours.\n"), std::string::npos);
 }
 
 }  // namespace

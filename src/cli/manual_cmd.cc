@@ -35,7 +35,7 @@ void AddManualCommands(CLI::App& app, ClientOptions*, int* exit_code) {
   completion->add_option("SHELL", *shell, "bash")->required()->check(CLI::IsMember({"bash"}));
   completion->footer("For /usr/share/bash-completion/completions/rota, or in ~/.bashrc:\n"
                      "  source <(rota completion bash)");
-  completion->callback([completion, exit_code] {
+  completion->callback([completion, shell, exit_code] {  // `shell` lives as long as the option writing it
     Print(BashCompletion(Root(completion), "rota"));
     *exit_code = 0;
   });
