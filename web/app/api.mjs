@@ -14,6 +14,11 @@ export class ApiError extends Error {
 let csrfFromHello = '';
 const signedOut = new Set();
 
+/** Whether `e` says the server does not have the operation at all (an older rotad). */
+export function isUnknownOp(e) {
+  return e.code === 'invalid_argument' || e.status === 404 || /unknown op/i.test(e.message);
+}
+
 export function onSignedOut(f) { signedOut.add(f); }
 export function setCsrf(token) { csrfFromHello = token || ''; }
 

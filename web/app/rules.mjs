@@ -3,6 +3,7 @@
 // first commands), in the page's language. Every text reaches the DOM as text (dom.mjs); the
 // admin's account text keeps its lines.
 import { h, replace } from './dom.mjs';
+import { isUnknownOp } from './api.mjs';
 import { t, lang } from './i18n.mjs';
 
 export function mount(root, ctx) {
@@ -15,7 +16,7 @@ export function mount(root, ctx) {
       r = await ctx.call('rules', { lang: lang() });
     } catch (e) {
       if (!alive) return;
-      const unknown = e.code === 'invalid_argument' || e.status === 404 || /unknown op/i.test(e.message);
+      const unknown = isUnknownOp(e);
       replace(body, h('p', { class: unknown ? 'muted' : 'error', role: 'status' }, unknown ? t('rules.unavailable') : e.message));
       return;
     }

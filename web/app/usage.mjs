@@ -3,6 +3,7 @@
 // (web/node_modules, MIT, ~50 KB) is loaded only when this tab opens, so the first load stays
 // small; without it the tables still show every number.
 import { h, replace } from './dom.mjs';
+import { isUnknownOp } from './api.mjs';
 import { t } from './i18n.mjs';
 import { fmtDur, fmtHours, fmtDay, axisLabels } from './fmt.mjs';
 
@@ -57,7 +58,7 @@ export function mount(root, ctx) {
       r = await call('usage', { days: 28 });
     } catch (e) {
       if (!alive) return;
-      const unknown = e.code === 'invalid_argument' || e.status === 404 || /unknown op/i.test(e.message);
+      const unknown = isUnknownOp(e);
       replace(body, h('p', { class: unknown ? 'muted' : 'error', role: 'status' }, unknown ? t('usage.unavailable') : e.message));
       return;
     }
