@@ -36,6 +36,7 @@
 #include "core/job_end.h"
 #include "core/status.h"
 #include "core/types.h"
+#include "exec/container.h"
 
 namespace rota::exec {
 
@@ -73,6 +74,9 @@ struct LaunchSpec {
     int signal = 0;           // the job's warning signal (0: none) and how long before the stop
     Duration grace = 0;
   } cluster;
+  // Run in a container (`--image`): the shepherd starts the runtime (exec/container_argv.h);
+  // runtime kNone: the command itself, as above.
+  ContainerSpec container;
   // Opaque to the executor and the shepherd: kept in the spec file and handed back by
   // FindLaunch. The daemon keeps there what it would record of the start (placement, time).
   std::string note;

@@ -17,6 +17,54 @@ std::string ResultPath(const std::string& run_dir, JobId job) {
   return run_dir + "/" + std::to_string(job) + ".result";
 }
 
+namespace {
+
+json ContainerToJson(const ContainerSpec& c) {
+  json mounts = json::array();
+  for (const ContainerMount& m : c.mounts) {
+    mounts.push_back({{"source", m.source}, {"target", m.target}, {"read_only", m.read_only},
+                      {"users", m.users}, {"optional", m.optional}});
+  }
+  const char* gpus = c.gpus == ContainerGpus::kCdi ? "cdi" : c.gpus == ContainerGpus::kDevices ? "devices" : "auto";
+  return {{"runtime", ContainerRuntimeName(c.runtime)},
+          {"program", c.program},
+          {"global_args", c.global_args},
+          {"image", c.image},
+          {"name", c.name},
+          {"mounts", mounts},
+          {"network", c.network},
+          {"as_owner", c.as_owner},
+          {"gpus", gpus},
+          {"gpu_ids", c.gpu_ids},
+          {"gpu_minors", c.gpu_minors}};
+}
+
+// Throws json::exception on a missing or mistyped field (caught by SpecFromJson).
+StatusOr<ContainerSpec> ContainerFromJson(const json& j) {
+  ContainerSpec c;
+  const std::string name = j.at("runtime").get<std::string>();
+  std::optional<ContainerRuntime> runtime = ParseContainerRuntime(name);
+  if (!runtime) return InvalidArgument("bad job spec: unknown container runtime '" + name + "'");
+  c.runtime = *runtime;
+  c.program = j.at("program").get<std::string>();
+  c.global_args = j.at("global_args").get<std::vector<std::string>>();
+  c.image = j.at("image").get<std::string>();
+  c.name = j.at("name").get<std::string>();
+  for (const json& m : j.at("mounts")) {
+    c.mounts.push_back({m.at("source").get<std::string>(), m.at("target").get<std::string>(),
+                        m.at("read_only").get<bool>(), m.at("users").get<bool>(), m.at("optional").get<bool>()});
+  }
+  c.network = j.at("network").get<bool>();
+  c.as_owner = j.at("as_owner").get<bool>();
+  const std::string gpus = j.at("gpus").get<std::string>();
+  c.gpus = gpus == "cdi" ? ContainerGpus::kCdi : gpus == "devices" ? ContainerGpus::kDevices : ContainerGpus::kAuto;
+  c.gpu_ids = j.at("gpu_ids").get<std::vector<std::string>>();
+  c.gpu_minors = j.at("gpu_minors").get<std::vector<int>>();
+  return c;
+}
+
+}  // namespace
+
 std::string SpecToJson(const JobSpec& spec) {
   const LaunchSpec& l = spec.launch;
   json j = {{"job_id", l.job_id},
@@ -36,6 +84,7 @@ std::string SpecToJson(const JobSpec& spec) {
             {"note", l.note},
             {"cgroup", spec.cgroup},
             {"token", spec.token}};
+  if (l.container.runtime != ContainerRuntime::kNone) j["container"] = ContainerToJson(l.container);
   return j.dump();
 }
 
@@ -62,6 +111,11 @@ StatusOr<JobSpec> SpecFromJson(const std::string& text) {
     l.cpu_weight = j.value("cpu_weight", 0);
     l.processes_in_cgroup = j.value("processes_in_cgroup", false);
     l.note = j.value("note", std::string());
+    if (auto c = j.find("container"); c != j.end()) {
+      StatusOr<ContainerSpec> container = ContainerFromJson(*c);
+      if (!container.ok()) return container.status();
+      l.container = *container;
+    }
     spec.cgroup = j.at("cgroup").get<std::string>();
     spec.token = j.value("token", std::string());
     return spec;

@@ -16,11 +16,11 @@
 #include <cstring>
 
 #include "exec/files.h"
+#include "shepherd/container.h"
 
 namespace rota::shepherd {
-namespace {
 
-[[noreturn]] void Fail(int error_fd, const std::string& message) {
+void FailStart(int error_fd, const std::string& message) {
   const char* p = message.data();
   std::size_t left = message.size();
   while (left > 0) {
@@ -33,9 +33,14 @@ namespace {
   _exit(127);
 }
 
-[[noreturn]] void FailErrno(int error_fd, const std::string& what, int err) {
-  Fail(error_fd, exec::ErrnoMessage(what, err));
+void FailStartErrno(int error_fd, const std::string& what, int err) {
+  FailStart(error_fd, exec::ErrnoMessage(what, err));
 }
+
+namespace {
+
+[[noreturn]] void Fail(int error_fd, const std::string& message) { FailStart(error_fd, message); }
+[[noreturn]] void FailErrno(int error_fd, const std::string& what, int err) { FailStartErrno(error_fd, what, err); }
 
 void DropPrivileges(const exec::LaunchSpec& spec, int error_fd) {
   if (spec.uid == geteuid()) return;
@@ -59,6 +64,14 @@ void ResetSignals() {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+// execve's view of `strings`, null-terminated; valid while `strings` lives.
+std::vector<char*> Pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 bool KeepSearching(int err) {
   return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG ||
          err == ESTALE || err == ENODEV || err == ETIMEDOUT;
@@ -69,10 +82,8 @@ bool KeepSearching(int err) {
 PreparedJob::PreparedJob(const exec::JobSpec& spec) : spec_(spec) {
   const exec::LaunchSpec& l = spec_.launch;
   for (const auto& [key, value] : l.env) env_strings_.push_back(key + "=" + value);
-  for (const std::string& arg : l.argv) argv_.push_back(const_cast<char*>(arg.c_str()));
-  argv_.push_back(nullptr);
-  for (const std::string& kv : env_strings_) envp_.push_back(const_cast<char*>(kv.c_str()));
-  envp_.push_back(nullptr);
+  argv_ = Pointers(l.argv);
+  envp_ = Pointers(env_strings_);
 
   const std::string& name = l.argv.empty() ? std::string() : l.argv[0];
   if (name.find('/') != std::string::npos) {
@@ -124,8 +135,15 @@ void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::op
     }
   }
   if (setsid() < 0) FailErrno(error_fd, "cannot start a session", errno);
-  DropPrivileges(spec, error_fd);
-  SetLimits(spec, error_fd);
+  // Podman and Docker are started by root, which tells them the user (shepherd/container.h):
+  // until then the child reaches files only with the user's rights.
+  const bool root_launch = exec::StartedByRoot(spec.container.runtime) && geteuid() == 0;
+  if (root_launch) {
+    BecomeUserForFiles(spec, error_fd);
+  } else {
+    DropPrivileges(spec, error_fd);
+    SetLimits(spec, error_fd);
+  }
   if (chdir(spec.cwd.c_str()) != 0) FailErrno(error_fd, "cannot chdir to " + spec.cwd, errno);
   umask(022);
   int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -148,6 +166,15 @@ void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::op
   if (in > 2) close(in);
   if (out > 2) close(out);
 
+  if (spec.container.runtime != exec::ContainerRuntime::kNone) {
+    const ContainerExec run = PrepareContainer(spec, error_fd, root_launch);
+    std::vector<std::string> env;
+    for (const auto& [key, value] : run.env) env.push_back(key + "=" + value);
+    std::vector<char*> argv_ptrs = Pointers(run.argv), env_ptrs = Pointers(env);
+    ResetSignals();
+    execve(run.argv[0].c_str(), argv_ptrs.data(), env_ptrs.data());
+    Fail(error_fd, exec::ErrnoMessage("cannot run the container runtime " + run.argv[0], errno));
+  }
   ResetSignals();
   int err = ENOENT;
   bool denied = false;

@@ -44,4 +44,8 @@ class PreparedJob {
 [[noreturn]] void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup,
                               std::optional<int> nice);
 
+// For the child's helpers (container.h): writes `message` to error_fd and exits 127.
+[[noreturn]] void FailStart(int error_fd, const std::string& message);
+[[noreturn]] void FailStartErrno(int error_fd, const std::string& what, int err);
+
 }  // namespace rota::shepherd

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <linux/sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -24,12 +25,14 @@
 #include "exec/cgroup.h"
 #include "exec/files.h"
 #include "exec/process.h"
+#include "shepherd/container.h"
 #include "shepherd/job_start.h"
 
 namespace rota::shepherd {
 namespace {
 
 constexpr int kStragglerWaitMs = 2000;
+constexpr int kRemoveWaitMs = 30000;  // podman rm of a container that ignores its stop
 
 // fork() into the cgroup open at `cgroup_fd`; -1 (errno set) when the kernel cannot.
 pid_t CloneIntoCgroup(int cgroup_fd) {
@@ -78,6 +81,9 @@ class Supervisor {
         close(cgroup_fd);
       }
     }
+    // A container's own processes (under conmon, which daemonises) are this shepherd's
+    // descendants still: found as the job's by their parents (daemon/card_watch.h), reaped here.
+    if (container()) prctl(PR_SET_CHILD_SUBREAPER, 1);
     if (!in_cgroup) child_ = fork();
     if (child_ < 0) return Failed(info, "cannot fork", errno);
     info.machine_fault = false;
@@ -94,6 +100,8 @@ class Supervisor {
     std::string oom = KillStragglers();
     while (waitpid(child_, nullptr, 0) < 0 && errno == EINTR) {
     }
+    while (container() && waitpid(-1, nullptr, WNOHANG) > 0) {
+    }  // a container's monitor, orphaned to this subreaper
     close(sfd);  // the caller removes the (empty) cgroup once the result is written
     if (!start_error_.empty()) {
       info.reason = start_error_;
@@ -151,8 +159,13 @@ class Supervisor {
     return status;
   }
 
+  bool container() const { return spec_.launch.container.runtime != exec::ContainerRuntime::kNone; }
+
+  // Other signals reach a container through its runtime's client (which passes them on); a
+  // SIGKILL would only kill the client.
   void Forward(int sig) {
     if (sig < 1 || sig >= NSIG) return;
+    if (sig == SIGKILL && container()) (void)RemoveContainer(spec_.launch.container, kRemoveWaitMs);
     if (sig == SIGKILL && !spec_.cgroup.empty()) (void)exec::KillCgroup(spec_.cgroup);
     if (kill(-child_, sig) != 0 && errno == ESRCH) kill(child_, sig);  // before its setsid()
   }
@@ -161,6 +174,9 @@ class Supervisor {
   // note when the cgroup saw an OOM kill.
   std::string KillStragglers() {
     std::string oom;
+    // The client exits with the container, which --rm removes; a client that was killed leaves
+    // the container running.
+    if (container() && status_kind_ != CLD_EXITED) (void)RemoveContainer(spec_.launch.container, kRemoveWaitMs);
     if (!spec_.cgroup.empty()) {
       if (exec::CgroupOomKills(spec_.cgroup) > 0) oom = "out of memory (memory.max reached)";
       StatusOr<bool> populated = exec::CgroupPopulated(spec_.cgroup);
