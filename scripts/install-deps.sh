@@ -15,7 +15,8 @@ PKGS=(build-essential cmake pkg-config git
       strace                 # tests/daemon/test_restart.py: rotad killed at an exact point
       slurmctld slurmd slurm-client munge  # tests/daemon/test_slurm*.py: a real Slurm for the Slurm engine
       iproute2               # tests/daemon/test_slurm_nodes.py: a second node in its own network namespace
-      slurmdbd mariadb-server)  # tests/daemon/test_slurm_accounting.py: Slurm's accounting (sacct)
+      slurmdbd mariadb-server  # tests/daemon/test_slurm_accounting.py: Slurm's accounting (sacct)
+      podman runc catatonit busybox-static)  # tests/daemon/test_containers.py: jobs in a real Podman
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

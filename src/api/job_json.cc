@@ -34,6 +34,21 @@ namespace {
 
 Time OrZero(Time t) { return t == kNever ? 0 : t; }
 
+// An image reference a user may ask for (`--image`): 1 to 255 characters of A-Z a-z 0-9 and
+// ._/:@+=-, not starting with '-' and without "..": a registry name (ghcr.io/lab/img:tag,
+// img@sha256:...) or, for Apptainer, an image file's path. Says what is wrong.
+Status CheckImageName(std::string_view image) {
+  if (image.size() > 255) return InvalidArgument("is longer than 255 characters");
+  if (image[0] == '-') return InvalidArgument("starts with '-'");
+  if (image.find("..") != std::string_view::npos) return InvalidArgument("contains \"..\"");
+  for (char c : image) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("._/:@+=-").find(c) != std::string_view::npos;
+    if (!ok) return InvalidArgument("may hold only letters, digits and . _ / : @ + = -");
+  }
+  return Status::Ok();
+}
+
 Status Bad(std::string_view field, std::string_view what) {
   return InvalidArgument("\"" + std::string(field) + "\" " + std::string(what));
 }
@@ -144,6 +159,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
   if (with_private) {
     out["command"] = r.command;
     out["cwd"] = r.cwd;
+    if (!r.image.empty()) out["image"] = r.image;
     out["output"] = r.interactive ? std::string() : ExpandOutput(r.output, j.id);
   }
   if (!r.engine_job.empty()) out["engine_job"] = r.engine_job;
@@ -243,6 +259,11 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
       if (!a.is_number_integer() || a.get<std::int64_t>() <= 0) return Bad(field, "must be a list of job ids");
       list->push_back(a.get<JobId>());
     }
+  }
+  if (Status s = ReadString(j, "image", r.image); !s.ok()) return s;
+  if (!r.image.empty()) {
+    if (interactive) return Bad("image", "is for batch jobs (rota submit); rota run and rota shell run on the host");
+    if (Status s = CheckImageName(r.image); !s.ok()) return Bad("image", s.message());
   }
   if (!interactive) {
     r.output = "rota-%j.out";

@@ -78,6 +78,31 @@ TEST(JobJsonTest, EveryBadFieldIsRefusedByName) {
   EXPECT_NE(Refusal(with("request", {{"gpus", 0}})).find("gpus"), std::string::npos);
 }
 
+TEST(JobJsonTest, AnImageIsANameNotAnOption) {
+  json j = Minimal();
+  EXPECT_EQ(JobFromRequest(j, false)->image, "");
+  for (const char* ok : {"pytorch/pytorch", "ghcr.io/lab/img:v1.2", "img@sha256:0123abcd", "localhost/rota-test:1",
+                         "/opt/images/a.sif", "docker://ubuntu:22.04"}) {
+    j["image"] = ok;
+    StatusOr<store::JobRecord> r = JobFromRequest(j, false);
+    ASSERT_TRUE(r.ok()) << ok << ": " << r.status().message();
+    EXPECT_EQ(r->image, ok);
+    EXPECT_EQ(JobToJson(*r, nullptr, true).at("image"), ok);
+  }
+  auto refusal = [&](json image) {
+    j["image"] = std::move(image);
+    return Refusal(j);
+  };
+  EXPECT_NE(refusal("--privileged").find("\"image\" starts with '-'"), std::string::npos);
+  EXPECT_NE(refusal("img;rm -rf /").find("only letters"), std::string::npos);
+  EXPECT_NE(refusal("/opt/../etc/shadow").find(".."), std::string::npos);
+  EXPECT_NE(refusal(std::string(256, 'a')).find("255"), std::string::npos);
+  EXPECT_NE(refusal("a\nb").find("only letters"), std::string::npos);
+  EXPECT_NE(refusal(7).find("\"image\" must be a string"), std::string::npos);
+  json session = {{"cwd", "/home/alice"}, {"image", "pytorch/pytorch"}};
+  EXPECT_NE(Refusal(session, true).find("rota run and rota shell run on the host"), std::string::npos);
+}
+
 TEST(JobJsonTest, ASessionNeedsNoCommandAndHasNoOutput) {
   StatusOr<store::JobRecord> r = JobFromRequest({{"cwd", "/tmp"}}, true);
   ASSERT_TRUE(r.ok()) << r.status().message();

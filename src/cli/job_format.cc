@@ -266,6 +266,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
       add("Command", ShellJoin(job["command"]));
     }
   }
+  if (!Str(job, "image").empty()) add("Image", TerminalSafe(Str(job, "image")));
   if (job.contains("cwd")) add("WorkDir", Str(job, "cwd", "-"));
   if (!Str(job, "output").empty()) add("Output", Str(job, "output"));
   if (!Str(job, "engine_job").empty()) add("RunsAs", Str(job, "engine_job"));

@@ -233,6 +233,15 @@ TEST_F(JobFormatTest, ShowDependencies) {
   EXPECT_NE(out.find("AfterOk: 12,13 (cancelled if one fails)\n"), std::string::npos) << out;
 }
 
+TEST_F(JobFormatTest, ShowNamesTheImageAndKeepsControlCharactersOut) {
+  json job = Pending("bert", "resources");
+  EXPECT_EQ(RenderShow(job, json::array(), kNow).find("Image:"), std::string::npos);
+  job["image"] = "docker.io/pytorch/pytorch:2.1";
+  EXPECT_NE(RenderShow(job, json::array(), kNow).find("Image: docker.io/pytorch/pytorch:2.1\n"), std::string::npos);
+  job["image"] = "evil\x1b[2Jimage";  // the daemon refuses such a name; an old or odd reply still prints safely
+  EXPECT_EQ(RenderShow(job, json::array(), kNow).find('\x1b'), std::string::npos);
+}
+
 TEST_F(JobFormatTest, ShowCountsWholeGpusInWords) {
   json job = Pending("bert", "resources");
   job["request"] = {{"kind", "gpus"}, {"gpus", 1}};

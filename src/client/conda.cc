@@ -234,6 +234,10 @@ namespace rota::client {
 
 Status UseConda(RequestFlags& flags, JobContext& context) {
   if (flags.conda.empty()) return Status();
+  if (!flags.image.empty()) {
+    return InvalidArgument("--conda and --image: choose one (a conda environment on this machine, or the "
+                           "environment the image brings)");
+  }
   StatusOr<CondaEnv> conda = FindCondaEnv(flags.conda, context.env);
   if (!conda.ok()) return conda.status();
   if (flags.name.empty() && !context.command.empty()) {

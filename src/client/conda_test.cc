@@ -105,6 +105,17 @@ TEST_F(CondaTest, ActivationSetsWhatCondaActivateSets) {
   EXPECT_EQ(env["HF_HOME"], "/data/hf");
 }
 
+TEST_F(CondaTest, NotWithAnImage) {
+  MakeEnv(home_ / "miniconda3/envs/exp1");
+  RequestFlags flags;
+  flags.conda = "exp1";
+  flags.image = "localhost/lab:1";
+  JobContext context{{"python3"}, "/tmp", Env(), false};
+  Status s = UseConda(flags, context);
+  EXPECT_NE(s.message().find("--conda and --image: choose one"), std::string::npos) << s.message();
+  EXPECT_EQ(context.command, std::vector<std::string>{"python3"});  // untouched
+}
+
 TEST_F(CondaTest, TheJobsCommandRunsThroughTheWrapperAndReadsBack) {
   MakeEnv(home_ / "miniconda3/envs/exp1");
   RequestFlags flags;

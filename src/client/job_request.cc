@@ -60,6 +60,7 @@ RequestFlags MergeFlags(const RequestFlags& base, const RequestFlags& o) {
   take(r.after_ok, o.after_ok);
   take(r.output, o.output);
   take(r.conda, o.conda);
+  take(r.image, o.image);
   r.requeue = base.requeue || o.requeue;
   return r;
 }
@@ -124,7 +125,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
       {"--name", &RequestFlags::name},     {"--mem-per-gpu", &RequestFlags::mem_per_gpu},
       {"--signal", &RequestFlags::signal}, {"--after", &RequestFlags::after},
       {"--after-ok", &RequestFlags::after_ok}, {"--output", &RequestFlags::output},
-      {"--conda", &RequestFlags::conda},
+      {"--conda", &RequestFlags::conda},       {"--image", &RequestFlags::image},
   };
   for (size_t i = 0; i < words.size(); ++i) {
     std::string word = words[i];
@@ -154,7 +155,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
     if (!known) {
       return InvalidArgument(where + ": unknown #ROTA option \"" + words[i] +
                              "\" (known: --gpus, --gpu-mem, --mig, --time, --tier, --project, --name, "
-                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --conda, --requeue)");
+                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --conda, --image, --requeue)");
     }
   }
   return f;
@@ -251,6 +252,7 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
   if (!context.interactive) {
     if (!f.output.empty()) job["output"] = f.output;
     if (f.requeue) job["requeue"] = true;
+    if (!f.image.empty()) job["image"] = f.image;
   }
   return job;
 }

@@ -29,6 +29,7 @@ struct RequestFlags {
   std::string after_ok;     // --after-ok 12,13
   std::string output;       // --output FILE (submit only)
   std::string conda;        // --conda ENV (client/conda.h: applied to the context before BuildJob)
+  std::string image;        // --image IMAGE (submit only: a container the lab's runtime starts)
   bool requeue = false;     // --requeue (submit only)
 };
 

@@ -52,6 +52,10 @@ TEST(ParseDirectiveWordsTest, ValuesFlagsAndEquals) {
   EXPECT_TRUE(f->requeue);
   EXPECT_EQ(f->after, "3,4");
   EXPECT_EQ(f->after_ok, "5");
+  f = ParseDirectiveWords({"--image", "localhost/lab:1", "--output=x.out"}, "x.sh");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->image, "localhost/lab:1");
+  EXPECT_EQ(MergeFlags(*f, RequestFlags{}).image, "localhost/lab:1");  // kept unless the command line says
 }
 
 TEST(ParseDirectiveWordsTest, RefusesUnknownAndMissing) {
@@ -142,6 +146,7 @@ TEST(BuildJobTest, EveryFlag) {
   f.after_ok = "14";
   f.output = "out-%j.txt";
   f.requeue = true;
+  f.image = "docker.io/pytorch/pytorch:2.1";
   auto job = BuildJob(f, Context());
   ASSERT_TRUE(job.ok()) << job.status().message();
   const json& j = *job;
@@ -157,6 +162,7 @@ TEST(BuildJobTest, EveryFlag) {
   EXPECT_EQ(j["after_ok"], json({14}));
   EXPECT_EQ(j["output"], "out-%j.txt");
   EXPECT_EQ(j["requeue"], true);
+  EXPECT_EQ(j["image"], "docker.io/pytorch/pytorch:2.1");
 
   JobContext interactive = Context();
   interactive.interactive = true;
@@ -164,6 +170,7 @@ TEST(BuildJobTest, EveryFlag) {
   ASSERT_TRUE(run.ok());
   EXPECT_FALSE(run->contains("output"));
   EXPECT_FALSE(run->contains("requeue"));
+  EXPECT_FALSE(run->contains("image"));
 }
 
 TEST(BuildJobTest, MigRequest) {

@@ -81,6 +81,7 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::ReadInventory(root, c);
   internal::ReadRules(root, c);
   internal::ReadAdvice(root, c);
+  internal::ReadContainers(root, c);
   internal::ReadBookings(root, c);
   internal::ReadWatch(root, c);
   internal::ReadWeb(root, c);

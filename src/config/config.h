@@ -19,6 +19,7 @@
 #include "core/signal_spec.h"
 #include "core/status.h"
 #include "core/types.h"
+#include "exec/container.h"
 #include "notify/channels.h"
 #include "notify/delivery.h"
 
@@ -162,6 +163,23 @@ struct AdviceConfig {
   Duration wait_threshold = kDay;  // advise renting when a job's expected wait passes this
 };
 
+// [containers]: jobs with --image (docs/design.md, "Containers"). runtime kNone: refused.
+struct ContainersConfig {
+  exec::ContainerRuntime runtime = exec::ContainerRuntime::kNone;
+  std::string program;                     // the runtime's executable; "" = /usr/bin/<runtime>
+  std::vector<std::string> runtime_args;   // global options before "run" (podman --runtime runc)
+  std::vector<std::string> images = {"*"};  // the images a job may name (shell patterns); with
+                                            // --pull never, only what the admin installed runs
+  std::vector<exec::ContainerMount> mounts;  // every job's ("{user}" for the job's user)
+  std::string data_dir;                    // the user's data directory ("/data/{user}"), when it exists
+  bool network = false;                    // false: no network in the container
+  bool allow_root = false;                 // true: the image's own user (root) instead of the job's
+  std::vector<std::string> env;            // submit-environment names passed in besides the usual
+  exec::ContainerGpus gpus = exec::ContainerGpus::kAuto;
+  // The runtime's executable as used.
+  std::string Program() const;
+};
+
 struct Config {
   Policy policy;
   EngineConfig engine;  // [engine]; read at start only (a reload keeps the engine it has)
@@ -181,6 +199,7 @@ struct Config {
   NotifyConfig notify;            // [notify]: channels, routing, retries
   RulesConfig rules;              // [rules]: the account text and the lab's own rules
   AdviceConfig advice;            // [advice]: the price table and when to advise renting
+  ContainersConfig containers;    // [containers]: jobs in container images
   // [inventory] storage: paths whose free space (and per-user quota) `rota inventory` reports.
   std::vector<std::string> storage_paths;
 

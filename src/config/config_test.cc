@@ -623,6 +623,51 @@ TEST(Config, UnreadableFile) {
   EXPECT_TRUE(Has(c.status().message(), "/nonexistent/rota.toml"));
 }
 
+TEST(Config, ContainersOffByDefault) {
+  auto c = ParseConfig("", "rota.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->containers.runtime, exec::ContainerRuntime::kNone);
+  EXPECT_EQ(c->containers.images, std::vector<std::string>{"*"});
+  EXPECT_FALSE(c->containers.network);
+  EXPECT_FALSE(c->containers.allow_root);
+}
+
+TEST(Config, Containers) {
+  auto c = ParseConfig(
+      "[containers]\nruntime = \"podman\"\nruntime_args = [\"--runtime\", \"runc\"]\n"
+      "images = [\"docker.io/pytorch/*\", \"localhost/*\"]\nmounts = [\"/data/datasets:ro\", \"/scratch/{user}:/scratch\"]\n"
+      "data_dir = \"/data/{user}\"\nnetwork = true\nallow_root = true\nenv = [\"WANDB_API_KEY\"]\ngpus = \"cdi\"\n",
+      "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const ContainersConfig& k = c->containers;
+  EXPECT_EQ(k.runtime, exec::ContainerRuntime::kPodman);
+  EXPECT_EQ(k.Program(), "/usr/bin/podman");
+  EXPECT_EQ(k.runtime_args, (std::vector<std::string>{"--runtime", "runc"}));
+  EXPECT_EQ(k.images, (std::vector<std::string>{"docker.io/pytorch/*", "localhost/*"}));
+  ASSERT_EQ(k.mounts.size(), 2u);
+  EXPECT_TRUE(k.mounts[0].read_only);
+  EXPECT_FALSE(k.mounts[0].users);
+  EXPECT_EQ(k.mounts[1].target, "/scratch");
+  EXPECT_TRUE(k.mounts[1].users);
+  EXPECT_EQ(k.data_dir, "/data/{user}");
+  EXPECT_TRUE(k.network);
+  EXPECT_TRUE(k.allow_root);
+  EXPECT_EQ(k.env, std::vector<std::string>{"WANDB_API_KEY"});
+  EXPECT_EQ(k.gpus, exec::ContainerGpus::kCdi);
+
+  auto bad = ParseConfig(
+      "[containers]\nruntime = \"lxc\"\nprogram = \"podman\"\nmounts = [\"data:ro\", \"/a:/\"]\n"
+      "data_dir = \"data/{user}\"\nenv = [\"A-B\"]\nimages = [\"\"]\nnetwrok = true\n",
+      "rota.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  for (const char* says : {"rota.toml:2:", "podman, docker, apptainer", "rota.toml:3:", "rota.toml:4:",
+                           "cover the container's root", "rota.toml:5:", "is not a variable name", "rota.toml:7:",
+                           "netwrok"}) {
+    EXPECT_NE(m.find(says), std::string::npos) << says << "\n" << m;
+  }
+}
+
 }  // namespace
 }  // namespace config_test
 }  // namespace rota::config

@@ -3,6 +3,7 @@
 #include "daemon/admission.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "api/job_json.h"
 #include "api/protocol.h"
 #include "core/capacity.h"
+#include "daemon/containers.h"
 
 namespace rota::daemon {
 
@@ -68,6 +70,9 @@ StatusOr<store::JobRecord> Admission::Prepare(const Caller& caller, const json& 
     return PermissionDenied(
         "rotad does not run jobs as root; submit as the user the job should run as "
         "(sudo -u USER rota ...), or set allow_root_jobs = true in the configuration");
+  }
+  if (!rec->image.empty()) {
+    if (Status s = CheckImage(config_, rec->image, !setup_.user_mode && geteuid() == 0); !s.ok()) return s;
   }
   rec->job.user = caller.name;
   rec->uid = caller.uid;

@@ -142,6 +142,16 @@ std::vector<std::pair<unsigned, unsigned>> Inventory::OtherCardsDevices(const Al
   return out;
 }
 
+std::vector<int> Inventory::OwnMinors(const Allocation& alloc) const {
+  std::vector<int> out;
+  for (int g : alloc.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < minors_.size() && minors_[static_cast<size_t>(g)] >= 0) {
+      out.push_back(minors_[static_cast<size_t>(g)]);
+    }
+  }
+  return out;
+}
+
 std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc, MiB default_per_gpu) {
   const MiB per_gpu = rec.job.host_mem_per_gpu > 0 ? rec.job.host_mem_per_gpu : default_per_gpu;
   return per_gpu * static_cast<std::int64_t>(std::max<size_t>(1, alloc.gpus.size())) * 1024 * 1024;

@@ -49,6 +49,8 @@ class Inventory {
   // The device nodes (major, minor) of the cards `alloc` was not given (cards whose node is
   // unknown, as simulated ones, are left out).
   std::vector<std::pair<unsigned, unsigned>> OtherCardsDevices(const Allocation& alloc) const;
+  // The minors of `alloc`'s own cards' device nodes, where known.
+  std::vector<int> OwnMinors(const Allocation& alloc) const;
 
  private:
   ClusterState state_;

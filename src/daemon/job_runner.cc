@@ -12,7 +12,9 @@
 
 #include "api/job_json.h"
 #include "api/protocol.h"
+#include "daemon/containers.h"
 #include "daemon/start_note.h"
+#include "exec/container_argv.h"
 #include "exec/process.h"
 
 namespace rota::daemon {
@@ -61,6 +63,15 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
   spec.cwd = a.rec.cwd;
   spec.env = a.rec.env;
   for (auto& [k, v] : cards_.Env(a.rec)) spec.env[k] = v;
+  if (!a.rec.image.empty() && launch_error.empty()) {
+    // The lab may have turned containers off since the job was queued: it cannot start as asked.
+    if (config_.containers.runtime == exec::ContainerRuntime::kNone) {
+      launch_error = "this server no longer runs containers ([containers] runtime is not set)";
+    } else {
+      spec.container = ContainerFor(config_.containers, a.rec, spec.user, cards_.OwnMinors(start.alloc));
+      spec.env = exec::KeptForContainer(spec.env, config_.containers.env);
+    }
+  }
   spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
   spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);
   const config::LimitsConfig& limits = config_.limits;

@@ -34,19 +34,6 @@ bool StartedByRoot(ContainerRuntime runtime) {
   return runtime == ContainerRuntime::kPodman || runtime == ContainerRuntime::kDocker;
 }
 
-Status CheckImageName(std::string_view image) {
-  if (image.empty()) return InvalidArgument("names no image");
-  if (image.size() > 255) return InvalidArgument("is longer than 255 characters");
-  if (image[0] == '-') return InvalidArgument("starts with '-'");
-  if (image.find("..") != std::string_view::npos) return InvalidArgument("contains \"..\"");
-  for (char c : image) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("._/:@+=-").find(c) != std::string_view::npos;
-    if (!ok) return InvalidArgument("may hold only letters, digits and . _ / : @ + = -");
-  }
-  return Status::Ok();
-}
-
 bool ImageAllowed(std::string_view image, const std::vector<std::string>& patterns) {
   const std::string name(image);
   for (const std::string& p : patterns) {

@@ -60,10 +60,6 @@ struct ContainerSpec {
   std::vector<int> gpu_minors;           // their /dev/nvidia<minor>; none known for simulated cards
 };
 
-// An image reference a user may ask for: 1 to 255 characters of A-Z a-z 0-9 and ._/:@+=-, not
-// starting with '-' and without "..": a registry name (ghcr.io/lab/img:tag, img@sha256:...) or,
-// for Apptainer, an image file's path. InvalidArgument saying what is wrong.
-Status CheckImageName(std::string_view image);
 // Whether `image` matches one of the lab's patterns (shell globs; '*' also matches '/').
 bool ImageAllowed(std::string_view image, const std::vector<std::string>& patterns);
 

@@ -124,6 +124,27 @@ std::vector<std::string> ContainerRemoveArgv(const ContainerSpec& c) {
   return {};
 }
 
+std::vector<std::string> ContainerImageCheckArgv(const ContainerSpec& c) {
+  std::vector<std::string> a = {c.program};
+  a.insert(a.end(), c.global_args.begin(), c.global_args.end());
+  switch (c.runtime) {
+    case ContainerRuntime::kPodman:
+      a.insert(a.end(), {"image", "exists", "--", c.image});
+      return a;
+    case ContainerRuntime::kDocker:
+      a.insert(a.end(), {"image", "inspect", "--format", "{{.Id}}", "--", c.image});
+      return a;
+    case ContainerRuntime::kApptainer:
+    case ContainerRuntime::kNone:
+      break;
+  }
+  return {};
+}
+
+std::string ContainerName(JobId job, const std::string& token) {
+  return "rota-job-" + std::to_string(job) + "-" + token.substr(0, 12);
+}
+
 std::map<std::string, std::string> ContainerEnv(const std::map<std::string, std::string>& env,
                                                 const std::vector<ContainerMount>& mounts) {
   std::map<std::string, std::string> out;

@@ -37,6 +37,13 @@ std::vector<std::string> ContainerRunArgv(const LaunchSpec& spec, const Containe
 // do); empty for Apptainer, whose container is its processes.
 std::vector<std::string> ContainerRemoveArgv(const ContainerSpec& container);
 
+// Exits 0 when the image is on this machine (podman image exists; docker image inspect); empty
+// for Apptainer, whose image is a file.
+std::vector<std::string> ContainerImageCheckArgv(const ContainerSpec& container);
+
+// The container's name for one launch of a job: rota-job-<id>-<the launch token's first 12>.
+std::string ContainerName(JobId job, const std::string& token);
+
 // The job's environment as the container gets it: names that are not shell identifiers are
 // left out (an env file cannot hold them), as are values with a newline; HOME only when it lies
 // in a mount (else the image's own stays).

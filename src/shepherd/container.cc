@@ -17,12 +17,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include "exec/container_argv.h"
+#include "exec/files.h"
 #include "shepherd/job_start.h"
 
 namespace rota::shepherd {
 namespace {
+
+constexpr int kImageCheckMs = 30000;
 
 std::vector<gid_t> root_groups;
 gid_t root_egid = 0;
@@ -110,9 +114,21 @@ void Limits(const exec::LaunchSpec& spec, exec::ContainerPlace& place) {
     place.nofile_hard = hard;
     place.nofile_soft = std::min(hard, spec.max_open_files > 0 ? spec.max_open_files : 1024LL);
   }
+  // Processes: this process's limit, but not above the kernel's pid_max, which the runtime's
+  // monitor (conmon) lowers its own limit to; setting a higher one back in the container then
+  // needs CAP_SYS_RESOURCE, which a root without it (some containers) lacks.
   if (getrlimit(RLIMIT_NPROC, &r) == 0 && r.rlim_max != RLIM_INFINITY) {
-    place.nproc_hard = static_cast<long long>(r.rlim_max);
-    place.nproc_soft = r.rlim_cur == RLIM_INFINITY ? place.nproc_hard : static_cast<long long>(r.rlim_cur);
+    long long hard = static_cast<long long>(r.rlim_max);
+    long long soft = r.rlim_cur == RLIM_INFINITY ? hard : static_cast<long long>(r.rlim_cur);
+    if (StatusOr<std::string> text = exec::ReadFile("/proc/sys/kernel/pid_max"); text.ok()) {
+      const long long pid_max = std::atoll(text->c_str());
+      if (pid_max > 0) {
+        hard = std::min(hard, pid_max);
+        soft = std::min(soft, pid_max);
+      }
+    }
+    place.nproc_hard = hard;
+    place.nproc_soft = soft;
   }
 }
 
@@ -159,6 +175,18 @@ ContainerExec PrepareContainer(const exec::LaunchSpec& spec, int error_fd, bool 
     MoveToRoots(place.mounts, workdir, error_fd);
   }
   Dedup(place.mounts);
+  // Only what the admins put on this machine runs (--pull never): a missing image is said at
+  // once, not as the runtime's exit status 125.
+  if (const std::vector<std::string> check = exec::ContainerImageCheckArgv(c); !check.empty()) {
+    const int status = RunRuntime(check, kImageCheckMs);
+    if (status == 127) FailStart(error_fd, "cannot run the container runtime " + c.program);
+    if (status != 0) {
+      FailStart(error_fd, "the image " + c.image + " is not on this machine" +
+                              (status < 0 ? std::string(" (") + exec::ContainerRuntimeName(c.runtime) +
+                                                " did not answer in time)"
+                                          : "; the admins load images (podman load, podman pull)"));
+    }
+  }
   place.cdi = c.gpus == exec::ContainerGpus::kCdi || (c.gpus == exec::ContainerGpus::kAuto && HasNvidiaCdiSpec());
   for (const std::string& node : exec::GpuDeviceNodes(c.gpu_minors)) {
     struct stat st {};
@@ -184,9 +212,7 @@ ContainerExec PrepareContainer(const exec::LaunchSpec& spec, int error_fd, bool 
   return out;
 }
 
-bool RemoveContainer(const exec::ContainerSpec& container, int timeout_ms) {
-  const std::vector<std::string> argv = exec::ContainerRemoveArgv(container);
-  if (argv.empty()) return true;
+int RunRuntime(const std::vector<std::string>& argv, int timeout_ms) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -194,7 +220,7 @@ bool RemoveContainer(const exec::ContainerSpec& container, int timeout_ms) {
   char home[] = "HOME=/root";
   char* envp[] = {path, home, nullptr};
   pid_t pid = fork();
-  if (pid < 0) return false;
+  if (pid < 0) return -1;
   if (pid == 0) {
     sigset_t none;
     sigemptyset(&none);
@@ -211,15 +237,20 @@ bool RemoveContainer(const exec::ContainerSpec& container, int timeout_ms) {
   for (int waited = 0;; waited += 20) {
     int status = 0;
     pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (r < 0 && errno != EINTR) return false;
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (r < 0 && errno != EINTR) return -1;
     if (waited >= timeout_ms) break;
     poll(nullptr, 0, 20);
   }
   kill(pid, SIGKILL);
   while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
-  return false;
+  return -1;
+}
+
+bool RemoveContainer(const exec::ContainerSpec& container, int timeout_ms) {
+  const std::vector<std::string> argv = exec::ContainerRemoveArgv(container);
+  return argv.empty() || RunRuntime(argv, timeout_ms) == 0;
 }
 
 }  // namespace rota::shepherd

@@ -31,6 +31,11 @@ struct ContainerExec {
 // exec. On failure writes the reason to error_fd and exits 127 (job_start.h).
 ContainerExec PrepareContainer(const exec::LaunchSpec& spec, int error_fd, bool root_launch);
 
+// Runs a runtime command (argv[0] absolute) with /dev/null as its stdio and waits at most
+// `timeout_ms` (then kills it). Its exit status; -1 when it could not run, was killed or took
+// too long; 127 when the program could not be executed.
+int RunRuntime(const std::vector<std::string>& argv, int timeout_ms);
+
 // Runs the runtime's `rm --force` for the job's container and waits at most `timeout_ms` for it.
 // Nothing for Apptainer. Returns false when it could not run or did not finish in time.
 bool RemoveContainer(const exec::ContainerSpec& container, int timeout_ms);

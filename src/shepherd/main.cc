@@ -39,6 +39,7 @@
 #include <string>
 
 #include "exec/cgroup.h"
+#include "exec/container_argv.h"
 #include "exec/files.h"
 #include "exec/spec.h"
 #include "exec/spec_lock.h"
@@ -144,6 +145,10 @@ int main(int argc, char** argv) {
     spec = rota::InvalidArgument("spec " + spec_path + " is for job " + std::to_string(spec->launch.job_id));
   }
 
+  // A container is named for this launch: a later launch of the job (requeued) gets another.
+  if (spec.ok() && spec->launch.container.runtime != rota::exec::ContainerRuntime::kNone) {
+    spec->launch.container.name = rota::exec::ContainerName(job, token);
+  }
   ExitInfo info;
   if (!spec.ok()) {
     info.kind = ExitInfo::Kind::kStartFailed;

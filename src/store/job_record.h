@@ -61,6 +61,7 @@ struct JobRecord {
   std::map<std::string, std::string> env;  // environment captured at submit
   std::string output;                      // log file path ("%j" stands for the job id)
   bool interactive = false;                // `rota run`/`rota shell`: the client runs the command
+  std::string image;                       // the container image it runs in ("" = none: on the host)
 
   // Lifecycle.
   JobState state = JobState::kPending;

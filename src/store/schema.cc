@@ -237,8 +237,13 @@ constexpr std::string_view kV11 = R"sql(
 ALTER TABLE jobs ADD COLUMN engine_job TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<std::string_view, 11> kMigrations = {kV1, kV2, kV3, kV4, kV5, kV6,
-                                                          kV7, kV8, kV9, kV10, kV11};
+// Version 12: the container image a job runs in (`--image`); '' = none.
+constexpr std::string_view kV12 = R"sql(
+ALTER TABLE jobs ADD COLUMN image TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<std::string_view, 12> kMigrations = {kV1, kV2, kV3, kV4,  kV5,  kV6,
+                                                          kV7, kV8, kV9, kV10, kV11, kV12};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -17,7 +17,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 11);
+  EXPECT_EQ(LatestSchemaVersion(), 12);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -47,6 +47,23 @@ TEST(SchemaTest, Version1DatabaseGainsInteractiveColumnAndKeepsJobs) {
   EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || interactive FROM jobs"), "alice:0");
   // Version 9: no --after-ok for the jobs submitted before it.
   EXPECT_EQ(*(*db)->QueryText("SELECT after_ok_jobs FROM jobs"), "[]");
+}
+
+TEST(SchemaTest, Version12KeepsTheJobsOfVersion11WithoutAnImage) {
+  testing::TempDir dir;
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, Migrations().first(11)).ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO jobs (user, uid, tier, request_kind, request_gpus, request_memory, "
+                            "time_limit, submit_time, signal, grace, requeue, host_mem_per_gpu, state) "
+                            "VALUES ('alice', 1000, 'regular', 'gpus', 1, 0, 60, 5, 10, 120, 0, 0, 'running')")
+                    .ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || state || ':[' || image || ']' FROM jobs"), "alice:running:[]");
 }
 
 TEST(SchemaTest, Version10ScopesOldTokensFullAndDropsEndedJobsEnvironments) {

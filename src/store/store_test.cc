@@ -373,6 +373,18 @@ TEST_F(JobStoreTest, WhereAClusterRunsAJobIsKeptWhileItRuns) {
   EXPECT_EQ(store_->Get(id)->engine_job, "Slurm job 9");  // an ended job keeps where it ran
 }
 
+TEST_F(JobStoreTest, AContainerJobKeepsItsImage) {
+  JobRecord r = MakeJob();
+  r.image = "docker.io/pytorch/pytorch:2.1";
+  JobId id = SubmitOrDie(r, kT0);
+  JobId plain = SubmitOrDie(MakeJob(), kT0);
+  EXPECT_EQ(store_->Get(id)->image, "docker.io/pytorch/pytorch:2.1");
+  EXPECT_EQ(store_->Get(plain)->image, "");
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 1).ok());
+  ASSERT_TRUE(store_->Requeue(id, "Preempted by job 9 (requeued)", kT0 + 2).ok());
+  EXPECT_EQ(store_->Get(id)->image, "docker.io/pytorch/pytorch:2.1");  // the next run is in it too
+}
+
 TEST_F(JobStoreTest, RequeueKeepsSubmitTimeAndClearsRun) {
   JobId id = SubmitOrDie(MakeJob(), kT0);
   ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 100).ok());

@@ -1,0 +1,220 @@
+"""`rota submit --image` with a real rotad and a real Podman (as root, `--runtime runc
+--cgroup-manager cgroupfs`, which runs on this kind of machine whatever its cgroup layout) and an
+image the test imports from a root file system it makes of busybox (there is no registry to pull
+from): the job runs in the image as its user, with its GPUs' variables and only the variables a
+container should get, in its working directory; signals reach the process in the container;
+cancel stops the container, also one that ignores SIGTERM; nothing is left behind; images the lab
+does not allow, missing ones and hostile names are refused with one clear message.
+
+Docker and Apptainer are not installed here: their command lines are checked against their
+manuals in src/exec/container_test.cc only."""
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import unittest
+import uuid
+
+from harness import DEFAULT_USER, IS_ROOT, SMALL_CLUSTER, DaemonTest, wait_for
+from test_gpus import FakeNvmlTest
+
+PODMAN = shutil.which("podman") or "/usr/bin/podman"
+RUNTIME_ARGS = ["--runtime", "runc", "--cgroup-manager", "cgroupfs"]
+# One image per run of this file, so that runs side by side never remove each other's.
+IMAGE = f"localhost/rota-it-busybox:{uuid.uuid4().hex[:8]}"
+APPLETS = ["sh", "id", "cat", "sleep", "env", "ls", "echo", "pwd", "grep", "touch", "stat", "true"]
+
+
+def podman(*args, check=True):
+    return subprocess.run([PODMAN] + RUNTIME_ARGS + list(args), capture_output=True, text=True, check=check,
+                          timeout=120)
+
+
+def make_image():
+    """A root file system of busybox and its applets, with a marker file, imported as IMAGE."""
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        raise AssertionError("busybox is missing: scripts/install-deps.sh installs busybox-static")
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "bin"))
+        for d in ("etc", "tmp", "proc", "sys", "dev"):
+            os.makedirs(os.path.join(root, d))
+        os.chmod(os.path.join(root, "tmp"), 0o1777)
+        shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
+        for applet in APPLETS:
+            os.symlink("busybox", os.path.join(root, "bin", applet))
+        with open(os.path.join(root, "etc", "rota-image"), "w") as f:
+            f.write("inside the test image\n")
+        tar = os.path.join(root, "..", f"rota-image-{uuid.uuid4().hex}.tar")
+        with tarfile.open(tar, "w") as t:
+            t.add(root, arcname=".")
+        try:
+            podman("import", "--change", "ENV PATH=/bin", tar, IMAGE)
+        finally:
+            os.unlink(tar)
+
+
+def setUpModule():
+    if IS_ROOT:
+        if not os.path.exists(PODMAN):
+            raise AssertionError("podman is missing: scripts/install-deps.sh installs podman, runc and catatonit")
+        make_image()
+
+
+def tearDownModule():
+    if IS_ROOT:
+        podman("rmi", "--force", IMAGE, check=False)
+
+
+def containers_section(images='["localhost/rota-it-*"]'):
+    args = ", ".join(f'"{a}"' for a in RUNTIME_ARGS)
+    return f"""
+[containers]
+runtime = "podman"
+program = "{PODMAN}"
+runtime_args = [{args}]
+images = {images}
+env = ["WANDB_API_KEY"]
+"""
+
+
+def containers_of(job):
+    r = podman("ps", "--all", "--filter", f"label=rota.job={job}", "--format", "{{.Names}}")
+    return [n for n in r.stdout.split() if n.startswith(f"rota-job-{job}-")]
+
+
+def pids_of(pattern):
+    r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+@unittest.skipUnless(IS_ROOT, "Podman runs jobs' containers as root, and the test users need root")
+class ContainerTest(DaemonTest):
+    CONFIG = SMALL_CLUSTER + containers_section()
+
+    def containers_of(self, job):
+        return containers_of(job)
+
+    def output(self, job):
+        """The job's log; "" until the shepherd has made it."""
+        path = self.path(f"rota-{job}.out")
+        return self.read(path) if os.path.exists(path) else ""
+
+    def test_a_job_runs_in_its_image_as_its_user_with_only_what_it_should_get(self):
+        env = {"WANDB_API_KEY": "key-1", "SECRET_OF_THE_HOST": "s", "LD_LIBRARY_PATH": "/opt/host/lib"}
+        script = ("cat /etc/rota-image; echo uid=$(id -u) gid=$(id -g); echo dir=$(pwd); "
+                  "echo gpus=$CUDA_VISIBLE_DEVICES job=$ROTA_JOB_ID; echo wandb=$WANDB_API_KEY; "
+                  "echo secret=$SECRET_OF_THE_HOST ld=$LD_LIBRARY_PATH; touch made-inside; echo done")
+        job = self.d.submit("--image", IMAGE, "--gpus", "1", "--", "sh", "-c", script, env=env)
+        rec = self.d.wait_state(job, "completed", timeout=60)
+        out = self.output(job)
+        user = DEFAULT_USER
+        import pwd
+        pw = pwd.getpwnam(user)
+        self.assertIn("inside the test image\n", out)  # the image's file system, not the host's
+        self.assertIn(f"uid={pw.pw_uid} gid={pw.pw_gid}\n", out)  # as its user, never root
+        self.assertIn(f"dir={self.d.dir}\n", out)
+        self.assertIn(f"gpus={rec['gpu_uuids'][0]} job={job}\n", out)
+        self.assertIn("wandb=key-1\n", out)  # a name the lab lists in [containers] env
+        self.assertIn("secret= ld=\n", out)  # the rest of the submit host's environment stays out
+        st = os.stat(self.path("made-inside"))
+        self.assertEqual((st.st_uid, st.st_gid), (pw.pw_uid, pw.pw_gid))  # files it makes are the user's
+        self.assertIn("\ndone\n", out)
+        self.assertEqual(self.containers_of(job), [])  # removed at its end
+        show = self.d.rota("show", str(job)).stdout
+        self.assertIn(f"\nImage: {IMAGE}\n", show)
+
+    def test_signals_reach_the_process_in_the_container_and_cancel_stops_it(self):
+        job = self.d.submit("--image", IMAGE, "--", "sh", "-c",
+                            "trap 'echo got TERM; exit 0' TERM; echo started; while true; do sleep 0.1; done")
+        self.d.wait_state(job, "running", timeout=30)
+        wait_for(lambda: "started" in self.output(job), timeout=30, what="the container to start")
+        self.assertEqual(len(self.containers_of(job)), 1)
+        self.d.rota("cancel", str(job))
+        self.d.wait_state(job, "cancelled", timeout=30)
+        self.assertIn("got TERM", self.output(job))
+        wait_for(lambda: self.containers_of(job) == [], timeout=30, what="the container to be removed")
+
+    def test_a_container_that_ignores_its_stop_is_killed_and_removed(self):
+        job = self.d.submit("--image", IMAGE, "--", "sh", "-c",
+                            "trap '' TERM; echo started; while true; do sleep 0.1; done")
+        self.d.wait_state(job, "running", timeout=30)
+        wait_for(lambda: "started" in self.output(job), timeout=30, what="the container to start")
+        self.d.rota("cancel", str(job))
+        self.d.wait_state(job, "cancelled", timeout=60)
+        wait_for(lambda: self.containers_of(job) == [], timeout=30, what="the container to be removed")
+        self.assertEqual(pids_of(f"rota-job-{job}-"), [], "a process of the container is left")
+
+    def test_the_working_directory_is_mounted_from_a_directory_only_root_can_move(self):
+        # The user's own directory in the test's sticky directory: the user could rename it and
+        # put a symlink in its place, so the mount is the sticky directory itself (root's).
+        mine = self.path("mine")
+        os.mkdir(mine)
+        import pwd
+        pw = pwd.getpwnam(DEFAULT_USER)
+        os.chown(mine, pw.pw_uid, pw.pw_gid)
+        job = self.d.submit("--image", IMAGE, "--output", self.path("mine.out"), "--", "sh", "-c",
+                            "pwd; ls ..", cwd=mine)
+        self.d.wait_state(job, "completed", timeout=60)
+        out = self.read("mine.out")
+        self.assertIn(mine + "\n", out)
+        self.assertIn("rota.toml", out)  # the parent (the mount's root) is there too
+
+    def test_images_the_lab_does_not_allow_and_bad_names_are_refused_at_submit(self):
+        r = self.d.rota("submit", "--image", "docker.io/library/ubuntu", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("the image docker.io/library/ubuntu is not one this lab allows (localhost/rota-it-*)",
+                      r.stderr)
+        r = self.d.rota("submit", "--image=--privileged", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("\"image\" starts with '-'", r.stderr)
+        r = self.d.rota("submit", "--image", IMAGE, "--conda", "base", "--", "true", check=False)
+        self.assertIn("--conda and --image: choose one", r.stderr)
+        self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])  # nothing was queued
+
+    def test_an_allowed_image_that_is_not_on_this_machine_fails_the_job_clearly(self):
+        job = self.d.submit("--image", "localhost/rota-it-never-imported:1", "--", "true")
+        rec = self.d.wait_state(job, "failed", timeout=60)
+        self.assertIn("the image localhost/rota-it-never-imported:1 is not on this machine", rec["end_reason"])
+
+    def test_a_rota_line_names_the_image(self):
+        script = self.write_script("train.sh", f"#!/bin/sh\n#ROTA --image {IMAGE}\ncat /etc/rota-image\n")
+        job = self.d.submit("--", script)
+        self.d.wait_state(job, "completed", timeout=60)
+        self.assertEqual(self.output(job), "inside the test image\n")
+
+
+@unittest.skipUnless(IS_ROOT, "Podman runs jobs' containers as root")
+class ContainerGpuProcessTest(FakeNvmlTest):
+    """The fake NVML reports a container's process (by its pid on the host) on the job's card:
+    it is the job's, not an outside process, although conmon daemonised out of the job's session."""
+    EXTRA_CONFIG = containers_section()
+
+    def test_a_containers_gpu_process_is_its_jobs(self):
+        job = self.d.submit("--image", IMAGE, "--", "sh", "-c", "exec sleep 3017")
+        rec = self.d.wait_state(job, "running", timeout=30)
+        pid = wait_for(lambda: (pids_of("sleep 3017") or [None])[0], timeout=30, what="the container's process")
+        uuid = rec["gpu_uuids"][0]
+        idx = int(uuid.rsplit("-", 1)[1])
+        self.state["cards"][idx]["processes"] = [{"pid": pid, "used_mib": 2048}]
+        self.write_state()
+        c = wait_for(lambda: (lambda c: c if c["processes"] else None)(self.card_of(self.gpus(), uuid)),
+                     what="the container's process to show")
+        p = c["processes"][0]
+        self.assertEqual((p["pid"], p["job_id"], p["outside"]), (pid, job, False))
+        self.d.rota("cancel", str(job))
+        self.d.wait_state(job, "cancelled", timeout=30)
+        wait_for(lambda: containers_of(job) == [], timeout=30, what="the container to be removed")
+
+
+@unittest.skipUnless(IS_ROOT, "needs root")
+class NoContainersTest(DaemonTest):
+    def test_a_server_without_a_runtime_says_so(self):
+        r = self.d.rota("submit", "--image", "localhost/x:1", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("this server runs no containers ([containers] runtime is not set)", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
