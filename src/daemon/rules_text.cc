@@ -357,6 +357,45 @@ RulesSection Limits(const Config& c, bool zh) {
   return s;
 }
 
+// Only where the lab runs containers ([containers] runtime).
+RulesSection Containers(const Config& c, bool zh) {
+  const config::ContainersConfig& k = c.containers;
+  RulesSection s{"containers", zh ? "容器" : "Containers", {}};
+  auto say = [&](std::string text) { s.items.push_back({std::move(text), ""}); };
+  const std::string runtime = exec::ContainerRuntimeName(k.runtime);
+  std::string images;
+  for (const std::string& i : k.images) images += (images.empty() ? "" : ", ") + i;
+  const bool any = k.images.size() == 1 && k.images[0] == "*";
+  say(zh ? fmt::format("作业可以在容器镜像里运行（--image，由 {} 启动）。可用的镜像：{}；只能用服务器上已有的镜像，"
+                       "需要别的请找{}。",
+                       runtime, any ? "服务器上已有的任何镜像" : images, Admins(c, zh))
+         : fmt::format("Jobs may run in a container image (--image, started by {}). Images allowed: {}; only "
+                       "images already on the server run: ask {} to load another.",
+                       runtime, any ? "any image on the server" : images, Admins(c, zh)));
+  say(k.allow_root ? (zh ? "容器里以镜像自己的用户运行（可能是 root）；仍然只能看到分给它的 GPU。"
+                         : "In the container the job runs as the image's own user (which may be root), still "
+                           "with only its own GPUs.")
+                   : (zh ? "容器里你还是你自己（同样的用户和组，不是 root），只能看到分给作业的 GPU。"
+                         : "In the container you are still yourself (your user and groups, never root), with only "
+                           "the job's GPUs."));
+  std::string mounts = zh ? "工作目录所在的文件夹" : "the folder of your working directory";
+  if (!k.data_dir.empty()) mounts += (zh ? "、你的数据目录 " : ", your data directory ") + k.data_dir;
+  for (const exec::ContainerMount& m : k.mounts) {
+    mounts += (zh ? "、" : ", ") + m.source + (m.target != m.source ? " → " + m.target : "") +
+              (m.read_only ? (zh ? "（只读）" : " (read-only)") : "");
+  }
+  say(zh ? fmt::format("容器里能看到：{}。{}", mounts, k.network ? "可以上网。" : "不能上网。")
+         : fmt::format("The container sees {}. {}", mounts,
+                       k.network ? "It has the network." : "It has no network."));
+  s.items.push_back({zh ? "在容器里运行作业" : "run a job in a container",
+                     "rota submit --image " +
+                         (k.images.empty() || k.images[0].find_first_of("*?[") != std::string::npos
+                              ? std::string("IMAGE")
+                              : k.images[0]) +
+                         " --gpus 1 -- python train.py"});
+  return s;
+}
+
 RulesSection Account(const Config& c, bool zh) {
   RulesSection s{"account", zh ? "如何获得账号" : "Getting an account", {}};
   if (!c.rules.account.empty()) {
@@ -417,6 +456,7 @@ RulesDoc DescribeRules(const config::Config& config, const RulesReader& reader, 
   doc.sections.push_back(Bookings(config, zh));
   doc.sections.push_back(Idle(config, zh));
   doc.sections.push_back(Limits(config, zh));
+  if (config.containers.runtime != exec::ContainerRuntime::kNone) doc.sections.push_back(Containers(config, zh));
   if (!config.rules.notes.empty()) {
     RulesSection lab{"lab", zh ? "本实验室的其他规定" : "The lab's own rules", {}};
     for (const std::string& n : config.rules.notes) lab.items.push_back({n, ""});

@@ -37,7 +37,8 @@ constexpr const char* kLab =
     "[quota]\nweek_start_day = \"sun\"\n[quota.roles]\nphd = 40\nmaster = 20\n"
     "[users.alice]\nrole = \"phd\"\n[users.bob]\nrole = \"master\"\n[users.carol]\nquota = 5\n"
     "[watch]\nidle_after = \"20m\"\nact_after = \"45m\"\naction = \"reclaim\"\n"
-    "[bookings]\nslot = \"1h\"\nmax_ahead = \"7d\"\nno_show_grace = \"10m\"\n";
+    "[bookings]\nslot = \"1h\"\nmax_ahead = \"7d\"\nno_show_grace = \"10m\"\n"
+    "[containers]\nruntime = \"podman\"\n";
 
 TEST(RulesText, FiguresComeFromTheConfiguration) {
   const Config c = Parse(kLab);
@@ -100,6 +101,29 @@ TEST(RulesText, ChineseAndEnglishSayTheSameThings) {
       << SectionText(zh, "quota");
   EXPECT_TRUE(Has(SectionText(zh, "idle"), "20 分钟")) << SectionText(zh, "idle");
   EXPECT_TRUE(Has(SectionText(zh, "peak"), "周一至周五 14:00–18:00")) << SectionText(zh, "peak");
+}
+
+TEST(RulesText, ContainersOnlyWhereTheLabRunsThemAndWhatTheySee) {
+  EXPECT_EQ(SectionText(DescribeRules(Config{}, {"alice", false, {}}, "en"), "containers"), "");
+  Config c = Parse(
+      "[containers]\nruntime = \"podman\"\nimages = [\"docker.io/pytorch/*\", \"localhost/lab:1\"]\n"
+      "mounts = [\"/data/datasets:ro\", \"/scratch/{user}:/scratch\"]\ndata_dir = \"/data/{user}\"\n");
+  const std::string en = SectionText(DescribeRules(c, {"alice", false, {}}, "en"), "containers");
+  for (const char* says : {"started by podman", "Images allowed: docker.io/pytorch/*, localhost/lab:1",
+                           "never root", "your data directory /data/{user}", "/data/datasets (read-only)",
+                           "/scratch/{user} → /scratch", "It has no network.",
+                           "$ rota submit --image IMAGE --gpus 1 -- python train.py"}) {
+    EXPECT_TRUE(Has(en, says)) << says << "\n" << en;
+  }
+  const std::string zh = SectionText(DescribeRules(c, {"alice", false, {}}, "zh"), "containers");
+  EXPECT_TRUE(Has(zh, "不是 root")) << zh;
+  EXPECT_TRUE(Has(zh, "/data/datasets（只读）")) << zh;
+  Config open = Parse("[containers]\nruntime = \"apptainer\"\nimages = [\"/opt/images/a.sif\"]\n"
+                      "network = true\nallow_root = true\n");
+  const std::string o = SectionText(DescribeRules(open, {"alice", false, {}}, "en"), "containers");
+  EXPECT_TRUE(Has(o, "It has the network.")) << o;
+  EXPECT_TRUE(Has(o, "the image's own user (which may be root)")) << o;
+  EXPECT_TRUE(Has(o, "$ rota submit --image /opt/images/a.sif --gpus 1")) << o;
 }
 
 TEST(RulesText, TheAdminsTextsAndTheLabsChoices) {

@@ -477,6 +477,11 @@ async function main() {
       await dlg.locator('input[name=cwd]').fill(daemon.dir);
       await dlg.locator('input[name=name]').fill('网页任务');
       await dlg.locator('input[name=hours]').fill('0.5');
+      // An image goes to the daemon, which says why it cannot run here (no [containers]).
+      await dlg.locator('input[name=image]').fill('localhost/lab:1');
+      await dlg.locator('#submit-job').click();
+      await dlg.locator('.form-msg .error', { hasText: 'this server runs no containers' }).waitFor();
+      await dlg.locator('input[name=image]').fill('');
       await shot('4-submit-form');
       await dlg.locator('#submit-job').click();
       await dlg.waitFor({ state: 'detached' });
