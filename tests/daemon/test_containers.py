@@ -207,6 +207,19 @@ class ContainerGpuProcessTest(FakeNvmlTest):
         self.d.wait_state(job, "cancelled", timeout=30)
         wait_for(lambda: containers_of(job) == [], timeout=30, what="the container to be removed")
 
+    def test_a_container_started_by_hand_is_an_outside_process(self):
+        # `podman run --gpus all` by hand, as the lab's documents show: not Rota's, so reported.
+        name = f"rota-it-by-hand-{uuid.uuid4().hex[:8]}"
+        podman("run", "--detach", "--name", name, "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1000:1000",
+               IMAGE, "sleep", "3019")
+        self.addCleanup(podman, "rm", "--force", "--time", "0", name, check=False)
+        pid = wait_for(lambda: (pids_of("sleep 3019") or [None])[0], timeout=30, what="the hand-made container")
+        self.state["cards"][0]["processes"] = [{"pid": pid, "used_mib": 1024}]
+        self.write_state()
+        c = wait_for(lambda: (lambda c: c if c["processes"] else None)(self.card_of(self.gpus(), "GPU-fake-0")),
+                     what="the hand-made container's process to show")
+        self.assertEqual((c["processes"][0]["pid"], c["processes"][0]["outside"]), (pid, True))
+
 
 @unittest.skipUnless(IS_ROOT, "needs root")
 class NoContainersTest(DaemonTest):
