@@ -7,7 +7,7 @@ BUILD_SAN ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-san test test-unit test-san fuzz run replay bench clean
+.PHONY: all deps build build-san test test-unit test-san fuzz run replay bench clean deb
 
 all: build
 
@@ -46,6 +46,11 @@ test: test-unit test-san
 	@scripts/check-no-clock.sh
 	@scripts/check-json-reads.sh
 	@scripts/check-tested-by.py
+
+# The Debian package of this build: $(BUILD)/deb/rota_<version>_amd64.deb (dpkg-buildpackage,
+# debhelper, lintian; packaging/debian). Install it with `sudo apt install ./$(BUILD)/deb/rota_*.deb`.
+deb: build
+	scripts/make-deb.sh $(BUILD) $(BUILD)/deb
 
 # Each fuzz target for FUZZ_SECONDS (default 120), JOBS at a time, growing its corpus under
 # $(BUILD_SAN)/fuzz-work from run to run (fuzz/README.md); `make test` fuzzes each for seconds.

@@ -11,6 +11,7 @@
 #include "core/advice.h"
 #include "core/quota.h"
 #include "daemon/daemon.h"
+#include "daemon/shipped.h"
 
 #ifndef ROTA_PRICES
 #define ROTA_PRICES "/usr/share/rota/gpu-prices.csv"
@@ -52,7 +53,8 @@ json Daemon::Advise(const Caller& caller, const json& request) {
     std::sort(ids.begin(), ids.end());
   }
 
-  const std::string path = config_.advice.prices.empty() ? ROTA_PRICES : config_.advice.prices;
+  const std::string path =
+      config_.advice.prices.empty() ? ShippedPath(ROTA_PRICES, "gpu-prices.csv") : config_.advice.prices;
   StatusOr<config::PriceTable> prices = config::LoadPrices(path);
   json out = api::OkReply({{"now", now}, {"threshold_seconds", config_.advice.wait_threshold}, {"prices", path}});
   if (!prices.ok()) {

@@ -7,6 +7,7 @@
 #include "api/protocol.h"
 #include "api/request_fields.h"
 #include "daemon/http_front.h"
+#include "daemon/shipped.h"
 #include "web/credentials.h"
 
 #ifndef ROTA_WEB_DIR
@@ -36,7 +37,7 @@ Status HttpDoor::Start(EventLoop& loop) {
   if (Status s = loop.Add(bridge_->fd(), EPOLLIN, [this](std::uint32_t) { OnCalls(); }); !s.ok()) return s;
   HttpFrontOptions o;
   o.web = config_.web;
-  o.static_dir = config_.web.static_dir.empty() ? ROTA_WEB_DIR : config_.web.static_dir;
+  o.static_dir = config_.web.static_dir.empty() ? ShippedPath(ROTA_WEB_DIR, "web") : config_.web.static_dir;
   o.password_login = config_.web.password_login && !setup_.user_mode && ::geteuid() == 0;
   o.clock = setup_.clock;
   o.agents = setup_.agents;

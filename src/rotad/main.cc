@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
                      " as root, ~/.config/rota/rota.toml otherwise; built-in defaults when absent)");
   app.add_option("--state-dir", state_dir, "where the database and run files live (overrides the config)");
   app.add_option("--socket", socket_path, "the Unix socket to serve (overrides the config)");
-  app.add_option("--shepherd", shepherd, "the rota-shepherd program (default: next to rotad)");
+  app.add_option("--shepherd", shepherd,
+                 "the rota-shepherd program (default: next to rotad, else ../libexec/rota/ from rotad's directory)");
   app.add_option("--kill-wait", kill_wait, "seconds between SIGTERM and SIGKILL when stopping a job")
       ->check(CLI::Range(1, 3600));
   app.add_flag("-v,--verbose", verbose, "log debug messages");
@@ -167,7 +168,15 @@ int main(int argc, char** argv) {
                         : !config.socket.empty() ? config.socket
                         : user_mode ? rota::api::UserSocketPath()
                                     : rota::api::kSystemSocket;
-  options.shepherd_path = !shepherd.empty() ? shepherd : SelfDir() + "/rota-shepherd";
+  // Next to rotad (a build, a copy in /usr/local/bin), else where the package puts programs only
+  // rotad starts (/usr/sbin/rotad -> /usr/libexec/rota/rota-shepherd).
+  options.shepherd_path = shepherd;
+  if (options.shepherd_path.empty()) {
+    const std::string self = SelfDir();
+    options.shepherd_path = self + "/rota-shepherd";
+    const std::string libexec = self.substr(0, self.rfind('/')) + "/libexec/rota/rota-shepherd";
+    if (!Exists(options.shepherd_path) && Exists(libexec)) options.shepherd_path = libexec;
+  }
   options.kill_wait = kill_wait;
   if (!Exists(options.shepherd_path)) {
     spdlog::error("cannot find rota-shepherd at {} (use --shepherd)", options.shepherd_path);
