@@ -136,6 +136,14 @@ class ContainerTest(DaemonTest):
         self.assertIn("got TERM", self.output(job))
         wait_for(lambda: self.containers_of(job) == [], timeout=30, what="the container to be removed")
 
+    def test_the_time_limit_and_its_warning_signal_reach_the_process_in_the_container(self):
+        job = self.d.submit("--image", IMAGE, "--time", "0:00:04", "--signal", "USR1@2", "--", "sh", "-c",
+                            "trap 'echo got USR1' USR1; echo started; while true; do sleep 0.1; done")
+        rec = self.d.wait_state(job, "timeout", timeout=60)
+        self.assertIn("started\ngot USR1\n", self.output(job))
+        self.assertTrue(rec["end_reason"].startswith("TimeLimit"), rec["end_reason"])
+        wait_for(lambda: self.containers_of(job) == [], timeout=30, what="the container to be removed")
+
     def test_a_container_that_ignores_its_stop_is_killed_and_removed(self):
         job = self.d.submit("--image", IMAGE, "--", "sh", "-c",
                             "trap '' TERM; echo started; while true; do sleep 0.1; done")

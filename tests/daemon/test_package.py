@@ -220,6 +220,30 @@ class PackageTest(unittest.TestCase):
         self.wait_state(pending, "completed")
         self.assertEqual(read(self.path(f"{home}/ran.txt")), "ran\n")
         self.assertEqual(read(self.path(f"{home}/after.txt")), "after\n")
+
+        # Where systemd runs, the postinst restarts rotad on an upgrade only with a configuration the
+        # new rotad accepts. systemd cannot run here: its directory is made and deb-systemd-invoke
+        # is one that writes down what it was asked (first on dpkg's PATH, /usr/local/sbin).
+        os.makedirs(self.path("/run/systemd/system"))
+        invoked = self.path("/tmp/invoked")
+        fake = self.path("/usr/local/sbin/deb-systemd-invoke")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "$*" >> /tmp/invoked\n')
+        os.chmod(fake, 0o755)
+        try:
+            with open(self.path("/etc/rota/rota.toml"), "a") as f:
+                f.write("bogus_key = 1\n")
+            r = self.chroot("dpkg", "-i", f"/tmp/{os.path.basename(self.deb)}")
+            self.assertIn("the new rotad does not accept /etc/rota/rota.toml; the running rotad stays", r.stderr)
+            self.assertIn("bogus_key", r.stderr)
+            self.assertNotIn("restart rota.service", read(invoked) if os.path.exists(invoked) else "")
+            with open(self.path("/etc/rota/rota.toml"), "w") as f:
+                f.write(conf)
+            self.chroot("dpkg", "-i", f"/tmp/{os.path.basename(self.deb)}")
+            self.assertIn("restart rota.service", read(invoked))
+        finally:
+            os.unlink(fake)
+            os.rmdir(self.path("/run/systemd/system"))
         self.stop_rotad()
 
 
