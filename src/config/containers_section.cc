@@ -32,14 +32,6 @@ std::vector<std::string> StringList(Section& s, std::string_view key, std::strin
   return out;
 }
 
-bool ShellName(const std::string& name) {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 void ReadContainers(Section& root, Config& config) {
@@ -82,7 +74,7 @@ void ReadContainers(Section& root, Config& config) {
   if (auto network = s.Bool("network")) c.network = *network;
   if (auto root_ok = s.Bool("allow_root")) c.allow_root = *root_ok;
   c.env = StringList(s, "env", "[\"WANDB_API_KEY\", \"HF_HOME\"]",
-                     [](const std::string& n) { return ShellName(n) ? "" : "is not a variable name"; });
+                     [](const std::string& n) { return exec::IsShellName(n) ? "" : "is not a variable name"; });
   if (auto g = s.Choice<exec::ContainerGpus>("gpus", {{"auto", exec::ContainerGpus::kAuto},
                                                       {"cdi", exec::ContainerGpus::kCdi},
                                                       {"devices", exec::ContainerGpus::kDevices}})) {

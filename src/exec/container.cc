@@ -34,6 +34,14 @@ bool StartedByRoot(ContainerRuntime runtime) {
   return runtime == ContainerRuntime::kPodman || runtime == ContainerRuntime::kDocker;
 }
 
+bool IsShellName(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
 bool ImageAllowed(std::string_view image, const std::vector<std::string>& patterns) {
   const std::string name(image);
   for (const std::string& p : patterns) {

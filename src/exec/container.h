@@ -60,6 +60,9 @@ struct ContainerSpec {
   std::vector<int> gpu_minors;           // their /dev/nvidia<minor>; none known for simulated cards
 };
 
+// A variable name an env file can hold (and [containers] env may list): [A-Za-z_][A-Za-z0-9_]*.
+bool IsShellName(const std::string& name);
+
 // Whether `image` matches one of the lab's patterns (shell globs; '*' also matches '/').
 bool ImageAllowed(std::string_view image, const std::vector<std::string>& patterns);
 

@@ -8,13 +8,6 @@ namespace rota::exec {
 
 namespace {
 
-bool ShellName(const std::string& name) {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
 bool Under(const std::string& path, const std::string& dir) {
   return path == dir || (path.starts_with(dir) && (dir == "/" || path[dir.size()] == '/'));
 }
@@ -149,7 +142,7 @@ std::map<std::string, std::string> ContainerEnv(const std::map<std::string, std:
                                                 const std::vector<ContainerMount>& mounts) {
   std::map<std::string, std::string> out;
   for (const auto& [name, value] : env) {
-    if (!ShellName(name) || value.find('\n') != std::string::npos || value.find('\0') != std::string::npos) continue;
+    if (!IsShellName(name) || value.find('\n') != std::string::npos || value.find('\0') != std::string::npos) continue;
     if (name == "HOME" && std::none_of(mounts.begin(), mounts.end(),
                                        [&](const ContainerMount& m) { return Under(value, m.target); })) {
       continue;

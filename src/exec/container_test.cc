@@ -233,6 +233,9 @@ TEST(ContainerEnv, HomeOnlyWhenMountedAndNoLineTheEnvFileCannotHold) {
                            {"/home/anabel", "/home/anabel", false, true, false}});
   EXPECT_EQ(out.count("HOME"), 0u);  // below a mount is not above it, nor a sibling with its prefix
   EXPECT_EQ(EnvFileText({{"A", "1"}, {"E", ""}}), "A=1\nE=\n");
+  EXPECT_TRUE(IsShellName("WANDB_API_KEY"));
+  EXPECT_TRUE(IsShellName("_x1"));
+  for (const char* bad : {"", "1X", "A-B", "a.b", "A B", "Ä"}) EXPECT_FALSE(IsShellName(bad)) << bad;
 }
 
 TEST(ContainerSpecFile, RoundTrip) {
