@@ -123,7 +123,8 @@ class PackageTest(unittest.TestCase):
         cmd = ["chroot", self.root]
         if user:
             cmd += ["runuser", "-u", user, "--"]
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive"}
+        env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+               "DEBIAN_FRONTEND": "noninteractive"}
         return run(*cmd, *argv, check=check, timeout=timeout, env=env)
 
     def path(self, p):
