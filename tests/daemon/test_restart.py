@@ -131,7 +131,7 @@ class LaunchWindowTest(DaemonTest):
     def crash_at_first_launch(self, script, faults):
         self.d.stop()
         self.d.start(wrapper=["strace", "-o", "/dev/null", "-e", "trace=sendmsg,pidfd_open"] + faults)
-        wait_for(lambda: self.standbys() == self.STANDBYS, what="rotad's standby shepherds")
+        self.wait_standbys(self.STANDBYS)
         job = self.d.submit("--", "sh", "-c", script)
         self.d.wait_death()
         return job
@@ -140,6 +140,19 @@ class LaunchWindowTest(DaemonTest):
         pattern = f"rota-shepherd --standby --run-dir {self.d.state}/run$"
         r = subprocess.run(["pgrep", "-c", "-f", pattern], capture_output=True, text=True)
         return int(r.stdout.strip() or 0)
+
+    def wait_standbys(self, n):
+        """Until `n` standby shepherds run (the pool tops up in the background: slow on a loaded
+        machine); a timeout says the counts it saw."""
+        seen = []
+
+        def counted():
+            seen.append(self.standbys())
+            return seen[-1] == n
+        try:
+            wait_for(counted, timeout=60, what=f"{n} standby shepherds")
+        except AssertionError as e:
+            raise AssertionError(f"{e}; the last counts: {seen[-5:]}") from None
 
     def shepherd_runs(self, job):
         pattern = f"rota-shepherd --job {job} --spec {self.d.state}/"
@@ -199,7 +212,7 @@ class LaunchWindowTest(DaemonTest):
         second = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo ran >> runs; " + until("go2"))
         self.assertEqual(self.d.job(second)["state"], "pending")
         # The pool topped up again: four standbys, and the first job's shepherd (one of them before).
-        wait_for(lambda: self.standbys() == self.STANDBYS + 1, what="rotad's standby shepherds")
+        self.wait_standbys(self.STANDBYS + 1)
         with strace_attached([self.d.proc.pid], "-e", "trace=pwrite64", "-e", "inject=pwrite64:signal=SIGKILL:when=1"):
             self.open_gate("go")
             self.d.wait_death()
