@@ -143,8 +143,9 @@ std::map<std::string, std::string> ContainerEnv(const std::map<std::string, std:
   std::map<std::string, std::string> out;
   for (const auto& [name, value] : env) {
     if (!IsShellName(name) || value.find('\n') != std::string::npos || value.find('\0') != std::string::npos) continue;
+    const std::string& path = value;  // a structured binding cannot be captured before C++20's fix
     if (name == "HOME" && std::none_of(mounts.begin(), mounts.end(),
-                                       [&](const ContainerMount& m) { return Under(value, m.target); })) {
+                                       [&](const ContainerMount& m) { return Under(path, m.target); })) {
       continue;
     }
     out[name] = value;
