@@ -1,7 +1,7 @@
 // rota-shepherd's part in container jobs (exec/container.h, docs/design.md "Containers").
 //
 // In the forked child (job_start.cc): Podman and Docker are started as root, so the child does
-// not drop privileges for good. It takes the job's user for file access only (UserForFiles):
+// not drop privileges for good. It takes the job's user for file access only (BecomeUserForFiles):
 // the working directory, the log and the mounts' paths are reached with the user's rights, then
 // it returns to root for the runtime. Apptainer is started as the user, like any job.
 // In the supervisor: the runtime's `rm` for what a SIGKILL to the attached client leaves running.
