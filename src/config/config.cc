@@ -8,6 +8,7 @@
 #include "config/config.h"
 
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -114,6 +115,12 @@ std::vector<std::string> Warnings(const Config& c, MiB server_memory) {
     out.push_back("default_mem_per_gpu = " + FormatMemory(c.default_mem_per_gpu) +
                   " is more than this server's memory (" + FormatMemory(server_memory) +
                   "): jobs that ask for no --mem-per-gpu have no effective host-memory limit");
+  }
+  // A runtime that is not there fails every --image job at its start: said before the students find out.
+  if (c.containers.runtime != exec::ContainerRuntime::kNone && ::access(c.containers.Program().c_str(), X_OK) != 0) {
+    out.push_back("[containers] runtime = \"" + std::string(exec::ContainerRuntimeName(c.containers.runtime)) +
+                  "\", but " + c.containers.Program() +
+                  " is not an executable here: jobs with --image will fail to start (install it, or set program)");
   }
   return out;
 }

@@ -185,6 +185,18 @@ TEST(Config, SamplingHealthAndInventory) {
   EXPECT_NE(m.find("size"), std::string::npos) << m;  // unknown key in [inventory]
 }
 
+TEST(Config, WarnsOfAContainerRuntimeThatIsNotThere) {
+  auto c = ParseConfig("[containers]\nruntime = \"podman\"\nprogram = \"/no/such/podman\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::vector<std::string> w = Warnings(*c, 0);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "[containers] runtime = \"podman\", but /no/such/podman is not an executable here: jobs with "
+                  "--image will fail to start (install it, or set program)");
+  auto there = ParseConfig("[containers]\nruntime = \"podman\"\nprogram = \"/bin/sh\"\n", "rota.toml");
+  ASSERT_TRUE(there.ok());
+  EXPECT_TRUE(Warnings(*there, 0).empty());
+}
+
 TEST(Config, WarnsOfAMemoryDefaultAboveTheServersMemory) {
   auto c = ParseConfig("default_mem_per_gpu = \"32G\"\n", "rota.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
