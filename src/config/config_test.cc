@@ -666,6 +666,9 @@ TEST(Config, Containers) {
   EXPECT_TRUE(k.allow_root);
   EXPECT_EQ(k.env, std::vector<std::string>{"WANDB_API_KEY"});
   EXPECT_EQ(k.gpus, exec::ContainerGpus::kCdi);
+  auto plain = ParseConfig("[containers]\nruntime = \"docker\"\nprogram = \"\"\n", "rota.toml");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();  // "" is the default, as the example file says
+  EXPECT_EQ(plain->containers.Program(), "/usr/bin/docker");
 
   auto bad = ParseConfig(
       "[containers]\nruntime = \"lxc\"\nprogram = \"podman\"\nmounts = [\"data:ro\", \"/a:/\"]\n"

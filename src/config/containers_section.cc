@@ -45,7 +45,7 @@ void ReadContainers(Section& root, Config& config) {
     c.runtime = *r;
   }
   if (auto program = s.String("program")) {
-    if (program->empty() || (*program)[0] != '/') {
+    if (!program->empty() && (*program)[0] != '/') {
       s.Fail(*s.Get("program"), "program", "is not an absolute path (use \"/usr/bin/podman\")");
     } else {
       c.program = *program;
