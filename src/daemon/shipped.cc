@@ -1,4 +1,4 @@
-// Tested by shipped_test.cc and tests/package/test_deb.sh (the packaged rotad finds its page).
+// Tested by shipped_test.cc and tests/daemon/test_package.py (the packaged rotad finds its page).
 #include "daemon/shipped.h"
 
 #include <limits.h>
