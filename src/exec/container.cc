@@ -104,6 +104,7 @@ ContainerMount ForUser(ContainerMount mount, const std::string& user) {
 
 StatusOr<std::string> MountRoot(const std::string& path, const Lstat& lstat) {
   if (path.empty() || path[0] != '/') return InvalidArgument("'" + path + "' is not an absolute path");
+  if (path == "/") return FailedPrecondition("the root directory is not mounted into a container: work in a directory");
   struct stat dir {};
   if (lstat("/", &dir) != 0) return Internal(ErrnoMessage("cannot stat /", errno));
   std::string root;  // "" stands for "/"

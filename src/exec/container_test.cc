@@ -207,6 +207,7 @@ TEST(ContainerMounts, RootIsTheDeepestDirectoryOnlyRootCanMove) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_FALSE(MountRoot("relative/path", t.lstat()).ok());
+  EXPECT_NE(MountRoot("/", t.lstat()).status().message().find("the root directory is not mounted"), std::string::npos);
   EXPECT_FALSE(MountRoot("/home/bob", t.lstat()).ok());  // lstat fails: said, not guessed
 }
 
