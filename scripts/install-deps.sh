@@ -16,7 +16,7 @@ PKGS=(build-essential cmake pkg-config git
       slurmctld slurmd slurm-client munge  # tests/daemon/test_slurm*.py: a real Slurm for the Slurm engine
       iproute2               # tests/daemon/test_slurm_nodes.py: a second node in its own network namespace
       slurmdbd mariadb-server  # tests/daemon/test_slurm_accounting.py: Slurm's accounting (sacct)
-      podman runc catatonit busybox-static  # tests/daemon/test_containers.py: jobs in a real Podman
+      podman runc catatonit netavark busybox-static  # tests/daemon/test_containers.py: jobs in a real Podman
       debhelper lintian debootstrap)  # make deb; tests/daemon/test_package.py installs it in a Debian 12 root
 missing=()
 for p in "${PKGS[@]}"; do
