@@ -154,7 +154,10 @@ std::string Summary(const Config& c) {
   if (!ParseUtcOffset(tz)) tz += p.zone.fixed() ? " (" + FormatUtcOffset(p.zone.OffsetAt(0)) + ")" : " (tz database)";
   return gpus + ", " + std::to_string(c.users.size()) + " users, " + std::to_string(p.quota.role_hours.size()) +
          " roles, " + std::to_string(c.projects.size()) + " projects; policy " + AlgorithmName(p.algorithm) +
-         ", accounts per " + AccountModeName(p.mode) + ", preemption " + preempt + ", timezone " + tz;
+         ", accounts per " + AccountModeName(p.mode) + ", preemption " + preempt + ", timezone " + tz +
+         (c.containers.runtime != exec::ContainerRuntime::kNone
+              ? std::string("; containers: ") + exec::ContainerRuntimeName(c.containers.runtime)
+              : std::string());
 }
 
 }  // namespace rota::config

@@ -639,6 +639,7 @@ TEST(Config, ContainersOffByDefault) {
   auto c = ParseConfig("", "rota.toml");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->containers.runtime, exec::ContainerRuntime::kNone);
+  EXPECT_EQ(Summary(*c).find("containers"), std::string::npos);
   EXPECT_EQ(c->containers.images, std::vector<std::string>{"*"});
   EXPECT_FALSE(c->containers.network);
   EXPECT_FALSE(c->containers.allow_root);
@@ -666,6 +667,7 @@ TEST(Config, Containers) {
   EXPECT_TRUE(k.allow_root);
   EXPECT_EQ(k.env, std::vector<std::string>{"WANDB_API_KEY"});
   EXPECT_EQ(k.gpus, exec::ContainerGpus::kCdi);
+  EXPECT_NE(Summary(*c).find("; containers: podman"), std::string::npos) << Summary(*c);
   auto plain = ParseConfig("[containers]\nruntime = \"docker\"\nprogram = \"\"\n", "rota.toml");
   ASSERT_TRUE(plain.ok()) << plain.status().message();  // "" is the default, as the example file says
   EXPECT_EQ(plain->containers.Program(), "/usr/bin/docker");
