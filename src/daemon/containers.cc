@@ -3,16 +3,6 @@
 
 namespace rota::daemon {
 
-namespace {
-
-std::string List(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-}  // namespace
-
 Status CheckImage(const config::Config& config, const std::string& image, bool root_daemon) {
   const config::ContainersConfig& c = config.containers;
   if (c.runtime == exec::ContainerRuntime::kNone) {
@@ -29,7 +19,7 @@ Status CheckImage(const config::Config& config, const std::string& image, bool r
                               " jobs are started by root and given their user: run without --image");
   }
   if (!exec::ImageAllowed(image, c.images)) {
-    return PermissionDenied("the image " + image + " is not one this lab allows (" + List(c.images) +
+    return PermissionDenied("the image " + image + " is not one this lab allows (" + Join(c.images, ", ") +
                             "); `rota rules` lists them");
   }
   return Status();

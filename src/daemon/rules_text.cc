@@ -363,8 +363,7 @@ RulesSection Containers(const Config& c, bool zh) {
   RulesSection s{"containers", zh ? "容器" : "Containers", {}};
   auto say = [&](std::string text) { s.items.push_back({std::move(text), ""}); };
   const std::string runtime = exec::ContainerRuntimeName(k.runtime);
-  std::string images;
-  for (const std::string& i : k.images) images += (images.empty() ? "" : ", ") + i;
+  const std::string images = Join(k.images, ", ");
   const bool any = k.images.size() == 1 && k.images[0] == "*";
   say(zh ? fmt::format("作业可以在容器镜像里运行（--image，由 {} 启动）。可用的镜像：{}；只能用服务器上已有的镜像，"
                        "需要别的请找{}。",

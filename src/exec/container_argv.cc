@@ -12,12 +12,6 @@ bool Under(const std::string& path, const std::string& dir) {
   return path == dir || (path.starts_with(dir) && (dir == "/" || path[dir.size()] == '/'));
 }
 
-std::string Join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string Ulimit(const char* name, long long soft, long long hard) {
   return std::string(name) + "=" + std::to_string(soft) + ":" + std::to_string(hard);
 }
@@ -78,7 +72,7 @@ std::vector<std::string> ContainerRunArgv(const LaunchSpec& spec, const Containe
     case ContainerRuntime::kDocker:
       RootRuntimeFlags(spec, place, a);
       // The quotes are part of the value: --gpus reads CSV, and a list of devices has commas.
-      if (!c.gpu_ids.empty()) a.insert(a.end(), {"--gpus", "\"device=" + Join(c.gpu_ids, ",") + "\""});
+      if (!c.gpu_ids.empty()) a.insert(a.end(), {"--gpus", "\"device=" + rota::Join(c.gpu_ids, ",") + "\""});
       Mounts(place.mounts, "--volume", a);
       a.insert(a.end(), {"--workdir", spec.cwd});
       break;

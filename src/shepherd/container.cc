@@ -31,10 +31,6 @@ constexpr int kImageCheckMs = 30000;
 std::vector<gid_t> root_groups;
 gid_t root_egid = 0;
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Where NVIDIA's container toolkit writes CDI specs (nvidia-ctk cdi generate).
 bool HasNvidiaCdiSpec() {
   for (const char* dir : {"/etc/cdi", "/var/run/cdi"}) {
@@ -81,7 +77,7 @@ void MoveToRoots(std::vector<exec::ContainerMount>& mounts, std::string& workdir
     const std::string below = m.source.substr(root->size());  // "" or "/exp1"
     m.source = *root;
     if (below.empty()) continue;
-    if (EndsWith(m.target, below) && m.target.size() > below.size()) {
+    if (m.target.ends_with(below) && m.target.size() > below.size()) {
       m.target.resize(m.target.size() - below.size());
     } else if (i == 0) {
       m.target = m.source;  // its unresolved path cannot be rebuilt: run in the resolved one
