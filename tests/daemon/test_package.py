@@ -79,7 +79,9 @@ class PackageTest(unittest.TestCase):
         cls.previous = run(make, BIN, out, PREVIOUS).stdout.strip().splitlines()[-1]
         cls.root = os.path.join(cls.dir, "root")
         cls.mounts = []
-        run("debootstrap", "--variant=minbase", "bookworm", cls.root, debian_mirror(), timeout=1800)
+        # ca-certificates: the root's apt reaches the same mirror, which may be https.
+        run("debootstrap", "--variant=minbase", "--include=ca-certificates", "bookworm", cls.root, debian_mirror(),
+            timeout=1800)
         shutil.copy("/etc/resolv.conf", os.path.join(cls.root, "etc", "resolv.conf"))
         for what, where, opts in (("proc", "proc", ["-t", "proc"]), ("sysfs", "sys", ["-t", "sysfs"]),
                                   ("/dev", "dev", ["--bind"])):
