@@ -14,22 +14,16 @@ std::string ContainersConfig::Program() const {
 namespace internal {
 namespace {
 
-// Each entry of a string array, or an error naming it; `check` says what is wrong ("" = fine).
+// Section::Strings with the example of a good value after each complaint.
 std::vector<std::string> StringList(Section& s, std::string_view key, std::string_view example,
                                     const std::function<std::string(const std::string&)>& check) {
-  std::vector<std::string> out;
-  const toml::array* a = s.Array(key);
-  if (!a) return out;
-  for (const toml::node& n : *a) {
-    const auto* v = n.as_string();
-    const std::string why = v ? check(v->get()) : "is not a string";
-    if (!why.empty()) {
-      s.Fail(n, std::string(key) + " entry", why + " (use " + std::string(example) + ")");
-    } else {
-      out.push_back(v->get());
-    }
-  }
-  return out;
+  return s
+      .Strings(key,
+               [&](const std::string& v) {
+                 const std::string why = check(v);
+                 return why.empty() ? why : why + " (use " + std::string(example) + ")";
+               })
+      .value_or(std::vector<std::string>{});
 }
 
 }  // namespace
@@ -58,11 +52,12 @@ void ReadContainers(Section& root, Config& config) {
       return p.empty() ? "is empty" : "";
     });
   }
-  std::vector<std::string> mounts = StringList(s, "mounts", "[\"/data/datasets:ro\"]", [](const std::string& m) {
+  StringList(s, "mounts", "[\"/data/datasets:ro\"]", [&](const std::string& m) {
     StatusOr<exec::ContainerMount> parsed = exec::ParseContainerMount(m);
-    return parsed.ok() ? std::string() : parsed.status().message();
+    if (!parsed.ok()) return parsed.status().message();
+    c.mounts.push_back(*parsed);
+    return std::string();
   });
-  for (const std::string& m : mounts) c.mounts.push_back(*exec::ParseContainerMount(m));
   if (auto dir = s.String("data_dir")) {
     StatusOr<exec::ContainerMount> parsed = exec::ParseContainerMount(*dir);
     if (dir->find(':') != std::string::npos || !parsed.ok()) {

@@ -24,20 +24,7 @@ namespace {
 std::optional<std::vector<std::string>> Names(Section& s, std::string_view key,
                                               const std::function<bool(const std::string&)>& known,
                                               std::string_view what) {
-  const toml::array* a = s.Array(key);
-  if (!a) return std::nullopt;
-  std::vector<std::string> names;
-  for (const toml::node& n : *a) {
-    const auto* v = n.as_string();
-    if (!v) {
-      s.Fail(n, std::string(key) + " entry", "is not a string");
-    } else if (!known(v->get())) {
-      s.Fail(n, std::string(key) + " entry", std::string(what));
-    } else {
-      names.push_back(v->get());
-    }
-  }
-  return names;
+  return s.Strings(key, [&](const std::string& name) { return known(name) ? std::string() : std::string(what); });
 }
 
 // The value of `key`, or of the file named by `key`_file (its first line); both is an error.

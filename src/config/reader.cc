@@ -167,6 +167,23 @@ const toml::array* Section::Array(std::string_view key) {
   return nullptr;
 }
 
+std::optional<std::vector<std::string>> Section::Strings(
+    std::string_view key, const std::function<std::string(const std::string&)>& check) {
+  const toml::array* a = Array(key);
+  if (!a) return std::nullopt;
+  std::vector<std::string> out;
+  for (const toml::node& n : *a) {
+    const auto* v = n.as_string();
+    const std::string why = v ? check(v->get()) : "is not a string";
+    if (!why.empty()) {
+      Fail(n, std::string(key) + " entry", why);
+    } else {
+      out.push_back(v->get());
+    }
+  }
+  return out;
+}
+
 void Section::Finish() {
   std::string list;
   for (const std::string& k : known_) list += (list.empty() ? "" : ", ") + k;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ class Section {
   std::optional<double> Hours(std::string_view key);
   const toml::table* Table(std::string_view key);
   const toml::array* Array(std::string_view key);
+  // An array of strings, each passed to `check`, which returns "" for a good entry or what is
+  // wrong with it (recorded as "[where] KEY entry VALUE why"); nullopt when the key is absent.
+  std::optional<std::vector<std::string>> Strings(std::string_view key,
+                                                  const std::function<std::string(const std::string&)>& check);
   // One of `choices` (exact, lower case).
   template <typename E>
   std::optional<E> Choice(std::string_view key, const std::vector<std::pair<std::string, E>>& choices);
