@@ -9,6 +9,9 @@
 
 namespace rota::daemon {
 
+// The directory of this program's executable (/proc/self/exe); "." when it cannot be read.
+std::string ProgramDir();
+
 // `built_in`: the compiled-in path; `name`: the file's or directory's name under share/rota.
 std::string ShippedPath(const std::string& built_in, const std::string& name);
 

@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <memory>
 
@@ -23,20 +22,13 @@
 #include "daemon/agent_mode.h"
 #include "daemon/daemon.h"
 #include "daemon/deps.h"
+#include "daemon/shipped.h"
 
 namespace {
 
 bool Exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string SelfDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/'));
 }
 
 std::string UserConfigPath() {
@@ -172,7 +164,7 @@ int main(int argc, char** argv) {
   // rotad starts (/usr/sbin/rotad -> /usr/libexec/rota/rota-shepherd).
   options.shepherd_path = shepherd;
   if (options.shepherd_path.empty()) {
-    const std::string self = SelfDir();
+    const std::string self = rota::daemon::ProgramDir();
     options.shepherd_path = self + "/rota-shepherd";
     const std::string libexec = self.substr(0, self.rfind('/')) + "/libexec/rota/rota-shepherd";
     if (!Exists(options.shepherd_path) && Exists(libexec)) options.shepherd_path = libexec;
