@@ -12,6 +12,13 @@ bool Under(const std::string& path, const std::string& dir) {
   return path == dir || (path.starts_with(dir) && (dir == "/" || path[dir.size()] == '/'));
 }
 
+// The runtime's program and its global options, before any verb.
+std::vector<std::string> Runtime(const ContainerSpec& c) {
+  std::vector<std::string> a = {c.program};
+  a.insert(a.end(), c.global_args.begin(), c.global_args.end());
+  return a;
+}
+
 std::string Ulimit(const char* name, long long soft, long long hard) {
   return std::string(name) + "=" + std::to_string(soft) + ":" + std::to_string(hard);
 }
@@ -56,8 +63,7 @@ std::vector<std::string> GpuDeviceNodes(const std::vector<int>& minors) {
 
 std::vector<std::string> ContainerRunArgv(const LaunchSpec& spec, const ContainerPlace& place) {
   const ContainerSpec& c = spec.container;
-  std::vector<std::string> a = {c.program};
-  a.insert(a.end(), c.global_args.begin(), c.global_args.end());
+  std::vector<std::string> a = Runtime(c);
   switch (c.runtime) {
     case ContainerRuntime::kPodman:
       RootRuntimeFlags(spec, place, a);
@@ -95,8 +101,7 @@ std::vector<std::string> ContainerRunArgv(const LaunchSpec& spec, const Containe
 }
 
 std::vector<std::string> ContainerRemoveArgv(const ContainerSpec& c) {
-  std::vector<std::string> a = {c.program};
-  a.insert(a.end(), c.global_args.begin(), c.global_args.end());
+  std::vector<std::string> a = Runtime(c);
   switch (c.runtime) {
     case ContainerRuntime::kPodman:
       a.insert(a.end(), {"rm", "--force", "--time", "0", "--ignore", c.name});
@@ -112,8 +117,7 @@ std::vector<std::string> ContainerRemoveArgv(const ContainerSpec& c) {
 }
 
 std::vector<std::string> ContainerImageCheckArgv(const ContainerSpec& c) {
-  std::vector<std::string> a = {c.program};
-  a.insert(a.end(), c.global_args.begin(), c.global_args.end());
+  std::vector<std::string> a = Runtime(c);
   switch (c.runtime) {
     case ContainerRuntime::kPodman:
       a.insert(a.end(), {"image", "exists", "--", c.image});

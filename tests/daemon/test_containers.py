@@ -9,6 +9,7 @@ does not allow, missing ones and hostile names are refused with one clear messag
 Docker and Apptainer are not installed here: their command lines are checked against their
 manuals in src/exec/container_test.cc only."""
 import os
+import pwd
 import shutil
 import subprocess
 import tarfile
@@ -110,7 +111,6 @@ class ContainerTest(DaemonTest):
         rec = self.d.wait_state(job, "completed", timeout=60)
         out = self.output(job)
         user = DEFAULT_USER
-        import pwd
         pw = pwd.getpwnam(user)
         self.assertIn("inside the test image\n", out)  # the image's file system, not the host's
         self.assertIn(f"uid={pw.pw_uid} gid={pw.pw_gid}\n", out)  # as its user, never root
@@ -159,7 +159,6 @@ class ContainerTest(DaemonTest):
         # put a symlink in its place, so the mount is the sticky directory itself (root's).
         mine = self.path("mine")
         os.mkdir(mine)
-        import pwd
         pw = pwd.getpwnam(DEFAULT_USER)
         os.chown(mine, pw.pw_uid, pw.pw_gid)
         job = self.d.submit("--image", IMAGE, "--output", self.path("mine.out"), "--", "sh", "-c",
