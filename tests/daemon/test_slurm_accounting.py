@@ -55,6 +55,11 @@ class ForgottenEndsTest(DaemonTest):
         three = self.d.submit("--", "sh", "-c", mark + f"until [ -e {gate} ]; do sleep 0.1; done; exit 3")
         cancelled = self.d.submit("--", "sh", "-c", mark + "sleep 300")
         self.running(three, cancelled)
+        # RUNNING in Slurm is the allocation, not yet the script: a cancel before the script began
+        # would leave nothing to check that it ran once.
+        for job in (three, cancelled):
+            wait_for(lambda: os.path.exists(self.path(f"ran-{job}")), timeout=30,
+                     what=f"rota-{job}'s script to start")
         self.d.kill9()
         open(gate, "w").close()
         self.cluster.run("scancel", "-n", f"rota-{cancelled}")
