@@ -262,7 +262,6 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
   }
   if (Status s = ReadString(j, "image", r.image); !s.ok()) return s;
   if (!r.image.empty()) {
-    if (interactive) return Bad("image", "is for batch jobs (rota submit); rota run and rota shell run on the host");
     if (Status s = CheckImageName(r.image); !s.ok()) return Bad("image", s.message());
   }
   if (!interactive) {

@@ -99,8 +99,11 @@ TEST(JobJsonTest, AnImageIsANameNotAnOption) {
   EXPECT_NE(refusal(std::string(256, 'a')).find("255"), std::string::npos);
   EXPECT_NE(refusal("a\nb").find("only letters"), std::string::npos);
   EXPECT_NE(refusal(7).find("\"image\" must be a string"), std::string::npos);
+  // A session in a container (rota run --image): checked as a batch job's image is.
   json session = {{"cwd", "/home/alice"}, {"image", "pytorch/pytorch"}};
-  EXPECT_NE(Refusal(session, true).find("rota run and rota shell run on the host"), std::string::npos);
+  EXPECT_EQ(JobFromRequest(session, true)->image, "pytorch/pytorch");
+  session["image"] = "-it";
+  EXPECT_NE(Refusal(session, true).find("\"image\" starts with '-'"), std::string::npos);
 }
 
 TEST(JobJsonTest, ASessionNeedsNoCommandAndHasNoOutput) {

@@ -15,11 +15,13 @@ constexpr OpAccess kOwner = OpAccess::kOwner;
 constexpr OpAccess kAdmin = OpAccess::kAdmin;
 
 // name, access, admin_action, read_only, public_read, socket_only
-constexpr std::array<OpInfo, 36> kOps = {{
+constexpr std::array<OpInfo, 38> kOps = {{
     {"hello", kAnyone, "", true, true, ""},
     {"submit", kAnyone, "", false, false, ""},
     {"run", kAnyone, "", false, false, kLiveConnection},
     {"session_end", kOwner, "", false, false, kLiveConnection},
+    {"session_signal", kOwner, "", false, false, kLiveConnection},
+    {"session_attach", kOwner, "", false, false, kLiveConnection},
     {"queue", kAnyone, "", true, true, ""},
     {"show", kOwner, "", true, false, ""},
     {"cancel", kOwner, "", false, false, ""},

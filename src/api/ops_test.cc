@@ -36,7 +36,7 @@ TEST(OpsTest, WhatOnlyAdminsMayDoAndWhatNeedsTheSocket) {
     ASSERT_NE(FindOp(op), nullptr) << op;
     EXPECT_EQ(FindOp(op)->access, OpAccess::kAdmin) << op;
   }
-  for (const char* op : {"run", "session_end", "web_login", "token_create"}) {
+  for (const char* op : {"run", "session_end", "session_signal", "session_attach", "web_login", "token_create"}) {
     EXPECT_FALSE(FindOp(op)->socket_only.empty()) << op;
   }
   EXPECT_TRUE(FindOp("submit")->socket_only.empty());

@@ -57,14 +57,14 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
   c->add_option("--conda", f->conda,
                 "run in this conda (mamba, micromamba) environment: a name, as `conda activate` takes it, or a path")
       ->type_name("ENV");
+  c->add_option("--image", f->image,
+                "run in this container image, with the lab's runtime, as you, with only your GPUs "
+                "(`rota rules` lists the images the lab allows)")
+      ->type_name("IMAGE");
   if (batch) {
     c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")
         ->type_name("FILE");
     c->add_flag("--requeue", f->requeue, "requeue the job when it is preempted instead of ending it");
-    c->add_option("--image", f->image,
-                  "run in this container image, with the lab's runtime, as you, with only your GPUs "
-                  "(`rota rules` lists the images the lab allows)")
-        ->type_name("IMAGE");
   }
 }
 

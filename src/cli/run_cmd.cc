@@ -8,11 +8,19 @@
 // before exec. The child stays in rota's process group, so the terminal's Ctrl-C reaches it
 // directly while rota ignores SIGINT/SIGQUIT (as system() does). Closing the connection is how
 // the daemon learns that a waiting request was given up or that a session ended.
+//
+// In a container (`--image`), the command is not this process's child: rotad's shepherd starts
+// the lab's runtime as root, attached to the descriptors passed with the request (this
+// process's standard input, output and error). rota then only waits: it passes on the signals
+// it gets (the terminal's Ctrl-C when stdin is not one, SIGWINCH for the size) with
+// `session_signal`, attaches again after a lost connection (`session_attach`), and exits with
+// the code of the "ended" event, its terminal's settings put back as they were.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,7 +51,7 @@ class SignalGuard {
  public:
   SignalGuard() {
     sigemptyset(&set_);
-    for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set_, s);
+    for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH}) sigaddset(&set_, s);
     sigprocmask(SIG_BLOCK, &set_, &old_);
     fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   }
@@ -140,7 +148,7 @@ pid_t StartChild(const std::vector<std::string>& command, const nlohmann::json& 
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid != 0) return pid;
-  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::signal(s, SIG_DFL);
+  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGWINCH}) ::signal(s, SIG_DFL);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   UnsetPrefixed(unset);
   for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
@@ -172,6 +180,32 @@ void EndSession(client::Connection& conn, int code) {
   }
 }
 
+// How an attached session's job ended, from its "ended" event (or a `session_attach` reply that
+// says it ended): its exit code, and a line on stderr when it did not simply exit.
+int EndedCode(long long id, const nlohmann::json& m) {
+  const int code = m.value("exit_code", 1);
+  const std::string state = m.value("state", "");
+  if (state != "completed" && !(state == "failed" && m.value("exited", false))) {
+    std::fprintf(stderr, "rota: job %lld %s: %s\n", id, state.empty() ? "ended" : state.c_str(),
+                 m.value("reason", std::string("no reason given")).c_str());
+  }
+  return code;
+}
+
+// The terminal's settings, put back when an attached session ends: the runtime sets its own raw
+// mode and restores it, unless it was killed.
+class TerminalSettings {
+ public:
+  void Save() { saved_ = ::isatty(STDIN_FILENO) && ::tcgetattr(STDIN_FILENO, &mode_) == 0; }
+  ~TerminalSettings() {
+    if (saved_) (void)::tcsetattr(STDIN_FILENO, TCSADRAIN, &mode_);
+  }
+
+ private:
+  termios mode_{};
+  bool saved_ = false;
+};
+
 int ExitCodeOf(int wstatus) {
   if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
   if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
@@ -201,14 +235,20 @@ int RunSession(const ClientOptions& options, client::RequestFlags flags, std::ve
   // A handle on this process goes with the request: rotad moves this process (and so the command,
   // its child) into the job's cgroup, and takes no bare pid for that (docs/security.md, "Sessions").
   // Where pidfds are missing (Linux before 5.3) none is sent, and rotad says why it cannot serve.
+  // In a container, this process's standard input, output and error follow: the runtime's.
   const int self = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
-  auto first = conn->Call({{"op", "run"}, {"job", *job}}, self);
+  std::vector<int> passed;
+  if (self >= 0) passed.push_back(self);
+  if (self >= 0 && !flags.image.empty()) passed.insert(passed.end(), {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO});
+  auto first = conn->Call({{"op", "run"}, {"job", *job}}, passed);
   if (self >= 0) ::close(self);
   if (!first.ok()) return Fail(first.status());
   long long id = first->value("job_id", 0LL);
   std::fprintf(stderr, "rota: job %lld queued\n", id);
 
   pid_t child = -1;
+  bool attached = false;  // in a container: the command runs under rotad, on this terminal
+  TerminalSettings terminal;
   bool connected = true;
   std::string last_waiting;
   // Handles one message from the daemon; returns an exit code when the session must end.
@@ -216,20 +256,28 @@ int RunSession(const ClientOptions& options, client::RequestFlags flags, std::ve
     if (m.contains("ok")) {
       Status st = api::StatusOfReply(m);
       if (!st.ok()) {
-        if (child < 0) return Fail(st);
+        if (child < 0 && !attached) return Fail(st);
         std::fprintf(stderr, "rota: job %lld: %s\n", id, st.message().c_str());
         return std::nullopt;
       }
     }
     std::string event = m.value("event", "");
-    if (event == "waiting" && child < 0) {
+    const bool started = child > 0 || attached;
+    if (event == "waiting" && !started) {
       std::string line = WaitingLine(id, m, Now());
       if (line != last_waiting) std::fprintf(stderr, "%s\n", line.c_str());
       last_waiting = line;
-    } else if (event == "allocated" && child < 0) {
+    } else if (event == "allocated" && !started) {
       std::fprintf(stderr, "%s\n", AllocatedLine(id, m).c_str());
+      if (m.value("attached", false)) {
+        attached = true;
+        terminal.Save();
+        return std::nullopt;
+      }
       child = StartChild(command, m, id, signals.old_mask());
       if (child < 0) return Fail(Internal(std::string("cannot start the command: ") + std::strerror(errno)));
+    } else if (event == "ended" && attached) {
+      return EndedCode(id, m);
     } else if (event == "signal" && child > 0) {
       int sig = m.value("signal", 0);
       if (sig > 0 && sig < 65) ::kill(child, sig);
@@ -238,13 +286,35 @@ int RunSession(const ClientOptions& options, client::RequestFlags flags, std::ve
     }
     return std::nullopt;
   };
+  // An attached session whose connection was lost (rotad restarted): its job runs on under its
+  // shepherd. Attaches again once rotad answers; returns an exit code when the job has ended
+  // meanwhile, or when rotad refuses.
+  auto reattach = [&]() -> std::optional<int> {
+    for (;;) {
+      if (auto again = Connect(options); again.ok()) {
+        auto reply = again->Call({{"op", "session_attach"}, {"job_id", id}});
+        if (reply.ok() && reply->value("event", "") == "ended") return EndedCode(id, *reply);
+        if (reply.ok()) {
+          *conn = std::move(*again);
+          connected = true;
+          std::fprintf(stderr, "rota: job %lld: attached to rotad again\n", id);
+          return std::nullopt;
+        }
+        if (reply.status().code() != StatusCode::kUnavailable) return Fail(reply.status());
+      }
+      // Signals that come meanwhile have no one to go to; rota waits for rotad, as the job does.
+      while (signals.Next() != 0) {
+      }
+      ::usleep(500 * 1000);
+    }
+  };
   // The connection failed: fatal while waiting; while the command runs, a warning.
   auto lost = [&](const Status& st) -> std::optional<int> {
     connected = false;
-    if (child < 0) return Fail(st);
+    if (child < 0 && !attached) return Fail(st);
     std::fprintf(stderr, "rota: warning: lost the connection to rotad (%s); the command keeps running\n",
                  st.message().c_str());
-    return std::nullopt;
+    return attached ? reattach() : std::nullopt;
   };
 
   while (true) {
@@ -268,6 +338,11 @@ int RunSession(const ClientOptions& options, client::RequestFlags flags, std::ve
           if (connected) EndSession(*conn, code);
           return code;
         }
+        if (attached) {  // the command is not this process's child: rotad passes the signal on
+          if (connected) (void)conn->Send({{"op", "session_signal"}, {"signal", sig}});
+          continue;
+        }
+        if (sig == SIGWINCH) continue;  // the command is in the terminal's foreground group: it gets its own
         if (child < 0) {  // still waiting for the allocation: give up (closing the connection cancels)
           std::fprintf(stderr, "\nrota: job %lld: gave up waiting\n", id);
           return 128 + sig;
@@ -319,11 +394,16 @@ void AddRunCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   auto shell = std::make_shared<RunArgs>();
   CLI::App* s = app.add_subcommand("shell", "Wait for GPUs, then start your shell with them");
   s->footer(
-      "Like rota run -- $SHELL -l (your login shell from the password database when SHELL is unset).\n"
-      "Exit the shell to end the session.");
+      "Like rota run -- $SHELL -l (your login shell from the password database when SHELL is unset);\n"
+      "with --image, the image's bash, else its sh. Exit the shell to end the session.");
   AddSocketFlag(s, options);
   AddRequestFlags(s, &shell->flags, /*batch=*/false);
   s->callback([options, shell, exit_code] {
+    if (!shell->flags.image.empty()) {  // the host's shell is not in the image
+      *exit_code = RunSession(*options, shell->flags,
+                              {"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l"});
+      return;
+    }
     StatusOr<std::string> login = LoginShell(*options);
     *exit_code = login.ok() ? RunSession(*options, shell->flags, {*login, "-l"}) : Fail(login.status());
   });

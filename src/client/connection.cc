@@ -74,7 +74,7 @@ StatusOr<Connection> Connection::Open(const std::string& path) {
   return Connection(fd);
 }
 
-Status Connection::Send(const nlohmann::json& request, int pass_fd) {
+Status Connection::Send(const nlohmann::json& request, const std::vector<int>& pass_fds) {
   if (fd_ < 0) return Closed();
   // A copy only to add the version: a submission carries the whole environment.
   const bool add_version = request.is_object() && !request.contains("v");
@@ -99,8 +99,8 @@ Status Connection::Send(const nlohmann::json& request, int pass_fd) {
   size_t sent = 0;
   while (sent < line.size()) {
     ssize_t n;
-    if (sent == 0 && pass_fd >= 0) {
-      n = unixio::SendWithFd(fd_, line.data(), line.size(), pass_fd);
+    if (sent == 0 && !pass_fds.empty()) {
+      n = unixio::SendWithFds(fd_, line.data(), line.size(), pass_fds.data(), pass_fds.size());
     } else {
       n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     }
@@ -187,8 +187,8 @@ StatusOr<nlohmann::json> Connection::Receive(int timeout_ms) {
   }
 }
 
-StatusOr<nlohmann::json> Connection::Call(const nlohmann::json& request, int pass_fd) {
-  Status sent = Send(request, pass_fd);
+StatusOr<nlohmann::json> Connection::Call(const nlohmann::json& request, const std::vector<int>& pass_fds) {
+  Status sent = Send(request, pass_fds);
   if (!sent.ok()) return sent;
   auto reply = Receive(-1);
   if (!reply.ok()) return reply.status();

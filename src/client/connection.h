@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -28,11 +29,12 @@ class Connection {
 
   // Sends `request` (with "v" set to the API version) and reads one reply. A reply with
   // ok=false becomes the Status it carries; Unavailable when the connection failed or closed.
-  // `pass_fd` >= 0: a descriptor passed along with the request (SCM_RIGHTS), for `run`: a pidfd on
-  // this process, which is how rotad knows which process the session is (docs/api.md).
-  StatusOr<nlohmann::json> Call(const nlohmann::json& request, int pass_fd = -1);
-  // Sends one request line ("v" added when missing), with `pass_fd` as Call. Retries partial writes and EINTR.
-  Status Send(const nlohmann::json& request, int pass_fd = -1);
+  // `pass_fds`: descriptors passed along with the request (SCM_RIGHTS; at most unixio::kMaxFds),
+  // for `run`: a pidfd on this process, which is how rotad knows which process the session is,
+  // then for an attached session its standard input, output and error (docs/api.md).
+  StatusOr<nlohmann::json> Call(const nlohmann::json& request, const std::vector<int>& pass_fds = {});
+  // Sends one request line ("v" added when missing), with `pass_fds` as Call. Retries partial writes and EINTR.
+  Status Send(const nlohmann::json& request, const std::vector<int>& pass_fds = {});
   // Reads the next message line, waiting at most `timeout_ms` (-1: forever). A timeout is
   // Unavailable with the message "timed out"; check TimedOut() to tell it apart. The reply is
   // returned as is (ok=false is not turned into an error here).

@@ -249,10 +249,10 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
     }
     job[field] = ids;
   }
+  if (!f.image.empty()) job["image"] = f.image;
   if (!context.interactive) {
     if (!f.output.empty()) job["output"] = f.output;
     if (f.requeue) job["requeue"] = true;
-    if (!f.image.empty()) job["image"] = f.image;
   }
   return job;
 }

@@ -170,7 +170,7 @@ TEST(BuildJobTest, EveryFlag) {
   ASSERT_TRUE(run.ok());
   EXPECT_FALSE(run->contains("output"));
   EXPECT_FALSE(run->contains("requeue"));
-  EXPECT_FALSE(run->contains("image"));
+  EXPECT_EQ(run->at("image"), "docker.io/pytorch/pytorch:2.1");  // rota run --image: attached
 }
 
 TEST(BuildJobTest, MigRequest) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/types.h"
 #include "daemon/server.h"
@@ -30,6 +31,9 @@ struct ActiveJob {
   // A new interactive job: a pidfd on its client, checked to be the caller's (RunSession). Its
   // pid is moved into the job's cgroup only while this shows the process alive.
   std::shared_ptr<exec::UniqueFd> session_process;
+  // An attached session (`rota run --image`): its client's standard input, output and error, as
+  // it passed them, until a launch hands them to the shepherd.
+  std::shared_ptr<std::vector<exec::UniqueFd>> terminal;
   Time term_sent = 0;        // the kill sequence: SIGTERM sent at (0: not yet)
   std::string cancelled_by;  // a running job being cancelled, by whom
   JobId preempted_by = 0;    // a running job being preempted, for whom

@@ -36,10 +36,11 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
   a.rec.placement = cards_.PlacementOf(start.alloc);
   a.rec.preemptible = start.preemptible;
   a.rec.from_pool = start.from_pool;
-  if (a.rec.interactive) {
+  if (a.rec.RunByClient()) {
     setup_.sessions->Start(a, start, now);
     return;
   }
+  if (a.rec.Attached() && !setup_.sessions->StillWaits(a, now)) return;  // its client left: cancelled
   const std::string indices = cards_.IndexList(start.alloc);
   store::StartInfo info;
   info.placement = a.rec.placement;
@@ -72,7 +73,17 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
       spec.env = exec::KeptForContainer(spec.env, config_.containers.env);
     }
   }
-  spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
+  if (a.rec.Attached() && launch_error.empty()) {
+    // Its terminal, as its client passed it; gone only if a launch already took it.
+    if (!a.terminal || a.terminal->size() != 3) {
+      launch_error = "its terminal is gone (start rota run again)";
+    } else {
+      spec.attached = true;
+      for (int i = 0; i < 3; ++i) spec.terminal[i] = (*a.terminal)[static_cast<size_t>(i)].get();
+    }
+  } else {
+    spec.output = api::ExpandOutput(a.rec.output, a.rec.job.id);
+  }
   spec.memory_limit_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);
   const config::LimitsConfig& limits = config_.limits;
   spec.max_processes = limits.job_processes;
@@ -101,6 +112,7 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
   if (launched.ok()) {
     info.pid = launched->pid;
     info.cgroup = launched->cgroup;
+    a.terminal.reset();  // the shepherd has it now
   }
   if (Status s = store_.MarkStarted(a.rec.job.id, info, now); !s.ok()) {
     // Not recorded as started: what was launched is stopped, the job stays pending and is
@@ -126,6 +138,10 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
   // The local engine's shepherd; an engine with no process here (Slurm) says where the job went.
   spdlog::info("job {} ({}) started on GPU {}{}", a.rec.job.id, a.rec.job.user, indices,
                launched->pid > 0 ? " as shepherd " + std::to_string(launched->pid) : std::string());
+  if (a.rec.Attached()) {
+    setup_.sessions->Allocated(a, start);  // its client waits on its terminal: no notice
+    return;
+  }
   setup_.notes->Notify(setup_.notes->JobEvent("job_started", a.rec));
 }
 
@@ -205,7 +221,7 @@ void JobRunner::ApplySignal(const rota::Signal& sig, Time now) {
     spdlog::info("job {}: {}, stopped at {} (it asked for no warning signal)", sig.job, why, sig.kill_at);
     return;
   }
-  if (a.rec.interactive) {
+  if (a.rec.RunByClient()) {
     setup_.sessions->Warn(a, sig.signal, sig.kill_at, preempted);
   } else {
     (void)engine_.Signal(sig.job, sig.signal);
@@ -222,7 +238,7 @@ void JobRunner::ApplyKill(JobId id, Time now) {
 void JobRunner::BeginStop(ActiveJob& a, Time now) {
   if (a.term_sent != 0) return;
   a.term_sent = now;
-  if (a.rec.interactive) {
+  if (a.rec.RunByClient()) {
     setup_.sessions->Term(a);
   } else {
     (void)engine_.Signal(a.rec.job.id, SIGTERM);
@@ -232,7 +248,7 @@ void JobRunner::BeginStop(ActiveJob& a, Time now) {
 void JobRunner::EscalateKills(Time now) {
   for (auto& [id, a] : jobs_) {
     if (a.term_sent == 0 || now < a.term_sent + setup_.kill_wait || !a.Live()) continue;
-    if (a.rec.interactive) {
+    if (a.rec.RunByClient()) {
       setup_.sessions->Kill(a);
       a.term_sent = now;  // again after another kill_wait if the client does not answer
     } else {
@@ -282,10 +298,11 @@ JobRunner::Ending JobRunner::EndJob(ActiveJob& a, const exec::ExitInfo& info, Ti
   Ending e;
   static_cast<JobEnd&>(e) = DecideJobEnd(stop, info);
   e.at = now;
+  e.exit = info;
   setup_.counters->JobEnded(e.requeue ? "requeued" : store::JobStateName(e.state));
   // What the next pass must see at once: the job's GPUs free and its run charged to its owner.
   if (a.released_at == 0) setup_.ledger->Charge(a.rec, now);  // else charged when its cgroup emptied
-  if (a.rec.interactive) setup_.sessions->Ended(a);
+  if (a.rec.RunByClient()) setup_.sessions->Ended(a);
   const JobId id = a.rec.job.id;
   const bool released = a.released_at != 0;
   e.job = jobs_.Take(jobs_.find(id));  // with its session's connection
@@ -307,7 +324,7 @@ void JobRunner::RecordEnd(Ending e) {
   const JobId id = a.rec.job.id;
   // A requeued job launches again under the same id: its last run's files go before the store
   // says it is pending, or a restart would take them for a launch of the new run (FindLaunch).
-  if (e.requeue && !a.rec.interactive) engine_.Forget(id);
+  if (e.requeue && !a.rec.interactive) engine_.Forget(id);  // (a session is never requeued)
   Status s = setup_.ledger->SaveWith(a.rec, e.at, [&] {
     setup_.allocs->SaveMeasures(a);
     Status end = e.requeue ? store_.Requeue(id, e.reason, e.at)
@@ -319,6 +336,8 @@ void JobRunner::RecordEnd(Ending e) {
     }
     return end;
   });
+  // An attached session's client exits with how its job ended (recorded or not: it ended).
+  if (a.rec.Attached()) setup_.sessions->TellEnded(a, e, e.exit);
   if (!s.ok()) {
     // The record stays "running" on disk (a full or broken disk); it has left memory all the
     // same, so its GPUs are not held forever. The next start collects it again from the result
@@ -328,6 +347,7 @@ void JobRunner::RecordEnd(Ending e) {
     return;
   }
   spdlog::info("job {} ({}): {}", id, a.rec.job.user, e.reason);
+  if (a.rec.Attached()) engine_.Forget(id);
   if (a.rec.interactive) return;
   setup_.notes->Wake();  // the notice is committed now: the notifier may read it
   if (!e.requeue) {

@@ -139,6 +139,7 @@ class JobRunner {
   struct Ending : JobEnd {
     ActiveJob job;  // out of the table already
     Time at = 0;
+    JobExit exit;   // how its processes ended, as the engine said
   };
   // Takes `a` out of the table (its GPUs free for the next pass) and charges its run in memory.
   Ending EndJob(ActiveJob& a, const exec::ExitInfo& info, Time now);

@@ -31,6 +31,11 @@ JobId JobTable::SessionOf(ConnId conn) const {
 
 void JobTable::Unbind(ConnId conn) { sessions_.erase(conn); }
 
+void JobTable::Bind(ConnId conn, JobId id) {
+  jobs_.at(id).session = conn;
+  sessions_[conn] = id;
+}
+
 bool JobTable::Awaited(JobId id) const {
   for (const auto& [other, a] : jobs_) {
     if (a.rec.state != store::JobState::kPending) continue;

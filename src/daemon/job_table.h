@@ -54,6 +54,8 @@ class JobTable {
   JobId SessionOf(ConnId conn) const;  // 0: the connection holds none
   // The connection no longer holds its session (closed, or the session ended); the job stays.
   void Unbind(ConnId conn);
+  // Binds `conn` to job `id` (in the table) as its session's connection (`session_attach`).
+  void Bind(ConnId conn, JobId id);
   const std::unordered_map<ConnId, JobId>& sessions() const { return sessions_; }
 
   // Whether a pending job waits for job `id` (--after, --after-ok).

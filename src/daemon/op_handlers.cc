@@ -15,6 +15,10 @@ void Daemon::RegisterOps() {
   });
   pipeline_->Register("session_end",
                       [this](ConnId id, const Caller&, const json& r) { return sessions_->End(id, r); });
+  pipeline_->Register("session_signal",
+                      [this](ConnId id, const Caller&, const json& r) { return sessions_->PassSignal(id, r); });
+  pipeline_->Register("session_attach",
+                      [this](ConnId id, const Caller& c, const json& r) { return sessions_->Attach(c, id, r); });
   pipeline_->Register("queue",
                       [this](ConnId, const Caller& c, const json& r) { return views_->Queue(c, r); });
   pipeline_->Register("show", [this](ConnId, const Caller& c, const json& r) { return views_->Show(c, r); });

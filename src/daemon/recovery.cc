@@ -1,6 +1,7 @@
 // Start-up recovery: rebuild the active jobs from the store and re-adopt what kept running while
 // rotad was down. Batch jobs are found through their shepherds (which record the exit status
-// even with no daemon listening: JobRunner::Adopt); interactive sessions through their client
+// even with no daemon listening: JobRunner::Adopt), and so are sessions in a container, whose
+// clients attach again (`session_attach`); sessions on the host through their client
 // processes (SessionDesk::Adopt). A pending batch job may have been launched by a daemon that
 // died before recording the start: its spec's launch lock tells (Executor::FindLaunch), and the
 // start is recorded from the launch's note (JobRunner::RecoverLaunch).
@@ -21,7 +22,7 @@ Status Daemon::Recover() {
     fresh.rec = std::move(rec);
     Active& a = jobs_.Add(std::move(fresh));
     if (a.rec.state == store::JobState::kPending) {
-      switch (a.rec.interactive ? JobRunner::LaunchOutcome::kNone : runner_->RecoverLaunch(a, now)) {
+      switch (a.rec.RunByClient() ? JobRunner::LaunchOutcome::kNone : runner_->RecoverLaunch(a, now)) {
         case JobRunner::LaunchOutcome::kNone: ++pending; break;
         case JobRunner::LaunchOutcome::kAdopted: ++adopted; break;
         case JobRunner::LaunchOutcome::kEnded: ++ended; break;
@@ -32,7 +33,7 @@ Status Daemon::Recover() {
     StatusOr<std::string> cancel = store_->CancelRequestedBy(id);
     if (cancel.ok()) a.cancelled_by = *cancel;
     // Not adopted: ended, recorded and out of the table.
-    if (a.rec.interactive ? sessions_->Adopt(a, now) : runner_->Adopt(a, now)) {
+    if (a.rec.RunByClient() ? sessions_->Adopt(a, now) : runner_->Adopt(a, now)) {
       ++adopted;
     } else {
       ++ended;

@@ -386,12 +386,13 @@ RulesSection Containers(const Config& c, bool zh) {
   say(zh ? fmt::format("容器里能看到：{}。{}", mounts, k.network ? "可以上网。" : "不能上网。")
          : fmt::format("The container sees {}. {}", mounts,
                        k.network ? "It has the network." : "It has no network."));
+  const std::string example = k.images.empty() || k.images[0].find_first_of("*?[") != std::string::npos
+                                  ? std::string("IMAGE")
+                                  : k.images[0];
   s.items.push_back({zh ? "在容器里运行作业" : "run a job in a container",
-                     "rota submit --image " +
-                         (k.images.empty() || k.images[0].find_first_of("*?[") != std::string::npos
-                              ? std::string("IMAGE")
-                              : k.images[0]) +
-                         " --gpus 1 -- python train.py"});
+                     "rota submit --image " + example + " --gpus 1 -- python train.py"});
+  s.items.push_back({zh ? "在容器里开一个交互式 shell" : "an interactive shell in a container",
+                     "rota shell --image " + example + " --gpus 1"});
   return s;
 }
 

@@ -112,7 +112,8 @@ TEST(RulesText, ContainersOnlyWhereTheLabRunsThemAndWhatTheySee) {
   for (const char* says : {"started by podman", "Images allowed: docker.io/pytorch/*, localhost/lab:1",
                            "never root", "your data directory /data/{user}", "/data/datasets (read-only)",
                            "/scratch/{user} → /scratch", "It has no network.",
-                           "$ rota submit --image IMAGE --gpus 1 -- python train.py"}) {
+                           "$ rota submit --image IMAGE --gpus 1 -- python train.py",
+                           "$ rota shell --image IMAGE --gpus 1"}) {
     EXPECT_TRUE(Has(en, says)) << says << "\n" << en;
   }
   const std::string zh = SectionText(DescribeRules(c, {"alice", false, {}}, "zh"), "containers");

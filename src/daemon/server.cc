@@ -54,7 +54,7 @@ Server::~Server() {
   for (auto& [id, c] : conns_) {
     loop_.Remove(c.fd);
     ::close(c.fd);
-    if (c.passed_fd >= 0) ::close(c.passed_fd);
+    ClosePassed(c);
   }
   if (listen_fd_ >= 0) {
     loop_.Remove(listen_fd_);
@@ -290,19 +290,36 @@ ssize_t Server::Receive(Conn& c, char* buf, size_t size) {
   int fds[unixio::kMaxFds];
   std::size_t nfds = 0;
   const ssize_t n = unixio::ReceiveWithFds(c.fd, buf, size, fds, &nfds);
-  // Of the descriptors received (more were closed by the kernel), the last is kept.
-  for (std::size_t i = 0; i < nfds; ++i) {
-    if (c.passed_fd >= 0) ::close(c.passed_fd);
-    c.passed_fd = fds[i];
+  // The descriptors received with one message (more were closed by the kernel) replace those of
+  // an earlier one.
+  if (nfds > 0) {
+    ClosePassed(c);
+    c.passed.assign(fds, fds + nfds);
   }
   return n;
+}
+
+void Server::ClosePassed(Conn& c) {
+  for (int fd : c.passed) {
+    if (fd >= 0) ::close(fd);
+  }
+  c.passed.clear();
+}
+
+std::vector<int> Server::TakeTerminal(ConnId id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end() || it->second.passed.size() != 4) return {};
+  std::vector<int>& passed = it->second.passed;
+  std::vector<int> out(passed.begin() + 1, passed.end());
+  passed.resize(1);
+  return out;
 }
 
 int Server::TakeProcessHandle(ConnId id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return -1;
   Conn& c = it->second;
-  if (c.passed_fd >= 0) return std::exchange(c.passed_fd, -1);
+  if (!c.passed.empty() && c.passed.front() >= 0) return std::exchange(c.passed.front(), -1);
   int pidfd = -1;
   socklen_t len = sizeof pidfd;
   if (::getsockopt(c.fd, SOL_SOCKET, kSoPeerPidfd, &pidfd, &len) != 0) return -1;  // ENOPROTOOPT before 6.5
@@ -421,7 +438,7 @@ void Server::Drop(ConnId id) {
   Conn& c = it->second;
   loop_.Remove(c.fd);
   ::close(c.fd);
-  if (c.passed_fd >= 0) ::close(c.passed_fd);
+  ClosePassed(c);
   TakeOut(c.peer.uid, c.out.size());
   partial_total_ -= c.in.size();
   if (auto n = per_uid_.find(c.peer.uid); n != per_uid_.end() && --n->second <= 0) per_uid_.erase(n);

@@ -8,8 +8,9 @@
 // - A line longer than api::kMaxLineBytes gets an error reply and the connection is closed once
 //   that reply is written. Replies are written in order.
 // - Handler callbacks may call Send and Close on any connection, including the current one.
-// - A client may pass descriptors with its bytes (SCM_RIGHTS): the last one is kept for
-//   TakeProcessHandle, the others are closed at once; nothing is ever read from them.
+// - A client may pass descriptors with its bytes (SCM_RIGHTS): those of its last message are kept
+//   (up to unixio::kMaxFds), for TakeProcessHandle and TakeTerminal; rotad itself never reads
+//   or writes them.
 //
 // What one client may take (docs/security.md, "Limits"; ServerLimits):
 // - Connections: at most `per_user` of one uid, `total` in all; the last kPrivilegedReserve of
@@ -40,6 +41,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "daemon/event_loop.h"
@@ -112,6 +114,11 @@ class Server {
   // 6.5), else -1. The caller owns it, and must still check whose process it is
   // (exec::PidfdProcessOf): a client may pass any descriptor.
   int TakeProcessHandle(ConnId conn);
+  // An attached session's terminal (`rota run --image`): the three descriptors the client passed
+  // after the pidfd (its standard input, output and error), or none when it passed another
+  // number. The caller owns them; they are handed on to the container's runtime, which reads and
+  // writes them with the rights the client opened them with, nothing more.
+  std::vector<int> TakeTerminal(ConnId conn);
 
  private:
   // Milliseconds on the monotonic clock: the connections' timeouts (a transport's own, not the
@@ -131,10 +138,11 @@ class Server {
     bool held = false;     // SetHeld
     bool want_write = false;
     bool complete_lines = false;  // `in` may hold whole lines not yet handed on
-    int passed_fd = -1;  // the last descriptor the client passed (SCM_RIGHTS); one at most is kept
+    std::vector<int> passed;  // the descriptors passed with the client's last message (SCM_RIGHTS)
     std::int64_t last_read_ms = 0;     // when bytes last came
     std::int64_t partial_since_ms = 0;  // when the unfinished line in `in` began (0: none)
   };
+  static void ClosePassed(Conn& c);
 
   // SO_PEERPIDFD (Linux 6.5), which Debian 12's headers do not name yet.
   static constexpr int kSoPeerPidfd = 77;

@@ -50,6 +50,19 @@ json SessionDesk::Queue(const Caller& caller, ConnId conn, StatusOr<store::JobRe
   if (!pid.ok()) {
     return api::ErrorReply(Status(pid.status().code(), "the session's process: " + pid.status().message()));
   }
+  std::shared_ptr<std::vector<exec::UniqueFd>> terminal;
+  if (rec->Attached()) {
+    // Nothing is read from them here: the runtime, started as root, reads and writes them with
+    // the rights the client opened them with (docs/security.md, "Containers").
+    std::vector<int> fds = setup_.server->TakeTerminal(conn);
+    terminal = std::make_shared<std::vector<exec::UniqueFd>>();
+    for (int fd : fds) terminal->emplace_back(fd);
+    if (terminal->size() != 3) {
+      return api::ErrorReply(FailedPrecondition(
+          "a session in a container runs on the client's terminal: `rota run --image` passes its standard "
+          "input, output and error after the pidfd (docs/api.md, op \"run\"); this client did not"));
+    }
+  }
   const Time now = Now();
   StatusOr<JobId> id = store_.Submit(*rec, now);
   if (!id.ok()) {
@@ -63,6 +76,7 @@ json SessionDesk::Queue(const Caller& caller, ConnId conn, StatusOr<store::JobRe
   a.session = conn;
   a.session_pid = *pid;
   a.session_process = std::move(process);
+  a.terminal = std::move(terminal);
   jobs_.Add(std::move(a));             // bound to its connection
   setup_.server->SetHeld(conn, true);  // a session's connection is quiet while the command runs
   setup_.changed();
@@ -139,19 +153,8 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
   setup_.counters->JobStarted(a.rec.job.submit_time, now);
   json env = json::object();
   for (auto& [k, v] : wrap->env) env[k] = v;
-  json indices = json::array();
-  for (int g : start.alloc.gpus) indices.push_back(cards.gpus()[static_cast<size_t>(g)].index);
-  json allocated = {{"v", api::kVersion},
-                    {"ok", true},
-                    {"event", "allocated"},
-                    {"job_id", id},
-                    {"env", env},
-                    {"gpus", indices},
-                    {"request", api::RequestToJson(a.rec.job.request)},
-                    {"mig_index", a.rec.placement.alloc.mig},
-                    {"gpu_mem", a.rec.placement.alloc.memory},
-                    {"time_limit", a.rec.job.time_limit},
-                    {"preemptible", start.preemptible}};
+  json allocated = AllocatedEvent(a, start);
+  allocated["env"] = env;
   if (!wrap->argv.empty()) {
     allocated["wrap"] = wrap->argv;
     allocated["wrap_tty"] = wrap->tty_argv;
@@ -159,6 +162,106 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
   }
   setup_.server->Send(a.session, allocated);
   spdlog::info("job {} ({}): session started on GPU {}", id, a.rec.job.user, gpus);
+}
+
+json SessionDesk::AllocatedEvent(const ActiveJob& a, const rota::Start& start) const {
+  json indices = json::array();
+  for (int g : start.alloc.gpus) indices.push_back(setup_.cards->gpus()[static_cast<size_t>(g)].index);
+  return {{"v", api::kVersion},
+          {"ok", true},
+          {"event", "allocated"},
+          {"job_id", a.rec.job.id},
+          {"gpus", indices},
+          {"request", api::RequestToJson(a.rec.job.request)},
+          {"mig_index", a.rec.placement.alloc.mig},
+          {"gpu_mem", a.rec.placement.alloc.memory},
+          {"time_limit", a.rec.job.time_limit},
+          {"preemptible", start.preemptible}};
+}
+
+bool SessionDesk::StillWaits(ActiveJob& a, Time now) {
+  // As in Start: a client that exited while it waited leaves its connection to no one of its own.
+  if (a.session_process && !exec::PidfdExited(a.session_process->get())) return true;
+  CancelOrphaned(a, now);
+  return false;
+}
+
+void SessionDesk::Allocated(const ActiveJob& a, const rota::Start& start) {
+  json allocated = AllocatedEvent(a, start);
+  allocated["attached"] = true;
+  setup_.server->Send(a.session, allocated);
+}
+
+namespace {
+
+// The "ended" event of an attached session: how its job ended, and the exit code its client
+// exits with (the command's own; 128 + the signal that killed it; 1 when it did not run).
+json EndedEvent(const store::JobRecord& rec, const JobEnd& end, const JobExit& exit) {
+  const bool exited = exit.kind == JobExit::Kind::kExited;
+  const int code = exited                                  ? exit.exit_code
+                   : exit.kind == JobExit::Kind::kSignalled ? 128 + exit.signal
+                                                            : 1;
+  return {{"v", api::kVersion},   {"ok", true},          {"event", "ended"},
+          {"job_id", rec.job.id}, {"state", store::JobStateName(end.state)},
+          {"reason", end.reason}, {"exit_code", code},   {"exited", exited}};
+}
+
+}  // namespace
+
+void SessionDesk::TellEnded(const ActiveJob& a, const JobEnd& end, const JobExit& exit) {
+  if (a.session == 0) return;  // attached again or not: a client without a connection asks (Attach)
+  setup_.server->Send(a.session, EndedEvent(a.rec, end, exit));
+  setup_.server->CloseAfterWrite(a.session);
+}
+
+json SessionDesk::PassSignal(ConnId conn, const json& request) {
+  const JobId id = jobs_.SessionOf(conn);
+  auto it = jobs_.find(id);
+  if (id == 0 || it == jobs_.end() || !it->second.rec.Attached() || !it->second.Live()) {
+    return api::ErrorReply("failed_precondition", "this connection holds no running session in a container");
+  }
+  const int sig = request.value("signal", 0);
+  // What a terminal or its user sends a foreground program; never SIGKILL or SIGSTOP.
+  if (sig != SIGINT && sig != SIGQUIT && sig != SIGTERM && sig != SIGHUP && sig != SIGWINCH) {
+    return api::ErrorReply("invalid_argument", "\"signal\" must be SIGINT, SIGQUIT, SIGTERM, SIGHUP or SIGWINCH");
+  }
+  if (Status s = setup_.engine->Signal(id, sig); !s.ok()) return api::ErrorReply(s);
+  return api::OkReply();
+}
+
+json SessionDesk::Attach(const Caller& caller, ConnId conn, const json& request) {
+  if (jobs_.SessionOf(conn) != 0) return api::ErrorReply("failed_precondition", "this connection holds a session already");
+  const auto field = request.find("job_id");
+  if (field == request.end() || !field->is_number_integer() || field->get<std::int64_t>() <= 0) {
+    return api::ErrorReply("invalid_argument", "\"job_id\" must be a job id");
+  }
+  const JobId id = field->get<JobId>();
+  const std::string missing = "no session in a container " + std::to_string(id) + " of yours";
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    // Ended while its client was away: its record says how (the exit code is the recorded one).
+    StatusOr<store::JobRecord> rec = store_.Get(id);
+    if (!rec.ok() || rec->uid != caller.uid || !rec->Attached() || rec->state == store::JobState::kPending ||
+        rec->state == store::JobState::kRunning) {
+      return api::ErrorReply("not_found", missing);
+    }
+    JobEnd end;
+    end.state = rec->state;
+    end.reason = rec->end_reason;
+    JobExit exit;
+    exit.kind = rec->exit_code ? JobExit::Kind::kExited : JobExit::Kind::kStartFailed;
+    exit.exit_code = rec->exit_code.value_or(0);
+    return EndedEvent(*rec, end, exit);
+  }
+  ActiveJob& a = it->second;
+  if (a.rec.uid != caller.uid || !a.rec.Attached() || a.rec.state != store::JobState::kRunning) {
+    return api::ErrorReply("not_found", missing);
+  }
+  if (a.session != 0) return api::ErrorReply("failed_precondition", "job " + std::to_string(id) + " is attached already");
+  jobs_.Bind(conn, id);
+  setup_.server->SetHeld(conn, true);
+  spdlog::info("job {} ({}): its client attached again", id, a.rec.job.user);
+  return api::OkReply({{"job_id", id}, {"event", "attached"}});
 }
 
 void SessionDesk::CancelOrphaned(ActiveJob& a, Time now) {
@@ -247,6 +350,9 @@ json SessionDesk::End(ConnId conn, const json& request) {
   }
   ActiveJob& a = it->second;
   const Time now = Now();
+  if (a.rec.Attached() && a.rec.state == store::JobState::kRunning) {
+    return api::ErrorReply("failed_precondition", "a session in a container ends when its command does");
+  }
   if (a.rec.state == store::JobState::kPending) {
     if (Status st = store_.Cancel(a.rec.job.id, a.rec.job.user, now, "Session ended before its allocation");
         !st.ok()) {
@@ -288,6 +394,19 @@ void SessionDesk::Closed(ConnId conn) {
       return;
     }
     jobs_.Take(it);
+    return;
+  }
+  if (a.rec.Attached()) {
+    a.session = 0;  // a client that attaches again binds another connection
+    // Its client is gone (killed, its terminal closed): stopped as its owner's cancel would, so
+    // a restart finishes the stop. The runtime stays on the terminal until then.
+    if (!a.Live() || !a.cancelled_by.empty()) return;
+    if (Status s = store_.MarkCancelRequested(id, a.rec.job.user, now); !s.ok()) {
+      spdlog::error("job {}: its client left, but its cancel cannot be recorded: {}", id, s.message());
+    }
+    a.cancelled_by = a.rec.job.user;
+    spdlog::info("job {} ({}): its client left; stopping the container", id, a.rec.job.user);
+    setup_.stop(a, now);
     return;
   }
   // The terminal closed with the command still holding the allocation: stop what is left.

@@ -1,6 +1,8 @@
 // The interactive sessions' part of the daemon (`rota run`, `rota shell`): the client runs the
 // command itself, as the user it already is; the daemon holds the GPUs for it and talks to it
-// over its connection. This part owns what only sessions have: the client process (held by a
+// over its connection. A session in a container (`--image`) is attached instead: the engine
+// runs it like a batch job (JobRunner), on the terminal its client passed; this part keeps its
+// connection (allocated, ended, signals passed on, attached again after a restart). This part owns what only sessions have: the client process (held by a
 // pidfd proven to be the caller's, moved into the job's cgroup at the start), the connection's
 // events (queued, waiting with position and expected start, allocated, signal, kill, cancelled),
 // the session's end (said by the client, or its connection closed), the re-adoption of a running
@@ -69,8 +71,16 @@ class SessionDesk {
   nlohmann::json Queue(const Caller& caller, ConnId conn, StatusOr<store::JobRecord> rec);
   // `session_end`: the client says its command ended (with its exit code).
   nlohmann::json End(ConnId conn, const nlohmann::json& request);
-  // The connection closed: a pending session is cancelled, a running one stopped and ended.
+  // The connection closed: a pending session is cancelled, a running one stopped and ended (an
+  // attached one stopped as if its owner cancelled it).
   void Closed(ConnId conn);
+  // `session_signal`: an attached session's client passes on a signal it got (Ctrl-C when its
+  // input is not a terminal, the terminal's size changing): sent to its job through the engine.
+  nlohmann::json PassSignal(ConnId conn, const nlohmann::json& request);
+  // `session_attach`: the client of an attached session whose connection was lost (rotad
+  // restarted) binds this connection to its job again; a job that has ended meanwhile is
+  // answered with its "ended" event.
+  nlohmann::json Attach(const Caller& caller, ConnId conn, const nlohmann::json& request);
 
   // ---- With the scheduler ----
   // The scheduler started session `a` on `start.alloc` (its placement set): the client moved
@@ -79,6 +89,14 @@ class SessionDesk {
   void Start(ActiveJob& a, const rota::Start& start, Time now);
   // The waiting sessions' clients told their place and expected start, when they changed.
   void SendWaitingUpdates();
+  // An attached session about to start: false when its client exited while it waited (then it
+  // is cancelled here).
+  bool StillWaits(ActiveJob& a, Time now);
+  // An attached session started by the engine: its client told its cards and limit.
+  void Allocated(const ActiveJob& a, const rota::Start& start);
+  // An attached session ended as `end` says (its processes as `exit`): its client told, for its
+  // exit code, and its connection closed.
+  void TellEnded(const ActiveJob& a, const JobEnd& end, const JobExit& exit);
   // Cgroups of ended sessions whose last process has left: removed.
   void RemoveStaleCgroups();
 
@@ -103,6 +121,8 @@ class SessionDesk {
  private:
   Time Now() const { return clock_->Now(); }
   void CancelOrphaned(ActiveJob& a, Time now);
+  // The "allocated" event: where a session runs, for its client.
+  nlohmann::json AllocatedEvent(const ActiveJob& a, const rota::Start& start) const;
   // A running session that ends here, not through the daemon's end of a job (its connection
   // closed, its client gone while rotad was away): charged, recorded Cancelled with `why` and
   // `actor` in the commit of its charge, its cgroup removed once empty, out of the table.

@@ -29,6 +29,8 @@ void RootRuntimeFlags(const LaunchSpec& spec, const ContainerPlace& place, std::
   a.insert(a.end(), {"run", "--rm", "--name", c.name, "--label", "rota.job=" + std::to_string(spec.job_id)});
   // An init as PID 1 passes the signals on (a shell as PID 1 would ignore SIGTERM) and reaps.
   a.insert(a.end(), {"--init", "--pull", "never", "--log-driver", "none"});
+  if (place.input) a.push_back("--interactive");
+  if (place.tty) a.push_back("--tty");
   a.insert(a.end(), {"--security-opt", "no-new-privileges", "--cap-drop", "all"});
   if (c.as_owner) {
     a.insert(a.end(), {"--user", std::to_string(spec.uid) + ":" + std::to_string(spec.gid)});

@@ -22,6 +22,10 @@ struct ContainerPlace {
   // The job's resource limits (--ulimit), soft and hard; 0 = leave the runtime's default.
   long long nofile_soft = 0, nofile_hard = 0;
   long long nproc_soft = 0, nproc_hard = 0;
+  // An attached job (LaunchSpec::attached): its input stays open (-i), and on a terminal the
+  // container gets one of its own (-t), which the runtime relays to the owner's.
+  bool input = false;
+  bool tty = false;
 };
 
 // The device nodes a Podman job on cards with these minors gets without CDI: its cards' and the

@@ -41,7 +41,14 @@ Status CheckSpec(const LaunchSpec& spec) {
   if (spec.job_id <= 0) return InvalidArgument("job id must be positive");
   if (spec.argv.empty() || spec.argv[0].empty()) return InvalidArgument("empty command");
   if (spec.cwd.empty() || spec.cwd[0] != '/') return InvalidArgument("working directory must be absolute: '" + spec.cwd + "'");
-  if (spec.output.empty() || spec.output[0] != '/') return InvalidArgument("output must be an absolute path: '" + spec.output + "'");
+  if (spec.attached) {
+    if (spec.container.runtime == ContainerRuntime::kNone) return InvalidArgument("only a container job is attached");
+    for (int fd : spec.terminal) {
+      if (fd < 0) return InvalidArgument("an attached job needs its terminal's three descriptors");
+    }
+  } else if (spec.output.empty() || spec.output[0] != '/') {
+    return InvalidArgument("output must be an absolute path: '" + spec.output + "'");
+  }
   if (spec.memory_limit_bytes < 0) return InvalidArgument("negative memory limit");
   if (spec.max_processes < 0 || spec.max_open_files < 0 || spec.cpu_weight < 0 || spec.cpu_weight > 10000) {
     return InvalidArgument("limits out of range");
@@ -78,8 +85,10 @@ struct SpawnSetup {
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
-// `standby_fd` >= 0 becomes the shepherd's descriptor 3 (a standby reads its job there).
-StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args, int standby_fd = -1) {
+// `standby_fd` >= 0 becomes the shepherd's descriptor 3 (a standby reads its job there);
+// `stdio` (an attached job's terminal), when given, its 0, 1 and 2 instead of /dev/null.
+StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args, int standby_fd = -1,
+                              const int* stdio = nullptr) {
   SpawnSetup s;
   sigset_t defaults, blocked;
   sigemptyset(&defaults);
@@ -89,9 +98,13 @@ StatusOr<pid_t> SpawnShepherd(const std::vector<std::string>& args, int standby_
   int err = posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   if (err == 0) err = posix_spawnattr_setsigmask(&s.attr, &blocked);
   if (err == 0) err = posix_spawnattr_setsigdefault(&s.attr, &defaults);
-  if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
-  if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);
-  if (err == 0) err = posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
+  if (stdio != nullptr) {  // rotad's own 0, 1, 2 are open: the passed descriptors are above them
+    for (int i = 0; i < 3 && err == 0; ++i) err = posix_spawn_file_actions_adddup2(&s.actions, stdio[i], i);
+  } else {
+    if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+    if (err == 0) err = posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);
+    if (err == 0) err = posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
+  }
   if (err == 0 && standby_fd >= 0) err = posix_spawn_file_actions_adddup2(&s.actions, standby_fd, 3);
   if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&s.actions, standby_fd >= 0 ? 4 : 3);
   if (err != 0) return Internal(ErrnoMessage("cannot prepare posix_spawn", err));
@@ -244,13 +257,15 @@ StatusOr<Launched> Executor::Launch(const LaunchSpec& spec) {
     return s;
   }
   Launched launched;
-  if (HandToStandby(spec.job_id, job.token, &launched)) {
+  // A standby's descriptors are set: an attached job's shepherd is started with its terminal.
+  if (!spec.attached && HandToStandby(spec.job_id, job.token, &launched)) {
     children_.insert(launched.pid);
     shepherds_[spec.job_id] = launched.pid;
     launched.cgroup = job.cgroup;
     return launched;
   }
-  StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir, job.token));
+  StatusOr<pid_t> pid = SpawnShepherd(ShepherdArgs(options_.shepherd_path, spec.job_id, spec_path, options_.run_dir, job.token),
+                                      -1, spec.attached ? spec.terminal : nullptr);
   if (!pid.ok()) {
     undo();
     return pid.status();

@@ -51,6 +51,12 @@ struct LaunchSpec {
   std::string cwd;                   // absolute
   std::map<std::string, std::string> env;  // the complete environment (caller adds CUDA vars)
   std::string output;                // absolute path of the log; stdout+stderr appended
+  // Attached to its owner's terminal (`rota run --image`): the job's standard input, output and
+  // error are the descriptors its client passed (`terminal`, which Launch hands the shepherd as
+  // its own 0, 1 and 2; not in the spec file), and `output` names no log. Only for a container:
+  // its root-started runtime is what reads and writes them, never a process of the user's.
+  bool attached = false;
+  int terminal[3] = {-1, -1, -1};
   std::int64_t memory_limit_bytes = 0;     // host memory limit (cgroup memory.max); 0 = none
   // Processes of the job (pids.max where the cgroup has it, else RLIMIT_NPROC of its user), open
   // files of each process (RLIMIT_NOFILE) and its CPU weight (cpu.weight where the cgroup has it);

@@ -85,6 +85,7 @@ std::string SpecToJson(const JobSpec& spec) {
             {"cgroup", spec.cgroup},
             {"token", spec.token}};
   if (l.container.runtime != ContainerRuntime::kNone) j["container"] = ContainerToJson(l.container);
+  if (l.attached) j["attached"] = true;
   return j.dump();
 }
 
@@ -111,6 +112,7 @@ StatusOr<JobSpec> SpecFromJson(const std::string& text) {
     l.cpu_weight = j.value("cpu_weight", 0);
     l.processes_in_cgroup = j.value("processes_in_cgroup", false);
     l.note = j.value("note", std::string());
+    l.attached = j.value("attached", false);
     if (auto c = j.find("container"); c != j.end()) {
       StatusOr<ContainerSpec> container = ContainerFromJson(*c);
       if (!container.ok()) return container.status();

@@ -189,6 +189,8 @@ ContainerExec PrepareContainer(const exec::LaunchSpec& spec, int error_fd, bool 
     if (stat(node.c_str(), &st) == 0) place.device_nodes.push_back(node);
   }
   Limits(spec, place);
+  place.input = spec.attached;
+  place.tty = spec.attached && isatty(0) == 1;
   const std::map<std::string, std::string> env = exec::ContainerEnv(spec.env, place.mounts);
   ContainerExec out;
   if (exec::StartedByRoot(c.runtime)) {

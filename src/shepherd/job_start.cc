@@ -120,6 +120,29 @@ void SetLimits(const exec::LaunchSpec& spec, int error_fd) {
   set(RLIMIT_NOFILE, spec.max_open_files, "open files");
 }
 
+// Standard input from /dev/null, output and error appended to the job's log, opened as its user.
+void OpenLog(const exec::LaunchSpec& spec, int error_fd) {
+  int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
+  // Job ids are predictable: another user may have made the file first in a directory both can
+  // write (world-writable, so that they can read what the job writes). A regular file must be the
+  // owner's own, and not writable by everyone; a device such as /dev/null is what it is.
+  struct stat st {};
+  if (fstat(out, &st) != 0) FailErrno(error_fd, "cannot check output " + spec.output, errno);
+  if (S_ISREG(st.st_mode) && st.st_uid != spec.uid) {
+    Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
+                       spec.user + ": someone else made it; remove it or choose another --output");
+  }
+  if (S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH) != 0) {
+    Fail(error_fd, "the output file " + spec.output + " is writable by everyone; chmod o-w it or choose another --output");
+  }
+  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0) FailErrno(error_fd, "cannot open /dev/null", errno);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) FailErrno(error_fd, "dup2", errno);
+  if (in > 2) close(in);
+  if (out > 2) close(out);
+}
+
 }  // namespace
 
 void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::optional<int> nice) {
@@ -146,25 +169,8 @@ void RunJobChild(const PreparedJob& job, int error_fd, bool join_cgroup, std::op
   }
   if (chdir(spec.cwd.c_str()) != 0) FailErrno(error_fd, "cannot chdir to " + spec.cwd, errno);
   umask(022);
-  int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
-  // Job ids are predictable: another user may have made the file first in a directory both can
-  // write (world-writable, so that they can read what the job writes). A regular file must be the
-  // owner's own, and not writable by everyone; a device such as /dev/null is what it is.
-  struct stat st {};
-  if (fstat(out, &st) != 0) FailErrno(error_fd, "cannot check output " + spec.output, errno);
-  if (S_ISREG(st.st_mode) && st.st_uid != spec.uid) {
-    Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
-                       spec.user + ": someone else made it; remove it or choose another --output");
-  }
-  if (S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH) != 0) {
-    Fail(error_fd, "the output file " + spec.output + " is writable by everyone; chmod o-w it or choose another --output");
-  }
-  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (in < 0) FailErrno(error_fd, "cannot open /dev/null", errno);
-  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) FailErrno(error_fd, "dup2", errno);
-  if (in > 2) close(in);
-  if (out > 2) close(out);
+  // An attached job's 0, 1 and 2 are the shepherd's own: its owner's terminal (LaunchSpec::attached).
+  if (!spec.attached) OpenLog(spec, error_fd);
 
   if (spec.container.runtime != exec::ContainerRuntime::kNone) {
     const ContainerExec run = PrepareContainer(spec, error_fd, root_launch);

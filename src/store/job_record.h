@@ -60,7 +60,10 @@ struct JobRecord {
   std::string cwd;                         // submit directory
   std::map<std::string, std::string> env;  // environment captured at submit
   std::string output;                      // log file path ("%j" stands for the job id)
-  bool interactive = false;                // `rota run`/`rota shell`: the client runs the command
+  // `rota run`/`rota shell`: a session, whose output goes to its owner's terminal. On the host the
+  // client runs the command (RunByClient); in a container (`--image`) the engine does, as for
+  // a batch job, attached to the terminal the client passed.
+  bool interactive = false;
   std::string image;                       // the container image it runs in ("" = none: on the host)
 
   // Lifecycle.
@@ -86,6 +89,10 @@ struct JobRecord {
   RunningJob ToRunningJob() const;
   // What JobStore::MarkStarted wrote, applied to this in-memory copy.
   void Started(const StartInfo& start, Time now);
+  // A session whose command its client runs (on the host), not the engine.
+  bool RunByClient() const { return interactive && image.empty(); }
+  // A session in a container: the engine runs it attached to its owner's terminal.
+  bool Attached() const { return interactive && !image.empty(); }
 };
 
 // One line of the audit trail: a state change (or a signal, from running to running).

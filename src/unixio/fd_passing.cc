@@ -8,22 +8,30 @@
 
 namespace rota::unixio {
 
-ssize_t SendWithFd(int sock, const void* data, std::size_t size, int fd) {
+ssize_t SendWithFds(int sock, const void* data, std::size_t size, const int* fds, std::size_t nfds) {
+  if (nfds > kMaxFds) {
+    errno = EINVAL;
+    return -1;
+  }
   iovec iov{const_cast<void*>(data), size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  if (fd >= 0) {
+  if (nfds > 0) {
     msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
     cmsghdr* h = CMSG_FIRSTHDR(&msg);
     h->cmsg_level = SOL_SOCKET;
     h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    std::memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
   }
   return ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+ssize_t SendWithFd(int sock, const void* data, std::size_t size, int fd) {
+  return SendWithFds(sock, data, size, &fd, fd >= 0 ? 1 : 0);
 }
 
 ssize_t ReceiveWithFds(int sock, void* buf, std::size_t size, int (&fds)[kMaxFds], std::size_t* nfds) {

@@ -4,20 +4,30 @@ image the test imports from a root file system it makes of busybox (there is no 
 from): the job runs in the image as its user, with its GPUs' variables and only the variables a
 container should get, in its working directory; signals reach the process in the container;
 cancel stops the container, also one that ignores SIGTERM; nothing is left behind; images the lab
-does not allow, missing ones and hostile names are refused with one clear message.
+does not allow, missing ones and hostile names are refused with one clear message. `rota run
+--image` runs the container attached to the client's terminal (a real pseudo-terminal here) or
+its pipes, passes Ctrl-C on, stops the container when the client goes, and attaches again after
+rotad restarts.
 
 Docker and Apptainer are not installed here: their command lines are checked against their
 manuals in src/exec/container_test.cc only."""
+import fcntl
+import json
 import os
+import pty
 import pwd
+import select
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
+import termios
+import time
 import unittest
 import uuid
 
-from harness import DEFAULT_USER, IS_ROOT, SMALL_CLUSTER, DaemonTest, wait_for
+from harness import DEFAULT_USER, IS_ROOT, SMALL_CLUSTER, DaemonTest, as_user, wait_for
 from test_gpus import FakeNvmlTest
 
 PODMAN = shutil.which("podman") or "/usr/bin/podman"
@@ -28,8 +38,10 @@ APPLETS = ["sh", "id", "cat", "sleep", "env", "ls", "echo", "pwd", "grep", "touc
 
 
 def podman(*args, check=True):
-    return subprocess.run([PODMAN] + RUNTIME_ARGS + list(args), capture_output=True, text=True, check=check,
-                          timeout=120)
+    r = subprocess.run([PODMAN] + RUNTIME_ARGS + list(args), capture_output=True, text=True, timeout=120)
+    if check and r.returncode != 0:
+        raise AssertionError(f"podman {' '.join(args)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    return r
 
 
 def make_image():
@@ -192,6 +204,255 @@ class ContainerTest(DaemonTest):
         self.assertEqual(self.output(job), "inside the test image\n")
 
 
+PROTOCOL_CLIENT = r"""
+import json, os, signal, socket, sys
+
+path, job = sys.argv[1], json.loads(sys.argv[2])
+me = os.pidfd_open(os.getpid())
+got = {}
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(60)
+    s.connect(path)
+    return s, s.makefile("rb")
+
+def send(s, request, fds=()):
+    data = (json.dumps(dict(request, v=1)) + "\n").encode()
+    if fds:
+        socket.send_fds(s, [data], list(fds))
+    else:
+        s.sendall(data)
+
+def reply(f):
+    return json.loads(f.readline())
+
+s, f = connect()
+send(s, {"op": "run", "job": job}, [me])
+got["no_terminal"] = reply(f)
+job_out, from_job = os.pipe()
+job_in, to_job = os.pipe()
+s, f = connect()
+send(s, {"op": "run", "job": job}, [me, job_in, from_job, from_job])
+os.close(job_in)
+os.close(from_job)
+job_id = reply(f)["job_id"]
+while (m := reply(f)).get("event") != "allocated":
+    pass
+got["allocated"] = m
+send(s, {"op": "session_signal", "signal": signal.SIGKILL})
+got["sigkill"] = reply(f)
+send(s, {"op": "session_end", "exit_code": 0})
+got["session_end"] = reply(f)
+other, g = connect()
+send(other, {"op": "session_attach", "job_id": job_id})
+got["attach_taken"] = reply(g)
+send(other, {"op": "session_attach", "job_id": job_id + 100})
+got["attach_other"] = reply(g)
+send(other, {"op": "session_signal", "signal": signal.SIGINT})
+got["signal_elsewhere"] = reply(g)
+os.write(to_job, b"through the container\n")
+os.close(to_job)
+got["ended"] = reply(f)
+with os.fdopen(job_out, "rb") as out:
+    got["output"] = out.read().decode()
+got["closed_after"] = f.readline() == b""
+send(other, {"op": "session_attach", "job_id": job_id})
+got["attach_late"] = reply(g)
+print(json.dumps(got))
+"""
+
+
+class Terminal:
+    """`rota ARGS` as the test user on a new pseudo-terminal (its controlling terminal, as a
+    login's would be): what it writes is read from the other side, what the test types is
+    written there."""
+
+    def __init__(self, argv, env, cwd):
+        self.master, slave = pty.openpty()
+
+        def controlling():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+                                     preexec_fn=controlling)
+        os.close(slave)
+        self.seen = b""
+
+    def read_until(self, text, timeout=60):
+        deadline = time.time() + timeout
+        while text.encode() not in self.seen:
+            left = deadline - time.time()
+            if left <= 0:
+                raise AssertionError(f"{text!r} never came on the terminal; it showed:\n{self.text()}")
+            if select.select([self.master], [], [], min(left, 0.5))[0]:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:  # EIO: every holder of the other side has closed it
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"{text!r} never came on the terminal; it showed:\n{self.text()}")
+                self.seen += chunk
+        return self.text()
+
+    def type(self, text):
+        os.write(self.master, text.encode())
+
+    def text(self):
+        return self.seen.decode(errors="replace").replace("\r\n", "\n")
+
+    def wait(self, timeout=60):
+        try:
+            code = self.proc.wait(timeout=timeout)
+        finally:
+            while select.select([self.master], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.seen += chunk
+        return code
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+@unittest.skipUnless(IS_ROOT, "Podman runs jobs' containers as root, and the test users need root")
+class AttachedContainerTest(DaemonTest):
+    """`rota run --image`: the lab's runtime, started by rotad's shepherd as root, on the client's
+    own terminal."""
+    CONFIG = SMALL_CLUSTER + containers_section()
+
+    def terminal(self, *args):
+        t = Terminal(self.d.command(*args), dict(os.environ, **self.d.client_env(), TERM="xterm"), self.d.dir)
+        self.addCleanup(t.close)
+        return t
+
+    def session_job(self):
+        return wait_for(lambda: (self.d.sessions() or [None])[0], timeout=30, what="the session")["id"]
+
+    def test_a_session_in_a_container_runs_on_the_users_terminal(self):
+        t = self.terminal("run", "--image", IMAGE, "--gpus", "1", "--", "sh", "-c",
+                          "test -t 0 && echo on-a-terminal; cat /etc/rota-image; echo uid=$(id -u) "
+                          "gpus=$CUDA_VISIBLE_DEVICES; read line; echo got=$line; exit 3")
+        t.read_until("on-a-terminal")
+        t.read_until("gpus=")
+        t.type("hello from the keyboard\n")
+        self.assertEqual(t.wait(), 3)  # the command's exit code is rota's
+        out = t.text()
+        self.assertIn("inside the test image", out)
+        self.assertIn(f"uid={pwd.getpwnam(DEFAULT_USER).pw_uid} ", out)  # as its user, never root
+        self.assertIn("got=hello from the keyboard", out)
+        self.assertIn("running on gpu", out)  # rota's own line, before the container took the terminal
+        rec = self.d.show(self.d.sessions()[0]["id"] if self.d.sessions() else self.last_job())["job"]
+        self.assertEqual((rec["state"], rec["exit_code"], rec["interactive"], rec["image"]), ("failed", 3, True, IMAGE))
+        self.assertTrue(rec["gpu_uuids"][0] in out)
+        self.assertEqual(containers_of(rec["id"]), [])  # removed at its end
+        # The terminal is a terminal again, not left in the runtime's raw mode.
+        self.assertTrue(termios.tcgetattr(t.master)[3] & termios.ECHO)
+
+    def last_job(self):
+        return max(j["id"] for j in self.d.api({"op": "history", "all": True})["jobs"])
+
+    def test_input_from_a_pipe_and_ctrl_c_reach_the_command(self):
+        r = self.d.rota("run", "--image", IMAGE, "--", "sh", "-c", "cat; echo end", input="one\ntwo\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "one\ntwo\nend\n")
+        out = self.path("ctrl-c.out")
+        with open(out, "w") as f:
+            os.chmod(out, 0o666)
+            p = subprocess.Popen(self.d.command("run", "--image", IMAGE, "--", "sh", "-c",
+                                                "trap 'echo got INT; exit 5' INT; echo started; "
+                                                "while true; do sleep 0.1; done"),
+                                 stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, **self.d.client_env()), cwd=self.d.dir)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        wait_for(lambda: "started" in self.read(out), timeout=60, what="the container to start")
+        p.send_signal(signal.SIGINT)  # what the terminal sends the foreground group on Ctrl-C
+        self.assertEqual(p.wait(timeout=60), 5)
+        self.assertIn("got INT", self.read(out))
+
+    def test_a_client_that_goes_away_stops_its_container(self):
+        p = self.d.start_rota("run", "--image", IMAGE, "--", "sh", "-c", "echo started; exec sleep 3023")
+        job = self.session_job()
+        self.d.wait_state(job, "running", timeout=60)
+        wait_for(lambda: pids_of("sleep 3023"), timeout=60, what="the container's process")
+        p.kill()  # the user's terminal is gone, with its client
+        p.wait()
+        rec = self.d.wait_state(job, "cancelled", timeout=60)
+        self.assertIn(DEFAULT_USER, rec["end_reason"])
+        wait_for(lambda: containers_of(job) == [], timeout=30, what="the container to be removed")
+        self.assertEqual(pids_of("sleep 3023"), [])
+
+    def test_after_rotad_restarts_the_client_attaches_again_and_gets_the_end(self):
+        gate = self.path("go-attached")
+        out = self.path("attached.out")
+        with open(out, "w") as f:
+            os.chmod(out, 0o666)
+            p = subprocess.Popen(self.d.command("run", "--image", IMAGE, "--", "sh", "-c",
+                                                f"echo started; until [ -e {gate} ]; do sleep 0.1; done; "
+                                                "echo after-the-restart; exit 4"),
+                                 stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, **self.d.client_env()), cwd=self.d.dir)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        job = self.session_job()
+        wait_for(lambda: "started" in self.read(out), timeout=60, what="the container to start")
+        self.d.kill9()
+        self.d.start()
+        wait_for(lambda: "attached to rotad again" in self.read(out), timeout=30, what="the client to attach again")
+        open(gate, "w").close()
+        self.assertEqual(p.wait(timeout=60), 4)
+        self.assertIn("after-the-restart", self.read(out))
+        self.assertEqual(self.d.job(job)["exit_code"], 4)
+
+    def test_a_shell_in_a_container_is_the_images_own(self):
+        t = self.terminal("shell", "--image", IMAGE)
+        t.read_until("running on")
+        t.type("cat /etc/rota-image; exit 6\n")
+        self.assertEqual(t.wait(), 6)
+        self.assertIn("inside the test image", t.text())
+
+    def test_the_protocol_of_an_attached_session_refuses_what_it_must(self):
+        # A client of its own (PROTOCOL_CLIENT), run as the test user: what rota run does, and
+        # what it must not be able to do.
+        script = self.path("attached_client.py")
+        with open(script, "w") as f:
+            f.write(PROTOCOL_CLIENT)
+        job = {"cwd": self.d.dir, "command": ["cat"], "image": IMAGE, "env": {"PATH": "/bin"}}
+        r = subprocess.run(as_user(DEFAULT_USER, ["python3", script, self.d.socket, json.dumps(job)], {}),
+                           capture_output=True, text=True, timeout=120, cwd=self.d.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        # Only the pidfd: a container session needs the terminal it runs on.
+        self.assertEqual(got["no_terminal"]["error"]["code"], "failed_precondition")
+        self.assertIn("this client did not", got["no_terminal"]["error"]["message"])
+        self.assertTrue(got["allocated"]["attached"])
+        self.assertNotIn("env", got["allocated"])
+        self.assertIn("must be SIGINT", got["sigkill"]["error"]["message"])
+        self.assertEqual(got["session_end"]["error"]["code"], "failed_precondition")
+        # Another connection cannot take it, nor reach what is not a container session of the user's.
+        self.assertIn("attached already", got["attach_taken"]["error"]["message"])
+        self.assertEqual(got["attach_other"]["error"]["code"], "not_found")
+        self.assertEqual(got["signal_elsewhere"]["error"]["code"], "failed_precondition")
+        ended = got["ended"]
+        self.assertEqual((ended["event"], ended["state"], ended["exit_code"]), ("ended", "completed", 0))
+        self.assertEqual(got["output"], "through the container\n")  # `cat` in the container, pipe to pipe
+        self.assertTrue(got["closed_after"])
+        late = got["attach_late"]  # the end, from the record, for a client that comes back after it
+        self.assertEqual((late["event"], late["state"], late["exit_code"]), ("ended", "completed", 0))
+
+    def test_a_missing_image_fails_the_session_with_the_reason(self):
+        r = self.d.rota("run", "--image", "localhost/rota-it-never-imported:2", "--", "true", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the image localhost/rota-it-never-imported:2 is not on this machine", r.stderr)
+
+
 @unittest.skipUnless(IS_ROOT, "Podman runs jobs' containers as root")
 class ContainerGpuProcessTest(FakeNvmlTest):
     """The fake NVML reports a container's process (by its pid on the host) on the job's card:
@@ -217,7 +478,8 @@ class ContainerGpuProcessTest(FakeNvmlTest):
     def test_a_container_started_by_hand_is_an_outside_process(self):
         # `podman run --gpus all` by hand, as the lab's documents show: not Rota's, so reported.
         name = f"rota-it-by-hand-{uuid.uuid4().hex[:8]}"
-        podman("run", "--detach", "--name", name, "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1000:1000",
+        # (No network: the default one needs iptables, which a machine may lack; GPUs are the point.)
+        podman("run", "--detach", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1000:1000",
                IMAGE, "sleep", "3019")
         self.addCleanup(podman, "rm", "--force", "--time", "0", name, check=False)
         pid = wait_for(lambda: (pids_of("sleep 3019") or [None])[0], timeout=30, what="the hand-made container")
