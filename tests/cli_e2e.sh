@@ -144,5 +144,12 @@ warnings=$(groff -man -Tutf8 -ww -z "$tmp/rotad.8" 2>&1)
 [ $rc -eq 0 ] && grep -q '^.TH ROTAD 8' "$tmp/rotad.8" && grep -q '^.B \\-\\-state\\-dir' "$tmp/rotad.8" && [ -z "$warnings" ]
 check "rotad --manpage: section 8, its options, no groff warning: $warnings" $?
 
+# rota run --image runs the container on the client's own descriptors: one that is closed is said
+# at once, before any connection (no daemon is needed to see it).
+err=$(ROTA_SOCKET="$tmp/none.sock" "$ROTA" run --image localhost/x:1 -- true 2>&1 <&-)
+rc=$?
+[ $rc -eq 2 ] && printf '%s' "$err" | grep -q 'standard input, output and error must be open (descriptor 0 is closed)'
+check "rota run --image with stdin closed: exit 2, says which (rc $rc: $err)" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

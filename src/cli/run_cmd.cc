@@ -15,6 +15,7 @@
 // it gets (the terminal's Ctrl-C when stdin is not one, SIGWINCH for the size) with
 // `session_signal`, attaches again after a lost connection (`session_attach`), and exits with
 // the code of the "ended" event, its terminal's settings put back as they were.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -227,6 +228,12 @@ int RunSession(const ClientOptions& options, client::RequestFlags flags, std::ve
   }
   auto job = client::BuildJob(flags, context);
   if (!job.ok()) return Fail(job.status());
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (!flags.image.empty() && ::fcntl(fd, F_GETFD) < 0) {  // what the container would run on
+      return Fail(InvalidArgument("rota run --image runs the container on this terminal: its standard input, "
+                                  "output and error must be open (descriptor " + std::to_string(fd) + " is closed)"));
+    }
+  }
 
   SignalGuard signals;
   if (signals.fd() < 0) return Fail(Internal(std::string("cannot open a signalfd: ") + std::strerror(errno)));

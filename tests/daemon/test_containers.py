@@ -19,6 +19,7 @@ import pwd
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import tarfile
 import tempfile
@@ -34,7 +35,7 @@ PODMAN = shutil.which("podman") or "/usr/bin/podman"
 RUNTIME_ARGS = ["--runtime", "runc", "--cgroup-manager", "cgroupfs"]
 # One image per run of this file, so that runs side by side never remove each other's.
 IMAGE = f"localhost/rota-it-busybox:{uuid.uuid4().hex[:8]}"
-APPLETS = ["sh", "id", "cat", "sleep", "env", "ls", "echo", "pwd", "grep", "touch", "stat", "true"]
+APPLETS = ["sh", "id", "cat", "sleep", "env", "ls", "echo", "pwd", "grep", "touch", "stat", "true", "stty"]
 
 
 def podman(*args, check=True):
@@ -296,6 +297,10 @@ class Terminal:
                 self.seen += chunk
         return self.text()
 
+    def resize(self, rows, cols):
+        """The window's new size: the kernel tells the terminal's foreground group (SIGWINCH)."""
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
     def type(self, text):
         os.write(self.master, text.encode())
 
@@ -410,6 +415,17 @@ class AttachedContainerTest(DaemonTest):
         self.assertEqual(p.wait(timeout=60), 4)
         self.assertIn("after-the-restart", self.read(out))
         self.assertEqual(self.d.job(job)["exit_code"], 4)
+
+    def test_the_window_size_reaches_the_container_and_follows_its_changes(self):
+        t = self.terminal("run", "--image", IMAGE, "--", "sh", "-c",
+                          "echo size $(stty size); read x; echo size $(stty size)")
+        t.resize(33, 101)  # before the container starts: it takes the terminal's size then
+        t.read_until("size 33 101")
+        t.resize(40, 120)  # rota gets SIGWINCH and passes it on; the runtime resizes the container's
+        time.sleep(1)
+        t.type("\n")
+        t.read_until("size 40 120")
+        self.assertEqual(t.wait(), 0)
 
     def test_a_shell_in_a_container_is_the_images_own(self):
         t = self.terminal("shell", "--image", IMAGE)
