@@ -160,6 +160,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
     out["command"] = r.command;
     out["cwd"] = r.cwd;
     if (!r.image.empty()) out["image"] = r.image;
+    if (r.deadline > 0) out["deadline"] = r.deadline;
     out["output"] = r.interactive ? std::string() : ExpandOutput(r.output, j.id);
   }
   if (!r.engine_job.empty()) out["engine_job"] = r.engine_job;
@@ -260,6 +261,10 @@ StatusOr<store::JobRecord> JobFromRequest(const json& j, bool interactive) {
       list->push_back(a.get<JobId>());
     }
   }
+  // Unix seconds: admission reads what people type ("2026-12-10", "fri 18:00") in the lab's zone.
+  std::int64_t deadline = 0;
+  if (Status s = ReadInt(j, "deadline", 0, std::int64_t{1} << 40, deadline); !s.ok()) return s;
+  r.deadline = deadline;
   if (Status s = ReadString(j, "image", r.image); !s.ok()) return s;
   if (!r.image.empty()) {
     if (Status s = CheckImageName(r.image); !s.ok()) return Bad("image", s.message());

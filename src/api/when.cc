@@ -359,6 +359,15 @@ StatusOr<Time> ParseWeek(std::string_view text, Time now, const Zone& zone) {
   return zone.FromLocal((day - weekday) * kDay);
 }
 
+StatusOr<Time> ParseDeadline(std::string_view text, Time now, const Zone& zone) {
+  // No time of day written (no colon, half- or full-width): first as that day's end.
+  if (text.find(':') == std::string_view::npos && text.find("\uFF1A") == std::string_view::npos) {
+    StatusOr<Time> end_of_day = ParseWhen(std::string(text) + " 24:00", now, zone);
+    if (end_of_day.ok()) return end_of_day;
+  }
+  return ParseWhen(text, now, zone);
+}
+
 StatusOr<Time> ParseSince(std::string_view text, Time now, const Zone& zone) {
   const std::string_view trimmed = TrimAscii(text);
   // A number and a unit: how long ago. ParseDuration also reads "14:00" and "90" (Slurm's

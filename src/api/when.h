@@ -46,6 +46,12 @@ StatusOr<Time> ParseWhen(std::string_view text, Time now, const Zone& zone, Time
 // "11-01", "mon" and "tomorrow" as days to come) is refused, naming the instant it was read as.
 StatusOr<Time> ParseSince(std::string_view text, Time now, const Zone& zone);
 
+// Reads a job's deadline (`rota submit --deadline TEXT`) in ParseWhen's forms, where a day given
+// without a time of day ("2026-12-10", "12-10", "fri", "明天") means the end of that day (its
+// 24:00): work due on the 10th may run through the 10th. Errors as ParseWhen's; whether the
+// instant has passed is the caller's to say.
+StatusOr<Time> ParseDeadline(std::string_view text, Time now, const Zone& zone);
+
 // The week `rota bookings --week TEXT` shows, as its Monday 00:00 in the zone: "" or "this" (the
 // week of now), "next", "last", or any day of it as ParseWhen reads days ("2026-12-01", "12-01"
 // (the next such day), "today", "tomorrow", "mon", "12月1日"). The week after it starts at

@@ -260,6 +260,29 @@ TEST(WhenTest, SinceNamesItsOwnFormsWhenUnreadable) {
 }
 
 // FormatLocal's own cases are in core/civil_date_test.cc; here, what it writes reads back.
+TEST(WhenTest, ADeadlineWithoutATimeOfDayIsTheEndOfThatDay) {
+  auto deadline = [](std::string_view text) {
+    StatusOr<Time> t = ParseDeadline(text, kNow, kCst);
+    EXPECT_TRUE(t.ok()) << text << ": " << t.status().message();
+    return t.ok() ? *t : 0;
+  };
+  EXPECT_EQ(deadline("2026-12-10"), Dec(10, 0, 0, kCst));  // 12-10 24:00 is 12-11 00:00
+  EXPECT_EQ(deadline("12-10"), Dec(10, 0, 0, kCst));
+  EXPECT_EQ(deadline("2026年12月10日"), Dec(10, 0, 0, kCst));
+  EXPECT_EQ(deadline("tomorrow"), Dec(1, 0, 0, kCst));      // now is Monday 11-30: Tuesday's end
+  EXPECT_EQ(deadline("明天"), Dec(1, 0, 0, kCst));
+  EXPECT_EQ(deadline("fri"), Dec(4, 0, 0, kCst));           // Friday 12-04's end
+  // A time of day is taken as written, in every form ParseWhen reads.
+  EXPECT_EQ(deadline("2026-12-10 18:00"), Dec(9, 18, 0, kCst));
+  EXPECT_EQ(deadline("明天 14点"), Dec(0, 14, 0, kCst));
+  EXPECT_EQ(deadline("14点"), Dec(-1, 14, 0, kCst));
+  EXPECT_EQ(deadline("1796083200"), kDec1);
+  StatusOr<Time> bad = ParseDeadline("next week", kNow, kCst);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cannot read \"next week\""), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseDeadline("2026-02-30", kNow, kCst).ok());
+}
+
 TEST(WhenTest, FormatLocalReadsBack) {
   for (int offset : {0, kCst, -5 * 3600, 19800}) {
     for (Time t = kDec1 - 400 * kDay; t < kDec1 + 800 * kDay; t += 7 * kHour + 13 * kMinute) {

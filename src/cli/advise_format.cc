@@ -61,6 +61,15 @@ std::string FormatAdvice(const nlohmann::json& reply) {
       out += head + ": no start can be foreseen yet (the jobs ahead or the cards do not allow one).\n";
     }
     out += "  The lab's backlog ahead of it: " + Hours(Num(j, "backlog_gpu_hours")) + " GPU-hours.\n";
+    if (Int(j, "deadline") > 0) {
+      const Duration limit = static_cast<Duration>(std::llround(Num(j, "hours") * 3600));
+      out += "  Its deadline, " + FormatLocalTime(Int(j, "deadline")) +
+             (!Bool(j, "deadline_at_risk") ? ", is within reach: it should end by " +
+                                                 FormatLocalTime(Int(j, "expected_start") + limit) + " at the latest.\n"
+              : known ? ", is at risk: started then, it may run until " +
+                            FormatLocalTime(Int(j, "expected_start") + limit) + " (its time limit).\n"
+                      : ", is at risk: no start can be foreseen.\n");
+    }
     const std::string what = std::to_string(Int(j, "cards")) + " x " + Str(j, "gpu_model", "GPU") + " for " +
                              FormatDuration(static_cast<Duration>(std::llround(Num(j, "hours") * 3600))) +
                              " (its time limit)";
@@ -69,6 +78,8 @@ std::string FormatAdvice(const nlohmann::json& reply) {
       out += "  That is within " + FormatDuration(threshold) + ": waiting is the better deal.\n";
       continue;
     }
+    if (Bool(j, "deadline_at_risk") && known && Int(j, "wait_seconds") <= threshold)
+      out += "  The wait is short, but not short enough for the deadline.\n";
     if (options.empty()) {
       out += "  The price table has no instance with " + Str(j, "gpu_model", "these cards") +
              ": ask the admins to add one.\n";

@@ -58,6 +58,30 @@ TEST_F(AdviseFormatTest, WaitingUnforeseenNotWaitingAndNoTable) {
   EXPECT_NE(FormatAdvice({{"jobs", {almost}}}).find("ahead of it: 4 GPU-hours.\n"), std::string::npos);
 }
 
+TEST_F(AdviseFormatTest, ADeadlineAtRiskIsSaidAndAdvisedOnEvenForAShortWait) {
+  json job = Job(true);  // expected 2026-12-04 16:00 (UTC), 6 h limit: it may run until 22:00
+  job["wait_seconds"] = 3600;
+  job["deadline"] = 1796400000 + 4 * 3600;
+  job["deadline_at_risk"] = true;
+  const std::string text = FormatAdvice({{"threshold_seconds", 86400}, {"jobs", {job}}});
+  EXPECT_NE(text.find("  Its deadline, 2026-12-04 20:00, is at risk: started then, it may run until 2026-12-04 22:00 "
+                      "(its time limit).\n  The wait is short, but not short enough for the deadline.\n  Renting 2 x"),
+            std::string::npos)
+      << text;
+  json fine = Job(false);
+  fine["deadline"] = 1796400000 + 7 * 3600;
+  fine["deadline_at_risk"] = false;
+  EXPECT_NE(FormatAdvice({{"threshold_seconds", 86400}, {"jobs", {fine}}})
+                .find("  Its deadline, 2026-12-04 23:00, is within reach: it should end by 2026-12-04 22:00 at the "
+                      "latest.\n  That is within"),
+            std::string::npos);
+  json unforeseen = Job(true);
+  unforeseen["expected_start"] = nullptr;
+  unforeseen["deadline"] = 1796400000;
+  unforeseen["deadline_at_risk"] = true;
+  EXPECT_NE(FormatAdvice({{"jobs", {unforeseen}}}).find("is at risk: no start can be foreseen.\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace advise_format_test
 }  // namespace rota::cli

@@ -65,6 +65,10 @@ void AddRequestFlags(CLI::App* c, client::RequestFlags* f, bool batch) {
     c->add_option("--output", f->output, "the output file; %j is the job id (default <cwd>/rota-%j.out)")
         ->type_name("FILE");
     c->add_flag("--requeue", f->requeue, "requeue the job when it is preempted instead of ending it");
+    c->add_option("--deadline", f->deadline,
+                  "when you need the results: 2026-12-10 (the end of that day), \"fri 18:00\"; "
+                  "rota advise warns when the job may miss it (it changes no priority)")
+        ->type_name("WHEN");
   }
 }
 

@@ -143,6 +143,29 @@ std::string StartCell(const json& job) {
   return (estimated ? "~" : "") + FormatLocalTime(expected);
 }
 
+std::string DeadlineText(const json& job, Time now) {
+  const Time deadline = Int(job, "deadline");
+  if (deadline <= 0) return "";
+  const std::string when = FormatLocalTime(deadline);
+  const std::string state = Str(job, "state");
+  const Duration limit = Int(job, "time_limit");
+  if (state == "pending") {
+    const Time start = Int(Obj(job, "pending"), "expected_start");
+    if (start <= 0) return when + (deadline <= now ? " (passed)" : " (at risk: no start can be foreseen yet)");
+    if (start + limit > deadline)
+      return when + " (at risk: if it starts when expected it may run until " + FormatLocalTime(start + limit) +
+             ", its time limit)";
+    return when + " (on track: expected to end by " + FormatLocalTime(start + limit) + " at the latest)";
+  }
+  if (state == "running") {
+    const Time end = Int(job, "start_time") + limit;
+    if (end > deadline) return when + " (at risk: it may run until " + FormatLocalTime(end) + ", its time limit)";
+    return when + " (on track: it ends by " + FormatLocalTime(end) + " at the latest)";
+  }
+  const Time ended = Int(job, "end_time");
+  return when + (ended > deadline ? " (missed: ended " + FormatLocalTime(ended) + ")" : " (met)");
+}
+
 std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start) {
   std::vector<std::string> header = {"JOBID", "USER", "TIER", "NAME", "ST", "TIME", "GPUS", "WHERE(REASON)"};
   if (with_start) header.push_back("START");
@@ -214,6 +237,7 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   add("Request", req);
   if (Int(job, "mem_per_gpu") > 0) add("MemPerGpu", FormatMemory(Int(job, "mem_per_gpu")));
   add("TimeLimit", Int(job, "time_limit") > 0 ? FormatElapsed(Int(job, "time_limit")) : "-");
+  if (std::string deadline = DeadlineText(job, now); !deadline.empty()) add("Deadline", deadline);
   add("Interactive", job.value("interactive", false) ? "yes" : "no");
   add("Signal",
       SignalText(Int(job, "signal")) +

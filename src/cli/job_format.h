@@ -31,6 +31,10 @@ std::string ReasonLabel(const std::string& reason);
 // "-" when unknown; the start time of a running job.
 std::string StartCell(const nlohmann::json& job);
 
+// A job's deadline and whether it may miss it, judged on time limits (an upper bound: there is
+// no runtime prediction yet): "2026-12-10 24:00 (at risk: ...)"; "" without a deadline.
+std::string DeadlineText(const nlohmann::json& job, Time now);
+
 // `rota queue`: JOBID USER TIER NAME ST TIME GPUS WHERE(REASON) [START], aligned by display width.
 // NAME is cut at 20 columns.
 std::string RenderQueue(const std::vector<nlohmann::json>& jobs, Time now, bool with_start);

@@ -81,6 +81,33 @@ TEST_F(JobFormatTest, LocalTimes) {
   EXPECT_EQ(FormatShortTime(kNow + 86400, kNow), "2025-11-30 08:06");
 }
 
+TEST_F(JobFormatTest, DeadlinesSayWhetherTheTimeLimitCouldMissThem) {
+  const Time deadline = kNow + 10 * 3600;  // 2025-11-29 18:06
+  json p = Pending("bert", "resources");
+  p["time_limit"] = 4 * 3600;
+  EXPECT_EQ(DeadlineText(p, kNow), "");  // none asked
+  p["deadline"] = deadline;
+  EXPECT_EQ(DeadlineText(p, kNow), "2025-11-29 18:06 (at risk: no start can be foreseen yet)");
+  p["pending"]["expected_start"] = kNow + 7 * 3600;  // 15:06, plus 4 h: 19:06
+  EXPECT_EQ(DeadlineText(p, kNow),
+            "2025-11-29 18:06 (at risk: if it starts when expected it may run until 2025-11-29 19:06, its time limit)");
+  p["pending"]["expected_start"] = kNow + 6 * 3600;  // exactly at the deadline: on track
+  EXPECT_EQ(DeadlineText(p, kNow), "2025-11-29 18:06 (on track: expected to end by 2025-11-29 18:06 at the latest)");
+  json r = Running();
+  r["time_limit"] = 12 * 3600;  // started 1:02:03 ago
+  r["deadline"] = deadline;
+  EXPECT_EQ(DeadlineText(r, kNow), "2025-11-29 18:06 (at risk: it may run until 2025-11-29 19:04, its time limit)");
+  json done = Running();
+  done["state"] = "completed";
+  done["deadline"] = deadline;
+  done["end_time"] = deadline + 60;
+  EXPECT_EQ(DeadlineText(done, kNow), "2025-11-29 18:06 (missed: ended 2025-11-29 18:07)");
+  done["end_time"] = deadline;
+  EXPECT_EQ(DeadlineText(done, kNow), "2025-11-29 18:06 (met)");
+  EXPECT_NE(RenderShow(r, json::array(), kNow).find("\nDeadline: 2025-11-29 18:06 (at risk"), std::string::npos)
+      << RenderShow(r, json::array(), kNow);
+}
+
 TEST_F(JobFormatTest, StateCodes) {
   json j = Running();
   EXPECT_EQ(StateCode(j), "R");

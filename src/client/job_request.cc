@@ -61,6 +61,7 @@ RequestFlags MergeFlags(const RequestFlags& base, const RequestFlags& o) {
   take(r.output, o.output);
   take(r.conda, o.conda);
   take(r.image, o.image);
+  take(r.deadline, o.deadline);
   r.requeue = base.requeue || o.requeue;
   return r;
 }
@@ -126,6 +127,7 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
       {"--signal", &RequestFlags::signal}, {"--after", &RequestFlags::after},
       {"--after-ok", &RequestFlags::after_ok}, {"--output", &RequestFlags::output},
       {"--conda", &RequestFlags::conda},       {"--image", &RequestFlags::image},
+      {"--deadline", &RequestFlags::deadline},
   };
   for (size_t i = 0; i < words.size(); ++i) {
     std::string word = words[i];
@@ -155,7 +157,8 @@ StatusOr<RequestFlags> ParseDirectiveWords(const std::vector<std::string>& words
     if (!known) {
       return InvalidArgument(where + ": unknown #ROTA option \"" + words[i] +
                              "\" (known: --gpus, --gpu-mem, --mig, --time, --tier, --project, --name, "
-                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --conda, --image, --requeue)");
+                             "--mem-per-gpu, --signal, --after, --after-ok, --output, --conda, --image, --deadline, "
+                             "--requeue)");
     }
   }
   return f;
@@ -251,6 +254,7 @@ StatusOr<nlohmann::json> BuildJob(const RequestFlags& f, const JobContext& conte
   }
   if (!f.image.empty()) job["image"] = f.image;
   if (!context.interactive) {
+    if (!f.deadline.empty()) job["deadline"] = f.deadline;
     if (!f.output.empty()) job["output"] = f.output;
     if (f.requeue) job["requeue"] = true;
   }

@@ -29,7 +29,8 @@ struct RequestFlags {
   std::string after_ok;     // --after-ok 12,13
   std::string output;       // --output FILE (submit only)
   std::string conda;        // --conda ENV (client/conda.h: applied to the context before BuildJob)
-  std::string image;        // --image IMAGE (submit only: a container the lab's runtime starts)
+  std::string image;        // --image IMAGE (a container the lab's runtime starts)
+  std::string deadline;     // --deadline WHEN (submit only: when the results are needed; read by rotad)
   bool requeue = false;     // --requeue (submit only)
 };
 

@@ -11,7 +11,9 @@
 
 #include "api/job_json.h"
 #include "api/protocol.h"
+#include "api/when.h"
 #include "core/capacity.h"
+#include "core/civil_date.h"
 #include "daemon/containers.h"
 
 namespace rota::daemon {
@@ -64,8 +66,23 @@ StatusOr<store::JobRecord> Admission::Prepare(const Caller& caller, const json& 
     return FailedPrecondition("this connection already holds a session");
   auto job = request.find("job");
   if (job == request.end()) return InvalidArgument("the request has no \"job\"");
-  StatusOr<store::JobRecord> rec = api::JobFromRequest(*job, interactive);
+  // A deadline as people type it is read here, in the lab's zone (a copy of the job only then).
+  const Time now = Now();
+  json read_deadline;
+  const json* fields = &*job;
+  if (auto d = job->find("deadline"); job->is_object() && d != job->end() && d->is_string()) {
+    StatusOr<Time> when = api::ParseDeadline(d->get<std::string>(), now, config_.policy.zone);
+    if (!when.ok()) return InvalidArgument("--deadline: " + when.status().message());
+    read_deadline = *job;
+    read_deadline["deadline"] = *when;
+    fields = &read_deadline;
+  }
+  StatusOr<store::JobRecord> rec = api::JobFromRequest(*fields, interactive);
   if (!rec.ok()) return rec.status();
+  if (rec->deadline > 0 && rec->deadline <= now) {
+    return InvalidArgument("the deadline " + FormatLocal(rec->deadline, config_.policy.zone) +
+                           " has passed (a deadline says when the job's results are needed)");
+  }
   if (caller.uid == 0 && !setup_.user_mode && !config_.allow_root_jobs) {
     return PermissionDenied(
         "rotad does not run jobs as root; submit as the user the job should run as "

@@ -112,8 +112,17 @@ json Daemon::Advise(const Caller& caller, const json& request) {
     j["cards"] = cards;
     j["gpu_model"] = model;
     j["hours"] = hours;
-    // Renting is worth a thought when the wait passes the threshold, or nobody can say when it ends.
-    j["advise"] = expected == kNever || expected - now > config_.advice.wait_threshold;
+    // A deadline is at risk when the job, started when expected, could run past it on its time
+    // limit (an upper bound: runtimes are not predicted yet), or when no start can be foreseen.
+    bool at_risk = false;
+    if (rec.deadline > 0) {
+      at_risk = expected == kNever || expected + rec.job.time_limit > rec.deadline;
+      j["deadline"] = rec.deadline;
+      j["deadline_at_risk"] = at_risk;
+    }
+    // Renting is worth a thought when the wait passes the threshold, or nobody can say when it
+    // ends, or the owner's deadline is at risk.
+    j["advise"] = expected == kNever || expected - now > config_.advice.wait_threshold || at_risk;
     json options = json::array();
     if (prices.ok()) {
       for (const RentOption& o : RentOptions(prices->rows, model, cards, hours, 3)) {

@@ -65,6 +65,9 @@ struct JobRecord {
   // a batch job, attached to the terminal the client passed.
   bool interactive = false;
   std::string image;                       // the container image it runs in ("" = none: on the host)
+  // When its owner needs it done (`--deadline`), Unix seconds; 0 = none. Advice only: it changes
+  // no priority (the tiers do that).
+  Time deadline = 0;
 
   // Lifecycle.
   JobState state = JobState::kPending;

@@ -28,7 +28,7 @@ constexpr std::string_view kJobColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image";
+    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image, deadline";
 
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
@@ -140,6 +140,7 @@ StatusOr<JobRecord> ReadJob(const Statement& st) {
   j.after_ok = std::move(*after_ok);
   r.engine_job = st.Text(41);
   r.image = st.Text(42);
+  r.deadline = st.Int(43);
   return r;
 }
 
@@ -213,9 +214,9 @@ StatusOr<JobId> InsertJob(Db& db, const JobRecord& record, Time now) {
   StatusOr<Statement> st = db.Prepare(
       "INSERT INTO jobs (user, uid, project, name, tier, request_kind, request_gpus, request_memory, "
       "request_mig_profile, time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, "
-      "command, cwd, env, output, interactive, after_ok_jobs, image, state) "
+      "command, cwd, env, output, interactive, after_ok_jobs, image, deadline, state) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-      "?21, ?22, ?23, 'pending')");
+      "?21, ?22, ?23, ?24, 'pending')");
   if (!st.ok()) return st.status();
   st->Bind(1, j.user).Bind(2, record.uid).Bind(3, j.project).Bind(4, j.name).Bind(5, TierName(j.tier));
   st->Bind(6, RequestKindName(j.request.kind)).Bind(7, j.request.gpus).Bind(8, j.request.memory);
@@ -223,7 +224,7 @@ StatusOr<JobId> InsertJob(Db& db, const JobRecord& record, Time now) {
   st->Bind(13, j.signal).Bind(14, j.grace).Bind(15, j.requeue ? 1 : 0).Bind(16, j.host_mem_per_gpu);
   st->Bind(17, ToJson(record.command)).Bind(18, record.cwd).Bind(19, ToJson(record.env));
   st->Bind(20, record.output).Bind(21, record.interactive ? 1 : 0).Bind(22, ToJson(j.after_ok));
-  st->Bind(23, record.image);
+  st->Bind(23, record.image).Bind(24, record.deadline);
   if (Status s = st->Run(); !s.ok()) return s;
   const JobId id = db.LastInsertRowId();
   if (Status s = AddEvent(db, id, now, std::nullopt, JobState::kPending, "Submitted", j.user); !s.ok()) return s;

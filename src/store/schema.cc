@@ -242,8 +242,13 @@ constexpr std::string_view kV12 = R"sql(
 ALTER TABLE jobs ADD COLUMN image TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<std::string_view, 12> kMigrations = {kV1, kV2, kV3, kV4,  kV5,  kV6,
-                                                          kV7, kV8, kV9, kV10, kV11, kV12};
+// Version 13: when a job's owner needs it done (`--deadline`), Unix seconds; 0 = none.
+constexpr std::string_view kV13 = R"sql(
+ALTER TABLE jobs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<std::string_view, 13> kMigrations = {kV1, kV2, kV3, kV4,  kV5,  kV6, kV7,
+                                                          kV8, kV9, kV10, kV11, kV12, kV13};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

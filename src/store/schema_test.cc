@@ -17,7 +17,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 12);
+  EXPECT_EQ(LatestSchemaVersion(), 13);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -64,6 +64,23 @@ TEST(SchemaTest, Version12KeepsTheJobsOfVersion11WithoutAnImage) {
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*(*db)->QueryText("SELECT user || ':' || state || ':[' || image || ']' FROM jobs"), "alice:running:[]");
+}
+
+TEST(SchemaTest, Version13KeepsTheJobsOfVersion12WithoutADeadline) {
+  testing::TempDir dir;
+  {
+    auto db = Db::Open(dir.File("a.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Migrate(**db, Migrations().first(12)).ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO jobs (user, uid, tier, request_kind, request_gpus, request_memory, "
+                            "time_limit, submit_time, signal, grace, requeue, host_mem_per_gpu, image, state) "
+                            "VALUES ('alice', 1000, 'regular', 'gpus', 1, 0, 60, 5, 10, 120, 0, 0, 'x:1', 'pending')")
+                    .ok());
+  }
+  auto db = Db::Open(dir.File("a.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(**db).ok());
+  EXPECT_EQ(*(*db)->QueryText("SELECT image || ':' || state || ':' || deadline FROM jobs"), "x:1:pending:0");
 }
 
 TEST(SchemaTest, Version10ScopesOldTokensFullAndDropsEndedJobsEnvironments) {

@@ -1,9 +1,13 @@
 """`rota advise` (op "advise") with a real rotad: for a job that waits behind running work, the
 expected start from the scheduler's plan, the backlog ahead of it, and the cheapest ways to rent
 its cards for its time limit from the lab's price table (a bad row named with its line, the rest
-used); no advice to rent when the wait is short; only one's own jobs unless one is an admin."""
+used); no advice to rent when the wait is short; only one's own jobs unless one is an admin.
+Deadlines (`rota submit --deadline`): read in the lab's zone, refused when past or unreadable,
+kept with the job, and said to be at risk in `rota advise` and `rota show` when the job's time
+limit could carry it past them."""
 import json
 import os
+import time
 import unittest
 
 from harness import IS_ROOT, SMALL_CLUSTER, DaemonTest, ensure_user
@@ -89,6 +93,36 @@ class AdviseTest(DaemonTest):
         for bad in ({"job_id": "1"}, {"job_id": 1.5}):
             reply = self.d.api(dict({"op": "advise"}, **bad))
             self.assertEqual(reply["error"]["code"], "invalid_argument", bad)
+
+    def test_a_deadline_the_wait_puts_at_risk_is_said_and_advised_on(self):
+        self.start_with(threshold="1d")  # the wait (about 2 h) alone would not be worth renting for
+        deadline = int(time.time()) + 3 * 3600  # 2 h of wait + 2 h of limit: it could end an hour late
+        late = self.d.submit("--gpus", "2", "--time", "2h", "--deadline", str(deadline), "--", "true")
+        safe = self.d.submit("--gpus", "1", "--time", "1h", "--deadline", "2099-01-01", "--", "true")
+        r = {a["job_id"]: a for a in self.advise()["jobs"]}
+        self.assertEqual((r[late]["deadline"], r[late]["deadline_at_risk"], r[late]["advise"]), (deadline, True, True))
+        self.assertEqual((r[safe]["deadline_at_risk"], r[safe]["advise"]), (False, False))
+        text = self.d.rota("advise", str(late)).stdout
+        self.assertIn("is at risk: started then, it may run until", text)
+        self.assertIn("Renting 2 x", text)
+        show = self.d.rota("show", str(late)).stdout
+        self.assertRegex(show, r"\nDeadline: .* \(at risk: if it starts when expected it may run until .*, its time limit\)\n")
+        # A date alone is the end of that day, in the lab's zone (UTC here).
+        self.assertEqual(self.d.job(safe)["deadline"], 4070908800 + 86400)
+
+    def test_deadlines_that_cannot_be_met_or_read_are_refused(self):
+        for when, says in (("2020-01-01", "the deadline 2020-01-02 00:00 has passed"),
+                           ("next week", 'cannot read "next week"'),
+                           ("2026-02-30", "2026-02 has 28 days")):
+            r = self.d.rota("submit", "--deadline", when, "--", "true", check=False)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(says, r.stderr)
+        self.assertEqual(self.d.api({"op": "queue", "all": True})["jobs"], [])  # nothing was queued
+        reply = self.d.api({"op": "submit", "job": {"command": ["true"], "cwd": "/tmp", "deadline": -5}})
+        self.assertEqual(reply["error"]["code"], "invalid_argument")
+        script = self.write_script("due.sh", "#!/bin/sh\n#ROTA --deadline 2099-06-30T12:00\ntrue\n")
+        job = self.d.submit("--", script)
+        self.assertEqual(self.d.job(job)["deadline"], 4086460800 + 12 * 3600)
 
     @unittest.skipUnless(IS_ROOT, "needs root to create a second real user")
     def test_one_sees_advice_on_ones_own_jobs_and_admins_on_everyones(self):

@@ -214,7 +214,7 @@ class PackageTest(unittest.TestCase):
         self.assertFalse([f for f in os.listdir(self.path("/etc/rota")) if ".dpkg-" in f])
         self.start_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
-        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "12")
+        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "13")
         db.close()
         self.assertEqual(self.job(done)["state"], "completed")
         self.assertEqual(self.job(running)["state"], "running")  # re-adopted

@@ -482,12 +482,19 @@ async function main() {
       await dlg.locator('#submit-job').click();
       await dlg.locator('.form-msg .error', { hasText: 'this server runs no containers' }).waitFor();
       await dlg.locator('input[name=image]').fill('');
+      // A deadline is read by the daemon in the lab's zone; one in the past is refused.
+      await dlg.locator('input[name=deadline]').fill('2020-01-01');
+      await dlg.locator('#submit-job').click();
+      await dlg.locator('.form-msg .error', { hasText: 'has passed' }).waitFor();
+      await dlg.locator('input[name=deadline]').fill('2099-01-01');
       await shot('4-submit-form');
       await dlg.locator('#submit-job').click();
       await dlg.waitFor({ state: 'detached' });
       const row = page.locator('table.jobs tr', { hasText: '网页任务' });
       await row.waitFor();
       jobId = await row.getAttribute('data-id');
+      const deadline = JSON.parse(daemon.rota('show', jobId, '--json')).job.deadline;
+      expect(deadline === 4070995200, 'the form\'s deadline 2099-01-01 was kept as ' + deadline);
       await page.locator(`table.jobs tr[data-id="${jobId}"][data-state="running"]`).waitFor({ timeout: 20000 });
       // A job that cannot start yet (two cards while one is taken) says why and when it should.
       const waiting = daemon.rota('submit', '--parsable', '--gpus', '2', '--time', '1h', '--name', 'waits', '--', 'sleep', '60').trim();

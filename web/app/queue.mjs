@@ -133,6 +133,7 @@ export function mount(root, ctx) {
     const name = h('input', { name: 'name', autocomplete: 'off' });
     const project = h('input', { name: 'project', autocomplete: 'off' });
     const image = h('input', { name: 'image', autocomplete: 'off', class: 'mono', placeholder: 'docker.io/pytorch/pytorch:2.1' });
+    const deadline = h('input', { name: 'deadline', autocomplete: 'off', placeholder: '2026-12-10, fri 18:00' });
     const cwd = h('input', { name: 'cwd', required: true, class: 'mono', value: remembered('rota.cwd'), placeholder: '/home/' + me.user });
     const msg = h('div', { class: 'form-msg', role: 'alert' });
     const fG = field(t('submit.gpus'), gpus), fM = field(t('submit.mem_gib'), mem), fP = field(t('form.profile'), mig);
@@ -155,6 +156,8 @@ export function mount(root, ctx) {
       if (name.value.trim()) job.name = name.value.trim();
       if (project.value.trim()) job.project = project.value.trim();
       if (image.value.trim()) job.image = image.value.trim();
+      // As typed: the server reads it in the lab's time zone, as rota submit --deadline does.
+      if (deadline.value.trim()) job.deadline = deadline.value.trim();
       try {
         const r = await call('submit', { job });
         try { localStorage.setItem('rota.cwd', dir); } catch { /* private mode */ }
@@ -168,7 +171,8 @@ export function mount(root, ctx) {
     h('div', { class: 'row2' }, field(t('submit.kind'), kind), fG, fM, fP),
     h('div', { class: 'row2' }, field(t('submit.hours'), hours), field(t('form.tier'), tier)),
     h('div', { class: 'row2' }, field(t('job.name'), name), field(t('form.project'), project)),
-    field(t('submit.image'), image, t('submit.image_hint')),
+    h('div', { class: 'row2' }, field(t('submit.image'), image, t('submit.image_hint')),
+      field(t('submit.deadline'), deadline, t('submit.deadline_hint'))),
     msg,
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', id: 'submit-job' }, t('submit.submit'))));
     const dlg = openDialog(t('submit.title'), form, { wide: true });
