@@ -2,13 +2,27 @@
 // Tested against a daemon by tests/daemon/test_cli.py; the layout by job_format_test.cc.
 #include <cstdio>
 #include <memory>
+#include <string>
 
+#include "cli/advise_format.h"
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
 
 namespace rota::cli {
 
 namespace {
+
+// `text` with `by` before each of its lines.
+std::string Indent(const std::string& text, const std::string& by) {
+  std::string out;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    out += by + text.substr(start, end - start);
+    start = end;
+  }
+  return out;
+}
 
 struct ShowArgs {
   long long id = 0;
@@ -26,6 +40,22 @@ int RunShow(const ClientOptions& options, const ShowArgs& args) {
     return 0;
   }
   std::string text = RenderShow(job, events, Now());
+  // A waiting job worth renting for, or whose deadline is at risk: rota advise's words follow
+  // (a server without the operation, or a reply that says nothing to advise, adds nothing).
+  if (job.value("state", "") == "pending") {
+    auto advice = CallDaemon(options, {{"op", "advise"}, {"job_id", args.id}});
+    const nlohmann::json* first = nullptr;
+    if (advice.ok() && advice->contains("jobs") && (*advice)["jobs"].is_array() && !(*advice)["jobs"].empty())
+      first = &(*advice)["jobs"][0];
+    if (first != nullptr && first->is_object() && first->value("advise", false)) {
+      nlohmann::json one = *advice;
+      one.erase("prices_problems");  // rota advise names them; here they would only distract
+      // Before the history, beside the expected start it explains.
+      const std::string block = "Advice:\n" + Indent(FormatAdvice(one), "  ");
+      const std::size_t history = text.find("\nHistory:");
+      text.insert(history == std::string::npos ? text.size() : history + 1, block);
+    }
+  }
   PrintText(text);
   return 0;
 }

@@ -107,6 +107,9 @@ class AdviseTest(DaemonTest):
         self.assertIn("Renting 2 x", text)
         show = self.d.rota("show", str(late)).stdout
         self.assertRegex(show, r"\nDeadline: .* \(at risk: if it starts when expected it may run until .*, its time limit\)\n")
+        # rota show gives the advice too, before the history; none for a job on track.
+        self.assertRegex(show, r"\nAdvice:\n  Job \d+ .*\n    The lab's backlog .*\n    Its deadline, .*, is at risk(.|\n)*\nHistory:")
+        self.assertNotIn("Advice:", self.d.rota("show", str(safe)).stdout)
         # A date alone is the end of that day, in the lab's zone (UTC here).
         self.assertEqual(self.d.job(safe)["deadline"], 4070908800 + 86400)
 

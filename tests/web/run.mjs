@@ -497,9 +497,13 @@ async function main() {
       expect(deadline === 4070995200, 'the form\'s deadline 2099-01-01 was kept as ' + deadline);
       await page.locator(`table.jobs tr[data-id="${jobId}"][data-state="running"]`).waitFor({ timeout: 20000 });
       // A job that cannot start yet (two cards while one is taken) says why and when it should.
-      const waiting = daemon.rota('submit', '--parsable', '--gpus', '2', '--time', '1h', '--name', 'waits', '--', 'sleep', '60').trim();
+      // Its deadline, 40 minutes away, is at risk: it may start only when the half-hour job ends
+      // and could run an hour (rota advise, shown on its row).
+      const soon = String(Math.floor(Date.now() / 1000) + 2400);
+      const waiting = daemon.rota('submit', '--parsable', '--gpus', '2', '--time', '1h', '--name', 'waits', '--deadline', soon, '--', 'sleep', '60').trim();
       const wrow = page.locator(`table.jobs tr[data-id="${waiting}"][data-state="pending"]`);
       await wrow.locator('.reason', { hasText: 'waiting for free GPUs' }).waitFor();
+      await wrow.locator('.advice', { hasText: 'may miss its deadline' }).waitFor();
       expect(/expected start/.test(await wrow.innerText()), 'no expected start: ' + await wrow.innerText());
       // Past the bound ([policy] protect_after = "2s" here) it is marked next in line.
       await wrow.locator('.protected', { hasText: 'next in line' }).waitFor({ timeout: 15000 });

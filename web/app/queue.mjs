@@ -47,15 +47,30 @@ export function mount(root, ctx) {
     if (document.hidden) { timer = setTimeout(refresh, REFRESH_MS); return; }
     try {
       const r = await call('queue', { all: !mineOnly.checked });
+      // Rent or wait, for one's own waiting jobs (op advise; a server without it gives none).
+      let advice = {};
+      if ((r.jobs || []).some((j) => j.state === 'pending' && j.user === me.user)) {
+        try {
+          for (const a of (await call('advise', {})).jobs || []) if (a.advise) advice[a.job_id] = a;
+        } catch { advice = {}; }
+      }
       if (!alive) return;
-      draw(r.jobs || []);
+      draw(r.jobs || [], advice);
     } catch (e) {
       if (alive) replace(table, h('p', { class: 'error', role: 'alert' }, e.message));
     }
     if (alive) timer = setTimeout(refresh, REFRESH_MS);
   }
 
-  function draw(jobs) {
+  /** The advice on a waiting job, in a line: its deadline at risk, or what renting would cost. */
+  function adviceLine(a) {
+    const o = (a.options || [])[0];
+    const rent = o ? t('job.rent', { cost: o.cost.toFixed(o.cost >= 100 ? 0 : 2), currency: o.currency, provider: o.provider, date: o.date }) : '';
+    const text = a.deadline_at_risk ? t('job.deadline_risk', { at: fmtTime(a.deadline) }) + (rent ? ' ' + rent : '') : rent;
+    return text ? h('div', { class: 'advice', title: t('job.advice_why', { id: a.job_id }) }, text) : null;
+  }
+
+  function draw(jobs, advice = {}) {
     if (!jobs.length) { replace(table, h('p', { class: 'muted empty' }, t('queue.empty'))); return; }
     const n = now();
     replace(table, h('table', { class: 'jobs' },
@@ -72,7 +87,8 @@ export function mount(root, ctx) {
           const p = j.pending;
           when = p ? [h('span', { class: 'reason' }, t('reason.' + p.reason)),
             p.protected ? h('div', { class: 'protected', title: t('job.protected_why') }, t('job.protected')) : null,
-            h('div', { class: 'muted' }, p.expected_start ? t('job.expected', { at: fmtTime(p.expected_start) }) + (p.estimated ? ' ' + t('job.estimated') : '') : t('job.unknown_start'))]
+            h('div', { class: 'muted' }, p.expected_start ? t('job.expected', { at: fmtTime(p.expected_start) }) + (p.estimated ? ' ' + t('job.estimated') : '') : t('job.unknown_start')),
+            advice[j.id] ? adviceLine(advice[j.id]) : null]
             : t('job.waiting');
         }
         return h('tr', { dataset: { id: j.id, state: j.state } },
