@@ -40,7 +40,8 @@ struct BookingsArgs {
 
 int RunWeek(const ClientOptions& options, const BookingsArgs& args) {
   // rotad reads the week in its zone and answers with the zone's offsets over it.
-  json request = {{"op", "bookings"}, {"all", true}, {"week", args.week}};
+  // With the time ahead: the jobs on the cards that week (running, and expected to start).
+  json request = {{"op", "bookings"}, {"all", true}, {"week", args.week}, {"ahead", true}};
   auto reply = CallDaemon(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (args.json) {
@@ -210,7 +211,9 @@ void AddBookingsCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       "--week [DATE]: the calendar of this week (or the week holding DATE: 2026-12-01, 12-01, next, last),\n"
       "everyone's bookings, one row per GPU and per booked MIG slice, 12 two-hour cells a day; each\n"
       "booking's letter marks the cells it holds, \"+\" several bookings in one cell; the legend\n"
-      "below lists them. Today's date is in brackets.\n"
+      "below lists them. Jobs too: \"=\" a running job on its cards until its time limit, \"~\" a\n"
+      "waiting job at the scheduler's expected start (row \"expected\": any card). Today's date is\n"
+      "in brackets.\n"
       "--from/--to WHEN: also list bookings that ended in that range (rotad reads WHEN).\n"
       "Subcommands: export (--csv | --ics) [--all] [-o FILE]; import FILE.csv [--skip-bad].");
   AddSocketFlag(c, options);

@@ -40,6 +40,8 @@ constexpr const char* kMarkers = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 constexpr char kManyMarker = '#';     // past the 62nd booking of the week
 constexpr char kSeveralMarker = '+';  // several bookings in one cell
 constexpr char kFreeMarker = '.';
+constexpr char kRunningMarker = '=';   // a running job, to its time limit
+constexpr char kExpectedMarker = '~';  // a waiting job at its expected start (any card)
 
 // One decimal, without a trailing ".0": "1.5", "4".
 std::string Compact(double v) {
@@ -121,6 +123,7 @@ std::pair<Time, Time> HeldSpan(const json& b) {
 struct WeekRow {
   std::string label;
   std::vector<std::vector<size_t>> cells;  // per cell, the markers' indices of the bookings there
+  std::string jobs;                        // per cell, kRunningMarker, kExpectedMarker or ' ' (none)
 };
 
 // Where rows go: card index, then slice position (-1 the card itself; a large value for a slice
@@ -334,11 +337,41 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
     }
   }
 
+  // The time ahead (the reply's "ahead", rota bookings --week): running jobs on their cards to
+  // their time limits, waiting ones at their expected starts on a row of their own.
+  static const json kNone = json::array();
+  const json& ahead = bookings.is_object() ? Arr(bookings, "ahead") : kNone;
+  std::vector<json> jobs;
+  for (const json& j : ahead) {
+    const Time start = Int(j, "start"), end = Int(j, "end");
+    if (!j.is_object() || end <= start || start >= week_end || end <= week_start) continue;
+    const bool running = Str(j, "state") == "running";
+    std::vector<WeekRow*> targets;
+    if (!running) {
+      targets.push_back(&row_for({1LL << 40, 1, ""}, "expected"));
+    } else if (auto s = slices.find(Str(j, "mig_uuid")); !Str(j, "mig_uuid").empty() && s != slices.end()) {
+      targets.push_back(&row_for({s->second.card, s->second.position, ""},
+                                 " \u2514 mig" + std::to_string(s->second.position) + " " + s->second.profile));
+    } else {
+      for (long long card : Ints(j, "gpus")) targets.push_back(&row_for({card, -1, ""}, "GPU " + std::to_string(card)));
+    }
+    if (targets.empty()) continue;
+    jobs.push_back(j);
+    for (WeekRow* row : targets) {
+      if (row->jobs.empty()) row->jobs.assign(static_cast<size_t>(cells), ' ');
+      for (int c = 0; c < cells; ++c) {
+        char& here = row->jobs[static_cast<size_t>(c)];
+        if (start < edges[static_cast<size_t>(c) + 1] && end > edges[static_cast<size_t>(c)] && here != kRunningMarker)
+          here = running ? kRunningMarker : kExpectedMarker;
+      }
+    }
+  }
+
   auto marker = [](size_t i) { return i < 62 ? kMarkers[i] : kManyMarker; };
   const bool this_week = options.now >= week_start && options.now < week_end;
   const long long today = this_week ? zone.Day(options.now) - first_day : -1;
 
-  int label_width = DisplayWidth("no card");
+  int label_width = DisplayWidth("no card");  // also "expected"
   for (const auto& [key, row] : rows) label_width = std::max(label_width, DisplayWidth(row.label));
 
   std::string out = "Bookings, week of " + Local(week_start, zone, "%Y-%m-%d") + " to " +
@@ -357,7 +390,12 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
     for (int c = 0; c < cells; ++c) {
       const std::vector<size_t> empty;
       const std::vector<size_t>& here = row.cells.empty() ? empty : row.cells[static_cast<size_t>(c)];
-      line += here.empty() ? kFreeMarker : here.size() == 1 ? marker(here.front()) : kSeveralMarker;
+      const char job = row.jobs.empty() ? ' ' : row.jobs[static_cast<size_t>(c)];
+      if (job != ' ') {
+        line += here.empty() ? job : kSeveralMarker;  // a booking and a job in one cell: see both legends
+      } else {
+        line += here.empty() ? kFreeMarker : here.size() == 1 ? marker(here.front()) : kSeveralMarker;
+      }
       if (c % kCellsPerDay == kCellsPerDay - 1) line += bar;
     }
     out += line + "\n";
@@ -380,7 +418,22 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
     }
     out += RenderColumns(legend, {false, true, false, false, false, false, false, false});
   }
-  std::string key = ". free  + several bookings in one cell";
+  if (!jobs.empty()) {
+    // The jobs ahead: to their time limits (an upper bound); expected starts are the plan's.
+    out += "\nJobs on the cards (to their time limits; expected starts are the scheduler's plan, not promises):\n";
+    std::vector<std::vector<std::string>> legend;
+    for (const json& j : jobs) {
+      const bool running = Str(j, "state") == "running";
+      legend.push_back({std::string(1, running ? kRunningMarker : kExpectedMarker), "job " + std::to_string(Int(j, "job_id")),
+                        CutToWidth(Str(j, "user", "-"), kUserWidth), CutToWidth(Str(j, "name", "-"), kProjectWidth),
+                        GpusCell(j), LegendSpan(Int(j, "start"), Int(j, "end"), zone),
+                        running ? "running" : j.value("estimated", false) ? "expected (estimate)" : "expected"});
+    }
+    out += RenderColumns(legend, {false, false, false, false, false, false, false});
+  }
+  std::string key = jobs.empty() ? ". free  + several bookings in one cell"
+                                 : ". free  + several bookings, or a booking and a job, in one cell  = a running job  "
+                                   "~ a job expected to start";
   if (shown.size() > 62) key += "  # the 63rd booking and later";
   if (this_week) key += "  [ ] today";
   out += key + "\n";

@@ -50,6 +50,10 @@ std::string FormatBookingsList(const nlohmann::json& bookings, const BookingsFor
 // A booking shows what it holds: [start, end), to its actual end once released or a no-show,
 // past its end when it overran; parts outside the week are cut off (the legend gives the full
 // times). Cancelled and rejected bookings are left out (a count line says how many).
+// The time ahead, when `bookings` is a reply with "ahead" (op bookings, "ahead": true): a running
+// job marks its cards (or its slice) "=" until its end, a waiting job marks a row "expected"
+// with "~" from its expected start ("+" where a booking shares the cell), and a second legend
+// lists them: marker, job id, user, name, cards, times, running or expected.
 std::string FormatBookingsWeek(const nlohmann::json& bookings, const nlohmann::json& gpus, Time week_start,
                                const BookingsFormat& options);
 

@@ -272,6 +272,39 @@ TEST_F(BookingsFormatTest, BookingsWeekTwoBookingsOnOneCard) {
   EXPECT_NE(out.find("+ several bookings in one cell"), std::string::npos) << out;
 }
 
+TEST_F(BookingsFormatTest, BookingsWeekShowsTheJobsAheadBesideTheBookings) {
+  json reply = {{"bookings", json::array({Booking(12, "alice", kMonday + 14 * kH, kMonday + 18 * kH, {1})})},
+                {"ahead", json::array()}};
+  // Running on cards 0 and 1 from Monday 06:00 to its limit at 16:00: "=" over both cards, "+"
+  // where alice's booking shares card 1 (the booking starts as the job's limit is near).
+  reply["ahead"].push_back({{"job_id", 7}, {"user", "bob"}, {"name", "train"}, {"state", "running"},
+                            {"request", {{"kind", "gpus"}, {"gpus", 2}}}, {"gpus", {0, 1}}, {"mig_uuid", ""},
+                            {"start", kMonday + 6 * kH}, {"end", kMonday + 16 * kH}});
+  // Waiting, expected Tuesday 02:00 for 3 h (an estimate): on the row "expected".
+  reply["ahead"].push_back({{"job_id", 9}, {"user", "carol"}, {"name", "eval"}, {"state", "pending"},
+                            {"request", {{"kind", "gpus"}, {"gpus", 1}}}, {"estimated", true},
+                            {"start", kMonday + kDay + 2 * kH}, {"end", kMonday + kDay + 5 * kH}});
+  // Outside the week: not shown.
+  reply["ahead"].push_back({{"job_id", 10}, {"user", "dan"}, {"name", "x"}, {"state", "pending"},
+                            {"request", {{"kind", "gpus"}, {"gpus", 1}}}, {"start", kMonday + 8 * kDay},
+                            {"end", kMonday + 9 * kDay}});
+  const std::string out = FormatBookingsWeek(reply, Cards(2), kMonday, format_);
+  EXPECT_EQ(DayCells(LineStarting(out, "GPU 0"), 0), "...=====....") << out;
+  EXPECT_EQ(DayCells(LineStarting(out, "GPU 1"), 0), "...====+A...") << out;
+  EXPECT_EQ(DayCells(LineStarting(out, "expected"), 1), ".~~.........") << out;
+  EXPECT_EQ(DayCells(LineStarting(out, "expected"), 0), "............") << out;
+  EXPECT_NE(LineStarting(out, "=  job 7").find("bob"), std::string::npos) << out;
+  EXPECT_NE(LineStarting(out, "=  job 7").find("0,1"), std::string::npos) << out;
+  EXPECT_NE(LineStarting(out, "~  job 9").find("expected (estimate)"), std::string::npos) << out;
+  EXPECT_NE(LineStarting(out, "~  job 9").find("any 1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("job 10"), std::string::npos) << out;
+  EXPECT_NE(out.find("= a running job  ~ a job expected to start"), std::string::npos) << out;
+  // Without "ahead" (an older server, or the list): the calendar as before.
+  const std::string plain = FormatBookingsWeek(reply["bookings"], Cards(2), kMonday, format_);
+  EXPECT_EQ(DayCells(LineStarting(plain, "GPU 1"), 0), ".......AA...") << plain;
+  EXPECT_EQ(plain.find("expected"), std::string::npos) << plain;
+}
+
 TEST_F(BookingsFormatTest, BookingsWeekMigSliceRows) {
   json gpus = Cards(2);
   gpus[1]["mig"] = json::array({{{"uuid", "MIG-1a"}, {"profile", "3g.40gb"}},

@@ -56,7 +56,16 @@ void Daemon::RegisterOps() {
   pipeline_->Register("usage", [this](ConnId, const Caller& c, const json& r) { return ledger_->Report(c, r, jobs_, Now()); });
   pipeline_->Register("book", [this](ConnId, const Caller& c, const json& r) { return desk_->Book(c, r); });
   pipeline_->Register("bookings",
-                      [this](ConnId, const Caller& c, const json& r) { return desk_->ListBookings(c, r); });
+                      [this](ConnId, const Caller& c, const json& r) {
+                        // The time ahead: the jobs on the cards in the same window (time_ahead.cc).
+                        const auto ahead = r.is_object() ? r.find("ahead") : r.end();
+                        if (ahead != r.end() && !ahead->is_boolean())
+                          return api::ErrorReply(InvalidArgument("\"ahead\" must be true or false"));
+                        json out = desk_->ListBookings(c, r);
+                        if (out.value("ok", false) && ahead != r.end() && ahead->is_boolean() && ahead->get<bool>())
+                          out["ahead"] = TimeAhead(out.value("from", Time{0}), out.value("to", Time{0}));
+                        return out;
+                      });
   pipeline_->Register("unbook",
                       [this](ConnId, const Caller& c, const json& r) { return desk_->Unbook(c, r); });
   pipeline_->Register("release",

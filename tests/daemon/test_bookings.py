@@ -66,6 +66,36 @@ class BookTest(DaemonTest):
         r = self.book("--mig", "3g.40gb", "--from", "tomorrow 15:00", "--for", "1h")
         self.assertIn("confirmed", r.stdout)
 
+    def test_the_week_shows_the_jobs_on_the_cards_and_those_expected(self):
+        # Both whole cards busy for up to 2 h, a third job expected when they end.
+        busy = [self.d.submit("--gpus", "1", "--time", "2h", "--name", f"busy{i}", "--", "sleep", "300")
+                for i in range(2)]
+        for job in busy:
+            self.d.wait_state(job, "running")
+        waits = self.d.submit("--gpus", "2", "--time", "1h", "--name", "waits", "--", "true")
+        wait_for(lambda: self.d.job(waits).get("pending", {}).get("expected_start"), what="an expected start")
+        # A window of its own: late on a Sunday the expected start is in next week's calendar.
+        now = int(time.time())
+        reply = self.d.api({"op": "bookings", "all": True, "from": now - 60, "to": now + 8 * 86400, "ahead": True})
+        ahead = {a["job_id"]: a for a in reply["ahead"]}
+        for job in busy:
+            rec = self.d.job(job)
+            self.assertEqual((ahead[job]["state"], ahead[job]["gpus"]), ("running", rec["gpus"]))
+            self.assertEqual(ahead[job]["end"], rec["start_time"] + 2 * 3600)  # to its time limit
+        w = ahead[waits]
+        self.assertEqual(w["state"], "pending")
+        self.assertEqual(w["start"], self.d.job(waits)["pending"]["expected_start"])
+        self.assertEqual(w["end"], w["start"] + 3600)
+        self.assertNotIn("gpus", w)  # the plan holds capacity, not cards
+        self.assertRegex(self.d.rota("bookings", "--week").stdout, r"\nGPU 0 *│.*=")
+        # The week of the expected start (the server's zone is UTC here).
+        day = datetime.fromtimestamp(w["start"], ZoneInfo("UTC")).strftime("%Y-%m-%d")
+        text = self.d.rota("bookings", "--week", day).stdout
+        self.assertRegex(text, r"\nexpected *│.*~")
+        self.assertRegex(text, rf"\n~  job {waits} +{DEFAULT_USER} +waits .*expected")
+        self.assertNotIn("ahead", self.d.api({"op": "bookings"}))  # only when asked
+        self.assertEqual(self.d.api({"op": "bookings", "ahead": "yes"})["error"]["code"], "invalid_argument")
+
     def test_bad_times_say_what_is_accepted(self):
         for args, words in ((["--from", "next week"], "tomorrow 14:00"),
                             (["--from", "tomorrow 14:10"], "slot grid"),

@@ -514,6 +514,20 @@ async function main() {
       await shot('5-queue');
     });
 
+    await step('the calendar shows the running job on its card and the waiting one where expected', async () => {
+      await page.click('a[data-view=calendar]');
+      const running = page.locator(`.cal-track[data-row=g0] .job-ahead.running[data-job="${jobId}"]`);
+      await running.waitFor();
+      expect(/running until/.test(await running.getAttribute('title')), 'title: ' + await running.getAttribute('title'));
+      // The waiting job, where its expected start is this week (late on a Sunday it is next week's).
+      const waits = JSON.parse(daemon.rota('queue', '--all', '--json')).find((j) => j.name === 'waits');
+      const weekEnd = JSON.parse(daemon.rota('bookings', '--week', '--json')).to;
+      if (waits.pending.expected_start < weekEnd) {
+        await page.locator('.expected-row .job-ahead.expected', { hasText: who.user }).waitFor();
+      }
+      await shot('5-calendar-jobs');
+    });
+
     await step('GPUs now shows each card and who is on it', async () => {
       await page.click('a[data-view=now]');
       await waitFor('3 cards', async () => (await page.locator('.gpu-card').count()) === 3);

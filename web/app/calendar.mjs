@@ -44,7 +44,7 @@ function rowKeysOf(b, rows) {
 
 export function mount(root, ctx) {
   const { me, toast, call } = ctx;
-  const st = { week: mondayOf(now()), rows: [], bookings: [], pending: [], status: null, loaded: false };
+  const st = { week: mondayOf(now()), rows: [], bookings: [], pending: [], ahead: [], status: null, loaded: false };
   let timer = null;
   let alive = true;
 
@@ -138,14 +138,17 @@ export function mount(root, ctx) {
     try {
       await cards();
       const [list, pending] = await Promise.all([
-        call('bookings', { all: true, from, to }),
+        // With the time ahead: the jobs on the cards, and those expected to start (rotad's plan).
+        call('bookings', { all: true, from, to, ahead: true }),
         me.admin ? call('bookings', { pending: true }) : Promise.resolve({ bookings: [] }),
       ]);
       if (!alive || from !== st.week) return;
       st.bookings = (list.bookings || []).filter((b) => !HIDDEN.has(b.state) && b.start < to && endOf(b) > from);
       st.pending = pending.bookings || [];
+      st.ahead = list.ahead || [];
     } catch (e) {
       if (!alive) return;
+      st.ahead = [];
       st.bookings = [];
       st.pending = [];
       replace(errorBox, h('p', { class: 'error' }, e.message));
@@ -175,6 +178,9 @@ export function mount(root, ctx) {
       if (n >= from && n < from + span) {
         track.appendChild(h('div', { class: 'now-line', style: { left: pct(n - from, span) } }));
       }
+      for (const j of st.ahead) {
+        if (j.state === 'running' && rowKeysOf(j, st.rows).includes(r.key)) track.appendChild(jobBlock(j, from, span));
+      }
       for (const b of st.bookings) {
         if (!rowKeysOf(b, st.rows).includes(r.key)) continue;
         const s = Math.max(b.start, from), e = Math.min(endOf(b), from + span);
@@ -195,6 +201,13 @@ export function mount(root, ctx) {
           r.drained ? h('small', { class: 'warn' }, t('gpu.drained')) : null),
         track);
     });
+    // Jobs waiting, at the plan's expected starts: on no card (the plan holds capacity, not cards).
+    const expected = st.ahead.filter((j) => j.state === 'pending');
+    if (expected.length) {
+      const track = h('div', { class: 'cal-track expected', 'aria-label': t('cal.expected_row') }, expected.map((j) => jobBlock(j, from, span)));
+      rows.push(h('div', { class: 'cal-row expected-row' },
+        h('div', { class: 'cal-label' }, h('strong', {}, t('cal.expected_row')), h('small', {}, t('cal.expected_sub'))), track));
+    }
     const before = body.querySelector('.cal-scroll');
     const keep = before && st.drawnWeek === from ? before.scrollLeft : null;
     st.drawnWeek = from;
@@ -208,6 +221,15 @@ export function mount(root, ctx) {
     if (keep !== null) scroller.scrollLeft = keep;
     else if (todayEl && scroller.scrollWidth > scroller.clientWidth) scroller.scrollLeft = todayEl.offsetLeft - 160;
     if (st.rows.length === 0) body.appendChild(h('p', {}, t('cal.no_gpus')));
+  }
+
+  /** A job on the calendar: running to its time limit, or waiting at its expected start. */
+  function jobBlock(j, from, span) {
+    const s = Math.max(j.start, from), e = Math.min(j.end, from + span);
+    const args = { id: j.id ?? j.job_id, user: j.user, name: j.name, start: fmtTime(j.start), end: fmtTime(j.end, { date: false }) };
+    const desc = t(j.state === 'running' ? 'cal.job_running' : 'cal.job_expected', args);
+    return h('div', { class: 'job-ahead ' + (j.state === 'running' ? 'running' : 'expected'), title: desc, 'aria-label': desc,
+      dataset: { job: j.job_id }, style: { left: pct(s - from, span), width: pct(e - s, span) } }, h('span', {}, j.user));
   }
 
   /** One's own open bookings of the week as a list: on a phone the blocks are small. */
@@ -466,6 +488,8 @@ export function mount(root, ctx) {
     return h('div', { class: 'legend', 'aria-hidden': 'true' },
       TIERS.map((x) => h('span', { class: 'booking-swatch tier-' + x }, t('tier.' + x))),
       h('span', { class: 'booking-swatch state-requested' }, t('bstate.requested')),
+      h('span', { class: 'job-swatch running' }, t('cal.legend_running')),
+      h('span', { class: 'job-swatch expected' }, t('cal.legend_expected')),
       h('span', { class: 'hint' }, t('cal.hint')));
   }
 
