@@ -220,7 +220,11 @@ json SessionDesk::PassSignal(ConnId conn, const json& request) {
   if (id == 0 || it == jobs_.end() || !it->second.rec.Attached() || !it->second.Live()) {
     return api::ErrorReply("failed_precondition", "this connection holds no running session in a container");
   }
-  const int sig = request.value("signal", 0);
+  const auto field = request.find("signal");
+  const int sig = field != request.end() && field->is_number_integer() && field->get<std::int64_t>() > 0 &&
+                          field->get<std::int64_t>() < 65
+                      ? field->get<int>()
+                      : 0;
   // What a terminal or its user sends a foreground program; never SIGKILL or SIGSTOP.
   if (sig != SIGINT && sig != SIGQUIT && sig != SIGTERM && sig != SIGHUP && sig != SIGWINCH) {
     return api::ErrorReply("invalid_argument", "\"signal\" must be SIGINT, SIGQUIT, SIGTERM, SIGHUP or SIGWINCH");

@@ -243,6 +243,8 @@ while (m := reply(f)).get("event") != "allocated":
 got["allocated"] = m
 send(s, {"op": "session_signal", "signal": signal.SIGKILL})
 got["sigkill"] = reply(f)
+send(s, {"op": "session_signal", "signal": "INT"})
+got["sig_text"] = reply(f)
 send(s, {"op": "session_end", "exit_code": 0})
 got["session_end"] = reply(f)
 other, g = connect()
@@ -451,6 +453,7 @@ class AttachedContainerTest(DaemonTest):
         self.assertTrue(got["allocated"]["attached"])
         self.assertNotIn("env", got["allocated"])
         self.assertIn("must be SIGINT", got["sigkill"]["error"]["message"])
+        self.assertEqual(got["sig_text"]["error"]["code"], "invalid_argument")
         self.assertEqual(got["session_end"]["error"]["code"], "failed_precondition")
         # Another connection cannot take it, nor reach what is not a container session of the user's.
         self.assertIn("attached already", got["attach_taken"]["error"]["message"])
