@@ -34,6 +34,8 @@
 #include "api/protocol.h"
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
+#include "cli/json_fields.h"
+#include "cli/text.h"
 #include "client/conda.h"
 
 extern char** environ;
@@ -184,13 +186,13 @@ void EndSession(client::Connection& conn, int code) {
 // How an attached session's job ended, from its "ended" event (or a `session_attach` reply that
 // says it ended): its exit code, and a line on stderr when it did not simply exit.
 int EndedCode(long long id, const nlohmann::json& m) {
-  const int code = m.value("exit_code", 1);
-  const std::string state = m.value("state", "");
-  if (state != "completed" && !(state == "failed" && m.value("exited", false))) {
-    std::fprintf(stderr, "rota: job %lld %s: %s\n", id, state.empty() ? "ended" : state.c_str(),
-                 m.value("reason", std::string("no reason given")).c_str());
+  const long long code = fields::Int(m, "exit_code", 1);
+  const std::string state = fields::Str(m, "state");
+  if (state != "completed" && !(state == "failed" && fields::Bool(m, "exited"))) {
+    std::fprintf(stderr, "rota: job %lld %s: %s\n", id, state.empty() ? "ended" : TerminalSafe(state).c_str(),
+                 TerminalSafe(fields::Str(m, "reason", "no reason given")).c_str());
   }
-  return code;
+  return code >= 0 && code <= 255 ? static_cast<int>(code) : 1;
 }
 
 // The terminal's settings, put back when an attached session ends: the runtime sets its own raw
