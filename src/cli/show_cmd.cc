@@ -7,6 +7,7 @@
 #include "cli/advise_format.h"
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
+#include "cli/json_fields.h"
 
 namespace rota::cli {
 
@@ -42,12 +43,11 @@ int RunShow(const ClientOptions& options, const ShowArgs& args) {
   std::string text = RenderShow(job, events, Now());
   // A waiting job worth renting for, or whose deadline is at risk: rota advise's words follow
   // (a server without the operation, or a reply that says nothing to advise, adds nothing).
-  if (job.value("state", "") == "pending") {
+  if (fields::Str(job, "state") == "pending") {
     auto advice = CallDaemon(options, {{"op", "advise"}, {"job_id", args.id}});
     const nlohmann::json* first = nullptr;
-    if (advice.ok() && advice->contains("jobs") && (*advice)["jobs"].is_array() && !(*advice)["jobs"].empty())
-      first = &(*advice)["jobs"][0];
-    if (first != nullptr && first->is_object() && first->value("advise", false)) {
+    if (advice.ok() && !fields::Arr(*advice, "jobs").empty()) first = &fields::Arr(*advice, "jobs")[0];
+    if (first != nullptr && fields::Bool(*first, "advise")) {
       nlohmann::json one = *advice;
       one.erase("prices_problems");  // rota advise names them; here they would only distract
       // Before the history, beside the expected start it explains.

@@ -3,7 +3,7 @@
 // bound: runtimes are not predicted yet), each waiting job at the scheduler's expected start for
 // its time limit, marked expected (not promised) and on no card (the plan reserves capacity, not
 // cards). For `bookings` with "ahead": true (`rota bookings --week`, the page's week view).
-// Everyone may see them, as everyone sees the queue. Tested by tests/daemon/test_bookings_cli.py.
+// Everyone may see them, as everyone sees the queue. Tested by tests/daemon/test_bookings.py.
 #include "api/job_json.h"
 #include "daemon/daemon.h"
 

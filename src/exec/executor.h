@@ -53,8 +53,9 @@ struct LaunchSpec {
   std::string output;                // absolute path of the log; stdout+stderr appended
   // Attached to its owner's terminal (`rota run --image`): the job's standard input, output and
   // error are the descriptors its client passed (`terminal`, which Launch hands the shepherd as
-  // its own 0, 1 and 2; not in the spec file), and `output` names no log. Only for a container:
-  // its root-started runtime is what reads and writes them, never a process of the user's.
+  // its own 0, 1 and 2; not in the spec file), and `output` names no log. Only for a container
+  // (a session on the host is run by its client): Podman and Docker, started as root, relay
+  // them; Apptainer, the user's own process, has them as its own.
   bool attached = false;
   int terminal[3] = {-1, -1, -1};
   std::int64_t memory_limit_bytes = 0;     // host memory limit (cgroup memory.max); 0 = none
