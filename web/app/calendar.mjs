@@ -226,7 +226,7 @@ export function mount(root, ctx) {
   /** A job on the calendar: running to its time limit, or waiting at its expected start. */
   function jobBlock(j, from, span) {
     const s = Math.max(j.start, from), e = Math.min(j.end, from + span);
-    const args = { id: j.id ?? j.job_id, user: j.user, name: j.name, start: fmtTime(j.start), end: fmtTime(j.end, { date: false }) };
+    const args = { id: j.job_id, user: j.user, name: j.name, start: fmtTime(j.start), end: fmtTime(j.end, { date: false }) };
     const desc = t(j.state === 'running' ? 'cal.job_running' : 'cal.job_expected', args);
     return h('div', { class: 'job-ahead ' + (j.state === 'running' ? 'running' : 'expected'), title: desc, 'aria-label': desc,
       dataset: { job: j.job_id }, style: { left: pct(s - from, span), width: pct(e - s, span) } }, h('span', {}, j.user));

@@ -33,6 +33,8 @@ function requestText(r) {
 export function mount(root, ctx) {
   const { me, toast, call } = ctx;
   let alive = true, timer = null;
+  // The advice is asked for at most every 30 s (the queue every 5): it reads the price table.
+  let advice = {}, adviceAt = 0;
   const mineOnly = h('input', { type: 'checkbox', id: 'mine-only', onchange: () => refresh() });
   const table = h('div', { class: 'table-wrap' }, h('p', {}, t('loading')));
   root.append(
@@ -48,11 +50,15 @@ export function mount(root, ctx) {
     try {
       const r = await call('queue', { all: !mineOnly.checked });
       // Rent or wait, for one's own waiting jobs (op advise; a server without it gives none).
-      let advice = {};
-      if ((r.jobs || []).some((j) => j.state === 'pending' && j.user === me.user)) {
+      const waiting = (r.jobs || []).some((j) => j.state === 'pending' && j.user === me.user);
+      if (!waiting) advice = {};
+      if (waiting && Date.now() - adviceAt > 30000) {
+        adviceAt = Date.now();
+        const fresh = {};
         try {
-          for (const a of (await call('advise', {})).jobs || []) if (a.advise) advice[a.job_id] = a;
-        } catch { advice = {}; }
+          for (const a of (await call('advise', {})).jobs || []) if (a.advise) fresh[a.job_id] = a;
+        } catch { /* no advice */ }
+        advice = fresh;
       }
       if (!alive) return;
       draw(r.jobs || [], advice);
