@@ -71,8 +71,25 @@ std::optional<TomlTrap> FindTomlTrap(std::string_view text) {
           text[j] != '\'' && text[j] != ']') {
         return TomlTrap{line, static_cast<int>(j - line_start) + 1, kHeader};
       }
-      // The rest of a header line holds no value (no string may span lines there).
-      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      // The rest of a header line holds no value (no string may span lines there). Its bare keys
+      // are read with the whitespace test too: ASCII only outside quotes and a comment.
+      std::size_t k = i + 1;
+      for (; k < text.size() && text[k] != '\n'; ++k) {
+        const char h = text[k];
+        if (h == '#') {  // a comment, to the end of the line
+          while (k < text.size() && text[k] != '\n') ++k;
+          break;
+        }
+        if (h == '"' || h == '\'') {  // a quoted key, to its closing quote
+          for (++k; k < text.size() && text[k] != h && text[k] != '\n'; ++k) {
+            if (h == '"' && text[k] == '\\' && k + 1 < text.size() && text[k + 1] != '\n') ++k;
+          }
+          if (k >= text.size() || text[k] == '\n') break;  // unterminated: toml++ says so
+          continue;
+        }
+        if (static_cast<unsigned char>(h) >= 0x80) return TomlTrap{line, static_cast<int>(k - line_start) + 1, kNotAscii};
+      }
+      i = k - 1;  // the line break (or the end) is next
       continue;
     }
     at_line_start = false;

@@ -40,6 +40,20 @@ TEST(TomlGuardTest, FindsCharactersOtherThanAsciiOutsideStringsAndComments) {
     EXPECT_NE(std::string(trap->what).find("other than ASCII"), std::string::npos);
   }
   EXPECT_EQ(FindTomlTrap("a = 1 \u00e9")->column, 7);
+  // In a table header too (its bare keys are read the same way): a later fuzz finding.
+  for (const char* text : {"[[g\u03f6&pus.card]]\n", "[users.jos\u00e9]\n", "[a.\"x\".\u3001]\n"}) {
+    const std::optional<TomlTrap> trap = FindTomlTrap(text);
+    ASSERT_TRUE(trap.has_value()) << text;
+    EXPECT_NE(std::string(trap->what).find("other than ASCII"), std::string::npos) << text;
+  }
+  EXPECT_EQ(FindTomlTrap("x = 1\n[[g\u03f6]]")->line, 2);
+  EXPECT_EQ(FindTomlTrap("x = 1\n[[g\u03f6]]")->column, 4);
+  // Quoted keys and a comment after the header may hold any character; the next line is read.
+  for (const char* text : {"[users.\"jos\u00e9\"] # \u00e9\u3001\nrole = \"phd\"\n", "[a.'\u3001'.b]\n",
+                           "[a.\"q\\\"\u00e9\"]\n"}) {
+    EXPECT_FALSE(FindTomlTrap(text).has_value()) << text;
+  }
+  EXPECT_TRUE(FindTomlTrap("[users.\"jos\u00e9\"]\n\u00e9 = 1\n").has_value());
   for (const char* text : {"\xEF\xBB\xBF" "a = 1", "\"\u5f20\u4e09\" = 1 # \u00e9\n", "a = '\u00e9'\nb = \"\"\"\n\u00e9\n\"\"\"\n",
                            "[users.\"\u5f20\u4e09\"]\nrole = \"phd\"\n"}) {
     EXPECT_FALSE(FindTomlTrap(text).has_value()) << text;
