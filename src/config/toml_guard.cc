@@ -10,6 +10,17 @@ bool BareKeyChar(char c) {
 }
 bool Blank(char c) { return c == ' ' || c == '\t'; }
 
+// Where a one-line string whose quote is at `open` ends: its closing quote, else the line break
+// or the end of the text that cuts it off. A basic string's escapes are skipped.
+std::size_t OneLineStringEnd(std::string_view text, std::size_t open) {
+  const char quote = text[open];
+  std::size_t k = open + 1;
+  for (; k < text.size() && text[k] != quote && text[k] != '\n'; ++k) {
+    if (quote == '"' && text[k] == '\\' && k + 1 < text.size() && text[k + 1] != '\n') ++k;
+  }
+  return k;
+}
+
 }  // namespace
 
 std::optional<TomlTrap> FindTomlTrap(std::string_view text) {
@@ -81,9 +92,7 @@ std::optional<TomlTrap> FindTomlTrap(std::string_view text) {
           break;
         }
         if (h == '"' || h == '\'') {  // a quoted key, to its closing quote
-          for (++k; k < text.size() && text[k] != h && text[k] != '\n'; ++k) {
-            if (h == '"' && text[k] == '\\' && k + 1 < text.size() && text[k + 1] != '\n') ++k;
-          }
+          k = OneLineStringEnd(text, k);
           if (k >= text.size() || text[k] == '\n') break;  // unterminated: toml++ says so
           continue;
         }
@@ -106,15 +115,9 @@ std::optional<TomlTrap> FindTomlTrap(std::string_view text) {
     } else if (text.substr(i, 3) == "'''") {
       in = In::kMultiLiteral;
       i += 2;
-    } else if (c == '"') {  // a basic string, to its closing quote or the end of the line
-      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ++i;
-      }
+    } else if (c == '"' || c == '\'') {  // a basic or literal string, to its closing quote or the line's end
+      i = OneLineStringEnd(text, i);
       if (i < text.size() && text[i] == '\n') --i;  // the line break is counted above
-    } else if (c == '\'') {  // a literal string
-      for (++i; i < text.size() && text[i] != '\'' && text[i] != '\n'; ++i) {
-      }
-      if (i < text.size() && text[i] == '\n') --i;
     }
   }
   return std::nullopt;
