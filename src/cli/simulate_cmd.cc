@@ -45,6 +45,7 @@ struct SimulateOptions {
   double book_rate = 0;  // generated bookings per day
   double no_show = 0.2;  // fraction of generated bookings whose owner does not come
   std::string book_ahead = "1d";  // generated (and file bookings without `made`): made this early
+  int predict = 0;  // foresee every Nth job's start and measure the forecasts (0: not)
 };
 
 // Applies one `--set KEY=VALUE` to the policy. Keys name the policy's fields.
@@ -155,6 +156,53 @@ nlohmann::json BookingsJson(const sim::BookingMetrics& b) {
           {"others_jobs", b.others_jobs}};
 }
 
+nlohmann::json PredictionJson(const sim::PredictionMetrics& p) {
+  return {{"samples", p.samples},
+          {"unknown_limit", p.unknown_limit},
+          {"unknown_forecast", p.unknown_forecast},
+          {"median_error_limit", p.error_limit},
+          {"median_error_forecast", p.error_forecast},
+          {"median_error_p50", p.error_p50},
+          {"p90_coverage", p.p90_coverage},
+          {"median_p90_ahead", p.p90_ahead},
+          {"median_wait", p.actual_wait},
+          {"waited", p.waited},
+          {"waited_median_error_limit", p.waited_error_limit},
+          {"waited_median_error_p50", p.waited_error_p50},
+          {"waited_p90_coverage", p.waited_p90_coverage}};
+}
+
+// The forecasts' errors against the plan on time limits (what Slurm estimates).
+void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
+  std::printf("\nStart forecasts, every %d%s job foreseen when it arrived (median absolute errors)\n", every,
+              every == 1 ? "" : "th");
+  Table t({"POLICY", "JOBS", "MEDIAN WAIT", "ON LIMITS", "FORECAST", "P50", "BETTER", "BY P90", "P90 AHEAD",
+           "WAITED", "ON LIMITS", "P50", "BETTER", "BY P90"});
+  auto ratio = [](double a, double b) {
+    char buf[24];
+    if (b > 0) std::snprintf(buf, sizeof buf, "%.1f x", a / b);
+    else std::snprintf(buf, sizeof buf, a > 0 ? "exact" : "-");
+    return std::string(buf);
+  };
+  auto share = [](double v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
+    return std::string(buf);
+  };
+  for (const auto& r : results) {
+    const sim::PredictionMetrics& p = r.prediction;
+    t.AddRow({r.policy, WithThousands(p.samples), Secs(p.actual_wait), Secs(p.error_limit), Secs(p.error_forecast),
+              Secs(p.error_p50), ratio(p.error_limit, p.error_p50), share(p.p90_coverage), Secs(p.p90_ahead),
+              WithThousands(p.waited), Secs(p.waited_error_limit), Secs(p.waited_error_p50),
+              ratio(p.waited_error_limit, p.waited_error_p50), share(p.waited_p90_coverage)});
+  }
+  std::printf("%s", t.Render().c_str());
+  std::printf("ON LIMITS: the plan on time limits; FORECAST: on run times predicted from the jobs ended so far;\n"
+              "P50: the forecast calibrated on the sampled jobs started so far. BETTER: ON LIMITS / P50.\n"
+              "BY P90: jobs that started by their p90; P90 AHEAD: median of p90 - arrival. WAITED: the same\n"
+              "over the jobs that did not start when they arrived.\n");
+}
+
 int RunSimulate(const SimulateOptions& o) {
   sim::TraceOptions topts;
   topts.format = o.format;
@@ -197,6 +245,8 @@ int RunSimulate(const SimulateOptions& o) {
   if (!trace.ok()) return SimulateFail(trace.status().message());
 
   if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
+  if (o.predict < 0) return SimulateFail("--predict must not be negative");
+  config.predict_every = o.predict;
   if (o.no_show < 0 || o.no_show > 1) return SimulateFail("--no-show must be a fraction from 0 to 1");
   auto ahead = ParseDuration(o.book_ahead);
   if (!ahead)
@@ -300,6 +350,7 @@ int RunSimulate(const SimulateOptions& o) {
                                   {"draining", idle.draining},
                                   {"no_work", idle.no_work}}}});
       if (r.has_bookings) out["results"].back()["bookings"] = BookingsJson(r.bookings);
+      if (r.has_prediction) out["results"].back()["prediction"] = PredictionJson(r.prediction);
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -335,6 +386,7 @@ int RunSimulate(const SimulateOptions& o) {
                  WithThousands(results[i].schedule_calls)});
   }
   std::printf("%s", idle.Render().c_str());
+  if (o.predict > 0) PrintPredictions(results, o.predict);
   if (!with_bookings) return 0;
   if (config.bookings.empty()) {
     std::printf(
@@ -417,6 +469,8 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--book-ahead", o->book_ahead, "How long before its start a booking is made")
       ->capture_default_str();
+  cmd->add_option("--predict", o->predict,
+                  "Foresee the start of every Nth job when it arrives and report the forecasts' errors");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, exit_code] { *exit_code = RunSimulate(*o); });
 }

@@ -18,8 +18,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/forecast.h"
 #include "core/quota.h"
 #include "core/scheduler.h"
+#include "core/start_range.h"
 #include "core/usage.h"
 #include "sim/idle.h"
 #include "sim/rng.h"
@@ -104,14 +106,22 @@ class Replay {
     Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
     if (!books_.empty()) now = n_trace_ == 0 ? books_[0].in->made : std::min(now, books_[0].in->made);
     Time idle_since = kNever;  // since when nothing runs, starts or is left to arrive
+    const int every = config_.predict_every;
+    if (every > 0) prediction_of_.assign(n_trace_ + n_books + 1, -1);
+    std::vector<JobId> foresee;
     while (true) {
       Finish(now, result);
       while (next_arrival < n_trace_ && jobs_[next_arrival].job.submit_time <= now) {
         Arrive(jobs_[next_arrival], now);
+        if (every > 0 && jobs_[next_arrival].job.id % every == 0) foresee.push_back(jobs_[next_arrival].job.id);
         ++next_arrival;
       }
       const Time bookings_due = books_.empty() ? kNever : BookingPass(now);
       Compact();  // owner's jobs withdrawn with their booking
+      if (!foresee.empty()) {
+        Foresee(foresee, now);
+        foresee.clear();
+      }
       Decisions d = Schedule(state_, policy_, now);
       ++result.schedule_calls;
       Apply(d, now, result);
@@ -162,6 +172,10 @@ class Replay {
       if (config_.keep_outcomes) result.booking_outcomes = std::move(outcomes);
     }
     if (config_.keep_outcomes) result.outcomes = std::move(outcomes_);
+    if (every > 0) {
+      result.has_prediction = true;
+      result.prediction = ComputePredictionMetrics(predictions_);
+    }
     return result;
   }
 
@@ -181,6 +195,45 @@ class Replay {
       waiting_.emplace_back(&state_.pending[pending_pos_[static_cast<size_t>(p.job)]], p.reason);
     }
     return ClassifyIdle(state_, waiting_);
+  }
+
+  // ---- Start forecasts ----
+
+  // What is foreseen for `ids`, just arrived, on the state the next pass will see: the plan on
+  // time limits (the estimates the core sees) and the forecast on predicted run times, with the
+  // range calibrated on the sampled jobs that started so far.
+  void Foresee(const std::vector<JobId>& ids, Time now) {
+    Policy plain = policy_;
+    plain.explain = true;
+    plain.estimate_starts = true;
+    const Decisions d = Schedule(state_, plain, now);
+    std::unordered_map<JobId, Time> on_limits;
+    for (const Start& s : d.starts) on_limits[s.job] = now;
+    for (const PendingInfo& p : d.pending) on_limits[p.job] = p.expected_start;
+    ForecastOptions options;
+    options.targets = ids;
+    const std::unordered_map<JobId, Time> forecast = ForecastStarts(state_, policy_, now, model_, options);
+    for (JobId id : ids) {
+      if (removed_[static_cast<size_t>(id)]) continue;
+      PredictionRecord r;
+      r.at = now;
+      if (auto it = on_limits.find(id); it != on_limits.end()) r.limit_plan = it->second;
+      if (auto it = forecast.find(id); it != forecast.end()) r.forecast = it->second;
+      const StartRange range = calibration_.Range(now, r.forecast, r.limit_plan);
+      r.p50 = range.p50;
+      r.p90 = range.p90;
+      prediction_of_[static_cast<size_t>(id)] = static_cast<int>(predictions_.size());
+      predictions_.push_back(r);
+    }
+  }
+
+  // A sampled job's first start: its record is complete, and it calibrates the ranges to come.
+  void Started(JobId id, Time now) {
+    const int k = prediction_of_[static_cast<size_t>(id)];
+    if (k < 0) return;
+    PredictionRecord& r = predictions_[static_cast<size_t>(k)];
+    r.actual = now;
+    if (r.forecast != kNever) calibration_.Add(std::max<Time>(0, r.forecast - r.at), now - r.at);
   }
 
   // ---- Bookings ----
@@ -469,6 +522,7 @@ class Replay {
   void Complete(SimJob& s, Time end, double gpus) {
     if (!IsTraceJob(s.job.id)) return;  // a booking's work: not part of the trace's metrics
     outcomes_.push_back({s.job.id, s.job.user, s.job.submit_time, s.first_start, end, gpus});
+    if (config_.predict_every > 0) model_.Add({s.job.user, s.job.name, s.job.time_limit, s.trace->duration});
     auto& h = history_[s.job.user];
     h.push_back(s.trace->duration);
     if (static_cast<int>(h.size()) > config_.history_window) h.pop_front();
@@ -493,7 +547,10 @@ class Replay {
       r.start_time = now;
       r.preemptible = st.preemptible;
       r.from_pool = st.from_pool;
-      if (s.first_start < 0) s.first_start = now;
+      if (s.first_start < 0) {
+        s.first_start = now;
+        if (!prediction_of_.empty()) Started(st.job, now);
+      }
       s.run_start = now;
       s.signalled_at = -1;
       if (!IsTraceJob(st.job)) StartOwnerJob(s, st.alloc, now);
@@ -545,6 +602,11 @@ class Replay {
   std::set<std::string> booking_waiters_;  // users with a job waiting for a booking (last pass)
   std::vector<RunSpan> runs_;
   std::vector<std::pair<const Job*, WaitReason>> waiting_;  // Idle()'s, kept for its capacity
+  // Start forecasts (SimConfig::predict_every).
+  RuntimeModel model_;
+  WaitCalibration calibration_;
+  std::vector<PredictionRecord> predictions_;
+  std::vector<int> prediction_of_;  // by job id: index in predictions_, -1 when not sampled
 };
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "sim/bookings.h"
 #include "sim/idle.h"
 #include "sim/metrics.h"
+#include "sim/prediction.h"
 #include "sim/trace.h"
 
 namespace rota::sim {
@@ -56,6 +57,10 @@ struct SimConfig {
   std::vector<SimBooking> bookings;       // sorted by made time; empty: no bookings
   BookingRules booking_rules;             // the rules they go through (the daemon's defaults)
   Duration booking_margin = 5 * kMinute;  // the owner's work ends this long before the booking
+  // Start forecasts (issue 29): every Nth trace job (by id) is foreseen when it arrives and its
+  // start compared with what was foreseen (SimResult::prediction); 0: none. Decisions are the
+  // same either way.
+  int predict_every = 0;
 };
 
 struct SimResult {
@@ -71,6 +76,9 @@ struct SimResult {
   bool has_bookings = false;
   BookingMetrics bookings;
   std::vector<BookingOutcome> booking_outcomes;  // keep_outcomes only
+  // With SimConfig::predict_every only.
+  bool has_prediction = false;
+  PredictionMetrics prediction;
 };
 
 // With config.bookings, the trace is replayed twice: with the bookings and without them, for

@@ -548,6 +548,47 @@ TEST(SimulatorTest, EmptyTraceAndBadConfig) {
   EXPECT_FALSE(Simulate(Trace{}, bad).ok());
 }
 
+// ---- Start forecasts ----
+
+// Fifo with exact estimates: no later job can delay an earlier one, and every job runs what its
+// limit says, so the scheduler played forward on predicted run times (the limits' history says
+// they are exact) foresees every sampled start to the second; the plan on limits does too.
+// Decisions are the same with and without the forecasts.
+TEST(SimulatorTest, ForecastsOfFifoOnExactEstimatesAreExact) {
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 40; ++i) jobs.push_back(Whole(i * 300, 1000 + (i * 7919) % 5000, 1 + i % 3, "u" + std::to_string(i % 4)));
+  const Trace t = MakeTrace(jobs);
+  SimConfig c = Config(Algorithm::kFifo, 4);
+  const SimResult plain = Replay(t, c);
+  c.predict_every = 2;
+  const SimResult r = Replay(t, c);
+  EXPECT_FALSE(plain.has_prediction);
+  ASSERT_TRUE(r.has_prediction);
+  EXPECT_EQ(r.prediction.samples, 20);
+  EXPECT_GT(r.prediction.waited, 10);  // a queue builds: there are waits to foresee
+  EXPECT_EQ(r.prediction.unknown_forecast, 0);
+  EXPECT_EQ(r.prediction.error_forecast, 0);
+  EXPECT_EQ(r.prediction.error_limit, 0);
+  EXPECT_DOUBLE_EQ(r.prediction.p90_coverage, 1.0);
+  ASSERT_EQ(r.outcomes.size(), plain.outcomes.size());
+  for (size_t i = 0; i < r.outcomes.size(); ++i) EXPECT_EQ(r.outcomes[i].start, plain.outcomes[i].start) << i;
+}
+
+// Noisy estimates (limits up to three times the run time): the plan on limits starts the queue
+// late; the forecast on run times learnt from the jobs that ended is closer.
+TEST(SimulatorTest, ForecastsOnNoisyEstimatesBeatThePlanOnLimits) {
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 200; ++i) jobs.push_back(Whole(i * 200, 1000 + (i * 7919) % 5000, 1 + i % 2, "u" + std::to_string(i % 3)));
+  SimConfig c = Config(Algorithm::kFifo, 4);
+  c.estimates = Estimates::kNoisy;
+  c.predict_every = 1;
+  const SimResult r = Replay(MakeTrace(jobs), c);
+  ASSERT_TRUE(r.has_prediction);
+  EXPECT_EQ(r.prediction.samples, 200);
+  EXPECT_GT(r.prediction.waited, 150);
+  EXPECT_LT(r.prediction.waited_error_p50 * 2, r.prediction.waited_error_limit);
+}
+
 // ---- The bundled Philly slice ----
 
 TEST(SimulatorPhillyTest, ConservationOnPhillySlice) {

@@ -1,0 +1,127 @@
+// Tested by forecast_test.cc.
+#include "core/forecast.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "core/scheduler.h"
+
+namespace rota {
+
+namespace {
+
+class Forward {
+ public:
+  Forward(const ClusterState& state, const Policy& policy, Time now, const RuntimeModel& model)
+      : s_(state), policy_(policy), model_(model), now_(now) {
+    policy_.explain = false;  // decisions only, as the simulator plays
+    policy_.estimate_starts = false;
+    for (RunningJob& r : s_.running) {
+      const Duration limit = std::max<Duration>(1, r.job.time_limit);
+      Time end = r.start_time + Predicted(r.job);
+      if (end <= now) end = std::min(r.start_time + limit, now + std::max<Duration>(5 * kMinute, (now - r.start_time) / 4));
+      if (r.kill_at != kNever) end = std::min(end, std::max(now, r.kill_at));
+      ends_.push_back(std::max(end, now));
+    }
+  }
+
+  std::unordered_map<JobId, Time> Run(const ForecastOptions& o) {
+    std::unordered_set<JobId> left(o.targets.begin(), o.targets.end());
+    Time t = now_;
+    for (int pass = 0; pass < o.max_passes && !s_.pending.empty(); ++pass) {
+      const Decisions d = Schedule(s_, policy_, t);
+      if (!d.starts.empty()) Start(d.starts, t, left);
+      for (const Signal& sig : d.signals) {
+        if (sig.cause != StopCause::kPreempted) continue;  // a limit: the predicted end comes first
+        for (size_t i = 0; i < s_.running.size(); ++i) {
+          if (s_.running[i].job.id != sig.job) continue;
+          s_.running[i].kill_at = sig.kill_at;
+          s_.running[i].signalled = true;
+          s_.running[i].preempted = true;
+          ends_[i] = std::min(ends_[i], sig.kill_at);
+        }
+      }
+      if (!o.targets.empty() && left.empty()) return std::move(out_);
+      Time next = kNever;
+      for (Time e : ends_) next = std::min(next, e);
+      if (d.next_wakeup > t) next = std::min(next, d.next_wakeup);
+      if (next == kNever) break;
+      t = std::max(t + 1, next);
+      End(t);
+    }
+    // What is still waiting: the plan's estimate where the play stopped, on predicted run times.
+    for (Job& j : s_.pending) j.time_limit = Predicted(j);
+    for (size_t i = 0; i < s_.running.size(); ++i) {
+      RunningJob& r = s_.running[i];
+      r.job.time_limit = std::max<Duration>(1, ends_[i] - r.start_time);
+    }
+    Policy p = policy_;
+    p.explain = true;
+    p.estimate_starts = true;
+    p.enforce_time_limits = false;  // predicted run times are no limits
+    const Decisions d = Schedule(s_, p, t);
+    for (const rota::Start& st : d.starts) out_.emplace(st.job, t);
+    for (const PendingInfo& info : d.pending) out_.emplace(info.job, info.expected_start);
+    return std::move(out_);
+  }
+
+ private:
+  Duration Predicted(const Job& j) const { return model_.Predict(j.user, j.name, j.time_limit).runtime; }
+
+  void Start(const std::vector<rota::Start>& starts, Time t, std::unordered_set<JobId>& left) {
+    std::unordered_map<JobId, const rota::Start*> by_id;
+    for (const rota::Start& st : starts) by_id.emplace(st.job, &st);
+    size_t kept = 0;
+    for (size_t i = 0; i < s_.pending.size(); ++i) {
+      Job& j = s_.pending[i];
+      auto it = by_id.find(j.id);
+      if (it == by_id.end()) {
+        if (kept != i) s_.pending[kept] = std::move(j);
+        ++kept;
+        continue;
+      }
+      RunningJob r;
+      r.alloc = it->second->alloc;
+      r.preemptible = it->second->preemptible;
+      r.from_pool = it->second->from_pool;
+      r.start_time = t;
+      ends_.push_back(t + Predicted(j));
+      r.job = std::move(j);
+      out_.emplace(r.job.id, t);
+      left.erase(r.job.id);
+      s_.running.push_back(std::move(r));
+    }
+    s_.pending.resize(kept);
+  }
+
+  void End(Time t) {
+    for (size_t i = 0; i < s_.running.size();) {
+      if (ends_[i] > t) {
+        ++i;
+        continue;
+      }
+      if (i + 1 != s_.running.size()) {
+        s_.running[i] = std::move(s_.running.back());
+        ends_[i] = ends_.back();
+      }
+      s_.running.pop_back();
+      ends_.pop_back();
+    }
+  }
+
+  ClusterState s_;
+  Policy policy_;
+  const RuntimeModel& model_;
+  Time now_;
+  std::vector<Time> ends_;  // parallel to s_.running: when each is predicted to end
+  std::unordered_map<JobId, Time> out_;
+};
+
+}  // namespace
+
+std::unordered_map<JobId, Time> ForecastStarts(const ClusterState& state, const Policy& policy, Time now,
+                                               const RuntimeModel& model, const ForecastOptions& options) {
+  return Forward(state, policy, now, model).Run(options);
+}
+
+}  // namespace rota

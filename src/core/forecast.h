@@ -1,0 +1,34 @@
+// Expected starts on predicted run times (issue 29). The scheduler's plan runs on time limits,
+// which is what its promises must rest on (a backfilled job may never delay a reservation, and a
+// job may run to its limit); as a forecast it is late by as much as users overstate their limits.
+// ForecastStarts plays the scheduler forward instead: the running jobs end when the lab's history
+// predicts (core/runtime_model.h), and at each end the very same Schedule() decides on time
+// limits what starts, as the daemon will; each started job then runs its predicted time. No job
+// arrives meanwhile (what comes later is the range's business, core/start_range.h). Nothing in it
+// is a decision. Pure. Tested by forecast_test.cc.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "core/runtime_model.h"
+
+namespace rota {
+
+struct ForecastOptions {
+  // Stop once these jobs have a start (empty: every pending job).
+  std::vector<JobId> targets;
+  // Passes played forward at most; the jobs still waiting then get the plan's estimate on
+  // predicted run times at that point.
+  int max_passes = 2000;
+};
+
+// Every pending job's forecast start (`now` for those the next pass starts); kNever where none can
+// be foreseen. A running job that has outrun its prediction is given a quarter of its time so far
+// again (at least five minutes), up to its limit. Jobs are keyed by Job::name for the prediction.
+std::unordered_map<JobId, Time> ForecastStarts(const ClusterState& state, const Policy& policy, Time now,
+                                               const RuntimeModel& model, const ForecastOptions& options = {});
+
+}  // namespace rota

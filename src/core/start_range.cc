@@ -1,0 +1,63 @@
+// Tested by start_range_test.cc.
+#include "core/start_range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace rota {
+
+namespace {
+
+constexpr double kSlack = 10 * kMinute;
+constexpr Duration kAtOnce = kMinute;  // a forecast wait this short is a start at once
+
+double Quantile(std::vector<double> v, double q) {
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  const size_t i = std::min(v.size() - 1, rank == 0 ? 0 : rank - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  return v[i];
+}
+
+}  // namespace
+
+WaitCalibration::WaitCalibration(int window, int min_samples)
+    : window_(std::max(1, window)), min_samples_(std::max(1, min_samples)) {}
+
+void WaitCalibration::Push(std::deque<double>& d, double ratio) const {
+  d.push_back(ratio);
+  while (d.size() > static_cast<size_t>(window_)) d.pop_front();
+}
+
+void WaitCalibration::Add(Duration forecast, Duration actual) {
+  const double f = static_cast<double>(std::max<Duration>(0, forecast));
+  const double a = static_cast<double>(std::max<Duration>(0, actual));
+  const double ratio = (a + kSlack) / (f + kSlack);
+  Push(all_, ratio);
+  Push(forecast < kAtOnce ? at_once_ : later_, ratio);
+}
+
+StartRange WaitCalibration::Range(Time now, Time forecast, Time limit_plan) const {
+  StartRange r;
+  if (forecast == kNever) return r;
+  forecast = std::max(now, forecast);
+  const size_t enough = static_cast<size_t>(min_samples_);
+  if (all_.size() < enough) {
+    r.p50 = forecast;
+    r.p90 = limit_plan == kNever ? kNever : std::max(forecast, limit_plan);
+    return r;
+  }
+  const std::deque<double>& bucket = forecast - now < kAtOnce ? at_once_ : later_;
+  const std::deque<double>& from = bucket.size() >= enough ? bucket : all_;
+  const std::vector<double> v(from.begin(), from.end());
+  const double base = static_cast<double>(forecast - now) + kSlack;
+  auto at = [&](double q) {
+    return now + std::max<Time>(0, static_cast<Time>(std::llround(base * Quantile(v, q) - kSlack)));
+  };
+  r.p50 = at(0.5);
+  r.p90 = std::max(r.p50, at(0.9));
+  r.samples = static_cast<int>(v.size());
+  return r;
+}
+
+}  // namespace rota
