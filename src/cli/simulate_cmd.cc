@@ -162,13 +162,12 @@ nlohmann::json PredictionJson(const sim::PredictionMetrics& p) {
           {"unknown_forecast", p.unknown_forecast},
           {"median_error_limit", p.error_limit},
           {"median_error_forecast", p.error_forecast},
-          {"median_error_p50", p.error_p50},
           {"p90_coverage", p.p90_coverage},
           {"median_p90_ahead", p.p90_ahead},
           {"median_wait", p.actual_wait},
           {"waited", p.waited},
           {"waited_median_error_limit", p.waited_error_limit},
-          {"waited_median_error_p50", p.waited_error_p50},
+          {"waited_median_error_forecast", p.waited_error_forecast},
           {"waited_p90_coverage", p.waited_p90_coverage}};
 }
 
@@ -176,8 +175,8 @@ nlohmann::json PredictionJson(const sim::PredictionMetrics& p) {
 void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
   std::printf("\nStart forecasts, every %d%s job foreseen when it arrived (median absolute errors)\n", every,
               every == 1 ? "" : "th");
-  Table t({"POLICY", "JOBS", "MEDIAN WAIT", "ON LIMITS", "FORECAST", "P50", "BETTER", "BY P90", "P90 AHEAD",
-           "WAITED", "ON LIMITS", "P50", "BETTER", "BY P90"});
+  Table t({"POLICY", "JOBS", "MEDIAN WAIT", "ON LIMITS", "FORECAST", "BETTER", "BY P90", "P90 AHEAD",
+           "WAITED", "ON LIMITS", "FORECAST", "BETTER", "BY P90"});
   auto ratio = [](double a, double b) {
     char buf[24];
     if (b > 0) std::snprintf(buf, sizeof buf, "%.1f x", a / b);
@@ -192,15 +191,15 @@ void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
   for (const auto& r : results) {
     const sim::PredictionMetrics& p = r.prediction;
     t.AddRow({r.policy, WithThousands(p.samples), Secs(p.actual_wait), Secs(p.error_limit), Secs(p.error_forecast),
-              Secs(p.error_p50), ratio(p.error_limit, p.error_p50), share(p.p90_coverage), Secs(p.p90_ahead),
-              WithThousands(p.waited), Secs(p.waited_error_limit), Secs(p.waited_error_p50),
-              ratio(p.waited_error_limit, p.waited_error_p50), share(p.waited_p90_coverage)});
+              ratio(p.error_limit, p.error_forecast), share(p.p90_coverage), Secs(p.p90_ahead),
+              WithThousands(p.waited), Secs(p.waited_error_limit), Secs(p.waited_error_forecast),
+              ratio(p.waited_error_limit, p.waited_error_forecast), share(p.waited_p90_coverage)});
   }
   std::printf("%s", t.Render().c_str());
-  std::printf("ON LIMITS: the plan on time limits; FORECAST: on run times predicted from the jobs ended so far;\n"
-              "P50: the forecast calibrated on the sampled jobs started so far. BETTER: ON LIMITS / P50.\n"
-              "BY P90: jobs that started by their p90; P90 AHEAD: median of p90 - arrival. WAITED: the same\n"
-              "over the jobs that did not start when they arrived.\n");
+  std::printf("ON LIMITS: the plan on time limits (what Slurm estimates); FORECAST (the p50): the scheduler\n"
+              "played forward on run times predicted from the jobs ended so far. BETTER: ON LIMITS / FORECAST.\n"
+              "BY P90: jobs that started by their p90 (calibrated on the sampled jobs started so far);\n"
+              "P90 AHEAD: median of p90 - arrival. WAITED: the same over the jobs that did not start at once.\n");
 }
 
 int RunSimulate(const SimulateOptions& o) {

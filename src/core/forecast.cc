@@ -17,11 +17,9 @@ class Forward {
     policy_.explain = false;  // decisions only, as the simulator plays
     policy_.estimate_starts = false;
     for (RunningJob& r : s_.running) {
-      const Duration limit = std::max<Duration>(1, r.job.time_limit);
-      Time end = r.start_time + Predicted(r.job);
-      if (end <= now) end = std::min(r.start_time + limit, now + std::max<Duration>(5 * kMinute, (now - r.start_time) / 4));
+      Time end = LikelyEnd(r.start_time, r.job.time_limit, Predicted(r.job), now);
       if (r.kill_at != kNever) end = std::min(end, std::max(now, r.kill_at));
-      ends_.push_back(std::max(end, now));
+      ends_.push_back(end);
     }
   }
 
@@ -118,6 +116,13 @@ class Forward {
 };
 
 }  // namespace
+
+Time LikelyEnd(Time start, Duration limit, Duration predicted, Time now) {
+  limit = std::max<Duration>(1, limit);
+  Time end = start + std::min(predicted, limit);
+  if (end <= now) end = std::min(start + limit, now + std::max<Duration>(5 * kMinute, (now - start) / 4));
+  return std::max(end, now);
+}
 
 std::unordered_map<JobId, Time> ForecastStarts(const ClusterState& state, const Policy& policy, Time now,
                                                const RuntimeModel& model, const ForecastOptions& options) {

@@ -25,10 +25,16 @@ struct ForecastOptions {
   int max_passes = 2000;
 };
 
+// When a running job that started at `start` with `limit` and is predicted to run `predicted` is
+// likely to end, at `now`: its predicted end; once it has outrun that, a quarter of its time so far
+// again (at least five minutes); never past its limit, never before `now`.
+Time LikelyEnd(Time start, Duration limit, Duration predicted, Time now);
+
 // Every pending job's forecast start (`now` for those the next pass starts); kNever where none can
-// be foreseen. A running job that has outrun its prediction is given a quarter of its time so far
-// again (at least five minutes), up to its limit. Jobs are keyed by Job::name for the prediction.
+// be foreseen. Running jobs end at their LikelyEnd (or at their preemption's kill). Jobs are keyed
+// by Job::name for the prediction.
 std::unordered_map<JobId, Time> ForecastStarts(const ClusterState& state, const Policy& policy, Time now,
-                                               const RuntimeModel& model, const ForecastOptions& options = {});
+                                               const RuntimeModel& model,
+                                               const ForecastOptions& options = {});
 
 }  // namespace rota

@@ -67,7 +67,7 @@ TEST(Forecast, BackfillDecidesOnLimitsWhileJobsEndAsPredicted) {
 
 TEST(Forecast, AJobPastItsPredictionGetsAQuarterOfItsTimeAgain) {
   TwoCards t;
-  t.state.running[0].start_time = kNow - 3 * kHour;  // predicted 2.5 h: overdue
+  t.state.running[0].start_time = kNow - 3 * kHour;                 // predicted 2.5 h: overdue
   t.state.running[1].start_time = kNow - 3 * kHour - 59 * kMinute;  // ends at its limit in a minute
   auto f = ForecastStarts(t.state, Plain(Algorithm::kFifo), kNow, t.model);
   EXPECT_EQ(f.at(3), kNow + 45 * kMinute);

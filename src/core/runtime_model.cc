@@ -20,10 +20,14 @@ std::string KeyOf(std::string_view user, std::string_view key) {
 
 const char* RuntimeBasisName(RuntimeBasis b) {
   switch (b) {
-    case RuntimeBasis::kLimit: return "time limit";
-    case RuntimeBasis::kLab: return "lab";
-    case RuntimeBasis::kUser: return "user";
-    case RuntimeBasis::kUserKey: return "user and name";
+    case RuntimeBasis::kLimit:
+      return "time limit";
+    case RuntimeBasis::kLab:
+      return "lab";
+    case RuntimeBasis::kUser:
+      return "user";
+    case RuntimeBasis::kUserKey:
+      return "user and name";
   }
   return "time limit";
 }

@@ -54,7 +54,7 @@ StartRange WaitCalibration::Range(Time now, Time forecast, Time limit_plan) cons
   auto at = [&](double q) {
     return now + std::max<Time>(0, static_cast<Time>(std::llround(base * Quantile(v, q) - kSlack)));
   };
-  r.p50 = at(0.5);
+  r.p50 = forecast;
   r.p90 = std::max(r.p50, at(0.9));
   r.samples = static_cast<int>(v.size());
   return r;

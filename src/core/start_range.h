@@ -1,8 +1,9 @@
 // The range of a forecast start (issue 29): how far the lab's own past forecasts were off. Every
 // job that started adds one sample, the wait its forecast foresaw and the wait it had; a new
-// forecast's p50 and p90 are the forecast scaled by those samples' quantiles of
+// forecast's p90 is the forecast scaled by those samples' 90th percentile of
 // (actual + c) / (forecast + c), c = ten minutes (so that "now" and "in a minute" are read as
-// alike). Forecasts of a start at once and of a later one are calibrated apart when each has
+// alike). Its p50 is the forecast itself: scaled by the median ratio as well, it was further off
+// on most replays in docs/benchmarks.md ("Start forecasts"), the ratios drifting with the load. Forecasts of a start at once and of a later one are calibrated apart when each has
 // enough samples (they are off in different ways: the first only by what arrives meanwhile).
 // Without enough samples at all the range runs from the forecast to the plan on time limits.
 // Pure. Tested by start_range_test.cc.

@@ -152,6 +152,13 @@ Status Daemon::Open() {
   views.jobs = &jobs_;
   views.cards = &cards_;
   views.accounts = [this](uid_t uid) { return Account(uid); };
+  Foresight::Setup foresight;
+  foresight.store = store_.get();
+  foresight.config = &config_;
+  foresight.jobs = &jobs_;
+  foresight.state = [this] { return BuildState(desk_->book().Entries()); };
+  foresight_ = std::make_unique<Foresight>(std::move(foresight));
+  views.foresight = foresight_.get();
   views_ = std::make_unique<JobViews>(std::move(views));
   UsageLedger::Setup ledger;
   ledger.store = store_.get();

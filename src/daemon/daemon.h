@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "core/cluster.h"
 #include "core/decisions.h"
+#include "daemon/foresight.h"
 #include "daemon/active_job.h"
 #include "daemon/admission.h"
 #include "daemon/allocation_watch.h"
@@ -124,6 +125,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
   ClusterState BuildState(const std::vector<BookingEntry>& bookings) const;
+  // Keeps each waiting job's first start forecast (to calibrate later ones); returns when to try
+  // again for the jobs the time budget left without one (kNever: none left).
+  Time RecordFirstForecasts(Time now);
   // What the engine reports (EngineEvents), for the job runner.
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;
@@ -175,6 +179,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // of the pending ones (job_table.h).
   JobTable jobs_;
   std::unique_ptr<JobViews> views_;  // what users read of jobs (job_views.h)
+  std::unique_ptr<Foresight> foresight_;  // start forecasts and predicted ends (foresight.h)
   // Interactive sessions: their clients, connections' events, re-adoption (session_desk.h).
   std::unique_ptr<SessionDesk> sessions_;
   // Starts, signals, the kill sequence, ends, what a restart finds (job_runner.h).

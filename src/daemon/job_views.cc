@@ -12,6 +12,7 @@
 #include "api/protocol.h"
 #include "api/request_fields.h"
 #include "api/when.h"
+#include "core/forecast.h"
 #include "core/quota.h"
 #include "exec/files.h"
 #include "exec/open_as.h"
@@ -41,11 +42,25 @@ JobViews::JobViews(Setup setup)
       config_(*setup.config),
       jobs_(*setup.jobs),
       cards_(*setup.cards),
+      foresight_(setup.foresight),
       accounts_(std::move(setup.accounts)) {}
 
 json JobViews::JobJson(const store::JobRecord& rec, const Caller& caller) {
   const PendingInfo* info = jobs_.Waiting(rec.job.id);
   json out = api::JobToJson(rec, info, caller.admin || caller.uid == static_cast<uid_t>(rec.uid));
+  if (foresight_ != nullptr) {
+    // Pending: when it is likely to start (the plan's expected_start stays what is promised).
+    // Running: when it is likely to end.
+    if (rec.state == store::JobState::kPending && out.contains("pending")) {
+      if (const Foresight::Entry* e = foresight_->Of(rec.job.id, Now())) out["pending"]["forecast"] = foresight_->ToJson(*e);
+    } else if (rec.state == store::JobState::kRunning && rec.start_time > 0) {
+      const RuntimePrediction p = foresight_->Runtime(rec.job);
+      const Time end = LikelyEnd(rec.start_time, rec.job.time_limit, p.runtime, Now());
+      out["predicted_end"] = {{"time", end},
+                              {"basis", RuntimeBasisName(p.basis)},
+                              {"samples", p.samples}};
+    }
+  }
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
     const Time end = rec.end_time > 0 ? rec.end_time : Now();

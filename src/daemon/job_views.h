@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "core/status.h"
+#include "daemon/foresight.h"
 #include "daemon/clock.h"
 #include "daemon/identity.h"
 #include "daemon/inventory.h"
@@ -32,6 +33,7 @@ class JobViews {
     const config::Config* config = nullptr;  // the configuration in force
     const JobTable* jobs = nullptr;
     const Inventory* cards = nullptr;
+    Foresight* foresight = nullptr;  // start forecasts and predicted ends; may be null (none)
     // A job owner's account, to open their output with their rights.
     std::function<StatusOr<UnixAccount>(uid_t)> accounts;
   };
@@ -56,6 +58,7 @@ class JobViews {
   const config::Config& config_;
   const JobTable& jobs_;
   const Inventory& cards_;
+  Foresight* foresight_;
   std::function<StatusOr<UnixAccount>(uid_t)> accounts_;
 };
 

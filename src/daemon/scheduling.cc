@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <spdlog/spdlog.h>
+
 #include "core/scheduler.h"
 #include "daemon/daemon.h"
 
@@ -64,13 +66,42 @@ void Daemon::SchedulePass() {
   if (!d.starts.empty() || !d.signals.empty()) dirty_ = true;
   for (const Kill& k : d.kills) runner_->ApplyKill(k.job, now);
   const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
+  foresight_->Changed();
+  const Time foresee = RecordFirstForecasts(now);
   const Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now),
-                             runner_->NextEscalation()});
+                             runner_->NextEscalation(), foresee});
   sessions_->SendWaitingUpdates();
   sessions_->RemoveStaleCgroups();
   deps_.clock->WakeAt(wake);  // the loop wakes then (its clock fd), unless an event comes first
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   counters_.PassTook(took);
+}
+
+Time Daemon::RecordFirstForecasts(Time now) {
+  std::vector<JobId> unforeseen;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kPending && a.rec.forecast_at == 0) unforeseen.push_back(id);
+  }
+  if (unforeseen.empty()) return kNever;
+  Time made = 0;
+  const auto& all = foresight_->All(now, &made);
+  bool left = false;
+  for (JobId id : unforeseen) {
+    auto e = all.find(id);
+    auto it = jobs_.find(id);
+    if (e == all.end() || made == 0) {
+      left = true;  // not in the last computation: the budget let none be made since it came
+      continue;
+    }
+    store::JobRecord& rec = it->second.rec;
+    const Time start = e->second.forecast == kNever ? 0 : e->second.forecast;
+    if (Status s = store_->SetForecast(id, made, start); !s.ok()) {
+      spdlog::warn("job {}: keeping its forecast: {}", id, s.message());
+    }
+    rec.forecast_at = made;
+    rec.forecast_start = start;
+  }
+  return left ? now + 1 : kNever;
 }
 
 }  // namespace rota::daemon

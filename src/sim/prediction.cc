@@ -20,7 +20,7 @@ double Median(std::vector<double> v) {
 
 PredictionMetrics ComputePredictionMetrics(const std::vector<PredictionRecord>& records) {
   PredictionMetrics m;
-  std::vector<double> limit, forecast, p50, ahead, wait, waited_limit, waited_p50;
+  std::vector<double> limit, forecast, ahead, wait, waited_limit, waited_forecast;
   std::int64_t covered = 0, waited_covered = 0;
   for (const PredictionRecord& r : records) {
     if (r.actual == kNever) continue;
@@ -30,7 +30,7 @@ PredictionMetrics ComputePredictionMetrics(const std::vector<PredictionRecord>& 
     if (r.actual > r.at) {
       ++m.waited;
       if (r.limit_plan != kNever) waited_limit.push_back(error(r.limit_plan));
-      if (r.p50 != kNever) waited_p50.push_back(error(r.p50));
+      if (r.forecast != kNever) waited_forecast.push_back(error(r.forecast));
       waited_covered += r.p90 != kNever && r.actual <= r.p90;
     }
     if (r.limit_plan == kNever) {
@@ -43,7 +43,6 @@ PredictionMetrics ComputePredictionMetrics(const std::vector<PredictionRecord>& 
     } else {
       forecast.push_back(error(r.forecast));
     }
-    if (r.p50 != kNever) p50.push_back(error(r.p50));
     if (r.p90 != kNever) {
       covered += r.actual <= r.p90;
       ahead.push_back(static_cast<double>(r.p90 - r.at));
@@ -51,12 +50,12 @@ PredictionMetrics ComputePredictionMetrics(const std::vector<PredictionRecord>& 
   }
   m.error_limit = Median(limit);
   m.error_forecast = Median(forecast);
-  m.error_p50 = Median(p50);
   m.p90_ahead = Median(ahead);
   m.actual_wait = Median(wait);
   m.waited_error_limit = Median(waited_limit);
-  m.waited_error_p50 = Median(waited_p50);
-  m.waited_p90_coverage = m.waited > 0 ? static_cast<double>(waited_covered) / static_cast<double>(m.waited) : 0;
+  m.waited_error_forecast = Median(waited_forecast);
+  m.waited_p90_coverage =
+      m.waited > 0 ? static_cast<double>(waited_covered) / static_cast<double>(m.waited) : 0;
   m.p90_coverage = m.samples > 0 ? static_cast<double>(covered) / static_cast<double>(m.samples) : 0;
   return m;
 }

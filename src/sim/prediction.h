@@ -1,6 +1,6 @@
 // How good start forecasts are (issue 29): the replay records, for a sample of jobs, what was
 // foreseen when each arrived (the plan on time limits, as Slurm estimates; the forecast on
-// predicted run times; its p50 and p90) and when it really started, and sums up the errors.
+// predicted run times, which is the p50; the p90) and when it really started, and sums up the errors.
 // Tested by prediction_test.cc and simulator_test.cc.
 #pragma once
 
@@ -12,12 +12,11 @@
 namespace rota::sim {
 
 struct PredictionRecord {
-  rota::Time at = 0;                  // when it was foreseen (the job's arrival)
+  rota::Time at = 0;                     // when it was foreseen (the job's arrival)
   rota::Time limit_plan = rota::kNever;  // the plan on time limits
   rota::Time forecast = rota::kNever;    // the plan on predicted run times
-  rota::Time p50 = rota::kNever;
   rota::Time p90 = rota::kNever;
-  rota::Time actual = rota::kNever;   // kNever: never started
+  rota::Time actual = rota::kNever;  // kNever: never started
 };
 
 struct PredictionMetrics {
@@ -27,7 +26,6 @@ struct PredictionMetrics {
   // Median absolute error in seconds, over the samples where that estimate was known.
   double error_limit = 0;
   double error_forecast = 0;
-  double error_p50 = 0;
   double p90_coverage = 0;  // share of samples that started by their p90 (unknown p90: a miss)
   double p90_ahead = 0;     // median of p90 - arrival: how far ahead the p90 reaches
   double actual_wait = 0;   // median wait of the samples, for scale
@@ -36,7 +34,7 @@ struct PredictionMetrics {
   // says so).
   std::int64_t waited = 0;
   double waited_error_limit = 0;
-  double waited_error_p50 = 0;
+  double waited_error_forecast = 0;
   double waited_p90_coverage = 0;
 };
 

@@ -220,7 +220,6 @@ class Replay {
       if (auto it = on_limits.find(id); it != on_limits.end()) r.limit_plan = it->second;
       if (auto it = forecast.find(id); it != forecast.end()) r.forecast = it->second;
       const StartRange range = calibration_.Range(now, r.forecast, r.limit_plan);
-      r.p50 = range.p50;
       r.p90 = range.p90;
       prediction_of_[static_cast<size_t>(id)] = static_cast<int>(predictions_.size());
       predictions_.push_back(r);

@@ -68,6 +68,11 @@ struct JobRecord {
   // When its owner needs it done (`--deadline`), Unix seconds; 0 = none. Advice only: it changes
   // no priority (the tiers do that).
   Time deadline = 0;
+  // Its first start forecast (daemon/foresight.h): when it was made and the start it foresaw,
+  // Unix seconds; 0 = none yet (cleared by a requeue). Past forecasts against real starts
+  // calibrate the ranges of new ones.
+  Time forecast_at = 0;
+  Time forecast_start = 0;
 
   // Lifecycle.
   JobState state = JobState::kPending;

@@ -28,7 +28,7 @@ constexpr std::string_view kJobColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image, deadline";
+    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image, deadline, forecast_at, forecast_start";
 
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
@@ -141,6 +141,8 @@ StatusOr<JobRecord> ReadJob(const Statement& st) {
   r.engine_job = st.Text(41);
   r.image = st.Text(42);
   r.deadline = st.Int(43);
+  r.forecast_at = st.Int(44);
+  r.forecast_start = st.Int(45);
   return r;
 }
 
@@ -329,6 +331,15 @@ Status JobStore::SetEngineJob(JobId id, std::string_view engine_job, Time now) {
   });
 }
 
+Status JobStore::SetForecast(JobId id, Time at, Time start) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  StatusOr<Statement> st =
+      db_->Prepare("UPDATE jobs SET forecast_at = ?2, forecast_start = ?3 WHERE id = ?1 AND state = 'pending'");
+  if (!st.ok()) return st.status();
+  st->Bind(1, id).Bind(2, at).Bind(3, start);
+  return st->Run();
+}
+
 Status JobStore::MovePlacement(JobId id, const Placement& p, std::string_view reason, Time now) {
   if (Status s = Durability(false); !s.ok()) return s;
   if (p.gpu_uuids.size() != p.alloc.gpus.size()) {
@@ -401,8 +412,8 @@ Status JobStore::Requeue(JobId id, std::string_view reason, Time now) {
     StatusOr<Statement> st = db_->Prepare(
         "UPDATE jobs SET state = 'pending', start_time = NULL, alloc_gpus = '[]', alloc_gpu_uuids = '[]', "
         "alloc_mig = -1, alloc_mig_uuid = '', alloc_memory = 0, preemptible = 0, from_pool = 0, "
-        "signalled = 0, kill_at = NULL, preempted = 0, pid = NULL, pgid = NULL, cgroup = '', engine_job = '' "
-        "WHERE id = ?1");
+        "signalled = 0, kill_at = NULL, preempted = 0, pid = NULL, pgid = NULL, cgroup = '', engine_job = '', "
+        "forecast_at = 0, forecast_start = 0 WHERE id = ?1");
     if (!st.ok()) return st.status();
     return st->Bind(1, id).Run();
   });

@@ -101,6 +101,9 @@ class JobStore {
   // Where the engine runs the running job (`engine_job`, e.g. "Slurm job 123"), with a note
   // "Runs as <engine_job>" in its history. REQUIRES state running.
   Status SetEngineJob(JobId id, std::string_view engine_job, Time now);
+  // A pending job's first start forecast (JobRecord::forecast_at, forecast_start), with no entry
+  // in its history (a forecast is no event). A job that is no longer pending is left alone.
+  Status SetForecast(JobId id, Time at, Time start);
   // The running job's cards as its engine placed it (a cluster that picks which of a node's GPUs:
   // Slurm), with `reason` in its history. REQUIRES state running; the same number of GPUs.
   Status MovePlacement(JobId id, const Placement& placement, std::string_view reason, Time now);

@@ -247,8 +247,14 @@ constexpr std::string_view kV13 = R"sql(
 ALTER TABLE jobs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<std::string_view, 13> kMigrations = {kV1, kV2, kV3, kV4,  kV5,  kV6, kV7,
-                                                          kV8, kV9, kV10, kV11, kV12, kV13};
+// Version 14: a job's first start forecast, to calibrate later ones; 0 = none.
+constexpr std::string_view kV14 = R"sql(
+ALTER TABLE jobs ADD COLUMN forecast_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN forecast_start INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<std::string_view, 14> kMigrations = {kV1, kV2,  kV3,  kV4,  kV5,  kV6,  kV7,
+                                                          kV8, kV9, kV10, kV11, kV12, kV13, kV14};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

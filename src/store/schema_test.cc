@@ -17,7 +17,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 13);
+  EXPECT_EQ(LatestSchemaVersion(), 14);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
@@ -81,6 +81,8 @@ TEST(SchemaTest, Version13KeepsTheJobsOfVersion12WithoutADeadline) {
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*(*db)->QueryText("SELECT image || ':' || state || ':' || deadline FROM jobs"), "x:1:pending:0");
+  // And version 14: no forecast yet.
+  EXPECT_EQ(*(*db)->QueryText("SELECT forecast_at || ':' || forecast_start FROM jobs"), "0:0");
 }
 
 TEST(SchemaTest, Version10ScopesOldTokensFullAndDropsEndedJobsEnvironments) {

@@ -373,6 +373,25 @@ TEST_F(JobStoreTest, WhereAClusterRunsAJobIsKeptWhileItRuns) {
   EXPECT_EQ(store_->Get(id)->engine_job, "Slurm job 9");  // an ended job keeps where it ran
 }
 
+TEST_F(JobStoreTest, AFirstForecastIsKeptSilentlyUntilARequeue) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->SetForecast(id, kT0 + 1, kT0 + 600).ok());
+  EXPECT_EQ(store_->Get(id)->forecast_at, kT0 + 1);
+  EXPECT_EQ(store_->Get(id)->forecast_start, kT0 + 600);
+  EXPECT_EQ(store_->Events(id)->size(), 1u);  // "Submitted" only: a forecast is no event
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 500).ok());
+  // Running: no new forecast is written over the one its start is measured against.
+  ASSERT_TRUE(store_->SetForecast(id, kT0 + 2, kT0 + 9).ok());
+  EXPECT_EQ(store_->Get(id)->forecast_start, kT0 + 600);
+  // Requeued: the next wait is foreseen anew.
+  ASSERT_TRUE(store_->Requeue(id, "Preempted by job 9 (requeued)", kT0 + 700).ok());
+  EXPECT_EQ(store_->Get(id)->forecast_at, 0);
+  EXPECT_EQ(store_->Get(id)->forecast_start, 0);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 800).ok());
+  ASSERT_TRUE(store_->MarkEnded(id, JobState::kCompleted, 0, "Completed", kT0 + 900).ok());
+  EXPECT_EQ(store_->History(kT0)->at(0).forecast_at, 0);
+}
+
 TEST_F(JobStoreTest, AContainerJobKeepsItsImage) {
   JobRecord r = MakeJob();
   r.image = "docker.io/pytorch/pytorch:2.1";

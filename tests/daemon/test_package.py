@@ -13,7 +13,7 @@ booting systemd in a nested container is not possible; the chroot has the packag
 dependencies from Debian and its maintainer scripts, and rotad is started with the unit's command
 line (systemd itself, enabling and restarting, is debhelper's tested code). The "previous build"
 is this build under a lower version, with its store rewritten to schema 11 (the version before
-the container image and deadline columns): building an older tree as well would double the test's build time."""
+the container image, deadline and forecast columns): building an older tree as well would double the test's build time."""
 import json
 import os
 import re
@@ -198,12 +198,14 @@ class PackageTest(unittest.TestCase):
             page = r.read().decode()
         self.assertIn("<html", page.lower())  # served from /usr/share/rota/web, found beside rotad
 
-        # The store as the previous schema left it (no image or deadline column, schema 11), rotad
+        # The store as the previous schema left it (no image, deadline or forecast column, schema 11), rotad
         # stopped as an upgrade's restart stops it: the running job keeps running.
         self.stop_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
         db.execute("ALTER TABLE jobs DROP COLUMN image")
         db.execute("ALTER TABLE jobs DROP COLUMN deadline")
+        db.execute("ALTER TABLE jobs DROP COLUMN forecast_at")
+        db.execute("ALTER TABLE jobs DROP COLUMN forecast_start")
         db.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
         db.commit()
         db.close()
@@ -215,7 +217,7 @@ class PackageTest(unittest.TestCase):
         self.assertFalse([f for f in os.listdir(self.path("/etc/rota")) if ".dpkg-" in f])
         self.start_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
-        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "13")
+        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "14")
         db.close()
         self.assertEqual(self.job(done)["state"], "completed")
         self.assertEqual(self.job(running)["state"], "running")  # re-adopted

@@ -1,0 +1,104 @@
+// Tested by foresight_test.cc and tests/daemon/test_forecast.py.
+#include "daemon/foresight.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/forecast.h"
+
+namespace rota::daemon {
+
+namespace {
+
+constexpr Duration kFirstLook = 60 * kDay;
+constexpr int kPage = 1000;
+// A forward play at most this many passes: past it the plan on predicted run times estimates.
+constexpr int kMaxPasses = 500;
+
+// Whether an ended job's run says how long such jobs run: it ran, and ended by itself or at its
+// limit (a cancel or a preemption cut it short for reasons of its own).
+bool RanItsCourse(const store::JobRecord& r) {
+  if (r.start_time <= 0 || r.end_time < r.start_time) return false;
+  return r.state == JobState::kCompleted || r.state == JobState::kFailed || r.state == JobState::kTimeout;
+}
+
+}  // namespace
+
+Foresight::Foresight(Setup setup) : setup_(std::move(setup)) {}
+
+void Foresight::Learn(Time now) {
+  if (!loaded_) {
+    cursor_ = {now - kFirstLook, 0};
+    loaded_ = true;
+  }
+  while (true) {
+    StatusOr<store::JobStore::HistoryPageResult> page =
+        setup_.store->HistoryPage(cursor_.first, std::nullopt, cursor_, kPage);
+    if (!page.ok()) {
+      spdlog::warn("forecasts: reading the ended jobs: {}", page.status().message());
+      return;
+    }
+    for (const store::JobRecord& r : page->jobs) {
+      cursor_ = {r.end_time, r.job.id};
+      if (RanItsCourse(r)) {
+        model_.Add({r.job.user, r.job.name, r.job.time_limit, r.end_time - r.start_time});
+        stale_ = true;
+      }
+      if (r.forecast_at > 0 && r.forecast_start > 0 && r.start_time >= r.forecast_at) {
+        calibration_.Add(r.forecast_start - r.forecast_at, r.start_time - r.forecast_at);
+      }
+    }
+    if (!page->more) return;
+  }
+}
+
+RuntimePrediction Foresight::Runtime(const Job& job) const {
+  return model_.Predict(job.user, job.name, job.time_limit);
+}
+
+void Foresight::Compute(Time now) {
+  const auto began = std::chrono::steady_clock::now();
+  Learn(now);
+  const ClusterState state = setup_.state();
+  ForecastOptions options;
+  options.max_passes = kMaxPasses;
+  const std::unordered_map<JobId, Time> starts = ForecastStarts(state, setup_.config->policy, now, model_, options);
+  entries_.clear();
+  for (const Job& j : state.pending) {
+    Entry e;
+    if (auto it = starts.find(j.id); it != starts.end()) e.forecast = it->second;
+    const PendingInfo* plan = setup_.jobs->Waiting(j.id);
+    e.range = calibration_.Range(now, e.forecast, plan != nullptr ? plan->expected_start : kNever);
+    e.runtime = Runtime(j);
+    entries_.emplace(j.id, e);
+  }
+  made_at_ = now;
+  stale_ = false;
+  // At most a tenth of the loop's time: the next computation waits nine times this one's cost.
+  const auto end = std::chrono::steady_clock::now();
+  next_allowed_ = end + 9 * (end - began);
+}
+
+const std::unordered_map<JobId, Foresight::Entry>& Foresight::All(Time now, Time* made_at) {
+  if (stale_ && std::chrono::steady_clock::now() >= next_allowed_) Compute(now);
+  if (made_at != nullptr) *made_at = made_at_;
+  return entries_;
+}
+
+const Foresight::Entry* Foresight::Of(JobId id, Time now) {
+  const auto& all = All(now);
+  auto it = all.find(id);
+  return it == all.end() ? nullptr : &it->second;
+}
+
+nlohmann::json Foresight::ToJson(const Entry& e) const {
+  auto time = [](Time t) { return t == kNever ? nlohmann::json(nullptr) : nlohmann::json(t); };
+  return {{"start", time(e.forecast)},
+          {"p50", time(e.range.p50)},
+          {"p90", time(e.range.p90)},
+          {"calibrated_on", e.range.samples},
+          {"runtime", e.runtime.runtime},
+          {"runtime_basis", RuntimeBasisName(e.runtime.basis)},
+          {"runtime_samples", e.runtime.samples}};
+}
+
+}  // namespace rota::daemon

@@ -1,0 +1,78 @@
+// Start forecasts for the waiting jobs and predicted ends for the running ones (issue 29), from
+// the lab's own history: run times predicted from the jobs that ended (core/runtime_model.h), the
+// scheduler played forward on them (core/forecast.h), and each forecast's p50 and p90 from how
+// far the lab's past first forecasts were off (core/start_range.h). The plan on time limits stays
+// what promises rest on (a reservation); a forecast is what is likely.
+//
+// It reads the ended jobs from the store, a page at a time from where it stopped (the last 60
+// days when rotad starts), so a restart loses nothing. Forecasts are computed when a view asks
+// and the plan changed since, at most a tenth of the daemon's time (a long queue makes a forward
+// play cost a few passes' worth). Runs on the daemon's loop thread. Tested by foresight_test.cc
+// and tests/daemon/test_forecast.py.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "config/config.h"
+#include "core/cluster.h"
+#include "core/runtime_model.h"
+#include "core/start_range.h"
+#include "daemon/job_table.h"
+#include "store/job_store.h"
+
+namespace rota::daemon {
+
+class Foresight {
+ public:
+  struct Setup {
+    store::JobStore* store = nullptr;        // all must outlive it
+    const config::Config* config = nullptr;  // the policy in force
+    const JobTable* jobs = nullptr;          // the jobs and the last pass's plan
+    std::function<ClusterState()> state;     // the state a pass would see now
+  };
+  struct Entry {
+    Time forecast = kNever;      // the scheduler played forward on predicted run times
+    StartRange range;            // its p50 and p90
+    RuntimePrediction runtime;   // what the job is predicted to run
+  };
+  explicit Foresight(Setup setup);
+
+  // Learns from the jobs that ended since it last looked (the last 60 days the first time).
+  void Learn(Time now);
+  // The plan changed: forecasts are recomputed when next asked for.
+  void Changed() { stale_ = true; }
+
+  // A pending job's forecast (computed now if out of date and the time budget allows; the last one
+  // otherwise); null when it has none yet.
+  const Entry* Of(JobId id, Time now);
+  // Every forecast, as Of computes them. `made_at`: when they were made.
+  const std::unordered_map<JobId, Entry>& All(Time now, Time* made_at = nullptr);
+  // What a job is predicted to run (a running job's predicted end is its start plus this).
+  RuntimePrediction Runtime(const Job& job) const;
+
+  // The forecast as the API gives it (docs/api.md, "forecast").
+  nlohmann::json ToJson(const Entry& e) const;
+
+  int calibration_samples() const { return calibration_.samples(); }
+  std::int64_t learnt() const { return model_.size(); }
+
+ private:
+  void Compute(Time now);
+
+  Setup setup_;
+  RuntimeModel model_;
+  WaitCalibration calibration_;
+  bool loaded_ = false;
+  std::pair<Time, JobId> cursor_{0, 0};  // the last ended job learnt from (end time, id)
+  bool stale_ = true;
+  Time made_at_ = 0;
+  std::unordered_map<JobId, Entry> entries_;
+  std::chrono::steady_clock::time_point next_allowed_{};  // the time budget
+};
+
+}  // namespace rota::daemon
