@@ -1,6 +1,7 @@
 // Tested by advise_format_test.cc.
 #include "cli/advise_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -33,6 +34,7 @@ std::string FormatAdvice(const nlohmann::json& reply) {
   using fields::Arr;
   using fields::Bool;
   using fields::Int;
+  using fields::Obj;
   using fields::Num;
   using fields::Str;
   std::string out;
@@ -60,8 +62,22 @@ std::string FormatAdvice(const nlohmann::json& reply) {
     } else {
       out += head + ": no start can be foreseen yet (the jobs ahead or the cards do not allow one).\n";
     }
+    const nlohmann::json& forecast = Obj(j, "forecast");
+    const bool foreseen = Int(forecast, "p50") > 0 && Int(forecast, "p90") > 0;
+    if (foreseen) {
+      const Time now = Int(reply, "now");
+      out += "  Likely to start in about " + FormatDuration(std::max<Time>(0, Int(forecast, "p50") - now)) +
+             " (" + FormatLocalTime(Int(forecast, "p50")) + "), 90% by " + FormatLocalTime(Int(forecast, "p90")) +
+             ", and to run about " + FormatDuration(Int(forecast, "runtime")) + ", from the lab's history.\n";
+    }
     out += "  The lab's backlog ahead of it: " + Hours(Num(j, "backlog_gpu_hours")) + " GPU-hours.\n";
-    if (Int(j, "deadline") > 0) {
+    if (Int(j, "deadline") > 0 && foreseen) {
+      const Time late = Int(forecast, "p90") + Int(forecast, "runtime");
+      out += "  Its deadline, " + FormatLocalTime(Int(j, "deadline")) +
+             (Bool(j, "deadline_at_risk") ? ", is at risk: started at its p90, it would end about "
+                                          : ", is within reach: started at its p90, it would end about ") +
+             FormatLocalTime(late) + ".\n";
+    } else if (Int(j, "deadline") > 0) {
       const Duration limit = static_cast<Duration>(std::llround(Num(j, "hours") * 3600));
       out += "  Its deadline, " + FormatLocalTime(Int(j, "deadline")) +
              (!Bool(j, "deadline_at_risk") ? ", is within reach: it should end by " +
@@ -78,7 +94,8 @@ std::string FormatAdvice(const nlohmann::json& reply) {
       out += "  That is within " + FormatDuration(threshold) + ": waiting is the better deal.\n";
       continue;
     }
-    if (Bool(j, "deadline_at_risk") && known && Int(j, "wait_seconds") <= threshold)
+    const Time weighed = foreseen ? Int(forecast, "p90") - Int(reply, "now") : Int(j, "wait_seconds");
+    if (Bool(j, "deadline_at_risk") && known && weighed <= threshold)
       out += "  The wait is short, but not short enough for the deadline.\n";
     if (options.empty()) {
       out += "  The price table has no instance with " + Str(j, "gpu_model", "these cards") +

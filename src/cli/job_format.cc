@@ -137,10 +137,24 @@ std::string WhereCell(const json& job) {
 std::string StartCell(const json& job) {
   if (IsRunning(job)) return FormatLocalTime(Int(job, "start_time"));
   const json& pending = Obj(job, "pending");
+  if (const long long p50 = Int(Obj(pending, "forecast"), "p50"); p50 > 0) return "~" + FormatLocalTime(p50);
   long long expected = Int(pending, "expected_start");
   if (expected <= 0) return "-";
   bool estimated = pending.value("estimated", false);
   return (estimated ? "~" : "") + FormatLocalTime(expected);
+}
+
+std::string P90Cell(const json& job) {
+  const long long p90 = Int(Obj(Obj(job, "pending"), "forecast"), "p90");
+  return p90 > 0 ? FormatLocalTime(p90) : "-";
+}
+
+std::string RuntimeBasisText(const json& job, const std::string& basis, long long samples) {
+  const std::string jobs = samples == 1 ? "job" : std::to_string(samples) + " jobs";
+  if (basis == "user and name") return "from the last " + jobs + " of " + Str(job, "user") + " named " + Str(job, "name");
+  if (basis == "user") return "from the last " + jobs + " of " + Str(job, "user");
+  if (basis == "lab") return "from the lab's last " + jobs;
+  return "no history yet: its time limit";
 }
 
 std::string DeadlineText(const json& job, Time now) {
@@ -149,6 +163,25 @@ std::string DeadlineText(const json& job, Time now) {
   const std::string when = FormatLocalTime(deadline);
   const std::string state = Str(job, "state");
   const Duration limit = Int(job, "time_limit");
+  const json& forecast = Obj(Obj(job, "pending"), "forecast");
+  if (state == "pending" && Int(forecast, "p50") > 0) {
+    const Time likely = Int(forecast, "p50") + Int(forecast, "runtime");
+    const Time late = Int(forecast, "p90") > 0 ? Int(forecast, "p90") + Int(forecast, "runtime") : 0;
+    if (late == 0 || late > deadline) {
+      return when + " (at risk: likely to end by " + FormatLocalTime(likely) +
+             (late > 0 ? ", but by " + FormatLocalTime(late) + " if it starts as late as its p90)" : ")");
+    }
+    return when + " (on track: likely to end by " + FormatLocalTime(likely) + ", by " + FormatLocalTime(late) +
+           " if it starts as late as its p90)";
+  }
+  if (state == "running" && Int(Obj(job, "predicted_end"), "time") > 0) {
+    const Time likely = Int(Obj(job, "predicted_end"), "time");
+    const Time end = Int(job, "start_time") + limit;
+    if (likely > deadline) return when + " (at risk: likely to end by " + FormatLocalTime(likely) + ")";
+    if (end > deadline)
+      return when + " (on track: likely to end by " + FormatLocalTime(likely) + "; its time limit would allow " +
+             FormatLocalTime(end) + ")";
+  }
   if (state == "pending") {
     const Time start = Int(Obj(job, "pending"), "expected_start");
     if (start <= 0) return when + (deadline <= now ? " (passed)" : " (at risk: no start can be foreseen yet)");
@@ -168,7 +201,10 @@ std::string DeadlineText(const json& job, Time now) {
 
 std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start) {
   std::vector<std::string> header = {"JOBID", "USER", "TIER", "NAME", "ST", "TIME", "GPUS", "WHERE(REASON)"};
-  if (with_start) header.push_back("START");
+  if (with_start) {
+    header.push_back("START");
+    header.push_back("P90");
+  }
   std::vector<std::vector<std::string>> rows;
   for (const json& job : jobs) {
     Time since = IsRunning(job) ? Int(job, "start_time") : Int(job, "submit_time");
@@ -182,11 +218,14 @@ std::string RenderQueue(const std::vector<json>& jobs, Time now, bool with_start
         RequestCell(job.contains("request") ? job["request"] : json()),
         WhereCell(job),
     };
-    if (with_start) row.push_back(StartCell(job));
+    if (with_start) {
+      row.push_back(StartCell(job));
+      row.push_back(IsRunning(job) ? "-" : P90Cell(job));
+    }
     rows.push_back(std::move(row));
   }
   rows.insert(rows.begin(), header);
-  return RenderColumns(rows, {true, false, false, false, false, true, true, false, false});
+  return RenderColumns(rows, {true, false, false, false, false, true, true, false, false, false});
 }
 
 std::string RenderHistory(const std::vector<json>& jobs) {
@@ -253,6 +292,10 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   add("Ended", FormatLocalTime(Int(job, "end_time")));
   if (IsRunning(job) && Int(job, "start_time") > 0)
     add("Elapsed", FormatElapsed(now - Int(job, "start_time")));
+  if (const json& end = Obj(job, "predicted_end"); IsRunning(job) && Int(end, "time") > 0) {
+    add("LikelyEnd", FormatLocalTime(Int(end, "time")) + " (" +
+                         RuntimeBasisText(job, Str(end, "basis"), Int(end, "samples")) + ")");
+  }
   if (!Str(job, "end_reason").empty()) add("EndReason", Str(job, "end_reason"));
   if (Str(job, "end_reason").find("by its warning signal") != std::string::npos) {
     // The job asked for a warning and did not catch it: say how to use it for a checkpoint.
@@ -297,7 +340,30 @@ std::string RenderShow(const json& job, const json& events, Time now) {
   if (state == "pending") {
     const json& pending = Obj(job, "pending");
     add("Reason", pending.empty() ? "None (not yet scheduled)" : ReasonLabel(Str(pending, "reason")));
-    add("ExpectedStart", StartCell(job));
+    const json& forecast = Obj(pending, "forecast");
+    if (Int(forecast, "p50") > 0) {
+      // The forecast first (what is likely), then the plan on time limits (what is promised).
+      std::string range;
+      if (Int(forecast, "p90") > 0 && Int(forecast, "calibrated_on") > 0) {
+        range = "; 90% by " + FormatLocalTime(Int(forecast, "p90")) + ", from " +
+                std::to_string(Int(forecast, "calibrated_on")) + " past forecasts";
+      } else if (Int(forecast, "p90") > 0) {
+        range = "; by " + FormatLocalTime(Int(forecast, "p90")) + " if the jobs ahead run to their limits";
+      }
+      add("ExpectedStart", FormatLocalTime(Int(forecast, "p50")) + " (likely" + range + ")");
+      const long long planned = Int(pending, "expected_start");
+      if (planned > 0) {
+        add("PlannedStart", FormatLocalTime(planned) + (pending.value("estimated", false)
+                                                            ? " (estimated on the time limits of the jobs ahead)"
+                                                            : " (reserved: if every job ahead runs to its limit)"));
+      }
+      add("PredictedRun", FormatElapsed(Int(forecast, "runtime")) + " of its " +
+                              FormatElapsed(Int(job, "time_limit")) + " limit (" +
+                              RuntimeBasisText(job, Str(forecast, "runtime_basis"), Int(forecast, "runtime_samples")) +
+                              ")");
+    } else {
+      add("ExpectedStart", StartCell(job));
+    }
     if (!pending.empty()) {
       add("Priority", Fixed(Num(pending, "priority"), 1));
       const json& f = Obj(pending, "factors");

@@ -27,12 +27,19 @@ std::string RequestCell(const nlohmann::json& request);
 std::string WhereCell(const nlohmann::json& job);
 // The capitalised reason ("Resources", "PeakHours") of a pending.reason wire value.
 std::string ReasonLabel(const std::string& reason);
-// The expected start of a pending job: "2026-12-01 14:00", "~2026-12-01 14:00" when estimated,
-// "-" when unknown; the start time of a running job.
+// The expected start of a pending job: its forecast ("~2026-12-01 14:00", the p50), else the plan
+// on time limits ("2026-12-01 14:00" reserved, "~..." estimated), "-" when unknown; the start
+// time of a running job.
 std::string StartCell(const nlohmann::json& job);
+// A pending job's p90 start ("2026-12-01 16:30"), "-" when none.
+std::string P90Cell(const nlohmann::json& job);
+// What a forecast's run time rests on: "from the last 8 jobs of ana named train", "from the lab's
+// last 40 jobs", "no history yet: its time limit".
+std::string RuntimeBasisText(const nlohmann::json& job, const std::string& basis, long long samples);
 
-// A job's deadline and whether it may miss it, judged on time limits (an upper bound: there is
-// no runtime prediction yet): "2026-12-10 24:00 (at risk: ...)"; "" without a deadline.
+// A job's deadline and whether it may miss it: on the forecast (its p90 start plus its predicted
+// run time) where there is one, else on time limits (an upper bound): "2026-12-10 24:00 (at risk:
+// ...)"; "" without a deadline.
 std::string DeadlineText(const nlohmann::json& job, Time now);
 
 // `rota queue`: JOBID USER TIER NAME ST TIME GPUS WHERE(REASON) [START], aligned by display width.

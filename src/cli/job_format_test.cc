@@ -93,10 +93,26 @@ TEST_F(JobFormatTest, DeadlinesSayWhetherTheTimeLimitCouldMissThem) {
             "2025-11-29 18:06 (at risk: if it starts when expected it may run until 2025-11-29 19:06, its time limit)");
   p["pending"]["expected_start"] = kNow + 6 * 3600;  // exactly at the deadline: on track
   EXPECT_EQ(DeadlineText(p, kNow), "2025-11-29 18:06 (on track: expected to end by 2025-11-29 18:06 at the latest)");
+  // With a forecast: its p90 start plus its predicted run time.
+  json f = p;
+  f["pending"]["forecast"] = {{"p50", kNow + 600}, {"p90", kNow + 3600}, {"runtime", 3600}};
+  EXPECT_EQ(DeadlineText(f, kNow),
+            "2025-11-29 18:06 (on track: likely to end by 2025-11-29 09:16, by 2025-11-29 10:06 if it starts as "
+            "late as its p90)");
+  f["pending"]["forecast"]["p90"] = kNow + 10 * 3600;
+  EXPECT_EQ(DeadlineText(f, kNow),
+            "2025-11-29 18:06 (at risk: likely to end by 2025-11-29 09:16, but by 2025-11-29 19:06 if it starts as "
+            "late as its p90)");
   json r = Running();
   r["time_limit"] = 12 * 3600;  // started 1:02:03 ago
   r["deadline"] = deadline;
   EXPECT_EQ(DeadlineText(r, kNow), "2025-11-29 18:06 (at risk: it may run until 2025-11-29 19:04, its time limit)");
+  // Predicted to end well before: on track, the limit said; predicted past it: at risk.
+  r["predicted_end"] = {{"time", kNow + 3600}, {"basis", "user"}, {"samples", 5}};
+  EXPECT_EQ(DeadlineText(r, kNow),
+            "2025-11-29 18:06 (on track: likely to end by 2025-11-29 09:06; its time limit would allow 2025-11-29 19:04)");
+  r["predicted_end"]["time"] = deadline + 60;
+  EXPECT_EQ(DeadlineText(r, kNow), "2025-11-29 18:06 (at risk: likely to end by 2025-11-29 18:07)");
   json done = Running();
   done["state"] = "completed";
   done["deadline"] = deadline;
@@ -156,6 +172,44 @@ TEST_F(JobFormatTest, StartCell) {
   EXPECT_EQ(StartCell(p), "2025-11-29 09:06");
   p["pending"]["estimated"] = true;
   EXPECT_EQ(StartCell(p), "~2025-11-29 09:06");
+  EXPECT_EQ(P90Cell(p), "-");
+  // A forecast: its p50 is the start shown, its p90 the next column.
+  p["pending"]["estimated"] = false;
+  p["pending"]["forecast"] = {{"p50", kNow + 600}, {"p90", kNow + 1800}, {"runtime", 900}};
+  EXPECT_EQ(StartCell(p), "~2025-11-29 08:16");
+  EXPECT_EQ(P90Cell(p), "2025-11-29 08:36");
+}
+
+TEST_F(JobFormatTest, ShowSaysTheForecastThenThePlanOnLimits) {
+  json p = Pending("train", "resources");
+  p["user"] = "ana";
+  p["time_limit"] = 6 * 3600;
+  p["pending"]["expected_start"] = kNow + 5 * 3600;
+  p["pending"]["forecast"] = {{"start", kNow + 600},    {"p50", kNow + 600},      {"p90", kNow + 1800},
+                              {"calibrated_on", 143}, {"runtime", 2 * 3600},     {"runtime_basis", "user and name"},
+                              {"runtime_samples", 8}};
+  std::string out = RenderShow(p, json::array(), kNow);
+  EXPECT_NE(out.find("\nExpectedStart: 2025-11-29 08:16 (likely; 90% by 2025-11-29 08:36, from 143 past forecasts)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nPlannedStart: 2025-11-29 13:06 (reserved: if every job ahead runs to its limit)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nPredictedRun: 2:00:00 of its 6:00:00 limit (from the last 8 jobs of ana named train)\n"),
+            std::string::npos)
+      << out;
+  // Not calibrated yet: the p90 is the plan on limits, and said so.
+  p["pending"]["forecast"]["calibrated_on"] = 0;
+  p["pending"]["forecast"]["p90"] = kNow + 5 * 3600;
+  p["pending"]["forecast"]["runtime_basis"] = "time limit";
+  out = RenderShow(p, json::array(), kNow);
+  EXPECT_NE(out.find("(likely; by 2025-11-29 13:06 if the jobs ahead run to their limits)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(no history yet: its time limit)"), std::string::npos) << out;
+  // A running job: when it is likely to end.
+  json r = Running();
+  r["predicted_end"] = {{"time", kNow + 600}, {"basis", "lab"}, {"samples", 40}};
+  out = RenderShow(r, json::array(), kNow);
+  EXPECT_NE(out.find("\nLikelyEnd: 2025-11-29 08:16 (from the lab's last 40 jobs)\n"), std::string::npos) << out;
 }
 
 // The column where `token` starts on `line`, in display columns.

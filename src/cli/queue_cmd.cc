@@ -30,16 +30,17 @@ void AddQueueCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
   auto args = std::make_shared<QueueArgs>();
   CLI::App* c = app.add_subcommand("queue", "List pending and running jobs (yours; --all for everyone's)");
   c->footer(
-      "Columns: JOBID USER TIER NAME ST TIME GPUS WHERE(REASON) [START].\n"
+      "Columns: JOBID USER TIER NAME ST TIME GPUS WHERE(REASON) [START P90].\n"
       "ST: PD pending, R running, CG stopping. TIME: run time so far (running) or wait so far (pending).\n"
       "GPUS: 2 (whole GPUs), 20G (memory share), 3g.40gb (MIG). WHERE: gpu0,1, gpu3:20G, gpu2/mig1;\n"
       "for pending jobs the reason: (Resources) (Priority) (Quota) (Dependency) (Booking) (PeakHours)\n"
       "(Impossible) (StartRetry), with ,Protected when it waited past the lab's bound and is next in\n"
-      "line within its tier. START: expected start, ~ when estimated, - when unknown.\n"
+      "line within its tier. START: expected start, ~ when estimated (the forecast from the lab's\n"
+      "history, else the plan on time limits), - when unknown; P90: nine in ten such jobs started by then.\n"
       "--json prints the daemon's job objects (docs/api.md).");
   AddSocketFlag(c, options);
   c->add_flag("--all,-a", args->all, "everyone's jobs");
-  c->add_flag("--start", args->start, "add the expected start time");
+  c->add_flag("--start", args->start, "add the expected start time and its p90");
   c->add_flag("--json", args->json, "print the jobs as JSON");
   c->callback([options, args, exit_code] { *exit_code = RunQueue(*options, *args); });
 }

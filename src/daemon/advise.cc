@@ -1,5 +1,5 @@
-// `advise` (docs/api.md): rent or wait, for waiting jobs (core/advice.h). The expected start is
-// the scheduler's last plan (time limits; the jobs ahead); the backlog ahead is the GPU-hours the
+// `advise` (docs/api.md): rent or wait, for waiting jobs (core/advice.h). The wait weighed is the
+// forecast's p90 (foresight.h), else the scheduler's last plan (time limits); the backlog ahead is the GPU-hours the
 // running jobs may still hold and the pending jobs expected to start first; the cost of renting
 // comes from the lab's price table, read on each request so that an edit counts at once (a
 // small file; a bad row is named, the rest used). Tested by tests/daemon/test_advise.py.
@@ -112,17 +112,26 @@ json Daemon::Advise(const Caller& caller, const json& request) {
     j["cards"] = cards;
     j["gpu_model"] = model;
     j["hours"] = hours;
-    // A deadline is at risk when the job, started when expected, could run past it on its time
-    // limit (an upper bound: runtimes are not predicted yet), or when no start can be foreseen.
+    // The forecast (foresight.h), where the lab's history says more than the limits: its p90 is
+    // the wait the advice weighs, and its p90 plus the predicted run time what a deadline is
+    // judged on. Without one, the plan on time limits (an upper bound).
+    const Foresight::Entry* forecast = foresight_->Of(id, now);
+    Time late = expected;               // the start the advice weighs
+    Duration run = rec.job.time_limit;  // and the run after it
+    if (forecast != nullptr && forecast->range.p90 != kNever && Foresight::Telling(*forecast)) {
+      j["forecast"] = foresight_->ToJson(*forecast);
+      late = forecast->range.p90;
+      run = forecast->runtime.runtime;
+    }
     bool at_risk = false;
     if (rec.deadline > 0) {
-      at_risk = expected == kNever || expected + rec.job.time_limit > rec.deadline;
+      at_risk = late == kNever || late + run > rec.deadline;
       j["deadline"] = rec.deadline;
       j["deadline_at_risk"] = at_risk;
     }
     // Renting is worth a thought when the wait passes the threshold, or nobody can say when it
     // ends, or the owner's deadline is at risk.
-    j["advise"] = expected == kNever || expected - now > config_.advice.wait_threshold || at_risk;
+    j["advise"] = late == kNever || late - now > config_.advice.wait_threshold || at_risk;
     json options = json::array();
     if (prices.ok()) {
       for (const RentOption& o : RentOptions(prices->rows, model, cards, hours, 3)) {

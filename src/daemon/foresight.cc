@@ -66,8 +66,6 @@ void Foresight::Compute(Time now) {
   for (const Job& j : state.pending) {
     Entry e;
     if (auto it = starts.find(j.id); it != starts.end()) e.forecast = it->second;
-    const PendingInfo* plan = setup_.jobs->Waiting(j.id);
-    e.range = calibration_.Range(now, e.forecast, plan != nullptr ? plan->expected_start : kNever);
     e.runtime = Runtime(j);
     entries_.emplace(j.id, e);
   }
@@ -78,16 +76,25 @@ void Foresight::Compute(Time now) {
   next_allowed_ = end + 9 * (end - began);
 }
 
+void Foresight::Refresh(JobId id, Entry& e) const {
+  // The plan on limits is the last pass's, which may be newer than the forecast.
+  const PendingInfo* plan = setup_.jobs->Waiting(id);
+  e.range = calibration_.Range(made_at_, e.forecast, plan != nullptr ? plan->expected_start : kNever);
+}
+
 const std::unordered_map<JobId, Foresight::Entry>& Foresight::All(Time now, Time* made_at) {
   if (stale_ && std::chrono::steady_clock::now() >= next_allowed_) Compute(now);
+  for (auto& [id, e] : entries_) Refresh(id, e);
   if (made_at != nullptr) *made_at = made_at_;
   return entries_;
 }
 
 const Foresight::Entry* Foresight::Of(JobId id, Time now) {
-  const auto& all = All(now);
-  auto it = all.find(id);
-  return it == all.end() ? nullptr : &it->second;
+  if (stale_ && std::chrono::steady_clock::now() >= next_allowed_) Compute(now);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return nullptr;
+  Refresh(id, it->second);
+  return &it->second;
 }
 
 nlohmann::json Foresight::ToJson(const Entry& e) const {

@@ -52,6 +52,9 @@ class Foresight {
   const Entry* Of(JobId id, Time now);
   // Every forecast, as Of computes them. `made_at`: when they were made.
   const std::unordered_map<JobId, Entry>& All(Time now, Time* made_at = nullptr);
+  // Whether a forecast says more than the plan on time limits: some history predicted the run
+  // times, or past forecasts calibrated the range. A lab without history gets the plan alone.
+  static bool Telling(const Entry& e) { return e.runtime.basis != RuntimeBasis::kLimit || e.range.samples > 0; }
   // What a job is predicted to run (a running job's predicted end is its start plus this).
   RuntimePrediction Runtime(const Job& job) const;
 
@@ -63,6 +66,7 @@ class Foresight {
 
  private:
   void Compute(Time now);
+  void Refresh(JobId id, Entry& e) const;  // its range, on the calibration and plan of now
 
   Setup setup_;
   RuntimeModel model_;

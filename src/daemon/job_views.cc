@@ -52,13 +52,15 @@ json JobViews::JobJson(const store::JobRecord& rec, const Caller& caller) {
     // Pending: when it is likely to start (the plan's expected_start stays what is promised).
     // Running: when it is likely to end.
     if (rec.state == store::JobState::kPending && out.contains("pending")) {
-      if (const Foresight::Entry* e = foresight_->Of(rec.job.id, Now())) out["pending"]["forecast"] = foresight_->ToJson(*e);
+      const Foresight::Entry* e = foresight_->Of(rec.job.id, Now());
+      if (e != nullptr && Foresight::Telling(*e)) out["pending"]["forecast"] = foresight_->ToJson(*e);
     } else if (rec.state == store::JobState::kRunning && rec.start_time > 0) {
+      // Without history the prediction is its limit, which the job says already.
       const RuntimePrediction p = foresight_->Runtime(rec.job);
-      const Time end = LikelyEnd(rec.start_time, rec.job.time_limit, p.runtime, Now());
-      out["predicted_end"] = {{"time", end},
-                              {"basis", RuntimeBasisName(p.basis)},
-                              {"samples", p.samples}};
+      if (p.basis != RuntimeBasis::kLimit) {
+        const Time end = LikelyEnd(rec.start_time, rec.job.time_limit, p.runtime, Now());
+        out["predicted_end"] = {{"time", end}, {"basis", RuntimeBasisName(p.basis)}, {"samples", p.samples}};
+      }
     }
   }
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.

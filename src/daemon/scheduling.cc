@@ -57,6 +57,10 @@ void Daemon::SchedulePass() {
   }
   engine_->Booked(booked);
   runner_->CancelNeverSatisfied(now);
+  // The first forecast of each job that came since is made on the state this pass decides on, as
+  // the simulator measures them: a job that starts at once was foreseen to, or not.
+  foresight_->Changed();
+  const Time foresee = RecordFirstForecasts(now);
   ClusterState state = BuildState(bookings);
   Decisions d = Schedule(state, config_.policy, now);
   for (const rota::Start& s : d.starts) runner_->ApplyStart(s, now);
@@ -67,7 +71,6 @@ void Daemon::SchedulePass() {
   for (const Kill& k : d.kills) runner_->ApplyKill(k.job, now);
   const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
   foresight_->Changed();
-  const Time foresee = RecordFirstForecasts(now);
   const Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now),
                              runner_->NextEscalation(), foresee});
   sessions_->SendWaitingUpdates();

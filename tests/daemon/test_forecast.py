@@ -1,0 +1,130 @@
+"""Start forecasts (issue 29) with a real rotad: run times learnt from the jobs that ended (the
+user's jobs of the same name first), the scheduler played forward on them, so a job waiting behind
+work that usually ends early is foreseen to start long before the plan on time limits says; the
+running jobs' likely ends; every job's first forecast kept in the store; p90s calibrated on past
+forecasts once twenty jobs have started, also after a restart; `rota show`, `rota queue --start`
+and `rota advise` say it."""
+import json
+import os
+import sqlite3
+import time
+import unittest
+
+from harness import DaemonTest
+
+
+class ForecastTest(DaemonTest):
+    def history(self, n, name="quick"):
+        """`n` jobs of `name` that end at once against a 1-hour limit: that name runs a minute."""
+        jobs = [self.d.submit("--gpus", "1", "--time", "1h", "--name", name, "--", "true") for _ in range(n)]
+        for job in jobs:
+            self.d.wait_state(job, "completed")
+        return jobs
+
+    def busy(self, name="quick"):
+        jobs = [self.d.submit("--gpus", "1", "--time", "2h", "--name", name, "--", "sleep", "300") for _ in range(2)]
+        for job in jobs:
+            self.d.wait_state(job, "running")
+        return jobs
+
+    def stored(self, job):
+        db = sqlite3.connect(os.path.join(self.d.state, "rota.db"))
+        try:
+            return db.execute("SELECT forecast_at, forecast_start FROM jobs WHERE id = ?", (job,)).fetchone()
+        finally:
+            db.close()
+
+    def test_history_brings_the_forecast_far_before_the_plan_on_limits(self):
+        self.history(3)
+        busy = self.busy()
+        began = time.time()
+        job = self.d.submit("--gpus", "1", "--time", "1h", "--name", "quick", "--", "true")
+        pending = self.d.job(job)["pending"]
+        # The plan on limits: when a busy card's 2 hours end. The forecast: a minute after they
+        # started (the least a prediction gives), or a few minutes on once they outrun it.
+        self.assertGreater(pending["expected_start"], began + 2 * 3600 - 120)
+        f = pending["forecast"]
+        self.assertLess(f["p50"], began + 10 * 60, f)
+        self.assertGreaterEqual(f["p50"], int(began) - 1)
+        self.assertEqual(f["start"], f["p50"])
+        self.assertEqual((f["runtime"], f["runtime_basis"], f["runtime_samples"]), (60, "user and name", 3))
+        # Not calibrated yet: the p90 is the plan on time limits.
+        self.assertEqual(f["calibrated_on"], 0)
+        self.assertEqual(f["p90"], pending["expected_start"])
+        # The running jobs' likely ends: a minute after their starts.
+        for b in busy:
+            rec = self.d.job(b)
+            end = rec["predicted_end"]
+            self.assertIn("gpu_hours", rec)
+            self.assertEqual((end["basis"], end["samples"]), ("user and name", 3))
+            self.assertLessEqual(end["time"], max(rec["start_time"] + 60, int(time.time()) + 300))
+        # The job's first forecast is kept: when it was made, and what it foresaw.
+        at, start = self.stored(job)
+        self.assertGreaterEqual(at, int(began) - 1)
+        self.assertGreater(start, 0)
+        self.assertLess(start, began + 10 * 60)
+        text = self.d.rota("show", str(job)).stdout
+        self.assertRegex(text, r"\nExpectedStart: \S+ \S+ \(likely; by \S+ \S+ if the jobs ahead run to their limits\)\n")
+        self.assertRegex(text, r"\nPlannedStart: \S+ \S+ \(reserved: if every job ahead runs to its limit\)\n")
+        self.assertIn(" limit (from the last 3 jobs of ", text)
+        self.assertIn(" named quick)\n", text)
+        running = self.d.rota("show", str(busy[0])).stdout
+        self.assertRegex(running, r"\nLikelyEnd: \S+ \S+ \(from the last 3 jobs of \S+ named quick\)\n")
+        queue = self.d.rota("queue", "--start").stdout.splitlines()
+        self.assertRegex(queue[0].rstrip(), r"START +P90$")
+        [line] = [l for l in queue if l.split()[0] == str(job)]
+        self.assertIn("~", line)
+
+    def test_another_name_learns_from_the_user_and_someone_new_from_the_lab(self):
+        self.history(3)
+        self.busy(name="long")
+        job = self.d.submit("--gpus", "1", "--time", "1h", "--name", "other", "--", "true")
+        f = self.d.job(job)["pending"]["forecast"]
+        self.assertEqual((f["runtime_basis"], f["runtime_samples"]), ("user", 3))
+
+    def test_without_history_there_is_only_the_plan_on_limits(self):
+        busy = self.busy()
+        job = self.d.submit("--gpus", "1", "--time", "1h", "--", "true")
+        pending = self.d.job(job)["pending"]
+        self.assertGreater(pending["expected_start"], 0)
+        # A forecast would be the plan again: none is given, nor passed off as the lab's history.
+        self.assertNotIn("forecast", pending)
+        running = self.d.job(busy[0])
+        self.assertNotIn("predicted_end", running)
+        self.assertIn("gpu_hours", running)
+        advice = json.loads(self.d.rota("advise", "--json", str(job)).stdout)["jobs"][0]
+        self.assertNotIn("forecast", advice)
+        self.assertNotIn("PredictedRun", self.d.rota("show", str(job)).stdout)
+
+    def test_ranges_are_calibrated_on_past_forecasts_and_survive_a_restart(self):
+        # Twenty-two jobs foreseen and started (each first forecast kept), then ended.
+        jobs = self.history(22)
+        self.assertTrue(all(self.stored(j)[0] > 0 for j in jobs))
+        self.d.kill9()
+        self.d.start()
+        self.busy()
+        job = self.d.submit("--gpus", "1", "--time", "1h", "--name", "quick", "--", "true")
+        f = self.d.job(job)["pending"]["forecast"]
+        self.assertGreaterEqual(f["calibrated_on"], 20)
+        self.assertGreaterEqual(f["p90"], f["p50"])
+        self.assertIn("90% by ", self.d.rota("show", str(job)).stdout)
+        # The advice weighs the p90 and says the forecast.
+        advice = json.loads(self.d.rota("advise", "--json", str(job)).stdout)["jobs"][0]
+        self.assertEqual(advice["forecast"]["p50"], f["p50"])
+        self.assertIn("Likely to start in about ", self.d.rota("advise", str(job)).stdout)
+
+    def test_a_requeue_clears_the_first_forecast(self):
+        # Covered in the store's unit test (store_test.cc); here: a cancelled waiting job keeps the
+        # forecast it had, and a new job gets its own.
+        self.busy()
+        a = self.d.submit("--gpus", "1", "--time", "1h", "--", "true")
+        self.d.job(a)
+        at, _ = self.stored(a)
+        self.assertGreater(at, 0)
+        self.d.rota("cancel", str(a))
+        self.d.wait_state(a, "cancelled")
+        self.assertEqual(self.stored(a)[0], at)
+
+
+if __name__ == "__main__":
+    unittest.main()
