@@ -36,6 +36,29 @@ TEST_F(AdviseFormatTest, AWaitWorthRentingFor) {
             "2024-01-01\n");
 }
 
+TEST_F(AdviseFormatTest, AForecastIsSaidAndJudgesTheDeadline) {
+  json j = Job(true);
+  // Likely in 2 hours, 90% within 5, to run 3 hours: a deadline in 9 hours is within reach.
+  j["forecast"] = {{"p50", 1796320800 + 7200}, {"p90", 1796320800 + 5 * 3600}, {"runtime", 3 * 3600}};
+  j["deadline"] = 1796320800 + 9 * 3600;
+  j["deadline_at_risk"] = false;
+  std::string text = FormatAdvice({{"now", 1796320800}, {"threshold_seconds", 86400}, {"jobs", {j}}});
+  EXPECT_NE(text.find("  Likely to start in about 2h00m (2026-12-03 20:00), 90% by 2026-12-03 23:00, and to run "
+                      "about 3h00m, from the lab's history.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  Its deadline, 2026-12-04 03:00, is within reach: started at its p90, it would end about "
+                      "2026-12-04 02:00.\n"),
+            std::string::npos)
+      << text;
+  j["deadline_at_risk"] = true;
+  text = FormatAdvice({{"now", 1796320800}, {"threshold_seconds", 86400}, {"jobs", {j}}});
+  EXPECT_NE(text.find("is at risk: started at its p90, it would end about 2026-12-04 02:00.\n"), std::string::npos)
+      << text;
+  // A p90 within the threshold: the deadline, not the wait, is why renting is advised.
+  EXPECT_NE(text.find("  The wait is short, but not short enough for the deadline.\n"), std::string::npos) << text;
+}
+
 TEST_F(AdviseFormatTest, WaitingUnforeseenNotWaitingAndNoTable) {
   json short_wait = Job(false);
   json unknown = Job(true);

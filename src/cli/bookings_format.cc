@@ -419,15 +419,22 @@ std::string FormatBookingsWeek(const json& bookings, const json& gpus, Time week
     out += RenderColumns(legend, {false, true, false, false, false, false, false, false});
   }
   if (!jobs.empty()) {
-    // The jobs ahead: to their time limits (an upper bound); expected starts are the plan's.
-    out += "\nJobs on the cards (to their time limits; expected starts are the scheduler's plan, not promises):\n";
+    // The jobs ahead: running ones to their time limits (an upper bound), with their likely ends;
+    // waiting ones at their likely starts for their likely run times, else at the plan's starts.
+    out += "\nJobs on the cards (running ones to their time limits; waiting ones where they are likely or\n"
+           "planned to start, not promises):\n";
     std::vector<std::vector<std::string>> legend;
     for (const json& j : jobs) {
       const bool running = Str(j, "state") == "running";
       legend.push_back({std::string(1, running ? kRunningMarker : kExpectedMarker), "job " + std::to_string(Int(j, "job_id")),
                         CutToWidth(Str(j, "user", "-"), kUserWidth), CutToWidth(Str(j, "name", "-"), kProjectWidth),
                         GpusCell(j), LegendSpan(Int(j, "start"), Int(j, "end"), zone),
-                        running ? "running" : j.value("estimated", false) ? "expected (estimate)" : "expected"});
+                        running ? (Int(j, "likely_end") > 0 ? "running, likely to end " +
+                                                                 Local(Int(j, "likely_end"), zone, "%a %H:%M")
+                                                           : std::string("running"))
+                        : j.value("likely", false) ? "likely (from the lab's history)"
+                        : j.value("estimated", false) ? "expected (estimate)"
+                                                      : "expected"});
     }
     out += RenderColumns(legend, {false, false, false, false, false, false, false});
   }

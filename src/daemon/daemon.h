@@ -111,7 +111,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   nlohmann::json Advise(const Caller& caller, const nlohmann::json& request);
   // The jobs that hold or are expected to hold cards in [from, to), for `bookings` with "ahead"
   // (time_ahead.cc).
-  nlohmann::json TimeAhead(Time from, Time to) const;
+  nlohmann::json TimeAhead(Time from, Time to);
   nlohmann::json Reload(const Caller& caller);
 
   // Metrics (metrics.cc): the scheduler's and the cards' part of GET /metrics.

@@ -10,6 +10,7 @@ namespace rota::daemon {
 namespace {
 
 constexpr Duration kFirstLook = 60 * kDay;
+constexpr Duration kOverlap = kHour;  // read again before the cursor: ends recorded late
 constexpr int kPage = 1000;
 // A forward play at most this many passes: past it the plan on predicted run times estimates.
 constexpr int kMaxPasses = 500;
@@ -26,19 +27,24 @@ bool RanItsCourse(const store::JobRecord& r) {
 Foresight::Foresight(Setup setup) : setup_(std::move(setup)) {}
 
 void Foresight::Learn(Time now) {
+  learn_due_ = false;
   if (!loaded_) {
     cursor_ = {now - kFirstLook, 0};
     loaded_ = true;
   }
+  const Time from = cursor_.first - (cursor_.second == 0 ? 0 : kOverlap);
+  std::erase_if(seen_, [from](const auto& e) { return e.second < from; });
+  std::pair<Time, JobId> after{from, 0};
   while (true) {
-    StatusOr<store::JobStore::HistoryPageResult> page =
-        setup_.store->HistoryPage(cursor_.first, std::nullopt, cursor_, kPage);
+    StatusOr<store::JobStore::HistoryPageResult> page = setup_.store->HistoryPage(from, std::nullopt, after, kPage);
     if (!page.ok()) {
       spdlog::warn("forecasts: reading the ended jobs: {}", page.status().message());
       return;
     }
     for (const store::JobRecord& r : page->jobs) {
-      cursor_ = {r.end_time, r.job.id};
+      after = {r.end_time, r.job.id};
+      cursor_ = std::max(cursor_, after);
+      if (!seen_.emplace(r.job.id, r.end_time).second) continue;
       if (RanItsCourse(r)) {
         model_.Add({r.job.user, r.job.name, r.job.time_limit, r.end_time - r.start_time});
         stale_ = true;
@@ -51,7 +57,8 @@ void Foresight::Learn(Time now) {
   }
 }
 
-RuntimePrediction Foresight::Runtime(const Job& job) const {
+RuntimePrediction Foresight::Runtime(const Job& job, Time now) {
+  if (learn_due_) Learn(now);
   return model_.Predict(job.user, job.name, job.time_limit);
 }
 
@@ -66,7 +73,7 @@ void Foresight::Compute(Time now) {
   for (const Job& j : state.pending) {
     Entry e;
     if (auto it = starts.find(j.id); it != starts.end()) e.forecast = it->second;
-    e.runtime = Runtime(j);
+    e.runtime = model_.Predict(j.user, j.name, j.time_limit);
     entries_.emplace(j.id, e);
   }
   made_at_ = now;

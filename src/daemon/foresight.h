@@ -5,7 +5,9 @@
 // what promises rest on (a reservation); a forecast is what is likely.
 //
 // It reads the ended jobs from the store, a page at a time from where it stopped (the last 60
-// days when rotad starts), so a restart loses nothing. Forecasts are computed when a view asks
+// days when rotad starts), so a restart loses nothing; the last hour before where it stopped is
+// read again (each job learnt once), for an end recorded after later ones (an engine's end time, a
+// job found ended after a restart). Forecasts are computed when a view asks
 // and the plan changed since, at most a tenth of the daemon's time (a long queue makes a forward
 // play cost a few passes' worth). Runs on the daemon's loop thread. Tested by foresight_test.cc
 // and tests/daemon/test_forecast.py.
@@ -44,8 +46,9 @@ class Foresight {
 
   // Learns from the jobs that ended since it last looked (the last 60 days the first time).
   void Learn(Time now);
-  // The plan changed: forecasts are recomputed when next asked for.
-  void Changed() { stale_ = true; }
+  // The plan changed (a pass ran: jobs may have ended): forecasts are recomputed when next asked
+  // for, and the ended jobs read before the next prediction.
+  void Changed() { stale_ = learn_due_ = true; }
 
   // A pending job's forecast (computed now if out of date and the time budget allows; the last one
   // otherwise); null when it has none yet.
@@ -55,8 +58,9 @@ class Foresight {
   // Whether a forecast says more than the plan on time limits: some history predicted the run
   // times, or past forecasts calibrated the range. A lab without history gets the plan alone.
   static bool Telling(const Entry& e) { return e.runtime.basis != RuntimeBasis::kLimit || e.range.samples > 0; }
-  // What a job is predicted to run (a running job's predicted end is its start plus this).
-  RuntimePrediction Runtime(const Job& job) const;
+  // What a job is predicted to run (a running job's predicted end is its start plus this), on the
+  // jobs ended by `now`.
+  RuntimePrediction Runtime(const Job& job, Time now);
 
   // The forecast as the API gives it (docs/api.md, "forecast").
   nlohmann::json ToJson(const Entry& e) const;
@@ -73,7 +77,9 @@ class Foresight {
   WaitCalibration calibration_;
   bool loaded_ = false;
   std::pair<Time, JobId> cursor_{0, 0};  // the last ended job learnt from (end time, id)
+  std::unordered_map<JobId, Time> seen_;  // the jobs learnt from within the hour before the cursor
   bool stale_ = true;
+  bool learn_due_ = true;
   Time made_at_ = 0;
   std::unordered_map<JobId, Entry> entries_;
   std::chrono::steady_clock::time_point next_allowed_{};  // the time budget

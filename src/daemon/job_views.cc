@@ -56,7 +56,7 @@ json JobViews::JobJson(const store::JobRecord& rec, const Caller& caller) {
       if (e != nullptr && Foresight::Telling(*e)) out["pending"]["forecast"] = foresight_->ToJson(*e);
     } else if (rec.state == store::JobState::kRunning && rec.start_time > 0) {
       // Without history the prediction is its limit, which the job says already.
-      const RuntimePrediction p = foresight_->Runtime(rec.job);
+      const RuntimePrediction p = foresight_->Runtime(rec.job, Now());
       if (p.basis != RuntimeBasis::kLimit) {
         const Time end = LikelyEnd(rec.start_time, rec.job.time_limit, p.runtime, Now());
         out["predicted_end"] = {{"time", end}, {"basis", RuntimeBasisName(p.basis)}, {"samples", p.samples}};

@@ -70,6 +70,17 @@ class ForecastTest(DaemonTest):
         self.assertIn(" named quick)\n", text)
         running = self.d.rota("show", str(busy[0])).stdout
         self.assertRegex(running, r"\nLikelyEnd: \S+ \S+ \(from the last 3 jobs of \S+ named quick\)\n")
+        # The calendar of the time ahead: running jobs with their likely ends, the waiting one at
+        # its likely start for its likely run (when that is still this week).
+        week = json.loads(self.d.rota("bookings", "--week", "--json").stdout)
+        by_id = {a["job_id"]: a for a in week["ahead"]}
+        self.assertLessEqual(by_id[busy[0]]["likely_end"], by_id[busy[0]]["end"])
+        if f["p50"] + 60 < week["to"]:
+            a = by_id[job]
+            self.assertEqual((a["likely"], a["start"], a["end"] - a["start"]), (True, max(f["p50"], a["start"]), 60))
+            self.assertEqual(a["limit_end"] - a["start"], 3600)
+        grid = self.d.rota("bookings", "--week").stdout
+        self.assertIn("running, likely to end ", grid)
         queue = self.d.rota("queue", "--start").stdout.splitlines()
         self.assertRegex(queue[0].rstrip(), r"START +P90$")
         [line] = [l for l in queue if l.split()[0] == str(job)]

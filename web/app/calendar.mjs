@@ -223,11 +223,14 @@ export function mount(root, ctx) {
     if (st.rows.length === 0) body.appendChild(h('p', {}, t('cal.no_gpus')));
   }
 
-  /** A job on the calendar: running to its time limit, or waiting at its expected start. */
+  /** A job on the calendar: running to its time limit (said: when it is likely to end), or waiting
+   * at its likely start from the lab's history, else at the plan's expected start. */
   function jobBlock(j, from, span) {
     const s = Math.max(j.start, from), e = Math.min(j.end, from + span);
-    const args = { id: j.job_id, user: j.user, name: j.name, start: fmtTime(j.start), end: fmtTime(j.end, { date: false }) };
-    const desc = t(j.state === 'running' ? 'cal.job_running' : 'cal.job_expected', args);
+    const args = { id: j.job_id, user: j.user, name: j.name, start: fmtTime(j.start), end: fmtTime(j.end, { date: false }),
+      likely: fmtTime(j.likely_end || j.end, { date: false }) };
+    const desc = t(j.state === 'running' ? (j.likely_end ? 'cal.job_running_likely' : 'cal.job_running')
+      : j.likely ? 'cal.job_likely' : 'cal.job_expected', args);
     return h('div', { class: 'job-ahead ' + (j.state === 'running' ? 'running' : 'expected'), title: desc, 'aria-label': desc,
       dataset: { job: j.job_id }, style: { left: pct(s - from, span), width: pct(e - s, span) } }, h('span', {}, j.user));
   }

@@ -87,12 +87,15 @@ export function mount(root, ctx) {
         let when;
         if (j.state === 'running') {
           when = [t('job.left', { d: fmtDur(j.start_time + j.time_limit - n) }),
+            j.predicted_end ? h('div', { class: 'muted forecast' }, t('job.likely_end', { at: fmtTime(j.predicted_end.time) })) : null,
             (j.gpus || []).length ? h('div', { class: 'muted' }, 'GPU ' + j.gpus.join(',')) : null,
             j.kill_at ? h('div', { class: 'warn' }, t('job.stopping')) : null];
         } else {
           const p = j.pending;
           when = p ? [h('span', { class: 'reason' }, t('reason.' + p.reason)),
             p.protected ? h('div', { class: 'protected', title: t('job.protected_why') }, t('job.protected')) : null,
+            p.forecast && p.forecast.p50 ? h('div', { class: 'forecast', title: t('job.forecast_why') },
+              t('job.likely', { at: fmtTime(p.forecast.p50), p90: p.forecast.p90 ? fmtTime(p.forecast.p90) : '?' })) : null,
             h('div', { class: 'muted' }, p.expected_start ? t('job.expected', { at: fmtTime(p.expected_start) }) + (p.estimated ? ' ' + t('job.estimated') : '') : t('job.unknown_start')),
             advice[j.id] ? adviceLine(advice[j.id]) : null]
             : t('job.waiting');
