@@ -36,7 +36,8 @@ void Foresight::Learn(Time now) {
   std::erase_if(seen_, [from](const auto& e) { return e.second < from; });
   std::pair<Time, JobId> after{from, 0};
   while (true) {
-    StatusOr<store::JobStore::HistoryPageResult> page = setup_.store->HistoryPage(from, std::nullopt, after, kPage);
+    StatusOr<store::JobStore::HistoryPageResult> page =
+        setup_.store->HistoryPage(from, std::nullopt, after, kPage);
     if (!page.ok()) {
       spdlog::warn("forecasts: reading the ended jobs: {}", page.status().message());
       return;
@@ -68,7 +69,8 @@ void Foresight::Compute(Time now) {
   const ClusterState state = setup_.state();
   ForecastOptions options;
   options.max_passes = kMaxPasses;
-  const std::unordered_map<JobId, Time> starts = ForecastStarts(state, setup_.config->policy, now, model_, options);
+  const std::unordered_map<JobId, Time> starts =
+      ForecastStarts(state, setup_.config->policy, now, model_, options);
   entries_.clear();
   for (const Job& j : state.pending) {
     Entry e;

@@ -38,9 +38,9 @@ class Foresight {
     std::function<ClusterState()> state;     // the state a pass would see now
   };
   struct Entry {
-    Time forecast = kNever;      // the scheduler played forward on predicted run times
-    StartRange range;            // its p50 and p90
-    RuntimePrediction runtime;   // what the job is predicted to run
+    Time forecast = kNever;     // the scheduler played forward on predicted run times
+    StartRange range;           // its p50 and p90
+    RuntimePrediction runtime;  // what the job is predicted to run
   };
   explicit Foresight(Setup setup);
 
@@ -57,7 +57,9 @@ class Foresight {
   const std::unordered_map<JobId, Entry>& All(Time now, Time* made_at = nullptr);
   // Whether a forecast says more than the plan on time limits: some history predicted the run
   // times, or past forecasts calibrated the range. A lab without history gets the plan alone.
-  static bool Telling(const Entry& e) { return e.runtime.basis != RuntimeBasis::kLimit || e.range.samples > 0; }
+  static bool Telling(const Entry& e) {
+    return e.runtime.basis != RuntimeBasis::kLimit || e.range.samples > 0;
+  }
   // What a job is predicted to run (a running job's predicted end is its start plus this), on the
   // jobs ended by `now`.
   RuntimePrediction Runtime(const Job& job, Time now);
@@ -76,7 +78,7 @@ class Foresight {
   RuntimeModel model_;
   WaitCalibration calibration_;
   bool loaded_ = false;
-  std::pair<Time, JobId> cursor_{0, 0};  // the last ended job learnt from (end time, id)
+  std::pair<Time, JobId> cursor_{0, 0};   // the last ended job learnt from (end time, id)
   std::unordered_map<JobId, Time> seen_;  // the jobs learnt from within the hour before the cursor
   bool stale_ = true;
   bool learn_due_ = true;

@@ -80,8 +80,8 @@ class ForesightTest : public ::testing::Test {
 TEST_F(ForesightTest, RunsThatTookTheirCourseTeachRunTimes) {
   for (int i = 0; i < 3; ++i) Ended("ana", "train", 4 * kHour, kStart + i * kHour, kHour);
   Ended("ana", "train", 4 * kHour, kStart + 4 * kHour, 3 * kHour, JobState::kTimeout);  // a limit counts
-  Ended("ana", "train", 4 * kHour, kStart + 8 * kHour, 60, JobState::kCancelled);      // a cancel does not
-  Ended("ana", "train", 4 * kHour, kStart + 9 * kHour, 60, JobState::kPreempted);      // nor a preemption
+  Ended("ana", "train", 4 * kHour, kStart + 8 * kHour, 60, JobState::kCancelled);       // a cancel does not
+  Ended("ana", "train", 4 * kHour, kStart + 9 * kHour, 60, JobState::kPreempted);       // nor a preemption
   const RuntimePrediction p = foresight_->Runtime(Waiting(99, "ana", "train", 8 * kHour), kStart + kDay);
   EXPECT_EQ(foresight_->learnt(), 4);
   EXPECT_EQ(p.basis, RuntimeBasis::kUserKey);
