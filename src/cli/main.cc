@@ -56,7 +56,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"bookings"}, AddBookingsCommand},
       {{"web"}, AddWebCommand},
       {{"token"}, AddTokenCommands},
-      {{"simulate"}, [](CLI::App& app, ClientOptions*, int* code) { AddSimulateCommand(app, code); }},
+      {{"simulate"}, AddSimulateCommand},
       {{"config"}, [](CLI::App& app, ClientOptions*, int* code) { AddConfigCommand(app, code); }},
       {{"completion", "manpage"}, AddManualCommands},
   };

@@ -1,7 +1,10 @@
 // `rota simulate`: replays a job trace through the scheduling core under one or more policies and
 // prints what each would have given (waits, completion times, utilisation, fairness), and with
-// bookings (--bookings FILE, --book-rate R) what became of the booked capacity.
-// Tested by tests/cli_e2e.sh and, through the simulator, by src/sim/simulator_test.cc.
+// bookings (--bookings FILE, --book-rate R) what became of the booked capacity. The trace is a
+// CSV file (--trace) or the lab's own history (--from-store, store_trace.h), which adds each
+// user's waits as they were and as each policy would have made them.
+// Tested by tests/cli_e2e.sh, tests/daemon/test_simulate_store.py and, through the simulator, by
+// src/sim/simulator_test.cc.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +17,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/daemon_client.h"
+#include "cli/store_trace.h"
 #include "cli/text.h"
 #include "core/types.h"
 #include "sim/bookings.h"
@@ -33,7 +38,7 @@ struct SimulateOptions {
   std::string format;
   std::string columns;
   std::vector<std::string> filters;
-  std::string estimates = "exact";
+  std::string estimates;  // exact for a file, recorded for the store
   std::uint64_t seed = 1;
   std::string start;
   int plan_depth = -1;
@@ -46,6 +51,8 @@ struct SimulateOptions {
   double no_show = 0.2;  // fraction of generated bookings whose owner does not come
   std::string book_ahead = "1d";  // generated (and file bookings without `made`): made this early
   int predict = 0;  // foresee every Nth job's start and measure the forecasts (0: not)
+  bool from_store = false;  // the lab's own history instead of --trace
+  std::string since = "14d";
 };
 
 // Applies one `--set KEY=VALUE` to the policy. Keys name the policy's fields.
@@ -202,7 +209,63 @@ void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
               "P90 AHEAD: median of p90 - arrival. WAITED: the same over the jobs that did not start at once.\n");
 }
 
-int RunSimulate(const SimulateOptions& o) {
+// The lab's history from rotad: its cards and every job that ended since `since` (as `rota history
+// --since` reads it), a page at a time on one connection.
+StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::string& since) {
+  auto conn = Connect(options);
+  if (!conn.ok()) return conn.status();
+  StatusOr<nlohmann::json> gpus = conn->Call({{"op", "gpus"}});
+  if (!gpus.ok()) return gpus.status();
+  std::vector<nlohmann::json> jobs;
+  nlohmann::json request = {{"op", "history"}, {"since", since}, {"all", true}};
+  while (true) {
+    StatusOr<nlohmann::json> reply = conn->Call(request);
+    if (!reply.ok()) {
+      if (reply.status().code() == StatusCode::kInvalidArgument)
+        return InvalidArgument("--since: " + reply.status().message());
+      return reply.status();
+    }
+    for (auto& j : (*reply)["jobs"]) jobs.push_back(std::move(j));
+    auto next = reply->find("next");
+    if (next == reply->end() || !next->is_string()) break;
+    request["after"] = *next;
+  }
+  return StoreTraceFromJson(*gpus, jobs);
+}
+
+// Each user's average and p99 wait as recorded and under each policy (--from-store).
+void PrintPerUser(const std::vector<sim::JobOutcome>& recorded, const std::vector<sim::SimResult>& results) {
+  std::vector<std::string> header = {"USER", "JOBS", "RECORDED AVG", "P99"};
+  for (const auto& r : results) {
+    header.push_back(r.policy + " AVG");
+    header.push_back("P99");
+  }
+  Table t(header);
+  std::vector<std::vector<sim::UserWaits>> per;
+  for (const auto& r : results) per.push_back(sim::PerUserWaits(r.outcomes));
+  for (const sim::UserWaits& u : sim::PerUserWaits(recorded)) {
+    std::vector<std::string> row = {u.user.empty() ? "-" : u.user, WithThousands(u.jobs), Secs(u.avg_wait),
+                                    Secs(u.p99_wait)};
+    for (const auto& p : per) {
+      auto it = std::find_if(p.begin(), p.end(), [&u](const sim::UserWaits& w) { return w.user == u.user; });
+      row.push_back(it == p.end() ? "-" : Secs(it->avg_wait));
+      row.push_back(it == p.end() ? "-" : Secs(it->p99_wait));
+    }
+    t.AddRow(row);
+  }
+  std::printf("\nWaits per user: as recorded, and as each policy would have made them (seconds)\n%s",
+              t.Render().c_str());
+}
+
+nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const sim::UserWaits& u : sim::PerUserWaits(outcomes)) {
+    out.push_back({{"user", u.user}, {"jobs", u.jobs}, {"avg_wait", u.avg_wait}, {"p99_wait", u.p99_wait}});
+  }
+  return out;
+}
+
+int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   sim::TraceOptions topts;
   topts.format = o.format;
   if (!o.columns.empty()) {
@@ -215,6 +278,7 @@ int RunSimulate(const SimulateOptions& o) {
     if (!p.ok()) return SimulateFail(p.status().message());
     topts.filters.push_back(*p);
   }
+  if (o.from_store == !o.trace.empty()) return SimulateFail("give either --trace FILE or --from-store");
   sim::SimConfig config;
   config.gpus = o.gpus;
   config.gpus_per_node = o.gpus_per_node;
@@ -223,10 +287,12 @@ int RunSimulate(const SimulateOptions& o) {
     return SimulateFail("--gpu-mem: \"" + o.gpu_mem + "\" is not a memory size (e.g. 80G)");
   config.gpu_memory = *mem;
   config.seed = o.seed;
-  if (o.estimates == "exact") config.estimates = sim::Estimates::kExact;
-  else if (o.estimates == "noisy") config.estimates = sim::Estimates::kNoisy;
-  else if (o.estimates == "history") config.estimates = sim::Estimates::kHistory;
-  else return SimulateFail("--estimates must be exact, noisy or history");
+  const std::string estimates = !o.estimates.empty() ? o.estimates : o.from_store ? "recorded" : "exact";
+  if (estimates == "exact") config.estimates = sim::Estimates::kExact;
+  else if (estimates == "noisy") config.estimates = sim::Estimates::kNoisy;
+  else if (estimates == "history") config.estimates = sim::Estimates::kHistory;
+  else if (estimates == "recorded") config.estimates = sim::Estimates::kRecorded;
+  else return SimulateFail("--estimates must be exact, noisy, history or recorded");
   if (!o.start.empty()) {
     auto t = sim::ParseDateTimeUtc(o.start);
     if (!t) return SimulateFail("--start: \"" + o.start + "\" is not a time (expected YYYY-MM-DD HH:MM:SS)");
@@ -240,8 +306,24 @@ int RunSimulate(const SimulateOptions& o) {
   }
   if (algorithms.empty()) return SimulateFail("--policy: give at least one of fifo, backfill, rota");
 
-  auto trace = sim::LoadTrace(o.trace, topts);
-  if (!trace.ok()) return SimulateFail(trace.status().message());
+  StatusOr<sim::Trace> trace = sim::Trace{};
+  std::vector<sim::JobOutcome> recorded;
+  std::string source = o.trace;
+  if (o.from_store) {
+    StatusOr<StoreTrace> st = LoadStoreTrace(client, o.since);
+    if (!st.ok()) return SimulateFail(st.status().message());
+    // This server's cards, unless asked otherwise; one node.
+    if (config.gpus <= 0) config.gpus = st->gpus;
+    config.gpus_per_node = config.gpus;
+    if (o.gpu_mem == "80G") config.gpu_memory = st->gpu_memory;
+    recorded = std::move(st->recorded);
+    trace = std::move(st->trace);
+    source = "the store (jobs ended since " + o.since + ")";
+  } else {
+    if (o.gpus <= 0) return SimulateFail("--gpus must be at least 1 (the simulated cluster's GPUs)");
+    trace = sim::LoadTrace(o.trace, topts);
+    if (!trace.ok()) return SimulateFail(trace.status().message());
+  }
 
   if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
   if (o.predict < 0) return SimulateFail("--predict must not be negative");
@@ -273,7 +355,7 @@ int RunSimulate(const SimulateOptions& o) {
   std::vector<sim::SimResult> results;
   std::vector<double> wall;  // seconds each policy's replay took (speed regressions show here)
   for (Algorithm a : algorithms) {
-    config.keep_outcomes = !o.outcomes.empty();
+    config.keep_outcomes = !o.outcomes.empty() || o.from_store;
     config.policy = Policy{};
     config.policy.algorithm = a;
     if (o.plan_depth >= 0) config.policy.plan_depth = o.plan_depth;
@@ -304,12 +386,12 @@ int RunSimulate(const SimulateOptions& o) {
   }
   if (o.json) {
     nlohmann::json out;
-    out["trace"] = o.trace;
+    out["trace"] = source;
     out["jobs"] = trace->jobs.size();
     out["skipped"] = trace->skipped;
     out["notes"] = trace->notes;
-    out["gpus"] = o.gpus;
-    out["gpus_per_node"] = o.gpus_per_node;
+    out["gpus"] = config.gpus;
+    out["gpus_per_node"] = config.gpus_per_node;
     out["estimates"] = sim::EstimatesName(config.estimates);
     out["seed"] = o.seed;
     if (with_bookings) {
@@ -350,13 +432,21 @@ int RunSimulate(const SimulateOptions& o) {
                                   {"no_work", idle.no_work}}}});
       if (r.has_bookings) out["results"].back()["bookings"] = BookingsJson(r.bookings);
       if (r.has_prediction) out["results"].back()["prediction"] = PredictionJson(r.prediction);
+      if (o.from_store) out["results"].back()["per_user"] = PerUserJson(r.outcomes);
+    }
+    if (o.from_store) {
+      const sim::Metrics m = sim::ComputeMetrics(recorded, static_cast<double>(config.gpus));
+      out["recorded"] = {{"jobs", m.jobs},           {"avg_wait", m.avg_wait}, {"p50_wait", m.p50_wait},
+                         {"p99_wait", m.p99_wait},   {"max_wait", m.max_wait}, {"jain_wait", m.jain_wait},
+                         {"per_user", PerUserJson(recorded)}};
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("Trace %s: %zu jobs", o.trace.c_str(), trace->jobs.size());
+  std::printf("Trace %s: %zu jobs", source.c_str(), trace->jobs.size());
   if (trace->skipped) std::printf(" (%lld rows skipped)", static_cast<long long>(trace->skipped));
-  std::printf("; %d GPUs, %d per node; estimates %s\n", o.gpus, o.gpus_per_node, sim::EstimatesName(config.estimates));
+  std::printf("; %d GPUs, %d per node; estimates %s\n", config.gpus, config.gpus_per_node,
+              sim::EstimatesName(config.estimates));
   for (const std::string& n : trace->notes) std::printf("  note: %s\n", n.c_str());
   Table t({"POLICY", "JOBS", "REJECTED", "AVG WAIT", "P50 WAIT", "P99 WAIT", "MAX WAIT", "AVG JCT", "P99 JCT",
            "MAKESPAN", "UTIL", "JAIN(WAIT)"});
@@ -386,6 +476,7 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::printf("%s", idle.Render().c_str());
   if (o.predict > 0) PrintPredictions(results, o.predict);
+  if (o.from_store) PrintPerUser(recorded, results);
   if (!with_bookings) return 0;
   if (config.bookings.empty()) {
     std::printf(
@@ -439,20 +530,25 @@ int RunSimulate(const SimulateOptions& o) {
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, int* exit_code) {
+void AddSimulateCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a job trace through the scheduler, in virtual time");
-  cmd->add_option("--trace", o->trace, "CSV job trace")->required();
+  cmd->add_option("--trace", o->trace, "CSV job trace");
+  cmd->add_flag("--from-store", o->from_store,
+                "Replay the lab's own history instead: the jobs rotad recorded, on this server's cards");
+  cmd->add_option("--since", o->since, "With --from-store: the jobs that ended since (14d, 2026-11-01, ...)")
+      ->capture_default_str();
+  AddSocketFlag(cmd, options);
   cmd->add_option("--policy", o->policies, "Comma-separated policies: fifo, backfill, rota")->capture_default_str();
-  cmd->add_option("--gpus", o->gpus, "GPUs in the simulated cluster")->required();
+  cmd->add_option("--gpus", o->gpus, "GPUs in the simulated cluster (--from-store: this server's)");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--gpu-mem", o->gpu_mem, "Memory of each GPU (shares are fractions of it)")->capture_default_str();
   cmd->add_option("--format", o->format, "Column preset: philly or alibaba");
   cmd->add_option("--columns", o->columns,
                   "Column mapping, e.g. submit=timestamp,duration=duration,gpus=num_gpus,user=user");
   cmd->add_option("--filter", o->filters, "Keep rows where COLUMN=VALUE (repeatable)");
-  cmd->add_option("--estimates", o->estimates, "How time limits are made: exact, noisy or history")
-      ->capture_default_str();
+  cmd->add_option("--estimates", o->estimates,
+                  "How time limits are made: exact (a file's default), noisy, history or recorded (the store's)");
   cmd->add_option("--seed", o->seed, "Seed for noisy estimates and generated bookings")
       ->capture_default_str();
   cmd->add_option("--start", o->start, "Wall-clock start of traces with relative times (UTC)");
@@ -471,7 +567,7 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--predict", o->predict,
                   "Foresee the start of every Nth job when it arrives and report the forecasts' errors");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o, exit_code] { *exit_code = RunSimulate(*o); });
+  cmd->callback([options, o, exit_code] { *exit_code = RunSimulate(*options, *o); });
 }
 
 }  // namespace rota::cli

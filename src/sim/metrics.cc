@@ -192,4 +192,22 @@ BookingMetrics ComputeBookingMetrics(const std::vector<BookingOutcome>& bookings
   return m;
 }
 
+std::vector<UserWaits> PerUserWaits(const std::vector<JobOutcome>& outcomes) {
+  std::map<std::string, std::vector<double>> waits;
+  for (const JobOutcome& o : outcomes) waits[o.user].push_back(static_cast<double>(o.start - o.submit));
+  std::vector<UserWaits> out;
+  for (auto& [user, w] : waits) {
+    std::sort(w.begin(), w.end());
+    UserWaits u;
+    u.user = user;
+    u.jobs = static_cast<std::int64_t>(w.size());
+    double sum = 0;
+    for (double x : w) sum += x;
+    u.avg_wait = sum / static_cast<double>(w.size());
+    u.p99_wait = NearestRankPercentile(w, 99);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 }  // namespace rota::sim

@@ -40,6 +40,16 @@ struct Metrics {
   int users = 0;  // distinct user names (the empty name counts as one user)
 };
 
+// One user's waits in a replay (or as recorded).
+struct UserWaits {
+  std::string user;
+  std::int64_t jobs = 0;
+  double avg_wait = 0;
+  double p99_wait = 0;
+};
+// Each user's, by name.
+std::vector<UserWaits> PerUserWaits(const std::vector<JobOutcome>& outcomes);
+
 // Summarises a replay on a cluster of `total_gpus` GPUs. Empty input gives all zeros and -1 for
 // the Jain indexes.
 Metrics ComputeMetrics(const std::vector<JobOutcome>& outcomes, double total_gpus);

@@ -427,6 +427,7 @@ class Replay {
         double f = 1.0 + rng_.Uniform() * std::max(0.0, config_.noise_max - 1.0);
         return std::max<Duration>(1, static_cast<Duration>(std::ceil(static_cast<double>(actual) * f)));
       }
+      case Estimates::kRecorded: return s.trace->limit > 0 ? s.trace->limit : actual;
       case Estimates::kHistory: {
         auto it = history_.find(s.job.user);
         if (it == history_.end() || it->second.empty()) return config_.history_default;
@@ -615,6 +616,7 @@ const char* EstimatesName(Estimates e) {
     case Estimates::kExact: return "exact";
     case Estimates::kNoisy: return "noisy";
     case Estimates::kHistory: return "history";
+    case Estimates::kRecorded: return "recorded";
   }
   return "exact";
 }

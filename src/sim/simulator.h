@@ -39,7 +39,8 @@
 
 namespace rota::sim {
 
-enum class Estimates : std::uint8_t { kExact, kNoisy, kHistory };
+// kRecorded: each job's recorded limit (TraceJob::limit; the run time where none is recorded).
+enum class Estimates : std::uint8_t { kExact, kNoisy, kHistory, kRecorded };
 const char* EstimatesName(Estimates e);
 
 struct SimConfig {

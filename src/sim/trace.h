@@ -31,6 +31,7 @@ struct TraceJob {
   std::string user;             // may be empty
   std::string project;          // may be empty
   std::string tier;             // "thesis", "regular", "explore" or empty
+  rota::Duration limit = 0;     // the time limit it asked for, where recorded (a store replay); 0: none
 };
 
 struct TraceOptions {

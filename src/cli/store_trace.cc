@@ -1,0 +1,75 @@
+// Tested by store_trace_test.cc and tests/daemon/test_simulate_store.py.
+#include "cli/store_trace.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "cli/json_fields.h"
+
+namespace rota::cli {
+
+namespace {
+
+using fields::Int;
+using fields::Obj;
+using fields::Str;
+
+// The memory a MIG profile names ("3g.40gb": 40 GiB), in MiB; 0 when it names none.
+MiB ProfileMemory(const std::string& profile) {
+  const size_t dot = profile.find('.');
+  if (dot == std::string::npos) return 0;
+  MiB gb = 0;
+  size_t i = dot + 1;
+  for (; i < profile.size() && std::isdigit(static_cast<unsigned char>(profile[i])); ++i)
+    gb = gb * 10 + (profile[i] - '0');
+  return i > dot + 1 ? gb * 1024 : 0;
+}
+
+}  // namespace
+
+StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs) {
+  StoreTrace out;
+  const nlohmann::json& cards = fields::Arr(gpus, "gpus");
+  out.gpus = static_cast<int>(cards.size());
+  if (out.gpus == 0) return FailedPrecondition("rotad reports no GPUs: there is no cluster to replay on");
+  out.gpu_memory = std::max<MiB>(1, Int(cards.front(), "memory_total"));
+  std::int64_t line = 0;
+  for (const nlohmann::json& j : jobs) {
+    const Time submit = Int(j, "submit_time"), start = Int(j, "start_time"), end = Int(j, "end_time");
+    if (start <= 0 || end < start || submit <= 0) {
+      ++out.trace.skipped;
+      continue;
+    }
+    sim::TraceJob t;
+    t.line = ++line;
+    t.submit = submit;
+    t.duration = std::max<Duration>(1, end - start);
+    const nlohmann::json& request = Obj(j, "request");
+    const std::string kind = Str(request, "kind");
+    if (kind == "gpu_mem" || kind == "mig") {
+      const MiB memory = kind == "mig" ? ProfileMemory(Str(request, "profile")) : Int(request, "memory");
+      t.gpu_fraction =
+          std::clamp(static_cast<double>(memory) / static_cast<double>(out.gpu_memory), 0.001, 0.999);
+    } else {
+      t.gpus = std::max<int>(1, static_cast<int>(Int(request, "gpus", 1)));
+    }
+    t.user = Str(j, "user");
+    t.project = Str(j, "project");
+    t.tier = Str(j, "tier");
+    t.limit = Int(j, "time_limit");
+    out.first_end = out.first_end == 0 ? end : std::min(out.first_end, end);
+    const double held = t.gpus > 0 ? t.gpus : t.gpu_fraction;
+    out.recorded.push_back({Int(j, "id"), t.user, submit, start, end, held});
+    out.trace.jobs.push_back(std::move(t));
+  }
+  if (out.trace.jobs.empty()) return NotFound("no job that ran has ended since then: nothing to replay");
+  std::stable_sort(out.trace.jobs.begin(), out.trace.jobs.end(),
+                   [](const sim::TraceJob& a, const sim::TraceJob& b) { return a.submit < b.submit; });
+  out.trace.absolute_times = true;
+  if (out.trace.skipped > 0) {
+    out.trace.notes.push_back(std::to_string(out.trace.skipped) + " jobs that never ran left out");
+  }
+  return out;
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,31 @@
+// `rota simulate --from-store` (issue 29): the lab's own history as a trace. The jobs that ran,
+// as rotad recorded them (op `history`, everyone's, as the queue is everyone's): submit time, run
+// time, request, user, project, tier and time limit; the replayed cluster is this server's cards
+// (op `gpus`; simulate_cmd.cc asks for both). Also the waits as they were, to set beside the
+// replays. Tested by
+// store_trace_test.cc (the conversion) and tests/daemon/test_simulate_store.py (a real rotad).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/metrics.h"
+#include "sim/trace.h"
+
+namespace rota::cli {
+
+struct StoreTrace {
+  sim::Trace trace;                       // absolute times, recorded limits
+  int gpus = 0;                           // the server's cards
+  MiB gpu_memory = 0;                     // of its first card (shares and slices are fractions of it)
+  std::vector<sim::JobOutcome> recorded;  // the replayed jobs as they really waited and ran
+  Time first_end = 0;                     // the earliest end among the jobs read
+};
+
+// From the replies of `gpus` and the pages of `history`. Jobs that never ran (cancelled while
+// waiting) are left out and counted in the trace's `skipped`.
+StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs);
+
+}  // namespace rota::cli

@@ -1,0 +1,67 @@
+// Tests of the lab's history as a trace: what each recorded job becomes (whole cards, a memory
+// share and a MIG slice as fractions of the first card, the recorded limit), the jobs that never
+// ran left out and counted, the order, the recorded waits, and the clear errors.
+#include "cli/store_trace.h"
+
+#include <gtest/gtest.h>
+
+namespace rota::cli {
+namespace store_trace_test {
+namespace {
+
+using nlohmann::json;
+
+json Job(int id, const std::string& user, json request, Time submit, Time start, Time end, Duration limit) {
+  return {{"id", id},           {"user", user},          {"project", "p"},      {"tier", "thesis"},
+          {"request", request}, {"submit_time", submit}, {"start_time", start}, {"end_time", end},
+          {"time_limit", limit}};
+}
+
+const json kGpus = {
+    {"gpus", {{{"index", 0}, {"memory_total", 81920}}, {{"index", 1}, {"memory_total", 81920}}}}};
+
+TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
+  std::vector<json> jobs = {
+      Job(3, "bo", {{"kind", "gpu_mem"}, {"memory", 20480}}, 2000, 2100, 2200, 600),
+      Job(1, "ana", {{"kind", "gpus"}, {"gpus", 2}}, 1000, 1500, 4500, 7200),
+      Job(2, "ana", {{"kind", "mig"}, {"profile", "3g.40gb"}}, 1500, 1500, 1500, 60),
+      Job(4, "cy", {{"kind", "gpus"}, {"gpus", 1}}, 3000, 0, 3100, 60),  // cancelled while waiting
+  };
+  StatusOr<StoreTrace> st = StoreTraceFromJson(kGpus, jobs);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->gpus, 2);
+  EXPECT_EQ(st->gpu_memory, 81920);
+  const auto& t = st->trace.jobs;
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_TRUE(st->trace.absolute_times);
+  EXPECT_EQ(st->trace.skipped, 1);
+  EXPECT_EQ(st->trace.notes, std::vector<std::string>{"1 jobs that never ran left out"});
+  // In submit order.
+  EXPECT_EQ(t[0].submit, 1000);
+  EXPECT_EQ(t[0].user, "ana");
+  EXPECT_EQ(t[0].gpus, 2);
+  EXPECT_EQ(t[0].duration, 3000);
+  EXPECT_EQ(t[0].limit, 7200);
+  EXPECT_EQ(t[0].project, "p");
+  EXPECT_EQ(t[0].tier, "thesis");
+  EXPECT_EQ(t[1].gpus, 0);
+  EXPECT_DOUBLE_EQ(t[1].gpu_fraction, 0.5);  // 40 GB of an 80 GB card
+  EXPECT_EQ(t[1].duration, 1);               // ended as it started: a second
+  EXPECT_DOUBLE_EQ(t[2].gpu_fraction, 0.25);
+  // The waits as they were.
+  ASSERT_EQ(st->recorded.size(), 3u);
+  EXPECT_EQ(st->recorded[0].start - st->recorded[0].submit, 100);  // job 3, in the history's order
+  EXPECT_EQ(st->first_end, 1500);
+}
+
+TEST(StoreTrace, NothingToReplayIsSaid) {
+  EXPECT_EQ(StoreTraceFromJson(kGpus, {}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(StoreTraceFromJson(json::object(), {Job(1, "a", {{"kind", "gpus"}, {"gpus", 1}}, 1, 2, 3, 4)})
+                .status()
+                .code(),
+            StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace store_trace_test
+}  // namespace rota::cli

@@ -1,0 +1,75 @@
+"""`rota simulate --from-store` (issue 29) on a store filled by a real rotad: the jobs that ran,
+with their recorded limits, replayed on this server's cards through each policy, with each user's
+waits as recorded and as each policy would have made them; `--set` changes count; the jobs that
+never ran left out; nothing to replay and a bad `--since` said clearly."""
+import json
+import unittest
+
+from harness import IS_ROOT, DaemonTest, ensure_user
+
+OTHER = "rota-it-sim2"
+
+
+class SimulateFromStoreTest(DaemonTest):
+    def fill(self):
+        """Two users' jobs: one whole-card job each that holds both cards a moment, then a queue."""
+        users = [None] + ([OTHER] if IS_ROOT else [])
+        if IS_ROOT:
+            ensure_user(OTHER)
+        jobs = []
+        for user in users:
+            jobs.append(self.d.submit("--gpus", "2", "--time", "10m", "--", "sleep", "1", user=user))
+            jobs.append(self.d.submit("--gpus", "1", "--time", "5m", "--", "true", user=user))
+        never = self.d.submit("--gpus", "2", "--time", "5m", "--after", str(jobs[0]), "--", "true")
+        self.d.rota("cancel", str(never))
+        for job in jobs:
+            self.d.wait_state(job, "completed", timeout=30)
+        return users, jobs
+
+    def simulate(self, *args, user=None, check=True):
+        return self.d.rota("simulate", "--from-store", "--since", "1d", *args, user=user, check=check)
+
+    def test_the_lab_history_replays_through_each_policy_with_each_users_waits(self):
+        users, jobs = self.fill()
+        r = json.loads(self.simulate("--json").stdout)
+        self.assertEqual(r["jobs"], len(jobs))
+        self.assertEqual(r["skipped"], 1)  # the cancelled one never ran
+        self.assertEqual(r["gpus"], 3)     # this server's cards (two whole, one in MIG mode)
+        self.assertEqual(r["estimates"], "recorded")
+        self.assertEqual([x["policy"] for x in r["results"]], ["fifo", "backfill", "rota"])
+        names = sorted(u["user"] for u in r["recorded"]["per_user"])
+        self.assertEqual(len(names), len(users))
+        self.assertEqual(sum(u["jobs"] for u in r["recorded"]["per_user"]), len(jobs))
+        self.assertGreaterEqual(r["recorded"]["max_wait"], 0)
+        for res in r["results"]:
+            self.assertEqual(res["jobs"], len(jobs), res)
+            self.assertEqual(sorted(u["user"] for u in res["per_user"]), names)
+        # The text: the usual tables and the per-user one.
+        text = self.simulate().stdout
+        self.assertIn("Trace the store (jobs ended since 1d): %d jobs" % len(jobs), text)
+        self.assertIn("Waits per user: as recorded, and as each policy would have made them", text)
+        self.assertIn("RECORDED AVG", text)
+        # Any user may replay the lab's history (everyone sees the queue and the history's jobs).
+        if IS_ROOT:
+            mine = json.loads(self.simulate("--json", "--policy", "rota", user=OTHER).stdout)
+            self.assertEqual(mine["jobs"], len(jobs))
+        # A change to the policy is replayed: fifo against rota with every weight but age at 0.
+        changed = json.loads(self.simulate("--json", "--policy", "rota", "--set", "weight.fairshare=0").stdout)
+        self.assertEqual(changed["results"][0]["jobs"], len(jobs))
+
+    def test_nothing_to_replay_and_bad_input_are_said(self):
+        r = self.simulate(check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no job that ran has ended since then: nothing to replay", r.stderr)
+        r = self.d.rota("simulate", "--from-store", "--since", "yesterday-ish", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--since", r.stderr)
+        r = self.d.rota("simulate", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("give either --trace FILE or --from-store", r.stderr)
+        r = self.d.rota("simulate", "--from-store", "--trace", "x.csv", check=False)
+        self.assertIn("give either --trace FILE or --from-store", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
