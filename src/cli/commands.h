@@ -15,6 +15,7 @@ struct ClientOptions {
 
 // Registers `rota simulate`; the command's exit status is written to *exit_code when it runs.
 void AddSimulateCommand(CLI::App& app, ClientOptions* options, int* exit_code);
+void AddTuneCommand(CLI::App& app, ClientOptions* options, int* exit_code);
 
 // Registers `rota config check FILE`.
 void AddConfigCommand(CLI::App& app, int* exit_code);

@@ -57,6 +57,7 @@ const std::initializer_list<CommandGroup>& Groups() {
       {{"web"}, AddWebCommand},
       {{"token"}, AddTokenCommands},
       {{"simulate"}, AddSimulateCommand},
+      {{"tune"}, AddTuneCommand},
       {{"config"}, [](CLI::App& app, ClientOptions*, int* code) { AddConfigCommand(app, code); }},
       {{"completion", "manpage"}, AddManualCommands},
   };

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/store_history.h"
 #include "cli/store_trace.h"
 #include "cli/text.h"
 #include "core/types.h"
@@ -207,30 +207,6 @@ void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
               "played forward on run times predicted from the jobs ended so far. BETTER: ON LIMITS / FORECAST.\n"
               "BY P90: jobs that started by their p90 (calibrated on the sampled jobs started so far);\n"
               "P90 AHEAD: median of p90 - arrival. WAITED: the same over the jobs that did not start at once.\n");
-}
-
-// The lab's history from rotad: its cards and every job that ended since `since` (as `rota history
-// --since` reads it), a page at a time on one connection.
-StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::string& since) {
-  auto conn = Connect(options);
-  if (!conn.ok()) return conn.status();
-  StatusOr<nlohmann::json> gpus = conn->Call({{"op", "gpus"}});
-  if (!gpus.ok()) return gpus.status();
-  std::vector<nlohmann::json> jobs;
-  nlohmann::json request = {{"op", "history"}, {"since", since}, {"all", true}};
-  while (true) {
-    StatusOr<nlohmann::json> reply = conn->Call(request);
-    if (!reply.ok()) {
-      if (reply.status().code() == StatusCode::kInvalidArgument)
-        return InvalidArgument("--since: " + reply.status().message());
-      return reply.status();
-    }
-    for (auto& j : (*reply)["jobs"]) jobs.push_back(std::move(j));
-    auto next = reply->find("next");
-    if (next == reply->end() || !next->is_string()) break;
-    request["after"] = *next;
-  }
-  return StoreTraceFromJson(*gpus, jobs);
 }
 
 // Each user's average and p99 wait as recorded and under each policy (--from-store).

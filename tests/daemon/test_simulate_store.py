@@ -1,8 +1,11 @@
-"""`rota simulate --from-store` (issue 29) on a store filled by a real rotad: the jobs that ran,
-with their recorded limits, replayed on this server's cards through each policy, with each user's
-waits as recorded and as each policy would have made them; `--set` changes count; the jobs that
-never ran left out; nothing to replay and a bad `--since` said clearly."""
+"""`rota simulate --from-store` and `rota tune` (issue 29) on a store filled by a real rotad: the
+jobs that ran, with their recorded limits, replayed on this server's cards through each policy,
+with each user's waits as recorded and as each policy would have made them; `--set` changes count;
+the jobs that never ran left out; `rota tune` replays a grid of the lab's configured weights and
+proposes a change or says to keep them; nothing to replay, a bad `--since` and an unreadable
+configuration said clearly."""
 import json
+import os
 import unittest
 
 from harness import IS_ROOT, DaemonTest, ensure_user
@@ -57,6 +60,33 @@ class SimulateFromStoreTest(DaemonTest):
         changed = json.loads(self.simulate("--json", "--policy", "rota", "--set", "weight.fairshare=0").stdout)
         self.assertEqual(changed["results"][0]["jobs"], len(jobs))
 
+    def test_tune_replays_a_grid_of_the_configured_weights_and_proposes(self):
+        users, jobs = self.fill()
+        conf = self.path("lab.toml")
+        with open(conf, "w") as f:
+            f.write("[policy.weights]\nfairshare = 0\nage = 0\nsize = 0\n[policy]\ntime_of_day = []\n")
+        os.chmod(conf, 0o644)
+        r = json.loads(self.d.rota("tune", "--since", "1d", "--config", conf, "--json").stdout)
+        self.assertEqual(r["jobs"], len(jobs))
+        self.assertEqual(r["tried"], 4 * 5 * 3)  # no time-of-day table to turn off
+        self.assertEqual(r["current"]["weights"]["fairshare"], 0)
+        self.assertEqual(r["current"]["time_of_day"], False)
+        self.assertLessEqual(r["proposed"]["avg_wait"], r["current"]["avg_wait"])
+        self.assertLessEqual(r["proposed"]["p99_wait"], r["current"]["p99_wait"])
+        self.assertEqual(sorted(u["user"] for u in r["proposed"]["per_user"]),
+                         sorted(u["user"] for u in r["current"]["per_user"]))
+        self.assertEqual(r["change"], bool(r["changes"]))
+        text = self.d.rota("tune", "--since", "1d", "--config", conf).stdout
+        self.assertIn("under 60 configurations of the rota policy", text)
+        self.assertRegex(text, r"average wait +\S+ +\S+")
+        self.assertTrue("Keep the current weights" in text or "Proposed change to " + conf in text, text)
+        # Without --config: the lab's file, or the defaults when there is none (said, not an error).
+        self.assertEqual(self.d.rota("tune", "--since", "1d", "--json", check=False).returncode, 0)
+        bad = self.d.rota("tune", "--since", "1d", "--config", self.path("missing.toml"), check=False)
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("rota tune: ", bad.stderr)
+        self.assertIn("missing.toml", bad.stderr)
+
     def test_nothing_to_replay_and_bad_input_are_said(self):
         r = self.simulate(check=False)
         self.assertEqual(r.returncode, 1)
@@ -69,6 +99,9 @@ class SimulateFromStoreTest(DaemonTest):
         self.assertIn("give either --trace FILE or --from-store", r.stderr)
         r = self.d.rota("simulate", "--from-store", "--trace", "x.csv", check=False)
         self.assertIn("give either --trace FILE or --from-store", r.stderr)
+        r = self.d.rota("tune", "--since", "1d", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nothing to replay", r.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+// `rota tune` (issue 29): a small grid of the rota policy's weights (fair share, age, size) and
+// the time-of-day table (on or off), each replayed on the lab's own history, and the best of them
+// proposed against the lab's configuration: the lowest average wait among those that keep the
+// p99 wait no worse, GPU utilisation within a point and fairness (Jain of per-user slowdown)
+// within 0.01 of what the configuration gives on the same replay. It changes nothing; the admin
+// edits the configuration. Deterministic (replays are). Tested by tune_test.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/simulator.h"
+
+namespace rota::sim {
+
+struct TuneCandidate {
+  Weights weights;
+  bool time_of_day = true;  // the configuration's table (off: none)
+  SimResult result;         // with outcomes
+};
+
+struct TuneResult {
+  TuneCandidate current;             // the configuration as it is
+  TuneCandidate best;                // the proposal; == current when nothing does better
+  bool change = false;               // best differs from current and does better
+  int tried = 0;                     // replays run
+  std::vector<std::string> changes;  // "[policy.weights] age = 1000", ... (empty: keep)
+};
+
+// The grid: fair share {0, 500, 1000, 2000}, age {0, 250, 500, 1000, 2000}, size {0, 1000, 2000}
+// (the configuration's own values added), time of day as configured or off. `base` is the
+// replay's configuration with the lab's policy; its algorithm is set to rota.
+StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base);
+
+}  // namespace rota::sim
