@@ -24,9 +24,18 @@ double Quantile(std::vector<double> v, double q) {
 WaitCalibration::WaitCalibration(int window, int min_samples)
     : window_(std::max(1, window)), min_samples_(std::max(1, min_samples)) {}
 
-void WaitCalibration::Push(std::deque<double>& d, double ratio) const {
-  d.push_back(ratio);
-  while (d.size() > static_cast<size_t>(window_)) d.pop_front();
+void WaitCalibration::Push(Samples& s, double ratio) const {
+  s.ratios.push_back(ratio);
+  while (s.ratios.size() > static_cast<size_t>(window_)) s.ratios.pop_front();
+  s.fresh = false;
+}
+
+double WaitCalibration::Samples::Q90() const {
+  if (!fresh) {
+    q90 = Quantile(std::vector<double>(ratios.begin(), ratios.end()), 0.9);
+    fresh = true;
+  }
+  return q90;
 }
 
 void WaitCalibration::Add(Duration forecast, Duration actual) {
@@ -42,21 +51,18 @@ StartRange WaitCalibration::Range(Time now, Time forecast, Time limit_plan) cons
   if (forecast == kNever) return r;
   forecast = std::max(now, forecast);
   const size_t enough = static_cast<size_t>(min_samples_);
-  if (all_.size() < enough) {
+  if (all_.ratios.size() < enough) {
     r.p50 = forecast;
     r.p90 = limit_plan == kNever ? kNever : std::max(forecast, limit_plan);
     return r;
   }
-  const std::deque<double>& bucket = forecast - now < kAtOnce ? at_once_ : later_;
-  const std::deque<double>& from = bucket.size() >= enough ? bucket : all_;
-  const std::vector<double> v(from.begin(), from.end());
+  const Samples& bucket = forecast - now < kAtOnce ? at_once_ : later_;
+  const Samples& from = bucket.ratios.size() >= enough ? bucket : all_;
   const double base = static_cast<double>(forecast - now) + kSlack;
-  auto at = [&](double q) {
-    return now + std::max<Time>(0, static_cast<Time>(std::llround(base * Quantile(v, q) - kSlack)));
-  };
   r.p50 = forecast;
-  r.p90 = std::max(r.p50, at(0.9));
-  r.samples = static_cast<int>(v.size());
+  r.p90 =
+      std::max(r.p50, now + std::max<Time>(0, static_cast<Time>(std::llround(base * from.Q90() - kSlack))));
+  r.samples = static_cast<int>(from.ratios.size());
   return r;
 }
 

@@ -3,10 +3,10 @@
 // forecast's p90 is the forecast scaled by those samples' 90th percentile of
 // (actual + c) / (forecast + c), c = ten minutes (so that "now" and "in a minute" are read as
 // alike). Its p50 is the forecast itself: scaled by the median ratio as well, it was further off
-// on most replays in docs/benchmarks.md ("Start forecasts"), the ratios drifting with the load. Forecasts of a start at once and of a later one are calibrated apart when each has
-// enough samples (they are off in different ways: the first only by what arrives meanwhile).
-// Without enough samples at all the range runs from the forecast to the plan on time limits.
-// Pure. Tested by start_range_test.cc.
+// on most replays in docs/benchmarks.md ("Start forecasts"), the ratios drifting with the load. Forecasts of
+// a start at once and of a later one are calibrated apart when each has enough samples (they are off in
+// different ways: the first only by what arrives meanwhile). Without enough samples at all the range runs
+// from the forecast to the plan on time limits. Pure. Tested by start_range_test.cc.
 #pragma once
 
 #include <deque>
@@ -32,14 +32,20 @@ class WaitCalibration {
   // `limit_plan` (either may be kNever).
   StartRange Range(Time now, Time forecast, Time limit_plan) const;
 
-  int samples() const { return static_cast<int>(all_.size()); }
+  int samples() const { return static_cast<int>(all_.ratios.size()); }
 
  private:
-  void Push(std::deque<double>& d, double ratio) const;
+  struct Samples {
+    std::deque<double> ratios;
+    mutable double q90 = 0;      // their 90th percentile, computed when first asked for
+    mutable bool fresh = false;  // q90 is of the ratios as they are
+    double Q90() const;
+  };
+  void Push(Samples& s, double ratio) const;
 
   int window_;
   int min_samples_;
-  std::deque<double> all_, at_once_, later_;
+  Samples all_, at_once_, later_;
 };
 
 }  // namespace rota

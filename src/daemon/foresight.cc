@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "core/forecast.h"
 
 namespace rota::daemon {
@@ -14,6 +16,10 @@ constexpr Duration kOverlap = kHour;  // read again before the cursor: ends reco
 constexpr int kPage = 1000;
 // A forward play at most this many passes: past it the plan on predicted run times estimates.
 constexpr int kMaxPasses = 500;
+// ... and at most about this many job-visits (passes times the jobs in the state): a queue of
+// 10,000 jobs plays 20 passes, a lab's hundred 500, so that one forecast costs the daemon's loop
+// tens of milliseconds, not seconds.
+constexpr size_t kMaxWork = 200'000;
 
 // Whether an ended job's run says how long such jobs run: it ran, and ended by itself or at its
 // limit (a cancel or a preemption cut it short for reasons of its own).
@@ -68,7 +74,8 @@ void Foresight::Compute(Time now) {
   Learn(now);
   const ClusterState state = setup_.state();
   ForecastOptions options;
-  options.max_passes = kMaxPasses;
+  const size_t jobs = std::max<size_t>(1, state.pending.size() + state.running.size());
+  options.max_passes = static_cast<int>(std::clamp<size_t>(kMaxWork / jobs, 20, kMaxPasses));
   const std::unordered_map<JobId, Time> starts =
       ForecastStarts(state, setup_.config->policy, now, model_, options);
   entries_.clear();
