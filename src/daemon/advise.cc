@@ -1,8 +1,9 @@
 // `advise` (docs/api.md): rent or wait, for waiting jobs (core/advice.h). The wait weighed is the
-// forecast's p90 (foresight.h), else the scheduler's last plan (time limits); the backlog ahead is the GPU-hours the
-// running jobs may still hold and the pending jobs expected to start first; the cost of renting
-// comes from the lab's price table, read on each request so that an edit counts at once (a
-// small file; a bad row is named, the rest used). Tested by tests/daemon/test_advise.py.
+// forecast's p90 (foresight.h), else the scheduler's last plan (time limits); the backlog ahead is
+// the GPU-hours the running jobs may still hold and the pending jobs expected to start first; the
+// cost of renting comes from the lab's price table, read on each request so that an edit counts
+// at once (a small file; a bad row is named, the rest used). Tested by tests/daemon/test_advise.py
+// and tests/daemon/test_forecast.py.
 #include <algorithm>
 #include <cmath>
 

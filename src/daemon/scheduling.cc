@@ -89,21 +89,26 @@ Time Daemon::RecordFirstForecasts(Time now) {
   Time made = 0;
   const auto& all = foresight_->All(now, &made);
   bool left = false;
-  for (JobId id : unforeseen) {
-    auto e = all.find(id);
-    auto it = jobs_.find(id);
-    if (e == all.end() || made == 0) {
-      left = true;  // not in the last computation: the budget let none be made since it came
-      continue;
+  // One commit for a burst of submissions.
+  const Status kept = store_->InOneTransaction([&] {
+    for (JobId id : unforeseen) {
+      auto e = all.find(id);
+      auto it = jobs_.find(id);
+      if (e == all.end() || made == 0) {
+        left = true;  // not in the last computation: the budget let none be made since it came
+        continue;
+      }
+      store::JobRecord& rec = it->second.rec;
+      const Time start = e->second.forecast == kNever ? 0 : e->second.forecast;
+      if (Status s = store_->SetForecast(id, made, start); !s.ok()) {
+        spdlog::warn("job {}: keeping its forecast: {}", id, s.message());
+      }
+      rec.forecast_at = made;
+      rec.forecast_start = start;
     }
-    store::JobRecord& rec = it->second.rec;
-    const Time start = e->second.forecast == kNever ? 0 : e->second.forecast;
-    if (Status s = store_->SetForecast(id, made, start); !s.ok()) {
-      spdlog::warn("job {}: keeping its forecast: {}", id, s.message());
-    }
-    rec.forecast_at = made;
-    rec.forecast_start = start;
-  }
+    return Status::Ok();
+  });
+  if (!kept.ok()) spdlog::warn("keeping first forecasts: {}", kept.message());
   return left ? now + 1 : kNever;
 }
 
