@@ -293,6 +293,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
     config.gpus_per_node = config.gpus;
     if (o.gpu_mem == "80G") config.gpu_memory = st->gpu_memory;
     recorded = std::move(st->recorded);
+    config.bookings = std::move(st->bookings);
     trace = std::move(st->trace);
     source = "the store (jobs ended since " + o.since + ")";
   } else {
@@ -326,7 +327,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
     std::stable_sort(config.bookings.begin(), config.bookings.end(),
                      [](const sim::SimBooking& a, const sim::SimBooking& b) { return a.made < b.made; });
   }
-  const bool with_bookings = !o.bookings.empty() || o.book_rate > 0;
+  const bool with_bookings = !o.bookings.empty() || o.book_rate > 0 || (o.from_store && !config.bookings.empty());
 
   std::vector<sim::SimResult> results;
   std::vector<double> wall;  // seconds each policy's replay took (speed regressions show here)
@@ -371,7 +372,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
     out["estimates"] = sim::EstimatesName(config.estimates);
     out["seed"] = o.seed;
     if (with_bookings) {
-      out["bookings"] = {{"file", o.bookings},
+      out["bookings"] = {{"file", o.from_store && o.bookings.empty() ? "the store" : o.bookings},
                          {"rate_per_day", o.book_rate},
                          {"no_show", o.no_show},
                          {"ahead", o.book_ahead},
@@ -466,7 +467,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   if (o.book_rate > 0)
     std::printf(")");
   else
-    std::printf(" (%s)", o.bookings.c_str());
+    std::printf(" (%s)", o.bookings.empty() ? "the store's" : o.bookings.c_str());
   std::printf("; GPU-hours of the confirmed ones\n");
   Table b({"POLICY", "CONFIRMED", "REFUSED", "NO-SHOWS", "BOOKED", "USED", "RELEASED", "LENT", "IN THE WAY",
            "IDLE", "AVG WAIT WITHOUT", "AVG WAIT WITH"});

@@ -22,7 +22,17 @@ StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::str
     if (next == reply->end() || !next->is_string()) break;
     request["after"] = *next;
   }
-  return StoreTraceFromJson(*gpus, jobs);
+  StatusOr<StoreTrace> out = StoreTraceFromJson(*gpus, jobs);
+  if (!out.ok()) return out;
+  // The bookings of the same days: from the first submission to the last end.
+  Time from = kNever, to = 0;
+  for (const sim::TraceJob& j : out->trace.jobs) from = std::min(from, j.submit);
+  for (const sim::JobOutcome& o : out->recorded) to = std::max(to, o.end);
+  StatusOr<nlohmann::json> bookings =
+      conn->Call({{"op", "bookings"}, {"all", true}, {"from", from}, {"to", to + 1}});
+  if (!bookings.ok()) return bookings.status();
+  out->bookings = StoreBookingsFromJson(*bookings, to + 1);
+  return out;
 }
 
 }  // namespace rota::cli

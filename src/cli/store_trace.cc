@@ -72,4 +72,24 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
   return out;
 }
 
+std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until) {
+  std::vector<sim::SimBooking> out;
+  for (const nlohmann::json& b : fields::Arr(reply, "bookings")) {
+    const std::string state = Str(b, "state");
+    if (state == "rejected" || state == "cancelled" || Str(Obj(b, "request"), "kind") != "gpus") continue;
+    sim::SimBooking s;
+    s.user = Str(b, "user");
+    s.gpus = std::max<int>(1, static_cast<int>(Int(Obj(b, "request"), "gpus", 1)));
+    s.start = Int(b, "start");
+    s.end = Int(b, "end");
+    s.made = std::min<Time>(Int(b, "created"), s.start);
+    s.show = state != "no_show";
+    if (s.end <= s.start || s.start <= 0 || s.start >= until) continue;
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const sim::SimBooking& a, const sim::SimBooking& b) { return a.made < b.made; });
+  return out;
+}
+
 }  // namespace rota::cli

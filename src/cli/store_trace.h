@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sim/bookings.h"
 #include "sim/metrics.h"
 #include "sim/trace.h"
 
@@ -22,10 +23,17 @@ struct StoreTrace {
   MiB gpu_memory = 0;                     // of its first card (shares and slices are fractions of it)
   std::vector<sim::JobOutcome> recorded;  // the replayed jobs as they really waited and ran
   Time first_end = 0;                     // the earliest end among the jobs read
+  std::vector<sim::SimBooking> bookings;  // the bookings of the same days, by when they were made
 };
 
 // From the replies of `gpus` and the pages of `history`. Jobs that never ran (cancelled while
 // waiting) are left out and counted in the trace's `skipped`.
 StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs);
+
+// The bookings of a `bookings` reply (everyone's) as the replay takes them: whole-card bookings
+// that were asked for and held (neither rejected nor cancelled), made when they were created,
+// with `show` false for a no-show, starting before `until` (the replayed days' end: a booking
+// still to come is no part of the history); the others are left out.
+std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until);
 
 }  // namespace rota::cli

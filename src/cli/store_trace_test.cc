@@ -54,6 +54,34 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
   EXPECT_EQ(st->first_end, 1500);
 }
 
+TEST(StoreTrace, BookingsThatHeldCardsInTheReplayedDaysAreReplayed) {
+  auto booking = [](const std::string& user, const std::string& state, json request, Time created, Time start,
+                    Time end) {
+    return json{{"user", user},       {"state", state}, {"request", request},
+                {"created", created}, {"start", start}, {"end", end}};
+  };
+  const json two = {{"kind", "gpus"}, {"gpus", 2}};
+  const json reply = {
+      {"bookings",
+       {booking("ana", "ended", two, 500, 1000, 2000),
+        booking("bo", "no_show", {{"kind", "gpus"}, {"gpus", 1}}, 100, 1200, 1800),
+        booking("cy", "rejected", two, 50, 1000, 2000), booking("cy", "cancelled", two, 50, 1000, 2000),
+        booking("cy", "ended", {{"kind", "gpu_mem"}, {"memory", 20480}}, 50, 1000, 2000),
+        booking("dee", "confirmed", two, 900, 9000, 9900)}}};  // still to come
+  const std::vector<sim::SimBooking> b = StoreBookingsFromJson(reply, 5000);
+  ASSERT_EQ(b.size(), 2u);
+  // By when they were made.
+  EXPECT_EQ(b[0].user, "bo");
+  EXPECT_FALSE(b[0].show);
+  EXPECT_EQ((b[0].made), 100);
+  EXPECT_EQ(b[1].user, "ana");
+  EXPECT_TRUE(b[1].show);
+  EXPECT_EQ(b[1].gpus, 2);
+  EXPECT_EQ(b[1].start, 1000);
+  EXPECT_EQ(b[1].end, 2000);
+  EXPECT_TRUE(StoreBookingsFromJson(json::object(), 5000).empty());
+}
+
 TEST(StoreTrace, NothingToReplayIsSaid) {
   EXPECT_EQ(StoreTraceFromJson(kGpus, {}).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(StoreTraceFromJson(json::object(), {Job(1, "a", {{"kind", "gpus"}, {"gpus", 1}}, 1, 2, 3, 4)})

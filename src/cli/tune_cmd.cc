@@ -88,6 +88,7 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
   config.gpu_memory = st->gpu_memory;
   config.policy = lab.policy;
   config.estimates = sim::Estimates::kRecorded;
+  config.bookings = std::move(st->bookings);
   StatusOr<sim::TuneResult> r = sim::Tune(st->trace, config);
   if (!r.ok()) return TuneFail(r.status().message());
 
