@@ -9,6 +9,7 @@ StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::str
   StatusOr<nlohmann::json> gpus = conn->Call({{"op", "gpus"}});
   if (!gpus.ok()) return gpus.status();
   std::vector<nlohmann::json> jobs;
+  Time read_since = 0;
   nlohmann::json request = {{"op", "history"}, {"since", since}, {"all", true}};
   while (true) {
     StatusOr<nlohmann::json> reply = conn->Call(request);
@@ -18,11 +19,13 @@ StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::str
       return reply.status();
     }
     for (auto& j : (*reply)["jobs"]) jobs.push_back(std::move(j));
+    if (auto s = reply->find("since"); s != reply->end() && s->is_number_integer())
+      read_since = s->get<Time>();
     auto next = reply->find("next");
     if (next == reply->end() || !next->is_string()) break;
     request["after"] = *next;
   }
-  StatusOr<StoreTrace> out = StoreTraceFromJson(*gpus, jobs);
+  StatusOr<StoreTrace> out = StoreTraceFromJson(*gpus, jobs, read_since);
   if (!out.ok()) return out;
   // The bookings of the same days: from the first submission to the last end.
   Time from = kNever, to = 0;

@@ -27,7 +27,8 @@ MiB ProfileMemory(const std::string& profile) {
 
 }  // namespace
 
-StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs) {
+StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs,
+                                        Time since) {
   StoreTrace out;
   const nlohmann::json& cards = fields::Arr(gpus, "gpus");
   out.gpus = static_cast<int>(cards.size());
@@ -66,6 +67,12 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
   std::stable_sort(out.trace.jobs.begin(), out.trace.jobs.end(),
                    [](const sim::TraceJob& a, const sim::TraceJob& b) { return a.submit < b.submit; });
   out.trace.absolute_times = true;
+  if (since > 0 && out.first_end - since > kDay) {
+    const std::string days = std::to_string((out.first_end - since) / kDay);
+    out.trace.notes.push_back("nothing ended in the first " + days +
+                              " days asked for (the store's history may begin later): the replay starts " +
+                              days + " days after --since");
+  }
   if (out.trace.skipped > 0) {
     out.trace.notes.push_back(std::to_string(out.trace.skipped) + " jobs that never ran left out");
   }

@@ -28,7 +28,10 @@ struct StoreTrace {
 
 // From the replies of `gpus` and the pages of `history`. Jobs that never ran (cancelled while
 // waiting) are left out and counted in the trace's `skipped`.
-StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs);
+// `since`: the start of the window as rotad read it (0: unknown); a window that begins well before
+// its first job's end is said in the trace's notes.
+StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs,
+                                        Time since = 0);
 
 // The bookings of a `bookings` reply (everyone's) as the replay takes them: whole-card bookings
 // that were asked for and held (neither rejected nor cancelled), made when they were created,

@@ -82,6 +82,21 @@ TEST(StoreTrace, BookingsThatHeldCardsInTheReplayedDaysAreReplayed) {
   EXPECT_TRUE(StoreBookingsFromJson(json::object(), 5000).empty());
 }
 
+TEST(StoreTrace, AWindowThatBeginsDaysBeforeItsFirstEndIsSaid) {
+  const Time end = 1796115600;
+  const std::vector<json> jobs = {
+      Job(1, "ana", {{"kind", "gpus"}, {"gpus", 1}}, end - 100, end - 50, end, 60)};
+  StatusOr<StoreTrace> st = StoreTraceFromJson(kGpus, jobs, end - 3 * kDay - 5);
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->trace.notes.size(), 1u);
+  EXPECT_EQ(st->trace.notes[0],
+            "nothing ended in the first 3 days asked for (the store's history may begin later): the replay "
+            "starts 3 "
+            "days after --since");
+  EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs, end - kDay).value().trace.notes.empty());  // a day: not said
+  EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs).value().trace.notes.empty());              // no window known
+}
+
 TEST(StoreTrace, NothingToReplayIsSaid) {
   EXPECT_EQ(StoreTraceFromJson(kGpus, {}).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(StoreTraceFromJson(json::object(), {Job(1, "a", {{"kind", "gpus"}, {"gpus", 1}}, 1, 2, 3, 4)})

@@ -165,7 +165,7 @@ json JobViews::History(const Caller& caller, const json& request) {
   if (!page.ok()) return WithError(page.status());
   json out = json::array();
   for (const store::JobRecord& r : page->jobs) out.push_back(JobJson(r, caller));
-  json reply = api::OkReply({{"jobs", std::move(out)}});
+  json reply = api::OkReply({{"jobs", std::move(out)}, {"since", *since}});
   if (page->more) {
     const store::JobRecord& last = page->jobs.back();
     reply["next"] = std::to_string(last.end_time) + ":" + std::to_string(last.job.id);
