@@ -233,14 +233,6 @@ void PrintPerUser(const std::vector<sim::JobOutcome>& recorded, const std::vecto
               t.Render().c_str());
 }
 
-nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const sim::UserWaits& u : sim::PerUserWaits(outcomes)) {
-    out.push_back({{"user", u.user}, {"jobs", u.jobs}, {"avg_wait", u.avg_wait}, {"p99_wait", u.p99_wait}});
-  }
-  return out;
-}
-
 int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   sim::TraceOptions topts;
   topts.format = o.format;

@@ -99,4 +99,12 @@ std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, 
   return out;
 }
 
+nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const sim::UserWaits& u : sim::PerUserWaits(outcomes)) {
+    out.push_back({{"user", u.user}, {"jobs", u.jobs}, {"avg_wait", u.avg_wait}, {"p99_wait", u.p99_wait}});
+  }
+  return out;
+}
+
 }  // namespace rota::cli

@@ -39,4 +39,8 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
 // still to come is no part of the history); the others are left out.
 std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until);
 
+// Each user's waits in a replay (or as recorded), as `rota simulate --from-store --json` and
+// `rota tune --json` give them: [{"user", "jobs", "avg_wait", "p99_wait"}].
+nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes);
+
 }  // namespace rota::cli

@@ -49,10 +49,6 @@ std::string Jain(double v) {
 
 nlohmann::json Figures(const sim::TuneCandidate& c) {
   const sim::Metrics& m = c.result.metrics;
-  nlohmann::json users = nlohmann::json::array();
-  for (const sim::UserWaits& u : sim::PerUserWaits(c.result.outcomes)) {
-    users.push_back({{"user", u.user}, {"jobs", u.jobs}, {"avg_wait", u.avg_wait}, {"p99_wait", u.p99_wait}});
-  }
   return {{"weights",
            {{"tier", c.weights.tier},
             {"fairshare", c.weights.fairshare},
@@ -65,7 +61,7 @@ nlohmann::json Figures(const sim::TuneCandidate& c) {
           {"max_wait", m.max_wait},
           {"utilisation", m.utilisation},
           {"jain_slowdown", m.jain_slowdown},
-          {"per_user", users}};
+          {"per_user", PerUserJson(c.result.outcomes)}};
 }
 
 int RunTune(const ClientOptions& client, const TuneArgs& args) {

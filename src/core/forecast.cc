@@ -103,9 +103,7 @@ class Forward {
       // Charged as the daemon charges a run when it ends: fair share moves with the play.
       const RunningJob& r = s_.running[i];
       const double gpus = AllocationGpus(s_, r.alloc);
-      ChargeRun(s_.user_usage[r.job.user], gpus, r.start_time, ends_[i], r.from_pool, policy_);
-      if (!r.job.project.empty())
-        ChargeRun(s_.project_usage[r.job.project], gpus, r.start_time, ends_[i], r.from_pool, policy_);
+      ChargeOwners(s_.user_usage, s_.project_usage, r.job, gpus, r.start_time, ends_[i], r.from_pool, policy_);
       if (i + 1 != s_.running.size()) {
         s_.running[i] = std::move(s_.running.back());
         ends_[i] = ends_.back();

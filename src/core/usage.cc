@@ -68,4 +68,11 @@ void ChargeRun(Usage& usage, double gpus, Time start, Time end, bool from_pool, 
   if (from_pool) usage.pool_gpu_seconds += in_week;
 }
 
+void ChargeOwners(std::unordered_map<std::string, Usage>& users,
+                  std::unordered_map<std::string, Usage>& projects, const Job& job, double gpus, Time start,
+                  Time end, bool from_pool, const Policy& policy) {
+  ChargeRun(users[job.user], gpus, start, end, from_pool, policy);
+  if (!job.project.empty()) ChargeRun(projects[job.project], gpus, start, end, from_pool, policy);
+}
+
 }  // namespace rota

@@ -3,6 +3,9 @@
 // simulator call ChargeRun() when a job's run ends and keep the Usage in their state.
 #pragma once
 
+#include <string>
+#include <unordered_map>
+
 #include "core/cluster.h"
 #include "core/policy.h"
 #include "core/types.h"
@@ -32,5 +35,11 @@ double WeekPartHours(double gpus, Time start, Time end, Time week_start);
 // `end`, and the part of the run inside the week of `end` to the week counter (and to the pool
 // counter when `from_pool`). REQUIRES: start <= end.
 void ChargeRun(Usage& usage, double gpus, Time start, Time end, bool from_pool, const Policy& policy);
+
+// ChargeRun to the run's owner in `users` and, when it has one, its project in `projects`: what
+// the daemon's ledger, the simulator and the forecast's play charge when a run ends.
+void ChargeOwners(std::unordered_map<std::string, Usage>& users,
+                  std::unordered_map<std::string, Usage>& projects, const Job& job, double gpus, Time start,
+                  Time end, bool from_pool, const Policy& policy);
 
 }  // namespace rota

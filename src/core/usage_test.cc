@@ -252,6 +252,22 @@ TEST(ChargeRunTest, ZeroLengthRunChargesNothing) {
   EXPECT_EQ(u.week_start, kMon);
 }
 
+TEST(ChargeOwnersTest, TheOwnerAndTheProjectAreCharged) {
+  Policy p;
+  std::unordered_map<std::string, Usage> users, projects;
+  Job j;
+  j.user = "ana";
+  j.project = "nlp";
+  ChargeOwners(users, projects, j, 2, kMon, kMon + kHour, false, p);
+  EXPECT_DOUBLE_EQ(users.at("ana").week_gpu_seconds, 2.0 * kHour);
+  EXPECT_DOUBLE_EQ(projects.at("nlp").week_gpu_seconds, 2.0 * kHour);
+  j.project.clear();  // no project: the owner alone
+  ChargeOwners(users, projects, j, 1, kMon + kHour, kMon + 2 * kHour, false, p);
+  EXPECT_DOUBLE_EQ(users.at("ana").week_gpu_seconds, 3.0 * kHour);
+  EXPECT_EQ(projects.size(), 1u);
+  EXPECT_DOUBLE_EQ(projects.at("nlp").week_gpu_seconds, 2.0 * kHour);
+}
+
 }  // namespace
 }  // namespace usage_test
 }  // namespace rota

@@ -30,10 +30,7 @@ void UsageLedger::Charge(const store::JobRecord& rec, Time end) {
   if (!Charges(rec, end)) return;
   const double gpus = AllocationGpus(*setup_.cards, rec.placement.alloc);
   const Policy& policy = setup_.config->policy;
-  ChargeRun(usage_.users[rec.job.user], gpus, rec.start_time, end, rec.from_pool, policy);
-  if (!rec.job.project.empty()) {
-    ChargeRun(usage_.projects[rec.job.project], gpus, rec.start_time, end, rec.from_pool, policy);
-  }
+  ChargeOwners(usage_.users, usage_.projects, rec.job, gpus, rec.start_time, end, rec.from_pool, policy);
 }
 
 Status UsageLedger::SaveWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end) {

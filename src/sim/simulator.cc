@@ -478,10 +478,7 @@ class Replay {
 
   void Charge(const RunningJob& r, Time end) {
     double gpus = AllocationGpus(state_, r.alloc);
-    ChargeRun(state_.user_usage[r.job.user], gpus, r.start_time, end, r.from_pool, policy_);
-    if (!r.job.project.empty()) {
-      ChargeRun(state_.project_usage[r.job.project], gpus, r.start_time, end, r.from_pool, policy_);
-    }
+    ChargeOwners(state_.user_usage, state_.project_usage, r.job, gpus, r.start_time, end, r.from_pool, policy_);
     // The main table is the trace's: a booking's work shows in the bookings' own figures.
     if (IsTraceJob(r.job.id)) busy_gpu_seconds_ += gpus * static_cast<double>(end - r.start_time);
     RecordRun(r, end);
