@@ -20,6 +20,8 @@ constexpr int kMaxPasses = 500;
 // 10,000 jobs plays 20 passes, a lab's hundred 500, so that one forecast costs the daemon's loop
 // tens of milliseconds, not seconds.
 constexpr size_t kMaxWork = 200'000;
+// A computation this cheap is never held back by the time budget.
+constexpr std::chrono::milliseconds kCheap{20};
 
 // Whether an ended job's run says how long such jobs run: it ran, and ended by itself or at its
 // limit (a cancel or a preemption cut it short for reasons of its own).
@@ -87,9 +89,11 @@ void Foresight::Compute(Time now) {
   }
   made_at_ = now;
   stale_ = false;
-  // At most a tenth of the loop's time: the next computation waits nine times this one's cost.
+  // At most a tenth of the loop's time: the next computation waits nine times this one's cost,
+  // unless it was cheap (a lab's queue): then every new job gets its first forecast, and the
+  // calibration its samples, however fast jobs come.
   const auto end = std::chrono::steady_clock::now();
-  next_allowed_ = end + 9 * (end - began);
+  next_allowed_ = end - began < kCheap ? end : end + 9 * (end - began);
 }
 
 void Foresight::Refresh(JobId id, Entry& e) const {

@@ -8,8 +8,8 @@
 // days when rotad starts), so a restart loses nothing; the last hour before where it stopped is
 // read again (each job learnt once), for an end recorded after later ones (an engine's end time, a
 // job found ended after a restart). Forecasts are computed when a view asks
-// and the plan changed since, at most a tenth of the daemon's time (a long queue makes a forward
-// play cost a few passes' worth). Runs on the daemon's loop thread. Tested by foresight_test.cc
+// and the plan changed since, at most a tenth of the daemon's time once one costs more than 20 ms
+// (a long queue makes a forward play cost a few passes' worth). Runs on the daemon's loop thread. Tested by foresight_test.cc
 // and tests/daemon/test_forecast.py.
 #pragma once
 
