@@ -20,8 +20,10 @@ constexpr int kMaxPasses = 500;
 // 10,000 jobs plays 20 passes, a lab's hundred 500, so that one forecast costs the daemon's loop
 // tens of milliseconds, not seconds.
 constexpr size_t kMaxWork = 200'000;
-// A computation this cheap is never held back by the time budget.
-constexpr std::chrono::milliseconds kCheap{20};
+// A state of more jobs than this is forecast again at most every kRefresh seconds of the daemon's
+// clock (its view in between is the last forecast); a lab's queue is forecast after every pass.
+constexpr size_t kLongQueue = 2'000;
+constexpr Duration kRefresh = 10;
 
 // Whether an ended job's run says how long such jobs run: it ran, and ended by itself or at its
 // limit (a cancel or a preemption cut it short for reasons of its own).
@@ -72,11 +74,11 @@ RuntimePrediction Foresight::Runtime(const Job& job, Time now) {
 }
 
 void Foresight::Compute(Time now) {
-  const auto began = std::chrono::steady_clock::now();
   Learn(now);
   const ClusterState state = setup_.state();
   ForecastOptions options;
   const size_t jobs = std::max<size_t>(1, state.pending.size() + state.running.size());
+  jobs_seen_ = jobs;
   options.max_passes = static_cast<int>(std::clamp<size_t>(kMaxWork / jobs, 20, kMaxPasses));
   const std::unordered_map<JobId, Time> starts =
       ForecastStarts(state, setup_.config->policy, now, model_, options);
@@ -89,11 +91,12 @@ void Foresight::Compute(Time now) {
   }
   made_at_ = now;
   stale_ = false;
-  // At most a tenth of the loop's time: the next computation waits nine times this one's cost,
-  // unless it was cheap (a lab's queue): then every new job gets its first forecast, and the
-  // calibration its samples, however fast jobs come.
-  const auto end = std::chrono::steady_clock::now();
-  next_allowed_ = end - began < kCheap ? end : end + 9 * (end - began);
+}
+
+Time Foresight::next_due() const { return made_at_ + kRefresh; }
+
+bool Foresight::Due(Time now) const {
+  return stale_ && (made_at_ == 0 || jobs_seen_ <= kLongQueue || now - made_at_ >= kRefresh);
 }
 
 void Foresight::Refresh(JobId id, Entry& e) const {
@@ -103,14 +106,14 @@ void Foresight::Refresh(JobId id, Entry& e) const {
 }
 
 const std::unordered_map<JobId, Foresight::Entry>& Foresight::All(Time now, Time* made_at) {
-  if (stale_ && std::chrono::steady_clock::now() >= next_allowed_) Compute(now);
+  if (Due(now)) Compute(now);
   for (auto& [id, e] : entries_) Refresh(id, e);
   if (made_at != nullptr) *made_at = made_at_;
   return entries_;
 }
 
 const Foresight::Entry* Foresight::Of(JobId id, Time now) {
-  if (stale_ && std::chrono::steady_clock::now() >= next_allowed_) Compute(now);
+  if (Due(now)) Compute(now);
   auto it = entries_.find(id);
   if (it == entries_.end()) return nullptr;
   Refresh(id, it->second);

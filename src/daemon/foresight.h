@@ -7,13 +7,12 @@
 // It reads the ended jobs from the store, a page at a time from where it stopped (the last 60
 // days when rotad starts), so a restart loses nothing; the last hour before where it stopped is
 // read again (each job learnt once), for an end recorded after later ones (an engine's end time, a
-// job found ended after a restart). Forecasts are computed when a view asks
-// and the plan changed since, at most a tenth of the daemon's time once one costs more than 20 ms
-// (a long queue makes a forward play cost a few passes' worth). Runs on the daemon's loop thread. Tested by foresight_test.cc
-// and tests/daemon/test_forecast.py.
+// job found ended after a restart). Forecasts are computed when a view asks and a pass has run
+// since; for a state of more than 2,000 jobs at most every 10 s of the daemon's clock (a long
+// queue makes a forward play cost a few passes' worth; the play itself is bounded by job-visits).
+// Runs on the daemon's loop thread. Tested by foresight_test.cc and tests/daemon/test_forecast.py.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -67,11 +66,15 @@ class Foresight {
   // The forecast as the API gives it (docs/api.md, "forecast").
   nlohmann::json ToJson(const Entry& e) const;
 
+  // When a forecast held back for a long queue may be made again.
+  Time next_due() const;
+
   int calibration_samples() const { return calibration_.samples(); }
   std::int64_t learnt() const { return model_.size(); }
 
  private:
   void Compute(Time now);
+  bool Due(Time now) const;                // stale, and not a long queue forecast less than kRefresh ago
   void Refresh(JobId id, Entry& e) const;  // its range, on the calibration and plan of now
 
   Setup setup_;
@@ -84,7 +87,7 @@ class Foresight {
   bool learn_due_ = true;
   Time made_at_ = 0;
   std::unordered_map<JobId, Entry> entries_;
-  std::chrono::steady_clock::time_point next_allowed_{};  // the time budget
+  size_t jobs_seen_ = 0;  // pending and running in the last computation's state
 };
 
 }  // namespace rota::daemon

@@ -90,8 +90,25 @@ TEST_F(ForesightTest, RunsThatTookTheirCourseTeachRunTimes) {
 }
 
 TEST_F(ForesightTest, ItReadsOnFromWhereItStoppedAcrossPagesAndRestarts) {
-  // More ended jobs than a page holds.
-  for (int i = 0; i < 1005; ++i) Ended("u" + std::to_string(i % 7), "", kHour, kStart + i * 10, 600);
+  // More ended jobs than a page holds, submitted in one commit (a durable commit each would make
+  // this test a storm of disk flushes for everything running beside it).
+  std::vector<store::JobRecord> records(1005);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].job.user = "u" + std::to_string(i % 7);
+    records[i].job.time_limit = kHour;
+    records[i].uid = 1000;
+    records[i].command = {"true"};
+  }
+  StatusOr<std::vector<JobId>> ids = store_->SubmitMany(records, kStart - 60);
+  ASSERT_TRUE(ids.ok());
+  store::StartInfo info;
+  info.placement.alloc.gpus = {0};
+  info.placement.gpu_uuids = {"GPU-0"};
+  for (size_t i = 0; i < ids->size(); ++i) {
+    const Time start = kStart + static_cast<Time>(i) * 10;
+    ASSERT_TRUE(store_->MarkStarted((*ids)[i], info, start).ok());
+    ASSERT_TRUE(store_->MarkEnded((*ids)[i], JobState::kCompleted, 0, "x", start + 600).ok());
+  }
   foresight_->Runtime(Waiting(1, "u1", "", kHour), kStart + kDay);
   EXPECT_EQ(foresight_->learnt(), 1005);
   // Nothing new: nothing read twice; two more after a pass: those two.

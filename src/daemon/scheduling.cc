@@ -1,10 +1,10 @@
 // The scheduling pass: the state the core is given (the cards, the jobs, usage, bookings), its
 // decisions handed to the job runner (job_runner.h: starts, signals, kills), the sessions told
 // where they wait, and the clock set for the next deadline.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
-
-#include <spdlog/spdlog.h>
 
 #include "core/scheduler.h"
 #include "daemon/daemon.h"
@@ -51,7 +51,8 @@ void Daemon::SchedulePass() {
   const std::vector<BookingEntry> bookings = desk_->book().Entries();
   std::vector<Engine::BookedNodes> booked;
   for (const BookingEntry& e : bookings) {
-    if ((e.state != BookingState::kConfirmed && e.state != BookingState::kActive) || e.spec.end <= now) continue;
+    if ((e.state != BookingState::kConfirmed && e.state != BookingState::kActive) || e.spec.end <= now)
+      continue;
     std::vector<std::string> nodes = cards_.WholeNodesOf(e.alloc);
     if (!nodes.empty()) booked.push_back({e.id, e.spec.user, std::move(nodes), e.spec.start, e.spec.end});
   }
@@ -72,7 +73,7 @@ void Daemon::SchedulePass() {
   const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
   foresight_->Changed();
   const Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now),
-                             runner_->NextEscalation(), foresee});
+                              runner_->NextEscalation(), foresee});
   sessions_->SendWaitingUpdates();
   sessions_->RemoveStaleCgroups();
   deps_.clock->WakeAt(wake);  // the loop wakes then (its clock fd), unless an event comes first
@@ -95,7 +96,7 @@ Time Daemon::RecordFirstForecasts(Time now) {
       auto e = all.find(id);
       auto it = jobs_.find(id);
       if (e == all.end() || made == 0) {
-        left = true;  // not in the last computation: the budget let none be made since it came
+        left = true;  // not in the last computation: a long queue's was made before it came
         continue;
       }
       store::JobRecord& rec = it->second.rec;
@@ -109,7 +110,7 @@ Time Daemon::RecordFirstForecasts(Time now) {
     return Status::Ok();
   });
   if (!kept.ok()) spdlog::warn("keeping first forecasts: {}", kept.message());
-  return left ? now + 1 : kNever;
+  return left ? std::max(now + 1, foresight_->next_due()) : kNever;
 }
 
 }  // namespace rota::daemon
