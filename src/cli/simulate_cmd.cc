@@ -97,10 +97,16 @@ Status ApplySetting(const std::string& kv, Policy& p) {
     p.time_of_day.clear();
     return Status();
   }
+  if (key == "size_by") {  // as [policy] size_by
+    if (value != "limit" && value != "prediction")
+      return InvalidArgument("--set size_by: expected \"limit\" or \"prediction\"");
+    p.size_by_prediction = value == "prediction";
+    return Status();
+  }
   return InvalidArgument("--set: unknown key \"" + key +
                          "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
                          "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
-                         "protect_max)");
+                         "protect_max, size_by=limit|prediction)");
 }
 
 int SimulateFail(const std::string& message) {
@@ -260,7 +266,8 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   else if (estimates == "noisy") config.estimates = sim::Estimates::kNoisy;
   else if (estimates == "history") config.estimates = sim::Estimates::kHistory;
   else if (estimates == "recorded") config.estimates = sim::Estimates::kRecorded;
-  else return SimulateFail("--estimates must be exact, noisy, history or recorded");
+  else if (estimates == "modal") config.estimates = sim::Estimates::kModal;
+  else return SimulateFail("--estimates must be exact, noisy, modal, history or recorded");
   if (!o.start.empty()) {
     auto t = sim::ParseDateTimeUtc(o.start);
     if (!t) return SimulateFail("--start: \"" + o.start + "\" is not a time (expected YYYY-MM-DD HH:MM:SS)");
@@ -517,7 +524,8 @@ void AddSimulateCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
                   "Column mapping, e.g. submit=timestamp,duration=duration,gpus=num_gpus,user=user");
   cmd->add_option("--filter", o->filters, "Keep rows where COLUMN=VALUE (repeatable)");
   cmd->add_option("--estimates", o->estimates,
-                  "How time limits are made: exact (a file's default), noisy, history or recorded (the store's)");
+                  "How time limits are made: exact (a file's default), noisy, modal (round values, habits), "
+                  "history or recorded (the store's)");
   cmd->add_option("--seed", o->seed, "Seed for noisy estimates and generated bookings")
       ->capture_default_str();
   cmd->add_option("--start", o->start, "Wall-clock start of traces with relative times (UTC)");

@@ -83,6 +83,10 @@ struct Job {
   Duration grace = 120;
   bool requeue = false;         // back to pending when preempted
   MiB host_mem_per_gpu = 0;     // 0: the policy's default
+  // What the lab's history says the job will run (core/runtime_model.h), set by the daemon and the
+  // simulator where Policy::size_by_prediction asks for it; 0: not known (the limit is used).
+  // Only the size factor reads it: plans and reservations stay on time_limit.
+  Duration predicted_run = 0;
 };
 
 struct RunningJob {

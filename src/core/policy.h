@@ -71,6 +71,12 @@ struct Policy {
   double age_cap = 1.0;                   // ... and keeps growing up to this (Slurm stops at 1)
   Duration fairshare_half_life = kWeek;   // usage halves in this time
   double size_max_gpu_hours = 256;        // requests this large or larger get size factor 0
+  // The size factor on the job's predicted run (Job::predicted_run, from the lab's history) instead
+  // of its time limit: shortest predicted first within a tier, other things equal. Users overstate
+  // limits unevenly, so the limit ranks a careful user's 2-hour job behind a careless one's that
+  // asks 48 hours and runs 1. Reservations and backfill stay on limits: a wrong prediction moves a
+  // job in the order, never past a start it was promised (docs/design.md, "Start forecasts").
+  bool size_by_prediction = false;
   // Heavy jobs (>= heavy_gpus GPUs or a limit >= heavy_time) get the time-of-day multiplier on
   // the non-tier part of their priority. Default table: weekdays 14:00-18:00 x0.5, nights x1.5.
   std::vector<TimeOfDayRule> time_of_day = DefaultTimeOfDay();

@@ -9,7 +9,8 @@
 //              GPU-seconds), S its share of the cluster (equal among known accounts); heavy
 //              recent users rank lower. Hybrid mode averages the user's and the project's;
 //   age        time in the queue over Policy::age_max, capped at 1;
-//   size       1 - log(1 + gpu_hours) / log(1 + size_max_gpu_hours): small requests first;
+//   size       1 - log(1 + gpu_hours) / log(1 + size_max_gpu_hours): small requests first; the
+//              hours are the limit's, or the predicted run's (Policy::size_by_prediction);
 //   penalty    the owner's overtime / no-show penalty, given in the state;
 //   tod        the time-of-day multiplier, applied to heavy jobs only (>= heavy_gpus GPUs or a
 //              limit >= heavy_time) so that in the afternoon short jobs go first and long ones

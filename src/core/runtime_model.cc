@@ -55,6 +55,10 @@ void RuntimeModel::Add(const RuntimeSample& s) {
   const double ratio = static_cast<double>(std::max<Duration>(1, s.runtime)) / limit;
   const size_t cap = static_cast<size_t>(window_);
   Push(lab_, ratio, cap * 8);
+  if (s.user.empty()) {  // a trace that names nobody: the lab's history only
+    ++added_;
+    return;
+  }
   Push(users_[s.user], ratio, cap);
   if (!s.key.empty()) Push(keys_[KeyOf(s.user, s.key)], ratio, cap);
   ++added_;
@@ -65,14 +69,14 @@ RuntimePrediction RuntimeModel::Predict(std::string_view user, std::string_view 
   p.runtime = std::max<Duration>(1, limit);
   const size_t enough = static_cast<size_t>(min_samples_);
   const Ratios* from = nullptr;
-  if (!key.empty()) {
+  if (!key.empty() && !user.empty()) {
     auto it = keys_.find(KeyOf(user, key));
     if (it != keys_.end() && it->second.recent.size() >= enough) {
       from = &it->second;
       p.basis = RuntimeBasis::kUserKey;
     }
   }
-  if (from == nullptr) {
+  if (from == nullptr && !user.empty()) {
     auto it = users_.find(std::string(user));
     if (it != users_.end() && it->second.recent.size() >= enough) {
       from = &it->second;

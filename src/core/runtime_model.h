@@ -35,6 +35,12 @@ enum class RuntimeBasis : std::uint8_t {
 };
 const char* RuntimeBasisName(RuntimeBasis b);
 
+// Whether a prediction on this basis can order jobs differently from their limits: the lab's
+// ratio is one number for every job, so limit times it ranks exactly as the limit does (only
+// squeezed: the size factor's logarithm would weigh size less). Policy::size_by_prediction uses
+// the user's and the user's-name bases only.
+inline bool TellsTheJobApart(RuntimeBasis b) { return b == RuntimeBasis::kUser || b == RuntimeBasis::kUserKey; }
+
 struct RuntimePrediction {
   Duration runtime = 0;
   RuntimeBasis basis = RuntimeBasis::kLimit;
@@ -47,7 +53,8 @@ class RuntimeModel {
   // `min_samples`: fewer than this and the next, wider history is asked instead.
   explicit RuntimeModel(int window = 10, int min_samples = 3);
 
-  // A finished job (a limit or run time below one second is read as one second).
+  // A finished job (a limit or run time below one second is read as one second). A job of no
+  // user (a trace that names none) teaches the lab's history only.
   void Add(const RuntimeSample& s);
 
   RuntimePrediction Predict(std::string_view user, std::string_view key, Duration limit) const;

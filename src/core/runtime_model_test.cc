@@ -53,6 +53,24 @@ TEST(RuntimeModel, TheMostSpecificHistoryWithEnoughSamplesIsUsed) {
   EXPECT_EQ(m.size(), 3);
 }
 
+TEST(RuntimeModel, JobsOfNoUserTeachTheLabOnly) {
+  RuntimeModel m(10, 2);
+  // A trace that names nobody: these are not one user's history, and nothing tells them apart.
+  m.Add({"", "", 10 * kHour, kHour});
+  m.Add({"", "", 10 * kHour, kHour});
+  RuntimePrediction p = m.Predict("", "", 10 * kHour);
+  EXPECT_EQ(p.basis, RuntimeBasis::kLab);
+  EXPECT_EQ(p.runtime, kHour);
+  EXPECT_FALSE(TellsTheJobApart(p.basis));
+  EXPECT_EQ(m.size(), 2);
+  m.Add({"ana", "x", 10 * kHour, 5 * kHour});
+  m.Add({"ana", "x", 10 * kHour, 5 * kHour});
+  EXPECT_EQ(m.Predict("ana", "x", 10 * kHour).basis, RuntimeBasis::kUserKey);
+  EXPECT_TRUE(TellsTheJobApart(RuntimeBasis::kUserKey));
+  EXPECT_TRUE(TellsTheJobApart(RuntimeBasis::kUser));
+  EXPECT_FALSE(TellsTheJobApart(RuntimeBasis::kLimit));
+}
+
 TEST(RuntimeModel, PredictionsStayBetweenAMinuteAndTheLimit) {
   RuntimeModel m(10, 1);
   // Ran past its limit (not enforced): the prediction is still the limit.

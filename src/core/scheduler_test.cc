@@ -264,6 +264,58 @@ TEST(SchedulerRotaTest, HigherPriorityStartsFirst) {
   EXPECT_EQ(f.starts[0].job, 1);
 }
 
+TEST(SchedulerRotaTest, SizeByPredictionOrdersByTheRunButPlansOnTheLimit) {
+  // One card free now, the other at kNow + 2 h. A asks 2 days and its owner's history says it runs
+  // an hour; B asks 4 hours and will take them. Submitted together, same user, same tier.
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - kHour, 3 * kHour));
+  Job a = MakeJob(1, 1, 2 * kDay, kNow - 60);
+  a.predicted_run = kHour;
+  Job b = MakeJob(2, 1, 4 * kHour, kNow - 60);
+  s.pending = {a, b};
+  Policy p = Quiet();
+  // On limits B is the smaller request and starts.
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+  // On predictions A does; B's reservation comes after A's limit (card 1) or the running job (card 0):
+  // planned on A's two days, not on its predicted hour, so the plan never promises a start that a
+  // wrong prediction would break.
+  p.size_by_prediction = true;
+  d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 1);
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 2 * kHour);
+  EXPECT_EQ(Info(d, 2).reason, WaitReason::kResources);
+  // A prediction longer than the limit is the limit.
+  s.pending[0].predicted_run = 5 * kDay;
+  d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+  // With no prediction the limit is used.
+  s.pending[0].predicted_run = 0;
+  d = Schedule(s, p, kNow);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].job, 2);
+}
+
+TEST(SchedulerRotaTest, AShortPredictionDoesNotBackfillIntoAHoleShorterThanTheLimit) {
+  // Card 0 busy for an hour; C (both cards) is reserved at kNow + 1 h. A's owner's history says
+  // 10 minutes, but A asks 2 hours: card 1's hole is an hour, so A waits (its limit would delay C).
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 2 * kHour, 3 * kHour));
+  s.pending.push_back(MakeJob(3, 2, kHour, kNow - kDay, Tier::kThesis));
+  Job a = MakeJob(1, 1, 2 * kHour, kNow - 60);
+  a.predicted_run = 10 * kMinute;
+  s.pending.push_back(a);
+  Policy p = Quiet();
+  p.size_by_prediction = true;
+  Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 3).expected_start, kNow + kHour);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 2 * kHour);
+}
+
 // ---- The bound on overtaking (Policy::protect_after) -------------------------------------
 
 // Two cards, free at kNow + 1000 (card 0) and kNow + 3000 (card 1). A needs both for an hour and

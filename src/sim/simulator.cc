@@ -419,6 +419,29 @@ class Replay {
     runs_.push_back(std::move(span));
   }
 
+  // The smallest round limit (Estimates::kModal) of at least `d`; past a week, whole days.
+  static Duration RoundLimit(Duration d) {
+    static constexpr Duration kRound[] = {5 * kMinute, 10 * kMinute, 15 * kMinute, 30 * kMinute, kHour,
+                                          2 * kHour,   4 * kHour,    8 * kHour,    12 * kHour,   kDay,
+                                          2 * kDay,    3 * kDay,     7 * kDay};
+    for (Duration r : kRound) {
+      if (d <= r) return r;
+    }
+    return (d + kDay - 1) / kDay * kDay;
+  }
+
+  // A user's habitual limit (Estimates::kModal): from the name and the seed, not from the order
+  // in which users first appear.
+  Duration Habit(const std::string& user) {
+    auto [it, fresh] = habits_.try_emplace(user, 0);
+    if (fresh) {
+      Rng r(config_.seed ^ std::hash<std::string>{}(user));
+      static constexpr Duration kHabits[] = {4 * kHour, kDay, 3 * kDay};
+      it->second = kHabits[r.Below(3)];
+    }
+    return it->second;
+  }
+
   Duration Estimate(const SimJob& s) {
     Duration actual = s.remaining;
     switch (config_.estimates) {
@@ -428,6 +451,10 @@ class Replay {
         return std::max<Duration>(1, static_cast<Duration>(std::ceil(static_cast<double>(actual) * f)));
       }
       case Estimates::kRecorded: return s.trace->limit > 0 ? s.trace->limit : actual;
+      case Estimates::kModal: {
+        if (rng_.Uniform() < 0.5) return RoundLimit(std::max(actual, Habit(s.job.user)));
+        return RoundLimit(static_cast<Duration>(std::ceil(static_cast<double>(actual) * (1.0 + rng_.Uniform()))));
+      }
       case Estimates::kHistory: {
         auto it = history_.find(s.job.user);
         if (it == history_.end() || it->second.empty()) return config_.history_default;
@@ -441,6 +468,13 @@ class Replay {
 
   void Arrive(SimJob& s, Time /*now*/) {
     s.job.time_limit = Estimate(s);
+    // The daemon asks its model at each pass; here the prediction is the one at arrival (the model
+    // moves little while a job waits, and asking again for every waiting job at every pass would
+    // cost a replay of a long queue as much as the pass itself).
+    if (policy_.size_by_prediction && model_.size() > 0) {
+      const RuntimePrediction p = model_.Predict(s.trace->user, s.job.name, s.job.time_limit);
+      if (TellsTheJobApart(p.basis)) s.job.predicted_run = p.runtime;
+    }
     pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
     state_.pending.push_back(s.job);
   }
@@ -519,7 +553,10 @@ class Replay {
   void Complete(SimJob& s, Time end, double gpus) {
     if (!IsTraceJob(s.job.id)) return;  // a booking's work: not part of the trace's metrics
     outcomes_.push_back({s.job.id, s.job.user, s.job.submit_time, s.first_start, end, gpus});
-    if (config_.predict_every > 0) model_.Add({s.job.user, s.job.name, s.job.time_limit, s.trace->duration});
+    // The trace's own user (none where it names nobody: the lab's history only), not the name the
+    // replay gives such jobs for fair share.
+    if (config_.predict_every > 0 || policy_.size_by_prediction)
+      model_.Add({s.trace->user, s.job.name, s.job.time_limit, s.trace->duration});
     auto& h = history_[s.job.user];
     h.push_back(s.trace->duration);
     if (static_cast<int>(h.size()) > config_.history_window) h.pop_front();
@@ -601,6 +638,7 @@ class Replay {
   std::vector<std::pair<const Job*, WaitReason>> waiting_;  // Idle()'s, kept for its capacity
   // Start forecasts (SimConfig::predict_every).
   RuntimeModel model_;
+  std::unordered_map<std::string, Duration> habits_;  // Estimates::kModal
   WaitCalibration calibration_;
   std::vector<PredictionRecord> predictions_;
   std::vector<int> prediction_of_;  // by job id: index in predictions_, -1 when not sampled
@@ -614,6 +652,7 @@ const char* EstimatesName(Estimates e) {
     case Estimates::kNoisy: return "noisy";
     case Estimates::kHistory: return "history";
     case Estimates::kRecorded: return "recorded";
+    case Estimates::kModal: return "modal";
   }
   return "exact";
 }

@@ -40,7 +40,12 @@
 namespace rota::sim {
 
 // kRecorded: each job's recorded limit (TraceJob::limit; the run time where none is recorded).
-enum class Estimates : std::uint8_t { kExact, kNoisy, kHistory, kRecorded };
+// kModal: limits as people write them (Tsafrir, Etsion and Feitelson, "Modeling user runtime
+// estimates", 2005: a few round values, often a habitual one whatever the job): each user has a
+// habit of 4 h, 1 d or 3 d (drawn from the user's name and the seed); half of a user's jobs ask
+// the habit (or the next round value that covers the run), the others the round value that covers
+// the run times U[1, 2]. Round values: 5, 10, 15, 30 min, 1, 2, 4, 8, 12 h, 1, 2, 3, 7 d.
+enum class Estimates : std::uint8_t { kExact, kNoisy, kHistory, kRecorded, kModal };
 const char* EstimatesName(Estimates e);
 
 struct SimConfig {

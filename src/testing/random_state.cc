@@ -193,6 +193,9 @@ void FillJobBasics(Rng& rng, Job& j, Time now) {
   j.grace = rng.Pick<Duration>({0, 30, 120, 120, 600});
   j.signal = rng.Chance(0.8) ? 10 : 15;
   j.requeue = rng.Chance(0.5);
+  // From the id, not the generator, so that the seeded states stay what they were: none for a
+  // quarter, the rest a sixth to all of the limit.
+  if (j.id % 4 != 0) j.predicted_run = std::max<Duration>(60, j.time_limit * static_cast<Duration>(j.id % 6 + 1) / 6);
 }
 
 Usage RandomUsage(Rng& rng, Time now) {
@@ -494,6 +497,7 @@ Policy RandomPolicy(Rng& rng) {
   // Submit times reach two days back: bounds from none to most jobs protected.
   p.protect_after = rng.Pick<Duration>({-1, 0, kHour, kDay, 7 * kDay});
   p.protect_max = rng.Pick<int>({0, 1, 1, 3, 100});
+  p.size_by_prediction = rng.Chance(0.5);  // last: the draws above stay what they were
   return p;
 }
 

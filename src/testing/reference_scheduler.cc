@@ -766,7 +766,8 @@ class Checker {
         want.age =
             std::clamp(static_cast<double>(now_ - j.submit_time) / static_cast<double>(p_.age_max), 0.0, 1.0);
       }
-      const double gpu_hours = f.gpus * static_cast<double>(j.time_limit) / kHour;
+      const bool predicted = p_.size_by_prediction && j.predicted_run > 0 && j.predicted_run < j.time_limit;
+      const double gpu_hours = f.gpus * static_cast<double>(predicted ? j.predicted_run : j.time_limit) / kHour;
       want.size = std::clamp(1.0 - std::log1p(gpu_hours) / std::log1p(std::max(p_.size_max_gpu_hours, 1e-9)),
                              0.0, 1.0);
       const bool heavy = f.gpus >= p_.heavy_gpus || j.time_limit >= p_.heavy_time;
