@@ -177,6 +177,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
                         {"size", f.size},
                         {"penalty", f.penalty},
                         {"time_of_day", f.time_of_day}}},
+                      {"size_on", f.sized_on_prediction ? "prediction" : "limit"},
                       {"protected", f.is_protected}};
   }
   return out;

@@ -373,6 +373,10 @@ std::string RenderShow(const json& job, const json& events, Time now) {
         factors += std::string(k) + "=" + Fixed(Num(f, k), 2);
       }
       add("Factors", factors);
+      if (Str(pending, "size_on") == "prediction") {
+        add("Size", "on the run the owner's history predicts, not the time limit (the lab sizes by prediction; "
+                    "reservations stay on limits)");
+      }
       if (pending.value("protected", false)) {
         add("Protected", "yes: it waited past the lab's bound, so it is first in line within its tier and "
                          "nothing submitted later may delay it");

@@ -57,6 +57,7 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
     t.user = Str(j, "user");
     t.project = Str(j, "project");
     t.tier = Str(j, "tier");
+    t.name = Str(j, "name");
     t.limit = Int(j, "time_limit");
     out.first_end = out.first_end == 0 ? end : std::min(out.first_end, end);
     const double held = t.gpus > 0 ? t.gpus : t.gpu_fraction;

@@ -56,6 +56,7 @@ nlohmann::json Figures(const sim::TuneCandidate& c) {
             {"size", c.weights.size},
             {"penalty", c.weights.penalty}}},
           {"time_of_day", c.time_of_day},
+          {"size_by", c.size_by_prediction ? "prediction" : "limit"},
           {"avg_wait", m.avg_wait},
           {"p99_wait", m.p99_wait},
           {"max_wait", m.max_wait},

@@ -225,6 +225,7 @@ TEST(Config, BundledExampleLoadsWithEveryValue) {
   EXPECT_EQ(p.age_max, 14 * kDay);
   EXPECT_EQ(p.protect_after, 7 * kDay);
   EXPECT_EQ(p.protect_max, 1);
+  EXPECT_FALSE(p.size_by_prediction);
   EXPECT_EQ(p.heavy_time, 4 * kHour);
   EXPECT_EQ(p.zone.name(), "Asia/Shanghai");
   EXPECT_EQ(p.zone.OffsetAt(1796083200), 8 * 3600);  // 2026-12-01
@@ -512,6 +513,21 @@ TEST(Config, TheBoundOnOvertakingIsSetOrTurnedOff) {
   EXPECT_EQ(c->policy.protect_max, 0);
   EXPECT_TRUE(Has(OneError("[policy]\nprotect_after = 7\n", 2), "is not a duration"));
   EXPECT_TRUE(Has(OneError("[policy]\nprotect_max = -1\n", 2), "protect_max"));
+}
+
+TEST(Config, SizeByTheLimitOrThePrediction) {
+  auto c = ParseConfig("", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->policy.size_by_prediction);
+  c = ParseConfig("[policy]\nsize_by = \"prediction\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->policy.size_by_prediction);
+  c = ParseConfig("[policy]\nsize_by = \"limit\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->policy.size_by_prediction);
+  const std::string e = OneError("[policy]\nsize_by = \"runtime\"\n", 2);
+  EXPECT_TRUE(Has(e, "size_by")) << e;
+  EXPECT_TRUE(Has(e, "limit, prediction")) << e;
 }
 
 TEST(Config, TimeOfDayCanBeTurnedOff) {

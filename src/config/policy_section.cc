@@ -147,6 +147,7 @@ void ReadPolicy(Section& root, Config& config) {
   if (auto v = s.Number("age_cap", 1, "a cap of 1 or more, such as 1.0 or 2.0")) p.age_cap = *v;
   if (auto d = s.DurationOf("fairshare_half_life", 1)) p.fairshare_half_life = *d;
   if (auto v = s.Number("size_max_gpu_hours", 1, "GPU-hours such as 256")) p.size_max_gpu_hours = *v;
+  if (auto b = s.Choice<bool>("size_by", {{"limit", false}, {"prediction", true}})) p.size_by_prediction = *b;
   ReadTimeOfDay(s, p.time_of_day);
   if (auto v = s.Integer("heavy_gpus", 1, 1024)) p.heavy_gpus = static_cast<int>(*v);
   if (auto d = s.DurationOf("heavy_time", 1)) p.heavy_time = *d;

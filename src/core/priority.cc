@@ -110,8 +110,8 @@ PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_expl
   if (policy_.age_max > 0) {
     f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);
   }
-  const Duration sized = policy_.size_by_prediction && job.predicted_run > 0 ? std::min(job.predicted_run, job.time_limit)
-                                                                             : job.time_limit;
+  f.sized_on_prediction = policy_.size_by_prediction && job.predicted_run > 0 && job.predicted_run < job.time_limit;
+  const Duration sized = f.sized_on_prediction ? job.predicted_run : job.time_limit;
   double gpu_hours = gpus * static_cast<double>(sized) / kHour;
   f.size = std::clamp(1.0 - std::log1p(gpu_hours) / log_size_max_, 0.0, 1.0);
   f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/runtime_model.h"
 #include "core/scheduler.h"
 #include "daemon/daemon.h"
+#include "daemon/foresight.h"
 
 namespace rota::daemon {
 
@@ -20,6 +22,12 @@ ClusterState Daemon::BuildState(const std::vector<BookingEntry>& bookings) const
   jobs_.AddTo(st, runner_->after_ok(), now);
   runner_->AddHeld(st);
   AddBookingsToState(st, bookings, config_.bookings, now);
+  if (config_.policy.size_by_prediction) {
+    for (Job& j : st.pending) {
+      const RuntimePrediction p = foresight_->Runtime(j, now);
+      if (TellsTheJobApart(p.basis)) j.predicted_run = p.runtime;
+    }
+  }
   return st;
 }
 

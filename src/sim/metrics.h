@@ -20,6 +20,7 @@ struct JobOutcome {
   rota::Time start = 0;  // REQUIRES: start >= submit
   rota::Time end = 0;    // REQUIRES: end >= start
   double gpus = 0;       // GPU equivalents held while running, fractional for shares
+  rota::Duration limit = 0;  // the time limit the scheduler saw (SimConfig::estimates)
 };
 
 struct Metrics {

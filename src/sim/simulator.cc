@@ -82,6 +82,7 @@ class Replay {
       s.job.id = static_cast<JobId>(i + 1);
       s.job.user = TraceUserName(t);
       s.job.project = t.project;
+      s.job.name = t.name;
       s.job.submit_time = trace_.absolute_times ? t.submit : config_.epoch + t.submit;
       s.job.tier = ParseTier(t.tier).value_or(Tier::kRegular);
       s.job.requeue = true;
@@ -552,7 +553,7 @@ class Replay {
 
   void Complete(SimJob& s, Time end, double gpus) {
     if (!IsTraceJob(s.job.id)) return;  // a booking's work: not part of the trace's metrics
-    outcomes_.push_back({s.job.id, s.job.user, s.job.submit_time, s.first_start, end, gpus});
+    outcomes_.push_back({s.job.id, s.job.user, s.job.submit_time, s.first_start, end, gpus, s.job.time_limit});
     // The trace's own user (none where it names nobody: the lab's history only), not the name the
     // replay gives such jobs for fair share.
     if (config_.predict_every > 0 || policy_.size_by_prediction)

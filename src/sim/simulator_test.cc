@@ -316,6 +316,78 @@ TEST(SimulatorEstimatesTest, NoisyLimitsNeverBelowDurations) {
   }
 }
 
+TEST(SimulatorEstimatesTest, ModalLimitsAreRoundValuesAndHabits) {
+  // Limits as people write them: a round value that covers the run, half the time the user's
+  // habit (4 h, 1 d or 3 d) when that is longer.
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 400; ++i) jobs.push_back(Whole(i * 10000, 60 + (i * 7919) % 3000, 1, "u" + std::to_string(i % 8)));
+  SimConfig c = Config(Algorithm::kBackfill, 1);
+  c.estimates = Estimates::kModal;
+  const SimResult r = Replay(MakeTrace(jobs), c);
+  ASSERT_EQ(r.outcomes.size(), jobs.size());
+  const std::set<Duration> round = {5 * kMinute, 10 * kMinute, 15 * kMinute, 30 * kMinute, kHour, 2 * kHour,
+                                    4 * kHour,   8 * kHour,    12 * kHour,   kDay,          2 * kDay, 3 * kDay};
+  std::map<std::string, std::map<Duration, int>> by_user;
+  for (const JobOutcome& o : r.outcomes) {
+    EXPECT_TRUE(round.count(o.limit)) << o.limit;
+    EXPECT_GE(o.limit, o.end - o.start);
+    ++by_user[o.user][o.limit];
+  }
+  // Runs are under 51 minutes, so at most twice that is under 2 h: a limit of 4 h or more is a
+  // habit; each user has exactly one, on about half of their 50 jobs.
+  for (const auto& [user, limits] : by_user) {
+    int habit = 0, kinds = 0;
+    for (const auto& [limit, n] : limits) {
+      if (limit < 4 * kHour) continue;
+      ++kinds;
+      habit += n;
+    }
+    EXPECT_EQ(kinds, 1) << user;
+    EXPECT_GT(habit, 15) << user;
+    EXPECT_LT(habit, 35) << user;
+  }
+  EXPECT_STREQ(EstimatesName(Estimates::kModal), "modal");
+}
+
+// One card. Careless asks 10 h and runs 10 minutes; careful asks the hour it runs. Three jobs each
+// teach the history, then a burst of five each: on limits the careful hours go first and the short
+// runs wait behind them; sized by the predicted run the short runs go first, and nothing is planned
+// on a prediction (the limits are the ones recorded).
+TEST(SimulatorTest, SizeByPredictionPutsTheCarelessShortRunsFirst) {
+  std::vector<TraceJob> jobs;
+  auto add = [&jobs](Time at, const std::string& user) {
+    TraceJob j = Whole(at, user == "careless" ? 10 * kMinute : kHour, 1, user);
+    j.limit = user == "careless" ? 10 * kHour : kHour;
+    jobs.push_back(j);
+  };
+  for (int i = 0; i < 3; ++i) {
+    add(i * 4 * kHour, "careless");
+    add(i * 4 * kHour + 2 * kHour, "careful");
+  }
+  for (int i = 0; i < 5; ++i) add(20 * kHour, "careful");
+  for (int i = 0; i < 5; ++i) add(20 * kHour, "careless");
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.estimates = Estimates::kRecorded;
+  c.policy.weights.fairshare = 0;  // size alone orders the burst
+  c.policy.weights.age = 0;
+  const SimResult on_limits = Replay(MakeTrace(jobs), c);
+  c.policy.size_by_prediction = true;
+  const SimResult on_predictions = Replay(MakeTrace(jobs), c);
+  auto careless_wait = [](const SimResult& r) {
+    Duration w = 0;
+    for (const JobOutcome& o : r.outcomes) {
+      if (o.user == "careless" && o.submit == kEpoch + 20 * kHour) w += o.start - o.submit;
+    }
+    return w;
+  };
+  // On limits the careless jobs wait for five careful hours first; on predictions not at all
+  // behind them (0 + 10 + 20 + 30 + 40 minutes).
+  EXPECT_GE(careless_wait(on_limits), 5 * 5 * kHour);
+  EXPECT_EQ(careless_wait(on_predictions), 100 * kMinute);
+  EXPECT_LT(on_predictions.metrics.avg_wait, on_limits.metrics.avg_wait);
+  for (const JobOutcome& o : on_predictions.outcomes) EXPECT_EQ(o.limit, o.user == "careless" ? 10 * kHour : kHour);
+}
+
 TEST(SimulatorEstimatesTest, NoisyWithNoNoiseIsExact) {
   // noise_max = 1: the factor is exactly 1, so noisy limits equal the durations.
   Trace t = MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2), Whole(2, 50, 1), Whole(3, 97, 1)});

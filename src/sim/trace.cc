@@ -26,8 +26,8 @@ namespace rota::sim {
 namespace {
 
 // Our fields, in the order of TraceFieldNames().
-enum Field : int { kSubmit, kDuration, kGpus, kGpuMilli, kUser, kProject, kTier, kEnd, kStart };
-constexpr int kFieldCount = 9;
+enum Field : int { kSubmit, kDuration, kGpus, kGpuMilli, kUser, kProject, kTier, kEnd, kStart, kName };
+constexpr int kFieldCount = 10;
 
 // Largest magnitude accepted for a number of seconds (about 30 million years).
 constexpr double kMaxSeconds = 1e15;
@@ -283,6 +283,7 @@ rota::StatusOr<bool> TraceParser::ParseRow(TraceJob* job) {
 
   if (Mapped(kUser)) job->user = Trim(Value(kUser));
   if (Mapped(kProject)) job->project = Trim(Value(kProject));
+  if (Mapped(kName)) job->name = Trim(Value(kName));
   if (Mapped(kTier)) {
     const std::string_view text = Trim(Value(kTier));
     if (qos_tiers_) {
@@ -343,7 +344,7 @@ rota::StatusOr<Trace> TraceParser::Run() {
 
 const std::vector<std::string>& TraceFieldNames() {
   static const std::vector<std::string> kNames = {
-      "submit", "duration", "gpus", "gpu_milli", "user", "project", "tier", "end", "start"};
+      "submit", "duration", "gpus", "gpu_milli", "user", "project", "tier", "end", "start", "name"};
   return kNames;
 }
 

@@ -279,12 +279,12 @@ TEST(TraceTest, AlibabaFilterOnQos) {
 
 TEST(TraceTest, CustomColumnsWithUsersAndTiers) {
   const char* text =
-      "ts,runtime,g,owner,group,class\n"
-      "10,100,2,alice,nlp,Thesis\n"
-      "5,\"3600\",1,\"bob, jr\",vision,\n"
-      "7,1,4,carol,,explore\n";
+      "ts,runtime,g,owner,group,class,job\n"
+      "10,100,2,alice,nlp,Thesis, bert-ft \n"
+      "5,\"3600\",1,\"bob, jr\",vision,,\n"
+      "7,1,4,carol,,explore,sweep\n";
   auto t = ParseTrace(
-      text, Columns("submit=ts,duration=runtime,gpus=g,user=owner,project=group,tier=class"));
+      text, Columns("submit=ts,duration=runtime,gpus=g,user=owner,project=group,tier=class,name=job"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->jobs.size(), 3u);
   EXPECT_EQ(t->jobs[0].user, "bob, jr");
@@ -295,6 +295,8 @@ TEST(TraceTest, CustomColumnsWithUsersAndTiers) {
   EXPECT_EQ(t->jobs[1].project, "");
   EXPECT_EQ(t->jobs[2].tier, "thesis");
   EXPECT_EQ(t->jobs[2].project, "nlp");
+  EXPECT_EQ(t->jobs[2].name, "bert-ft");
+  EXPECT_EQ(t->jobs[0].name, "");
 
   auto bad_tier = ParseTrace("ts,runtime,g,class\n1,1,1,gold\n",
                              Columns("submit=ts,duration=runtime,gpus=g,tier=class"));

@@ -39,18 +39,20 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
   config.keep_outcomes = true;
   config.predict_every = 0;
   TuneResult out;
-  auto replay = [&](const Weights& w, bool time_of_day) -> StatusOr<TuneCandidate> {
+  auto replay = [&](const Weights& w, bool time_of_day, bool by_prediction) -> StatusOr<TuneCandidate> {
     SimConfig c = config;
     c.policy.weights = w;
     if (!time_of_day) c.policy.time_of_day.clear();
+    c.policy.size_by_prediction = by_prediction;
     StatusOr<SimResult> r = Simulate(trace, c);
     if (!r.ok()) return r.status();
     ++out.tried;
-    return TuneCandidate{w, time_of_day, std::move(*r)};
+    return TuneCandidate{w, time_of_day, by_prediction, std::move(*r)};
   };
   const Weights& now = config.policy.weights;
   const bool has_table = !config.policy.time_of_day.empty();
-  StatusOr<TuneCandidate> current = replay(now, has_table);
+  const bool by_prediction = config.policy.size_by_prediction;
+  StatusOr<TuneCandidate> current = replay(now, has_table, by_prediction);
   if (!current.ok()) return current.status();
   out.current = *current;
   out.best = out.current;
@@ -58,19 +60,24 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
     for (double age : Values({0, 250, 500, 1000, 2000}, now.age)) {
       for (double size : Values({0, 1000, 2000}, now.size)) {
         for (bool table : has_table ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-          Weights w = now;
-          w.fairshare = fairshare;
-          w.age = age;
-          w.size = size;
-          if (fairshare == now.fairshare && age == now.age && size == now.size && table == has_table)
-            continue;
-          StatusOr<TuneCandidate> c = replay(w, table);
-          if (!c.ok()) return c.status();
-          const Metrics& m = c->result.metrics;
-          if (!Keeps(m, out.current.result.metrics)) continue;
-          // Better: a lower average wait by more than a second (ties keep the earlier, closer to
-          // the grid's start, and in the end the configuration).
-          if (m.avg_wait + 1 < out.best.result.metrics.avg_wait) out.best = std::move(*c);
+          // What the size is computed on matters only where size weighs something.
+          for (bool predicted : size > 0 ? std::vector<bool>{by_prediction, !by_prediction}
+                                         : std::vector<bool>{by_prediction}) {
+            Weights w = now;
+            w.fairshare = fairshare;
+            w.age = age;
+            w.size = size;
+            if (fairshare == now.fairshare && age == now.age && size == now.size && table == has_table &&
+                predicted == by_prediction)
+              continue;
+            StatusOr<TuneCandidate> c = replay(w, table, predicted);
+            if (!c.ok()) return c.status();
+            const Metrics& m = c->result.metrics;
+            if (!Keeps(m, out.current.result.metrics)) continue;
+            // Better: a lower average wait by more than a second (ties keep the earlier, closer to
+            // the grid's start, and in the end the configuration).
+            if (m.avg_wait + 1 < out.best.result.metrics.avg_wait) out.best = std::move(*c);
+          }
         }
       }
     }
@@ -81,6 +88,10 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
   if (b.age != now.age) out.changes.push_back("[policy.weights] age = " + Number(b.age));
   if (b.size != now.size) out.changes.push_back("[policy.weights] size = " + Number(b.size));
   if (out.best.time_of_day != has_table) out.changes.push_back("[policy] time_of_day = []");
+  if (out.best.size_by_prediction != by_prediction) {
+    out.changes.push_back(std::string("[policy] size_by = \"") + (out.best.size_by_prediction ? "prediction" : "limit") +
+                          "\"");
+  }
   out.change = !out.changes.empty();
   return out;
 }

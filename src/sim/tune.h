@@ -1,5 +1,5 @@
-// `rota tune` (issue 29): a small grid of the rota policy's weights (fair share, age, size) and
-// the time-of-day table (on or off), each replayed on the lab's own history, and the best of them
+// `rota tune` (issue 29): a small grid of the rota policy's weights (fair share, age, size), what
+// size is measured on, and the time-of-day table (on or off), each replayed on the lab's own history, and the best of them
 // proposed against the lab's configuration: the lowest average wait among those that keep the
 // p99 wait no worse, GPU utilisation within a point and fairness (Jain of per-user slowdown)
 // within 0.01 of what the configuration gives on the same replay. It changes nothing; the admin
@@ -17,6 +17,7 @@ namespace rota::sim {
 struct TuneCandidate {
   Weights weights;
   bool time_of_day = true;  // the configuration's table (off: none)
+  bool size_by_prediction = false;  // Policy::size_by_prediction
   SimResult result;         // with outcomes
 };
 
@@ -29,7 +30,8 @@ struct TuneResult {
 };
 
 // The grid: fair share {0, 500, 1000, 2000}, age {0, 250, 500, 1000, 2000}, size {0, 1000, 2000}
-// (the configuration's own values added), time of day as configured or off. `base` is the
+// (the configuration's own values added), time of day as configured or off, and where size
+// weighs something, the size on the limit or on the predicted run (Policy::size_by_prediction). `base` is the
 // replay's configuration with the lab's policy; its algorithm is set to rota.
 StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base);
 

@@ -43,9 +43,9 @@ TEST(Tune, AConfigurationThatOrdersABurstBadlyIsChanged) {
   c.policy.weights.size = 0;
   StatusOr<TuneResult> r = Tune(Burst(), c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  // 4 fair-share values x 5 age values x 3 size values (the configuration's are among them), no
-  // time-of-day table to turn off.
-  EXPECT_EQ(r->tried, 60);
+  // 4 fair-share values x 5 age values x (size 0, and 1000 and 2000 each on the limit or the
+  // prediction) (the configuration's are among them), no time-of-day table to turn off.
+  EXPECT_EQ(r->tried, 4 * 5 * 5);
   EXPECT_TRUE(r->change);
   EXPECT_GT(r->best.weights.size, 0);
   // Before: the nine short jobs wait 10 h and more; after: the long one waits 90 minutes.
@@ -75,7 +75,7 @@ TEST(Tune, AProposalNeverGivesUpTheTailUtilisationOrFairness) {
   c.gpus_per_node = 2;
   StatusOr<TuneResult> r = Tune(t, c);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->tried, 4 * 5 * 3 * 2);  // and the time-of-day table on or off
+  EXPECT_EQ(r->tried, 4 * 5 * 5 * 2);  // and the time-of-day table on or off
   const Metrics& before = r->current.result.metrics;
   const Metrics& after = r->best.result.metrics;
   EXPECT_LE(after.p99_wait, before.p99_wait);

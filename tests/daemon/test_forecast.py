@@ -10,7 +10,9 @@ import sqlite3
 import time
 import unittest
 
-from harness import DaemonTest
+from harness import IS_ROOT, SMALL_CLUSTER, DaemonTest, ensure_user
+
+OTHER = "rota-it-forecast2"
 
 
 class ForecastTest(DaemonTest):
@@ -135,6 +137,49 @@ class ForecastTest(DaemonTest):
         self.d.rota("cancel", str(a))
         self.d.wait_state(a, "cancelled")
         self.assertEqual(self.stored(a)[0], at)
+
+
+class SizeByPredictionTest(ForecastTest):
+    """`[policy] size_by = "prediction"`: the size factor on what the owner's history predicts,
+    so a 10-hour request that always ends at once ranks before someone else's 2-hour request; the
+    plan stays on limits."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+size_by = "prediction"
+time_of_day = []
+[policy.weights]
+fairshare = 0
+age = 0
+"""
+
+    # The tests of the base class run here too: forecasts are the same whatever sizes the jobs.
+
+    def test_a_long_request_that_history_says_is_short_goes_first(self):
+        for job in [self.d.submit("--gpus", "1", "--time", "10h", "--name", "quick", "--", "true") for _ in range(3)]:
+            self.d.wait_state(job, "completed")
+        busy = self.busy(name="busy")
+        other = None
+        if IS_ROOT:
+            ensure_user(OTHER)
+            other = self.d.submit("--gpus", "1", "--time", "2h", "--name", "eval", "--", "sleep", "300", user=OTHER)
+        quick = self.d.submit("--gpus", "1", "--time", "10h", "--name", "quick", "--", "sleep", "300")
+        p = self.d.job(quick)["pending"]
+        self.assertEqual(p["size_on"], "prediction")
+        self.assertEqual(p["forecast"]["runtime"], 60)
+        # 1 GPU for a minute against the 256 GPU-hour scale: nearly 1; on its 10-hour limit 0.57.
+        self.assertGreater(p["factors"]["size"], 0.99)
+        # The plan is on limits: it starts when a busy card's 2-hour limit ends, not a minute after.
+        self.assertGreater(p["expected_start"], int(time.time()) + 3600)
+        self.assertIn("\nSize: on the run the owner's history predicts", self.d.rota("show", str(quick)).stdout)
+        if other is None:
+            return
+        o = self.d.job(other)["pending"]
+        self.assertEqual(o["size_on"], "limit")  # someone new: the lab's history tells nothing apart
+        self.assertGreater(p["priority"], o["priority"])
+        # A card comes free: the longer request goes first, though the other came earlier.
+        self.d.rota("cancel", str(busy[0]))
+        self.d.wait_state(quick, "running")
+        self.assertEqual(self.d.job(other)["state"], "pending")
 
 
 if __name__ == "__main__":

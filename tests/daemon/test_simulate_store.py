@@ -74,7 +74,10 @@ class SimulateFromStoreTest(DaemonTest):
         os.chmod(conf, 0o644)
         r = json.loads(self.d.rota("tune", "--since", "1d", "--config", conf, "--json").stdout)
         self.assertEqual(r["jobs"], len(jobs))
-        self.assertEqual(r["tried"], 4 * 5 * 3)  # no time-of-day table to turn off
+        # Size 0, or 1000 and 2000 on the limit or the prediction; no time-of-day table to turn off.
+        self.assertEqual(r["tried"], 4 * 5 * 5)
+        self.assertEqual(r["current"]["size_by"], "limit")
+        self.assertIn(r["proposed"]["size_by"], ("limit", "prediction"))
         self.assertEqual(r["current"]["weights"]["fairshare"], 0)
         self.assertEqual(r["current"]["time_of_day"], False)
         self.assertLessEqual(r["proposed"]["avg_wait"], r["current"]["avg_wait"])
@@ -83,7 +86,7 @@ class SimulateFromStoreTest(DaemonTest):
                          sorted(u["user"] for u in r["current"]["per_user"]))
         self.assertEqual(r["change"], bool(r["changes"]))
         text = self.d.rota("tune", "--since", "1d", "--config", conf).stdout
-        self.assertIn("under 60 configurations of the rota policy", text)
+        self.assertIn("under 100 configurations of the rota policy", text)
         self.assertRegex(text, r"average wait +\S+ +\S+")
         self.assertTrue("Keep the current weights" in text or "Proposed change to " + conf in text, text)
         # Without --config: the lab's file, or the defaults when there is none (said, not an error).
