@@ -525,7 +525,7 @@ void AddSimulateCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
   cmd->add_option("--filter", o->filters, "Keep rows where COLUMN=VALUE (repeatable)");
   cmd->add_option("--estimates", o->estimates,
                   "How time limits are made: exact (a file's default), noisy, modal (round values, habits), "
-                  "history or recorded (the store's)");
+                  "history or recorded (the store's, or the trace's limit column)");
   cmd->add_option("--seed", o->seed, "Seed for noisy estimates and generated bookings")
       ->capture_default_str();
   cmd->add_option("--start", o->start, "Wall-clock start of traces with relative times (UTC)");

@@ -184,6 +184,13 @@ RulesSection Tiers(const Config& c, bool zh) {
            : fmt::format("Within a tier: heavy recent users rank lower (usage halves every {}), waiting "
                          "raises a job, and small jobs rank higher.",
                          Span(p.fairshare_half_life, zh)));
+    if (p.size_by_prediction && p.weights.size > 0) {
+      say(zh ? "作业大小按你以往作业（优先同名作业）的实际运行时间估计，不按申请的时限：时限写得宽也不吃亏；"
+               "预留和回填仍按时限计算。"
+             : "A job's size counts the run time your past jobs (those of the same name first) actually took, "
+               "not the limit you ask for: a generous limit does not push it back. Reservations and backfill "
+               "still go by limits.");
+    }
     if (p.protect_after >= 0 && p.protect_max > 0) {
       say(zh ? fmt::format("等待超过 {}的作业会被保护：同级别中排在最前，后来的作业不能再推迟它。",
                            Span(p.protect_after, zh))

@@ -137,6 +137,14 @@ TEST(RulesText, TheAdminsTextsAndTheLabsChoices) {
   EXPECT_EQ(SectionText(doc, "lab"), "Clean /data/tmp on Fridays.\nDatasets are read-only.\n");
   EXPECT_TRUE(Has(SectionText(doc, "tiers"), "in the order they were submitted (backfill)")) << SectionText(doc, "tiers");
   EXPECT_TRUE(Has(SectionText(doc, "tiers"), "No preemption")) << SectionText(doc, "tiers");
+  // Sizing by the predicted run is said where the lab chose it (and size weighs something).
+  EXPECT_FALSE(Has(SectionText(DescribeRules(Config{}, {"alice", false, {}}, "en"), "tiers"), "not the limit"));
+  Config predicted = Parse("[policy]\nsize_by = \"prediction\"\n");
+  EXPECT_TRUE(Has(SectionText(DescribeRules(predicted, {"alice", false, {}}, "en"), "tiers"),
+                  "actually took, not the limit you ask for"));
+  EXPECT_TRUE(Has(SectionText(DescribeRules(predicted, {"alice", false, {}}, "zh"), "tiers"), "不按申请的时限"));
+  predicted.policy.weights.size = 0;
+  EXPECT_FALSE(Has(SectionText(DescribeRules(predicted, {"alice", false, {}}, "en"), "tiers"), "not the limit"));
   EXPECT_TRUE(Has(SectionText(doc, "peak"), "do not change with the time of day")) << SectionText(doc, "peak");
   EXPECT_TRUE(Has(SectionText(doc, "idle"), "Idle GPUs are not watched.")) << SectionText(doc, "idle");
   EXPECT_TRUE(Has(SectionText(doc, "limits"), "submit with --signal USR1@120")) << SectionText(doc, "limits");

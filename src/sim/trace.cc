@@ -26,8 +26,8 @@ namespace rota::sim {
 namespace {
 
 // Our fields, in the order of TraceFieldNames().
-enum Field : int { kSubmit, kDuration, kGpus, kGpuMilli, kUser, kProject, kTier, kEnd, kStart, kName };
-constexpr int kFieldCount = 10;
+enum Field : int { kSubmit, kDuration, kGpus, kGpuMilli, kUser, kProject, kTier, kEnd, kStart, kName, kLimit };
+constexpr int kFieldCount = 11;
 
 // Largest magnitude accepted for a number of seconds (about 30 million years).
 constexpr double kMaxSeconds = 1e15;
@@ -280,6 +280,14 @@ rota::StatusOr<bool> TraceParser::ParseRow(TraceJob* job) {
     }
   }
   job->duration = std::max<rota::Duration>(1, static_cast<rota::Duration>(std::ceil(run)));
+  if (Mapped(kLimit)) {  // empty: none recorded
+    const std::string_view text = Trim(Value(kLimit));
+    std::optional<double> seconds = text.empty() ? std::optional<double>(0) : ParseNumber(text);
+    if (!seconds || *seconds < 0 || *seconds > kMaxSeconds) {
+      return RowError(kLimit, Quote(text) + " is not a time limit (expected seconds, or nothing)");
+    }
+    job->limit = static_cast<rota::Duration>(std::ceil(*seconds));
+  }
 
   if (Mapped(kUser)) job->user = Trim(Value(kUser));
   if (Mapped(kProject)) job->project = Trim(Value(kProject));
@@ -344,7 +352,7 @@ rota::StatusOr<Trace> TraceParser::Run() {
 
 const std::vector<std::string>& TraceFieldNames() {
   static const std::vector<std::string> kNames = {
-      "submit", "duration", "gpus", "gpu_milli", "user", "project", "tier", "end", "start", "name"};
+      "submit", "duration", "gpus", "gpu_milli", "user", "project", "tier", "end", "start", "name", "limit"};
   return kNames;
 }
 

@@ -32,14 +32,15 @@ struct TraceJob {
   std::string project;          // may be empty
   std::string tier;             // "thesis", "regular", "explore" or empty
   std::string name;             // the job's name or command, where recorded: runtime prediction's key
-  rota::Duration limit = 0;     // the time limit it asked for, where recorded (a store replay); 0: none
+  rota::Duration limit = 0;     // the time limit it asked for, where recorded (a store replay, a
+                                // trace's limit column); 0: none
 };
 
 struct TraceOptions {
   // "" (use `columns` only), "philly" or "alibaba".
   std::string format;
   // Our field -> the file's column name. Keys: submit, duration, gpus, gpu_milli, user, project,
-  // tier, end, start, name. Overrides the preset's mapping; an empty column name unmaps the field.
+  // tier, end, start, name, limit (seconds). Overrides the preset's mapping; an empty column name unmaps the field.
   std::map<std::string, std::string> columns;
   // Keep only rows whose COLUMN holds exactly VALUE (raw text, before parsing); all must match.
   std::vector<std::pair<std::string, std::string>> filters;

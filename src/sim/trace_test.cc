@@ -279,12 +279,12 @@ TEST(TraceTest, AlibabaFilterOnQos) {
 
 TEST(TraceTest, CustomColumnsWithUsersAndTiers) {
   const char* text =
-      "ts,runtime,g,owner,group,class,job\n"
-      "10,100,2,alice,nlp,Thesis, bert-ft \n"
-      "5,\"3600\",1,\"bob, jr\",vision,,\n"
-      "7,1,4,carol,,explore,sweep\n";
+      "ts,runtime,g,owner,group,class,job,asked\n"
+      "10,100,2,alice,nlp,Thesis, bert-ft ,14400\n"
+      "5,\"3600\",1,\"bob, jr\",vision,,,\n"
+      "7,1,4,carol,,explore,sweep,60.5\n";
   auto t = ParseTrace(
-      text, Columns("submit=ts,duration=runtime,gpus=g,user=owner,project=group,tier=class,name=job"));
+      text, Columns("submit=ts,duration=runtime,gpus=g,user=owner,project=group,tier=class,name=job,limit=asked"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->jobs.size(), 3u);
   EXPECT_EQ(t->jobs[0].user, "bob, jr");
@@ -297,6 +297,13 @@ TEST(TraceTest, CustomColumnsWithUsersAndTiers) {
   EXPECT_EQ(t->jobs[2].project, "nlp");
   EXPECT_EQ(t->jobs[2].name, "bert-ft");
   EXPECT_EQ(t->jobs[0].name, "");
+  EXPECT_EQ(t->jobs[2].limit, 14400);
+  EXPECT_EQ(t->jobs[0].limit, 0);  // none recorded: --estimates recorded uses the run time
+  EXPECT_EQ(t->jobs[1].limit, 61);
+  auto bad_limit = ParseTrace("ts,runtime,g,asked\n1,1,1,1h\n", Columns("submit=ts,duration=runtime,gpus=g,limit=asked"));
+  ASSERT_FALSE(bad_limit.ok());
+  EXPECT_EQ(bad_limit.status().message(),
+            "<trace>:2: column \"asked\": \"1h\" is not a time limit (expected seconds, or nothing)");
 
   auto bad_tier = ParseTrace("ts,runtime,g,class\n1,1,1,gold\n",
                              Columns("submit=ts,duration=runtime,gpus=g,tier=class"));
