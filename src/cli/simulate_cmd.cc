@@ -18,7 +18,8 @@
 
 #include "cli/commands.h"
 #include "cli/store_history.h"
-#include "cli/store_trace.h"
+#include "replay/replay_json.h"
+#include "replay/store_trace.h"
 #include "cli/text.h"
 #include "core/types.h"
 #include "sim/bookings.h"
@@ -140,48 +141,6 @@ std::string HoursOf(double v, double booked) {
   else
     std::snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
-}
-
-nlohmann::json BookingsJson(const sim::BookingMetrics& b) {
-  return {{"requested", b.requested},
-          {"confirmed", b.confirmed},
-          {"refused", b.refused},
-          {"refused_rules", b.refused_rules},
-          {"refused_no_room", b.refused_no_room},
-          {"needs_admin", b.needs_admin},
-          {"shows", b.shows},
-          {"used", b.used},
-          {"no_shows", b.no_shows},
-          {"no_show_owner_blocked", b.no_show_owner_blocked},
-          {"owner_elsewhere", b.owner_elsewhere},
-          {"overruns", b.overruns},
-          {"booked_gpu_hours", b.booked_gpu_hours},
-          {"used_gpu_hours", b.used_gpu_hours},
-          {"released_gpu_hours", b.released_gpu_hours},
-          {"lent_gpu_hours", b.lent_gpu_hours},
-          {"in_way_gpu_hours", b.in_way_gpu_hours},
-          {"idle_gpu_hours", b.idle_gpu_hours},
-          {"elsewhere_gpu_hours", b.elsewhere_gpu_hours},
-          {"avg_wait_with", b.avg_wait_with},
-          {"avg_wait_without", b.avg_wait_without},
-          {"others_avg_wait_with", b.others_avg_wait_with},
-          {"others_avg_wait_without", b.others_avg_wait_without},
-          {"others_jobs", b.others_jobs}};
-}
-
-nlohmann::json PredictionJson(const sim::PredictionMetrics& p) {
-  return {{"samples", p.samples},
-          {"unknown_limit", p.unknown_limit},
-          {"unknown_forecast", p.unknown_forecast},
-          {"median_error_limit", p.error_limit},
-          {"median_error_forecast", p.error_forecast},
-          {"p90_coverage", p.p90_coverage},
-          {"median_p90_ahead", p.p90_ahead},
-          {"median_wait", p.actual_wait},
-          {"waited", p.waited},
-          {"waited_median_error_limit", p.waited_error_limit},
-          {"waited_median_error_forecast", p.waited_error_forecast},
-          {"waited_p90_coverage", p.waited_p90_coverage}};
 }
 
 // The forecasts' errors against the plan on time limits (what Slurm estimates).
@@ -378,44 +337,9 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
                          {"count", config.bookings.size()}};
     }
     for (size_t i = 0; i < results.size(); ++i) {
-      const sim::SimResult& r = results[i];
-      const sim::Metrics& m = r.metrics;
-      const sim::IdleGpuSeconds& idle = r.idle;
-      out["results"].push_back({{"policy", r.policy},
-                                {"wall_seconds", wall[i]},
-                                {"jobs", m.jobs},
-                                {"rejected", r.rejected},
-                                {"unfinished", r.unfinished},
-                                {"preemptions", r.preemptions},
-                                {"schedule_calls", r.schedule_calls},
-                                {"avg_wait", m.avg_wait},
-                                {"p50_wait", m.p50_wait},
-                                {"p99_wait", m.p99_wait},
-                                {"max_wait", m.max_wait},
-                                {"avg_jct", m.avg_jct},
-                                {"p99_jct", m.p99_jct},
-                                {"makespan", m.makespan},
-                                {"utilisation", m.utilisation},
-                                {"jain_wait", m.jain_wait},
-                                {"jain_slowdown", m.jain_slowdown},
-                                {"users", m.users},
-                                {"idle_gpu_seconds",
-                                 {{"held", idle.held},
-                                  {"booking", idle.booking},
-                                  {"quota", idle.quota},
-                                  {"fragmented", idle.fragmented},
-                                  {"draining", idle.draining},
-                                  {"no_work", idle.no_work}}}});
-      if (r.has_bookings) out["results"].back()["bookings"] = BookingsJson(r.bookings);
-      if (r.has_prediction) out["results"].back()["prediction"] = PredictionJson(r.prediction);
-      if (o.from_store) out["results"].back()["per_user"] = PerUserJson(r.outcomes);
+      out["results"].push_back(replay::ResultJson(results[i], wall[i], o.from_store));
     }
-    if (o.from_store) {
-      const sim::Metrics m = sim::ComputeMetrics(recorded, static_cast<double>(config.gpus));
-      out["recorded"] = {{"jobs", m.jobs},           {"avg_wait", m.avg_wait}, {"p50_wait", m.p50_wait},
-                         {"p99_wait", m.p99_wait},   {"max_wait", m.max_wait}, {"jain_wait", m.jain_wait},
-                         {"per_user", PerUserJson(recorded)}};
-    }
+    if (o.from_store) out["recorded"] = replay::RecordedJson(recorded, config.gpus);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }

@@ -25,7 +25,7 @@ StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::str
     if (next == reply->end() || !next->is_string()) break;
     request["after"] = *next;
   }
-  StatusOr<StoreTrace> out = StoreTraceFromJson(*gpus, jobs, read_since);
+  StatusOr<StoreTrace> out = replay::StoreTraceFromJson(*gpus, jobs, read_since);
   if (!out.ok()) return out;
   // The bookings of the same days: from the first submission to the last end.
   Time from = kNever, to = 0;
@@ -34,7 +34,7 @@ StatusOr<StoreTrace> LoadStoreTrace(const ClientOptions& options, const std::str
   StatusOr<nlohmann::json> bookings =
       conn->Call({{"op", "bookings"}, {"all", true}, {"from", from}, {"to", to + 1}});
   if (!bookings.ok()) return bookings.status();
-  out->bookings = StoreBookingsFromJson(*bookings, to + 1);
+  out->bookings = replay::StoreBookingsFromJson(*bookings, to + 1);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/store_history.h"
 #include "cli/text.h"
+#include "replay/replay_json.h"
 #include "config/config.h"
 #include "sim/tune.h"
 
@@ -47,24 +48,6 @@ std::string Jain(double v) {
   return buf;
 }
 
-nlohmann::json Figures(const sim::TuneCandidate& c) {
-  const sim::Metrics& m = c.result.metrics;
-  return {{"weights",
-           {{"tier", c.weights.tier},
-            {"fairshare", c.weights.fairshare},
-            {"age", c.weights.age},
-            {"size", c.weights.size},
-            {"penalty", c.weights.penalty}}},
-          {"time_of_day", c.time_of_day},
-          {"size_by", c.size_by_prediction ? "prediction" : "limit"},
-          {"avg_wait", m.avg_wait},
-          {"p99_wait", m.p99_wait},
-          {"max_wait", m.max_wait},
-          {"utilisation", m.utilisation},
-          {"jain_slowdown", m.jain_slowdown},
-          {"per_user", PerUserJson(c.result.outcomes)}};
-}
-
 int RunTune(const ClientOptions& client, const TuneArgs& args) {
   // The lab's policy, as rotad reads it; without the default file, the defaults (said).
   config::Config lab;
@@ -96,8 +79,8 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
                           {"since", args.since},
                           {"config", path},
                           {"tried", r->tried},
-                          {"current", Figures(r->current)},
-                          {"proposed", Figures(r->best)},
+                          {"current", replay::TuneFiguresJson(r->current)},
+                          {"proposed", replay::TuneFiguresJson(r->best)},
                           {"change", r->change},
                           {"changes", r->changes}};
     std::printf("%s\n", out.dump(2).c_str());

@@ -1,9 +1,10 @@
-// `rota simulate --from-store` (issue 29): the lab's own history as a trace. The jobs that ran,
+// The lab's own history as a trace (issue 29), for `rota simulate --from-store`, `rota tune` and
+// the page's replays (rotad's op `replay`). The jobs that ran,
 // as rotad recorded them (op `history`, everyone's, as the queue is everyone's): submit time, run
 // time, request, user, project, tier and time limit; the replayed cluster is this server's cards
-// (op `gpus`; simulate_cmd.cc asks for both). Also the waits as they were, to set beside the
-// replays. Tested by
-// store_trace_test.cc (the conversion) and tests/daemon/test_simulate_store.py (a real rotad).
+// (op `gpus`; the command line asks rotad for both, rotad's replay desk asks itself). Also the waits as they
+// were, to set beside the replays. Tested by store_trace_test.cc (the conversion) and
+// tests/daemon/test_simulate_store.py (a real rotad).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@
 #include "sim/metrics.h"
 #include "sim/trace.h"
 
-namespace rota::cli {
+namespace rota::replay {
 
 struct StoreTrace {
   sim::Trace trace;                       // absolute times, recorded limits
@@ -39,8 +40,4 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
 // still to come is no part of the history); the others are left out.
 std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until);
 
-// Each user's waits in a replay (or as recorded), as `rota simulate --from-store --json` and
-// `rota tune --json` give them: [{"user", "jobs", "avg_wait", "p99_wait"}].
-nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes);
-
-}  // namespace rota::cli
+}  // namespace rota::replay

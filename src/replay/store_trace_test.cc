@@ -1,20 +1,27 @@
 // Tests of the lab's history as a trace: what each recorded job becomes (whole cards, a memory
 // share and a MIG slice as fractions of the first card, the recorded limit), the jobs that never
 // ran left out and counted, the order, the recorded waits, and the clear errors.
-#include "cli/store_trace.h"
+#include "replay/store_trace.h"
 
 #include <gtest/gtest.h>
 
-namespace rota::cli {
+namespace rota::replay {
 namespace store_trace_test {
 namespace {
 
 using nlohmann::json;
 
 json Job(int id, const std::string& user, json request, Time submit, Time start, Time end, Duration limit) {
-  return {{"id", id},           {"user", user},          {"project", "p"},      {"tier", "thesis"},
-          {"request", request}, {"submit_time", submit}, {"start_time", start}, {"end_time", end},
-          {"time_limit", limit}, {"name", "train-" + user}};
+  return {{"id", id},
+          {"user", user},
+          {"project", "p"},
+          {"tier", "thesis"},
+          {"request", request},
+          {"submit_time", submit},
+          {"start_time", start},
+          {"end_time", end},
+          {"time_limit", limit},
+          {"name", "train-" + user}};
 }
 
 const json kGpus = {
@@ -44,7 +51,7 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
   EXPECT_EQ(t[0].limit, 7200);
   EXPECT_EQ(t[0].project, "p");
   EXPECT_EQ(t[0].tier, "thesis");
-  EXPECT_EQ(t[0].name, "train-ana");  // the key of the runtime prediction  EXPECT_EQ(t[1].gpus, 0);
+  EXPECT_EQ(t[0].name, "train-ana");         // the key of the runtime prediction  EXPECT_EQ(t[1].gpus, 0);
   EXPECT_DOUBLE_EQ(t[1].gpu_fraction, 0.5);  // 40 GB of an 80 GB card
   EXPECT_EQ(t[1].duration, 1);               // ended as it started: a second
   EXPECT_DOUBLE_EQ(t[2].gpu_fraction, 0.25);
@@ -107,4 +114,4 @@ TEST(StoreTrace, NothingToReplayIsSaid) {
 
 }  // namespace
 }  // namespace store_trace_test
-}  // namespace rota::cli
+}  // namespace rota::replay

@@ -1,18 +1,42 @@
 // Tested by store_trace_test.cc and tests/daemon/test_simulate_store.py.
-#include "cli/store_trace.h"
+#include "replay/store_trace.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "cli/json_fields.h"
-
-namespace rota::cli {
+namespace rota::replay {
 
 namespace {
 
-using fields::Int;
-using fields::Obj;
-using fields::Str;
+// Lenient reads of rotad's replies (a missing or mistyped field reads as its fallback), as the
+// command line's formatters read them.
+long long Int(const nlohmann::json& j, const char* key, long long fallback = 0) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it == j.end() || !it->is_number() ? fallback : it->get<long long>();
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it == j.end() || !it->is_string() ? "" : it->get<std::string>();
+}
+
+const nlohmann::json& Child(const nlohmann::json& j, const char* key, const nlohmann::json& empty) {
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it == j.end() || it->type() != empty.type() ? empty : *it;
+}
+
+const nlohmann::json& Obj(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  return Child(j, key, kEmpty);
+}
+
+const nlohmann::json& Arr(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  return Child(j, key, kEmpty);
+}
 
 // The memory a MIG profile names ("3g.40gb": 40 GiB), in MiB; 0 when it names none.
 MiB ProfileMemory(const std::string& profile) {
@@ -30,7 +54,7 @@ MiB ProfileMemory(const std::string& profile) {
 StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs,
                                         Time since) {
   StoreTrace out;
-  const nlohmann::json& cards = fields::Arr(gpus, "gpus");
+  const nlohmann::json& cards = Arr(gpus, "gpus");
   out.gpus = static_cast<int>(cards.size());
   if (out.gpus == 0) return FailedPrecondition("rotad reports no GPUs: there is no cluster to replay on");
   out.gpu_memory = std::max<MiB>(1, Int(cards.front(), "memory_total"));
@@ -82,7 +106,7 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
 
 std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until) {
   std::vector<sim::SimBooking> out;
-  for (const nlohmann::json& b : fields::Arr(reply, "bookings")) {
+  for (const nlohmann::json& b : Arr(reply, "bookings")) {
     const std::string state = Str(b, "state");
     if (state == "rejected" || state == "cancelled" || Str(Obj(b, "request"), "kind") != "gpus") continue;
     sim::SimBooking s;
@@ -100,12 +124,4 @@ std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, 
   return out;
 }
 
-nlohmann::json PerUserJson(const std::vector<sim::JobOutcome>& outcomes) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const sim::UserWaits& u : sim::PerUserWaits(outcomes)) {
-    out.push_back({{"user", u.user}, {"jobs", u.jobs}, {"avg_wait", u.avg_wait}, {"p99_wait", u.p99_wait}});
-  }
-  return out;
-}
-
-}  // namespace rota::cli
+}  // namespace rota::replay
