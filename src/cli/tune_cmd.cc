@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/store_history.h"
 #include "cli/text.h"
+#include "replay/lab_history.h"
 #include "replay/replay_json.h"
 #include "config/config.h"
 #include "sim/tune.h"
@@ -62,14 +63,7 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
   }
   StatusOr<StoreTrace> st = LoadStoreTrace(client, args.since);
   if (!st.ok()) return TuneFail(st.status().message());
-  sim::SimConfig config;
-  config.gpus = st->gpus;
-  config.gpus_per_node = st->gpus;
-  config.gpu_memory = st->gpu_memory;
-  config.policy = lab.policy;
-  config.estimates = sim::Estimates::kRecorded;
-  config.bookings = std::move(st->bookings);
-  StatusOr<sim::TuneResult> r = sim::Tune(st->trace, config);
+  StatusOr<sim::TuneResult> r = sim::Tune(st->trace, replay::HistoryConfig(*st, lab.policy));
   if (!r.ok()) return TuneFail(r.status().message());
 
   if (args.json) {

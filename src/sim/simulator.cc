@@ -111,6 +111,10 @@ class Replay {
     if (every > 0) prediction_of_.assign(n_trace_ + n_books + 1, -1);
     std::vector<JobId> foresee;
     while (true) {
+      if (config_.stop != nullptr && config_.stop->load(std::memory_order_relaxed)) {
+        result.stopped = true;
+        return result;
+      }
       Finish(now, result);
       while (next_arrival < n_trace_ && jobs_[next_arrival].job.submit_time <= now) {
         Arrive(jobs_[next_arrival], now);
@@ -662,7 +666,12 @@ StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config) {
   if (config.gpus < 1) return InvalidArgument("--gpus must be at least 1");
   if (config.gpus_per_node < 1) return InvalidArgument("--gpus-per-node must be at least 1");
   if (config.gpu_memory < 1) return InvalidArgument("--gpu-mem must be positive");
-  if (config.bookings.empty()) return Replay(trace, config).Run();
+  const Status stopped = Unavailable("the replay was stopped");
+  if (config.bookings.empty()) {
+    SimResult r = Replay(trace, config).Run();
+    if (r.stopped) return stopped;
+    return r;
+  }
   for (size_t k = 1; k < config.bookings.size(); ++k) {
     if (config.bookings[k].made < config.bookings[k - 1].made) {
       return InvalidArgument("bookings must be sorted by the time they are made");
@@ -675,6 +684,7 @@ StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config) {
   without.bookings.clear();
   SimResult result = Replay(trace, with).Run();
   const SimResult base = Replay(trace, without).Run();
+  if (result.stopped || base.stopped) return stopped;
   std::set<std::string> bookers;
   for (const SimBooking& b : config.bookings) bookers.insert(b.user);
   auto others = [&bookers](const std::vector<JobOutcome>& outcomes, std::int64_t* jobs) {

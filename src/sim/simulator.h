@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+
 #include "core/booking.h"
 #include "core/policy.h"
 #include "core/status.h"
@@ -60,6 +62,9 @@ struct SimConfig {
   std::uint64_t seed = 1;
   Time epoch = 1767571200;     // where relative trace times start: Monday 2026-01-05 00:00 UTC
   bool keep_outcomes = false;  // fill SimResult::outcomes (and SimResult::booking_outcomes)
+  // Read before each pass: once true, the replay stops and Simulate says so (kUnavailable). For a
+  // replay run beside other work (rotad's replay desk), which must not outlive its owner.
+  const std::atomic<bool>* stop = nullptr;
   std::vector<SimBooking> bookings;       // sorted by made time; empty: no bookings
   BookingRules booking_rules;             // the rules they go through (the daemon's defaults)
   Duration booking_margin = 5 * kMinute;  // the owner's work ends this long before the booking
@@ -71,6 +76,7 @@ struct SimConfig {
 
 struct SimResult {
   std::string policy;
+  bool stopped = false;  // SimConfig::stop cut it short: its figures are not a replay's
   Metrics metrics;
   std::int64_t rejected = 0;        // could never fit the simulated cluster
   std::int64_t unfinished = 0;      // still waiting when nothing more could happen

@@ -611,6 +611,20 @@ TEST(SimulatorTest, DeterministicReplay) {
   }
 }
 
+TEST(SimulatorTest, AStoppedReplaySaysSoInsteadOfFigures) {
+  const Trace t = MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2)});
+  std::atomic<bool> stop{false};
+  SimConfig c = Config(Algorithm::kRota, 2);
+  c.stop = &stop;
+  EXPECT_TRUE(Simulate(t, c).ok());  // not set: a replay like any other
+  stop = true;
+  StatusOr<SimResult> r = Simulate(t, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  c.bookings = {SimBooking{"ana", 1, kEpoch, kEpoch + kHour, kEpoch + 2 * kHour, true, 0}};
+  EXPECT_EQ(Simulate(t, c).status().code(), StatusCode::kUnavailable);
+}
+
 TEST(SimulatorTest, EmptyTraceAndBadConfig) {
   SimResult r = Replay(Trace{}, Config(Algorithm::kRota, 2));
   EXPECT_EQ(r.metrics.jobs, 0);
