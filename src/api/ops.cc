@@ -15,7 +15,7 @@ constexpr OpAccess kOwner = OpAccess::kOwner;
 constexpr OpAccess kAdmin = OpAccess::kAdmin;
 
 // name, access, admin_action, read_only, public_read, socket_only
-constexpr std::array<OpInfo, 38> kOps = {{
+constexpr std::array<OpInfo, 40> kOps = {{
     {"hello", kAnyone, "", true, true, ""},
     {"submit", kAnyone, "", false, false, ""},
     {"run", kAnyone, "", false, false, kLiveConnection},
@@ -48,6 +48,8 @@ constexpr std::array<OpInfo, 38> kOps = {{
     {"usage", kAnyone, "", true, true, ""},
     {"rules", kAnyone, "", true, true, ""},
     {"advise", kAnyone, "", true, false, ""},
+    {"replay", kAnyone, "", true, false, ""},
+    {"tune", kAdmin, "tune the lab's policy", true, false, ""},
     {"web_login", kAnyone, "", false, false, kMintsCredential},
     {"token_create", kAnyone, "", false, false, kMintsCredential},
     {"token_list", kOwner, "", true, false, ""},

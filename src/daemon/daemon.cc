@@ -160,6 +160,10 @@ Status Daemon::Open() {
   foresight_ = std::make_unique<Foresight>(std::move(foresight));
   views.foresight = foresight_.get();
   views_ = std::make_unique<JobViews>(std::move(views));
+  ReplayDesk::Setup replays;
+  replays.history = [this](const std::string& since) { return LabHistory(since); };
+  replays.policy = [this] { return config_.policy; };
+  replays_ = std::make_unique<ReplayDesk>(std::move(replays));
   UsageLedger::Setup ledger;
   ledger.store = store_.get();
   ledger.config = &config_;

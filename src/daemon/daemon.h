@@ -36,6 +36,7 @@
 #include "daemon/job_table.h"
 #include "daemon/job_views.h"
 #include "daemon/notifications.h"
+#include "daemon/replay_desk.h"
 #include "daemon/request_pipeline.h"
 #include "daemon/server.h"
 #include "daemon/session_desk.h"
@@ -180,6 +181,10 @@ class Daemon : public Server::Handler, private EngineEvents {
   JobTable jobs_;
   std::unique_ptr<JobViews> views_;  // what users read of jobs (job_views.h)
   std::unique_ptr<Foresight> foresight_;  // start forecasts and predicted ends (foresight.h)
+  std::unique_ptr<ReplayDesk> replays_;   // the page's replays of the lab's history (replay_desk.h)
+  // The lab's history for a replay, read through the handlers of `gpus`, `history` and `bookings`
+  // as an admin would read it (replay_desk.cc's caller decides who may ask).
+  StatusOr<replay::StoreTrace> LabHistory(const std::string& since);
   // Interactive sessions: their clients, connections' events, re-adoption (session_desk.h).
   std::unique_ptr<SessionDesk> sessions_;
   // Starts, signals, the kill sequence, ends, what a restart finds (job_runner.h).

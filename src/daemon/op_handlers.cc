@@ -37,6 +37,12 @@ void Daemon::RegisterOps() {
                       [this](ConnId, const Caller& c, const json& r) { return card_desk_->Resume(c, r); });
   pipeline_->Register("advise", [this](ConnId, const Caller& c, const json& r) { return Advise(c, r); });
   pipeline_->Register("rules", [this](ConnId, const Caller& c, const json& r) { return Rules(c, r); });
+  pipeline_->Register("replay", [this](ConnId, const Caller&, const json& r) {
+    return replays_->Ask(ReplayDesk::Kind::kReplay, r, Now());
+  });
+  pipeline_->Register("tune", [this](ConnId, const Caller&, const json& r) {
+    return replays_->Ask(ReplayDesk::Kind::kTune, r, Now());
+  });
   pipeline_->Register("reload", [this](ConnId, const Caller& c, const json&) { return Reload(c); });
   pipeline_->Register("poke", [this](ConnId, const Caller&, const json&) {
     engine_->Poke();

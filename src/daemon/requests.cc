@@ -6,10 +6,27 @@
 #include "api/protocol.h"
 #include "daemon/daemon.h"
 #include "daemon/rules_text.h"
+#include "replay/lab_history.h"
 
 namespace rota::daemon {
 
 using nlohmann::json;
+
+StatusOr<replay::StoreTrace> Daemon::LabHistory(const std::string& since) {
+  Caller reader;
+  reader.name = "root";
+  reader.admin = true;
+  auto call = [this, &reader](const json& request) -> StatusOr<json> {
+    const std::string op = request.value("op", "");
+    json reply = op == "gpus"      ? card_desk_->Gpus(reader)
+                 : op == "history" ? views_->History(reader, request)
+                                   : desk_->ListBookings(reader, request);
+    if (reply.value("ok", false)) return reply;
+    const json& e = reply.contains("error") ? reply["error"] : json::object();
+    return Status(api::ParseErrorCode(e.value("code", "internal")), e.value("message", "the history could not be read"));
+  };
+  return replay::LoadHistory(call, since);
+}
 
 json Daemon::Hello(const Caller& caller) {
   // The login shell is what `rota shell` starts when SHELL is unset: the static command line

@@ -81,7 +81,7 @@ std::string Days(std::uint8_t mask, bool zh) {
   return out;
 }
 
-std::string Clock(int minute) { return fmt::format("{:02d}:{:02d}", minute / 60 % 24, minute % 60); }
+std::string WallClock(int minute) { return fmt::format("{:02d}:{:02d}", minute / 60 % 24, minute % 60); }
 
 std::string Role(const std::string& role, bool zh) {
   return role.empty() ? (zh ? "无角色" : "no role") : role;
@@ -243,7 +243,7 @@ RulesSection Peak(const Config& c, bool zh) {
          : fmt::format("Heavy jobs ({} GPUs or more, or a limit of {} or more) rank by the time of day ({}):",
                        p.heavy_gpus, Span(p.heavy_time, zh), c.timezone));
   for (const TimeOfDayRule& r : p.time_of_day) {
-    const std::string when = Days(r.weekdays, zh) + " " + Clock(r.start_minute) + "–" + Clock(r.end_minute);
+    const std::string when = Days(r.weekdays, zh) + " " + WallClock(r.start_minute) + "–" + WallClock(r.end_minute);
     std::string effect;
     if (r.factor < 1) effect = zh ? "高峰，优先级降低" : "peak, lower priority";
     else if (r.factor > 1) effect = zh ? "闲时，优先级提高" : "off-peak, higher priority";

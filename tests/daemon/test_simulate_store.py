@@ -6,10 +6,11 @@ proposes a change or says to keep them; nothing to replay, a bad `--since` and a
 configuration said clearly."""
 import json
 import os
+import subprocess
 import time
 import unittest
 
-from harness import IS_ROOT, DaemonTest, ensure_user
+from harness import DEFAULT_USER, IS_ROOT, DaemonTest, as_user, ensure_user
 
 OTHER = "rota-it-sim2"
 
@@ -96,7 +97,70 @@ class SimulateFromStoreTest(DaemonTest):
         self.assertIn("rota tune: ", bad.stderr)
         self.assertIn("missing.toml", bad.stderr)
 
+    def replayed(self, op, **fields):
+        """Asks rotad for a replay (ops `replay`, `tune`: the page's) until it is done."""
+        deadline = time.time() + 120
+        while True:
+            r = self.d.api(dict({"op": op}, **fields))
+            if not r["ok"] or r["state"] == "done":
+                return r
+            self.assertEqual(r["state"], "running", r)
+            self.assertLess(time.time(), deadline, "the replay did not finish in 2 minutes")
+            time.sleep(0.2)
+
+    def test_rotad_replays_the_history_for_the_page_as_the_command_line_does(self):
+        users, jobs = self.fill()
+        first = self.d.api({"op": "replay", "since": "1d"})
+        self.assertTrue(first["ok"], first)
+        self.assertEqual((first["state"], first["since"], first["kind"]), ("running", "1d", "replay"))
+        r = self.replayed("replay", since="1d")
+        self.assertTrue(r["ok"], r)
+        page = r["result"]
+        # The same figures as `rota simulate --from-store`: the lab's configuration here is the
+        # defaults, under which the command line replays.
+        cli = json.loads(self.simulate("--json").stdout)
+        for k in ("jobs", "skipped", "gpus"):
+            self.assertEqual(page[k], cli[k], k)
+        self.assertEqual(page["recorded"], cli["recorded"])
+        self.assertEqual([x["policy"] for x in page["results"]], ["fifo", "backfill", "rota"])
+        for mine, theirs in zip(page["results"], cli["results"]):
+            for k in ("jobs", "avg_wait", "p99_wait", "max_wait", "utilisation", "jain_slowdown", "per_user"):
+                self.assertEqual(mine[k], theirs[k], (mine["policy"], k))
+        # Asked again: the same replay, not a new one; fresh: a new one.
+        self.assertEqual(self.d.api({"op": "replay", "since": "1d"})["made"], r["made"])
+        self.assertEqual(self.d.api({"op": "replay", "since": "1d", "fresh": True})["state"], "running")
+        self.replayed("replay", since="1d")
+        # The tuning, as `rota tune` gives it with rotad's own configuration.
+        t = self.replayed("tune", since="1d")
+        self.assertTrue(t["ok"], t)
+        cli_t = json.loads(self.d.rota("tune", "--since", "1d", "--config", self.d.config_path, "--json").stdout)
+        for k in ("tried", "change", "changes"):
+            self.assertEqual(t["result"][k], cli_t[k], k)
+        for k in ("current", "proposed"):
+            self.assertEqual(t["result"][k]["avg_wait"], cli_t[k]["avg_wait"], k)
+            self.assertEqual(t["result"][k]["weights"], cli_t[k]["weights"], k)
+        # Bad input, and nothing to replay.
+        bad = self.d.api({"op": "replay", "since": "yesterday-ish"})
+        self.assertEqual(bad["error"]["code"], "invalid_argument", bad)
+        self.assertEqual(self.d.api({"op": "tune", "fresh": "yes"})["error"]["message"], "\"fresh\" must be true or false")
+        if IS_ROOT:
+            # Anyone may replay; only admins tune.
+            ask = ("import json, socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                   "s.sendall((json.dumps({'v': 1, 'op': sys.argv[2], 'since': '1d'}) + '\\n').encode()); "
+                   "print(s.makefile().readline())")
+            def as_student(op):  # Debian's python3: the test's own may be under /root
+                out = subprocess.run(as_user(DEFAULT_USER, ["/usr/bin/python3", "-c", ask, self.d.socket, op], {}),
+                                     capture_output=True, text=True, timeout=30, check=True).stdout
+                return json.loads(out)
+            self.assertTrue(as_student("replay")["ok"])
+            refused = as_student("tune")
+            self.assertEqual(refused["error"]["code"], "permission_denied", refused)
+            self.assertIn("only admins may tune the lab's policy", refused["error"]["message"])
+
     def test_nothing_to_replay_and_bad_input_are_said(self):
+        nothing = self.d.api({"op": "replay", "since": "1d"})
+        self.assertEqual(nothing["error"]["code"], "not_found", nothing)
+        self.assertIn("nothing to replay", nothing["error"]["message"])
         r = self.simulate(check=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("no job that ran has ended since then: nothing to replay", r.stderr)
