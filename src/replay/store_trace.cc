@@ -96,7 +96,7 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
     const std::string days = std::to_string((out.first_end - since) / kDay);
     out.trace.notes.push_back("nothing ended in the first " + days +
                               " days asked for (the store's history may begin later): the replay starts " +
-                              days + " days after --since");
+                              days + " days after the start asked for");
   }
   if (out.trace.skipped > 0) {
     out.trace.notes.push_back(std::to_string(out.trace.skipped) + " jobs that never ran left out");

@@ -99,7 +99,7 @@ TEST(StoreTrace, AWindowThatBeginsDaysBeforeItsFirstEndIsSaid) {
   EXPECT_EQ(st->trace.notes[0],
             "nothing ended in the first 3 days asked for (the store's history may begin later): the replay "
             "starts 3 "
-            "days after --since");
+            "days after the start asked for");
   EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs, end - kDay).value().trace.notes.empty());  // a day: not said
   EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs).value().trace.notes.empty());              // no window known
 }

@@ -569,6 +569,27 @@ async function main() {
       await shot('7-rules');
     });
 
+    await step('the What if tab replays the lab\'s history through each policy, and the admin tunes', async () => {
+      await page.click('a[data-view=replay]');
+      await page.selectOption('#replay-since', '7d');
+      await page.click('#replay-run');
+      // rotad replays on a worker thread; the page asks until it is done.
+      await page.locator('#replay-policies tr[data-policy=rota]').waitFor({ timeout: 60000 });
+      for (const p of ['recorded', 'fifo', 'backfill']) await page.locator(`#replay-policies tr[data-policy=${p}]`).waitFor();
+      await page.locator(`#replay-users tr[data-user="${who.user}"]`).waitFor();
+      // The jobs the command line replays from the same store.
+      const cli = JSON.parse(daemon.rota('simulate', '--from-store', '--since', '7d', '--json'));
+      const notes = await page.locator('.replay-notes').innerText();
+      expect(notes.includes(`${cli.jobs} jobs replayed on ${cli.gpus} GPUs`), 'notes: ' + notes);
+      expect(/Replayed at .* in [0-9.]+ s\./.test(await page.locator('.replay-status').innerText()), 'no status line');
+      await page.click('#replay-tune');
+      await page.locator('#tune-figures tr[data-row=avg]').waitFor({ timeout: 120000 });
+      await page.locator('#tune-changes, #tune-keep').first().waitFor();
+      const tried = await page.locator('.replay-body p', { hasText: 'configurations of the rota policy replayed' }).innerText();
+      expect(/^(100|200) configurations/.test(tried), 'tried: ' + tried);
+      await shot('7-replay');
+    });
+
     await step('switching to Chinese relabels the page', async () => {
       await page.selectOption('#lang', 'zh');
       await page.locator('a[data-view=calendar]', { hasText: '预约日历' }).waitFor();
@@ -590,6 +611,9 @@ async function main() {
       await page.locator('.rules-section[data-id=quota] h2', { hasText: '配额' }).waitFor();
       await page.locator('.rules-section[data-id=quota] li', { hasText: `你：${who.user}` }).waitFor();
       await shot('8-rules-zh');
+      await page.click('a[data-view=replay]');
+      await page.locator('h1', { hasText: '用实验室的历史重演' }).waitFor();
+      await page.locator('#replay-run', { hasText: '重演' }).waitFor();
     });
 
     await step('cancelling the job from the queue', async () => {

@@ -1,4 +1,4 @@
-// The page: sign-in, the header (tabs, language, user), and a hash router over five views.
+// The page: sign-in, the header (tabs, language, user), and a hash router over six views.
 // Each view is a module with mount(container, ctx) -> cleanup; switching tabs or language
 // unmounts the view (stopping its timers) and mounts it again.
 import { h, replace } from './dom.mjs';
@@ -11,7 +11,12 @@ const VIEWS = {
   queue: () => import('./queue.mjs'),
   usage: () => import('./usage.mjs'),
   rules: () => import('./rules.mjs'),
+  replay: () => import('./replay.mjs'),
 };
+// What a wall display ([web] public_read, no one signed in) may not open: replays are asked for
+// by someone.
+const SIGNED_IN_ONLY = new Set(['replay']);
+const shown = () => Object.keys(VIEWS).filter((name) => !(me?.viewer && SIGNED_IN_ONLY.has(name)));
 
 const app = document.getElementById('app');
 let me = null;
@@ -29,7 +34,7 @@ export function toast(text, kind = 'ok') {
 
 function route() {
   const name = (location.hash.replace(/^#\/?/, '') || 'calendar').split('?')[0];
-  return VIEWS[name] ? name : 'calendar';
+  return VIEWS[name] && shown().includes(name) ? name : 'calendar';
 }
 
 function header() {
@@ -44,7 +49,7 @@ function header() {
   h('option', { value: 'en', selected: lang() === 'en' }, 'English'));
   return h('header', { class: 'top' },
     h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, '◷'), 'Rota'),
-    me ? h('nav', { 'aria-label': t('nav.label') }, Object.keys(VIEWS).map(tab)) : h('div', { class: 'spacer' }),
+    me ? h('nav', { 'aria-label': t('nav.label') }, shown().map(tab)) : h('div', { class: 'spacer' }),
     h('div', { class: 'who' },
       langSel,
       me && !me.viewer ? h('span', { class: 'user', title: me.mode === 'user' ? t('mode.user') : '' }, me.user,
