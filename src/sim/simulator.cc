@@ -436,11 +436,13 @@ class Replay {
   }
 
   // A user's habitual limit (Estimates::kModal): from the name and the seed, not from the order
-  // in which users first appear.
+  // in which users first appear; FNV-1a, not std::hash, so a seed gives the same replay anywhere.
   Duration Habit(const std::string& user) {
     auto [it, fresh] = habits_.try_emplace(user, 0);
     if (fresh) {
-      Rng r(config_.seed ^ std::hash<std::string>{}(user));
+      std::uint64_t h = 0xcbf29ce484222325ULL;
+      for (unsigned char c : user) h = (h ^ c) * 0x100000001b3ULL;
+      Rng r(config_.seed ^ h);
       static constexpr Duration kHabits[] = {4 * kHour, kDay, 3 * kDay};
       it->second = kHabits[r.Below(3)];
     }
