@@ -83,6 +83,12 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
     t.tier = Str(j, "tier");
     t.name = Str(j, "name");
     t.limit = Int(j, "time_limit");
+    t.id = Int(j, "id");
+    for (const char* field : {"after", "after_ok"}) {
+      for (const nlohmann::json& dep : Arr(j, field)) {
+        if (dep.is_number_integer()) t.after.push_back(dep.get<std::int64_t>());
+      }
+    }
     out.first_end = out.first_end == 0 ? end : std::min(out.first_end, end);
     const double held = t.gpus > 0 ? t.gpus : t.gpu_fraction;
     out.recorded.push_back({Int(j, "id"), t.user, submit, start, end, held});

@@ -34,6 +34,8 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
       Job(2, "ana", {{"kind", "mig"}, {"profile", "3g.40gb"}}, 1500, 1500, 1500, 60),
       Job(4, "cy", {{"kind", "gpus"}, {"gpus", 1}}, 3000, 0, 3100, 60),  // cancelled while waiting
   };
+  jobs[0]["after"] = {1};
+  jobs[0]["after_ok"] = {2, "x"};
   StatusOr<StoreTrace> st = StoreTraceFromJson(kGpus, jobs);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st->gpus, 2);
@@ -51,7 +53,12 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
   EXPECT_EQ(t[0].limit, 7200);
   EXPECT_EQ(t[0].project, "p");
   EXPECT_EQ(t[0].tier, "thesis");
-  EXPECT_EQ(t[0].name, "train-ana");         // the key of the runtime prediction  EXPECT_EQ(t[1].gpus, 0);
+  EXPECT_EQ(t[0].name, "train-ana");  // the key of the runtime prediction
+  EXPECT_EQ(t[0].id, 1);
+  EXPECT_TRUE(t[0].after.empty());
+  EXPECT_EQ(t[2].id, 3);
+  EXPECT_EQ(t[2].after, (std::vector<std::int64_t>{1, 2}));  // --after and --after-ok; a bad id ignored
+  EXPECT_EQ(t[1].gpus, 0);
   EXPECT_DOUBLE_EQ(t[1].gpu_fraction, 0.5);  // 40 GB of an 80 GB card
   EXPECT_EQ(t[1].duration, 1);               // ended as it started: a second
   EXPECT_DOUBLE_EQ(t[2].gpu_fraction, 0.25);

@@ -96,12 +96,13 @@ class Replay {
       }
       s.remaining = std::max<Duration>(1, t.duration);
     }
+    const bool dependencies = LinkDependencies();
     InitBookings();
     // Reasons are read only for bookings (who waits for one) and the idle causes; without bookings
     // and quotas every waiting job in a trace waits for capacity, which Idle() knows already.
     const QuotaPolicy& q = policy_.quota;
-    policy_.explain = !books_.empty() || q.default_hours >= 0 || !q.role_hours.empty() || !q.user_hours.empty() ||
-                      !q.project_hours.empty();
+    policy_.explain = !books_.empty() || dependencies || q.default_hours >= 0 || !q.role_hours.empty() ||
+                      !q.user_hours.empty() || !q.project_hours.empty();
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
     Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
@@ -422,6 +423,26 @@ class Replay {
     span.planned_end = r.start_time + r.job.time_limit;
     if (!IsTraceJob(r.job.id)) span.booking = r.job.id - static_cast<JobId>(n_trace_);
     runs_.push_back(std::move(span));
+  }
+
+  // A store replay's dependencies (TraceJob::after: recorded ids) as the replay's job ids. A job
+  // waited for that is not in the replay (it ended before the replayed days, or never ran) is
+  // met, as it was. Returns whether any job has one.
+  bool LinkDependencies() {
+    std::unordered_map<std::int64_t, JobId> by_id;
+    for (size_t i = 0; i < n_trace_; ++i) {
+      if (trace_.jobs[i].id > 0) by_id[trace_.jobs[i].id] = jobs_[i].job.id;
+    }
+    bool any = false;
+    for (size_t i = 0; i < n_trace_; ++i) {
+      for (std::int64_t dep : trace_.jobs[i].after) {
+        auto it = by_id.find(dep);
+        if (it == by_id.end() || it->second == jobs_[i].job.id) continue;
+        jobs_[i].job.after.push_back(it->second);
+        any = true;
+      }
+    }
+    return any;
   }
 
   // The smallest round limit (Estimates::kModal) of at least `d`; past a week, whole days.

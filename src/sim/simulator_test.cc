@@ -388,6 +388,24 @@ TEST(SimulatorTest, SizeByPredictionPutsTheCarelessShortRunsFirst) {
   for (const JobOutcome& o : on_predictions.outcomes) EXPECT_EQ(o.limit, o.user == "careless" ? 10 * kHour : kHour);
 }
 
+// A store replay keeps the lab's dependencies: on two free cards, the job recorded as --after
+// another starts when that one ends, not at once; one on a job outside the replay is met.
+TEST(SimulatorTest, RecordedDependenciesAreReplayed) {
+  TraceJob a = Whole(0, 100, 1);
+  a.id = 40;
+  TraceJob b = Whole(0, 10, 1);
+  b.id = 41;
+  b.after = {40};
+  TraceJob c = Whole(0, 10, 1);
+  c.id = 42;
+  c.after = {7};  // ended before the replayed days
+  const Trace t = MakeTrace({a, b, c});
+  for (Algorithm alg : kAlgorithms) {
+    const SimResult r = Replay(t, Config(alg, 2));
+    EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 100}, {3, 0}})) << AlgorithmName(alg);
+  }
+}
+
 TEST(SimulatorEstimatesTest, NoisyWithNoNoiseIsExact) {
   // noise_max = 1: the factor is exactly 1, so noisy limits equal the durations.
   Trace t = MakeTrace({Whole(0, 100, 1), Whole(1, 10, 2), Whole(2, 50, 1), Whole(3, 97, 1)});

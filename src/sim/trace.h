@@ -34,6 +34,8 @@ struct TraceJob {
   std::string name;             // the job's name or command, where recorded: runtime prediction's key
   rota::Duration limit = 0;     // the time limit it asked for, where recorded (a store replay, a
                                 // trace's limit column); 0: none
+  std::int64_t id = 0;              // the job's id where recorded (a store replay); 0: none
+  std::vector<std::int64_t> after;  // ids of jobs it started only after (--after, --after-ok)
 };
 
 struct TraceOptions {
