@@ -165,6 +165,7 @@ class Supervisor {
   // SIGKILL would only kill the client.
   void Forward(int sig) {
     if (sig < 1 || sig >= NSIG) return;
+    signalled_ = true;
     if (sig == SIGKILL && container()) (void)RemoveContainer(spec_.launch.container, kRemoveWaitMs);
     if (sig == SIGKILL && !spec_.cgroup.empty()) (void)exec::KillCgroup(spec_.cgroup);
     if (kill(-child_, sig) != 0 && errno == ESRCH) kill(child_, sig);  // before its setsid()
@@ -175,8 +176,11 @@ class Supervisor {
   std::string KillStragglers() {
     std::string oom;
     // The client exits with the container, which --rm removes; a client that was killed leaves
-    // the container running.
-    if (container() && status_kind_ != CLD_EXITED) (void)RemoveContainer(spec_.launch.container, kRemoveWaitMs);
+    // the container running. One that was sent a signal (a stop, a time limit, its client gone)
+    // may exit before its --rm has removed the container: seen under the sanitizers on a loaded
+    // machine, the container then stayed for good. Removing it again costs one `rm --ignore`.
+    if (container() && (status_kind_ != CLD_EXITED || signalled_))
+      (void)RemoveContainer(spec_.launch.container, kRemoveWaitMs);
     if (!spec_.cgroup.empty()) {
       if (exec::CgroupOomKills(spec_.cgroup) > 0) oom = "out of memory (memory.max reached)";
       StatusOr<bool> populated = exec::CgroupPopulated(spec_.cgroup);
@@ -194,6 +198,7 @@ class Supervisor {
   const std::optional<int> job_nice_;
   pid_t child_ = -1;
   int status_kind_ = 0;
+  bool signalled_ = false;  // a signal was passed on to the job (Forward)
   std::string start_error_;
 };
 
