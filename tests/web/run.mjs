@@ -415,6 +415,11 @@ async function main() {
       await dlg.locator('.form-msg button.chip').first().click();
       await dlg.locator('#book-submit').click();
       await dlg.waitFor({ state: 'detached' });
+      // The calendar redraws with the new booking (and the pending list with it): the next step's
+      // click must not land on a button that the redraw replaces (seen under the sanitizers, where
+      // rotad answers later: the click reached nothing).
+      const made = JSON.parse(daemon.rota('bookings', '--all', '--json')).bookings.reduce((a, x) => Math.max(a, x.id), 0);
+      await page.locator(`.booking[data-id="${made}"]`).waitFor();
     });
 
     await step('the admin approves the pending booking on the page', async () => {
