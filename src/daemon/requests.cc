@@ -21,9 +21,8 @@ StatusOr<replay::StoreTrace> Daemon::LabHistory(const std::string& since) {
     json reply = op == "gpus"      ? card_desk_->Gpus(reader)
                  : op == "history" ? views_->History(reader, request)
                                    : desk_->ListBookings(reader, request);
-    if (reply.value("ok", false)) return reply;
-    const json& e = reply.contains("error") ? reply["error"] : json::object();
-    return Status(api::ParseErrorCode(e.value("code", "internal")), e.value("message", "the history could not be read"));
+    if (Status s = api::StatusOfReply(reply); !s.ok()) return s;
+    return reply;
   };
   return replay::LoadHistory(call, since);
 }
