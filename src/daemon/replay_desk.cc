@@ -23,14 +23,11 @@ ReplayDesk::~ReplayDesk() {
 
 void ReplayDesk::Collect(Time now) {
   if (!worker_ || !worker_->finished.load()) return;
-  worker_->thread.join();
+  worker_->thread.join();  // orders the thread's writes before these reads
   Done d;
   d.made = now;
-  {
-    std::lock_guard<std::mutex> lock(worker_->mu);
-    d.result = std::move(worker_->out);
-    d.took = worker_->took;
-  }
+  d.result = std::move(worker_->out);
+  d.took = worker_->took;
   done_[worker_->key] = std::move(d);
   worker_.reset();
   // Old results go: only what was asked for in the last while is worth keeping.
@@ -39,7 +36,12 @@ void ReplayDesk::Collect(Time now) {
   }
 }
 
-json ReplayDesk::Reply(const Key& key, const Done& d) const {
+json ReplayDesk::Running(const Key& key, Time started) {
+  return api::OkReply(
+      {{"kind", ReplayKindName(key.kind)}, {"since", key.since}, {"state", "running"}, {"started", started}});
+}
+
+json ReplayDesk::Reply(const Key& key, const Done& d) {
   if (!d.result.ok()) return api::ErrorReply(d.result.status());
   return api::OkReply({{"kind", ReplayKindName(key.kind)},
                        {"since", key.since},
@@ -65,12 +67,8 @@ json ReplayDesk::Ask(Kind kind, const json& request, Time now) {
   }
   Collect(now);
   if (worker_) {
-    if (worker_->key.kind == key.kind && worker_->key.since == key.since) {
-      return api::OkReply({{"kind", ReplayKindName(kind)},
-                           {"since", key.since},
-                           {"state", "running"},
-                           {"started", worker_->started}});
-    }
+    if (worker_->key.kind == key.kind && worker_->key.since == key.since)
+      return Running(key, worker_->started);
     return api::ErrorReply(ResourceExhausted(std::string("a replay of the lab's history is under way (") +
                                              ReplayKindName(worker_->key.kind) + " since " +
                                              worker_->key.since + "): ask again when it has finished"));
@@ -92,19 +90,15 @@ json ReplayDesk::Ask(Kind kind, const json& request, Time now) {
       StatusOr<json> out = kind == Kind::kTune ? replay::TuneHistoryJson(st, policy, stop)
                                                : replay::ReplayHistoryJson(st, policy, stop);
       const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      {
-        std::lock_guard<std::mutex> lock(raw->mu);
-        raw->out = std::move(out);
-        raw->took = took;
-      }
+      raw->out = std::move(out);
+      raw->took = took;
       raw->finished = true;
     });
   } catch (const std::system_error& e) {
     return api::ErrorReply(Unavailable(std::string("cannot start the replay: ") + e.what()));
   }
   worker_ = std::move(w);
-  return api::OkReply(
-      {{"kind", ReplayKindName(kind)}, {"since", key.since}, {"state", "running"}, {"started", now}});
+  return Running(key, now);
 }
 
 }  // namespace rota::daemon

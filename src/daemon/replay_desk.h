@@ -12,7 +12,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -63,13 +62,13 @@ class ReplayDesk {
     Key key;
     Time started = 0;
     std::thread thread;
-    std::atomic<bool> finished{false};
-    std::mutex mu;  // guards out
-    StatusOr<nlohmann::json> out = nlohmann::json();
+    std::atomic<bool> finished{false};                // out and took are written: the thread may be joined
+    StatusOr<nlohmann::json> out = nlohmann::json();  // read only after the join
     double took = 0;
   };
   void Collect(Time now);  // a finished worker's result into done_
-  nlohmann::json Reply(const Key& key, const Done& d) const;
+  static nlohmann::json Reply(const Key& key, const Done& d);
+  static nlohmann::json Running(const Key& key, Time started);
 
   Setup setup_;
   std::atomic<bool> stop_{false};
