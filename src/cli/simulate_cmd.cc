@@ -185,7 +185,7 @@ void PrintPerUser(const std::vector<sim::JobOutcome>& recorded, const std::vecto
   std::vector<std::vector<sim::UserWaits>> per;
   for (const auto& r : results) per.push_back(sim::PerUserWaits(r.outcomes));
   for (const sim::UserWaits& u : sim::PerUserWaits(recorded)) {
-    std::vector<std::string> row = {u.user.empty() ? "-" : u.user, WithThousands(u.jobs), Secs(u.avg_wait),
+    std::vector<std::string> row = {u.user.empty() ? "-" : TerminalSafe(u.user), WithThousands(u.jobs), Secs(u.avg_wait),
                                     Secs(u.p99_wait)};
     for (const auto& p : per) {
       auto it = std::find_if(p.begin(), p.end(), [&u](const sim::UserWaits& w) { return w.user == u.user; });

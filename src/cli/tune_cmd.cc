@@ -96,7 +96,7 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
   const std::vector<sim::UserWaits> before = sim::PerUserWaits(r->current.result.outcomes);
   const std::vector<sim::UserWaits> after = sim::PerUserWaits(r->best.result.outcomes);
   for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
-    u.AddRow({before[i].user.empty() ? "-" : before[i].user, WithThousands(before[i].jobs),
+    u.AddRow({before[i].user.empty() ? "-" : TerminalSafe(before[i].user), WithThousands(before[i].jobs),
               Secs(before[i].avg_wait), Secs(after[i].avg_wait), Secs(before[i].p99_wait),
               Secs(after[i].p99_wait)});
   }

@@ -4,39 +4,18 @@
 #include <algorithm>
 #include <cctype>
 
+#include "json/fields.h"
+
 namespace rota::replay {
 
 namespace {
 
-// Lenient reads of rotad's replies (a missing or mistyped field reads as its fallback), as the
-// command line's formatters read them.
-long long Int(const nlohmann::json& j, const char* key, long long fallback = 0) {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  return it == j.end() || !it->is_number() ? fallback : it->get<long long>();
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it == j.end() || !it->is_string() ? "" : it->get<std::string>();
-}
-
-const nlohmann::json& Child(const nlohmann::json& j, const char* key, const nlohmann::json& empty) {
-  if (!j.is_object()) return empty;
-  auto it = j.find(key);
-  return it == j.end() || it->type() != empty.type() ? empty : *it;
-}
-
-const nlohmann::json& Obj(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  return Child(j, key, kEmpty);
-}
-
-const nlohmann::json& Arr(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kEmpty = nlohmann::json::array();
-  return Child(j, key, kEmpty);
-}
+using json_fields::Arr;
+using json_fields::Int;
+using json_fields::Obj;
+// Names are data here (a replay's users, projects, job names), not terminal text: the command
+// line makes them safe where it prints them.
+std::string Str(const nlohmann::json& j, const char* key) { return json_fields::RawStr(j, key); }
 
 // The memory a MIG profile names ("3g.40gb": 40 GiB), in MiB; 0 when it names none.
 MiB ProfileMemory(const std::string& profile) {
