@@ -85,11 +85,12 @@ export function mount(root, ctx) {
     SINCE.map((s) => [s, t('replay.since_' + s)]), '14d');
   const status = h('p', { class: 'replay-status', role: 'status' });
   const body = h('div', { class: 'replay-body' }, h('p', { class: 'muted' }, t('replay.intro')));
-  const ask = async (op, fresh) => {
+  // A result rotad made in the last ten minutes comes back at once (the status line says when).
+  const ask = async (op) => {
     clearTimeout(timer);
     let r;
     try {
-      r = await ctx.call(op, { since: since.value, fresh });
+      r = await ctx.call(op, { since: since.value });
     } catch (e) {
       if (!alive) return;
       status.textContent = '';
@@ -100,16 +101,16 @@ export function mount(root, ctx) {
     if (!alive) return;
     if (r.state !== 'done') {
       status.textContent = t('replay.running', { at: fmtTime(r.started) });
-      timer = setTimeout(() => ask(op, false), 1000);
+      timer = setTimeout(() => ask(op), 1000);
       return;
     }
     status.textContent = t('replay.made', { at: fmtTime(r.made), took: (r.took || 0).toFixed(1) });
     replace(body, op === 'tune' ? showTune(r) : showReplay(r));
   };
-  const buttons = [h('button', { type: 'button', class: 'primary', id: 'replay-run', onclick: () => ask('replay', false) },
+  const buttons = [h('button', { type: 'button', class: 'primary', id: 'replay-run', onclick: () => ask('replay') },
     t('replay.run'))];
   if (ctx.me.admin) {
-    buttons.push(h('button', { type: 'button', id: 'replay-tune', onclick: () => ask('tune', false) }, t('replay.tune')));
+    buttons.push(h('button', { type: 'button', id: 'replay-tune', onclick: () => ask('tune') }, t('replay.tune')));
   }
   root.append(h('div', { class: 'toolbar' }, h('h1', {}, t('replay.title')),
     h('div', { class: 'replay-controls' }, since, ...buttons)), status, body);
