@@ -415,19 +415,28 @@ async function main() {
       await dlg.locator('.form-msg button.chip').first().click();
       await dlg.locator('#book-submit').click();
       await dlg.waitFor({ state: 'detached' });
-      // The calendar redraws with the new booking (and the pending list with it): the next step's
-      // click must not land on a button that the redraw replaces (seen under the sanitizers, where
-      // rotad answers later: the click reached nothing).
+      // The calendar redraws with the new booking.
       const made = JSON.parse(daemon.rota('bookings', '--all', '--json')).bookings.reduce((a, x) => Math.max(a, x.id), 0);
       await page.locator(`.booking[data-id="${made}"]`).waitFor();
     });
 
     await step('the admin approves the pending booking on the page', async () => {
-      await page.locator(`.pending-list li[data-id="${seeded.id}"] button.approve`).click();
+      // A reason typed into the waiting list outlives the calendar's redraws (a week forward and back).
+      const row = page.locator(`.pending-list li[data-id="${seeded.id}"]`);
+      await row.locator('input.reason').fill('fits the thesis plan');
+      const week = await page.locator('h1.week-title').innerText();
+      await page.click('#next-week');
+      await waitFor('the next week drawn', async () => (await page.locator('h1.week-title').innerText()) !== week);
+      await page.click('#prev-week');
+      await waitFor('the week drawn again', async () => (await page.locator('h1.week-title').innerText()) === week);
+      const typed = await row.locator('input.reason').inputValue();
+      expect(typed === 'fits the thesis plan', 'the redraw dropped the reason being typed: ' + JSON.stringify(typed));
+      await row.locator('button.approve').click();
       await page.locator('.toast', { hasText: `Booking ${seeded.id} approved` }).waitFor();
       await waitFor('the pending list to empty', async () => (await page.locator('.pending-list li').count()) === 0);
       const b = JSON.parse(daemon.rota('bookings', '--all', '--json')).bookings.find((x) => x.id === seeded.id);
       expect(b.state === 'confirmed', 'the approved booking is ' + b.state);
+      expect(JSON.stringify(b).includes('fits the thesis plan'), 'the reason typed is not the decision\'s: ' + JSON.stringify(b));
       await page.click('#this-week');
       if (mondayOf(tomorrow) !== mondayOf(now)) await page.click('#next-week');
       await page.locator(`.booking[data-id="${seeded.id}"][data-state="confirmed"]`).waitFor();

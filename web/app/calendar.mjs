@@ -2,7 +2,7 @@
 // buttons placed by time; clicking or dragging on empty time (or "New booking") opens the
 // booking form, whose refusals are the daemon's own messages. Admins get the pending list.
 import { h, replace, field, select, openDialog } from './dom.mjs';
-import { t } from './i18n.mjs';
+import { t, lang } from './i18n.mjs';
 import { fmtTime, fmtDay, fmtDur, fmtHours, toLocalInput, fromLocalInput, now } from './fmt.mjs';
 
 const DAY = 86400;
@@ -290,23 +290,48 @@ export function mount(root, ctx) {
     track.addEventListener('pointercancel', () => { startX = null; sel?.remove(); });
   }
 
+  // The waiting list is redrawn only when it changed, and then keeps the rows of the bookings that
+  // did not: a redraw (after every booking made, the 30-second refresh) must neither drop a reason
+  // an admin is typing nor replace a button between the press and the release of a click (the
+  // click is then lost: seen in the browser test while a slow rotad's answers came in).
+  let pendingDrawn = '';
+  let pendingRows = new Map();  // booking id -> { key, li }
   function drawPending() {
-    if (!me.admin || st.pending.length === 0) { replace(pendingBox); pendingBox.hidden = true; return; }
+    if (!me.admin || st.pending.length === 0) {
+      pendingDrawn = '';
+      pendingRows = new Map();
+      replace(pendingBox);
+      pendingBox.hidden = true;
+      return;
+    }
+    const keys = st.pending.map((b) => lang() + JSON.stringify(b));
+    if (keys.join('\n') === pendingDrawn) return;
+    pendingDrawn = keys.join('\n');
+    const rows = new Map();
+    const items = st.pending.map((b, i) => {
+      const kept = pendingRows.get(b.id);
+      const li = kept && kept.key === keys[i] ? kept.li : pendingRow(b);
+      rows.set(b.id, { key: keys[i], li });
+      return li;
+    });
+    pendingRows = rows;
     pendingBox.hidden = false;
     replace(pendingBox, h('h2', {}, t('cal.pending_title', { n: st.pending.length })),
-      h('ul', { class: 'pending-list' }, st.pending.map((b) => {
-        const reason = h('input', { class: 'reason', placeholder: t('cal.reason'), 'aria-label': t('cal.reason') });
-        return h('li', { dataset: { id: b.id } },
-          h('div', { class: 'p-what' },
-            h('strong', {}, `#${b.id} ${b.user}`), b.project ? ' · ' + b.project : '', ' · ',
-            h('span', { class: 'tier-tag tier-' + b.tier }, t('tier.' + b.tier)), ' · ',
-            cardsText(b), ' · ', fmtTime(b.start), '–', fmtTime(b.end, { date: false }),
-            b.note ? h('div', { class: 'note' }, b.note) : null,
-            b.reason ? h('div', { class: 'muted' }, b.reason) : null),
-          h('div', { class: 'p-act' }, reason,
-            h('button', { type: 'button', class: 'primary approve', onclick: () => decide('approve', b, reason) }, t('cal.approve')),
-            h('button', { type: 'button', class: 'danger reject', onclick: () => decide('reject', b, reason) }, t('cal.reject'))));
-      })));
+      h('ul', { class: 'pending-list' }, items));
+  }
+
+  function pendingRow(b) {
+    const reason = h('input', { class: 'reason', placeholder: t('cal.reason'), 'aria-label': t('cal.reason') });
+    return h('li', { dataset: { id: b.id } },
+      h('div', { class: 'p-what' },
+        h('strong', {}, `#${b.id} ${b.user}`), b.project ? ' · ' + b.project : '', ' · ',
+        h('span', { class: 'tier-tag tier-' + b.tier }, t('tier.' + b.tier)), ' · ',
+        cardsText(b), ' · ', fmtTime(b.start), '–', fmtTime(b.end, { date: false }),
+        b.note ? h('div', { class: 'note' }, b.note) : null,
+        b.reason ? h('div', { class: 'muted' }, b.reason) : null),
+      h('div', { class: 'p-act' }, reason,
+        h('button', { type: 'button', class: 'primary approve', onclick: () => decide('approve', b, reason) }, t('cal.approve')),
+        h('button', { type: 'button', class: 'danger reject', onclick: () => decide('reject', b, reason) }, t('cal.reject'))));
   }
 
   async function decide(op, b, reasonInput) {
