@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/capacity.h"
+#include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/usage.h"
 
