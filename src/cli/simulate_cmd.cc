@@ -246,10 +246,13 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   if (o.from_store) {
     StatusOr<StoreTrace> st = LoadStoreTrace(client, o.since);
     if (!st.ok()) return SimulateFail(st.status().message());
-    // This server's cards, unless asked otherwise; one node.
+    // This server's cards as they are (memory, nodes, MIG slices), unless asked for others with
+    // --gpus or --gpu-mem: then that many cards of that memory on one node.
+    const bool as_they_are = (config.gpus <= 0 || config.gpus == st->gpus) && o.gpu_mem == "80G";
     if (config.gpus <= 0) config.gpus = st->gpus;
     config.gpus_per_node = config.gpus;
     if (o.gpu_mem == "80G") config.gpu_memory = st->gpu_memory;
+    if (as_they_are) config.cards = st->cards;
     recorded = std::move(st->recorded);
     config.bookings = std::move(st->bookings);
     trace = std::move(st->trace);
@@ -327,6 +330,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
     out["notes"] = trace->notes;
     out["gpus"] = config.gpus;
     out["gpus_per_node"] = config.gpus_per_node;
+    if (!config.cards.empty()) out["mig_slices"] = replay::MigSlices(config.cards);
     out["estimates"] = sim::EstimatesName(config.estimates);
     out["seed"] = o.seed;
     if (with_bookings) {
@@ -345,8 +349,14 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   }
   std::printf("Trace %s: %zu jobs", source.c_str(), trace->jobs.size());
   if (trace->skipped) std::printf(" (%lld rows skipped)", static_cast<long long>(trace->skipped));
-  std::printf("; %d GPUs, %d per node; estimates %s\n", config.gpus, config.gpus_per_node,
-              sim::EstimatesName(config.estimates));
+  if (config.cards.empty()) {
+    std::printf("; %d GPUs, %d per node", config.gpus, config.gpus_per_node);
+  } else {
+    std::printf("; this server's %d GPUs as they are", config.gpus);
+    if (const int slices = replay::MigSlices(config.cards); slices > 0)
+      std::printf(" (%d MIG slices)", slices);
+  }
+  std::printf("; estimates %s\n", sim::EstimatesName(config.estimates));
   for (const std::string& n : trace->notes) std::printf("  note: %s\n", n.c_str());
   Table t({"POLICY", "JOBS", "REJECTED", "AVG WAIT", "P50 WAIT", "P99 WAIT", "MAX WAIT", "AVG JCT", "P99 JCT",
            "MAKESPAN", "UTIL", "JAIN(WAIT)"});

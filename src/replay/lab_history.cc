@@ -16,6 +16,7 @@ nlohmann::json Head(const StoreTrace& st) {
   return {{"jobs", st.trace.jobs.size()},
           {"skipped", st.trace.skipped},
           {"gpus", st.gpus},
+          {"mig_slices", MigSlices(st.cards)},
           {"notes", st.trace.notes}};
 }
 
@@ -57,6 +58,7 @@ sim::SimConfig HistoryConfig(const StoreTrace& st, const Policy& policy) {
   config.gpus = st.gpus;
   config.gpus_per_node = st.gpus;
   config.gpu_memory = st.gpu_memory;
+  config.cards = st.cards;
   config.policy = policy;
   config.estimates = sim::Estimates::kRecorded;
   config.bookings = st.bookings;

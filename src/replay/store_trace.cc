@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "json/fields.h"
 
@@ -37,6 +38,20 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
   out.gpus = static_cast<int>(cards.size());
   if (out.gpus == 0) return FailedPrecondition("rotad reports no GPUs: there is no cluster to replay on");
   out.gpu_memory = std::max<MiB>(1, Int(cards.front(), "memory_total"));
+  std::map<std::string, int> nodes;  // node name -> the replay's node number
+  for (const nlohmann::json& c : cards) {
+    Gpu g;
+    g.index = static_cast<int>(out.cards.size());
+    g.uuid = Str(c, "uuid");
+    if (g.uuid.empty()) g.uuid = "GPU-replay-" + std::to_string(g.index);
+    g.model = Str(c, "name");
+    g.memory = std::max<MiB>(1, Int(c, "memory_total"));
+    g.node = nodes.emplace(Str(c, "node"), static_cast<int>(nodes.size())).first->second;
+    for (const nlohmann::json& m : Arr(c, "mig")) {
+      g.mig.push_back({Str(m, "uuid"), Str(m, "profile"), std::max<MiB>(1, Int(m, "memory_total"))});
+    }
+    out.cards.push_back(std::move(g));
+  }
   std::int64_t line = 0;
   for (const nlohmann::json& j : jobs) {
     const Time submit = Int(j, "submit_time"), start = Int(j, "start_time"), end = Int(j, "end_time");
@@ -52,8 +67,11 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
     const std::string kind = Str(request, "kind");
     if (kind == "gpu_mem" || kind == "mig") {
       const MiB memory = kind == "mig" ? ProfileMemory(Str(request, "profile")) : Int(request, "memory");
+      // What it held, for the waits as they were: its memory over the first card's.
       t.gpu_fraction =
           std::clamp(static_cast<double>(memory) / static_cast<double>(out.gpu_memory), 0.001, 0.999);
+      if (kind == "mig") t.mig_profile = Str(request, "profile");
+      t.memory = std::max<MiB>(1, memory);
     } else {
       t.gpus = std::max<int>(1, static_cast<int>(Int(request, "gpus", 1)));
     }
@@ -87,6 +105,12 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
     out.trace.notes.push_back(std::to_string(out.trace.skipped) + " jobs that never ran left out");
   }
   return out;
+}
+
+int MigSlices(const std::vector<Gpu>& cards) {
+  int n = 0;
+  for (const Gpu& g : cards) n += static_cast<int>(g.mig.size());
+  return n;
 }
 
 std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until) {

@@ -21,18 +21,24 @@ namespace rota::replay {
 struct StoreTrace {
   sim::Trace trace;                       // absolute times, recorded limits
   int gpus = 0;                           // the server's cards
-  MiB gpu_memory = 0;                     // of its first card (shares and slices are fractions of it)
+  MiB gpu_memory = 0;                     // of its first card
+  std::vector<Gpu> cards;                 // as they are: memory, node, MIG slices (the replay's cluster)
   std::vector<sim::JobOutcome> recorded;  // the replayed jobs as they really waited and ran
   Time first_end = 0;                     // the earliest end among the jobs read
   std::vector<sim::SimBooking> bookings;  // the bookings of the same days, by when they were made
 };
 
 // From the replies of `gpus` and the pages of `history`. Jobs that never ran (cancelled while
-// waiting) are left out and counted in the trace's `skipped`.
+// waiting) are left out and counted in the trace's `skipped`. Shares ask their memory and MIG
+// jobs their profile, on the cards as they are now (a job whose profile no card offers any more
+// cannot be replayed and is counted as rejected by the replay).
 // `since`: the start of the window as rotad read it (0: unknown); a window that begins well before
 // its first job's end is said in the trace's notes.
 StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::vector<nlohmann::json>& jobs,
                                         Time since = 0);
+
+// The MIG slices among `cards` (the replay's cluster as `rota simulate` and the page say it).
+int MigSlices(const std::vector<Gpu>& cards);
 
 // The bookings of a `bookings` reply (everyone's) as the replay takes them: whole-card bookings
 // that were asked for and held (neither rejected nor cancelled), made when they were created,

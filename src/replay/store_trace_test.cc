@@ -1,5 +1,6 @@
 // Tests of the lab's history as a trace: what each recorded job becomes (whole cards, a memory
-// share and a MIG slice as fractions of the first card, the recorded limit), the jobs that never
+// share by its memory and a MIG slice by its profile, the recorded limit), the cards as they are
+// (memory, nodes, MIG slices), the jobs that never
 // ran left out and counted, the order, the recorded waits, and the clear errors.
 #include "replay/store_trace.h"
 
@@ -59,8 +60,11 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
   EXPECT_EQ(t[2].id, 3);
   EXPECT_EQ(t[2].after, (std::vector<std::int64_t>{1, 2}));  // --after and --after-ok; a bad id ignored
   EXPECT_EQ(t[1].gpus, 0);
-  EXPECT_DOUBLE_EQ(t[1].gpu_fraction, 0.5);  // 40 GB of an 80 GB card
+  EXPECT_EQ(t[1].mig_profile, "3g.40gb");    // replayed on a slice of that profile
+  EXPECT_DOUBLE_EQ(t[1].gpu_fraction, 0.5);  // what it held as it was: 40 GB of an 80 GB card
   EXPECT_EQ(t[1].duration, 1);               // ended as it started: a second
+  EXPECT_EQ(t[2].memory, 20480);             // a share asks its memory
+  EXPECT_TRUE(t[2].mig_profile.empty());
   EXPECT_DOUBLE_EQ(t[2].gpu_fraction, 0.25);
   // The waits as they were.
   ASSERT_EQ(st->recorded.size(), 3u);
@@ -117,6 +121,36 @@ TEST(StoreTrace, NothingToReplayIsSaid) {
                 .status()
                 .code(),
             StatusCode::kFailedPrecondition);
+}
+
+TEST(StoreTrace, TheCardsAreReplayedAsTheyAre) {
+  const json gpus = {
+      {"gpus",
+       {{{"index", 0},
+         {"uuid", "GPU-a"},
+         {"name", "A100"},
+         {"node", "n1"},
+         {"memory_total", 81920},
+         {"mig",
+          {{{"uuid", "MIG-a0"}, {"profile", "3g.40gb"}, {"memory_total", 40192}},
+           {{"uuid", "MIG-a1"}, {"profile", "2g.20gb"}, {"memory_total", 19968}}}}},
+        {{"index", 1}, {"uuid", "GPU-b"}, {"node", "n2"}, {"memory_total", 24576}, {"mig", json::array()}},
+        {{"index", 2}, {"node", "n1"}, {"memory_total", 24576}}}}};
+  StatusOr<StoreTrace> st =
+      StoreTraceFromJson(gpus, {Job(1, "ana", {{"kind", "gpus"}, {"gpus", 1}}, 1000, 1000, 2000, 3600)});
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->cards.size(), 3u);
+  EXPECT_EQ(st->cards[0].uuid, "GPU-a");
+  EXPECT_EQ(st->cards[0].memory, 81920);
+  ASSERT_EQ(st->cards[0].mig.size(), 2u);
+  EXPECT_EQ(st->cards[0].mig[1].profile, "2g.20gb");
+  EXPECT_EQ(st->cards[0].mig[1].memory, 19968);
+  EXPECT_EQ(st->cards[1].memory, 24576);
+  EXPECT_TRUE(st->cards[1].mig.empty());
+  // Nodes by name: n1, n2, n1.
+  EXPECT_EQ(st->cards[0].node, st->cards[2].node);
+  EXPECT_NE(st->cards[0].node, st->cards[1].node);
+  EXPECT_EQ(st->cards[2].uuid, "GPU-replay-2");  // a card without a uuid still has one of its own
 }
 
 }  // namespace

@@ -9,12 +9,21 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
                                           const std::vector<std::pair<const Job*, WaitReason>>& waiting) {
   const size_t n = state.gpus.size();
   std::vector<MiB> used(n, 0);
+  std::vector<std::pair<int, int>> slices_held;  // (card, slice) of the MIG slices in use
   for (const RunningJob& r : state.running) {
     for (int g : r.alloc.gpus) {
       if (g < 0 || static_cast<size_t>(g) >= n) continue;
-      used[g] += r.alloc.memory > 0 ? r.alloc.memory : state.gpus[g].memory;
+      const Gpu& gpu = state.gpus[g];
+      if (r.alloc.mig >= 0 && static_cast<size_t>(r.alloc.mig) < gpu.mig.size()) {
+        used[g] += gpu.mig[static_cast<size_t>(r.alloc.mig)].memory;
+        slices_held.emplace_back(g, r.alloc.mig);
+      } else {
+        used[g] += r.alloc.memory > 0 ? r.alloc.memory : gpu.memory;
+      }
     }
   }
+  // A card in MIG mode is idle by its free slices' memory and serves only slices: the profiles free.
+  std::vector<const std::string*> free_profiles;
   // Nodes are small integers (the simulator numbers them from 0); per-node counts in vectors.
   int nodes = 0;
   for (const Gpu& gpu : state.gpus) nodes = std::max(nodes, gpu.node + 1);
@@ -27,6 +36,17 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
     const size_t node = static_cast<size_t>(std::max(0, gpu.node));
     ++node_size[node];
     if (gpu.drained || gpu.memory <= 0) continue;
+    if (!gpu.mig.empty()) {
+      MiB free = 0;
+      for (size_t k = 0; k < gpu.mig.size(); ++k) {
+        const std::pair<int, int> slice{static_cast<int>(g), static_cast<int>(k)};
+        if (std::find(slices_held.begin(), slices_held.end(), slice) != slices_held.end()) continue;
+        free += gpu.mig[k].memory;
+        free_profiles.push_back(&gpu.mig[k].profile);
+      }
+      idle += static_cast<double>(std::min(free, gpu.memory)) / static_cast<double>(gpu.memory);
+      continue;
+    }
     const MiB left = std::max<MiB>(0, gpu.memory - used[g]);
     idle += static_cast<double>(left) / static_cast<double>(gpu.memory);
     max_share_free = std::max(max_share_free, left);
@@ -50,6 +70,9 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
       by_count = by_count || r.gpus <= free_whole;
     } else if (r.kind == RequestKind::kMemShare) {
       fits = r.memory <= max_share_free;
+    } else {
+      fits = std::any_of(free_profiles.begin(), free_profiles.end(),
+                         [&r](const std::string* p) { return *p == r.mig_profile; });
     }
     if (!fits) continue;
     if (reason == WaitReason::kBooking)

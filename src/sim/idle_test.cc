@@ -76,6 +76,32 @@ TEST(IdleTest, SharedCardsCountTheirFreePart) {
   EXPECT_EQ(ClassifyIdle(s, {{&share, WaitReason::kResources}}).first, IdleCause::kDraining);
 }
 
+// A card in MIG mode: idle by its free slices' memory, never a free whole card, and a waiting
+// slice of a free profile is held back while one of another profile waits for its slice.
+TEST(IdleTest, MigCardsCountTheirFreeSlices) {
+  ClusterState s;
+  Gpu card = testing::Card(0);
+  card.mig = {
+      {"MIG-0", "3g.40gb", k80GiB / 2}, {"MIG-1", "2g.20gb", k80GiB / 4}, {"MIG-2", "2g.20gb", k80GiB / 4}};
+  s.gpus.push_back(card);
+  RunningJob on_slice = testing::Running(100, "other", {0}, 0, 3600);
+  on_slice.alloc.mig = 0;
+  s.running.push_back(on_slice);
+  Job big = testing::MakeJob(1, "u", 0, 3600, 0);
+  big.request.kind = RequestKind::kMig;
+  big.request.mig_profile = "3g.40gb";
+  Job small = big;
+  small.id = 2;
+  small.request.mig_profile = "2g.20gb";
+  auto [cause, idle] = ClassifyIdle(s, {{&big, WaitReason::kResources}});
+  EXPECT_EQ(cause, IdleCause::kDraining);  // its slice is taken; the two free ones are not its
+  EXPECT_DOUBLE_EQ(idle, 0.5);
+  EXPECT_EQ(ClassifyIdle(s, {{&small, WaitReason::kPriority}}).first, IdleCause::kHeld);
+  // A whole card is no use to anyone here.
+  Job whole = testing::MakeJob(3, "u", 1, 3600, 0);
+  EXPECT_EQ(ClassifyIdle(s, {{&whole, WaitReason::kResources}}).first, IdleCause::kDraining);
+}
+
 TEST(IdleTest, AddsUpByCause) {
   IdleGpuSeconds g;
   AddIdle(g, IdleCause::kHeld, 10);

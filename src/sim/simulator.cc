@@ -56,7 +56,8 @@ class Replay {
     policy_ = config.policy;
     policy_.enforce_time_limits = false;
     policy_.estimate_starts = false;
-    for (int i = 0; i < config.gpus; ++i) {
+    state_.gpus = config.cards;
+    for (int i = 0; i < config.gpus && config.cards.empty(); ++i) {
       Gpu g;
       g.index = i;
       g.uuid = "GPU-sim-" + std::to_string(i);
@@ -89,6 +90,12 @@ class Replay {
       if (t.gpus > 0) {
         s.job.request.kind = RequestKind::kWholeGpus;
         s.job.request.gpus = t.gpus;
+      } else if (!t.mig_profile.empty()) {
+        s.job.request.kind = RequestKind::kMig;
+        s.job.request.mig_profile = t.mig_profile;
+      } else if (t.memory > 0) {
+        s.job.request.kind = RequestKind::kMemShare;
+        s.job.request.memory = t.memory;
       } else {
         s.job.request.kind = RequestKind::kMemShare;
         s.job.request.memory =
@@ -689,6 +696,9 @@ StatusOr<SimResult> Simulate(const Trace& trace, const SimConfig& config) {
   if (config.gpus < 1) return InvalidArgument("--gpus must be at least 1");
   if (config.gpus_per_node < 1) return InvalidArgument("--gpus-per-node must be at least 1");
   if (config.gpu_memory < 1) return InvalidArgument("--gpu-mem must be positive");
+  if (!config.cards.empty() && config.cards.size() != static_cast<size_t>(config.gpus)) {
+    return InvalidArgument("the cards given are not as many as the GPUs said");
+  }
   const Status stopped = Unavailable("the replay was stopped");
   if (config.bookings.empty()) {
     SimResult r = Replay(trace, config).Run();

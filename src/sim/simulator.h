@@ -54,6 +54,9 @@ struct SimConfig {
   int gpus = 8;
   int gpus_per_node = 8;
   MiB gpu_memory = 80 * 1024;  // memory of each simulated card (shares are fractions of it)
+  // Not empty: the cards as they are (a store replay: each card's memory and node, MIG slices),
+  // instead of `gpus` cards of `gpu_memory`; `gpus` must then be their number.
+  std::vector<Gpu> cards;
   Policy policy;               // algorithm and everything else; enforce_time_limits is forced off
   Estimates estimates = Estimates::kExact;
   double noise_max = 3.0;      // kNoisy: limit = duration * U[1, noise_max] (users overestimate)

@@ -643,6 +643,44 @@ TEST(SimulatorTest, AStoppedReplaySaysSoInsteadOfFigures) {
   EXPECT_EQ(Simulate(t, c).status().code(), StatusCode::kUnavailable);
 }
 
+// A store replay's cluster: the cards as they are. Two 3g.40gb slices of card 0 run two MIG jobs
+// side by side while card 1 (24 GB) runs a 20 GB share; a third MIG job waits for a slice, a
+// whole-card job can only have card 1 (under fifo it waits behind the third), and a profile no
+// card offers is rejected.
+TEST(SimulatorTest, TheCardsAsTheyAreRunSlicesAndShares) {
+  Gpu mig;
+  mig.uuid = "GPU-m";
+  mig.memory = 81920;
+  mig.mig = {{"MIG-0", "3g.40gb", 40192}, {"MIG-1", "3g.40gb", 40192}};
+  Gpu small;
+  small.uuid = "GPU-s";
+  small.index = 1;
+  small.memory = 24576;
+  auto slice = [](Time submit, Duration duration, const char* profile) {
+    TraceJob j = Whole(submit, duration, 0);
+    j.mig_profile = profile;
+    return j;
+  };
+  TraceJob share = Whole(0, 50, 0);
+  share.memory = 20480;
+  const Trace t = MakeTrace({slice(0, 100, "3g.40gb"), slice(0, 100, "3g.40gb"), share,
+                             slice(10, 10, "3g.40gb"), Whole(20, 10, 1), slice(30, 10, "7g.80gb")});
+  for (Algorithm alg : kAlgorithms) {
+    SimConfig c = Config(alg, 2);
+    c.cards = {mig, small};
+    const SimResult r = Replay(t, c);
+    const Time whole = alg == Algorithm::kFifo ? 80 : 30;
+    EXPECT_EQ(Waits(r), (WaitMap{{1, 0}, {2, 0}, {3, 0}, {4, 90}, {5, whole}})) << AlgorithmName(alg);
+    EXPECT_EQ(r.rejected, 1) << AlgorithmName(alg);
+    // Each slice is a bit under half the card: the busy GPU-seconds count what the slices held.
+    EXPECT_GT(r.metrics.utilisation, 0) << AlgorithmName(alg);
+  }
+  // The cards must be as many as the GPUs said.
+  SimConfig bad = Config(Algorithm::kRota, 3);
+  bad.cards = {mig, small};
+  EXPECT_FALSE(Simulate(t, bad).ok());
+}
+
 TEST(SimulatorTest, EmptyTraceAndBadConfig) {
   SimResult r = Replay(Trace{}, Config(Algorithm::kRota, 2));
   EXPECT_EQ(r.metrics.jobs, 0);

@@ -28,6 +28,8 @@ struct TraceJob {
   rota::Duration duration = 0;  // actual run time in seconds, >= 1 (fractions rounded up, 0 -> 1)
   int gpus = 0;                 // whole GPUs; 0 when the job is a share of one GPU
   double gpu_fraction = 0;      // in (0,1) for a share of one GPU, else 0
+  rota::MiB memory = 0;         // a share of this much memory instead of the fraction (a store replay)
+  std::string mig_profile;      // a MIG slice of this profile instead (a store replay); "": none
   std::string user;             // may be empty
   std::string project;          // may be empty
   std::string tier;             // "thesis", "regular", "explore" or empty

@@ -67,6 +67,34 @@ class SimulateFromStoreTest(DaemonTest):
         changed = json.loads(self.simulate("--json", "--policy", "rota", "--set", "weight.fairshare=0").stdout)
         self.assertEqual(changed["results"][0]["jobs"], len(jobs))
 
+    def test_slices_and_shares_replay_on_the_cards_as_they_are(self):
+        # The MIG card has one 3g.40gb slice: two such jobs ran one after the other, and so they
+        # replay (a slice is not half of a whole card that two could share).
+        first = self.d.submit("--mig", "3g.40gb", "--time", "5m", "--", "sleep", "2")
+        second = self.d.submit("--mig", "3g.40gb", "--time", "5m", "--", "true")
+        share = self.d.submit("--gpu-mem", "20G", "--time", "5m", "--", "true")
+        for job in (first, second, share):
+            self.d.wait_state(job, "completed", timeout=30)
+        r = json.loads(self.simulate("--json", "--policy", "fifo,rota").stdout)
+        self.assertEqual(r["jobs"], 3)
+        self.assertEqual(r["mig_slices"], 4)
+        ran = self.d.job(first)
+        for res in r["results"]:
+            self.assertEqual(res["rejected"], 0, res)
+            # The second waited for the first's whole recorded run (2 s and more).
+            self.assertGreaterEqual(res["max_wait"], ran["end_time"] - ran["start_time"], res)
+        self.assertIn("this server's 3 GPUs as they are (4 MIG slices)", self.simulate("--policy", "fifo").stdout)
+        # Asked for other cards, the replay runs on those.
+        other = json.loads(self.simulate("--json", "--policy", "fifo", "--gpus", "2").stdout)
+        self.assertNotIn("mig_slices", other)
+        # The page's replay says the same cluster and the same waits.
+        page = self.replayed("replay", since="1d")
+        self.assertTrue(page["ok"], page)
+        self.assertEqual(page["result"]["mig_slices"], 4)
+        cli = json.loads(self.simulate("--json").stdout)
+        for mine, theirs in zip(page["result"]["results"], cli["results"]):
+            self.assertEqual(mine["max_wait"], theirs["max_wait"], mine["policy"])
+
     def test_tune_replays_a_grid_of_the_configured_weights_and_proposes(self):
         users, jobs = self.fill()
         conf = self.path("lab.toml")
@@ -119,7 +147,7 @@ class SimulateFromStoreTest(DaemonTest):
         # The same figures as `rota simulate --from-store`: the lab's configuration here is the
         # defaults, under which the command line replays.
         cli = json.loads(self.simulate("--json").stdout)
-        for k in ("jobs", "skipped", "gpus"):
+        for k in ("jobs", "skipped", "gpus", "mig_slices"):
             self.assertEqual(page[k], cli[k], k)
         self.assertEqual(page["recorded"], cli["recorded"])
         self.assertEqual([x["policy"] for x in page["results"]], ["fifo", "backfill", "rota"])

@@ -594,7 +594,8 @@ async function main() {
       // The jobs the command line replays from the same store.
       const cli = JSON.parse(daemon.rota('simulate', '--from-store', '--since', '7d', '--json'));
       const notes = await page.locator('.replay-notes').innerText();
-      expect(notes.includes(`${cli.jobs} jobs replayed on ${cli.gpus} GPUs`), 'notes: ' + notes);
+      expect(notes.includes(`${cli.jobs} jobs replayed on ${cli.gpus} GPUs as they are (${cli.mig_slices} MIG slices)`),
+        'notes: ' + notes);
       expect(/Replayed at .* in [0-9.]+ s\./.test(await page.locator('.replay-status').innerText()), 'no status line');
       await page.click('#replay-tune');
       await page.locator('#tune-figures tr[data-row=avg]').waitFor({ timeout: 120000 });

@@ -19,7 +19,8 @@ function table(id, head, rows) {
 }
 
 function notes(result) {
-  const lines = [t('replay.replayed', { jobs: result.jobs, gpus: result.gpus })];
+  const lines = [t(result.mig_slices > 0 ? 'replay.replayed_mig' : 'replay.replayed',
+    { jobs: result.jobs, gpus: result.gpus, slices: result.mig_slices })];
   for (const n of result.notes || []) lines.push(n);
   return h('ul', { class: 'replay-notes muted' }, lines.map((l) => h('li', {}, l)));
 }
