@@ -70,8 +70,11 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
       // What it held, for the waits as they were: its memory over the first card's.
       t.gpu_fraction =
           std::clamp(static_cast<double>(memory) / static_cast<double>(out.gpu_memory), 0.001, 0.999);
-      if (kind == "mig") t.mig_profile = Str(request, "profile");
-      t.memory = std::max<MiB>(1, memory);
+      if (kind == "mig") {
+        t.mig_profile = Str(request, "profile");
+      } else {
+        t.memory = std::max<MiB>(1, memory);
+      }
     } else {
       t.gpus = std::max<int>(1, static_cast<int>(Int(request, "gpus", 1)));
     }
