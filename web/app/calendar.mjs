@@ -294,19 +294,17 @@ export function mount(root, ctx) {
   // did not: a redraw (after every booking made, the 30-second refresh) must neither drop a reason
   // an admin is typing nor replace a button between the press and the release of a click (the
   // click is then lost: seen in the browser test while a slow rotad's answers came in).
-  let pendingDrawn = '';
-  let pendingRows = new Map();  // booking id -> { key, li }
+  let pendingRows = new Map();  // booking id -> { key, li }, in the order drawn
   function drawPending() {
     if (!me.admin || st.pending.length === 0) {
-      pendingDrawn = '';
       pendingRows = new Map();
       replace(pendingBox);
       pendingBox.hidden = true;
       return;
     }
     const keys = st.pending.map((b) => lang() + JSON.stringify(b));
-    if (keys.join('\n') === pendingDrawn) return;
-    pendingDrawn = keys.join('\n');
+    const drawn = [...pendingRows.values()];
+    if (drawn.length === keys.length && drawn.every((r, i) => r.key === keys[i])) return;
     const rows = new Map();
     const items = st.pending.map((b, i) => {
       const kept = pendingRows.get(b.id);
