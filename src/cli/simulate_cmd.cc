@@ -52,6 +52,7 @@ struct SimulateOptions {
   double no_show = 0.2;  // fraction of generated bookings whose owner does not come
   std::string book_ahead = "1d";  // generated (and file bookings without `made`): made this early
   int predict = 0;  // foresee every Nth job's start and measure the forecasts (0: not)
+  bool no_arrivals = false;  // ... knowing only the jobs queued (to measure what arrivals add)
   bool from_store = false;  // the lab's own history instead of --trace
   std::string since = "14d";
 };
@@ -172,6 +173,11 @@ void PrintPredictions(const std::vector<sim::SimResult>& results, int every) {
               "played forward on run times predicted from the jobs ended so far. BETTER: ON LIMITS / FORECAST.\n"
               "BY P90: jobs that started by their p90 (calibrated on the sampled jobs started so far);\n"
               "P90 AHEAD: median of p90 - arrival. WAITED: the same over the jobs that did not start at once.\n");
+  if (std::any_of(results.begin(), results.end(),
+                  [](const sim::SimResult& r) { return r.foresaw_arrivals; })) {
+    std::printf(
+        "Under the rota policy the play foresees the last week's jobs coming again (--no-arrivals: not).\n");
+  }
 }
 
 // Each user's average and p99 wait as recorded and under each policy (--from-store).
@@ -266,6 +272,7 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
   if (o.predict < 0) return SimulateFail("--predict must not be negative");
   config.predict_every = o.predict;
+  if (o.no_arrivals) config.arrivals.horizon = 0;
   if (o.no_show < 0 || o.no_show > 1) return SimulateFail("--no-show must be a fraction from 0 to 1");
   auto ahead = ParseDuration(o.book_ahead);
   if (!ahead)
@@ -477,6 +484,8 @@ void AddSimulateCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--predict", o->predict,
                   "Foresee the start of every Nth job when it arrives and report the forecasts' errors");
+  cmd->add_flag("--no-arrivals", o->no_arrivals,
+                "With --predict: forecasts know only the jobs queued, not the last week's arrivals again");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([options, o, exit_code] { *exit_code = RunSimulate(*options, *o); });
 }

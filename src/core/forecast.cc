@@ -28,8 +28,15 @@ class Forward {
 
   std::unordered_map<JobId, Time> Run(const ForecastOptions& o) {
     std::unordered_set<JobId> left(o.targets.begin(), o.targets.end());
+    if (o.targets.empty()) {
+      for (const Job& j : s_.pending) left.insert(j.id);
+    }
+    size_t arrived = 0;
     Time t = now_;
-    for (int pass = 0; pass < o.max_passes && !s_.pending.empty(); ++pass) {
+    for (int pass = 0; pass < o.max_passes && !left.empty(); ++pass) {
+      for (; arrived < o.arrivals.size() && o.arrivals[arrived].submit_time <= t; ++arrived) {
+        s_.pending.push_back(o.arrivals[arrived]);
+      }
       const Decisions d = Schedule(s_, policy_, t);
       if (!d.starts.empty()) Start(d.starts, t, left);
       for (const Signal& sig : d.signals) {
@@ -42,8 +49,8 @@ class Forward {
           ends_[i] = std::min(ends_[i], sig.kill_at);
         }
       }
-      if (!o.targets.empty() && left.empty()) return std::move(out_);
-      Time next = kNever;
+      if (left.empty()) break;
+      Time next = arrived < o.arrivals.size() ? o.arrivals[arrived].submit_time : kNever;
       for (Time e : ends_) next = std::min(next, e);
       if (d.next_wakeup > t) next = std::min(next, d.next_wakeup);
       if (next == kNever) break;
@@ -60,9 +67,12 @@ class Forward {
     p.explain = true;
     p.estimate_starts = true;
     p.enforce_time_limits = false;  // predicted run times are no limits
-    const Decisions d = Schedule(s_, p, t);
-    for (const rota::Start& st : d.starts) out_.emplace(st.job, t);
-    for (const PendingInfo& info : d.pending) out_.emplace(info.job, info.expected_start);
+    if (!left.empty()) {
+      const Decisions d = Schedule(s_, p, t);
+      for (const rota::Start& st : d.starts) out_.emplace(st.job, t);
+      for (const PendingInfo& info : d.pending) out_.emplace(info.job, info.expected_start);
+    }
+    for (size_t i = 0; i < arrived; ++i) out_.erase(o.arrivals[i].id);
     return std::move(out_);
   }
 

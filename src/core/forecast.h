@@ -4,8 +4,9 @@
 // ForecastStarts plays the scheduler forward instead: the running jobs end when the lab's history
 // predicts (core/runtime_model.h), and at each end the very same Schedule() decides on time
 // limits what starts, as the daemon will; each started job then runs its predicted time. No job
-// arrives meanwhile (what comes later is the range's business, core/start_range.h). Nothing in it
-// is a decision. Pure. Tested by forecast_test.cc.
+// arrives meanwhile but the jobs foreseen to arrive (core/arrivals.h), where given; what else
+// comes is the range's business (core/start_range.h). Nothing in it is a decision. Pure. Tested by
+// forecast_test.cc.
 #pragma once
 
 #include <unordered_map>
@@ -23,6 +24,10 @@ struct ForecastOptions {
   // Passes played forward at most; the jobs still waiting then get the plan's estimate on
   // predicted run times at that point.
   int max_passes = 2000;
+  // Jobs foreseen to arrive (core/arrivals.h), sorted by submit time: each joins the queue at its
+  // submit time and competes as a queued job would. Their ids must be new to the state; they get
+  // no forecast of their own.
+  std::vector<Job> arrivals;
 };
 
 // When a running job that started at `start` with `limit` and is predicted to run `predicted` is

@@ -104,6 +104,33 @@ TEST(Forecast, AJobThatCanNeverRunHasNoStart) {
   EXPECT_EQ(f.at(3), kNow + 90 * kMinute);
 }
 
+// One card, busy for another hour as predicted; J waits. A thesis job foreseen to arrive in half
+// an hour takes the card first under the rota policy (the tiers order the queue), and runs its
+// predicted half hour: J starts later by that much. Under fifo it queues behind J.
+TEST(Forecast, AForeseenArrivalOvertakesWhereThePolicyLetsIt) {
+  ClusterState state;
+  state.gpus = testing::Cards(1);
+  state.running.push_back(Running(1, 0, kNow - kHour, 8 * kHour));  // predicted 2 h: ends in 1 h
+  state.pending.push_back(testing::MakeJob(2, "u", 1, 4 * kHour, kNow - 100));
+  RuntimeModel model{10, 3};
+  for (int i = 0; i < 3; ++i) model.Add({"other", "", 4 * kHour, kHour});
+  ForecastOptions o;
+  o.arrivals.push_back(testing::MakeJob(10, "v", 1, 2 * kHour, kNow + 30 * kMinute, Tier::kThesis));
+  // One that comes after J has started changes nothing.
+  o.arrivals.push_back(testing::MakeJob(11, "v", 1, 2 * kHour, kNow + 5 * kHour, Tier::kThesis));
+
+  auto f = ForecastStarts(state, Plain(Algorithm::kRota), kNow, model, o);
+  EXPECT_EQ(f.at(2), kNow + 90 * kMinute);
+  EXPECT_EQ(f.count(10), 0u) << "a foreseen arrival gets no forecast of its own";
+  EXPECT_EQ(f.count(11), 0u);
+  EXPECT_EQ(ForecastStarts(state, Plain(Algorithm::kFifo), kNow, model, o).at(2), kNow + kHour);
+  // Without it, J is next.
+  EXPECT_EQ(ForecastStarts(state, Plain(Algorithm::kRota), kNow, model).at(2), kNow + kHour);
+  // A play stopped before the arrival: the plan on predicted run times, which knows none.
+  o.max_passes = 1;
+  EXPECT_EQ(ForecastStarts(state, Plain(Algorithm::kRota), kNow, model, o).at(2), kNow + kHour);
+}
+
 }  // namespace
 }  // namespace forecast_test
 }  // namespace rota

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/arrivals.h"
 #include "core/forecast.h"
 
 namespace rota::daemon {
@@ -24,6 +25,8 @@ constexpr size_t kMaxWork = 200'000;
 // clock (its view in between is the last forecast); a lab's queue is forecast after every pass.
 constexpr size_t kLongQueue = 2'000;
 constexpr Duration kRefresh = 10;
+// Forecasts foresee the last week's jobs coming again (core/arrivals.h).
+const ArrivalOptions kArrivals;
 
 // Whether an ended job's run says how long such jobs run: it ran, and ended by itself or at its
 // limit (a cancel or a preemption cut it short for reasons of its own).
@@ -56,6 +59,8 @@ void Foresight::Learn(Time now) {
       after = {r.end_time, r.job.id};
       cursor_ = std::max(cursor_, after);
       if (!seen_.emplace(r.job.id, r.end_time).second) continue;
+      // A job that ran is one the lab submitted (one cancelled while it waited competed for nothing).
+      if (r.start_time > 0 && r.job.submit_time > now - kArrivals.period) arrived_.emplace(r.job.id, r.job);
       if (RanItsCourse(r)) {
         model_.Add({r.job.user, r.job.name, r.job.time_limit, r.end_time - r.start_time});
         stale_ = true;
@@ -77,7 +82,9 @@ void Foresight::Compute(Time now) {
   Learn(now);
   const ClusterState state = setup_.state();
   ForecastOptions options;
-  const size_t jobs = std::max<size_t>(1, state.pending.size() + state.running.size());
+  if (ArrivalsOvertake(setup_.config->policy)) options.arrivals = Arrivals(state, now);
+  const size_t jobs =
+      std::max<size_t>(1, state.pending.size() + state.running.size() + options.arrivals.size() / 2);
   jobs_seen_ = jobs;
   options.max_passes = static_cast<int>(std::clamp<size_t>(kMaxWork / jobs, 20, kMaxPasses));
   const std::unordered_map<JobId, Time> starts =
@@ -91,6 +98,21 @@ void Foresight::Compute(Time now) {
   }
   made_at_ = now;
   stale_ = false;
+}
+
+std::vector<Job> Foresight::Arrivals(const ClusterState& state, Time now) {
+  std::erase_if(arrived_, [now](const auto& e) { return e.second.submit_time <= now - kArrivals.period; });
+  std::vector<Job> recent;
+  recent.reserve(arrived_.size() + state.pending.size() + state.running.size());
+  JobId last = 0;
+  auto add = [&](const Job& j) {
+    last = std::max(last, j.id);
+    if (j.submit_time > now - kArrivals.period) recent.push_back(j);
+  };
+  for (const auto& [id, j] : arrived_) add(j);
+  for (const Job& j : state.pending) add(j);
+  for (const RunningJob& r : state.running) add(r.job);
+  return RepeatArrivals(recent, now, last + 1, kArrivals);
 }
 
 Time Foresight::next_due() const { return made_at_ + kRefresh; }

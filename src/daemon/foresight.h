@@ -1,6 +1,7 @@
 // Start forecasts for the waiting jobs and predicted ends for the running ones (issue 29), from
 // the lab's own history: run times predicted from the jobs that ended (core/runtime_model.h), the
-// scheduler played forward on them (core/forecast.h), and each forecast's p50 and p90 from how
+// scheduler played forward on them (core/forecast.h) with the last week's jobs coming again where
+// the policy lets later jobs go first (core/arrivals.h), and each forecast's p50 and p90 from how
 // far the lab's past first forecasts were off (core/start_range.h). The plan on time limits stays
 // what promises rest on (a reservation); a forecast is what is likely.
 //
@@ -18,6 +19,7 @@
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "config/config.h"
 #include "core/cluster.h"
@@ -76,6 +78,8 @@ class Foresight {
   void Compute(Time now);
   bool Due(Time now) const;                // stale, and not a long queue forecast less than kRefresh ago
   void Refresh(JobId id, Entry& e) const;  // its range, on the calibration and plan of now
+  // The jobs foreseen to arrive: the last week's (ended, running, waiting) again.
+  std::vector<Job> Arrivals(const ClusterState& state, Time now);
 
   Setup setup_;
   RuntimeModel model_;
@@ -83,6 +87,7 @@ class Foresight {
   bool loaded_ = false;
   std::pair<Time, JobId> cursor_{0, 0};   // the last ended job learnt from (end time, id)
   std::unordered_map<JobId, Time> seen_;  // the jobs learnt from within the hour before the cursor
+  std::unordered_map<JobId, Job> arrived_;  // the ended jobs that ran, submitted in the last week
   bool stale_ = true;
   bool learn_due_ = true;
   Time made_at_ = 0;

@@ -179,6 +179,54 @@ TEST_F(ForesightTest, AWaitingJobIsForecastOnHistoryAndCalibratedOnStoredForecas
   EXPECT_EQ(e->range.p90, kStart + 60 + (3540 + 600) * 19 / 4 - 600);
 }
 
+// Last week at this hour a thesis job of Zed's came in half an hour later and ran half an hour:
+// under the rota policy the forecast foresees it again, taking the card first when Ana's job ends
+// (the tiers order the queue), so Bo's job starts at 10:30, not 10:00. A job cancelled before it
+// ever ran is not foreseen again, nor one of more than a week ago; under fifo nothing later
+// goes first.
+TEST_F(ForesightTest, UnderRotaTheLastWeeksJobsAreForeseenAgain) {
+  for (int i = 0; i < 3; ++i) Ended("ana", "", 4 * kHour, kStart - kDay + i * kHour, kHour);
+  auto thesis = [this](const std::string& user, Time submit) {
+    store::JobRecord r;
+    r.job.user = user;
+    r.job.tier = Tier::kThesis;
+    r.job.time_limit = 2 * kHour;
+    r.uid = 1001;
+    r.command = {"true"};
+    StatusOr<JobId> id = store_->Submit(r, submit);
+    EXPECT_TRUE(id.ok());
+    return *id;
+  };
+  const JobId zed = thesis("zed", kStart - kWeek + 30 * kMinute);
+  store::StartInfo info;
+  info.placement.alloc.gpus = {0};
+  info.placement.gpu_uuids = {"GPU-0"};
+  ASSERT_TRUE(store_->MarkStarted(zed, info, kStart - kWeek + 30 * kMinute).ok());
+  ASSERT_TRUE(store_->MarkEnded(zed, JobState::kCompleted, 0, "x", kStart - kWeek + kHour).ok());
+  const JobId yan = thesis("yan", kStart - kWeek + 20 * kMinute);
+  ASSERT_TRUE(store_->Cancel(yan, "yan", kStart - kWeek + 21 * kMinute).ok());
+  // A week and ten seconds before the forecast: not again (it would come in at once).
+  const JobId old = thesis("old", kStart - kWeek + 50);
+  ASSERT_TRUE(store_->MarkStarted(old, info, kStart - kWeek + 50).ok());
+  ASSERT_TRUE(store_->MarkEnded(old, JobState::kCompleted, 0, "x", kStart - kWeek + 1850).ok());
+
+  RunningJob r;
+  r.job = Waiting(50, "ana", "", 4 * kHour);
+  r.alloc.gpus = {0};
+  r.start_time = kStart;
+  state_.running.push_back(r);
+  state_.pending.push_back(Waiting(51, "bo", "", 2 * kHour));
+  const Foresight::Entry* e = foresight_->Of(51, kStart + 60);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->forecast, kStart + 90 * kMinute);
+
+  config_ = testing::ParsedConfig("[policy]\nalgorithm = \"fifo\"\n");
+  foresight_ = Make();
+  e = foresight_->Of(51, kStart + 60);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->forecast, kStart + kHour);
+}
+
 TEST_F(ForesightTest, WithoutHistoryAForecastTellsNothingNew) {
   state_.pending.push_back(Waiting(51, "bo", "", 2 * kHour));
   const Foresight::Entry* e = foresight_->Of(51, kStart);

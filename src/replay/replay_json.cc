@@ -85,7 +85,10 @@ nlohmann::json ResultJson(const sim::SimResult& r, double wall_seconds, bool per
                           {"draining", idle.draining},
                           {"no_work", idle.no_work}}}};
   if (r.has_bookings) out["bookings"] = BookingsJson(r.bookings);
-  if (r.has_prediction) out["prediction"] = PredictionJson(r.prediction);
+  if (r.has_prediction) {
+    out["prediction"] = PredictionJson(r.prediction);
+    out["prediction"]["foresaw_arrivals"] = r.foresaw_arrivals;
+  }
   if (per_user) out["per_user"] = PerUserJson(r.outcomes);
   return out;
 }

@@ -18,6 +18,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/arrivals.h"
 #include "core/forecast.h"
 #include "core/quota.h"
 #include "core/scheduler.h"
@@ -117,6 +118,7 @@ class Replay {
     Time idle_since = kNever;  // since when nothing runs, starts or is left to arrive
     const int every = config_.predict_every;
     if (every > 0) prediction_of_.assign(n_trace_ + n_books + 1, -1);
+    foresee_arrivals_ = every > 0 && config_.arrivals.horizon > 0 && ArrivalsOvertake(policy_);
     std::vector<JobId> foresee;
     while (true) {
       if (config_.stop != nullptr && config_.stop->load(std::memory_order_relaxed)) {
@@ -187,6 +189,7 @@ class Replay {
     if (config_.keep_outcomes) result.outcomes = std::move(outcomes_);
     if (every > 0) {
       result.has_prediction = true;
+      result.foresaw_arrivals = foresee_arrivals_;
       result.prediction = ComputePredictionMetrics(predictions_);
     }
     return result;
@@ -225,6 +228,12 @@ class Replay {
     for (const PendingInfo& p : d.pending) on_limits[p.job] = p.expected_start;
     ForecastOptions options;
     options.targets = ids;
+    if (foresee_arrivals_) {
+      while (!recent_.empty() && recent_.front().submit_time < now - config_.arrivals.period)
+        recent_.pop_front();
+      options.arrivals = RepeatArrivals({recent_.begin(), recent_.end()}, now,
+                                        static_cast<JobId>(jobs_.size() + 1), config_.arrivals);
+    }
     const std::unordered_map<JobId, Time> forecast = ForecastStarts(state_, policy_, now, model_, options);
     for (JobId id : ids) {
       if (removed_[static_cast<size_t>(id)]) continue;
@@ -512,6 +521,7 @@ class Replay {
     }
     pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
     state_.pending.push_back(s.job);
+    if (foresee_arrivals_) recent_.push_back(s.job);
   }
 
   // Marks a pending job for removal; Compact() removes the marked ones keeping the others in
@@ -677,6 +687,9 @@ class Replay {
   WaitCalibration calibration_;
   std::vector<PredictionRecord> predictions_;
   std::vector<int> prediction_of_;  // by job id: index in predictions_, -1 when not sampled
+  // Forecasts foresee arrivals (config_.arrivals) where the policy lets later jobs overtake.
+  bool foresee_arrivals_ = false;
+  std::deque<Job> recent_;  // then the trace jobs of the last arrival period, to come again
 };
 
 }  // namespace

@@ -24,12 +24,12 @@
 // utilisation), and show in BookingMetrics instead. A booking with `show` = 0 gets no job.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <atomic>
-
+#include "core/arrivals.h"
 #include "core/booking.h"
 #include "core/policy.h"
 #include "core/status.h"
@@ -75,6 +75,9 @@ struct SimConfig {
   // start compared with what was foreseen (SimResult::prediction); 0: none. Decisions are the
   // same either way.
   int predict_every = 0;
+  // ... foreseeing the jobs to come as the last period's again (core/arrivals.h), where the policy
+  // lets later jobs overtake; a horizon of 0: forecasts know only the jobs queued.
+  ArrivalOptions arrivals;
 };
 
 struct SimResult {
@@ -93,6 +96,7 @@ struct SimResult {
   std::vector<BookingOutcome> booking_outcomes;  // keep_outcomes only
   // With SimConfig::predict_every only.
   bool has_prediction = false;
+  bool foresaw_arrivals = false;  // the forecasts foresaw arrivals (SimConfig::arrivals)
   PredictionMetrics prediction;
 };
 

@@ -735,6 +735,50 @@ TEST(SimulatorTest, ForecastsOnNoisyEstimatesBeatThePlanOnLimits) {
   EXPECT_LT(r.prediction.waited_error_forecast * 2, r.prediction.waited_error_limit);
 }
 
+// A lab whose weeks repeat (here a period of 5,000 s): on one card, a thesis job B runs 300 s;
+// L1 and L2 (regular, 1,000 s each) come in behind it; S (thesis, 500 s) comes a little later and
+// goes first under the rota policy. Knowing only the queue, the forecasts of L1 and L2 are 500 s
+// early every period; foreseeing the last period's jobs again, they are exact from the second
+// period on (exact estimates: the run times are known). Decisions are the same either way; fifo
+// foresees no arrivals (nothing later goes first).
+TEST(SimulatorTest, ForecastsForeseeTheLastPeriodsArrivalsUnderRota) {
+  constexpr Duration kPeriod = 5000;
+  std::vector<TraceJob> jobs;
+  for (int p = 0; p < 10; ++p) {
+    const Time base = p * kPeriod;
+    jobs.push_back(Whole(base, 300, 1, "c", "thesis"));
+    jobs.push_back(Whole(base + 1, 1000, 1, "a"));
+    jobs.push_back(Whole(base + 2, 1000, 1, "a"));
+    jobs.push_back(Whole(base + 100, 500, 1, "b", "thesis"));
+  }
+  const Trace t = MakeTrace(jobs);
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.predict_every = 1;
+  c.arrivals.period = kPeriod;
+  c.arrivals.horizon = kPeriod;
+  const SimResult with = Replay(t, c);
+  SimConfig without_config = c;
+  without_config.arrivals.horizon = 0;
+  const SimResult without = Replay(t, without_config);
+  ASSERT_TRUE(with.has_prediction);
+  EXPECT_TRUE(with.foresaw_arrivals);
+  EXPECT_FALSE(without.foresaw_arrivals);
+  std::map<std::int64_t, Time> waits;
+  for (const JobOutcome& o : with.outcomes) waits[o.id] = o.start - o.submit;
+  ASSERT_EQ(waits.size(), 40u);
+  ASSERT_EQ(without.outcomes.size(), 40u);
+  for (const JobOutcome& o : without.outcomes) EXPECT_EQ(o.start - o.submit, waits[o.id]) << o.id;
+  // S goes first: L1 (the second job of each period) starts 800 s into it, L2 1,800 s.
+  EXPECT_EQ(waits[6], 799);
+  EXPECT_EQ(waits[7], 1798);
+  EXPECT_EQ(with.prediction.waited, 30);  // L1, L2 and S of every period
+  EXPECT_EQ(without.prediction.waited_error_forecast, 500);
+  EXPECT_EQ(with.prediction.waited_error_forecast, 0);
+
+  c.policy.algorithm = Algorithm::kFifo;
+  EXPECT_FALSE(Replay(t, c).foresaw_arrivals);
+}
+
 // ---- The bundled Philly slice ----
 
 TEST(SimulatorPhillyTest, ConservationOnPhillySlice) {
