@@ -120,10 +120,20 @@ std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, 
   std::vector<sim::SimBooking> out;
   for (const nlohmann::json& b : Arr(reply, "bookings")) {
     const std::string state = Str(b, "state");
-    if (state == "rejected" || state == "cancelled" || Str(Obj(b, "request"), "kind") != "gpus") continue;
+    if (state == "rejected" || state == "cancelled") continue;
+    const nlohmann::json& request = Obj(b, "request");
+    const std::string kind = Str(request, "kind");
     sim::SimBooking s;
     s.user = Str(b, "user");
-    s.gpus = std::max<int>(1, static_cast<int>(Int(Obj(b, "request"), "gpus", 1)));
+    if (kind == "gpus") {
+      s.gpus = std::max<int>(1, static_cast<int>(Int(request, "gpus", 1)));
+    } else if (kind == "gpu_mem" && Int(request, "memory") > 0) {
+      s.memory = Int(request, "memory");
+    } else if (kind == "mig" && !Str(request, "profile").empty()) {
+      s.mig_profile = Str(request, "profile");
+    } else {
+      continue;  // a request this replay cannot read
+    }
     s.start = Int(b, "start");
     s.end = Int(b, "end");
     s.made = std::min<Time>(Int(b, "created"), s.start);

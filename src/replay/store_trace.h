@@ -40,8 +40,9 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
 // The MIG slices among `cards` (the replay's cluster as `rota simulate` and the page say it).
 int MigSlices(const std::vector<Gpu>& cards);
 
-// The bookings of a `bookings` reply (everyone's) as the replay takes them: whole-card bookings
-// that were asked for and held (neither rejected nor cancelled), made when they were created,
+// The bookings of a `bookings` reply (everyone's) as the replay takes them: bookings of whole
+// cards, of a memory share or of a MIG slice that were asked for and held (neither rejected nor
+// cancelled), made when they were created,
 // with `show` false for a no-show, starting before `until` (the replayed days' end: a booking
 // still to come is no part of the history); the others are left out.
 std::vector<sim::SimBooking> StoreBookingsFromJson(const nlohmann::json& reply, Time until);

@@ -72,7 +72,7 @@ TEST(StoreTrace, RecordedJobsBecomeTraceJobs) {
   EXPECT_EQ(st->first_end, 1500);
 }
 
-TEST(StoreTrace, BookingsThatHeldCardsInTheReplayedDaysAreReplayed) {
+TEST(StoreTrace, BookingsThatHeldCardsSharesOrSlicesInTheReplayedDaysAreReplayed) {
   auto booking = [](const std::string& user, const std::string& state, json request, Time created, Time start,
                     Time end) {
     return json{{"user", user},       {"state", state}, {"request", request},
@@ -84,19 +84,28 @@ TEST(StoreTrace, BookingsThatHeldCardsInTheReplayedDaysAreReplayed) {
        {booking("ana", "ended", two, 500, 1000, 2000),
         booking("bo", "no_show", {{"kind", "gpus"}, {"gpus", 1}}, 100, 1200, 1800),
         booking("cy", "rejected", two, 50, 1000, 2000), booking("cy", "cancelled", two, 50, 1000, 2000),
-        booking("cy", "ended", {{"kind", "gpu_mem"}, {"memory", 20480}}, 50, 1000, 2000),
-        booking("dee", "confirmed", two, 900, 9000, 9900)}}};  // still to come
+        booking("cy", "ended", {{"kind", "gpu_mem"}, {"memory", 20480}}, 60, 1000, 2000),
+        booking("eve", "ended", {{"kind", "mig"}, {"profile", "3g.40gb"}}, 70, 1000, 2000),
+        booking("fay", "ended", {{"kind", "tpu"}}, 80, 1000, 2000),  // a kind it cannot read
+        booking("dee", "confirmed", two, 900, 9000, 9900)}}};        // still to come
   const std::vector<sim::SimBooking> b = StoreBookingsFromJson(reply, 5000);
-  ASSERT_EQ(b.size(), 2u);
+  ASSERT_EQ(b.size(), 4u);
   // By when they were made.
-  EXPECT_EQ(b[0].user, "bo");
-  EXPECT_FALSE(b[0].show);
-  EXPECT_EQ((b[0].made), 100);
-  EXPECT_EQ(b[1].user, "ana");
-  EXPECT_TRUE(b[1].show);
-  EXPECT_EQ(b[1].gpus, 2);
-  EXPECT_EQ(b[1].start, 1000);
-  EXPECT_EQ(b[1].end, 2000);
+  EXPECT_EQ(b[0].user, "cy");
+  EXPECT_EQ(b[0].memory, 20480);
+  EXPECT_TRUE(b[0].mig_profile.empty());
+  EXPECT_EQ(b[1].user, "eve");
+  EXPECT_EQ(b[1].mig_profile, "3g.40gb");
+  EXPECT_EQ(b[1].memory, 0);
+  EXPECT_EQ(b[2].user, "bo");
+  EXPECT_FALSE(b[2].show);
+  EXPECT_EQ((b[2].made), 100);
+  EXPECT_EQ(b[3].user, "ana");
+  EXPECT_TRUE(b[3].show);
+  EXPECT_EQ(b[3].gpus, 2);
+  EXPECT_EQ(b[3].memory, 0);
+  EXPECT_EQ(b[3].start, 1000);
+  EXPECT_EQ(b[3].end, 2000);
   EXPECT_TRUE(StoreBookingsFromJson(json::object(), 5000).empty());
 }
 

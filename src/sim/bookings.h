@@ -27,12 +27,16 @@ namespace rota::sim {
 
 struct SimBooking {
   std::string user;
-  int gpus = 1;           // whole GPUs
+  int gpus = 1;           // whole GPUs (unless memory or mig_profile says otherwise)
   rota::Time made = 0;    // when it is asked for: CheckBooking runs then
   rota::Time start = 0;   // simulator time (Unix seconds)
   rota::Time end = 0;     // exclusive
   bool show = true;       // the owner runs work in it
   std::int64_t line = 0;  // line in the CSV file; 0 when generated
+  // Where set, it books a share of `memory` on one card or a MIG slice of `mig_profile` instead of
+  // whole GPUs (a store replay's; booking files and generated bookings book cards).
+  rota::MiB memory = 0;
+  std::string mig_profile;
 };
 
 // The user a trace job runs as in the replay: its user, else its project, else "user".

@@ -118,6 +118,74 @@ const char* BookingVerdictName(BookingVerdict v) {
   return "confirmed";
 }
 
+namespace {
+
+// Whether `r`'s card `c` is one `b` holds (for a slice: that slice of it).
+bool OnBookedCard(const BookingOutcome& b, const RunSpan& r, int c) {
+  if (std::find(b.cards.begin(), b.cards.end(), c) == b.cards.end()) return false;
+  return b.mig < 0 || r.mig == b.mig;
+}
+
+struct HeldTime {
+  double used = 0, lent = 0, in_way = 0;  // GPU-seconds
+};
+
+// Over [b.start, hold_end), card by card: at each moment the owner's runs fill the booked part
+// (b.per_card) first; the others' runs take the rest of the card first (a slice has no rest), and
+// what they hold beyond it is in the booked part, lent or in the way in proportion to each run's.
+HeldTime HeldOnBooking(const BookingOutcome& b, rota::Time hold_end,
+                       const std::vector<const RunSpan*>& by_start) {
+  HeldTime out;
+  const double part = b.per_card;
+  const double rest = b.mig >= 0 ? 0.0 : std::max(0.0, 1.0 - part);
+  std::vector<const RunSpan*> during;  // the runs over the hold
+  for (const RunSpan* r : by_start) {
+    if (r->start >= hold_end) break;
+    if (r->end > b.start) during.push_back(r);
+  }
+  for (int c : b.cards) {
+    std::vector<const RunSpan*> on;
+    std::vector<rota::Time> times = {b.start, hold_end};
+    for (const RunSpan* r : during) {
+      if (std::find(r->cards.begin(), r->cards.end(), c) == r->cards.end() || !OnBookedCard(b, *r, c))
+        continue;
+      on.push_back(r);
+      times.push_back(std::max(r->start, b.start));
+      times.push_back(std::min(r->end, hold_end));
+    }
+    if (on.empty()) continue;
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    for (size_t i = 0; i + 1 < times.size(); ++i) {
+      const rota::Time t0 = times[i], t1 = times[i + 1];
+      if (t0 < b.start || t1 > hold_end) continue;
+      double owner = 0, lent = 0, in_way = 0;
+      for (const RunSpan* r : on) {
+        if (r->start > t0 || r->end < t1) continue;
+        if (r->user == b.user) {
+          owner += r->per_card;
+        } else if (r->start >= b.made && r->planned_end > b.start) {
+          lent += r->per_card;
+        } else {
+          in_way += r->per_card;
+        }
+      }
+      const double dt = static_cast<double>(t1 - t0);
+      const double use = std::min(part, owner);
+      const double others = lent + in_way;
+      const double inside = std::min(part - use, std::max(0.0, others + std::max(0.0, owner - part) - rest));
+      out.used += use * dt;
+      if (others > 0 && inside > 0) {
+        out.lent += inside * lent / others * dt;
+        out.in_way += inside * in_way / others * dt;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 BookingMetrics ComputeBookingMetrics(const std::vector<BookingOutcome>& bookings,
                                      const std::vector<RunSpan>& runs) {
   BookingMetrics m;
@@ -151,34 +219,24 @@ BookingMetrics ComputeBookingMetrics(const std::vector<BookingOutcome>& bookings
     m.owner_elsewhere += b.owner_elsewhere;
     m.overruns += b.state == rota::BookingState::kOverrun;
     const auto cards = static_cast<double>(b.cards.size());
-    const double booked = cards * static_cast<double>(b.end - b.start);
+    const double booked = cards * b.per_card * static_cast<double>(b.end - b.start);
     // Closed early (no-show, release): held until then, the rest released.
     rota::Time hold_end = b.end;
     if ((b.state == rota::BookingState::kNoShow || b.state == rota::BookingState::kReleased) &&
         b.closed < b.end) {
       hold_end = std::max(b.start, b.closed);
     }
-    const double released = cards * static_cast<double>(b.end - hold_end);
-    double used = 0, lent = 0, in_way = 0, elsewhere = 0;
+    const double released = cards * b.per_card * static_cast<double>(b.end - hold_end);
+    const HeldTime held = HeldOnBooking(b, hold_end, by_start);
+    const double used = held.used, lent = held.lent, in_way = held.in_way;
+    double elsewhere = 0;
     for (const RunSpan* r : by_start) {
       if (r->start >= b.end) break;
-      int shared = 0;
-      for (int c : r->cards) shared += std::find(b.cards.begin(), b.cards.end(), c) != b.cards.end();
-      const int apart = static_cast<int>(r->cards.size()) - shared;
-      if (r->booking == b.id && apart > 0) {
-        const rota::Time from = std::max(r->start, b.start), to = std::min(r->end, b.end);
-        if (to > from) elsewhere += apart * r->per_card * static_cast<double>(to - from);
-      }
-      const rota::Time from = std::max(r->start, b.start), to = std::min(r->end, hold_end);
-      if (to <= from || shared == 0) continue;
-      const double amount = shared * r->per_card * static_cast<double>(to - from);
-      if (r->user == b.user) {
-        used += amount;
-      } else if (r->start >= b.made && r->planned_end > b.start) {
-        lent += amount;
-      } else {
-        in_way += amount;
-      }
+      if (r->booking != b.id) continue;
+      int apart = 0;
+      for (int c : r->cards) apart += !OnBookedCard(b, *r, c);
+      const rota::Time from = std::max(r->start, b.start), to = std::min(r->end, b.end);
+      if (apart > 0 && to > from) elsewhere += apart * r->per_card * static_cast<double>(to - from);
     }
     m.booked_gpu_hours += booked / kHourSeconds;
     m.used_gpu_hours += used / kHourSeconds;

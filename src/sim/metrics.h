@@ -88,6 +88,8 @@ struct BookingOutcome {
   bool used = false;             // the owner's work ran on it (the rules' `used`)
   bool owner_blocked = false;    // released as a no-show while the owner's job was still waiting
   bool owner_elsewhere = false;  // the owner's booked work started on cards other than the booked ones
+  double per_card = 1;           // of each card it holds: 1 for whole cards, a share's or slice's fraction
+  int mig = -1;                  // the booked slice of cards[0], or -1
 };
 
 // One run of a job on the simulated cluster: from a start to its end, kill or preemption.
@@ -100,18 +102,22 @@ struct RunSpan {
   rota::Time end = 0;
   rota::Time planned_end = 0;  // start + its time limit: where the scheduler expected it to end
   std::int64_t booking = 0;    // the booking whose owner's work this is; 0 for a trace job
+  int mig = -1;                // the slice of cards[0] it ran on, or -1
 };
 
 // What became of the booked capacity, in GPU-hours over the confirmed bookings' planned spans
-// [start, end) on their cards. A booking holds from its start until it closes early (no-show,
-// release) or its end; over that hold, a card-second is
+// [start, end) on their cards (a share or a slice: its fraction of the card). A booking holds from
+// its start until it closes early (no-show, release) or its end; over that hold, a card-second is
 //   used     by a run of the owner,
 //   lent     to a run of someone else that the scheduler started knowing of the booking (after it
 //            was made) with a planned end after the booking's start: backfill onto the booking;
 //   in_way   to a run of someone else that was already there (started before the booking was made,
 //            or outliving its time limit): the booking could not have its cards;
 //   idle     otherwise;
-// and from an early close to the planned end it is `released`. The five add up to `booked`.
+// and from an early close to the planned end it is `released`. The five add up to `booked`. A
+// share of a card holds only part of it: the owner's runs on the card fill the booked part first
+// (up to it); others' runs count against it only for what they hold beyond the rest of the card
+// (in proportion to each one's part). A slice counts only the runs on that slice.
 // Apart from them, `elsewhere` is the owner's work for a booking that ran on other cards during
 // its planned span (the scheduler does not steer an owner's job onto the booked cards).
 struct BookingMetrics {

@@ -131,7 +131,7 @@ BookingOutcome Booked(std::int64_t id, std::string user, std::vector<int> cards,
 
 RunSpan Span(std::int64_t job, std::string user, std::vector<int> cards, Time start, Time end,
              Time planned_end, double per_card = 1, std::int64_t booking = 0) {
-  return RunSpan{job, std::move(user), std::move(cards), per_card, start, end, planned_end, booking};
+  return RunSpan{job, std::move(user), std::move(cards), per_card, start, end, planned_end, booking, -1};
 }
 
 TEST(SimBookingMetricsTest, HandComputedSplitOfTheBookedHours) {
@@ -193,6 +193,50 @@ TEST(SimBookingMetricsTest, HandComputedSplitOfTheBookedHours) {
   EXPECT_NEAR(
       m.used_gpu_hours + m.lent_gpu_hours + m.in_way_gpu_hours + m.released_gpu_hours + m.idle_gpu_hours,
       m.booked_gpu_hours, 1e-12);
+}
+
+// A share and a slice hold part of a card.
+// Booking 1: ana, half of card 0, made at 9h30m, [10h, 14h): booked 0.5 x 4 = 2 GPU-h. On card 0:
+//  ana's quarter [10h, 12h) (used 0.25 x 2 = 0.5); bob's half [10h, 14h) and carol's quarter
+//  [11h, 13h), both started after the booking was made with limits past its start (lent); dan's
+//  quarter [9h, 11h), started before (in the way). The others fill the card's other half first:
+//  [10h, 11h) they hold 0.75, so 0.25 of the booked half, lent and in the way as 0.5 : 0.25
+//  (1/6 and 1/12); [11h, 12h) 0.75 again, all lent (0.25); [12h, 13h) 0.75 with ana gone: 0.25
+//  lent; [13h, 14h) bob's half fits beside it. Used 0.5, lent 2/3, in the way 1/12, idle 0.75.
+// Booking 2: eve, slice 1 of card 1 (half the card), [10h, 12h): booked 1. Eve's run on slice 1
+//  [10h, 11h): used 0.5; gus's on slice 1 [11h, 12h): lent 0.5; fay's on slice 0 [10h30m, 12h):
+//  not on the booking. Eve's job for this booking on slice 0 [10h, 10h30m): elsewhere 0.25 (the
+//  card, but another slice).
+TEST(SimBookingMetricsTest, ASharesAndASlicesHoursCountTheirPartOfTheCard) {
+  constexpr Time h = 3600;
+  std::vector<BookingOutcome> books = {
+      Booked(1, "ana", {0}, 9 * h + 1800, 10 * h, 14 * h, rota::BookingState::kEnded, 14 * h),
+      Booked(2, "eve", {1}, 9 * h, 10 * h, 12 * h, rota::BookingState::kEnded, 12 * h)};
+  books[0].per_card = 0.5;
+  books[1].per_card = 0.5;
+  books[1].mig = 1;
+  auto slice = [](RunSpan s, int mig) {
+    s.mig = mig;
+    return s;
+  };
+  std::vector<RunSpan> runs = {
+      Span(1, "ana", {0}, 10 * h, 12 * h, 12 * h, 0.25),
+      Span(2, "bob", {0}, 10 * h, 14 * h, 15 * h, 0.5),
+      Span(3, "carol", {0}, 11 * h, 13 * h, 13 * h, 0.25),
+      Span(4, "dan", {0}, 9 * h, 11 * h, 11 * h, 0.25),
+      slice(Span(5, "eve", {1}, 10 * h, 11 * h, 11 * h, 0.5), 1),
+      slice(Span(6, "gus", {1}, 11 * h, 12 * h, 12 * h, 0.5), 1),
+      slice(Span(7, "fay", {1}, 10 * h + 1800, 12 * h, 12 * h, 0.5), 0),
+      slice(Span(8, "eve", {1}, 10 * h, 10 * h + 1800, 12 * h, 0.5, 2), 0),
+  };
+  const BookingMetrics m = ComputeBookingMetrics(books, runs);
+  EXPECT_DOUBLE_EQ(m.booked_gpu_hours, 3);
+  EXPECT_DOUBLE_EQ(m.used_gpu_hours, 1);
+  EXPECT_NEAR(m.lent_gpu_hours, 2.0 / 3 + 0.5, 1e-12);
+  EXPECT_NEAR(m.in_way_gpu_hours, 1.0 / 12, 1e-12);
+  EXPECT_NEAR(m.idle_gpu_hours, 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ(m.elsewhere_gpu_hours, 0.25);
+  EXPECT_DOUBLE_EQ(m.released_gpu_hours, 0);
 }
 
 TEST(SimBookingMetricsTest, NothingBookedIsAllZero) {

@@ -269,17 +269,34 @@ class Replay {
       TraceJob& t = booking_traces_[k];
       t.submit = in.start;
       t.duration = std::max<Duration>(1, in.end - in.start);
-      t.gpus = in.gpus;
       t.user = in.user;
+      const Request request = BookingRequest(in);
+      t.gpus = request.kind == RequestKind::kWholeGpus ? request.gpus : 0;
+      t.memory = request.memory;
+      t.mig_profile = request.mig_profile;
       SimJob& s = jobs_[n_trace_ + k];
       s.trace = &t;
       s.job.id = static_cast<JobId>(n_trace_ + k + 1);
       s.job.user = in.user;
       s.job.tier = Tier::kRegular;
       s.job.requeue = false;
-      s.job.request.kind = RequestKind::kWholeGpus;
-      s.job.request.gpus = std::max(1, in.gpus);
+      s.job.request = request;  // the owner's work asks for what was booked
     }
+  }
+
+  static Request BookingRequest(const SimBooking& in) {
+    Request r;
+    if (!in.mig_profile.empty()) {
+      r.kind = RequestKind::kMig;
+      r.mig_profile = in.mig_profile;
+    } else if (in.memory > 0) {
+      r.kind = RequestKind::kMemShare;
+      r.memory = in.memory;
+    } else {
+      r.kind = RequestKind::kWholeGpus;
+      r.gpus = std::max(1, in.gpus);
+    }
+    return r;
   }
 
   // A booking is asked for: the rules decide, as for a user at `now` who is not an admin.
@@ -289,8 +306,7 @@ class Replay {
     e.id = static_cast<std::int64_t>(k + 1);
     e.spec.user = in.user;
     e.spec.tier = Tier::kRegular;
-    e.spec.request.kind = RequestKind::kWholeGpus;
-    e.spec.request.gpus = in.gpus;
+    e.spec.request = BookingRequest(in);
     e.spec.start = in.start;
     e.spec.end = in.end;
     BookingCheck check =
@@ -314,7 +330,12 @@ class Replay {
     entries_.push_back(std::move(e));
   }
 
-  bool OnBooking(const BookingEntry& b, const RunningJob& r) const {
+  // Whether `r` runs on what `b` holds: one of its cards; for a slice, that slice.
+  static bool OnBooking(const BookingEntry& b, const RunningJob& r) {
+    if (b.alloc.mig >= 0) {
+      return r.alloc.mig == b.alloc.mig && !r.alloc.gpus.empty() && !b.alloc.gpus.empty() &&
+             r.alloc.gpus[0] == b.alloc.gpus[0];
+    }
     for (int g : r.alloc.gpus) {
       if (std::find(b.alloc.gpus.begin(), b.alloc.gpus.end(), g) != b.alloc.gpus.end()) return true;
     }
@@ -411,6 +432,9 @@ class Replay {
       if (k < entries_.size()) {
         const BookingEntry& e = entries_[k];
         o.cards = e.alloc.gpus;
+        o.mig = e.alloc.mig;
+        if (!e.alloc.gpus.empty() && (e.alloc.memory > 0 || e.alloc.mig >= 0))
+          o.per_card = AllocationGpus(state_, e.alloc);
         o.state = e.state;
         o.closed = e.actual_end;
         o.used = e.used;
@@ -428,6 +452,7 @@ class Replay {
     span.job = r.job.id;
     span.user = r.job.user;
     span.cards = r.alloc.gpus;
+    span.mig = r.alloc.mig;
     if (r.alloc.memory > 0 && !r.alloc.gpus.empty()) {
       span.per_card = static_cast<double>(r.alloc.memory) /
                       static_cast<double>(state_.gpus[static_cast<size_t>(r.alloc.gpus[0])].memory);
@@ -659,6 +684,7 @@ class Replay {
       if (std::find(e.alloc.gpus.begin(), e.alloc.gpus.end(), g) == e.alloc.gpus.end())
         life.owner_elsewhere = true;
     }
+    if (e.alloc.mig >= 0 && alloc.mig != e.alloc.mig) life.owner_elsewhere = true;  // another slice
   }
 
   const Trace& trace_;

@@ -639,7 +639,7 @@ TEST(SimulatorTest, AStoppedReplaySaysSoInsteadOfFigures) {
   StatusOr<SimResult> r = Simulate(t, c);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-  c.bookings = {SimBooking{"ana", 1, kEpoch, kEpoch + kHour, kEpoch + 2 * kHour, true, 0}};
+  c.bookings = {SimBooking{"ana", 1, kEpoch, kEpoch + kHour, kEpoch + 2 * kHour, true, 0, 0, ""}};
   EXPECT_EQ(Simulate(t, c).status().code(), StatusCode::kUnavailable);
 }
 
@@ -920,6 +920,57 @@ TEST(SimBookingTest, HandComputedUsedNoShowAndRefused) {
   EXPECT_EQ(r.outcomes[0].user, "zed");
   EXPECT_EQ(r.metrics.jobs, 1);
   EXPECT_EQ(r.unfinished, 0);
+}
+
+// Bookings of slices and shares on the cards as they are (a store replay's). Card 0 has two
+// 3g.40gb slices, card 1 (24 GB) takes shares. Ana and cy book a slice each, bo half of card 1,
+// all [D+10h, D+12h); dee's third slice finds no room. Each owner's work runs on what was booked
+// until five minutes before the end: used is each one's part of the card over 1h55m. Zed's slice
+// job, submitted at D+9h for 2 h, would run into the bookings: it waits for them (both slices are
+// booked), and starts when they end.
+TEST(SimBookingTest, SlicesAndSharesAreBookedAndUsedAsTheirPartOfTheCard) {
+  Gpu mig;
+  mig.uuid = "GPU-m";
+  mig.memory = 81920;
+  mig.mig = {{"MIG-0", "3g.40gb", 40960}, {"MIG-1", "3g.40gb", 40960}};
+  Gpu small;
+  small.uuid = "GPU-s";
+  small.index = 1;
+  small.memory = 24576;
+  const Time h = kHour;
+  TraceJob zed = Whole(kDay + 9 * h, 2 * h, 0, "zed");
+  zed.mig_profile = "3g.40gb";
+  SimConfig c = Config(Algorithm::kRota, 2);
+  c.cards = {mig, small};
+  auto slice = [&](const char* user) {
+    SimBooking b = Book(user, 1, kDayOne + 10 * h, kDayOne + 12 * h, true);
+    b.mig_profile = "3g.40gb";
+    return b;
+  };
+  SimBooking share = Book("bo", 1, kDayOne + 10 * h, kDayOne + 12 * h, true);
+  share.memory = 12288;
+  c.bookings = {slice("ana"), share, slice("cy"), slice("dee")};
+  const SimResult r = Replay(MakeTrace({zed}), c);
+  ASSERT_TRUE(r.has_bookings);
+  const BookingMetrics& m = r.bookings;
+  EXPECT_EQ(m.confirmed, 3);
+  EXPECT_EQ(m.refused_no_room, 1);
+  EXPECT_EQ(m.used, 3);
+  EXPECT_EQ(m.owner_elsewhere, 0);
+  EXPECT_EQ(OutcomeOf(r, 1).cards, std::vector<int>{0});
+  EXPECT_EQ(OutcomeOf(r, 3).cards, std::vector<int>{0});
+  EXPECT_NE(OutcomeOf(r, 1).mig, OutcomeOf(r, 3).mig);
+  EXPECT_GE(OutcomeOf(r, 1).mig, 0);
+  EXPECT_EQ(OutcomeOf(r, 2).cards, std::vector<int>{1});
+  EXPECT_EQ(OutcomeOf(r, 2).mig, -1);
+  EXPECT_DOUBLE_EQ(OutcomeOf(r, 2).per_card, 0.5);
+  EXPECT_DOUBLE_EQ(m.booked_gpu_hours, 2 * 0.5 * 2 + 0.5 * 2);
+  EXPECT_NEAR(m.used_gpu_hours, 3 * 0.5 * (2.0 - 5.0 / 60), 1e-9);
+  EXPECT_NEAR(m.idle_gpu_hours, 3 * 0.5 * 5.0 / 60, 1e-9);
+  EXPECT_EQ(m.lent_gpu_hours, 0);
+  EXPECT_EQ(m.in_way_gpu_hours, 0);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].start, kDayOne + 12 * h);
 }
 
 TEST(SimBookingTest, NoShowIsReleasedAfterTheGraceToAWaitingJob) {
