@@ -350,7 +350,12 @@ std::string RenderShow(const json& job, const json& events, Time now) {
       } else if (Int(forecast, "p90") > 0) {
         range = "; by " + FormatLocalTime(Int(forecast, "p90")) + " if the jobs ahead run to their limits";
       }
-      add("ExpectedStart", FormatLocalTime(Int(forecast, "p50")) + " (likely" + range + ")");
+      std::string basis;
+      if (Int(forecast, "arrivals") > 0) {
+        basis = ", foreseeing the last week's " + std::to_string(Int(forecast, "arrivals")) +
+                " jobs coming again";
+      }
+      add("ExpectedStart", FormatLocalTime(Int(forecast, "p50")) + " (likely" + basis + range + ")");
       const long long planned = Int(pending, "expected_start");
       if (planned > 0) {
         add("PlannedStart", FormatLocalTime(planned) + (pending.value("estimated", false)

@@ -192,6 +192,16 @@ TEST_F(JobFormatTest, ShowSaysTheForecastThenThePlanOnLimits) {
   EXPECT_NE(out.find("\nExpectedStart: 2025-11-29 08:16 (likely; 90% by 2025-11-29 08:36, from 143 past forecasts)\n"),
             std::string::npos)
       << out;
+  // Arrivals foreseen (the rota policy): said with the forecast.
+  json q = p;
+  q["pending"]["forecast"]["arrivals"] = 12;
+  const std::string with = RenderShow(q, json::array(), kNow);
+  EXPECT_NE(
+      with.find(
+          "\nExpectedStart: 2025-11-29 08:16 (likely, foreseeing the last week's 12 jobs coming again; 90% "
+          "by 2025-11-29 08:36, from 143 past forecasts)\n"),
+      std::string::npos)
+      << with;
   EXPECT_NE(out.find("\nPlannedStart: 2025-11-29 13:06 (reserved: if every job ahead runs to its limit)\n"),
             std::string::npos)
       << out;

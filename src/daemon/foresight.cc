@@ -83,6 +83,7 @@ void Foresight::Compute(Time now) {
   const ClusterState state = setup_.state();
   ForecastOptions options;
   if (ArrivalsOvertake(setup_.config->policy)) options.arrivals = Arrivals(state, now);
+  arrivals_ = static_cast<int>(options.arrivals.size());
   const size_t jobs =
       std::max<size_t>(1, state.pending.size() + state.running.size() + options.arrivals.size() / 2);
   jobs_seen_ = jobs;
@@ -148,6 +149,7 @@ nlohmann::json Foresight::ToJson(const Entry& e) const {
           {"p50", time(e.range.p50)},
           {"p90", time(e.range.p90)},
           {"calibrated_on", e.range.samples},
+          {"arrivals", arrivals_},
           {"runtime", e.runtime.runtime},
           {"runtime_basis", RuntimeBasisName(e.runtime.basis)},
           {"runtime_samples", e.runtime.samples}};

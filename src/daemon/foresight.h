@@ -93,6 +93,7 @@ class Foresight {
   Time made_at_ = 0;
   std::unordered_map<JobId, Entry> entries_;
   size_t jobs_seen_ = 0;  // pending and running in the last computation's state
+  int arrivals_ = 0;      // the jobs foreseen to arrive in the last computation
 };
 
 }  // namespace rota::daemon

@@ -219,12 +219,15 @@ TEST_F(ForesightTest, UnderRotaTheLastWeeksJobsAreForeseenAgain) {
   const Foresight::Entry* e = foresight_->Of(51, kStart + 60);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->forecast, kStart + 90 * kMinute);
+  // The week's jobs that ran or run or wait: Ana's three, Zed's, and the two in the state.
+  EXPECT_EQ(foresight_->ToJson(*e)["arrivals"], 6);
 
   config_ = testing::ParsedConfig("[policy]\nalgorithm = \"fifo\"\n");
   foresight_ = Make();
   e = foresight_->Of(51, kStart + 60);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->forecast, kStart + kHour);
+  EXPECT_EQ(foresight_->ToJson(*e)["arrivals"], 0);
 }
 
 TEST_F(ForesightTest, WithoutHistoryAForecastTellsNothingNew) {

@@ -52,6 +52,9 @@ class ForecastTest(DaemonTest):
         self.assertEqual((f["runtime"], f["runtime_basis"], f["runtime_samples"]), (60, "user and name", 3))
         # Not calibrated yet: the p90 is the plan on time limits.
         self.assertEqual(f["calibrated_on"], 0)
+        # Under the rota policy the play foresees the week's jobs again (the history's three, the
+        # two running, this one), a week on: none comes before this job starts.
+        self.assertEqual(f["arrivals"], 6)
         self.assertEqual(f["p90"], pending["expected_start"])
         # The running jobs' likely ends: a minute after their starts.
         for b in busy:
@@ -66,7 +69,8 @@ class ForecastTest(DaemonTest):
         self.assertGreater(start, 0)
         self.assertLess(start, began + 10 * 60)
         text = self.d.rota("show", str(job)).stdout
-        self.assertRegex(text, r"\nExpectedStart: \S+ \S+ \(likely; by \S+ \S+ if the jobs ahead run to their limits\)\n")
+        self.assertRegex(text, r"\nExpectedStart: \S+ \S+ \(likely, foreseeing the last week's 6 jobs coming again; "
+                               r"by \S+ \S+ if the jobs ahead run to their limits\)\n")
         self.assertRegex(text, r"\nPlannedStart: \S+ \S+ \(reserved: if every job ahead runs to its limit\)\n")
         self.assertIn(" limit (from the last 3 jobs of ", text)
         self.assertIn(" named quick)\n", text)

@@ -528,6 +528,9 @@ async function main() {
       await wrow.locator('.advice', { hasText: 'may miss its deadline' }).waitFor();
       expect(/expected start/.test(await wrow.innerText()), 'no expected start: ' + await wrow.innerText());
       await wrow.locator('.forecast', { hasText: 'likely to start' }).waitFor();
+      // Under the rota policy the forecast foresees the week's jobs coming again, and says so.
+      const why = await wrow.locator('.forecast').getAttribute('title');
+      expect(/foresees the last week's \d+ jobs coming again/.test(why), 'forecast title: ' + why);
       // Past the bound ([policy] protect_after = "2s" here) it is marked next in line.
       await wrow.locator('.protected', { hasText: 'next in line' }).waitFor({ timeout: 15000 });
       await row.locator('button.logs').click();

@@ -94,7 +94,8 @@ export function mount(root, ctx) {
           const p = j.pending;
           when = p ? [h('span', { class: 'reason' }, t('reason.' + p.reason)),
             p.protected ? h('div', { class: 'protected', title: t('job.protected_why') }, t('job.protected')) : null,
-            p.forecast && p.forecast.p50 ? h('div', { class: 'forecast', title: t('job.forecast_why') },
+            p.forecast && p.forecast.p50 ? h('div', { class: 'forecast', title: t('job.forecast_why') +
+                (p.forecast.arrivals > 0 ? ' ' + t('job.forecast_arrivals', { n: p.forecast.arrivals }) : '') },
               t(p.forecast.calibrated_on > 0 ? 'job.likely' : 'job.likely_plan',
                 { at: fmtTime(p.forecast.p50), p90: p.forecast.p90 ? fmtTime(p.forecast.p90) : '?' })) : null,
             h('div', { class: 'muted' }, p.expected_start ? t('job.expected', { at: fmtTime(p.expected_start) }) + (p.estimated ? ' ' + t('job.estimated') : '') : t('job.unknown_start')),
