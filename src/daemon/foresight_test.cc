@@ -68,6 +68,16 @@ class ForesightTest : public ::testing::Test {
     return j;
   }
 
+  // A 4-hour job of Ana's on the only card since 09:00 (job 50); Bo's 2-hour job waits (51).
+  void AnaRunsBoWaits() {
+    RunningJob r;
+    r.job = Waiting(50, "ana", "", 4 * kHour);
+    r.alloc.gpus = {0};
+    r.start_time = kStart;
+    state_.running.push_back(r);
+    state_.pending.push_back(Waiting(51, "bo", "", 2 * kHour));
+  }
+
   testing::TempDir dir_{"rota-foresight"};
   config::Config config_;
   std::unique_ptr<store::JobStore> store_;
@@ -141,12 +151,7 @@ TEST_F(ForesightTest, AWaitingJobIsForecastOnHistoryAndCalibratedOnStoredForecas
   // Ana's jobs run a quarter of their limits; a 4-hour job of hers runs on the only card since
   // 09:00, so the next starts at 10:00 (not 13:00, its limit).
   for (int i = 0; i < 3; ++i) Ended("ana", "", 4 * kHour, kStart - kDay + i * kHour, kHour);
-  RunningJob r;
-  r.job = Waiting(50, "ana", "", 4 * kHour);
-  r.alloc.gpus = {0};
-  r.start_time = kStart;
-  state_.running.push_back(r);
-  state_.pending.push_back(Waiting(51, "bo", "", 2 * kHour));
+  AnaRunsBoWaits();
   const Foresight::Entry* e = foresight_->Of(51, kStart + 60);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->forecast, kStart + kHour);
@@ -210,12 +215,7 @@ TEST_F(ForesightTest, UnderRotaTheLastWeeksJobsAreForeseenAgain) {
   ASSERT_TRUE(store_->MarkStarted(old, info, kStart - kWeek + 50).ok());
   ASSERT_TRUE(store_->MarkEnded(old, JobState::kCompleted, 0, "x", kStart - kWeek + 1850).ok());
 
-  RunningJob r;
-  r.job = Waiting(50, "ana", "", 4 * kHour);
-  r.alloc.gpus = {0};
-  r.start_time = kStart;
-  state_.running.push_back(r);
-  state_.pending.push_back(Waiting(51, "bo", "", 2 * kHour));
+  AnaRunsBoWaits();
   const Foresight::Entry* e = foresight_->Of(51, kStart + 60);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->forecast, kStart + 90 * kMinute);

@@ -643,19 +643,25 @@ TEST(SimulatorTest, AStoppedReplaySaysSoInsteadOfFigures) {
   EXPECT_EQ(Simulate(t, c).status().code(), StatusCode::kUnavailable);
 }
 
+// A card in MIG mode with two 3g.40gb slices of `slice` MiB each, and a 24 GB card for shares.
+std::pair<Gpu, Gpu> MigAndSmallCards(MiB slice) {
+  Gpu mig;
+  mig.uuid = "GPU-m";
+  mig.memory = 81920;
+  mig.mig = {{"MIG-0", "3g.40gb", slice}, {"MIG-1", "3g.40gb", slice}};
+  Gpu small;
+  small.uuid = "GPU-s";
+  small.index = 1;
+  small.memory = 24576;
+  return {mig, small};
+}
+
 // A store replay's cluster: the cards as they are. Two 3g.40gb slices of card 0 run two MIG jobs
 // side by side while card 1 (24 GB) runs a 20 GB share; a third MIG job waits for a slice, a
 // whole-card job can only have card 1 (under fifo it waits behind the third), and a profile no
 // card offers is rejected.
 TEST(SimulatorTest, TheCardsAsTheyAreRunSlicesAndShares) {
-  Gpu mig;
-  mig.uuid = "GPU-m";
-  mig.memory = 81920;
-  mig.mig = {{"MIG-0", "3g.40gb", 40192}, {"MIG-1", "3g.40gb", 40192}};
-  Gpu small;
-  small.uuid = "GPU-s";
-  small.index = 1;
-  small.memory = 24576;
+  const auto [mig, small] = MigAndSmallCards(40192);
   auto slice = [](Time submit, Duration duration, const char* profile) {
     TraceJob j = Whole(submit, duration, 0);
     j.mig_profile = profile;
@@ -929,14 +935,7 @@ TEST(SimBookingTest, HandComputedUsedNoShowAndRefused) {
 // job, submitted at D+9h for 2 h, would run into the bookings: it waits for them (both slices are
 // booked), and starts when they end.
 TEST(SimBookingTest, SlicesAndSharesAreBookedAndUsedAsTheirPartOfTheCard) {
-  Gpu mig;
-  mig.uuid = "GPU-m";
-  mig.memory = 81920;
-  mig.mig = {{"MIG-0", "3g.40gb", 40960}, {"MIG-1", "3g.40gb", 40960}};
-  Gpu small;
-  small.uuid = "GPU-s";
-  small.index = 1;
-  small.memory = 24576;
+  const auto [mig, small] = MigAndSmallCards(40960);
   const Time h = kHour;
   TraceJob zed = Whole(kDay + 9 * h, 2 * h, 0, "zed");
   zed.mig_profile = "3g.40gb";
