@@ -47,6 +47,7 @@ void Foresight::Learn(Time now) {
   }
   const Time from = cursor_.first - (cursor_.second == 0 ? 0 : kOverlap);
   std::erase_if(seen_, [from](const auto& e) { return e.second < from; });
+  std::erase_if(arrived_, [now](const auto& e) { return e.second.submit_time <= now - kArrivals.period; });
   std::pair<Time, JobId> after{from, 0};
   while (true) {
     StatusOr<store::JobStore::HistoryPageResult> page =
@@ -102,7 +103,6 @@ void Foresight::Compute(Time now) {
 }
 
 std::vector<Job> Foresight::Arrivals(const ClusterState& state, Time now) {
-  std::erase_if(arrived_, [now](const auto& e) { return e.second.submit_time <= now - kArrivals.period; });
   std::vector<Job> recent;
   recent.reserve(arrived_.size() + state.pending.size() + state.running.size());
   JobId last = 0;
