@@ -50,6 +50,17 @@ printf '%s\n' "$text" | grep -q '^POLICY  *HELD  *BOOKING'; check "the idle tabl
 [ $rc -eq 2 ]; check "unknown flag: exit 2" $?
 "$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus --gpus 0 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q -- '--gpus' "$tmp/err"; check "zero GPUs refused" $?
+# Forecasts measured with and without the arrivals foreseen; --no-arrivals alone is a mistake.
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --policy rota --predict 1 --json > "$tmp/pa.json"
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --policy rota --predict 1 --no-arrivals --json > "$tmp/pn.json"
+fa=$(python3 -c 'import json,sys; print(*(json.load(open(f))["results"][0]["prediction"]["foresaw_arrivals"] for f in sys.argv[1:]))' "$tmp/pa.json" "$tmp/pn.json")
+[ "$fa" = "True False" ]; check "--predict foresees arrivals under rota, --no-arrivals not (got $fa)" $?
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --no-arrivals 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q -- '--no-arrivals changes start forecasts: use it with --predict N' "$tmp/err"
+check "--no-arrivals without --predict is refused" $?
 
 # The bundled Philly slice replays under all three policies.
 "$ROTA" simulate --trace "$SRC/data/traces/philly-ed69ec.csv" --format philly --gpus 8 --json > "$tmp/p.json"

@@ -272,6 +272,8 @@ int RunSimulate(const ClientOptions& client, const SimulateOptions& o) {
   if (o.book_rate < 0) return SimulateFail("--book-rate must not be negative");
   if (o.predict < 0) return SimulateFail("--predict must not be negative");
   config.predict_every = o.predict;
+  if (o.no_arrivals && o.predict == 0)
+    return SimulateFail("--no-arrivals changes start forecasts: use it with --predict N");
   if (o.no_arrivals) config.arrivals.horizon = 0;
   if (o.no_show < 0 || o.no_show > 1) return SimulateFail("--no-show must be a fraction from 0 to 1");
   auto ahead = ParseDuration(o.book_ahead);
