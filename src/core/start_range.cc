@@ -51,18 +51,23 @@ StartRange WaitCalibration::Range(Time now, Time forecast, Time limit_plan) cons
   if (forecast == kNever) return r;
   forecast = std::max(now, forecast);
   const size_t enough = static_cast<size_t>(min_samples_);
-  if (all_.ratios.size() < enough) {
-    r.p50 = forecast;
+  // A later start is never calibrated on starts at once alone: those were off only by what
+  // arrived, and say nothing of run times. Pooled with them, a queue that starts nothing for
+  // weeks after its first jobs (fifo behind one that waits) had its p90s at the forecast itself.
+  const bool at_once = forecast - now < kAtOnce;
+  const Samples& bucket = at_once ? at_once_ : later_;
+  const Samples* from = bucket.ratios.size() >= enough           ? &bucket
+                        : at_once && all_.ratios.size() >= enough ? &all_
+                                                                  : nullptr;
+  r.p50 = forecast;
+  if (from == nullptr) {
     r.p90 = limit_plan == kNever ? kNever : std::max(forecast, limit_plan);
     return r;
   }
-  const Samples& bucket = forecast - now < kAtOnce ? at_once_ : later_;
-  const Samples& from = bucket.ratios.size() >= enough ? bucket : all_;
   const double base = static_cast<double>(forecast - now) + kSlack;
-  r.p50 = forecast;
   r.p90 =
-      std::max(r.p50, now + std::max<Time>(0, static_cast<Time>(std::llround(base * from.Q90() - kSlack))));
-  r.samples = static_cast<int>(from.ratios.size());
+      std::max(r.p50, now + std::max<Time>(0, static_cast<Time>(std::llround(base * from->Q90() - kSlack))));
+  r.samples = static_cast<int>(from->ratios.size());
   return r;
 }
 

@@ -5,8 +5,9 @@
 // alike). Its p50 is the forecast itself: scaled by the median ratio as well, it was further off
 // on most replays in docs/benchmarks.md ("Start forecasts"), the ratios drifting with the load. Forecasts of
 // a start at once and of a later one are calibrated apart when each has enough samples (they are off in
-// different ways: the first only by what arrives meanwhile). Without enough samples at all the range runs
-// from the forecast to the plan on time limits. Pure. Tested by start_range_test.cc.
+// different ways: the first only by what arrives meanwhile). A forecast at once without enough of its
+// own borrows every sample; a later one only its own kind. Without enough samples the range runs from
+// the forecast to the plan on time limits. Pure. Tested by start_range_test.cc.
 #pragma once
 
 #include <deque>

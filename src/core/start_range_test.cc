@@ -54,12 +54,29 @@ TEST(StartRange, StartsAtOnceAndLaterOnesAreCalibratedApart) {
   StartRange later = c.Range(kNow, kNow + kHour, kNow + kHour);
   EXPECT_EQ(later.p50, kNow + kHour);
   EXPECT_EQ(later.p90, kNow + 3 * (kHour + 10 * kMinute) - 10 * kMinute);
-  // Too few in a bucket: every sample together.
+  // Too few at once: a start at once borrows every sample.
   WaitCalibration few(100, 5);
   for (int i = 0; i < 4; ++i) few.Add(0, 0);
   for (int i = 0; i < 1; ++i) few.Add(kHour, 3 * (kHour + 10 * kMinute) - 10 * kMinute);
   EXPECT_EQ(few.Range(kNow, kNow, kNever).samples, 5);
   EXPECT_EQ(few.Range(kNow, kNow, kNever).p90, kNow + 3 * 10 * kMinute - 10 * kMinute);
+}
+
+TEST(StartRange, ALaterStartIsNotCalibratedOnStartsAtOnce) {
+  // A queue's first jobs started at once as foreseen; then nothing started for weeks. The starts
+  // at once say nothing of how late a later forecast runs: its range ends at the plan on limits.
+  WaitCalibration c(100, 5);
+  for (int i = 0; i < 20; ++i) c.Add(0, 0);
+  for (int i = 0; i < 4; ++i) c.Add(kHour, 3 * kHour);
+  StartRange later = c.Range(kNow, kNow + kHour, kNow + 4 * kHour);
+  EXPECT_EQ(later.samples, 0);
+  EXPECT_EQ(later.p90, kNow + 4 * kHour);
+  EXPECT_EQ(c.Range(kNow, kNow + kHour, kNever).p90, kNever);
+  // The fifth later sample calibrates it on its own kind.
+  c.Add(kHour, 3 * (kHour + 10 * kMinute) - 10 * kMinute);
+  later = c.Range(kNow, kNow + kHour, kNow + 4 * kHour);
+  EXPECT_EQ(later.samples, 5);
+  EXPECT_EQ(later.p90, kNow + 3 * (kHour + 10 * kMinute) - 10 * kMinute);
 }
 
 TEST(StartRange, OnlyTheRecentWindowCounts) {
