@@ -60,6 +60,27 @@ void Args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Schedule)->Apply(Args);
 
+// Fifo's plan of every waiting job, which a start forecast makes where its play stops
+// (core/forecast.h): what a forecast of a deep fifo queue costs beyond its passes.
+void BM_FifoPlanOfEveryJob(benchmark::State& st) {
+  const int gpus = static_cast<int>(st.range(0));
+  const int pending = static_cast<int>(st.range(1));
+  rota::Policy policy;
+  policy.algorithm = Algorithm::kFifo;
+  policy.plan_depth = pending;
+  const rota::ClusterState& state = State(gpus, pending);
+  for (auto _ : st) {
+    rota::Decisions d = rota::Schedule(state, policy, rota::testing::kLargeStateNow);
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_FifoPlanOfEveryJob)
+    ->Args({8, 1000})
+    ->Args({64, 10000})
+    ->Args({1024, 100000})
+    ->ArgNames({"gpus", "pending"})
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

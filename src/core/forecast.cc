@@ -2,6 +2,7 @@
 #include "core/forecast.h"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_set>
 
 #include "core/capacity.h"
@@ -67,6 +68,13 @@ class Forward {
     p.explain = true;
     p.estimate_starts = true;
     p.enforce_time_limits = false;  // predicted run times are no limits
+    // Fifo starts nothing behind a blocked job, so its plan of every waiting job, each at the
+    // earliest after the one ahead, is fifo itself on the predicted run times. Past the plan's
+    // depth the scheduler spreads the backlog over every card instead, as if no job ahead ever
+    // held one idle: early by days where blocked shares hold most of a card (Alibaba).
+    if (p.algorithm == Algorithm::kFifo) {
+      p.plan_depth = std::max(p.plan_depth, static_cast<int>(std::min<size_t>(s_.pending.size(), INT_MAX)));
+    }
     if (!left.empty()) {
       const Decisions d = Schedule(s_, p, t);
       for (const rota::Start& st : d.starts) out_.emplace(st.job, t);

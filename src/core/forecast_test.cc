@@ -87,6 +87,28 @@ TEST(Forecast, ThePlayStopsAtItsTargetsOrItsPassesAndEstimatesTheRest) {
   EXPECT_EQ(f.at(4), kNow + 90 * kMinute + 2 * kHour);
 }
 
+// Fifo's queue deeper than the plan: where the play stops, every waiting job still gets its place
+// in line, not the backlog spread over both cards as if the two-card job left none idle. Two cards,
+// nothing running, no history (run times are the limits): J1 (two cards, 1 h) starts now; then J2
+// (one card, 1 h), J3 (two cards, 1 h), J4 and J5 (one card, 1 h each).
+TEST(Forecast, FifoPastThePlansDepthKeepsItsPlaceInLine) {
+  ClusterState state;
+  state.gpus = testing::Cards(2);
+  const int gpus[] = {2, 1, 2, 1, 1};
+  for (int i = 0; i < 5; ++i) state.pending.push_back(testing::MakeJob(i + 1, "u", gpus[i], kHour, kNow - 100 + i));
+  Policy p = Plain(Algorithm::kFifo);
+  p.plan_depth = 1;
+  ForecastOptions o;
+  o.max_passes = 1;  // J1 starts; the rest is left to the plan
+  const RuntimeModel empty;
+  auto f = ForecastStarts(state, p, kNow, empty, o);
+  EXPECT_EQ(f.at(1), kNow);
+  EXPECT_EQ(f.at(2), kNow + kHour);
+  EXPECT_EQ(f.at(3), kNow + 2 * kHour);  // the plan's one reservation
+  EXPECT_EQ(f.at(4), kNow + 3 * kHour);  // spread over the cards: beside J3, at 2 h
+  EXPECT_EQ(f.at(5), kNow + 3 * kHour);  // spread: at 2.5 h
+}
+
 TEST(Forecast, WithoutHistoryItIsThePlanOnLimits) {
   TwoCards t;
   const RuntimeModel empty;
