@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/forecast.h"
 #include "core/scheduler.h"
 #include "testing/random_state.h"
 
@@ -60,14 +61,15 @@ void Args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Schedule)->Apply(Args);
 
-// Fifo's plan of every waiting job, which a start forecast makes where its play stops
-// (core/forecast.h): what a forecast of a deep fifo queue costs beyond its passes.
+// Fifo's plan of every waiting job, which a start forecast makes where its play stops, up to
+// kFifoPlanDepth jobs (core/forecast.h): what a forecast of a deep fifo queue costs beyond its
+// passes. The last line is the plan at the cap.
 void BM_FifoPlanOfEveryJob(benchmark::State& st) {
   const int gpus = static_cast<int>(st.range(0));
   const int pending = static_cast<int>(st.range(1));
   rota::Policy policy;
   policy.algorithm = Algorithm::kFifo;
-  policy.plan_depth = pending;
+  policy.plan_depth = static_cast<int>(st.range(2));
   const rota::ClusterState& state = State(gpus, pending);
   for (auto _ : st) {
     rota::Decisions d = rota::Schedule(state, policy, rota::testing::kLargeStateNow);
@@ -75,10 +77,11 @@ void BM_FifoPlanOfEveryJob(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_FifoPlanOfEveryJob)
-    ->Args({8, 1000})
-    ->Args({64, 10000})
-    ->Args({1024, 100000})
-    ->ArgNames({"gpus", "pending"})
+    ->Args({8, 1000, 1000})
+    ->Args({64, 10000, 10000})
+    ->Args({1024, 100000, 100000})
+    ->Args({1024, 100000, rota::kFifoPlanDepth})
+    ->ArgNames({"gpus", "pending", "depth"})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -2,7 +2,6 @@
 #include "core/forecast.h"
 
 #include <algorithm>
-#include <climits>
 #include <unordered_set>
 
 #include "core/capacity.h"
@@ -71,9 +70,10 @@ class Forward {
     // Fifo starts nothing behind a blocked job, so its plan of every waiting job, each at the
     // earliest after the one ahead, is fifo itself on the predicted run times. Past the plan's
     // depth the scheduler spreads the backlog over every card instead, as if no job ahead ever
-    // held one idle: early by days where blocked shares hold most of a card (Alibaba).
+    // held one idle: early by days where blocked shares hold most of a card (Alibaba). Up to
+    // kFifoPlanDepth jobs, for what it costs.
     if (p.algorithm == Algorithm::kFifo) {
-      p.plan_depth = std::max(p.plan_depth, static_cast<int>(std::min<size_t>(s_.pending.size(), INT_MAX)));
+      p.plan_depth = std::max(p.plan_depth, static_cast<int>(std::min<size_t>(s_.pending.size(), kFifoPlanDepth)));
     }
     if (!left.empty()) {
       const Decisions d = Schedule(s_, p, t);
