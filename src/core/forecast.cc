@@ -73,7 +73,8 @@ class Forward {
     // held one idle: early by days where blocked shares hold most of a card (Alibaba). Up to
     // kFifoPlanDepth jobs, for what it costs.
     if (p.algorithm == Algorithm::kFifo) {
-      p.plan_depth = std::max(p.plan_depth, static_cast<int>(std::min<size_t>(s_.pending.size(), kFifoPlanDepth)));
+      p.plan_depth =
+          std::max(p.plan_depth, static_cast<int>(std::min<size_t>(s_.pending.size(), kFifoPlanDepth)));
     }
     if (!left.empty()) {
       const Decisions d = Schedule(s_, p, t);

@@ -95,7 +95,8 @@ TEST(Forecast, FifoPastThePlansDepthKeepsItsPlaceInLine) {
   ClusterState state;
   state.gpus = testing::Cards(2);
   const int gpus[] = {2, 1, 2, 1, 1};
-  for (int i = 0; i < 5; ++i) state.pending.push_back(testing::MakeJob(i + 1, "u", gpus[i], kHour, kNow - 100 + i));
+  for (int i = 0; i < 5; ++i)
+    state.pending.push_back(testing::MakeJob(i + 1, "u", gpus[i], kHour, kNow - 100 + i));
   Policy p = Plain(Algorithm::kFifo);
   p.plan_depth = 1;
   ForecastOptions o;
@@ -105,8 +106,8 @@ TEST(Forecast, FifoPastThePlansDepthKeepsItsPlaceInLine) {
   EXPECT_EQ(f.at(1), kNow);
   EXPECT_EQ(f.at(2), kNow + kHour);
   EXPECT_EQ(f.at(3), kNow + 2 * kHour);  // the plan's one reservation
-  EXPECT_EQ(f.at(4), kNow + 3 * kHour);  // spread over the cards: beside J3, at 2 h
-  EXPECT_EQ(f.at(5), kNow + 3 * kHour);  // spread: at 2.5 h
+  EXPECT_EQ(f.at(4), kNow + 3 * kHour);  // spread over the cards it was 2 h, beside J3
+  EXPECT_EQ(f.at(5), kNow + 3 * kHour);  // spread, 2.5 h
 }
 
 TEST(Forecast, WithoutHistoryItIsThePlanOnLimits) {

@@ -56,7 +56,7 @@ StartRange WaitCalibration::Range(Time now, Time forecast, Time limit_plan) cons
   // weeks after its first jobs (fifo behind one that waits) had its p90s at the forecast itself.
   const bool at_once = forecast - now < kAtOnce;
   const Samples& bucket = at_once ? at_once_ : later_;
-  const Samples* from = bucket.ratios.size() >= enough           ? &bucket
+  const Samples* from = bucket.ratios.size() >= enough            ? &bucket
                         : at_once && all_.ratios.size() >= enough ? &all_
                                                                   : nullptr;
   r.p50 = forecast;
