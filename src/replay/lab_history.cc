@@ -17,7 +17,8 @@ nlohmann::json Head(const StoreTrace& st) {
           {"skipped", st.trace.skipped},
           {"gpus", st.gpus},
           {"mig_slices", MigSlices(st.cards)},
-          {"notes", st.trace.notes}};
+          {"notes", st.trace.notes},
+          {"late_days", st.late_days}};
 }
 
 }  // namespace

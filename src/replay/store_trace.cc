@@ -99,7 +99,8 @@ StatusOr<StoreTrace> StoreTraceFromJson(const nlohmann::json& gpus, const std::v
                    [](const sim::TraceJob& a, const sim::TraceJob& b) { return a.submit < b.submit; });
   out.trace.absolute_times = true;
   if (since > 0 && out.first_end - since > kDay) {
-    const std::string days = std::to_string((out.first_end - since) / kDay);
+    out.late_days = static_cast<int>((out.first_end - since) / kDay);
+    const std::string days = std::to_string(out.late_days);
     out.trace.notes.push_back("nothing ended in the first " + days +
                               " days asked for (the store's history may begin later): the replay starts " +
                               days + " days after the start asked for");

@@ -25,6 +25,9 @@ struct StoreTrace {
   std::vector<Gpu> cards;                 // as they are: memory, node, MIG slices (the replay's cluster)
   std::vector<sim::JobOutcome> recorded;  // the replayed jobs as they really waited and ran
   Time first_end = 0;                     // the earliest end among the jobs read
+  // Whole days between the window's start and its first end, where said in the notes (0: not
+  // said): the page says it in the reader's language (docs/api.md, `replay`).
+  int late_days = 0;
   std::vector<sim::SimBooking> bookings;  // the bookings of the same days, by when they were made
 };
 

@@ -120,6 +120,8 @@ TEST(StoreTrace, AWindowThatBeginsDaysBeforeItsFirstEndIsSaid) {
             "nothing ended in the first 3 days asked for (the store's history may begin later): the replay "
             "starts 3 "
             "days after the start asked for");
+  EXPECT_EQ(st->late_days, 3);
+  EXPECT_EQ(StoreTraceFromJson(kGpus, jobs, end - kDay).value().late_days, 0);
   EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs, end - kDay).value().trace.notes.empty());  // a day: not said
   EXPECT_TRUE(StoreTraceFromJson(kGpus, jobs).value().trace.notes.empty());              // no window known
 }

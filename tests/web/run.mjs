@@ -632,6 +632,16 @@ async function main() {
       await page.click('a[data-view=replay]');
       await page.locator('h1', { hasText: '用实验室的历史重演' }).waitFor();
       await page.locator('#replay-run', { hasText: '重演' }).waitFor();
+      // The replay made minutes ago comes back at once, and says what it says of itself in Chinese
+      // (rotad's notes are the command line's English lines).
+      await page.selectOption('#replay-since', '7d');
+      await page.click('#replay-run');
+      await page.locator('.replay-notes', { hasText: '重演了' }).waitFor({ timeout: 60000 });
+      const zhNotes = await page.locator('.replay-notes').innerText();
+      const cliNotes = JSON.parse(daemon.rota('simulate', '--from-store', '--since', '7d', '--json')).notes || [];
+      expect(cliNotes.some((n) => n.startsWith('nothing ended in the first')) === zhNotes.includes('天里没有作业结束'),
+        'the late start is not said in Chinese: ' + zhNotes + ' / ' + cliNotes.join('; '));
+      expect(!/[A-Za-z]{4,}/.test(zhNotes.replace(/MIG|GPU/g, '')), 'English in the Chinese notes: ' + zhNotes);
     });
 
     await step('cancelling the job from the queue', async () => {

@@ -10,10 +10,11 @@ globalThis.localStorage = { getItem: () => null, setItem: () => {} };
 if (!globalThis.navigator) globalThis.navigator = { language: 'en-US' };
 
 const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web', 'app');
-const { _dictForTests: DICT } = await import(path.join(APP, 'i18n.mjs'));
+const { _dictForTests: DICT, setLang } = await import(path.join(APP, 'i18n.mjs'));
 const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
 const { cardTitle, warningsOf } = await import(path.join(APP, 'now.mjs'));
 const { axisLabels } = await import(path.join(APP, 'fmt.mjs'));
+const { noteLines } = await import(path.join(APP, 'replay.mjs'));
 
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -120,5 +121,26 @@ test("a chart's tick labels never repeat, even on a day with little use", () => 
   for (const splits of [[0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001, 0.0012], [0, 1e-7, 2e-7]]) {
     const labels = axisLabels(splits);
     assert.equal(new Set(labels).size, labels.length, labels.join(' '));
+  }
+});
+
+test("a replay's notes are said in the reader's language, not as rotad's English lines", () => {
+  const result = { jobs: 12, gpus: 3, mig_slices: 0, skipped: 2, late_days: 6,
+    notes: ['nothing ended in the first 6 days asked for (...)', '2 jobs that never ran left out'] };
+  try {
+    setLang('zh');
+    const zh = noteLines(result);
+    assert.deepEqual(zh, ['在 3 块 GPU 上重演了 12 个作业。',
+      '所选范围的前 6 天里没有作业结束（历史记录可能从更晚开始）：重演从所选起点之后 6 天开始。',
+      '有 2 个从未运行的作业（等待时被取消）未计入。']);
+    setLang('en');
+    assert.equal(noteLines(result)[1].startsWith('Nothing ended in the first 6 days'), true);
+    // Nothing to say: only the line of what was replayed.
+    assert.equal(noteLines({ ...result, skipped: 0, late_days: 0, notes: [] }).length, 1);
+    // An older rotad sends only its lines: shown as they are.
+    const { late_days: _, ...old } = result;
+    assert.deepEqual(noteLines(old).slice(1), result.notes);
+  } finally {
+    setLang('en');
   }
 });

@@ -18,11 +18,20 @@ function table(id, head, rows) {
     h('tbody', {}, rows)));
 }
 
-function notes(result) {
+/** What the replay says of itself, in the reader's language: rotad's `notes` are the command
+ * line's English lines, said here from `late_days` and `skipped` (an older rotad sends only the
+ * lines, shown as they are). */
+export function noteLines(result) {
   const lines = [t(result.mig_slices > 0 ? 'replay.replayed_mig' : 'replay.replayed',
     { jobs: result.jobs, gpus: result.gpus, slices: result.mig_slices })];
-  for (const n of result.notes || []) lines.push(n);
-  return h('ul', { class: 'replay-notes muted' }, lines.map((l) => h('li', {}, l)));
+  if (result.late_days === undefined) return lines.concat(result.notes || []);
+  if (result.late_days > 0) lines.push(t('replay.late_start', { days: result.late_days }));
+  if (result.skipped > 0) lines.push(t('replay.never_ran', { n: result.skipped }));
+  return lines;
+}
+
+function notes(result) {
+  return h('ul', { class: 'replay-notes muted' }, noteLines(result).map((l) => h('li', {}, l)));
 }
 
 /** Each user's average wait as recorded and under each policy. */
