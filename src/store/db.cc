@@ -172,17 +172,36 @@ std::optional<std::int64_t> Statement::OptionalInt(int column) const {
 StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   // Readable by its owner alone: it holds what users submitted (commands, paths, a pending job's
   // environment) and token hashes. SQLite gives its -wal and -shm files the database's mode.
+  //
+  // Never a descriptor of our own on a database that may be open here already (rotad's notifier
+  // opens a second connection): closing any descriptor of a file drops every POSIX lock the
+  // process holds on it, SQLite's among them. The next connection of another process (an admin's
+  // sqlite3, a backup) to close then took itself for the last one, checkpointed and deleted the
+  // -wal under rotad, and every later commit of rotad's went to the deleted file: invisible to
+  // others, and gone at its restart. A new file is created here, before any connection has it;
+  // an existing one is made 0600 by its path, not followed if it is a link (glibc does that with
+  // an O_PATH descriptor, whose close drops no lock).
   if (path != ":memory:") {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return Unavailable("opening database " + path + ": " + std::strerror(errno));
-    const bool owner_only = ::fchmod(fd, 0600) == 0;
-    ::close(fd);
-    if (!owner_only) return Unavailable("opening database " + path + ": cannot make it 0600: " + std::strerror(errno));
-    for (const char* suffix : {"-wal", "-shm"}) (void)::chmod((path + suffix).c_str(), 0600);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);  // no connection has this new file yet
+    } else if (errno != EEXIST) {
+      return Unavailable("opening database " + path + ": " + std::strerror(errno));
+    }
+    if (::fchmodat(AT_FDCWD, path.c_str(), 0600, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int err = errno;
+      const std::string why =
+          err == EOPNOTSUPP ? " (it is a symbolic link)" : ": " + std::string(std::strerror(err));
+      return Unavailable("opening database " + path + ": cannot make it 0600" + why);
+    }
+    for (const char* suffix : {"-wal", "-shm"}) {
+      (void)::fchmodat(AT_FDCWD, (path + suffix).c_str(), 0600, AT_SYMLINK_NOFOLLOW);
+    }
   }
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr);
   if (rc != SQLITE_OK) {
     std::string detail = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close(raw);

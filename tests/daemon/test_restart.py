@@ -37,6 +37,32 @@ class RestartTest(DaemonTest):
         self.assertEqual(sorted(j["id"] for j in all_jobs), sorted(running + waiting))
         self.assertIn("re-adopted", self.d.read_log())
 
+    def test_another_process_reading_the_store_loses_none_of_rotads_writes(self):
+        # An admin's sqlite3 or a backup opens the database beside rotad and closes it. Before the
+        # fix, rotad's second connection (the notifier's) had dropped the POSIX locks SQLite holds
+        # on the file: that other connection took itself for the last, deleted the -wal, and what
+        # rotad wrote next went to the deleted file, unseen by others and gone at a restart.
+        import sqlite3
+        first = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(first, "completed")
+        path = os.path.join(self.d.state, "rota.db")
+
+        def peek():
+            db = sqlite3.connect(path)
+            try:
+                return dict(db.execute("SELECT id, state FROM jobs").fetchall())
+            finally:
+                db.close()
+
+        self.assertEqual(peek().get(first), "completed")
+        later = self.d.submit("--gpus", "2", "--", "true")
+        self.d.wait_state(later, "completed")
+        self.assertEqual(peek().get(later), "completed", "another process does not see rotad's later writes")
+        self.d.kill9()
+        self.d.start()
+        self.assertEqual(self.d.job(later)["state"], "completed")
+        self.assertEqual(peek().get(later), "completed")
+
     def test_job_that_ends_while_rotad_is_down_is_recorded(self):
         job = self.d.submit("--", "sh", "-c", "sleep 1; exit 4")
         self.d.wait_state(job, "running")
