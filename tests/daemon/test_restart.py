@@ -58,6 +58,16 @@ class RestartTest(DaemonTest):
         later = self.d.submit("--gpus", "2", "--", "true")
         self.d.wait_state(later, "completed")
         self.assertEqual(peek().get(later), "completed", "another process does not see rotad's later writes")
+        # A backup made beside the running rotad (what sqlite3's .backup does, README) has both.
+        copy = os.path.join(self.d.state, "..", "backup.db")
+        src, dst = sqlite3.connect(path), sqlite3.connect(copy)
+        try:
+            src.backup(dst)
+            self.assertEqual(dict(dst.execute("SELECT id, state FROM jobs").fetchall()),
+                             {first: "completed", later: "completed"})
+        finally:
+            src.close()
+            dst.close()
         self.d.kill9()
         self.d.start()
         self.assertEqual(self.d.job(later)["state"], "completed")
