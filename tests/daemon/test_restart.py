@@ -2,6 +2,7 @@
 while it is down, SIGHUP with a good and a bad configuration."""
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 import unittest
@@ -42,7 +43,6 @@ class RestartTest(DaemonTest):
         # fix, rotad's second connection (the notifier's) had dropped the POSIX locks SQLite holds
         # on the file: that other connection took itself for the last, deleted the -wal, and what
         # rotad wrote next went to the deleted file, unseen by others and gone at a restart.
-        import sqlite3
         first = self.d.submit("--gpus", "2", "--", "true")
         self.d.wait_state(first, "completed")
         path = os.path.join(self.d.state, "rota.db")
