@@ -1,5 +1,6 @@
 """Restarts and reloads: kill -9 of rotad with jobs running and waiting, jobs that end or vanish
-while it is down, SIGHUP with a good and a bad configuration."""
+while it is down, another process reading and backing up the store beside rotad, SIGHUP with a
+good and a bad configuration."""
 import os
 import signal
 import sqlite3
