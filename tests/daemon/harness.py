@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -228,6 +229,15 @@ class Rotad:
     def read_log(self):
         with open(self.log_path, encoding="utf-8", errors="replace") as f:
             return f.read()
+
+    def query(self, sql, params=()):
+        """The rows of `sql` on rotad's store, read by another process's connection beside it (as
+        an admin's sqlite3 would: opened, read, closed)."""
+        db = sqlite3.connect(os.path.join(self.state, "rota.db"))
+        try:
+            return db.execute(sql, params).fetchall()
+        finally:
+            db.close()
 
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)

@@ -5,8 +5,6 @@ running jobs' likely ends; every job's first forecast kept in the store; p90s ca
 forecasts once twenty jobs have started (a later start on later ones), also after a restart;
 `rota show`, `rota queue --start` and `rota advise` say it."""
 import json
-import os
-import sqlite3
 import time
 import unittest
 
@@ -49,11 +47,8 @@ class ForecastTest(DaemonTest):
         return jobs
 
     def stored(self, job):
-        db = sqlite3.connect(os.path.join(self.d.state, "rota.db"))
-        try:
-            return db.execute("SELECT forecast_at, forecast_start FROM jobs WHERE id = ?", (job,)).fetchone()
-        finally:
-            db.close()
+        [row] = self.d.query("SELECT forecast_at, forecast_start FROM jobs WHERE id = ?", (job,))
+        return row
 
     def test_history_brings_the_forecast_far_before_the_plan_on_limits(self):
         self.history(3)

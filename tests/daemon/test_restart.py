@@ -49,11 +49,7 @@ class RestartTest(DaemonTest):
         path = os.path.join(self.d.state, "rota.db")
 
         def peek():
-            db = sqlite3.connect(path)
-            try:
-                return dict(db.execute("SELECT id, state FROM jobs").fetchall())
-            finally:
-                db.close()
+            return dict(self.d.query("SELECT id, state FROM jobs"))
 
         self.assertEqual(peek().get(first), "completed")
         later = self.d.submit("--gpus", "2", "--", "true")
