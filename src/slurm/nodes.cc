@@ -20,6 +20,24 @@ int Node::Gpus() const {
   return n;
 }
 
+std::vector<std::string> Node::CardTypes() const {
+  std::vector<std::string> types;
+  for (const Gres& g : gres) {
+    if (g.name != "gpu") continue;
+    if (g.type.empty() || g.count != 1 || std::find(types.begin(), types.end(), g.type) != types.end()) return {};
+    types.push_back(g.type);
+  }
+  return types;
+}
+
+int Node::Shards(const std::string& type) const {
+  int n = 0;
+  for (const Gres& g : gres) {
+    if (g.name == "shard" && g.type == type) n += g.count;
+  }
+  return n;
+}
+
 std::string NodesFormat() { return FieldsFormat(kNodeFields, kNodesDelimiter); }
 
 bool UsableState(std::string_view state) {

@@ -32,6 +32,15 @@ struct Node {
   bool usable = false;
   // Its GPUs: the gres "gpu" items (several types on one node are listed in order).
   int Gpus() const;
+  // Each GPU as its own gres type, in the node's order ("gpu:card0:1,gpu:card1:1,..."): then a
+  // job can be sent to exactly the cards Rota chose (--gres=gpu:card2:1,gpu:card3:1), and a memory
+  // share to one card's shards (--gres=shard:card2:3). Empty when any GPU item is untyped, counts
+  // more than one or repeats a type (Slurm would choose among them). Slurm numbers a node's GPUs
+  // (IDX, CUDA_VISIBLE_DEVICES) in this order, as seen on 22.05.8 even where gres.conf lists
+  // them in another.
+  std::vector<std::string> CardTypes() const;
+  // The shards (gres "shard") of that type on the node; 0 when none.
+  int Shards(const std::string& type) const;
 };
 
 inline constexpr char kNodesDelimiter = '\x1f';

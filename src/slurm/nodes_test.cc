@@ -40,6 +40,37 @@ TEST(NodesTest, ReadsEachNodeOnceWithItsGpus) {
   EXPECT_EQ(NodesFormat().substr(0, 11), std::string("NodeList:0") + kNodesDelimiter);
 }
 
+// The line 22.05.8 printed for a node whose four GPUs are each their own type with four shards,
+// one job on card2, one on card0 and card3, two of card1's shards held (its count shows 1).
+TEST(NodesTest, CardsOfTheirOwnTypeAreNamedWithTheirShards) {
+  const std::string pinned =
+      NodeLine({"n1", "mixed", "none",
+                "gpu:c0:1,gpu:c1:1,gpu:c2:1,gpu:c3:1,shard:c0:4,shard:c1:4,shard:c2:4,shard:c3:4",
+                "gpu:c0:1(IDX:0),gpu:c1:0(IDX:N/A),gpu:c2:1(IDX:2),gpu:c3:1(IDX:3),shard:c0:0(IDX:N/A),"
+                "shard:c1:1(IDX:1),shard:c2:0(IDX:N/A),shard:c3:0(IDX:N/A)"});
+  StatusOr<std::vector<Node>> nodes = ParseNodes(pinned);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  const Node& n = (*nodes)[0];
+  EXPECT_EQ(n.Gpus(), 4);
+  EXPECT_EQ(n.gpus_used, 3);
+  EXPECT_EQ(n.CardTypes(), (std::vector<std::string>{"c0", "c1", "c2", "c3"}));
+  EXPECT_EQ(n.Shards("c1"), 4);
+  EXPECT_EQ(n.Shards("c9"), 0);
+  EXPECT_EQ(n.Shards(""), 0);
+
+  // Slurm chooses among cards of one type, or untyped ones: no card can be asked for by name.
+  for (const char* gres : {"gpu:4", "gpu:a100:2", "gpu:c0:1,gpu:c0:1", "gpu:c0:1,gpu:2", "gpu:c0:1,gpu:c1:2"}) {
+    StatusOr<std::vector<Node>> other = ParseNodes(NodeLine({"n2", "idle", "none", gres, "gpu:0"}));
+    ASSERT_TRUE(other.ok()) << gres;
+    EXPECT_TRUE((*other)[0].CardTypes().empty()) << gres;
+  }
+  StatusOr<std::vector<Node>> untyped_shards =
+      ParseNodes(NodeLine({"n3", "idle", "none", "gpu:c0:1,gpu:c1:1,shard:8", "gpu:0"}));
+  ASSERT_TRUE(untyped_shards.ok());
+  EXPECT_EQ((*untyped_shards)[0].CardTypes().size(), 2u);
+  EXPECT_EQ((*untyped_shards)[0].Shards("c0"), 0);  // shards of no card
+}
+
 TEST(NodesTest, OnlyNodesThatTakeJobsAreUsable) {
   for (const char* s :
        {"idle", "mixed", "allocated", "completing", "planned", "reserved", "idle-", "mixed$"}) {

@@ -78,7 +78,8 @@ StatusOr<Gres> ParseGres(std::string_view item) {
                              "\" is not a count");
     }
   }
-  if (extra.starts_with("IDX:")) {
+  // "gpu:a100:0(IDX:N/A)": a type of which nothing is used (GresUsed, 22.05.8).
+  if (extra.starts_with("IDX:") && extra != "IDX:N/A") {
     StatusOr<std::vector<int>> indices = ParseIndexRanges(extra.substr(4));
     if (!indices.ok())
       return InvalidArgument("Slurm gres \"" + std::string(item) + "\": " + indices.status().message());
@@ -185,6 +186,7 @@ StatusOr<std::vector<NodeGres>> ParseJobNodeGres(std::string_view detail) {
       if (!gres.ok()) return gres.status();
       for (const Gres& g : *gres) {
         if (g.name == "gpu") n.gpu_indices.insert(n.gpu_indices.end(), g.indices.begin(), g.indices.end());
+        if (g.name == "shard") n.shard_indices.insert(n.shard_indices.end(), g.indices.begin(), g.indices.end());
       }
     }
     if (n.nodes.empty())

@@ -57,10 +57,12 @@ StatusOr<std::vector<Gres>> ParseGresList(std::string_view text);
 
 // What `scontrol show job -d ID` says each node gave the job: for every "Nodes=NAMES ...
 // GRES=LIST" line, the node names as written (a hostlist such as "vm[1-2]" is not expanded here)
-// and the GPU indices (gres "gpu" only). Jobs without GPUs have no GRES part: empty indices.
+// and the GPU indices (gres "gpu"), and apart the indices of the GPUs whose shards it holds
+// ("GRES=shard:card1:3(IDX:1)"). Jobs without GPUs have no GRES part: empty indices.
 struct NodeGres {
   std::string nodes;
   std::vector<int> gpu_indices;
+  std::vector<int> shard_indices;
   bool operator==(const NodeGres&) const = default;
 };
 StatusOr<std::vector<NodeGres>> ParseJobNodeGres(std::string_view detail);

@@ -60,6 +60,9 @@ TEST(SlurmGresTest, TheFormsTheToolsPrint) {
   EXPECT_EQ(ParseGresList("gres:gpu:2").value(),
             (std::vector<Gres>{{"gpu", "", 2, {}}}));  // squeue tres-per-node
   EXPECT_EQ(ParseGresList("gpu:a100:2(IDX:0-1)").value(), (std::vector<Gres>{{"gpu", "a100", 2, {0, 1}}}));
+  // A type none of whose GPUs is used, as 22.05.8's GresUsed writes it.
+  EXPECT_EQ(ParseGresList("gpu:a100:0(IDX:N/A),gpu:t4:1(IDX:2)").value(),
+            (std::vector<Gres>{{"gpu", "a100", 0, {}}, {"gpu", "t4", 1, {2}}}));
   EXPECT_EQ(ParseGresList("gpu:4(S:0-1)").value(),
             (std::vector<Gres>{{"gpu", "", 4, {}}}));  // sockets, not cards
   EXPECT_EQ(ParseGresList("gpu:a100").value(), (std::vector<Gres>{{"gpu", "a100", 1, {}}}));
@@ -84,13 +87,18 @@ TEST(SlurmJobDetailTest, TheGpusEachNodeGaveAJob) {
      Nodes=vm CPU_IDs=0 Mem=1024 GRES=gpu:2(IDX:0-1)
    Comment=rota:17 
 )";
-  EXPECT_EQ(ParseJobNodeGres(one).value(), (std::vector<NodeGres>{{"vm", {0, 1}}}));
+  EXPECT_EQ(ParseJobNodeGres(one).value(), (std::vector<NodeGres>{{"vm", {0, 1}, {}}}));
   const char* two = R"(JobId=9 JobName=x
    NumNodes=2 NumCPUs=2
      Nodes=n1 CPU_IDs=0 Mem=0 GRES=gpu:a100:1(IDX:3)
      Nodes=n2 CPU_IDs=0-1 Mem=0 GRES=
 )";
-  EXPECT_EQ(ParseJobNodeGres(two).value(), (std::vector<NodeGres>{{"n1", {3}}, {"n2", {}}}));
+  EXPECT_EQ(ParseJobNodeGres(two).value(), (std::vector<NodeGres>{{"n1", {3}, {}}, {"n2", {}, {}}}));
+  // Cards of their own types (22.05.8's lines): whole ones, and one card's shards apart.
+  EXPECT_EQ(ParseJobNodeGres("     Nodes=n1 CPU_IDs=1 Mem=1024 GRES=gpu:c0:1(IDX:0),gpu:c3:1(IDX:3)\n").value(),
+            (std::vector<NodeGres>{{"n1", {0, 3}, {}}}));
+  EXPECT_EQ(ParseJobNodeGres("     Nodes=n1 CPU_IDs=2 Mem=1024 GRES=shard:c1:3(IDX:1)\n").value(),
+            (std::vector<NodeGres>{{"n1", {}, {1}}}));
   EXPECT_TRUE(
       ParseJobNodeGres("JobId=3 JobName=wrap\n   JobState=FAILED Reason=NonZeroExitCode\n").value().empty());
   EXPECT_FALSE(ParseJobNodeGres("     Nodes=vm GRES=gpu:2(IDX:0-\n").ok());
