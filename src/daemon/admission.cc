@@ -47,6 +47,9 @@ Status Admission::CheckSubmittable(const store::JobRecord& rec) {
   if (setup_.engine_refuses) {
     if (std::string why = setup_.engine_refuses(j.request); !why.empty()) return FailedPrecondition(why);
   }
+  if (j.request.kind == RequestKind::kMemShare) {
+    if (std::string why = setup_.cards->WhyNoShares(); !why.empty()) return FailedPrecondition(why);
+  }
   // Whether any card of this server could ever hold the request: the core's own test. Not while
   // a cluster's cards are unknown: the job waits for them, as it would for a busy cluster.
   if (setup_.cards_unknown && setup_.cards_unknown()) return Status();
@@ -99,6 +102,10 @@ StatusOr<store::JobRecord> Admission::Prepare(const Caller& caller, const json& 
     rec->job.grace = config_.default_signal->grace;
   }
   if (rec->command.empty()) rec->command = {"(session)"};
+  // A share of a cluster's card is given in the cluster's own shares: the core counts what the
+  // job will hold there (10 GiB shares: --gpu-mem 15G holds 20 GiB).
+  Request& asked = rec->job.request;
+  if (asked.kind == RequestKind::kMemShare) asked.memory = setup_.cards->ShareGiven(asked.memory);
   if (Status s = CheckSubmittable(*rec); !s.ok()) return s;
   if (Status s = CheckLimits(caller); !s.ok()) return s;
   return rec;

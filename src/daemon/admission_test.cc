@@ -149,6 +149,33 @@ TEST_F(AdmissionTest, WhatCanNeverWorkHereIsRefusedSayingWhy) {
   EXPECT_TRUE(admission_->Prepare(alice_, Job({{"after_ok", {6}}}), false, 0).ok());
 }
 
+TEST_F(AdmissionTest, AShareOfAClustersCardIsWholeSharesOrRefusedWhereItCannotBeShared) {
+  config_.limits.submit_rate = 0;
+  const json share = Job({{"request", {{"kind", "gpu_mem"}, {"memory", 15 * 1024}}}});
+  // This machine's cards: the share as asked.
+  StatusOr<store::JobRecord> here = admission_->Prepare(alice_, share, false, 0);
+  ASSERT_TRUE(here.ok()) << here.status().message();
+  EXPECT_EQ(here->job.request.memory, 15 * 1024);
+  // A Slurm node's two 80 GB cards of their own types with 8 shards: 20 GiB in whole shares.
+  device::Snapshot snap = testing::IdleCards(2);
+  for (device::GpuInfo& g : snap.gpus) {
+    g.node = "gpu1";
+    g.cluster_name = "card" + std::to_string(g.index);
+    g.cluster_shares = 8;
+  }
+  cards_.Load(&snap);
+  StatusOr<store::JobRecord> shards = admission_->Prepare(alice_, share, false, 0);
+  ASSERT_TRUE(shards.ok()) << shards.status().message();
+  EXPECT_EQ(shards->job.request.memory, 2 * snap.gpus[0].memory_total / 8);
+  // One of them without shards: no share runs, and the job is not queued.
+  snap.gpus[1].cluster_shares = 0;
+  cards_.Load(&snap);
+  const Status refused = Refusal(share, alice_);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("GPU 1 on gpu1 has no shards"), std::string::npos) << refused.message();
+  EXPECT_TRUE(admission_->Prepare(alice_, Job(), false, 0).ok());  // whole GPUs still run
+}
+
 TEST_F(AdmissionTest, OneUsersPendingJobsAndRateAreLimitedAndAdminsAreNot) {
   ActiveJob waiting;
   waiting.rec.job.id = 1;

@@ -113,7 +113,8 @@ class Engine {
   // The daemon is stopping: jobs keep running; the engine tidies what it may.
   virtual void Shutdown() = 0;
   // Why this engine cannot run a request of this shape ("" when it can): such jobs are refused at
-  // submission with it, rather than run as something else.
+  // submission with it, rather than run as something else. (Whether the cards can hold it is
+  // the inventory's: Inventory::WhyNoShares.)
   virtual std::string Refuses(const Request& /*request*/) const { return ""; }
   // Something outside says a job may have ended (`rota poke` from a cluster's epilog): an engine
   // that polls looks now. Others ignore it.
@@ -138,6 +139,8 @@ class Engine {
     std::string user;
     std::string node;  // the node of its cards ("" when the core named none)
     int gpus = 0;
+    std::vector<std::string> cards;  // as exec::LaunchSpec::Cluster's
+    int shares = 0;
     std::int64_t memory_bytes = 0;
     Duration time_limit = 0;
   };

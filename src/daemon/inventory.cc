@@ -10,6 +10,8 @@ namespace rota::daemon {
 void Inventory::Load(const device::Snapshot* snap) {
   state_.gpus.clear();
   minors_.clear();
+  cluster_names_.clear();
+  cluster_shares_.clear();
   node_names_.clear();
   if (snap == nullptr) return;
   std::map<std::string, int> by_pci;
@@ -31,6 +33,8 @@ void Inventory::Load(const device::Snapshot* snap) {
     }
     state_.gpus.push_back(std::move(g));
     minors_.push_back(info.minor);
+    cluster_names_.push_back(info.cluster_name);
+    cluster_shares_.push_back(info.cluster_shares);
   }
 }
 
@@ -150,6 +154,52 @@ std::vector<int> Inventory::OwnMinors(const Allocation& alloc) const {
     }
   }
   return out;
+}
+
+std::vector<std::string> Inventory::ClusterNamesOf(const Allocation& alloc) const {
+  std::vector<std::string> names;
+  for (int g : alloc.gpus) {
+    if (g < 0 || static_cast<size_t>(g) >= cluster_names_.size() || cluster_names_[static_cast<size_t>(g)].empty())
+      return {};
+    names.push_back(cluster_names_[static_cast<size_t>(g)]);
+  }
+  return names;
+}
+
+int Inventory::ClusterSharesOf(const Allocation& alloc) const {
+  if (alloc.memory <= 0 || alloc.gpus.size() != 1) return 0;
+  const size_t g = static_cast<size_t>(alloc.gpus[0]);
+  if (g >= cluster_shares_.size() || cluster_shares_[g] <= 0 || state_.gpus[g].memory <= 0) return 0;
+  const std::int64_t shares = cluster_shares_[g], card = state_.gpus[g].memory;
+  return static_cast<int>(std::min<std::int64_t>(shares, (alloc.memory * shares + card - 1) / card));
+}
+
+std::string Inventory::WhyNoShares() const {
+  for (size_t i = 0; i < state_.gpus.size(); ++i) {
+    if (cluster_shares_[i] != 0 || !state_.gpus[i].mig.empty()) continue;
+    const std::string& node = node_names_[static_cast<size_t>(state_.gpus[i].node)];
+    return "memory shares (--gpu-mem) need Slurm to share every GPU: each its own gres type with shards "
+           "(gres/shard), and GPU " + std::to_string(state_.gpus[i].index) + (node.empty() ? "" : " on " + node) +
+           (cluster_names_[i].empty() ? " is not its own type" : " has no shards") +
+           "; ask for whole GPUs (--gpus N)";
+  }
+  return "";
+}
+
+MiB Inventory::ShareGiven(MiB memory) const {
+  // The card whose shares are largest: a share made of its whole shares takes no more of any
+  // other card's than it counts there (with cards alike, exactly as many).
+  std::int64_t card = 0, shares = 0;
+  for (size_t i = 0; i < state_.gpus.size(); ++i) {
+    const std::int64_t n = cluster_shares_[i], m = state_.gpus[i].memory;
+    if (n > 0 && m > 0 && (shares == 0 || m * shares > card * n)) {
+      card = m;
+      shares = n;
+    }
+  }
+  if (shares == 0 || memory <= 0 || memory > card) return memory;
+  const std::int64_t k = (memory * shares + card - 1) / card;
+  return static_cast<MiB>(k * card / shares);
 }
 
 std::int64_t HostMemoryLimit(const store::JobRecord& rec, const Allocation& alloc, MiB default_per_gpu) {

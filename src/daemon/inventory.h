@@ -52,9 +52,27 @@ class Inventory {
   // The minors of `alloc`'s own cards' device nodes, where known.
   std::vector<int> OwnMinors(const Allocation& alloc) const;
 
+  // A cluster's cards (device::GpuInfo::cluster_name and cluster_shares). ClusterNamesOf: how its
+  // scheduler is asked for exactly `alloc`'s cards, one name each; none when any of them has no
+  // name (the scheduler then chooses). ClusterSharesOf: the shares of its card that a memory
+  // share `alloc` is given, its memory's part of the card rounded up (0 when it is no share or
+  // the card has none).
+  std::vector<std::string> ClusterNamesOf(const Allocation& alloc) const;
+  int ClusterSharesOf(const Allocation& alloc) const;
+  // Why no memory share can run on these cards ("" when they can): a cluster's card that its
+  // scheduler cannot share (Slurm's without shards of their own type). Shares are refused at
+  // submission then: the core would place them on any card.
+  std::string WhyNoShares() const;
+  // The memory a share of `memory` is given: whole shares of a cluster's card (of the cards with
+  // the largest shares), so that what the core counts on a card is what the cluster gives;
+  // `memory` itself on this machine's cards.
+  MiB ShareGiven(MiB memory) const;
+
  private:
   ClusterState state_;
   std::vector<int> minors_;  // by position: /dev/nvidia<minor>, -1 unknown
+  std::vector<std::string> cluster_names_;  // by position, as device::GpuInfo has them
+  std::vector<int> cluster_shares_;
   std::vector<std::string> node_names_;  // Gpu::node -> the machine's name ("" this one)
 };
 

@@ -146,6 +146,61 @@ TEST(InventoryTest, CardsOfSeveralMachinesKeepTheirNodes) {
   EXPECT_EQ(inv.gpus()[2].node, 0);
 }
 
+TEST(InventoryTest, ACardOfItsOwnTypeIsAskedForByNameAndSharedInWholeShards) {
+  // Two Slurm nodes: gpu1's cards are their own types with 8 shards each (80 GiB: 10 GiB a
+  // share); gpu2's second card is its own type without shards.
+  device::Snapshot snap;
+  snap.gpus = {Card(0, -1), Card(1, -1), Card(2, -1), Card(3, -1)};
+  for (int i = 0; i < 4; ++i) snap.gpus[static_cast<size_t>(i)].node = i < 2 ? "gpu1" : "gpu2";
+  snap.gpus[0].cluster_name = "c0";
+  snap.gpus[1].cluster_name = "c1";
+  snap.gpus[0].cluster_shares = snap.gpus[1].cluster_shares = 8;
+  snap.gpus[2].cluster_shares = 0;
+  snap.gpus[3].cluster_name = "c1";
+  snap.gpus[3].cluster_shares = 0;
+  Inventory inv;
+  inv.Load(&snap);
+  EXPECT_EQ(inv.ClusterNamesOf(Allocation{{1, 0}, -1, 0}), (std::vector<std::string>{"c1", "c0"}));
+  EXPECT_TRUE(inv.ClusterNamesOf(Allocation{{0, 2}, -1, 0}).empty());  // Slurm chooses gpu2's cards
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{1}, -1, 10240}), 1);
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{1}, -1, 10241}), 2);
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{1}, -1, 81920}), 8);
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{1}, -1, 0}), 0);      // a whole card
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{3}, -1, 10240}), 0);  // no shards
+  // One card Slurm cannot share, and no share runs: the core would place one there.
+  EXPECT_EQ(inv.WhyNoShares(),
+            "memory shares (--gpu-mem) need Slurm to share every GPU: each its own gres type with shards "
+            "(gres/shard), and GPU 2 on gpu2 is not its own type; ask for whole GPUs (--gpus N)");
+  EXPECT_EQ(inv.ShareGiven(10240), 10240);
+  EXPECT_EQ(inv.ShareGiven(10241), 20480);  // what Slurm gives: two shares
+  EXPECT_EQ(inv.ShareGiven(1), 10240);
+  EXPECT_EQ(inv.ShareGiven(81920), 81920);
+  EXPECT_EQ(inv.ShareGiven(90000), 90000);  // more than a card: refused as it is
+
+  snap.gpus.resize(2);  // gpu1 alone: every card shared
+  inv.Load(&snap);
+  EXPECT_EQ(inv.WhyNoShares(), "");
+  snap.gpus[1].cluster_shares = 0;
+  inv.Load(&snap);
+  EXPECT_NE(inv.WhyNoShares().find("GPU 1 on gpu1 has no shards"), std::string::npos) << inv.WhyNoShares();
+
+  // Three shares of a 80 GiB card: 27,306 MiB each once rounded down; three fit the card.
+  snap.gpus = {Card(0, -1)};
+  snap.gpus[0].node = "gpu1";
+  snap.gpus[0].cluster_name = "c0";
+  snap.gpus[0].cluster_shares = 3;
+  inv.Load(&snap);
+  EXPECT_EQ(inv.ShareGiven(20000), 27306);
+  EXPECT_LE(3 * inv.ShareGiven(20000), 81920);
+  EXPECT_EQ(inv.ClusterSharesOf(Allocation{{0}, -1, inv.ShareGiven(20000)}), 1);
+
+  const device::Snapshot here = Sample();  // this machine's cards: shared as Rota places them
+  inv.Load(&here);
+  EXPECT_EQ(inv.WhyNoShares(), "");
+  EXPECT_EQ(inv.ShareGiven(10241), 10241);
+  EXPECT_TRUE(inv.ClusterNamesOf(Allocation{{0}, -1, 0}).empty());
+}
+
 TEST(InventoryTest, HostMemoryIsPerGpuTimesTheCards) {
   store::JobRecord rec;
   EXPECT_EQ(HostMemoryLimit(rec, Allocation{{0, 1}, -1, 0}, 1024), 2048LL * 1024 * 1024);

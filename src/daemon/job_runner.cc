@@ -95,6 +95,9 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
                         : 0;
   spec.cluster.node = cards_.NodeOf(start.alloc);
   spec.cluster.gpus = static_cast<int>(start.alloc.gpus.size());
+  spec.cluster.cards = cards_.ClusterNamesOf(start.alloc);
+  spec.cluster.share = start.alloc.memory > 0;
+  spec.cluster.shares = cards_.ClusterSharesOf(start.alloc);
   spec.cluster.time_limit = a.rec.job.time_limit;
   spec.cluster.signal = a.rec.job.signal;
   spec.cluster.grace = a.rec.job.grace;

@@ -15,6 +15,8 @@ std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes,
                                           MiB memory) {
   std::vector<device::GpuInfo> cards;
   for (const slurm::Node& n : nodes) {
+    // Cards of their own types are named by them, not a model: the configured one (or an agent's).
+    const std::vector<std::string> own = n.CardTypes();
     int local = 0;
     for (const slurm::Gres& g : n.gres) {
       if (g.name != "gpu") continue;
@@ -23,8 +25,10 @@ std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes,
         c.uuid = SlurmCardUuid(n.name, local);
         c.index = static_cast<int>(cards.size());
         c.node = n.name;
-        c.name = g.type.empty() ? model : g.type;
+        c.name = g.type.empty() || !own.empty() ? model : g.type;
         c.memory_total = memory;
+        c.cluster_name = own.empty() ? "" : g.type;
+        c.cluster_shares = own.empty() ? 0 : n.Shards(g.type);
         // Not a failing card: the node's jobs are Slurm's to end (NODE_FAIL), or run on (drained).
         if (!n.usable)
           c.out_of_service =

@@ -34,6 +34,9 @@ struct SlurmCardsOptions {
 
 // The cards of `nodes`, node by node in their order, each node's gres in order: UUID
 // "SLURM-<node>-<i>" (i counts the node's GPUs from 0), index its position in the whole list.
+// On a node whose every GPU is its own gres type (slurm::Node::CardTypes), each card's
+// cluster_name is its type and cluster_shares its shards; elsewhere Slurm chooses the cards and
+// no share can be asked of one (cluster_shares 0).
 std::string SlurmCardUuid(const std::string& node, int index);
 std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes, const std::string& model,
                                           MiB memory);

@@ -204,6 +204,10 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
       !s.ok()) {
     return Unavailable("cannot write the launch file: " + s.message());
   }
+  // A share is a card's shards in Slurm; without them (cards that are not Slurm's, or that it
+  // cannot share) it would take a whole GPU there.
+  if (spec.cluster.share && spec.cluster.shares <= 0)
+    return InvalidArgument("Slurm cannot give this memory share: its GPU has no shards of its own type");
   slurm::BatchJob b;
   b.id = spec.job_id;
   b.argv = spec.argv;
@@ -212,6 +216,8 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   b.output = spec.output;
   b.node = spec.cluster.node.empty() ? options_.node : spec.cluster.node;
   b.gpus = spec.cluster.gpus;
+  b.cards = spec.cluster.cards;
+  b.shares = spec.cluster.shares;
   b.memory_bytes = spec.memory_limit_bytes;
   b.time_limit = spec.cluster.time_limit;
   b.signal = spec.cluster.signal;
@@ -430,6 +436,8 @@ StatusOr<Engine::SessionWrap> SlurmEngine::WrapSession(const SessionStart& start
   s.id = start.id;
   s.node = start.node.empty() ? options_.node : start.node;
   s.gpus = start.gpus;
+  s.cards = start.cards;
+  s.shares = start.shares;
   s.memory_bytes = start.memory_bytes;
   s.time_limit = start.time_limit;
   std::tie(s.reservation, s.limit_cap) = ReservationFor(start.user, s.node, clock_.Now());
@@ -474,9 +482,9 @@ void SlurmEngine::EndSession(JobId id, uid_t uid) {
 }
 
 std::string SlurmEngine::Refuses(const Request& request) const {
-  if (request.kind == RequestKind::kWholeGpus) return "";
-  return std::string(request.kind == RequestKind::kMemShare ? "memory shares (--gpu-mem)" : "MIG slices (--mig)") +
-         " do not run through Slurm yet: Slurm would give the job a whole GPU; ask for whole GPUs (--gpus N)";
+  if (request.kind != RequestKind::kMig) return "";
+  return "MIG slices (--mig) do not run through Slurm yet: Slurm would give the job a whole GPU; ask for whole "
+         "GPUs (--gpus N)";
 }
 
 void SlurmEngine::Booked(const std::vector<BookedNodes>& bookings) {

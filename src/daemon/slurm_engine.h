@@ -118,8 +118,9 @@ class SlurmEngine final : public Engine {
   // begins (Slurm would not start a job that reaches into one).
   void Booked(const std::vector<BookedNodes>& bookings) override;
 
-  // Memory shares and MIG slices: Slurm would give each a whole GPU (no gres/shard or MIG gres
-  // types yet), so two shares Rota puts on one card would hold two cards in Slurm, or wait there.
+  // MIG slices: Slurm would give each a whole GPU (no MIG gres types yet). Memory shares run as
+  // their card's shards where every card is its own gres type with shards (the inventory says
+  // where not: Inventory::WhyNoShares); a share launched on a card without them is refused.
   std::string Refuses(const Request& request) const override;
   static constexpr Duration kReservationCheckS = 30;
 

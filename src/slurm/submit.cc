@@ -42,7 +42,13 @@ void AddResources(std::vector<std::string>& a, const J& job, const SubmitConfig&
   if (!job.node.empty()) a.push_back("--nodelist=" + job.node);
   a.push_back("--nodes=1");
   a.push_back("--ntasks=1");
-  if (job.gpus > 0) {
+  if (job.shares > 0 && job.cards.size() == 1) {
+    a.push_back("--gres=shard:" + job.cards[0] + ":" + std::to_string(job.shares));
+  } else if (!job.cards.empty()) {
+    std::string gres;
+    for (const std::string& card : job.cards) gres += (gres.empty() ? "gpu:" : ",gpu:") + card + ":1";
+    a.push_back("--gres=" + gres);
+  } else if (job.gpus > 0) {
     a.push_back("--gres=gpu:" + (job.gpu_type.empty() ? "" : job.gpu_type + ":") + std::to_string(job.gpus));
   }
   if (job.memory_bytes > 0) {

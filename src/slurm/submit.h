@@ -8,7 +8,9 @@
 //   and how a submission whose reply was lost is found before it would be sent again.
 // - --nodelist (the node the core chose; none when the core left it to Slurm), one node, one
 //   task, --gres=gpu[:type]:N, --mem (the job's host memory), the partition and account of the
-//   configuration.
+//   configuration. Where each card is its own gres type, the cards the core chose by name
+//   (--gres=gpu:card0:1,gpu:card2:1), and a memory share as that card's shards
+//   (--gres=shard:card1:3): Slurm then gives exactly those.
 // - --time: a backstop, the job's limit plus kBackstopSlack. Rota itself warns the job and stops
 //   it at its limit (the same records as the local engine); Slurm's own limit and its
 //   --signal=B:<signal>@<grace> only act when rotad is not there to.
@@ -51,6 +53,10 @@ struct BatchJob {
   std::string node;                        // "": any node of the partition
   int gpus = 0;
   std::string gpu_type;           // the gres type ("a100"), "" untyped
+  // The cards by their own gres types (Node::CardTypes), one each; none: Slurm chooses `gpus`.
+  // With `shares` > 0, a memory share of cards[0]: that many of its shards.
+  std::vector<std::string> cards;
+  int shares = 0;
   std::int64_t memory_bytes = 0;  // host memory; 0: Slurm's default
   Duration time_limit = 0;        // Rota's limit; 0: none given (the partition's)
   std::string reservation;        // the owner's booking's reservation on the node ("": none)
@@ -86,6 +92,8 @@ struct SessionJob {
   std::string node;
   int gpus = 0;
   std::string gpu_type;
+  std::vector<std::string> cards;  // as BatchJob's
+  int shares = 0;
   std::int64_t memory_bytes = 0;
   Duration time_limit = 0;
   std::string reservation;  // as BatchJob's

@@ -74,6 +74,32 @@ TEST(SubmitTest, LeavesOutWhatWasNotAskedFor) {
   EXPECT_TRUE(Has(t.argv, "--signal=B:USR2@65535"));
 }
 
+// Where each card is its own gres type, Slurm is asked for the cards the core chose, and a share
+// for that card's shards; the other --gres forms are not added beside them.
+TEST(SubmitTest, CardsOfTheirOwnTypesAreAskedForByName) {
+  BatchJob j = Job();
+  j.node = "gpu1";
+  j.gpus = 2;
+  j.cards = {"card2", "card0"};
+  Submission s = BuildSubmission(j, SubmitConfig{});
+  EXPECT_EQ(std::count_if(s.argv.begin(), s.argv.end(), [](const std::string& a) { return a.rfind("--gres", 0) == 0; }),
+            1);
+  EXPECT_TRUE(Has(s.argv, "--gres=gpu:card2:1,gpu:card0:1"));
+  BatchJob share = Job();
+  share.gpus = 1;
+  share.cards = {"card1"};
+  share.shares = 3;
+  EXPECT_TRUE(Has(BuildSubmission(share, SubmitConfig{}).argv, "--gres=shard:card1:3"));
+  SessionJob session;
+  session.id = 9;
+  session.gpus = 1;
+  session.cards = {"card3"};
+  session.shares = 1;
+  EXPECT_TRUE(Has(BuildSessionCommand(session, "srun", SubmitConfig{}).argv, "--gres=shard:card3:1"));
+  session.shares = 0;
+  EXPECT_TRUE(Has(BuildSessionCommand(session, "srun", SubmitConfig{}).argv, "--gres=gpu:card3:1"));
+}
+
 TEST(SubmitTest, TheEnvironmentLosesWhatWouldSteerSbatch) {
   BatchJob j = Job();
   j.env["SLURM_JOB_ID"] = "7";

@@ -110,8 +110,12 @@ class SlurmCluster:
     slurmd then finds no cgroup file system, `nsenter --net` does not)."""
 
     def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None, epilog_ctld=None,
-                 accounting=False, min_job_age=300):
+                 accounting=False, min_job_age=300, shards=None):
         self.node = node
+        # shards=None: the GPUs untyped ("gpu:4"), Slurm's to choose among. A number: each GPU its
+        # own gres type card0, card1, ... with that many shards of the same type (0: none), so
+        # that a job can be sent to exactly the cards Rota chose and a share to one card's shards.
+        self.shards = shards
         self.second = second_node
         self.gpus = gpus
         self.dir = tempfile.mkdtemp(prefix="rota-slurm-")
@@ -168,11 +172,16 @@ class SlurmCluster:
                     os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
                     os.chmod(dev, 0o666)
         last = self.gpus - 1
+        gres = f"gpu:{self.gpus}"
+        if self.shards is not None:
+            gres = ",".join(f"gpu:card{i}:1" for i in range(self.gpus))
+            if self.shards:
+                gres += "," + ",".join(f"shard:card{i}:{self.shards}" for i in range(self.gpus))
         node_lines = f"NodeName={self.node} NodeAddr={ctld_addr} NodeHostname={host} CPUs={self.cpus} " \
-                     f"RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN\n"
+                     f"RealMemory={self.memory_mb} Gres={gres} State=UNKNOWN\n"
         if self.second:
             node_lines += f"NodeName={self.second} NodeAddr={self.addr[1]} NodeHostname={self.second} " \
-                          f"CPUs={self.cpus} RealMemory={self.memory_mb} Gres=gpu:{self.gpus} State=UNKNOWN\n"
+                          f"CPUs={self.cpus} RealMemory={self.memory_mb} Gres={gres} State=UNKNOWN\n"
         with open(self.conf, "w") as f:
             f.write(f"""ClusterName=rotatest
 SlurmctldHost={host}({ctld_addr})
@@ -200,7 +209,7 @@ SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1024
-GresTypes=gpu
+GresTypes={"gpu,shard" if self.shards else "gpu"}
 ReturnToService=2
 MinJobAge={self.min_job_age}
 ResvOverRun=UNLIMITED
@@ -213,7 +222,14 @@ SlurmdParameters=config_overrides
         with open(self.path("gres.conf"), "w") as f:
             f.write("AutoDetect=off\n")
             for node in self.nodes():
-                f.write(f"NodeName={node} Name=gpu File={self.path('gpu-' + node)}/nvidia[0-{last}]\n")
+                if self.shards is None:
+                    f.write(f"NodeName={node} Name=gpu File={self.path('gpu-' + node)}/nvidia[0-{last}]\n")
+                    continue
+                for i in range(self.gpus):
+                    dev = f"{self.path('gpu-' + node)}/nvidia{i}"
+                    f.write(f"NodeName={node} Name=gpu Type=card{i} File={dev}\n")
+                    if self.shards:
+                        f.write(f"NodeName={node} Name=shard Type=card{i} Count={self.shards} File={dev}\n")
         for name in ["ctld", "munge"] + [f"spool-{n}" for n in self.nodes()]:
             os.makedirs(self.path(name), exist_ok=True)
         open(self.path("slurmctld.log"), "a").close()

@@ -287,11 +287,17 @@ class SlurmEngineTest(DaemonTest):
         return next((l for l in out.splitlines() if l.startswith(f"ReservationName={name} ")), "")
 
     def test_a_memory_share_is_refused_rather_than_run_on_a_whole_gpu(self):
+        # Untyped GPUs: Slurm chooses the card, and its shards could not be kept apart from whole
+        # GPUs (test_slurm_shares.py runs them where each card is its own type).
         for verb in ("submit", "run"):
             r = self.d.rota(verb, "--gpu-mem", "20G", "--", "true", check=False)
             self.assertNotEqual(r.returncode, 0, verb)
-            self.assertIn("memory shares (--gpu-mem) do not run through Slurm yet", r.stderr)
+            self.assertIn("memory shares (--gpu-mem) need Slurm to share every GPU", r.stderr)
+            self.assertIn(f"GPU 0 on {self.cluster.node} is not its own type", r.stderr)
             self.assertIn("--gpus N", r.stderr)
+        r = self.d.rota("submit", "--mig", "1g.10gb", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("MIG slices (--mig) do not run through Slurm yet", r.stderr)
         self.assertEqual(self.d.rota("queue", "--all", "--json").stdout.strip(), "[]")
         self.assertEqual(self.cluster.jobs(), {})
 

@@ -1,0 +1,135 @@
+"""Memory shares and Rota's own choice of cards on a real Slurm whose GPUs are each their own gres
+type with shards (slurm_cluster.py's `shards`): `--gpus N` goes to exactly the cards Rota chose,
+and `--gpu-mem` to its card's shards (gres/shard). Real rotad and rota processes; a cluster per
+test. The untyped cluster, where Slurm chooses and shares are refused: test_slurm.py."""
+import os
+import time
+import unittest
+
+from harness import DEFAULT_USER, DaemonTest, wait_for
+from slurm_cluster import SlurmCluster, slurm_config, slurm_missing
+
+WHY_NOT = slurm_missing()
+SHARDS = 4  # of each 80 GiB card: 20 GiB a shard
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class SlurmSharesTest(DaemonTest):
+    def setUp(self):
+        self.cluster = SlurmCluster(shards=SHARDS).start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def output(self, job):
+        """The job's output once it has written its first line."""
+        path = self.path(f"rota-{job}.out")
+        return wait_for(lambda: os.path.exists(path) and "\n" in self.read(f"rota-{job}.out")
+                        and self.read(f"rota-{job}.out"), what=f"job {job}'s output")
+
+    def slurm_gres(self, job):
+        """What Slurm holds for Rota job `job` (squeue %b: "gres:shard:card0:1")."""
+        entries = self.cluster.jobs().get(f"rota-{job}", [])
+        self.assertEqual(len(entries), 1, entries)
+        return self.cluster.run("squeue", "-h", "-o", "%b", "-j", entries[0][2]).stdout.strip()
+
+    def test_shares_are_their_cards_shards_and_whole_gpus_go_where_rota_put_them(self):
+        report = "echo cards=$CUDA_VISIBLE_DEVICES shards=$SLURM_SHARDS_ON_NODE; sleep 300"
+        a = self.d.submit("--gpu-mem", "20G", "--", "sh", "-c", report)
+        # 30 GiB is two of the card's 20 GiB shares: what Slurm gives, and what Rota counts.
+        b = self.d.submit("--gpu-mem", "30G", "--", "sh", "-c", report)
+        self.assertEqual(self.d.job(b)["request"], {"kind": "gpu_mem", "memory": 40960})
+        for job in (a, b):
+            self.d.wait_state(job, "running")
+        card_a, card_b = (self.d.job(j)["gpu_uuids"] for j in (a, b))
+        self.assertEqual(card_a, card_b)  # Rota packs shares on a card already shared
+        index = int(card_a[0].rsplit("-", 1)[1])
+        self.assertEqual(self.output(a).split(), [f"cards={index}", "shards=1"])
+        self.assertEqual(self.output(b).split(), [f"cards={index}", "shards=2"])
+        self.assertEqual(self.slurm_gres(a), f"gres:shard:card{index}:1")
+        self.assertEqual(self.slurm_gres(b), f"gres:shard:card{index}:2")
+
+        # The three other cards whole, beside the shared one: Slurm gives exactly those.
+        whole = self.d.submit("--gpus", "3", "--", "sh", "-c", report)
+        self.d.wait_state(whole, "running")
+        others = sorted(set(range(4)) - {index})
+        self.assertEqual(self.output(whole).split()[0], "cards=" + ",".join(map(str, others)))
+        self.assertEqual(sorted(self.d.job(whole)["gpu_uuids"]),
+                         [f"SLURM-{self.cluster.node}-{i}" for i in others])
+
+        # A fifth share of 20 GiB fits the shared card's last share; a 40 GiB one waits in Rota,
+        # not in Slurm, and starts once the card has room.
+        c = self.d.submit("--gpu-mem", "20G", "--", "sh", "-c", report)
+        self.d.wait_state(c, "running")
+        self.assertEqual(self.output(c).split(), [f"cards={index}", "shards=1"])
+        waiting = self.d.submit("--gpu-mem", "40G", "--", "sh", "-c", report)
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(waiting)["state"], "pending")
+        self.assertEqual(self.cluster.jobs().get(f"rota-{waiting}", []), [])
+        self.d.rota("cancel", str(b))
+        self.d.wait_state(waiting, "running", timeout=30)
+        self.assertEqual(self.output(waiting).split(), [f"cards={index}", "shards=2"])
+        self.assertIn(f"SLURM-{self.cluster.node}-{index}", self.d.rota("show", str(waiting)).stdout)
+
+    def test_a_session_with_a_share_runs_on_its_cards_shards(self):
+        r = self.d.rota("run", "--gpu-mem", "10G", "--", "sh", "-c",
+                        "echo cards=$CUDA_VISIBLE_DEVICES shards=$SLURM_SHARDS_ON_NODE; id -un", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.split()
+        self.assertRegex(lines[0], r"^cards=[0-3]$")
+        self.assertEqual(lines[1:], ["shards=1", DEFAULT_USER])
+
+    def test_a_card_drained_in_rota_is_one_slurm_does_not_give(self):
+        # Untyped, Slurm gives its lowest free GPU whatever Rota chose (test_slurm.py's
+        # test_the_record_follows_the_gpus_slurm_gave); named, it gives Rota's choice.
+        self.d.rota("drain", "0", "--reason", "fan noise", user="root")
+        job = self.d.submit("--gpus", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 300")
+        self.d.wait_state(job, "running")
+        chosen = self.d.job(job)["gpu_uuids"]
+        self.assertNotEqual(chosen, [f"SLURM-{self.cluster.node}-0"])
+        index = chosen[0].rsplit("-", 1)[1]
+        self.assertEqual(self.output(job), index + "\n")
+        self.assertEqual(self.slurm_gres(job), f"gres:gpu:card{index}:1")
+        time.sleep(1)  # Slurm's own word on its cards (scontrol -d) does not move the record
+        self.assertEqual(self.d.job(job)["gpu_uuids"], chosen)
+
+    def test_a_job_outside_rota_holds_the_cards_slurm_gave_it(self):
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        held = wait_for(lambda: [g["uuid"] for g in self.d.api({"op": "gpus"})["gpus"] if g["held_by"]]
+                        if sum(len(g["held_by"]) for g in self.d.api({"op": "gpus"})["gpus"]) == 2 else None,
+                        what="the two cards named with their Slurm job")
+        job = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 300")
+        self.d.wait_state(job, "running")
+        self.assertEqual(set(self.d.job(job)["gpu_uuids"]) & set(held), set())
+        third = self.d.submit("--gpus", "1", "--", "true")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(third)["state"], "pending")
+        self.cluster.run("scancel", outside)
+        self.d.wait_state(third, "completed", timeout=30)
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class SlurmNamedCardsWithoutShardsTest(DaemonTest):
+    """Cards of their own types but no shards: whole GPUs by name, shares refused at submission."""
+
+    def setUp(self):
+        self.cluster = SlurmCluster(shards=0).start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def test_a_share_is_refused_and_whole_gpus_run_on_the_cards_rota_chose(self):
+        for verb in ("submit", "run"):
+            r = self.d.rota(verb, "--gpu-mem", "20G", "--", "true", check=False)
+            self.assertNotEqual(r.returncode, 0, verb)
+            self.assertIn("memory shares (--gpu-mem) need Slurm to share every GPU", r.stderr)
+            self.assertIn(f"GPU 0 on {self.cluster.node} has no shards", r.stderr)
+        job = self.d.submit("--gpus", "2", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES")
+        self.d.wait_state(job, "completed")
+        cards = sorted(int(u.rsplit("-", 1)[1]) for u in self.d.job(job)["gpu_uuids"])
+        self.assertEqual(self.read(f"rota-{job}.out"), ",".join(map(str, cards)) + "\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
