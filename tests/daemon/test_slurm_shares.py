@@ -71,6 +71,19 @@ class SlurmSharesTest(DaemonTest):
         self.assertEqual(self.output(waiting).split(), [f"cards={index}", "shards=2"])
         self.assertIn(f"SLURM-{self.cluster.node}-{index}", self.d.rota("show", str(waiting)).stdout)
 
+    def test_odd_sizes_are_whole_shares_or_refused(self):
+        tiny = self.d.submit("--gpu-mem", "1M", "--", "sh", "-c", "echo shards=$SLURM_SHARDS_ON_NODE")
+        self.assertEqual(self.d.job(tiny)["request"]["memory"], 20480)  # one share: the least Slurm gives
+        whole = self.d.submit("--gpu-mem", "80G", "--", "sh", "-c", "echo shards=$SLURM_SHARDS_ON_NODE")
+        self.assertEqual(self.d.job(whole)["request"]["memory"], 81920)
+        for job, shards in ((tiny, 1), (whole, SHARDS)):
+            self.d.wait_state(job, "completed", timeout=30)
+            self.assertEqual(self.read(f"rota-{job}.out"), f"shards={shards}\n")
+        r = self.d.rota("submit", "--gpu-mem", "81G", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("can never run here", r.stderr)
+        self.assertEqual(self.d.rota("queue", "--all", "--json").stdout.strip(), "[]")  # nothing queued
+
     def test_a_session_with_a_share_runs_on_its_cards_shards(self):
         r = self.d.rota("run", "--gpu-mem", "10G", "--", "sh", "-c",
                         "echo cards=$CUDA_VISIBLE_DEVICES shards=$SLURM_SHARDS_ON_NODE; id -un", check=False)
