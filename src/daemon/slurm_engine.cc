@@ -339,8 +339,13 @@ int SlurmEngine::GpusPerNode(const slurm::QueuedJob& q) {
   return n;
 }
 
+int SlurmEngine::ShardCardsPerNode(const slurm::QueuedJob& q) {
+  return static_cast<int>(std::count_if(q.per_node.begin(), q.per_node.end(),
+                                        [](const slurm::Gres& g) { return g.name == "shard" && g.count > 0; }));
+}
+
 StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r, const std::string& node,
-                                                           int count) {
+                                                           int count, int shard_cards) {
   if (!r.ok()) return Unavailable(r.Describe());
   // One node only: a job over several ("n[1-2]") names no one node's indices; its cards stay
   // counted (GresUsed), not named. (A Rota job is on one node.)
@@ -352,14 +357,21 @@ StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r,
   // may hold newlines: a made-up "Nodes=... GRES=gpu(IDX:...)" line among them is told by the
   // count (Slurm's own line is always there too) or the node, and nothing is taken from it.
   std::vector<std::string> cards;
+  std::set<int> shared;
   for (const slurm::NodeGres& n : *given) {
     if (n.nodes != node) return InvalidArgument("a GPU line for node " + n.nodes + ", not " + node);
     for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
+    shared.insert(n.shard_indices.begin(), n.shard_indices.end());
   }
   if (static_cast<int>(cards.size()) != count) {
     return InvalidArgument("scontrol names " + std::to_string(cards.size()) + " GPUs where the job has " +
                            std::to_string(count));
   }
+  if (static_cast<int>(shared.size()) != shard_cards) {
+    return InvalidArgument("scontrol names the shards of " + std::to_string(shared.size()) +
+                           " GPUs where the job has those of " + std::to_string(shard_cards));
+  }
+  for (int index : shared) cards.push_back(SlurmCardUuid(node, index));
   return cards;
 }
 
@@ -367,9 +379,7 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
     if (q.state != "RUNNING" || ours.count(q.id) > 0) continue;
-    const bool gpus = std::any_of(q.per_node.begin(), q.per_node.end(),
-                                  [](const slurm::Gres& g) { return g.name == "gpu" && g.count > 0; });
-    if (!gpus) continue;
+    if (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0) continue;
     running.insert(q.id);
     // At most kOutsideAsks at a time: a user's thousand small sbatch jobs are named a few per
     // read, not a thousand scontrol at once (until then, counted).
@@ -378,11 +388,12 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
     const std::string slurm_id = q.id;
     ++outside_asking_;
     commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}),
-                     [this, slurm_id, node = q.nodes, count = GpusPerNode(q)](ChildResult r) {
+                     [this, slurm_id, node = q.nodes, count = GpusPerNode(q),
+                      shard_cards = ShardCardsPerNode(q)](ChildResult r) {
       --outside_asking_;
       auto it = outside_.find(slurm_id);
       if (it == outside_.end()) return;  // ended meanwhile
-      StatusOr<std::vector<std::string>> cards = GivenCards(r, node, count);
+      StatusOr<std::vector<std::string>> cards = GivenCards(r, node, count, shard_cards);
       if (!cards.ok()) {
         spdlog::debug("Slurm job {} (outside Rota): its GPUs are not known: {}", slurm_id, cards.status().message());
         return;

@@ -210,10 +210,15 @@ class SlurmEngine final : public Engine {
   void FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
   void TellHolders();
   // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says a job on `node`
-  // with `count` GPUs has; an error unless its lines name that node alone and that many GPUs.
-  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& node, int count);
-  // The GPUs a queue entry asks per node (its tres-per-node).
+  // with `count` GPUs and the shards of `shard_cards` cards has (a card whose shards it holds is
+  // held: a whole GPU would wait there); an error unless its lines name that node alone and
+  // exactly those counts.
+  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& node, int count,
+                                                       int shard_cards = 0);
+  // The GPUs a queue entry asks per node (its tres-per-node), and the cards whose shards it asks
+  // (one for each shard item: a job's shards of one request come from one card).
   static int GpusPerNode(const slurm::QueuedJob& q);
+  static int ShardCardsPerNode(const slurm::QueuedJob& q);
   void Ended(JobId id, Job& j, const JobExit& exit);
   // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no
   // accounting) as unknown. Asynchronous; reported through Ended.

@@ -122,6 +122,25 @@ class SlurmSharesTest(DaemonTest):
         self.d.wait_state(third, "completed", timeout=30)
 
 
+    def test_shards_held_outside_rota_hold_their_card(self):
+        # A user's plain sbatch of two shards: Slurm gives no whole GPU on that card while they are
+        # held, so Rota counts the card held (named with the job), not free for a whole-GPU job.
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=shard:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        held = wait_for(lambda: [g["uuid"] for g in self.d.api({"op": "gpus"})["gpus"] if g["held_by"]] or None,
+                        what="the card whose shards the job holds, named")
+        self.assertEqual(len(held), 1, held)
+        self.assertIn(f"{DEFAULT_USER}/slurm:{outside}(outside Rota)", self.d.rota("gpus").stdout)
+        job = self.d.submit("--gpus", "3", "--", "true")
+        self.d.wait_state(job, "completed", timeout=30)
+        self.assertNotIn(held[0], self.d.job(job)["gpu_uuids"])
+        four = self.d.submit("--gpus", "4", "--", "true")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(four)["state"], "pending")
+        self.cluster.run("scancel", outside)
+        self.d.wait_state(four, "completed", timeout=30)
+
+
 @unittest.skipIf(WHY_NOT, WHY_NOT)
 class SlurmNamedCardsWithoutShardsTest(DaemonTest):
     """Cards of their own types but no shards: whole GPUs by name, shares refused at submission."""
