@@ -197,14 +197,15 @@ void CardDesk::CountClusterHeld(const device::Snapshot& snap) {
   auto known = [&](const std::string& uuid) {
     return rota_cards.count(uuid) > 0 || cluster_holders_.count(uuid) > 0;
   };
+  // Whole cards only: the count is of whole GPUs (a node's MIG slices are one card of slices).
   for (const auto& [node, used] : snap.node_gpus_used) {
     int beyond = used;
     for (const device::GpuInfo& info : snap.gpus) {
-      if (info.node == node && known(info.uuid)) --beyond;
+      if (info.node == node && info.mig.empty() && known(info.uuid)) --beyond;
     }
     // From the node's last card down: Slurm gives a job the lowest free indices first.
     for (auto it = snap.gpus.rbegin(); it != snap.gpus.rend() && beyond > 0; ++it) {
-      if (it->node != node || known(it->uuid)) continue;
+      if (it->node != node || !it->mig.empty() || known(it->uuid)) continue;
       cluster_held_.insert(it->uuid);
       --beyond;
     }

@@ -53,8 +53,9 @@ class Inventory {
   std::vector<int> OwnMinors(const Allocation& alloc) const;
 
   // A cluster's cards (device::GpuInfo::cluster_name and cluster_shares). ClusterNamesOf: how its
-  // scheduler is asked for exactly `alloc`'s cards, one name each; none when any of them has no
-  // name (the scheduler then chooses). ClusterSharesOf: the shares of its card that a memory
+  // scheduler is asked for `alloc`'s cards (exactly them, or ones of their types; a slice's:
+  // one of its type), one name each; none when any of them has no name (the scheduler then
+  // chooses). ClusterSharesOf: the shares of its card that a memory
   // share `alloc` is given, its memory's part of the card rounded up (0 when it is no share or
   // the card has none).
   std::vector<std::string> ClusterNamesOf(const Allocation& alloc) const;

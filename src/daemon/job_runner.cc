@@ -97,6 +97,7 @@ void JobRunner::ApplyStart(const rota::Start& start, Time now) {
   spec.cluster.gpus = static_cast<int>(start.alloc.gpus.size());
   spec.cluster.cards = cards_.ClusterNamesOf(start.alloc);
   spec.cluster.share = start.alloc.memory > 0;
+  spec.cluster.slice = start.alloc.mig >= 0;
   spec.cluster.shares = cards_.ClusterSharesOf(start.alloc);
   spec.cluster.time_limit = a.rec.job.time_limit;
   spec.cluster.signal = a.rec.job.signal;

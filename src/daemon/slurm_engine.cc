@@ -208,6 +208,8 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   // cannot share) it would take a whole GPU there.
   if (spec.cluster.share && spec.cluster.shares <= 0)
     return InvalidArgument("Slurm cannot give this memory share: its GPU has no shards of its own type");
+  if (spec.cluster.slice && spec.cluster.cards.empty())
+    return InvalidArgument("Slurm cannot give this MIG slice: its card is not Slurm's MIG gres type");
   slurm::BatchJob b;
   b.id = spec.job_id;
   b.argv = spec.argv;
@@ -236,6 +238,9 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   j.uid = spec.uid;
   j.since = now;
   j.note = spec.note;
+  // Slurm numbers a node's MIG slices among its GPUs, which are not Rota's cards: its record
+  // keeps the slice Rota counted (one of that type on the node, as Slurm gave).
+  j.gpus_asked = spec.cluster.slice;
   const JobId id = spec.job_id;
   commands_->Start(c, [this, id](ChildResult r) { OnSubmitted(id, r); });
   return Started{};
@@ -467,6 +472,7 @@ StatusOr<Engine::SessionWrap> SlurmEngine::WrapSession(const SessionStart& start
   j.phase = Phase::kSubmitted;
   j.uid = start.uid;
   j.since = clock_.Now();
+  j.gpus_asked = start.slice;  // as a batch job's
   return w;
 }
 
@@ -490,12 +496,6 @@ void SlurmEngine::EndSession(JobId id, uid_t uid) {
   commands_->Start(AsRotad(std::move(argv)), [id](ChildResult r) {
     if (!r.ok()) spdlog::debug("job {}: scancel of the session's allocation: {}", id, r.Describe());
   });
-}
-
-std::string SlurmEngine::Refuses(const Request& request) const {
-  if (request.kind != RequestKind::kMig) return "";
-  return "MIG slices (--mig) do not run through Slurm yet: Slurm would give the job a whole GPU; ask for whole "
-         "GPUs (--gpus N)";
 }
 
 void SlurmEngine::Booked(const std::vector<BookedNodes>& bookings) {

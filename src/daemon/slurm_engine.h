@@ -118,10 +118,11 @@ class SlurmEngine final : public Engine {
   // begins (Slurm would not start a job that reaches into one).
   void Booked(const std::vector<BookedNodes>& bookings) override;
 
-  // MIG slices: Slurm would give each a whole GPU (no MIG gres types yet). Memory shares run as
-  // their card's shards where every card is its own gres type with shards (the inventory says
-  // where not: Inventory::WhyNoShares); a share launched on a card without them is refused.
-  std::string Refuses(const Request& request) const override;
+  // Every request shape runs (Engine::Refuses' default): memory shares as their card's shards
+  // where every card is its own gres type with shards (the inventory says where not:
+  // Inventory::WhyNoShares), MIG slices as one of their gres type (slurm::MigProfile; cards of
+  // no MIG type offer none, which the core says at submission). A share or slice launched on a
+  // card Slurm cannot give it on is refused (the job fails, saying why).
   static constexpr Duration kReservationCheckS = 30;
 
   // Reads the queue soon (a hook's poke: a job ended): at once, or after the read under way, or

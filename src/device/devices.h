@@ -74,10 +74,11 @@ struct GpuInfo {
   // Takes no new work, though it is not failing: its jobs run on (a Slurm node drained or down,
   // whose jobs Slurm itself ends where it must). Why, when set.
   std::string out_of_service;
-  // A cluster's card: how its scheduler is asked for exactly this card ("" when it cannot be:
-  // Slurm then chooses among the node's free ones), and how many shares of it the scheduler can
-  // give (Slurm's gres/shard on the card's own gres type; 0: none, so no memory share can run
-  // on it). -1: a card of this machine, shared as Rota places the shares.
+  // A cluster's card: how its scheduler is asked for this card (Slurm's gres type: exactly this
+  // card where it is its own type, else one of that type, or for a card in MIG mode one of its
+  // slices; "" when untyped: Slurm then chooses among the node's free GPUs), and how many shares
+  // of it the scheduler can give (Slurm's gres/shard on the card's own gres type; 0: none, so no
+  // memory share can run on it). -1: a card of this machine, shared as Rota places the shares.
   std::string cluster_name;
   int cluster_shares = -1;
 };

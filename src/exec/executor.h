@@ -77,12 +77,13 @@ struct LaunchSpec {
   struct Cluster {
     std::string node;         // the node the core chose ("" when it did not name one)
     int gpus = 0;             // GPUs on one node
-    // The cluster's names of the cards the core chose, one each (none: the cluster chooses
-    // `gpus` of the node's); a memory share of its one card (`share`) is `shares` of the card's
+    // The cluster's names of the cards the core chose, one each (device::GpuInfo::cluster_name;
+    // none: the cluster chooses `gpus` of the node's); a memory share of its one card (`share`) is `shares` of the card's
     // shares in the cluster (0: the cluster cannot share it).
     std::vector<std::string> cards;
     bool share = false;
     int shares = 0;
+    bool slice = false;  // a MIG slice (of cards[0]'s type)
     Duration time_limit = 0;  // Rota's limit: Rota stops the job itself; the cluster's is a backstop
     int signal = 0;           // the job's warning signal (0: none) and how long before the stop
     Duration grace = 0;

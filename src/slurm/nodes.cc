@@ -10,12 +10,28 @@ namespace {
 
 constexpr std::array<const char*, 5> kNodeFields = {"NodeList", "StateLong", "Reason", "Gres", "GresUsed"};
 
+bool Digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+bool WholeGpu(const Gres& g) { return g.name == "gpu" && MigProfile(g.type).empty(); }
+
 }  // namespace
+
+std::string MigProfile(std::string_view type) {
+  const size_t under = type.rfind('_');
+  std::string_view p = under == std::string_view::npos ? type : type.substr(under + 1);
+  std::string_view core = p.ends_with("+me") ? p.substr(0, p.size() - 3) : p;
+  const size_t g = core.find("g.");
+  if (g == std::string_view::npos || !Digits(core.substr(0, g)) || !core.ends_with("gb")) return "";
+  if (!Digits(core.substr(g + 2, core.size() - g - 4))) return "";
+  return std::string(p);
+}
 
 int Node::Gpus() const {
   int n = 0;
   for (const Gres& g : gres) {
-    if (g.name == "gpu") n += g.count;
+    if (WholeGpu(g)) n += g.count;
   }
   return n;
 }
@@ -23,7 +39,7 @@ int Node::Gpus() const {
 std::vector<std::string> Node::CardTypes() const {
   std::vector<std::string> types;
   for (const Gres& g : gres) {
-    if (g.name != "gpu") continue;
+    if (!WholeGpu(g)) continue;
     if (g.type.empty() || g.count != 1 || std::find(types.begin(), types.end(), g.type) != types.end()) return {};
     types.push_back(g.type);
   }
@@ -75,7 +91,7 @@ StatusOr<std::vector<Node>> ParseNodes(std::string_view text) {
     StatusOr<std::vector<Gres>> used = ParseGresList(r[4]);
     if (!used.ok()) return Status(used.status().code(), "node " + n.name + ": " + used.status().message());
     for (const Gres& g : *used) {
-      if (g.name == "gpu") n.gpus_used += g.count;
+      if (WholeGpu(g)) n.gpus_used += g.count;
     }
     n.usable = UsableState(n.state);
     out.push_back(std::move(n));

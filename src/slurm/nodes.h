@@ -25,12 +25,13 @@ struct Node {
   std::string state;   // as printed, suffix included: "idle", "down*", "drained"
   std::string reason;  // "" when Slurm gives none
   std::vector<Gres> gres;
-  int gpus_used = 0;  // GPUs that Slurm's jobs hold now (GresUsed): Rota's and any other
+  int gpus_used = 0;  // whole GPUs that Slurm's jobs hold now (GresUsed): Rota's and any other
   // The node takes jobs: its base state is idle, mixed, allocated or completing (also planned or
   // reserved), without a suffix that says it does not respond, is powered down or is going to
   // be; not down, drained, draining, failed or failing.
   bool usable = false;
-  // Its GPUs: the gres "gpu" items (several types on one node are listed in order).
+  // Its whole GPUs: the gres "gpu" items (several types on one node are listed in order) but
+  // MIG slices (MigProfile).
   int Gpus() const;
   // Each GPU as its own gres type, in the node's order ("gpu:card0:1,gpu:card1:1,..."): then a
   // job can be sent to exactly the cards Rota chose (--gres=gpu:card2:1,gpu:card3:1), and a memory
@@ -38,10 +39,15 @@ struct Node {
   // more than one or repeats a type (Slurm would choose among them). Slurm numbers a node's GPUs
   // (IDX, CUDA_VISIBLE_DEVICES) in this order, as seen on 22.05.8 even where gres.conf lists
   // them in another.
-  std::vector<std::string> CardTypes() const;
+  std::vector<std::string> CardTypes() const;  // MIG slices apart
   // The shards (gres "shard") of that type on the node; 0 when none.
   int Shards(const std::string& type) const;
 };
+
+// The MIG profile a gpu gres type names: "1g.10gb" for "1g.10gb", "a100_1g.10gb" (NVML's
+// autodetection writes the card's model first) or "1g.10gb+me"; "" for any other type. Such items
+// are MIG slices of that profile, not whole GPUs.
+std::string MigProfile(std::string_view type);
 
 inline constexpr char kNodesDelimiter = '\x1f';
 std::string NodesFormat();

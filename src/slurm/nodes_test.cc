@@ -71,6 +71,25 @@ TEST(NodesTest, CardsOfTheirOwnTypeAreNamedWithTheirShards) {
   EXPECT_EQ((*untyped_shards)[0].Shards("c0"), 0);  // shards of no card
 }
 
+TEST(NodesTest, MigSlicesAreNotWholeGpus) {
+  for (const char* t : {"1g.10gb", "a100_1g.10gb", "a100-sxm4-80gb_3g.40gb", "1g.10gb+me", "7g.80gb"}) {
+    EXPECT_NE(MigProfile(t), "") << t;
+  }
+  EXPECT_EQ(MigProfile("a100_1g.10gb"), "1g.10gb");
+  EXPECT_EQ(MigProfile("1g.10gb+me"), "1g.10gb+me");
+  for (const char* t : {"", "a100", "card0", "g.10gb", "1g.gb", "1g.10", "xg.10gb", "1g.10gbx", "1g10gb"}) {
+    EXPECT_EQ(MigProfile(t), "") << t;
+  }
+  StatusOr<std::vector<Node>> nodes =
+      ParseNodes(NodeLine({"n1", "mixed", "none", "gpu:card0:1,gpu:card1:1,gpu:a100_1g.10gb:3",
+                           "gpu:card0:1(IDX:0),gpu:card1:0(IDX:N/A),gpu:a100_1g.10gb:2(IDX:2-3)"}));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  const Node& n = (*nodes)[0];
+  EXPECT_EQ(n.Gpus(), 2);
+  EXPECT_EQ(n.gpus_used, 1);  // the slices in use are not whole GPUs in use
+  EXPECT_EQ(n.CardTypes(), (std::vector<std::string>{"card0", "card1"}));
+}
+
 TEST(NodesTest, OnlyNodesThatTakeJobsAreUsable) {
   for (const char* s :
        {"idle", "mixed", "allocated", "completing", "planned", "reserved", "idle-", "mixed$"}) {

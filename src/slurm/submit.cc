@@ -45,8 +45,18 @@ void AddResources(std::vector<std::string>& a, const J& job, const SubmitConfig&
   if (job.shares > 0 && job.cards.size() == 1) {
     a.push_back("--gres=shard:" + job.cards[0] + ":" + std::to_string(job.shares));
   } else if (!job.cards.empty()) {
+    // By type, in the order first named: "gpu:card2:1,gpu:card0:1", "gpu:a100:2".
+    std::vector<std::pair<std::string, int>> types;
+    for (const std::string& card : job.cards) {
+      auto it = std::find_if(types.begin(), types.end(), [&](const auto& t) { return t.first == card; });
+      if (it == types.end()) {
+        types.emplace_back(card, 1);
+      } else {
+        ++it->second;
+      }
+    }
     std::string gres;
-    for (const std::string& card : job.cards) gres += (gres.empty() ? "gpu:" : ",gpu:") + card + ":1";
+    for (const auto& [type, n] : types) gres += (gres.empty() ? "gpu:" : ",gpu:") + type + ":" + std::to_string(n);
     a.push_back("--gres=" + gres);
   } else if (job.gpus > 0) {
     a.push_back("--gres=gpu:" + (job.gpu_type.empty() ? "" : job.gpu_type + ":") + std::to_string(job.gpus));

@@ -53,8 +53,9 @@ struct BatchJob {
   std::string node;                        // "": any node of the partition
   int gpus = 0;
   std::string gpu_type;           // the gres type ("a100"), "" untyped
-  // The cards by their own gres types (Node::CardTypes), one each; none: Slurm chooses `gpus`.
-  // With `shares` > 0, a memory share of cards[0]: that many of its shards.
+  // The cards' gres types, one each: their own (Node::CardTypes: exactly those cards), or a type
+  // several share (one of that type; a MIG slice's type: one slice of it); none: Slurm chooses
+  // `gpus` of any type. With `shares` > 0, a memory share of cards[0]: that many of its shards.
   std::vector<std::string> cards;
   int shares = 0;
   std::int64_t memory_bytes = 0;  // host memory; 0: Slurm's default

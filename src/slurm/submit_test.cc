@@ -98,6 +98,15 @@ TEST(SubmitTest, CardsOfTheirOwnTypesAreAskedForByName) {
   EXPECT_TRUE(Has(BuildSessionCommand(session, "srun", SubmitConfig{}).argv, "--gres=shard:card3:1"));
   session.shares = 0;
   EXPECT_TRUE(Has(BuildSessionCommand(session, "srun", SubmitConfig{}).argv, "--gres=gpu:card3:1"));
+  // Cards of a shared type, and a MIG slice's type: counted by type.
+  BatchJob typed = Job();
+  typed.gpus = 3;
+  typed.cards = {"a100", "t4", "a100"};
+  EXPECT_TRUE(Has(BuildSubmission(typed, SubmitConfig{}).argv, "--gres=gpu:a100:2,gpu:t4:1"));
+  BatchJob slice = Job();
+  slice.gpus = 1;
+  slice.cards = {"a100_1g.10gb"};
+  EXPECT_TRUE(Has(BuildSubmission(slice, SubmitConfig{}).argv, "--gres=gpu:a100_1g.10gb:1"));
 }
 
 TEST(SubmitTest, TheEnvironmentLosesWhatWouldSteerSbatch) {

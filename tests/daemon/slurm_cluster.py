@@ -110,8 +110,12 @@ class SlurmCluster:
     slurmd then finds no cgroup file system, `nsenter --net` does not)."""
 
     def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None, epilog_ctld=None,
-                 accounting=False, min_job_age=300, shards=None):
+                 accounting=False, min_job_age=300, shards=None, mig=0):
         self.node = node
+        # mig: that many MIG slices of gres type a100_1g.10gb besides the whole GPUs (typed ones:
+        # with `shards` set), each a placeholder device as a GPU is.
+        assert not mig or shards is not None, "MIG slices beside untyped GPUs: give shards"
+        self.mig = mig
         # shards=None: the GPUs untyped ("gpu:4"), Slurm's to choose among. A number: each GPU its
         # own gres type card0, card1, ... with that many shards of the same type (0: none), so
         # that a job can be sent to exactly the cards Rota chose and a share to one card's shards.
@@ -166,7 +170,7 @@ class SlurmCluster:
         for node in self.nodes():
             gpu_dir = self.path("gpu-" + node)
             os.makedirs(gpu_dir, exist_ok=True)
-            for i in range(self.gpus):
+            for i in range(self.gpus + self.mig):
                 dev = os.path.join(gpu_dir, f"nvidia{i}")
                 if not os.path.exists(dev):
                     os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
@@ -177,6 +181,8 @@ class SlurmCluster:
             gres = ",".join(f"gpu:card{i}:1" for i in range(self.gpus))
             if self.shards:
                 gres += "," + ",".join(f"shard:card{i}:{self.shards}" for i in range(self.gpus))
+        if self.mig:
+            gres += f",gpu:a100_1g.10gb:{self.mig}"
         node_lines = f"NodeName={self.node} NodeAddr={ctld_addr} NodeHostname={host} CPUs={self.cpus} " \
                      f"RealMemory={self.memory_mb} Gres={gres} State=UNKNOWN\n"
         if self.second:
@@ -230,6 +236,8 @@ SlurmdParameters=config_overrides
                     f.write(f"NodeName={node} Name=gpu Type=card{i} File={dev}\n")
                     if self.shards:
                         f.write(f"NodeName={node} Name=shard Type=card{i} Count={self.shards} File={dev}\n")
+                for k in range(self.gpus, self.gpus + self.mig):
+                    f.write(f"NodeName={node} Name=gpu Type=a100_1g.10gb File={self.path('gpu-' + node)}/nvidia{k}\n")
         for name in ["ctld", "munge"] + [f"spool-{n}" for n in self.nodes()]:
             os.makedirs(self.path(name), exist_ok=True)
         open(self.path("slurmctld.log"), "a").close()

@@ -1,6 +1,7 @@
-"""Memory shares and Rota's own choice of cards on a real Slurm whose GPUs are each their own gres
-type with shards (slurm_cluster.py's `shards`): `--gpus N` goes to exactly the cards Rota chose,
-and `--gpu-mem` to its card's shards (gres/shard). Real rotad and rota processes; a cluster per
+"""Memory shares, MIG slices and Rota's own choice of cards on a real Slurm whose GPUs are each
+their own gres type with shards (slurm_cluster.py's `shards`): `--gpus N` goes to exactly the
+cards Rota chose, `--gpu-mem` to its card's shards (gres/shard), `--mig` to one slice of its MIG
+gres type (`mig`). Real rotad and rota processes; a cluster per
 test. The untyped cluster, where Slurm chooses and shares are refused: test_slurm.py."""
 import os
 import time
@@ -161,6 +162,50 @@ class SlurmNamedCardsWithoutShardsTest(DaemonTest):
         self.d.wait_state(job, "completed")
         cards = sorted(int(u.rsplit("-", 1)[1]) for u in self.d.job(job)["gpu_uuids"])
         self.assertEqual(self.read(f"rota-{job}.out"), ",".join(map(str, cards)) + "\n")
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class SlurmMigTest(DaemonTest):
+    """Four whole cards of their own types and two MIG slices of type a100_1g.10gb, as NVML's
+    autodetection names them: a slice job asks Slurm for one of the type."""
+
+    def setUp(self):
+        self.cluster = SlurmCluster(shards=0, mig=2).start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def test_slices_run_as_their_gres_type_beside_whole_cards(self):
+        gpus = {g["uuid"]: g for g in self.d.api({"op": "gpus"})["gpus"]}
+        slices = gpus[f"SLURM-{self.cluster.node}-a100_1g.10gb"]
+        self.assertEqual([m["profile"] for m in slices["mig"]], ["1g.10gb", "1g.10gb"])
+        self.assertEqual(len(gpus), 5)
+
+        report = "echo $CUDA_VISIBLE_DEVICES; sleep 300"
+        first, second = (self.d.submit("--mig", "1g.10gb", "--", "sh", "-c", report) for _ in range(2))
+        whole = self.d.submit("--gpus", "4", "--", "sh", "-c", report)
+        for job in (first, second, whole):
+            self.d.wait_state(job, "running")
+        wait_for(lambda: all(os.path.exists(self.path(f"rota-{j}.out")) and self.read(f"rota-{j}.out")
+                             for j in (first, second, whole)), what="the jobs' output")
+        # Slurm numbers the slices after the node's four cards; the whole job got those four.
+        self.assertEqual({self.read(f"rota-{j}.out") for j in (first, second)}, {"4\n", "5\n"})
+        self.assertEqual(self.read(f"rota-{whole}.out"), "0,1,2,3\n")
+        entries = self.cluster.jobs()[f"rota-{first}"]
+        gres = self.cluster.run("squeue", "-h", "-o", "%b", "-j", entries[0][2]).stdout.strip()
+        self.assertEqual(gres, "gres:gpu:a100_1g.10gb:1")
+
+        third = self.d.submit("--mig", "1g.10gb", "--", "sh", "-c", report)
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(third)["state"], "pending")  # in Rota, not waiting in Slurm
+        self.assertEqual(self.cluster.jobs().get(f"rota-{third}", []), [])
+        self.d.rota("cancel", str(first))
+        self.d.wait_state(third, "running", timeout=30)
+
+        r = self.d.rota("submit", "--mig", "3g.40gb", "--", "true", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("can never run here", r.stderr)
+        self.assertIn("1g.10gb", r.stderr)  # what the cards offer
 
 
 if __name__ == "__main__":
