@@ -141,7 +141,6 @@ class Engine {
     int gpus = 0;
     std::vector<std::string> cards;  // as exec::LaunchSpec::Cluster's
     int shares = 0;
-    bool slice = false;
     std::int64_t memory_bytes = 0;
     Duration time_limit = 0;
   };

@@ -109,7 +109,6 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
   ask.gpus = static_cast<int>(start.alloc.gpus.size());
   ask.cards = cards.ClusterNamesOf(start.alloc);
   ask.shares = cards.ClusterSharesOf(start.alloc);
-  ask.slice = start.alloc.mig >= 0;
   ask.memory_bytes = HostMemoryLimit(a.rec, start.alloc, config_.default_mem_per_gpu);
   ask.time_limit = a.rec.job.time_limit;
   StatusOr<Engine::SessionWrap> wrap = engine.WrapSession(ask, cards.Env(a.rec));

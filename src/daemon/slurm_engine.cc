@@ -197,6 +197,12 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   // Not sent to a Slurm that does not answer: the job waits (the daemon tries it again later)
   // rather than becoming a submission whose outcome is unknown.
   if (!reachable_) return Unavailable("Slurm does not answer: " + unreachable_why_);
+  // A share is a card's shards in Slurm; without them (cards that are not Slurm's, or that it
+  // cannot share) it would take a whole GPU there.
+  if (spec.cluster.share && spec.cluster.shares <= 0)
+    return InvalidArgument("Slurm cannot give this memory share: its GPU has no shards of its own type");
+  if (spec.cluster.slice && spec.cluster.cards.empty())
+    return InvalidArgument("Slurm cannot give this MIG slice: its card is not Slurm's MIG gres type");
   const Time now = clock_.Now();
   // Written first: a restart between here and sbatch's reply finds that a launch was under way.
   if (Status s =
@@ -204,12 +210,6 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
       !s.ok()) {
     return Unavailable("cannot write the launch file: " + s.message());
   }
-  // A share is a card's shards in Slurm; without them (cards that are not Slurm's, or that it
-  // cannot share) it would take a whole GPU there.
-  if (spec.cluster.share && spec.cluster.shares <= 0)
-    return InvalidArgument("Slurm cannot give this memory share: its GPU has no shards of its own type");
-  if (spec.cluster.slice && spec.cluster.cards.empty())
-    return InvalidArgument("Slurm cannot give this MIG slice: its card is not Slurm's MIG gres type");
   slurm::BatchJob b;
   b.id = spec.job_id;
   b.argv = spec.argv;
@@ -238,9 +238,6 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   j.uid = spec.uid;
   j.since = now;
   j.note = spec.note;
-  // Slurm numbers a node's MIG slices among its GPUs, which are not Rota's cards: its record
-  // keeps the slice Rota counted (one of that type on the node, as Slurm gave).
-  j.gpus_asked = spec.cluster.slice;
   const JobId id = spec.job_id;
   commands_->Start(c, [this, id](ChildResult r) { OnSubmitted(id, r); });
   return Started{};
@@ -321,6 +318,10 @@ void SlurmEngine::Cancel(JobId id, const std::string& slurm_id, int signo) {
 }
 
 void SlurmEngine::AskGpus(JobId id, const slurm::QueuedJob& q) {
+  // A share got the card it named (its shards), and a MIG slice one of its type, which Slurm
+  // numbers among the node's GPUs (no card of Rota's): their records stay as Rota placed them.
+  // Read from the queue's entry, so that a job re-adopted after a restart is judged alike.
+  if (ShardCardsPerNode(q) > 0 || SlicesPerNode(q) > 0) return;
   const std::string slurm_id = q.id;
   commands_->Start(AsRotad({options_.scontrol, "-d", "show", "job", slurm_id}),
                    [this, id, slurm_id, node = q.nodes, count = GpusPerNode(q)](ChildResult r) {
@@ -339,7 +340,15 @@ void SlurmEngine::AskGpus(JobId id, const slurm::QueuedJob& q) {
 int SlurmEngine::GpusPerNode(const slurm::QueuedJob& q) {
   int n = 0;
   for (const slurm::Gres& g : q.per_node) {
-    if (g.name == "gpu") n += g.count;
+    if (g.name == "gpu" && slurm::MigProfile(g.type).empty()) n += g.count;
+  }
+  return n;
+}
+
+int SlurmEngine::SlicesPerNode(const slurm::QueuedJob& q) {
+  int n = 0;
+  for (const slurm::Gres& g : q.per_node) {
+    if (g.name == "gpu" && !slurm::MigProfile(g.type).empty()) n += g.count;
   }
   return n;
 }
@@ -384,6 +393,7 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
     if (q.state != "RUNNING" || ours.count(q.id) > 0) continue;
+    // (Its MIG slices are not followed: Slurm's indices of them name no card of Rota's.)
     if (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0) continue;
     running.insert(q.id);
     // At most kOutsideAsks at a time: a user's thousand small sbatch jobs are named a few per
@@ -472,7 +482,6 @@ StatusOr<Engine::SessionWrap> SlurmEngine::WrapSession(const SessionStart& start
   j.phase = Phase::kSubmitted;
   j.uid = start.uid;
   j.since = clock_.Now();
-  j.gpus_asked = start.slice;  // as a batch job's
   return w;
 }
 

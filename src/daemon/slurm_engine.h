@@ -216,9 +216,11 @@ class SlurmEngine final : public Engine {
   // exactly those counts.
   static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& node, int count,
                                                        int shard_cards = 0);
-  // The GPUs a queue entry asks per node (its tres-per-node), and the cards whose shards it asks
-  // (one for each shard item: a job's shards of one request come from one card).
+  // The whole GPUs a queue entry asks per node (its tres-per-node), its MIG slices
+  // (slurm::MigProfile), and the cards whose shards it asks (one for each shard item: a job's
+  // shards of one request come from one card).
   static int GpusPerNode(const slurm::QueuedJob& q);
+  static int SlicesPerNode(const slurm::QueuedJob& q);
   static int ShardCardsPerNode(const slurm::QueuedJob& q);
   void Ended(JobId id, Job& j, const JobExit& exit);
   // Job `id`, no longer in the queue: its end as Slurm's accounting has it, or (none, or no

@@ -166,11 +166,11 @@ class SlurmNamedCardsWithoutShardsTest(DaemonTest):
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
 class SlurmMigTest(DaemonTest):
-    """Four whole cards of their own types and two MIG slices of type a100_1g.10gb, as NVML's
-    autodetection names them: a slice job asks Slurm for one of the type."""
+    """Four whole cards of their own types with shards and two MIG slices of type a100_1g.10gb,
+    as NVML's autodetection names them: a slice job asks Slurm for one of the type."""
 
     def setUp(self):
-        self.cluster = SlurmCluster(shards=0, mig=2).start()
+        self.cluster = SlurmCluster(shards=SHARDS, mig=2).start()
         self.addCleanup(self.cluster.stop)
         self.CONFIG = slurm_config(self.cluster)
         super().setUp()
@@ -206,6 +206,29 @@ class SlurmMigTest(DaemonTest):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("can never run here", r.stderr)
         self.assertIn("1g.10gb", r.stderr)  # what the cards offer
+
+    def test_a_restart_keeps_slices_and_shares_where_rota_put_them(self):
+        # Re-adopted after kill -9, a slice's and a share's records stay as placed: Slurm's index
+        # of a slice names no card of Rota's, and a share's card is the one it named.
+        run = f"sleep 4; echo ran >> {self.d.dir}/ran-$ROTA_JOB_ID"
+        slice_job = self.d.submit("--mig", "1g.10gb", "--", "sh", "-c", run)
+        share = self.d.submit("--gpu-mem", "20G", "--", "sh", "-c", run)
+        for job in (slice_job, share):
+            self.d.wait_state(job, "running")
+        placed = {j: self.d.job(j)["gpu_uuids"] for j in (slice_job, share)}
+        self.d.kill9()
+        time.sleep(0.5)
+        self.d.start()
+        time.sleep(1)  # a read of the queue, and of the jobs' GPUs if they were asked
+        for job in (slice_job, share):
+            self.assertEqual(self.d.job(job)["gpu_uuids"], placed[job], job)
+        # Not asked back at all: Slurm's answer for a slice names no card of Rota's.
+        self.assertNotIn("which GPUs Slurm job", self.d.read_log())
+        for job in (slice_job, share):
+            self.d.wait_state(job, "completed", timeout=30)
+            with open(os.path.join(self.d.dir, f"ran-{job}")) as f:
+                self.assertEqual(f.read(), "ran\n", job)
+            self.assertEqual(self.d.job(job)["gpu_uuids"], placed[job], job)
 
 
 if __name__ == "__main__":
