@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "api/protocol.h"
 #include "cli/daemon_client.h"
 #include "cli/job_format.h"
 #include "cli/text.h"
@@ -71,9 +72,21 @@ int RunStatus(const ClientOptions& options, bool json) {
   return 0;
 }
 
-int RunPoke(const ClientOptions& options) {
-  auto reply = CallDaemon(options, {{"op", "poke"}});
-  return reply.ok() ? 0 : Fail(reply.status());
+// A hook's call: bounded, so that a rotad that does not answer (stopped, overloaded) never holds
+// up Slurm's epilog for long. rotad answers a waiting poke within its own bound (3 s).
+constexpr int kPokeReplyMs = 2'000;
+constexpr int kWaitingPokeReplyMs = 5'000;
+
+int RunPoke(const ClientOptions& options, bool wait) {
+  auto conn = Connect(options);
+  if (!conn.ok()) return Fail(conn.status());
+  nlohmann::json request = {{"op", "poke"}};
+  if (wait) request["wait"] = true;
+  if (Status sent = conn->Send(request); !sent.ok()) return Fail(sent);
+  auto reply = conn->Receive(wait ? kWaitingPokeReplyMs : kPokeReplyMs);
+  if (!reply.ok()) return Fail(conn->TimedOut() ? Unavailable("rotad did not answer the poke in time") : reply.status());
+  if (Status st = api::StatusOfReply(*reply); !st.ok()) return Fail(st);
+  return 0;
 }
 
 int RunReload(const ClientOptions& options) {
@@ -98,10 +111,15 @@ void AddStatusCommands(CLI::App& app, ClientOptions* options, int* exit_code) {
   AddSocketFlag(reload, options);
   reload->callback([options, exit_code] { *exit_code = RunReload(*options); });
 
-  CLI::App* poke = app.add_subcommand("poke", "Tell rotad a job may have ended in Slurm (for Slurm's EpilogSlurmctld)");
-  poke->footer("rotad reads Slurm's queue now rather than at its next poll. Prints nothing; exit 0.");
+  auto wait = std::make_shared<bool>(false);
+  CLI::App* poke = app.add_subcommand("poke", "Tell rotad a job may have ended in Slurm (for Slurm's Epilog)");
+  poke->footer(
+      "rotad reads Slurm's queue now rather than at its next poll. With --wait (for slurmd's Epilog,\n"
+      "which Slurm waits for before it schedules again), it answers once it has submitted the jobs\n"
+      "the end let start, within 3 s. Prints nothing; exit 0 (3 when rotad did not answer).");
   AddSocketFlag(poke, options);
-  poke->callback([options, exit_code] { *exit_code = RunPoke(*options); });
+  poke->add_flag("--wait", *wait, "answer once the jobs the end let start are submitted to Slurm");
+  poke->callback([options, wait, exit_code] { *exit_code = RunPoke(*options, *wait); });
 }
 
 }  // namespace rota::cli

@@ -119,6 +119,15 @@ class Engine {
   // Something outside says a job may have ended (`rota poke` from a cluster's epilog): an engine
   // that polls looks now. Others ignore it.
   virtual void Poke() {}
+  // The same from a hook that waits for the answer (`rota poke --wait` in a node's epilog, which
+  // Slurm waits for before it lets the job go and schedules again): `settled` is called once the
+  // engine has looked and handed on what it found (the jobs the daemon started on the GPUs an end
+  // freed submitted), or after a bound. False when there is nothing to wait for: `settled` is
+  // then never called.
+  virtual bool PokeAndWait(std::function<void()> /*settled*/) {
+    Poke();
+    return false;
+  }
 
   // The bookings that hold whole named nodes (confirmed or active, not yet over), told before each
   // scheduling pass: an engine in front of a cluster that people also use directly (plain

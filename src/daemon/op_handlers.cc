@@ -44,9 +44,20 @@ void Daemon::RegisterOps() {
     return replays_->Ask(ReplayDesk::Kind::kTune, r, Now());
   });
   pipeline_->Register("reload", [this](ConnId, const Caller& c, const json&) { return Reload(c); });
-  pipeline_->Register("poke", [this](ConnId, const Caller&, const json&) {
-    engine_->Poke();
-    return api::OkReply();
+  pipeline_->Register("poke", [this](ConnId conn, const Caller&, const json& r) {
+    // "wait": answered once the engine has looked and submitted what the end let start (a
+    // node's epilog, which Slurm waits for before it schedules again), within a bound.
+    const auto wait = r.is_object() ? r.find("wait") : r.end();
+    if (wait != r.end() && !wait->is_boolean())
+      return api::ErrorReply(InvalidArgument("\"wait\" must be true or false"));
+    if (wait == r.end() || !wait->get<bool>()) {
+      engine_->Poke();
+      return api::OkReply();
+    }
+    json later = api::OkReply();
+    if (auto tag = r.find("tag"); tag != r.end()) later["tag"] = *tag;
+    if (!engine_->PokeAndWait([this, conn, later] { pipeline_->Reply(conn, later); })) return api::OkReply();
+    return json();  // answered by the engine
   });
   pipeline_->Register("keep", [this](ConnId, const Caller& c, const json& r) {
     auto id = r.find("job_id");

@@ -142,6 +142,10 @@ StatusOr<std::unique_ptr<SlurmEngine>> SlurmEngine::Create(const SlurmEngineOpti
   StatusOr<std::unique_ptr<OneShotTimer>> p = OneShotTimer::Create(loop, [e = e.get()] { e->Poke(); });
   if (!p.ok()) return p.status();
   e->poke_timer_ = std::move(*p);
+  // Its firing is an event: the batch's AfterEvents answers the pokes out of time.
+  StatusOr<std::unique_ptr<OneShotTimer>> w = OneShotTimer::Create(loop, [] {});
+  if (!w.ok()) return w.status();
+  e->poke_wait_timer_ = std::move(*w);
   return e;
 }
 
@@ -622,6 +626,36 @@ void SlurmEngine::Poke() {
   ReadQueue();
 }
 
+bool SlurmEngine::PokeAndWait(std::function<void()> settled) {
+  if (poke_waiters_.size() >= kPokeWaiters) {
+    Poke();
+    return false;
+  }
+  poke_waiters_.push_back(
+      {reads_begun_ + 1, std::chrono::steady_clock::now() + std::chrono::milliseconds(kPokeWaitMs), std::move(settled)});
+  if (!poke_wait_timer_->armed()) poke_wait_timer_->Arm(kPokeWaitMs * 1'000'000);
+  Poke();  // begins that read now, or makes it the next one
+  return true;
+}
+
+void SlurmEngine::SettlePokes() {
+  if (poke_waiters_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool submitting = std::any_of(jobs_.begin(), jobs_.end(),
+                                      [](const auto& j) { return j.second.phase == Phase::kSubmitting; });
+  std::vector<std::function<void()>> due;
+  std::erase_if(poke_waiters_, [&](PokeWaiter& w) {
+    if (now < w.deadline && (reads_applied_ < w.read || submitting)) return false;
+    due.push_back(std::move(w.settled));
+    return true;
+  });
+  if (!poke_waiters_.empty() && !poke_wait_timer_->armed()) {
+    poke_wait_timer_->Arm(std::max<long long>(
+        1, std::chrono::duration_cast<std::chrono::nanoseconds>(poke_waiters_.front().deadline - now).count()));
+  }
+  for (std::function<void()>& f : due) f();
+}
+
 void SlurmEngine::ArmPoll() {
   // Also with no job of Rota's in Slurm: whether Slurm answers decides whether jobs are sent.
   poll_timer_->Arm(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.poll).count());
@@ -631,6 +665,7 @@ void SlurmEngine::ReadQueue() {
   if (reading_) return;
   reading_ = true;
   read_again_ = false;
+  ++reads_begun_;
   last_read_ = std::chrono::steady_clock::now();
   commands_->Start(QueueCommand(), [this](ChildResult queue) {
     // Then the names of the jobs followed (none: no second call).
@@ -665,6 +700,7 @@ ChildCommand SlurmEngine::NamesCommand(const std::vector<JobId>& ids) const {
 
 void SlurmEngine::OnQueue(StatusOr<std::vector<slurm::QueuedJob>> queue) {
   reading_ = false;
+  reads_applied_ = reads_begun_;  // a failed read too: there is nothing more to wait for
   if (!queue.ok()) {
     if (reachable_) spdlog::error("Slurm's queue cannot be read: {}", queue.status().message());
     reachable_ = false;
@@ -1095,6 +1131,7 @@ void SlurmEngine::AfterEvents() {
     startup_queue_.reset();
   }
   if (!reading_ && !poll_timer_->armed()) ArmPoll();
+  SettlePokes();
 }
 
 }  // namespace rota::daemon

@@ -31,6 +31,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -101,7 +103,8 @@ class SlurmEngine final : public Engine {
   void Forget(JobId id) override;
 
   void AfterEvents() override;
-  void Shutdown() override {}
+  // Pokes still waiting are dropped, unanswered (their connections close with the daemon).
+  void Shutdown() override { poke_waiters_.clear(); }
 
   // Interactive sessions are Slurm jobs too: their client runs the command under `srun` (as the
   // user it is, from its terminal), tagged like a batch job; the engine follows the tag only to
@@ -130,6 +133,12 @@ class SlurmEngine final : public Engine {
   // kPokeGapMs, not a storm of squeue).
   void Poke() override;
   static constexpr long kPokeGapMs = 50;
+  // A waiting poke (a node's epilog) is answered after the first read of the queue that began
+  // after it has been applied and no submission is under way (sbatch of the jobs started on what
+  // it freed has returned), or after kPokeWaitMs; past kPokeWaiters waiting, at once.
+  bool PokeAndWait(std::function<void()> settled) override;
+  static constexpr long kPokeWaitMs = 3'000;
+  static constexpr std::size_t kPokeWaiters = 64;
   static constexpr long kCompletingRecheckMs = 200;
   // Whether the last read of the queue worked, and what failed if not (for `rota status`).
   bool reachable() const { return reachable_; }
@@ -250,6 +259,8 @@ class SlurmEngine final : public Engine {
   // Slurm's MinJobAge (`scontrol show config`), read with the startup queue, into listed_after_end_.
   void ReadMinJobAge();
   void ArmPoll();
+  // Answers the waiting pokes that are settled or out of time (after each batch of events).
+  void SettlePokes();
   void SyncReservations();
   void ApplyReservations(std::vector<slurm::ReservationChange> plan, size_t next);
   // The reservation a job of `user` on `node` goes into now ("" none), and how long until a
@@ -262,6 +273,15 @@ class SlurmEngine final : public Engine {
   std::unique_ptr<ChildCommands> commands_;
   std::unique_ptr<OneShotTimer> poll_timer_;
   std::unique_ptr<OneShotTimer> poke_timer_;
+  std::unique_ptr<OneShotTimer> poke_wait_timer_;  // wakes the loop at the first waiter's bound
+  struct PokeWaiter {
+    std::uint64_t read = 0;  // the read of the queue it waits for
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void()> settled;
+  };
+  std::vector<PokeWaiter> poke_waiters_;  // oldest first
+  std::uint64_t reads_begun_ = 0;         // reads of the queue begun, and applied
+  std::uint64_t reads_applied_ = 0;
   std::chrono::steady_clock::time_point last_read_{};
   std::map<JobId, Job> jobs_;
   bool reading_ = false;     // a squeue runs

@@ -110,7 +110,7 @@ class SlurmCluster:
     slurmd then finds no cgroup file system, `nsenter --net` does not)."""
 
     def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None, epilog_ctld=None,
-                 accounting=False, min_job_age=300, shards=None, mig=0):
+                 epilog=None, accounting=False, min_job_age=300, shards=None, mig=0):
         self.node = node
         # mig: that many MIG slices of gres type a100_1g.10gb besides the whole GPUs (typed ones:
         # with `shards` set), each a placeholder device as a GPU is.
@@ -129,6 +129,7 @@ class SlurmCluster:
         self.env = dict(os.environ, SLURM_CONF=self.conf)
         self.cpus = cpus
         self.epilog_ctld = epilog_ctld  # a program slurmctld runs (as slurm) after each job
+        self.epilog = epilog  # a program each slurmd runs (as root, on the node) after each job
         self.memory_mb = memory_mb
         # Slurm's scheduler as bench/daemon's "tuned" runs it: a job submitted is scheduled at
         # once, not up to 3 s later (batch_sched_delay). The tests' waits are for what Rota does;
@@ -223,6 +224,7 @@ KillWait=2
 SlurmdTimeout=20
 SlurmdParameters=config_overrides
 {f"EpilogSlurmctld={self.epilog_ctld}" if self.epilog_ctld else ""}
+{f"Epilog={self.epilog}" if self.epilog else ""}
 {node_lines}PartitionName=gpu Nodes={",".join(self.nodes())} Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP
 """)
         with open(self.path("gres.conf"), "w") as f:

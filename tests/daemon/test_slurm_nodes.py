@@ -58,6 +58,68 @@ class PokeTest(DaemonTest):
         self.assertIn("Engine: Slurm", self.d.rota("status").stdout)
 
 
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class NodeEpilogPokeTest(DaemonTest):
+    """slurmd's Epilog runs `rota poke --wait` on the node: Slurm waits for it before it lets the
+    job go and schedules again, so the job Rota starts on the freed GPUs must be in Slurm's queue
+    by the time the poke returns (then Slurm starts it in the cycle the end begins)."""
+
+    def setUp(self):
+        self.hook_dir = tempfile.mkdtemp(prefix="rota-epilog-")
+        os.chmod(self.hook_dir, 0o755)
+        self.addCleanup(shutil.rmtree, self.hook_dir, True)
+        hook = os.path.join(self.hook_dir, "epilog")
+        self.socket_file = os.path.join(self.hook_dir, "socket")
+        self.log = os.path.join(self.hook_dir, "log")
+        self.cluster = SlurmCluster(epilog=hook)
+        # What the queue lists the moment the poke has returned: every job's name.
+        with open(hook, "w") as f:
+            f.write(f"""#!/bin/sh
+{ROTA} poke --wait --socket "$(cat {self.socket_file})"
+rc=$?
+names=$(SLURM_CONF={self.cluster.conf} squeue -h -a -t all -o %j | tr '\\n' ' ')
+echo "$SLURM_JOB_ID rc=$rc $names" >> {self.log}
+exit 0
+""")
+        os.chmod(hook, 0o755)
+        self.cluster.start()
+        self.addCleanup(self.cluster.stop)
+        # A poll of a minute: only the poke can make the end below seen within seconds.
+        self.CONFIG = slurm_config(self.cluster).replace("poll_interval = 0.2", "poll_interval = 60")
+        super().setUp()
+        with open(self.socket_file, "w") as f:
+            f.write(self.d.socket)
+        os.chmod(os.path.dirname(self.d.socket), 0o755)
+
+    def epilog_lines(self):
+        try:
+            with open(self.log) as f:
+                return [line.split() for line in f]
+        except FileNotFoundError:
+            return []
+
+    def test_the_waiting_poke_returns_once_the_next_job_is_in_slurm(self):
+        first = self.d.submit("--gpus", "4", "--", "sleep", "1")
+        second = self.d.submit("--gpus", "4", "--", "true")  # waits in Rota: all 4 GPUs are taken
+        self.d.wait_state(first, "running", timeout=20)
+        self.assertEqual(self.d.job(second)["state"], "pending")
+        self.d.wait_state(second, "completed", timeout=20)
+        first_slurm = self.d.job(first)["engine_job"].split()[-1]
+        wait_for(lambda: len(self.epilog_lines()) >= 2, what="both jobs' epilogs")
+        lines = {line[0]: line[1:] for line in self.epilog_lines()}
+        self.assertEqual(lines[first_slurm][0], "rc=0")
+        self.assertIn(f"rota-{second}", lines[first_slurm][1:])
+        # The second job's own epilog: nothing was waiting, its poke returned all the same.
+        self.assertEqual(sorted(line[1] for line in self.epilog_lines()), ["rc=0", "rc=0"])
+
+    def test_a_waiting_poke_is_answered_with_nothing_to_wait_for_and_refuses_a_bad_wait(self):
+        self.assertEqual(self.d.rota("poke", "--wait").returncode, 0)
+        self.assertEqual(self.d.api({"op": "poke", "wait": True, "tag": 7}), {"ok": True, "v": 1, "tag": 7})
+        reply = self.d.api({"op": "poke", "wait": "yes"})
+        self.assertFalse(reply["ok"])
+        self.assertIn('"wait" must be true or false', reply["error"]["message"])
+
+
 FAKE_NVML = os.path.join(BIN, "libnvidia-ml-fake.so")
 
 
