@@ -2,9 +2,11 @@
 # Baseline: single-node Slurm 22.05 (Debian slurm-wlm) with 4 fake GPUs, set up by
 # /work/shared/slurm-local (override with SLURM_LOCAL=...). See README.md.
 #
-# Usage: bench/daemon/baseline_slurm.sh [--tuned]
+# Usage: bench/daemon/baseline_slurm.sh [--tuned | --epilog]
 #   --tuned  SchedulerParameters=batch_sched_delay=0,sched_min_interval=0 (system "slurm-tuned");
-#            /etc/slurm/slurm.conf is restored (and Slurm reconfigured) on exit.
+#   --epilog a node Epilog that does nothing (system "slurm-epilog"): any Epilog makes slurmctld
+#            schedule at each end's epilog-complete, as rota_slurm.sh --epilog's hook does;
+#   /etc/slurm/slurm.conf is restored (and Slurm reconfigured) on exit.
 # If Slurm is not running it is started with `start.sh --clean` and stopped again on exit
 # (SLURM_KEEP=1 leaves it running). A running Slurm is used as is, but its queue must be empty.
 # Defaults differ from lib.sh because Slurm hands a freed GPU on only every ~3 s:
@@ -17,6 +19,7 @@ CONF=/etc/slurm/slurm.conf
 TUNED_PARAMS="batch_sched_delay=0,sched_min_interval=0"
 SYSTEM=slurm
 [ "${1:-}" = "--tuned" ] && SYSTEM=slurm-tuned
+[ "${1:-}" = "--epilog" ] && SYSTEM=slurm-epilog
 JOBNAME=rota-bench
 
 slurm_up() { timeout 3 scontrol ping 2>/dev/null | grep -q UP; }
@@ -43,6 +46,13 @@ if [ "$SYSTEM" = slurm-tuned ]; then
   CONF_SAVED="$(mktemp)"; cp "$CONF" "$CONF_SAVED"
   sed -i '/^SchedulerParameters=/d' "$CONF"
   echo "SchedulerParameters=$TUNED_PARAMS" >> "$CONF"
+  scontrol reconfigure
+  sleep 1
+fi
+if [ "$SYSTEM" = slurm-epilog ]; then
+  CONF_SAVED="$(mktemp)"; cp "$CONF" "$CONF_SAVED"
+  printf '#!/bin/sh\nexit 0\n' > "$WORK/null-epilog"; chmod 755 "$WORK/null-epilog"
+  sed -i '/^Epilog=/d' "$CONF"; echo "Epilog=$WORK/null-epilog" >> "$CONF"
   scontrol reconfigure
   sleep 1
 fi

@@ -3,11 +3,11 @@
 # same single-node Slurm that baseline_slurm.sh measures (/work/shared/slurm-local, 4 fake GPUs),
 # measured with the same phases (lib.sh). rota runs as a real user (sbatch runs as the job's
 # owner; rotad never submits as root), BENCH_USER (default rota-bench, created if missing).
-# Usage: bench/daemon/rota_slurm.sh [--tuned] [--poke]  (--tuned: Slurm's batch_sched_delay=0,
-# sched_min_interval=0, as baseline_slurm.sh --tuned; --poke: EpilogSlurmctld runs `rota poke`,
-# README "Slurm as the engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf
+# Usage: bench/daemon/rota_slurm.sh [--tuned] [--poke] [--epilog]  (--tuned: Slurm's
+# batch_sched_delay=0, sched_min_interval=0, as baseline_slurm.sh --tuned; --poke: EpilogSlurmctld
+# runs `rota poke`; --epilog: slurmd's Epilog runs `rota poke --wait`; README "Slurm as the engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf
 # is restored on exit. Another cluster: export its SLURM_CONF first (it must be running; e.g.
-# /work/shared/slurm-local/two-node.sh start; without --tuned/--poke, which edit /etc/slurm).
+# /work/shared/slurm-local/two-node.sh start; without --tuned/--poke/--epilog, which edit /etc/slurm).
 : "${HANDOFF_N:=20}" "${JOBS_N:=100}" "${POLL:=1}"
 source "$(dirname "$0")/lib.sh"
 ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
@@ -16,12 +16,13 @@ ROTA_BIN=${ROTA:-$ROOT/build/rota}
 SLURM_LOCAL=${SLURM_LOCAL:-/work/shared/slurm-local}
 CONF=/etc/slurm/slurm.conf
 BENCH_USER=${BENCH_USER:-rota-bench}
-SYSTEM=rota-slurm TUNED=0 POKE=0
+SYSTEM=rota-slurm TUNED=0 POKE=0 EPILOG=0
 for arg in "$@"; do
-  case "$arg" in --tuned) TUNED=1;; --poke) POKE=1;; *) echo "unknown option $arg" >&2; exit 2;; esac
+  case "$arg" in --tuned) TUNED=1;; --poke) POKE=1;; --epilog) EPILOG=1;; *) echo "unknown option $arg" >&2; exit 2;; esac
 done
 [ "$TUNED" = 1 ] && SYSTEM=$SYSTEM-tuned
 [ "$POKE" = 1 ] && SYSTEM=$SYSTEM-poke
+[ "$EPILOG" = 1 ] && SYSTEM=$SYSTEM-epilog
 [ -x "$ROTAD" ] && [ -x "$ROTA_BIN" ] || { echo "build rotad and rota first (make build)" >&2; exit 1; }
 id "$BENCH_USER" >/dev/null 2>&1 || useradd --create-home "$BENCH_USER"
 
@@ -38,7 +39,7 @@ sys_cleanup() {
   if [ "$STARTED" = 1 ] && [ "${SLURM_KEEP:-0}" != 1 ]; then "$SLURM_LOCAL/stop.sh" >&2; fi
 }
 if ! slurm_up; then "$SLURM_LOCAL/start.sh" --clean >&2; STARTED=1; fi
-if [ "$TUNED" = 1 ] || [ "$POKE" = 1 ]; then
+if [ "$TUNED" = 1 ] || [ "$POKE" = 1 ] || [ "$EPILOG" = 1 ]; then
   CONF_SAVED="$(mktemp)"; cp "$CONF" "$CONF_SAVED"
   if [ "$TUNED" = 1 ]; then
     sed -i '/^SchedulerParameters=/d' "$CONF"; echo "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0" >> "$CONF"
@@ -47,6 +48,15 @@ if [ "$TUNED" = 1 ] || [ "$POKE" = 1 ]; then
     printf '#!/bin/sh\nexec %s poke --socket %s\n' "$ROTA_BIN" "$ROTA_SOCKET" > "$WORK/rota-poke"
     chmod 755 "$WORK/rota-poke"
     sed -i '/^EpilogSlurmctld=/d' "$CONF"; echo "EpilogSlurmctld=$WORK/rota-poke" >> "$CONF"
+  fi
+  if [ "$EPILOG" = 1 ]; then
+    # As the README's: an Epilog that fails drains the node, so it always exits 0.
+    printf '#!/bin/sh
+%s poke --wait --socket %s >/dev/null 2>&1
+exit 0
+' "$ROTA_BIN" "$ROTA_SOCKET" > "$WORK/rota-epilog"
+    chmod 755 "$WORK/rota-epilog"
+    sed -i '/^Epilog=/d' "$CONF"; echo "Epilog=$WORK/rota-epilog" >> "$CONF"
   fi
   scontrol reconfigure; sleep 1
 fi

@@ -63,9 +63,10 @@ class AgentBoard {
   };
   std::map<std::string, NodeState> Nodes() const;
 
- private:
-  // The node whose token `token` is ("" none), comparing every token in full.
+  // The node whose token `token` is ("" none), comparing every token in full (any thread).
   std::string NodeOfToken(std::string_view token) const;
+
+ private:
 
   const std::map<std::string, std::string> tokens_;  // node -> token
   const Clock& clock_;

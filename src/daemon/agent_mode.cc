@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string_view>
 
 #include "daemon/agent_board.h"
@@ -96,26 +97,60 @@ void CarryOut(const std::string& reply_body, const device::NodeReadings& sent) {
 
 }  // namespace
 
-int RunAgent(const AgentOptions& options, const config::Config& config) {
-  const std::string node = options.node.empty() ? ShortHostName() : options.node;
+namespace {
+
+// Where to post (the head's URL with `path`, "/agent/readings") and as whom (the node's token).
+struct HeadTarget {
+  std::string url;
+  std::string token;
+};
+
+// Nullopt (said) when the token file is refused or the head's URL is not http(s).
+std::optional<HeadTarget> TargetOf(const AgentOptions& options, const char* path) {
   StatusOr<std::string> token = AgentBoard::ReadTokenFile(options.token_file);
   if (!token.ok()) {
     spdlog::error("agent: {}", token.status().message());
+    return std::nullopt;
+  }
+  const std::string& head = options.head;
+  if (head.rfind("http://", 0) != 0 && head.rfind("https://", 0) != 0) {
+    spdlog::error("agent: the head's URL must start with http:// or https:// (got \"{}\")", head);
+    return std::nullopt;
+  }
+  std::string url = head;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return HeadTarget{url + path, std::move(*token)};
+}
+
+}  // namespace
+
+int PokeHead(const AgentOptions& options) {
+  const std::optional<HeadTarget> head = TargetOf(options, "/agent/poke");
+  if (!head) return 1;
+  notify::internal::PostOptions post;
+  post.timeout = std::chrono::milliseconds(kPokeTimeoutMs);
+  post.proxy = "none";
+  StatusOr<notify::internal::HttpResponse> r =
+      notify::internal::PostJson(head->url, "{}", {"Authorization: Bearer " + head->token}, post, "the head rotad");
+  Status sent = !r.ok() ? r.status() : r->status != 200 ? notify::internal::HttpFailure(*r, "the head rotad") : Status();
+  if (!sent.ok()) {
+    spdlog::error("agent: poke: {}", sent.message());
     return 1;
   }
-  if (options.head.rfind("http://", 0) != 0 && options.head.rfind("https://", 0) != 0) {
-    spdlog::error("agent: the head's URL must start with http:// or https:// (got \"{}\")", options.head);
-    return 1;
-  }
+  return 0;
+}
+
+int RunAgent(const AgentOptions& options, const config::Config& config) {
+  const std::string node = options.node.empty() ? ShortHostName() : options.node;
+  const std::optional<HeadTarget> head = TargetOf(options, "/agent/readings");
+  if (!head) return 1;
+  const std::string& url = head->url;
   if (config.gpu_source == config::GpuSource::kSlurm) {
     spdlog::error(
         "agent: it reads this node's own GPUs: [gpus] source must be \"nvml\" (or \"simulated\"), "
         "not \"slurm\" (is this the head's rota.toml? give the agent its own with -c)");
     return 1;
   }
-  std::string url = options.head;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  url += "/agent/readings";
   std::shared_ptr<device::Devices> devices =
       MakeConfiguredDevices(config, [] { return std::vector<device::SimulatedLoad>(); });
   spdlog::info("agent: node {}, GPUs from {}, readings to {} every {} s", node, devices->Describe(), url,
@@ -142,7 +177,7 @@ int RunAgent(const AgentOptions& options, const config::Config& config) {
           device::ReadingsOf(node, *snap, static_cast<Time>(std::time(nullptr)), ReadNodeProcess);
       const std::string body = device::ReadingsToJson(readings).dump();
       StatusOr<notify::internal::HttpResponse> r =
-          notify::internal::PostJson(url, body, {"Authorization: Bearer " + *token}, post, "the head rotad");
+          notify::internal::PostJson(url, body, {"Authorization: Bearer " + head->token}, post, "the head rotad");
       if (!r.ok()) {
         sent = r.status();
       } else if (r->status != 200) {

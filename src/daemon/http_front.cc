@@ -31,6 +31,8 @@ using nlohmann::json;
 namespace {
 
 constexpr std::chrono::seconds kLoopDeadline{15};
+// A node's waiting poke: the engine answers within its own bound (3 s, SlurmEngine::kPokeWaitMs).
+constexpr std::chrono::seconds kAgentPokeDeadline{4};
 
 // Set by the pre-routing handler, read by the logger: both run on the worker thread that serves
 // the request.
@@ -223,6 +225,7 @@ void HttpFront::Routes() {
   s.Post("/auth/logout", [this](const httplib::Request& req, httplib::Response& res) { Logout(req, res); });
   s.Post("/auth/password", [this](const httplib::Request& req, httplib::Response& res) { Password(req, res); });
   s.Post("/agent/readings", [this](const httplib::Request& req, httplib::Response& res) { AgentReadings(req, res); });
+  s.Post("/agent/poke", [this](const httplib::Request& req, httplib::Response& res) { AgentPoke(req, res); });
   s.Get("/calendar.ics", [this](const httplib::Request& req, httplib::Response& res) { Calendar(req, res); });
   s.Get(R"(/api/([A-Za-z0-9_]+))",
         [this](const httplib::Request& req, httplib::Response& res) { Api(req, res, req.matches[1]); });
@@ -362,18 +365,28 @@ void HttpFront::Calendar(const httplib::Request& req, httplib::Response& res) {
   res.set_content(reply.value("text", ""), "text/calendar; charset=utf-8");
 }
 
-void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& res) {
+std::optional<std::string> HttpFront::AgentToken(const httplib::Request& req, httplib::Response& res) {
   if (options_.agents == nullptr) {
     SendError(res, 404, "not_found", "this rotad takes no node agents ([engine] agent_tokens is not set)");
-    return;
+    return std::nullopt;
   }
   const std::string authorization = req.get_header_value("Authorization");
-  const std::string token = authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7) : "";
+  return authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7) : "";
+}
+
+void HttpFront::RefuseAgent(const httplib::Request& req, httplib::Response& res, const std::string& token,
+                            const Status& why) {
+  NoteRefusal(req.remote_addr, why);
+  SendError(res, token.empty() ? 401 : 403, token.empty() ? "unauthenticated" : "permission_denied", why.message());
+}
+
+void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& res) {
+  const std::optional<std::string> token = AgentToken(req, res);
+  if (!token) return;
   std::vector<device::StopOrder> orders;
-  Status s = options_.agents->Post(token, req.body, &orders);
+  Status s = options_.agents->Post(*token, req.body, &orders);
   if (s.code() == StatusCode::kPermissionDenied) {
-    NoteRefusal(req.remote_addr, s);
-    SendError(res, token.empty() ? 401 : 403, token.empty() ? "unauthenticated" : "permission_denied", s.message());
+    RefuseAgent(req, res, *token, s);
     return;
   }
   if (!s.ok()) {
@@ -383,6 +396,21 @@ void HttpFront::AgentReadings(const httplib::Request& req, httplib::Response& re
   json reply = api::OkReply();
   if (!orders.empty()) reply["stop"] = device::StopOrdersToJson(orders);
   SendJson(res, 200, reply);
+}
+
+void HttpFront::AgentPoke(const httplib::Request& req, httplib::Response& res) {
+  const std::optional<std::string> token = AgentToken(req, res);
+  if (!token) return;
+  if (token->empty() || options_.agents->NodeOfToken(*token).empty()) {
+    RefuseAgent(req, res, *token, PermissionDenied("not a node agent's token"));
+    return;
+  }
+  // The node's Epilog, waiting (`rotad --agent URL --poke`): op poke with "wait", as nobody in
+  // particular (a poke touches no one's jobs). Its worker waits no longer than the engine's bound.
+  auto call = std::make_shared<HttpCall>();
+  call->request = {{"v", api::kVersion}, {"op", "poke"}, {"wait", true}};
+  json reply = bridge_.Call(call, kAgentPokeDeadline);
+  SendJson(res, web::HttpStatusOfReply(reply), reply);
 }
 
 void HttpFront::Metrics(const httplib::Request& req, httplib::Response& res) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -72,6 +73,13 @@ class HttpFront {
   void Metrics(const httplib::Request& req, httplib::Response& res);
   // POST /agent/readings: a node agent's GPU readings, with its node's token (agent_board.h).
   void AgentReadings(const httplib::Request& req, httplib::Response& res);
+  // POST /agent/poke: a node agent's token; answered once the engine settled (op poke, "wait").
+  void AgentPoke(const httplib::Request& req, httplib::Response& res);
+  // The bearer token of an agent's request ("" none), or nullopt when this rotad takes no agents
+  // (answered 404 then).
+  std::optional<std::string> AgentToken(const httplib::Request& req, httplib::Response& res);
+  // Answers an agent's request refused for `why` (401 without a token, else 403), logged.
+  void RefuseAgent(const httplib::Request& req, httplib::Response& res, const std::string& token, const Status& why);
   void Calendar(const httplib::Request& req, httplib::Response& res);
   void Static(const httplib::Request& req, httplib::Response& res, const std::string& path);
   Auth Authenticate(const httplib::Request& req) const;

@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
   app.add_option("--interval", agent.interval, "--agent: seconds between readings")
       ->default_val(5)
       ->check(CLI::Range(0.2, 3600.0));
+  app.add_flag("--poke", agent.poke,
+               "--agent: tell the head a job ended on this node and wait until it has submitted what the end "
+               "let start (at most 5 s), then exit: for slurmd's Epilog on a node that cannot reach rotad's socket");
   app.set_version_flag("--version", std::string("rotad ") + rota::api::kDaemonVersion);
   bool manpage = false;
   app.add_flag("--manpage", manpage, "print rotad's man page (roff) and exit")->group("");  // for the package
@@ -131,6 +134,15 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // The Epilog's poke reads no configuration: it names the head and the token, nothing more.
+  if (agent.poke) {
+    if (agent.head.empty()) {
+      std::fprintf(stderr, "rotad: --poke needs --agent URL (the head rotad's [web] address)\n");
+      return 2;
+    }
+    SetUpLogging("stderr");  // the Epilog's own output, whatever the configuration says
+    return rota::daemon::PokeHead(agent);
+  }
   const bool user_mode = ::geteuid() != 0;
   const bool explicit_config = !config_path.empty();
   if (!explicit_config) config_path = user_mode ? UserConfigPath() : rota::api::kSystemConfig;

@@ -1,5 +1,5 @@
 """The Slurm engine on a real Slurm (slurm_cluster.py), continued from test_slurm.py: Slurm's
-EpilogSlurmctld poking rotad, node agents posting their GPUs' readings, and two nodes (the second
+EpilogSlurmctld poking rotad, slurmd's Epilog poking it and waiting, node agents posting their GPUs' readings, and two nodes (the second
 in its own network and UTS namespace)."""
 import os
 import shutil
@@ -75,7 +75,7 @@ class NodeEpilogPokeTest(DaemonTest):
         # What the queue lists the moment the poke has returned: every job's name.
         with open(hook, "w") as f:
             f.write(f"""#!/bin/sh
-{ROTA} poke --wait --socket "$(cat {self.socket_file})"
+{self.poke_command()}
 rc=$?
 names=$(SLURM_CONF={self.cluster.conf} squeue -h -a -t all -o %j | tr '\\n' ' ')
 echo "$SLURM_JOB_ID rc=$rc $names" >> {self.log}
@@ -85,11 +85,21 @@ exit 0
         self.cluster.start()
         self.addCleanup(self.cluster.stop)
         # A poll of a minute: only the poke can make the end below seen within seconds.
-        self.CONFIG = slurm_config(self.cluster).replace("poll_interval = 0.2", "poll_interval = 60")
+        self.CONFIG = slurm_config(self.cluster, extra=self.extra_config()).replace(
+            "poll_interval = 0.2", "poll_interval = 60") + self.web_config()
         super().setUp()
         with open(self.socket_file, "w") as f:
             f.write(self.d.socket)
         os.chmod(os.path.dirname(self.d.socket), 0o755)
+
+    def poke_command(self):
+        return f'{ROTA} poke --wait --socket "$(cat {self.socket_file})"'
+
+    def extra_config(self):
+        return ""
+
+    def web_config(self):
+        return ""
 
     def epilog_lines(self):
         try:
@@ -118,6 +128,45 @@ exit 0
         reply = self.d.api({"op": "poke", "wait": "yes"})
         self.assertFalse(reply["ok"])
         self.assertIn('"wait" must be true or false', reply["error"]["message"])
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class NodeAgentPokeTest(NodeEpilogPokeTest):
+    """The same from a node that cannot reach rotad's socket: its Epilog runs `rotad --agent URL
+    --poke`, which waits on the head's POST /agent/poke with the node's token."""
+    TOKEN = "token-of-the-first-node-0123456789"
+
+    def setUp(self):
+        self.port = free_port()
+        self.token_dir = tempfile.mkdtemp(prefix="rota-agent-poke-")
+        self.addCleanup(shutil.rmtree, self.token_dir, True)
+        os.makedirs(os.path.join(self.token_dir, "tokens"))
+        for name, text in (("tokens/rota-n1.token", self.TOKEN), ("agent.token", self.TOKEN),
+                           ("wrong.token", "not-any-nodes-token-0123456789")):
+            path = os.path.join(self.token_dir, name)
+            with open(path, "w") as f:
+                f.write(text + "\n")
+            os.chmod(path, 0o600)
+        super().setUp()
+
+    def poke_command(self, token="agent.token"):
+        return f"{ROTAD} --agent http://127.0.0.1:{self.port} --token-file {self.token_dir}/{token} --poke"
+
+    def extra_config(self):
+        return f'agent_tokens = "{self.token_dir}/tokens"\n'
+
+    def web_config(self):
+        return f'[web]\nlisten = "127.0.0.1:{self.port}"\n'
+
+    def test_a_waiting_poke_is_answered_with_nothing_to_wait_for_and_refuses_a_bad_wait(self):
+        ok = subprocess.run(self.poke_command().split(), capture_output=True, text=True, timeout=30)
+        self.assertEqual((ok.returncode, ok.stderr), (0, ""))
+        wrong = subprocess.run(self.poke_command("wrong.token").split(), capture_output=True, text=True, timeout=30)
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn("not a node agent's token", wrong.stderr)
+        bare = subprocess.run([ROTAD, "--poke"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(bare.returncode, 2)
+        self.assertIn("--poke needs --agent URL", bare.stderr)
 
 
 FAKE_NVML = os.path.join(BIN, "libnvidia-ml-fake.so")
