@@ -12,6 +12,7 @@ import signal
 import subprocess
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from harness import BIN, DEFAULT_USER, ROTA, ROTAD, DaemonTest, ensure_user, wait_for
 from http_client import free_port
@@ -128,6 +129,24 @@ exit 0
         reply = self.d.api({"op": "poke", "wait": "yes"})
         self.assertFalse(reply["ok"])
         self.assertIn('"wait" must be true or false', reply["error"]["message"])
+
+    def test_a_flood_of_waiting_pokes_is_all_answered(self):
+        """150 waiting pokes at once from one user: each is answered, ok (past 64 waiting, at
+        once) or, where they pile up past the user's 64 connections, with the limit's error;
+        nothing hangs, and rotad still pokes and runs jobs."""
+        def poke(_):
+            try:
+                return self.d.api({"op": "poke", "wait": True})
+            except OSError as e:  # refused at the connection limit before a reply could be read
+                return {"ok": False, "error": {"message": str(e)}}
+        with ThreadPoolExecutor(max_workers=150) as pool:
+            replies = list(pool.map(poke, range(150)))
+        self.assertEqual(len(replies), 150)
+        self.assertTrue(all(r is None or "ok" in r for r in replies), replies[:3])
+        self.assertGreaterEqual(sum(1 for r in replies if r and r["ok"]), 64)
+        self.assertEqual(self.d.rota("poke", "--wait").returncode, 0)
+        job = self.d.submit("--gpus", "1", "--", "true")
+        self.d.wait_state(job, "completed", timeout=20)
 
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
