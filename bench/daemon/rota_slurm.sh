@@ -5,8 +5,9 @@
 # owner; rotad never submits as root), BENCH_USER (default rota-bench, created if missing).
 # Usage: bench/daemon/rota_slurm.sh [--tuned] [--poke] [--epilog]  (--tuned: Slurm's
 # batch_sched_delay=0, sched_min_interval=0, as baseline_slurm.sh --tuned; --poke: EpilogSlurmctld
-# runs `rota poke`; --epilog: slurmd's Epilog runs `rota poke --wait`; README "Slurm as the engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf
-# is restored on exit. Another cluster: export its SLURM_CONF first (it must be running; e.g.
+# runs `rota poke`; --epilog: slurmd's Epilog runs `rota poke --wait`; README "Slurm as the
+# engine"). POLL (default 1) sets rotad's poll_interval. /etc/slurm/slurm.conf is restored on exit.
+# Another cluster: export its SLURM_CONF first (it must be running; e.g.
 # /work/shared/slurm-local/two-node.sh start; without --tuned/--poke/--epilog, which edit /etc/slurm).
 : "${HANDOFF_N:=20}" "${JOBS_N:=100}" "${POLL:=1}"
 source "$(dirname "$0")/lib.sh"
@@ -51,10 +52,7 @@ if [ "$TUNED" = 1 ] || [ "$POKE" = 1 ] || [ "$EPILOG" = 1 ]; then
   fi
   if [ "$EPILOG" = 1 ]; then
     # As the README's: an Epilog that fails drains the node, so it always exits 0.
-    printf '#!/bin/sh
-%s poke --wait --socket %s >/dev/null 2>&1
-exit 0
-' "$ROTA_BIN" "$ROTA_SOCKET" > "$WORK/rota-epilog"
+    printf '#!/bin/sh\n%s poke --wait --socket %s >/dev/null 2>&1\nexit 0\n' "$ROTA_BIN" "$ROTA_SOCKET" > "$WORK/rota-epilog"
     chmod 755 "$WORK/rota-epilog"
     sed -i '/^Epilog=/d' "$CONF"; echo "Epilog=$WORK/rota-epilog" >> "$CONF"
   fi

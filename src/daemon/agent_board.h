@@ -67,7 +67,6 @@ class AgentBoard {
   std::string NodeOfToken(std::string_view token) const;
 
  private:
-
   const std::map<std::string, std::string> tokens_;  // node -> token
   const Clock& clock_;
   const Duration stale_after_;

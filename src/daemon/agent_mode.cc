@@ -95,10 +95,6 @@ void CarryOut(const std::string& reply_body, const device::NodeReadings& sent) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Where to post (the head's URL with `path`, "/agent/readings") and as whom (the node's token).
 struct HeadTarget {
   std::string url;
