@@ -182,7 +182,7 @@ ChildCommand SlurmEngine::AsRotad(std::vector<std::string> argv) const {
 }
 
 ChildCommand SlurmEngine::QueueCommand() const {
-  return AsRotad({options_.squeue, "-h", "-a", "-t", "all", "-O", slurm::QueueFormat()});
+  return AsRotad({options_.squeue, "-h", "-a", "-t", slurm::ActiveStates(), "-O", slurm::QueueFormat()});
 }
 
 std::string SlurmEngine::SlurmIdOf(JobId id) const {
@@ -687,15 +687,15 @@ StatusOr<std::vector<slurm::QueuedJob>> SlurmEngine::ReadQueueWithNames(const Ch
   StatusOr<std::vector<slurm::QueuedJob>> q = slurm::ParseQueue(queue.out);
   if (!q.ok() || names == nullptr) return q;
   if (!names->ok()) return Unavailable(names->Describe());
-  StatusOr<std::map<std::string, std::string>> n = slurm::ParseNames(names->out);
-  if (!n.ok()) return n.status();
-  slurm::NameJobs(*q, *n);
+  StatusOr<std::vector<slurm::QueuedJob>> ours = slurm::ParseOurs(names->out);
+  if (!ours.ok()) return ours.status();
+  slurm::MergeOurs(*q, std::move(*ours));
   return q;
 }
 
 ChildCommand SlurmEngine::NamesCommand(const std::vector<JobId>& ids) const {
   return AsRotad({options_.squeue, "-h", "-a", "-t", "all", slurm::NamesFilter(options_.submit.tag, ids), "-O",
-                  slurm::NamesFormat()});
+                  slurm::OursFormat()});
 }
 
 void SlurmEngine::OnQueue(StatusOr<std::vector<slurm::QueuedJob>> queue) {
@@ -918,14 +918,20 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
   if (!file) {
     j.since = started;
     spdlog::warn("job {}: its launch file cannot be read: matched in Slurm by its name alone", id);
-    // Its name was not among those asked with the startup queue (the launch files'): asked now.
+    // It was not among those asked with the startup queue (the launch files'): asked now.
     if (startup_queue_) {
       ChildResult r = ChildCommands::RunNow(NamesCommand({id}));
-      StatusOr<std::map<std::string, std::string>> names =
-          r.ok() ? slurm::ParseNames(r.out) : StatusOr<std::map<std::string, std::string>>(Unavailable(r.Describe()));
-      if (names.ok()) {
-        for (slurm::QueuedJob& q : *startup_queue_) {
-          if (auto it = names->find(q.id); it != names->end()) q.name = it->second;
+      StatusOr<std::vector<slurm::QueuedJob>> ours =
+          r.ok() ? slurm::ParseOurs(r.out) : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
+      if (ours.ok()) {
+        std::map<std::string, slurm::QueuedJob*> listed;
+        for (slurm::QueuedJob& q : *startup_queue_) listed[q.id] = &q;
+        for (slurm::QueuedJob& q : *ours) {
+          if (auto it = listed.find(q.id); it != listed.end()) {
+            it->second->name = q.name;
+          } else {
+            startup_queue_->push_back(std::move(q));  // over: the queue of active ones lacks it
+          }
         }
       }
     }

@@ -200,8 +200,8 @@ class SlurmEngine final : public Engine {
   ChildCommand QueueCommand() const;
   void OnSubmitted(JobId id, const ChildResult& r);
   void ReadQueue();
-  // The queue read (`queue`, no job names), and the names of the jobs followed read apart
-  // (`names`, none when none is followed): see slurm::NamesFilter.
+  // The queue read (`queue`: jobs not over, no names), and the jobs followed read apart in every
+  // state with their names (`names`, none when none is followed): see slurm::NamesFilter.
   static StatusOr<std::vector<slurm::QueuedJob>> ReadQueueWithNames(const ChildResult& queue,
                                                                     const ChildResult* names);
   ChildCommand NamesCommand(const std::vector<JobId>& ids) const;

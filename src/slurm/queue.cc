@@ -15,32 +15,34 @@ namespace {
 // one such job would make the whole queue unreadable, or forge a line). Names: NamesFormat.
 constexpr std::array<const char*, 9> kQueueFields = {"JobID",     "UserID",   "State",     "Reason",       "exit_code",
                                                      "NodeList",  "StartTime", "EndTime", "tres-per-node"};
-constexpr std::array<const char*, 2> kNameFields = {"JobID", "Name"};
+// Rota's own jobs, asked by exact name (NamesFilter): the queue's fields and the name, last.
+constexpr std::array<const char*, 10> kOursFields = {"JobID",     "UserID",    "State",   "Reason",        "exit_code",
+                                                    "NodeList",  "StartTime", "EndTime", "tres-per-node", "Name"};
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
 std::string QueueFormat() { return FieldsFormat(kQueueFields, kQueueDelimiter); }
-std::string NamesFormat() { return FieldsFormat(kNameFields, kQueueDelimiter); }
+std::string OursFormat() { return FieldsFormat(kOursFields, kQueueDelimiter); }
 
-StatusOr<std::map<std::string, std::string>> ParseNames(std::string_view text) {
-  StatusOr<std::vector<std::vector<std::string>>> records =
-      SplitRecords(text, kQueueDelimiter, kNameFields.size());
-  if (!records.ok()) return records.status();
-  std::map<std::string, std::string> out;
-  for (std::vector<std::string>& r : *records) {
-    // Only names asked for (Rota's tags) come back: never empty.
-    if (r[0].empty() || r[1].empty()) return InvalidArgument("Slurm's queue has a name line without a job id or name");
-    out[std::move(r[0])] = std::move(r[1]);
-  }
-  return out;
+std::string ActiveStates() {
+  // Every state of a job not over yet, as squeue names them from 22.05 to 24.x.
+  return "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,"
+         "RESV_DEL_HOLD,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED";
 }
 
-void NameJobs(std::vector<QueuedJob>& queue, const std::map<std::string, std::string>& names) {
+void MergeOurs(std::vector<QueuedJob>& queue, std::vector<QueuedJob> ours) {
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < ours.size(); ++i) at[ours[i].id] = i;
+  std::vector<bool> listed(ours.size(), false);
   for (QueuedJob& q : queue) {
-    auto it = names.find(q.id);
-    q.name = it == names.end() ? "" : it->second;
+    auto it = at.find(q.id);
+    q.name = it == at.end() ? "" : ours[it->second].name;
+    if (it != at.end()) listed[it->second] = true;
+  }
+  for (size_t i = 0; i < ours.size(); ++i) {
+    if (!listed[i]) queue.push_back(std::move(ours[i]));
   }
 }
 
@@ -92,9 +94,12 @@ Status ReadTimes(std::string_view start, std::string_view end, QueuedJob& j) {
   return Status();
 }
 
-StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
+namespace {
+
+// ParseQueue's and ParseOurs' lines: the queue's fields, then the name where `named`.
+StatusOr<std::vector<QueuedJob>> ParseJobLines(std::string_view text, bool named) {
   StatusOr<std::vector<std::vector<std::string>>> records =
-      SplitRecords(text, kQueueDelimiter, kQueueFields.size());
+      SplitRecords(text, kQueueDelimiter, named ? kOursFields.size() : kQueueFields.size());
   if (!records.ok()) return records.status();
   std::vector<QueuedJob> out;
   out.reserve(records->size());
@@ -115,10 +120,20 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) {
     StatusOr<std::vector<Gres>> gres = ParseGresList(r[8]);
     if (!gres.ok()) return Status(gres.status().code(), "job " + j.id + ": " + gres.status().message());
     j.per_node = std::move(*gres);
+    if (named) {
+      // Only names asked for (Rota's tags) come back: never empty.
+      if (r[9].empty()) return InvalidArgument("Slurm's queue has a line of Rota's jobs without a name: job " + j.id);
+      j.name = std::move(r[9]);
+    }
     out.push_back(std::move(j));
   }
   return out;
 }
+
+}  // namespace
+
+StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text) { return ParseJobLines(text, false); }
+StatusOr<std::vector<QueuedJob>> ParseOurs(std::string_view text) { return ParseJobLines(text, true); }
 
 std::string TagOf(std::string_view tag, JobId id) { return std::string(tag) + "-" + std::to_string(id); }
 

@@ -1,5 +1,5 @@
-// Slurm's queue as the Slurm engine reads it: every job Slurm still remembers (`squeue -h -a -t
-// all -O <QueueFormat()>`), the tag that names a Rota job (its Slurm job name, "rota-<id>"), and
+// Slurm's queue as the Slurm engine reads it: every job not over yet, and Rota's own jobs that
+// Slurm still remembers (below), the tag that names a Rota job (its Slurm job name, "rota-<id>"), and
 // how a job that Slurm has finished ended, in the terms every engine reports (JobExit), so that
 // `rota show` prints the same reasons on Slurm as on the local engine. Pure functions over text.
 //
@@ -47,17 +47,22 @@ struct QueuedJob {
 // would make a queue that holds names unreadable, or forge a line in it.
 inline constexpr char kQueueDelimiter = '\x1f';
 std::string QueueFormat();
-// `squeue -h -a -t all -O <QueueFormat()>`'s output, names left empty. A line that cannot be
+// `squeue -h -a -t ... -O <QueueFormat()>`'s output, names left empty. A line that cannot be
 // read fails it all: a queue read wrong could hide a running job.
 StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
-// The names of Rota's jobs, read apart: `squeue -h -a -t all <NamesFilter(tag, ids)> -O
-// <NamesFormat()>` lists only jobs whose name is exactly one of those tags (Slurm filters), so
-// no line holds a name a user made up. ParseNames gives job id -> name; NameJobs sets the names
-// of the queue's entries from it ("" for the rest: not Rota's).
-std::string NamesFormat();
+// Everyone's jobs are read in the states of a job not over yet only (`squeue -h -a -t
+// <ActiveStates()> -O <QueueFormat()>`): a busy cluster lists thousands of jobs ended within
+// MinJobAge, and reading them all at every poll made each read, and so each hand-over, slower
+// (docs/benchmarks.md). Rota's own jobs are read in every state, with their names, apart:
+// `squeue -h -a -t all <NamesFilter(tag, ids)> -O <OursFormat()>` lists only jobs whose name is
+// exactly one of those tags (Slurm filters), so no line holds a name a user made up. ParseOurs
+// reads that (names never empty); MergeOurs names the queue's entries from it ("" for the rest:
+// not Rota's) and adds Rota's jobs that are over.
+std::string ActiveStates();
+std::string OursFormat();
 std::string NamesFilter(std::string_view tag, const std::vector<JobId>& ids);
-StatusOr<std::map<std::string, std::string>> ParseNames(std::string_view text);
-void NameJobs(std::vector<QueuedJob>& queue, const std::map<std::string, std::string>& names);
+StatusOr<std::vector<QueuedJob>> ParseOurs(std::string_view text);
+void MergeOurs(std::vector<QueuedJob>& queue, std::vector<QueuedJob> ours);
 
 // `text` is exactly a number of type T (no sign for unsigned T, no spaces, nothing after it).
 template <typename T>

@@ -62,20 +62,39 @@ TEST(QueueTest, NamesAreReadApartAndOnlyRotasTags) {
   EXPECT_EQ(format.find("Name"), std::string::npos) << format;
   EXPECT_EQ(format.find("Comment"), std::string::npos) << format;
   EXPECT_EQ(NamesFilter("lab", {3, 41}), "--name=lab-3,lab-41");
-  EXPECT_EQ(NamesFormat(), std::string("JobID:0") + kQueueDelimiter + ",Name:0" + kQueueDelimiter);
-  StatusOr<std::map<std::string, std::string>> names =
-      ParseNames(QueueLine({"7", "rota-3"}) + QueueLine({"9", "rota-41"}));
-  ASSERT_TRUE(names.ok()) << names.status().message();
+  // Rota's own jobs: the queue's fields, then the name.
+  EXPECT_EQ(OursFormat(), format + ",Name:0" + kQueueDelimiter);
+  StatusOr<std::vector<QueuedJob>> ours =
+      ParseOurs(QueueLine({"7", "1014", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", "rota-3"}) +
+                QueueLine({"5", "1014", "COMPLETED", "None", "768", "vm", "N/A", "N/A", "N/A", "rota-2"}));
+  ASSERT_TRUE(ours.ok()) << ours.status().message();
   StatusOr<std::vector<QueuedJob>> q =
       ParseQueue(QueueLine({"7", "1014", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"}) +
                  QueueLine({"8", "1015", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"}));
   ASSERT_TRUE(q.ok());
-  NameJobs(*q, *names);
+  MergeOurs(*q, std::move(*ours));
+  ASSERT_EQ(q->size(), 3u);
   EXPECT_EQ((*q)[0].name, "rota-3");
   EXPECT_EQ((*q)[1].name, "");  // not Rota's
-  EXPECT_FALSE(ParseNames(QueueLine({"", "rota-3"})).ok());
-  EXPECT_FALSE(ParseNames(QueueLine({"7"})).ok());
-  EXPECT_TRUE(ParseNames("").ok());
+  // Rota's job that is over: not among the active ones, added with its fields.
+  EXPECT_EQ((*q)[2].id, "5");
+  EXPECT_EQ((*q)[2].name, "rota-2");
+  EXPECT_EQ((*q)[2].state, "COMPLETED");
+  EXPECT_EQ((*q)[2].wait_status, 768);
+  EXPECT_FALSE(ParseOurs(QueueLine({"7", "1014", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A", ""})).ok());
+  EXPECT_FALSE(ParseOurs(QueueLine({"7", "1014", "RUNNING", "None", "0", "vm", "N/A", "N/A", "N/A"})).ok());
+  EXPECT_TRUE(ParseOurs("").ok());
+}
+
+// Everyone's jobs are read in the states of jobs not over only; every such state is one squeue
+// knows, none of an ended job.
+TEST(QueueTest, EveryonesJobsAreReadInActiveStatesOnly) {
+  const std::string states = ActiveStates();
+  for (const char* s : {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED"})
+    EXPECT_NE(("," + states + ",").find(std::string(",") + s + ","), std::string::npos) << s;
+  for (const char* s : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+                        "BOOT_FAIL", "DEADLINE"})
+    EXPECT_EQ(("," + states + ",").find(std::string(",") + s + ","), std::string::npos) << s;
 }
 
 TEST(QueueTest, ReadsTimesInTheLocalZone) {
