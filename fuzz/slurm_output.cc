@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Said(slurm::ParseReservations(text), "reservation list");
       break;
     case 4:
-      Said(slurm::ParseNames(text), "name list");
+      Said(slurm::ParseOurs(text), "list of Rota's jobs");
       break;
     case 5: {
       const auto gres = slurm::ParseJobNodeGres(text);

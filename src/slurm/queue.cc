@@ -12,7 +12,7 @@ namespace rota::slurm {
 namespace {
 
 // No free text that a user sets (a job's name or comment may hold the delimiter, even a newline:
-// one such job would make the whole queue unreadable, or forge a line). Names: NamesFormat.
+// one such job would make the whole queue unreadable, or forge a line). Names: OursFormat.
 constexpr std::array<const char*, 9> kQueueFields = {"JobID",     "UserID",   "State",     "Reason",       "exit_code",
                                                      "NodeList",  "StartTime", "EndTime", "tres-per-node"};
 // Rota's own jobs, asked by exact name (NamesFilter): the queue's fields and the name, last.
