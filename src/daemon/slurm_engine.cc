@@ -923,20 +923,7 @@ StatusOr<Started> SlurmEngine::Adopt(JobId id, pid_t, Time started) {
       ChildResult r = ChildCommands::RunNow(NamesCommand({id}));
       StatusOr<std::vector<slurm::QueuedJob>> ours =
           r.ok() ? slurm::ParseOurs(r.out) : StatusOr<std::vector<slurm::QueuedJob>>(Unavailable(r.Describe()));
-      if (ours.ok()) {
-        // Its entries over are added after the others are named (the queue may move as it grows).
-        std::map<std::string, size_t> listed;
-        for (size_t i = 0; i < startup_queue_->size(); ++i) listed[(*startup_queue_)[i].id] = i;
-        std::vector<slurm::QueuedJob> over;
-        for (slurm::QueuedJob& q : *ours) {
-          if (auto it = listed.find(q.id); it != listed.end()) {
-            (*startup_queue_)[it->second].name = q.name;
-          } else {
-            over.push_back(std::move(q));  // the queue of active ones lacks it
-          }
-        }
-        for (slurm::QueuedJob& q : over) startup_queue_->push_back(std::move(q));
-      }
+      if (ours.ok()) slurm::MergeOurs(*startup_queue_, std::move(*ours));
     }
   } else if (!file->submitted && clock_.Now() - file->written < listed_after_end_) {
     // Perhaps never submitted (rotad died while sbatch ran): looked for a while before it counts

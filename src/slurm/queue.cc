@@ -15,16 +15,15 @@ namespace {
 // one such job would make the whole queue unreadable, or forge a line). Names: OursFormat.
 constexpr std::array<const char*, 9> kQueueFields = {"JobID",     "UserID",   "State",     "Reason",       "exit_code",
                                                      "NodeList",  "StartTime", "EndTime", "tres-per-node"};
-// Rota's own jobs, asked by exact name (NamesFilter): the queue's fields and the name, last.
-constexpr std::array<const char*, 10> kOursFields = {"JobID",     "UserID",    "State",   "Reason",        "exit_code",
-                                                    "NodeList",  "StartTime", "EndTime", "tres-per-node", "Name"};
+// Rota's own jobs, asked by exact name (NamesFilter): the queue's fields and then this one.
+constexpr std::array<const char*, 1> kNameField = {"Name"};
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
 std::string QueueFormat() { return FieldsFormat(kQueueFields, kQueueDelimiter); }
-std::string OursFormat() { return FieldsFormat(kOursFields, kQueueDelimiter); }
+std::string OursFormat() { return QueueFormat() + "," + FieldsFormat(kNameField, kQueueDelimiter); }
 
 std::string ActiveStates() {
   // Every state of a job not over yet, as squeue names them from 22.05 to 24.x.
@@ -34,16 +33,16 @@ std::string ActiveStates() {
 
 void MergeOurs(std::vector<QueuedJob>& queue, std::vector<QueuedJob> ours) {
   std::map<std::string, size_t> at;
-  for (size_t i = 0; i < ours.size(); ++i) at[ours[i].id] = i;
-  std::vector<bool> listed(ours.size(), false);
-  for (QueuedJob& q : queue) {
-    auto it = at.find(q.id);
-    q.name = it == at.end() ? "" : ours[it->second].name;
-    if (it != at.end()) listed[it->second] = true;
+  for (size_t i = 0; i < queue.size(); ++i) at[queue[i].id] = i;
+  std::vector<QueuedJob> over;  // appended after the lookups: `queue` may move as it grows
+  for (QueuedJob& o : ours) {
+    if (auto it = at.find(o.id); it != at.end()) {
+      queue[it->second].name = std::move(o.name);
+    } else {
+      over.push_back(std::move(o));
+    }
   }
-  for (size_t i = 0; i < ours.size(); ++i) {
-    if (!listed[i]) queue.push_back(std::move(ours[i]));
-  }
+  for (QueuedJob& o : over) queue.push_back(std::move(o));
 }
 
 std::string NamesFilter(std::string_view tag, const std::vector<JobId>& ids) {
@@ -99,7 +98,7 @@ namespace {
 // ParseQueue's and ParseOurs' lines: the queue's fields, then the name where `named`.
 StatusOr<std::vector<QueuedJob>> ParseJobLines(std::string_view text, bool named) {
   StatusOr<std::vector<std::vector<std::string>>> records =
-      SplitRecords(text, kQueueDelimiter, named ? kOursFields.size() : kQueueFields.size());
+      SplitRecords(text, kQueueDelimiter, kQueueFields.size() + (named ? kNameField.size() : 0));
   if (!records.ok()) return records.status();
   std::vector<QueuedJob> out;
   out.reserve(records->size());
@@ -122,8 +121,9 @@ StatusOr<std::vector<QueuedJob>> ParseJobLines(std::string_view text, bool named
     j.per_node = std::move(*gres);
     if (named) {
       // Only names asked for (Rota's tags) come back: never empty.
-      if (r[9].empty()) return InvalidArgument("Slurm's queue has a line of Rota's jobs without a name: job " + j.id);
-      j.name = std::move(r[9]);
+      std::string& name = r[kQueueFields.size()];
+      if (name.empty()) return InvalidArgument("Slurm's queue has a line of Rota's jobs without a name: job " + j.id);
+      j.name = std::move(name);
     }
     out.push_back(std::move(j));
   }

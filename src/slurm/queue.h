@@ -56,8 +56,8 @@ StatusOr<std::vector<QueuedJob>> ParseQueue(std::string_view text);
 // (docs/benchmarks.md). Rota's own jobs are read in every state, with their names, apart:
 // `squeue -h -a -t all <NamesFilter(tag, ids)> -O <OursFormat()>` lists only jobs whose name is
 // exactly one of those tags (Slurm filters), so no line holds a name a user made up. ParseOurs
-// reads that (names never empty); MergeOurs names the queue's entries from it ("" for the rest:
-// not Rota's) and adds Rota's jobs that are over.
+// reads that (names never empty); MergeOurs names the queue's entries it lists (ParseQueue leaves
+// the rest "": not Rota's) and adds Rota's jobs that are over.
 std::string ActiveStates();
 std::string OursFormat();
 std::string NamesFilter(std::string_view tag, const std::vector<JobId>& ids);
