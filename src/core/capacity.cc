@@ -2,15 +2,17 @@
 //
 // Costs: Peak() is quadratic in the commitments of one unit, which stay few (running jobs plus a
 // handful of reservations). Earliest() for one unit scans the units of the right kind; for
-// several whole cards it sweeps the free windows of every card once (O(W log W)). The summary of
+// several whole cards it sweeps the free windows of the cards in time order until enough are
+// free together (O(W log W) in the windows read; without bookings, only cards with a hole as
+// long as the span are read so, the others come in order off the tails index). The summary of
 // what is free now is refreshed after each start so that PhysicallyFitsNow() is O(1): most of a
 // long queue is rejected by it without looking at any unit.
 //
 // Borrowing (Holds::kBorrow) adds no state: holds already live apart from the profile and are
 // added only for the requests they bind (for a borrower, the claimed ones), so a request that no
 // hold binds reads the profile itself. The fast paths stay exact for it: card tails and holes
-// are computed from the profile alone (and EarliestWholeByTails is not used at all while
-// bookings exist), and the scheduler keeps its "failed shapes" per view (scheduler.cc).
+// are computed from the profile alone (and neither EarliestWholeByTails nor EarliestMulti reads
+// them while bookings exist), and the scheduler keeps its "failed shapes" per view (scheduler.cc).
 // Preferences (BookingRank) only order units that are free at the same time, so they never
 // change when a request fits, only where.
 #include "core/capacity.h"
@@ -88,6 +90,51 @@ Time ProfileEarliest(const Profile& p, MiB limit, Duration d, Time t0) {
   return cand;
 }
 
+
+// A change in how many cards can hold a multi-card request from an instant on (EarliestMulti).
+struct WindowEvent {
+  Time t;
+  int delta;  // +1 where a window opens, -1 one second after it closes
+  int unit;
+};
+
+// One card's windows of feasible starts for a span of d (stretches with nothing committed, at
+// least d long), read off its profile one at a time in time order (EarliestMulti).
+struct CardWindows {
+  const Profile* prof;
+  size_t k;        // next segment to read
+  Time free_from;  // start of the free stretch being read, or kNever
+  Time close;      // the -1 of the window just opened, or kNever
+  int unit;
+  // The card's next event; false when there is none.
+  bool Next(Time t0, Duration d, WindowEvent& e) {
+    if (close != kNever) {
+      e = {close, -1, unit};
+      close = kNever;
+      return true;
+    }
+    while (k < prof->size()) {
+      const Time seg_start = std::max((*prof)[k].first, t0);
+      const bool empty = (*prof)[k].second == 0;
+      ++k;
+      if (empty) {
+        if (free_from == kNever) free_from = seg_start;
+      } else if (free_from != kNever) {
+        const Time a = free_from;
+        free_from = kNever;
+        if (seg_start - a >= d) {
+          close = seg_start - d + 1;
+          e = {a, +1, unit};
+          return true;
+        }
+      }
+    }
+    if (free_from == kNever) return false;
+    e = {free_from, +1, unit};  // open-ended
+    free_from = kNever;
+    return true;
+  }
+};
 }  // namespace
 
 CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time now)
@@ -422,11 +469,6 @@ Placement CapacityPlan::EarliestSingle(const Request& req, Duration d, int user,
 
 Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, Time t0, bool now_only,
                                       Holds holds) const {
-  struct Event {
-    Time t;
-    int delta;
-    int unit;
-  };
   Profile scratch;
   if (now_only) {
     // Only t0 matters: count, per node, the cards with nothing committed over [t0, t0 + d).
@@ -442,92 +484,79 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     return PickAt(t0, d, user, holds, free_at_t0, per_node, req.gpus);
   }
   // Each usable card's windows of feasible starts (stretches with nothing committed, at least d
-  // long), read from its profile one at a time as events in time order: +1 where a window opens,
-  // -1 one second after it closes. The cards' events are merged through a heap, and the sweep
-  // stops at the first instant enough cards are free together: what lies later is never read.
-  struct Windows {
-    const Profile* prof;
-    size_t k;           // next segment to read
-    Time free_from;     // start of the free stretch being read, or kNever
-    Time close;         // the -1 of the window just opened, or kNever
-    int unit;
-    // The card's next event; false when there is none.
-    bool Next(Time t0, Duration d, Event& e) {
-      if (close != kNever) {
-        e = {close, -1, unit};
-        close = kNever;
-        return true;
-      }
-      while (k < prof->size()) {
-        const Time seg_start = std::max((*prof)[k].first, t0);
-        const bool empty = (*prof)[k].second == 0;
-        ++k;
-        if (empty) {
-          if (free_from == kNever) free_from = seg_start;
-        } else if (free_from != kNever) {
-          const Time a = free_from;
-          free_from = kNever;
-          if (seg_start - a >= d) {
-            close = seg_start - d + 1;
-            e = {a, +1, unit};
-            return true;
-          }
-        }
-      }
-      if (free_from == kNever) return false;
-      e = {free_from, +1, unit};  // open-ended
-      free_from = kNever;
-      return true;
-    }
-  };
-  std::vector<Windows> cards;
+  // long), read from its profile one at a time as events in time order, are merged through a heap,
+  // and the sweep stops at the first instant enough cards are free together: what lies later is
+  // never read. Without bookings, only the cards with a hole of d or longer are read so: every
+  // other card has one window, open-ended from its tail, and those come in order off the tails
+  // index (a congested cluster's cards are mostly committed up to their tail).
+  const bool by_tails = !HasBookings();
+  if (by_tails && !tails_built_) BuildTails();
+  std::vector<CardWindows> cards;
   // Profiles with the bookings that bind added (Effective); reserved, so that the cards can point
   // at them as they are added.
   std::vector<Profile> combined;
   if (HasBookings()) combined.reserve(whole_units_.size());
-  for (int ui : whole_units_) {
+  auto add_card = [&](int ui) {
     const Unit& u = units_[ui];
-    if (!u.usable) continue;
     const Profile* prof = &Effective(u, user, holds, scratch);
     if (prof == &scratch) {
       combined.push_back(std::move(scratch));
       scratch = Profile{};
       prof = &combined.back();
     }
-    Windows w{prof, 0, kNever, kNever, ui};
+    CardWindows w{prof, 0, kNever, kNever, ui};
     if (prof->empty()) {
       w.free_from = t0;
     } else {
       w.k = SegmentAt(*prof, t0);
     }
     cards.push_back(w);
+  };
+  if (by_tails) {
+    for (int hu : hole_units_) {
+      if (units_[hu].max_hole >= d) add_card(hu);
+    }
+  } else {
+    for (int ui : whole_units_) {
+      if (units_[ui].usable) add_card(ui);
+    }
   }
   struct Next {
-    Event e;
+    WindowEvent e;
     int card;
   };
   auto later = [](const Next& a, const Next& b) { return a.e.t > b.e.t; };
   std::vector<Next> heap;
   heap.reserve(cards.size());
   for (size_t c = 0; c < cards.size(); ++c) {
-    Event e;
+    WindowEvent e;
     if (cards[c].Next(t0, d, e)) heap.push_back({e, static_cast<int>(c)});
   }
   std::make_heap(heap.begin(), heap.end(), later);
+  // The cards read off the tails index: those not read above, up to the first committed for ever.
+  auto tail = tails_.begin();
+  const auto tails_end = tails_.end();
+  auto skip_read = [&] {
+    while (tail != tails_end && tail->first != kNever && units_[tail->second].max_hole >= d) ++tail;
+  };
+  if (by_tails) skip_read();
+  auto tail_left = [&] { return by_tails && tail != tails_end && tail->first != kNever; };
   std::vector<char> active(units_.size(), 0);
   std::vector<int> node_count(node_free_.size(), 0);
   int total = 0;
   const int n = req.gpus;
   const bool one_node = n <= max_node_size_;
   std::vector<int> grown;  // nodes that gained a card at the current time
-  while (!heap.empty()) {
-    const Time t = heap.front().e.t;
+  while (true) {
+    Time t = heap.empty() ? kNever : heap.front().e.t;
+    if (tail_left()) t = std::min(t, std::max(t0, tail->first));
+    if (t == kNever) break;
     bool feasible = false;
     grown.clear();
     while (!heap.empty() && heap.front().e.t == t) {
       std::pop_heap(heap.begin(), heap.end(), later);
       Next& next = heap.back();
-      const Event e = next.e;
+      const WindowEvent e = next.e;
       active[e.unit] = e.delta > 0;
       node_count[dense_node_[e.unit]] += e.delta;
       total += e.delta;
@@ -537,6 +566,15 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
       } else {
         heap.pop_back();
       }
+    }
+    while (tail_left() && std::max(t0, tail->first) == t) {
+      const int ui = tail->second;
+      active[ui] = 1;
+      ++node_count[dense_node_[ui]];
+      ++total;
+      grown.push_back(dense_node_[ui]);
+      ++tail;
+      skip_read();
     }
     // Judged only once every event at t is applied: the events of one instant come in any order,
     // and a window that closes at t must not count together with one that opens at t.
