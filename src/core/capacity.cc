@@ -140,12 +140,33 @@ struct CardWindows {
 CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time now)
     : state_(state), now_(now) {
   first_unit_.assign(state.gpus.size(), -1);
+  size_t n_units = 0;
+  int max_node = -1;
+  bool small_nodes = true;  // node numbers 0..4 x cards: numbered through a table, not a map
+  for (const Gpu& g : state.gpus) {
+    n_units += g.mig.empty() ? 1 : g.mig.size();
+    max_node = std::max(max_node, g.node);
+    small_nodes = small_nodes && g.node >= 0;
+  }
+  small_nodes = small_nodes && static_cast<size_t>(max_node) < 4 * state.gpus.size() + 16;
+  units_.reserve(n_units);
+  dense_node_.reserve(n_units);
+  whole_units_.reserve(n_units);
+  std::vector<int> node_table(small_nodes ? static_cast<size_t>(max_node + 1) : 0, -1);
   std::unordered_map<int, int> node_index;
   std::vector<int> node_size;
+  auto dense_of = [&](int node) {
+    if (small_nodes) {
+      int& d = node_table[static_cast<size_t>(node)];
+      if (d < 0) d = static_cast<int>(node_size.size());
+      return d;
+    }
+    return node_index.try_emplace(node, static_cast<int>(node_index.size())).first->second;
+  };
   for (size_t gi = 0; gi < state.gpus.size(); ++gi) {
     const Gpu& g = state.gpus[gi];
     first_unit_[gi] = static_cast<int>(units_.size());
-    int dense = node_index.try_emplace(g.node, static_cast<int>(node_index.size())).first->second;
+    int dense = dense_of(g.node);
     if (static_cast<size_t>(dense) >= node_size.size()) node_size.resize(dense + 1, 0);
     if (g.mig.empty()) {
       Unit u;

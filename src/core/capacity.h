@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string>
@@ -195,10 +196,13 @@ class CapacityPlan {
   std::vector<int> free_whole_now_;  // usable cards nobody holds now
   std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
   std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now
+  // The nodes of the two ordered indexes below come from one arena: a plan lives for one pass,
+  // and a pass that plans whole cards builds them for every card.
+  mutable std::pmr::monotonic_buffer_resource arena_;
   // Usable whole cards by the time from which nothing is committed on them, and those with holes.
   // Built on first use (BuildTails), then kept current by Reindex.
-  mutable std::set<std::pair<Time, int>> tails_;
-  mutable std::set<int> hole_units_;
+  mutable std::pmr::set<std::pair<Time, int>> tails_{&arena_};
+  mutable std::pmr::set<int> hole_units_{&arena_};
   mutable bool tails_built_ = false;
 };
 
