@@ -50,7 +50,7 @@ size_t Split(Profile& p, Time t) {
 void AddInterval(Profile& p, Time s, Time e, MiB delta) {
   if (s >= e || delta == 0) return;
   if (p.empty()) {
-    p.reserve(4);  // a running job and a reservation or two: one allocation per unit
+    p.reserve(8);  // a running job and a reservation or two: one allocation per unit
     p.push_back({kMinusInfinity, 0});
   }
   size_t i = Split(p, s);
@@ -230,7 +230,7 @@ void CapacityPlan::Reindex(int ui) {
   const bool indexed = tails_built_ && u.mig < 0 && u.usable;  // whole usable cards are in tails_
   if (indexed) {
     tails_.erase({u.tail, ui});
-    hole_units_.erase(ui);
+    if (u.max_hole > 0) holes_.erase({u.max_hole, ui});
   }
   // Runs of segments with nothing committed, seen from now on; the open-ended last run is the tail.
   u.max_hole = 0;
@@ -247,7 +247,7 @@ void CapacityPlan::Reindex(int ui) {
   u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
   if (indexed) {
     tails_.insert({u.tail, ui});
-    if (u.max_hole > 0) hole_units_.insert(ui);
+    if (u.max_hole > 0) holes_.insert({u.max_hole, ui});
   }
 }
 
@@ -258,7 +258,7 @@ void CapacityPlan::BuildTails() const {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
     all.emplace_back(u.tail, ui);
-    if (u.max_hole > 0) hole_units_.insert(ui);
+    if (u.max_hole > 0) holes_.insert({u.max_hole, ui});
   }
   std::sort(all.begin(), all.end());
   tails_.insert(all.begin(), all.end());
@@ -275,9 +275,9 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
     auto [tail, ui] = *tails_.begin();
     Time best = std::max(t0, tail);
     int best_unit = ui;
-    for (int hu : hole_units_) {
+    for (auto it = LongHoles(d); it != holes_.end(); ++it) {
+      const int hu = it->second;
       const Unit& u = units_[hu];
-      if (u.max_hole < d) continue;
       Time t = EarliestOnUnit(u, u.capacity, false, d, -1, t0, false, Holds::kOthers);
       if (t < best || (t == best && hu < best_unit)) {
         best = t;
@@ -289,9 +289,7 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
     p.units.push_back(best_unit);
     return p;
   }
-  for (int hu : hole_units_) {
-    if (units_[hu].max_hole >= d) return std::nullopt;  // a hole may fit: sweep the windows
-  }
+  if (LongHoles(d) != holes_.end()) return std::nullopt;  // a hole may fit: sweep the windows
   // Every card is usable from max(t0, tail) on for good: walk the tails in order until a node
   // (or, for jobs larger than a node, the cluster) has n of them.
   std::vector<int> per_node(node_free_.size(), 0);
@@ -309,6 +307,7 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
   if (t == kNever) return Placement{};
   // All cards free from t on (ties at t included), then the usual choice among them.
   std::vector<int> usable;
+  usable.reserve(static_cast<size_t>(total));
   std::fill(per_node.begin(), per_node.end(), 0);
   for (const auto& [tail, ui] : tails_) {
     if (std::max(t0, tail) > t) break;
@@ -513,6 +512,7 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
   const bool by_tails = !HasBookings();
   if (by_tails && !tails_built_) BuildTails();
   std::vector<CardWindows> cards;
+  cards.reserve(by_tails ? holes_.size() : whole_units_.size());
   // Profiles with the bookings that bind added (Effective); reserved, so that the cards can point
   // at them as they are added.
   std::vector<Profile> combined;
@@ -534,9 +534,7 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     cards.push_back(w);
   };
   if (by_tails) {
-    for (int hu : hole_units_) {
-      if (units_[hu].max_hole >= d) add_card(hu);
-    }
+    for (auto it = LongHoles(d); it != holes_.end(); ++it) add_card(it->second);
   } else {
     for (int ui : whole_units_) {
       if (units_[ui].usable) add_card(ui);
@@ -606,7 +604,10 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
     }
     if (!feasible) continue;
     std::vector<int> usable_at_t;
-    for (int ui : whole_units_) if (active[ui]) usable_at_t.push_back(ui);
+    usable_at_t.reserve(static_cast<size_t>(total));
+    for (int ui : whole_units_) {
+      if (active[ui]) usable_at_t.push_back(ui);
+    }
     return PickAt(t, d, user, holds, usable_at_t, node_count, n);
   }
   return Placement{};

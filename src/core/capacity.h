@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory_resource>
 #include <optional>
 #include <set>
@@ -199,10 +200,13 @@ class CapacityPlan {
   // The nodes of the two ordered indexes below come from one arena: a plan lives for one pass,
   // and a pass that plans whole cards builds them for every card.
   mutable std::pmr::monotonic_buffer_resource arena_;
-  // Usable whole cards by the time from which nothing is committed on them, and those with holes.
+  // Usable whole cards by the time from which nothing is committed on them, and those with holes
+  // by the longest.
   // Built on first use (BuildTails), then kept current by Reindex.
   mutable std::pmr::set<std::pair<Time, int>> tails_{&arena_};
-  mutable std::pmr::set<int> hole_units_{&arena_};
+  mutable std::pmr::set<std::pair<Duration, int>> holes_{&arena_};  // (max_hole, unit), max_hole > 0
+  // The cards in holes_ with a hole of d or longer: from the returned iterator to holes_.end().
+  auto LongHoles(Duration d) const { return holes_.lower_bound({d, std::numeric_limits<int>::min()}); }
   mutable bool tails_built_ = false;
 };
 
