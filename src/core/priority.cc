@@ -27,16 +27,22 @@ bool RuleContains(const TimeOfDayRule& r, int weekday, int minute) {
 using UsageMap = std::unordered_map<std::string, Usage>;
 
 // Fair-share factor per account from decayed usage plus running jobs' elapsed GPU-seconds.
+// `pending`: the accounts of the pending jobs, or nullptr to read them off state.pending.
 template <typename KeyOf>
 std::unordered_map<std::string_view, double> FairShares(const ClusterState& state, const UsageMap& usage,
-                                                        KeyOf key_of, const Policy& policy, Time now) {
+                                                        KeyOf key_of, const Policy& policy, Time now,
+                                                        const std::vector<std::string_view>* pending) {
   std::unordered_map<std::string_view, double> used;
   for (const auto& [k, u] : usage) used[k] += DecayedUsage(u, now, policy.fairshare_half_life);
   for (const RunningJob& r : state.running) {
     double elapsed = static_cast<double>(std::max<Time>(0, now - r.start_time));
     used[key_of(r.job)] += AllocationGpus(state, r.alloc) * elapsed;
   }
-  for (const Job& j : state.pending) used.try_emplace(key_of(j), 0.0);
+  if (pending != nullptr) {
+    for (std::string_view k : *pending) used.try_emplace(k, 0.0);
+  } else {
+    for (const Job& j : state.pending) used.try_emplace(key_of(j), 0.0);
+  }
   double total = 0;
   for (const auto& [k, v] : used) total += v;
   double n = static_cast<double>(used.size());
@@ -74,16 +80,36 @@ bool IsHeavy(const Job& job, double gpus, const Policy& policy) {
   return gpus >= policy.heavy_gpus || job.time_limit >= policy.heavy_time;
 }
 
+double SizeLogMax(const Policy& policy) { return std::log1p(std::max(policy.size_max_gpu_hours, 1e-9)); }
+
+double SizeFactor(const Job& job, double gpus, const Policy& policy, double log_size_max) {
+  const bool on_prediction = policy.size_by_prediction && job.predicted_run > 0 && job.predicted_run < job.time_limit;
+  const Duration sized = on_prediction ? job.predicted_run : job.time_limit;
+  const double gpu_hours = gpus * static_cast<double>(sized) / kHour;
+  return std::clamp(1.0 - std::log1p(gpu_hours) / log_size_max, 0.0, 1.0);
+}
+
 PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now)
+    : PriorityModel(state, policy, now, nullptr, nullptr) {}
+
+PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now,
+                             const std::vector<std::string_view>& pending_users,
+                             const std::vector<std::string_view>& pending_projects)
+    : PriorityModel(state, policy, now, &pending_users, &pending_projects) {}
+
+PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now,
+                             const std::vector<std::string_view>* pending_users,
+                             const std::vector<std::string_view>* pending_projects)
     : state_(state), policy_(policy), now_(now), tod_(TimeOfDayFactor(policy, now)),
-      log_size_max_(std::log1p(std::max(policy.size_max_gpu_hours, 1e-9))) {
+      log_size_max_(SizeLogMax(policy)) {
   if (policy.mode != AccountMode::kProject) {
     user_fs_ = FairShares(state, state.user_usage, [](const Job& j) -> std::string_view { return j.user; },
-                          policy, now);
+                          policy, now, pending_users);
   }
   if (policy.mode != AccountMode::kUser) {
     project_fs_ = FairShares(state, state.project_usage,
-                             [](const Job& j) -> std::string_view { return j.project; }, policy, now);
+                             [](const Job& j) -> std::string_view { return j.project; }, policy, now,
+                             pending_projects);
   }
 }
 
@@ -111,9 +137,7 @@ PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_expl
     f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);
   }
   f.sized_on_prediction = policy_.size_by_prediction && job.predicted_run > 0 && job.predicted_run < job.time_limit;
-  const Duration sized = f.sized_on_prediction ? job.predicted_run : job.time_limit;
-  double gpu_hours = gpus * static_cast<double>(sized) / kHour;
-  f.size = std::clamp(1.0 - std::log1p(gpu_hours) / log_size_max_, 0.0, 1.0);
+  f.size = SizeFactor(job, gpus, policy_, log_size_max_);
   f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;
   // Hashing the name is a good part of the cost when a long queue is ranked: most labs have no
   // penalties, and the simulator never has.

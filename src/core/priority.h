@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/cluster.h"
 #include "core/decisions.h"
@@ -34,11 +35,21 @@ Time NextTimeOfDayChange(const Policy& policy, Time now);
 
 bool IsHeavy(const Job& job, double gpus, const Policy& policy);
 
+// The size factor of a job asking for `gpus` GPU-equivalents (see above); `log_size_max` is
+// log1p of Policy::size_max_gpu_hours (SizeLogMax), computed once by callers that rank many jobs.
+double SizeFactor(const Job& job, double gpus, const Policy& policy, double log_size_max);
+double SizeLogMax(const Policy& policy);
+
 // Computes factors for the jobs of one state at one time. Borrows `state` and `policy`, which
 // must outlive it.
 class PriorityModel {
  public:
   PriorityModel(const ClusterState& state, const Policy& policy, Time now);
+  // The same model where the accounts of the pending jobs are given (each once) instead of read
+  // off state.pending: a caller that keeps them (QueueIndex) spares a pass the walk of the queue.
+  PriorityModel(const ClusterState& state, const Policy& policy, Time now,
+                const std::vector<std::string_view>& pending_users,
+                const std::vector<std::string_view>& pending_projects);
 
   // `as_explore`: the job runs over quota in the explore tier.
   PriorityFactors Factors(const Job& job, double gpus, bool as_explore) const;
@@ -46,6 +57,9 @@ class PriorityModel {
   double ProjectFairShare(const std::string& project) const;
 
  private:
+  PriorityModel(const ClusterState& state, const Policy& policy, Time now,
+                const std::vector<std::string_view>* pending_users,
+                const std::vector<std::string_view>* pending_projects);
   using Shares = std::unordered_map<std::string_view, double>;
   static double Lookup(const Shares& shares, std::string_view key);
 

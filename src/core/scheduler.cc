@@ -16,12 +16,14 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/capacity.h"
 #include "core/priority.h"
+#include "core/queue_index.h"
 #include "core/quota.h"
 #include "core/usage.h"
 
@@ -71,6 +73,21 @@ class Queue {
   Queue(const std::vector<Job>& jobs, const CapacityPlan& plan)
       : jobs_(&jobs), plan_(&plan), end_(jobs.size()), sorted_(true) {}
 
+  // Runs already in order among themselves, merged (QueueIndex): `guards` are entries of their
+  // own, the jobs they hold are skipped in the runs; `make` makes the entry of a job of a run.
+  using MakeEntry = std::function<Entry(const QueueIndex::Item&)>;
+  Queue(const QueueIndex& index, std::vector<Entry> guards, MakeEntry make)
+      : make_(std::move(make)), end_(0), sorted_(true) {
+    for (const Entry& g : guards) skip_.push_back(g.id);
+    for (const Entry& g : guards) heads_.push_back({nullptr, {}, g});
+    index.ForRuns([this](const QueueIndex::Run& run) {
+      Head h{&run, run.begin(), {}};
+      if (Advance(h)) heads_.push_back(h);
+    });
+    std::make_heap(heads_.begin(), heads_.end(), HeadAfter);
+    merging_ = true;
+  }
+
   // `sorted`: whether the entries are in order already.
   Queue(std::vector<Entry> entries, bool sorted, bool walk_all)
       : entries_(std::move(entries)), end_(entries_.size()), sorted_(sorted) {
@@ -83,6 +100,7 @@ class Queue {
 
   // The next entry in order, or nullptr; valid until the next call.
   const Entry* Next() {
+    if (merging_) return NextMerged();
     if (jobs_ != nullptr) return next_ < end_ ? Make(next_++) : nullptr;
     if (sorted_) return next_ < end_ ? &entries_[next_++] : nullptr;
     if (end_ == 0) return nullptr;
@@ -117,6 +135,40 @@ class Queue {
   // The heap's order: its front is the entry that comes first.
   static bool After(const Entry& a, const Entry& b) { return Before(b, a); }
 
+  // A run of the index being merged, at its next job (`entry`); a guard has no run.
+  struct Head {
+    const QueueIndex::Run* run;
+    QueueIndex::Run::const_iterator it;
+    Entry entry;
+  };
+  static bool HeadAfter(const Head& a, const Head& b) { return Before(b.entry, a.entry); }
+
+  // Moves `h` to its run's next job that is not a guard; false at the run's end.
+  bool Advance(Head& h) {
+    while (h.it != h.run->end() && std::find(skip_.begin(), skip_.end(), h.it->id) != skip_.end()) ++h.it;
+    if (h.it == h.run->end()) return false;
+    h.entry = make_(*h.it);
+    ++h.it;
+    return true;
+  }
+
+  const Entry* NextMerged() {
+    if (heads_.empty()) return nullptr;
+    std::pop_heap(heads_.begin(), heads_.end(), HeadAfter);
+    Head& h = heads_.back();
+    made_ = h.entry;
+    if (h.run != nullptr && Advance(h)) {
+      std::push_heap(heads_.begin(), heads_.end(), HeadAfter);
+    } else {
+      heads_.pop_back();
+    }
+    return &made_;
+  }
+
+  bool merging_ = false;  // the runs of an index (see above)
+  std::vector<Head> heads_;
+  std::vector<JobId> skip_;  // guards, skipped in the runs
+  MakeEntry make_;
   const std::vector<Job>* jobs_ = nullptr;  // the jobs are the order (see above)
   const CapacityPlan* plan_ = nullptr;
   Entry made_{};
@@ -220,11 +272,21 @@ void HandleRunning(const ClusterState& state, const Policy& policy, Time now, De
 
 class Pass {
  public:
-  Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out)
+  Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index)
       : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
         quota_(state, policy, now), request_gpus_(state) {
+    if (index != nullptr && index->Serves(state, policy, now) && quota_.Unlimited() && !plan_.HasBookings() &&
+        index->AllPossible(plan_)) {
+      index_ = index;
+    }
     // Fair shares cost a pass over every account; the baselines only need them for display.
-    if (policy.algorithm == Algorithm::kRota || policy.estimate_starts) priority_.emplace(state, policy, now);
+    if (policy.algorithm == Algorithm::kRota || policy.estimate_starts) {
+      if (index_ != nullptr) {
+        priority_.emplace(state, policy, now, index_->Users(), index_->Projects());
+      } else {
+        priority_.emplace(state, policy, now);
+      }
+    }
     for (const Gpu& g : state.gpus) usable_gpus_ += g.drained ? 0.0 : 1.0;
     preempting_.assign(state.running.size(), 0);
     // Running jobs that preemption may ever pick: scanned once, not once per blocked job.
@@ -423,6 +485,7 @@ class Pass {
 
  private:
   Queue Order() {
+    if (index_ != nullptr) return IndexedOrder();
     const size_t n = state_.pending.size();
     const bool rota = policy_.algorithm == Algorithm::kRota;
     // Baselines order by submit time; their factors are only for display.
@@ -467,6 +530,45 @@ class Pass {
     return Queue(std::move(order), sorted, /*walk_all=*/policy_.explain);
   }
 
+  // The order off the index (Pass::index_, which serves only unexplained passes with every job
+  // possible and no dependencies or quotas): the protected jobs first in their tier, then the
+  // index's runs merged, each ranked when its turn comes. Factors are not kept per job: nothing
+  // reads them in such a pass (no job is listed).
+  Queue IndexedOrder() {
+    const bool rota = policy_.algorithm == Algorithm::kRota;
+    std::vector<Entry> guards;
+    if (rota && policy_.protect_after >= 0 && policy_.protect_max > 0) {
+      // As Protect: of the jobs that waited protect_after (oldest first), the protect_max oldest;
+      // with fewer, the pass wakes when the next one will have waited long enough.
+      for (const auto& [submit, id] : index_->Protectable()) {
+        if (guards.size() >= static_cast<size_t>(policy_.protect_max)) break;
+        if (now_ - submit < policy_.protect_after) {
+          out_.next_wakeup = std::min(out_.next_wakeup, submit + policy_.protect_after);
+          break;
+        }
+        Entry e = MakeEntry(index_->PositionOf(id));
+        e.guard = true;
+        guards.push_back(e);
+      }
+    }
+    return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) {
+      return MakeEntry(index_->PositionOf(item.id));
+    });
+  }
+
+  // The entry of pending job `i`, ranked now (rota) or by submit time (the others).
+  Entry MakeEntry(size_t i) {
+    const Job& j = state_.pending[i];
+    double tier = 0;
+    double key = 0;
+    if (policy_.algorithm == Algorithm::kRota) {
+      const PriorityFactors f = priority_->Factors(j, Gpus(i), false);
+      tier = f.tier;
+      key = f.priority;
+    }
+    return {tier, key, j.submit_time, j.id, static_cast<int>(i), false, true};
+  }
+
   // Whether the pending jobs are in submit order (then id), counting those that can never run: the
   // order of fifo and backfill, read off the jobs without making entries (Queue).
   bool InSubmitOrder() {
@@ -489,6 +591,7 @@ class Pass {
 
   // GPU-equivalents pending job `i` asks for (quota and fair share count them).
   double Gpus(size_t i) {
+    if (gpus_.empty()) return request_gpus_.Of(state_.pending[i].request);  // ordered off the index
     if (gpus_[i] < 0) gpus_[i] = request_gpus_.Of(state_.pending[i].request);
     return gpus_[i];
   }
@@ -686,6 +789,7 @@ class Pass {
   std::optional<PriorityModel> priority_;
   QuotaBook quota_;
   const RequestGpuTable request_gpus_;
+  const QueueIndex* index_ = nullptr;  // the order comes from it (IndexedOrder)
   std::unordered_set<JobId> active_;  // see DependenciesMet
   bool active_built_ = false;
   int impossible_left_ = 0;  // entries with !possible the walk has not reached
@@ -712,9 +816,13 @@ class Pass {
 }  // namespace
 
 Decisions Schedule(const ClusterState& state, const Policy& policy, Time now) {
+  return Schedule(state, policy, now, nullptr);
+}
+
+Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index) {
   Decisions out;
   HandleRunning(state, policy, now, out);
-  Pass(state, policy, now, out).Run();
+  Pass(state, policy, now, out, index).Run();
   return out;
 }
 

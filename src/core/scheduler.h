@@ -18,4 +18,9 @@ namespace rota {
 
 Decisions Schedule(const ClusterState& state, const Policy& policy, Time now);
 
+class QueueIndex;
+// The same decisions, the pass's order taken from `index` where it serves (core/queue_index.h):
+// for a caller that schedules the same queue again and again (the simulator).
+Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index);
+
 }  // namespace rota

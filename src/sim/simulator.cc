@@ -14,12 +14,14 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
 
 #include "core/arrivals.h"
 #include "core/forecast.h"
+#include "core/queue_index.h"
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/start_range.h"
@@ -111,6 +113,10 @@ class Replay {
     const QuotaPolicy& q = policy_.quota;
     policy_.explain = !books_.empty() || dependencies || q.default_hours >= 0 || !q.role_hours.empty() ||
                       !q.user_hours.empty() || !q.project_hours.empty();
+    // Unexplained, the passes take their order from an index of the queue kept here between them
+    // (core/queue_index.h): what a pass does not reach costs nothing. Bookings change a waiting
+    // job's limit in place, and explained passes read every job anyway.
+    if (!policy_.explain) index_.emplace(policy_, state_.gpus);
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
     Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
@@ -137,7 +143,8 @@ class Replay {
         Foresee(foresee, now);
         foresee.clear();
       }
-      Decisions d = Schedule(state_, policy_, now);
+      if (index_) index_->Advance(now);
+      Decisions d = Schedule(state_, policy_, now, index_ ? &*index_ : nullptr);
       ++result.schedule_calls;
       Apply(d, now, result);
       Compact();
@@ -412,8 +419,7 @@ class Replay {
     life.submitted = true;
     s.job.submit_time = now;
     s.job.time_limit = std::max<Duration>(1, entries_[k].spec.end - now);
-    pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
-    state_.pending.push_back(s.job);
+    PushPending(s.job);
   }
 
   std::vector<BookingOutcome> BookingOutcomes() const {
@@ -544,16 +550,36 @@ class Replay {
       const RuntimePrediction p = model_.Predict(s.trace->user, s.job.name, s.job.time_limit);
       if (TellsTheJobApart(p.basis)) s.job.predicted_run = p.runtime;
     }
-    pending_pos_[static_cast<size_t>(s.job.id)] = state_.pending.size();
-    state_.pending.push_back(s.job);
+    PushPending(s.job);
     if (foresee_arrivals_) recent_.push_back(s.job);
   }
 
-  // Marks a pending job for removal; Compact() removes the marked ones keeping the others in
-  // order (arrival order, which keeps the core's sort by submit time cheap).
+  void PushPending(Job job) {
+    const size_t pos = state_.pending.size();
+    pending_pos_[static_cast<size_t>(job.id)] = pos;
+    if (index_) index_->Add(job, pos);
+    state_.pending.push_back(std::move(job));
+  }
+
+  // With the queue index, removes a pending job at once by moving the last one into its place (the
+  // index keeps the order); without it, marks the job for removal, and Compact() removes the
+  // marked ones keeping the others in order (arrival order, which keeps the core's sort by submit
+  // time cheap).
   void RemovePending(JobId id) {
-    removed_[static_cast<size_t>(id)] = 1;
-    any_removed_ = true;
+    if (!index_) {
+      removed_[static_cast<size_t>(id)] = 1;
+      any_removed_ = true;
+      return;
+    }
+    auto& p = state_.pending;
+    const size_t i = pending_pos_[static_cast<size_t>(id)];
+    index_->Remove(id);
+    if (i + 1 != p.size()) {
+      p[i] = std::move(p.back());
+      pending_pos_[static_cast<size_t>(p[i].id)] = i;
+      index_->Moved(p[i].id, i);
+    }
+    p.pop_back();
   }
 
   void Compact() {
@@ -608,9 +634,7 @@ class Replay {
         Time kept_until = s.signalled_at >= 0 ? s.signalled_at : ended.kill_at;
         s.remaining = std::max<Duration>(1, s.remaining - (kept_until - s.run_start));
         if (ended.job.requeue) {
-          Job again = ended.job;  // original submit time kept
-          pending_pos_[static_cast<size_t>(again.id)] = state_.pending.size();
-          state_.pending.push_back(std::move(again));
+          PushPending(ended.job);  // original submit time kept
         } else {
           Complete(s, ended.kill_at, AllocationGpus(state_, ended.alloc));
         }
@@ -693,6 +717,7 @@ class Replay {
   Rng rng_;
   ClusterState state_;
   std::vector<SimJob> jobs_;
+  std::optional<QueueIndex> index_;  // the queue's order for unexplained passes (Run)
   std::vector<size_t> pending_pos_;  // by job id: index in state_.pending (valid until Compact)
   std::vector<char> removed_;        // by job id: marked by RemovePending
   bool any_removed_ = false;
