@@ -91,6 +91,15 @@ Time ProfileEarliest(const Profile& p, MiB limit, Duration d, Time t0) {
 }
 
 
+// A sorted vector's insert and erase of one element (the plan's tails and holes indexes).
+void InsertSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> x) {
+  v.insert(std::lower_bound(v.begin(), v.end(), x), x);
+}
+void EraseSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> x) {
+  auto it = std::lower_bound(v.begin(), v.end(), x);
+  if (it != v.end() && *it == x) v.erase(it);
+}
+
 // A change in how many cards can hold a multi-card request from an instant on (EarliestMulti).
 struct WindowEvent {
   Time t;
@@ -169,7 +178,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
     int dense = dense_of(g.node);
     if (static_cast<size_t>(dense) >= node_size.size()) node_size.resize(dense + 1, 0);
     if (g.mig.empty()) {
-      Unit u;
+      Unit u(&arena_);
       u.gpu = static_cast<int>(gi);
       u.node = g.node;
       u.capacity = g.memory;
@@ -182,7 +191,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
       max_node_size_ = std::max(max_node_size_, ++node_size[dense]);
     } else {
       for (size_t si = 0; si < g.mig.size(); ++si) {
-        Unit u;
+        Unit u(&arena_);
         u.gpu = static_cast<int>(gi);
         u.mig = static_cast<int>(si);
         u.node = g.node;
@@ -229,8 +238,8 @@ void CapacityPlan::Reindex(int ui) {
   Unit& u = units_[ui];
   const bool indexed = tails_built_ && u.mig < 0 && u.usable;  // whole usable cards are in tails_
   if (indexed) {
-    tails_.erase({u.tail, ui});
-    if (u.max_hole > 0) holes_.erase({u.max_hole, ui});
+    EraseSorted(tails_, {u.tail, ui});
+    if (u.max_hole > 0) EraseSorted(holes_, {u.max_hole, ui});
   }
   // Runs of segments with nothing committed, seen from now on; the open-ended last run is the tail.
   u.max_hole = 0;
@@ -246,8 +255,8 @@ void CapacityPlan::Reindex(int ui) {
   }
   u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
   if (indexed) {
-    tails_.insert({u.tail, ui});
-    if (u.max_hole > 0) holes_.insert({u.max_hole, ui});
+    InsertSorted(tails_, {u.tail, ui});
+    if (u.max_hole > 0) InsertSorted(holes_, {u.max_hole, ui});
   }
 }
 
@@ -258,10 +267,11 @@ void CapacityPlan::BuildTails() const {
     const Unit& u = units_[ui];
     if (!u.usable) continue;
     all.emplace_back(u.tail, ui);
-    if (u.max_hole > 0) holes_.insert({u.max_hole, ui});
+    if (u.max_hole > 0) holes_.emplace_back(u.max_hole, ui);
   }
   std::sort(all.begin(), all.end());
-  tails_.insert(all.begin(), all.end());
+  std::sort(holes_.begin(), holes_.end());
+  tails_ = std::move(all);
   tails_built_ = true;
 }
 

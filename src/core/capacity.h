@@ -14,11 +14,11 @@
 // Thread-compatible; borrows the ClusterState it was built from (it must outlive the plan).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory_resource>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,9 +42,11 @@ struct BookingHold {
 // Memory committed on a unit over time, as a step function: breakpoints sorted by time, each
 // value holding from its time to the next breakpoint (the first is at -infinity, the last
 // extends to +infinity).
-using Profile = std::vector<std::pair<Time, MiB>>;
+using Profile = std::pmr::vector<std::pair<Time, MiB>>;
 
 struct Unit {
+  Unit() = default;
+  explicit Unit(std::pmr::memory_resource* memory) : profile(memory) {}
   int gpu = 0;
   int mig = -1;  // slice index, or -1 for a whole card
   int node = 0;
@@ -177,6 +179,9 @@ class CapacityPlan {
 
   const ClusterState& state_;
   Time now_;
+  // The units' profiles come from one arena: a plan lives for one pass, and is built for every
+  // pass. Declared before the units, which must not outlive it.
+  std::pmr::monotonic_buffer_resource arena_;
   std::vector<Unit> units_;
   std::vector<int> whole_units_;  // non-MIG cards
   std::unordered_map<std::string, std::vector<int>> mig_units_;  // by profile
@@ -197,16 +202,16 @@ class CapacityPlan {
   std::vector<int> free_whole_now_;  // usable cards nobody holds now
   std::vector<int> node_free_;       // per dense node: usable cards nobody holds now
   std::vector<int> gpu_free_slices_;  // per GPU: usable MIG slices nobody holds now
-  // The nodes of the two ordered indexes below come from one arena: a plan lives for one pass,
-  // and a pass that plans whole cards builds them for every card.
-  mutable std::pmr::monotonic_buffer_resource arena_;
   // Usable whole cards by the time from which nothing is committed on them, and those with holes
-  // by the longest.
+  // by the longest: sorted vectors (a pass reads them in order far more than it changes them).
   // Built on first use (BuildTails), then kept current by Reindex.
-  mutable std::pmr::set<std::pair<Time, int>> tails_{&arena_};
-  mutable std::pmr::set<std::pair<Duration, int>> holes_{&arena_};  // (max_hole, unit), max_hole > 0
+  using Index = std::vector<std::pair<Time, int>>;
+  mutable Index tails_;
+  mutable Index holes_;  // (max_hole, unit), max_hole > 0
   // The cards in holes_ with a hole of d or longer: from the returned iterator to holes_.end().
-  auto LongHoles(Duration d) const { return holes_.lower_bound({d, std::numeric_limits<int>::min()}); }
+  Index::const_iterator LongHoles(Duration d) const {
+    return std::lower_bound(holes_.begin(), holes_.end(), std::pair<Time, int>{d, std::numeric_limits<int>::min()});
+  }
   mutable bool tails_built_ = false;
 };
 
