@@ -100,6 +100,26 @@ void EraseSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> x) {
   if (it != v.end() && *it == x) v.erase(it);
 }
 
+// Erases `del` from the sorted vector `v` (each is there) and inserts `add`, in one pass over v.
+void Replace(std::vector<std::pair<Time, int>>& v, std::vector<std::pair<Time, int>> del,
+             std::vector<std::pair<Time, int>> add) {
+  std::sort(del.begin(), del.end());
+  std::sort(add.begin(), add.end());
+  auto d = del.begin();
+  auto out = v.begin();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (d != del.end() && *it == *d) {
+      ++d;
+      continue;
+    }
+    *out++ = *it;
+  }
+  v.erase(out, v.end());
+  const auto mid = static_cast<long>(v.size());
+  v.insert(v.end(), add.begin(), add.end());
+  std::inplace_merge(v.begin(), v.begin() + mid, v.end());
+}
+
 // A change in how many cards can hold a multi-card request from an instant on (EarliestMulti).
 struct WindowEvent {
   Time t;
@@ -236,10 +256,10 @@ int CapacityPlan::UserId(std::string_view user) const {
 
 void CapacityPlan::Reindex(int ui) {
   Unit& u = units_[ui];
-  const bool indexed = tails_built_ && u.mig < 0 && u.usable;  // whole usable cards are in tails_
-  if (indexed) {
-    EraseSorted(tails_, {u.tail, ui});
-    if (u.max_hole > 0) EraseSorted(holes_, {u.max_hole, ui});
+  // Whole usable cards are in the tails index: it is brought up to date when next read (SyncIndexes).
+  if (tails_built_ && u.mig < 0 && u.usable && !stale_flag_[ui]) {
+    stale_flag_[ui] = 1;
+    stale_.push_back(ui);
   }
   // Runs of segments with nothing committed, seen from now on; the open-ended last run is the tail.
   u.max_hole = 0;
@@ -254,9 +274,35 @@ void CapacityPlan::Reindex(int ui) {
     }
   }
   u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
-  if (indexed) {
-    InsertSorted(tails_, {u.tail, ui});
-    if (u.max_hole > 0) InsertSorted(holes_, {u.max_hole, ui});
+}
+
+void CapacityPlan::SyncIndexes() const {
+  if (stale_.empty()) return;
+  // A few cards are moved one by one; a multi-card commit's in one pass over each index.
+  const bool one_by_one = stale_.size() <= 2;
+  Index del_tails, add_tails, del_holes, add_holes;
+  for (int ui : stale_) {
+    const Unit& u = units_[ui];
+    auto& [tail, hole] = indexed_as_[ui];
+    if (one_by_one) {
+      EraseSorted(tails_, {tail, ui});
+      InsertSorted(tails_, {u.tail, ui});
+      if (hole > 0) EraseSorted(holes_, {hole, ui});
+      if (u.max_hole > 0) InsertSorted(holes_, {u.max_hole, ui});
+    } else {
+      del_tails.emplace_back(tail, ui);
+      add_tails.emplace_back(u.tail, ui);
+      if (hole > 0) del_holes.emplace_back(hole, ui);
+      if (u.max_hole > 0) add_holes.emplace_back(u.max_hole, ui);
+    }
+    tail = u.tail;
+    hole = u.max_hole;
+    stale_flag_[ui] = 0;
+  }
+  stale_.clear();
+  if (!one_by_one) {
+    Replace(tails_, std::move(del_tails), std::move(add_tails));
+    Replace(holes_, std::move(del_holes), std::move(add_holes));
   }
 }
 
@@ -272,12 +318,16 @@ void CapacityPlan::BuildTails() const {
   std::sort(all.begin(), all.end());
   std::sort(holes_.begin(), holes_.end());
   tails_ = std::move(all);
+  indexed_as_.resize(units_.size());
+  for (size_t ui = 0; ui < units_.size(); ++ui) indexed_as_[ui] = {units_[ui].tail, units_[ui].max_hole};
+  stale_flag_.assign(units_.size(), 0);
   tails_built_ = true;
 }
 
 std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, Time t0) const {
   if (!booking_users_.empty()) return std::nullopt;
   if (!tails_built_) BuildTails();  // most passes never plan a whole-card reservation
+  SyncIndexes();
   if (n == 1) {
     // The card that frees for good first, unless a hole elsewhere fits earlier.
     Placement p;
@@ -521,6 +571,7 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
   // index (a congested cluster's cards are mostly committed up to their tail).
   const bool by_tails = !HasBookings();
   if (by_tails && !tails_built_) BuildTails();
+  if (by_tails) SyncIndexes();
   std::vector<CardWindows> cards;
   cards.reserve(by_tails ? holes_.size() : whole_units_.size());
   // Profiles with the bookings that bind added (Effective); reserved, so that the cards can point

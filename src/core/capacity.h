@@ -173,6 +173,7 @@ class CapacityPlan {
   void RefreshNowSummary();
   void Reindex(int ui);
   void BuildTails() const;
+  void SyncIndexes() const;
   // Earliest start for whole cards from the tails alone, valid when no booking exists and no
   // usable card has a hole of d or longer; nullopt when that does not hold.
   std::optional<Placement> EarliestWholeByTails(int n, Duration d, Time t0) const;
@@ -213,6 +214,11 @@ class CapacityPlan {
     return std::lower_bound(holes_.begin(), holes_.end(), std::pair<Time, int>{d, std::numeric_limits<int>::min()});
   }
   mutable bool tails_built_ = false;
+  // Cards reindexed since the indexes were last brought up to date (SyncIndexes, before they are
+  // read), and per unit the (tail, max_hole) the indexes hold for it.
+  mutable std::vector<int> stale_;
+  mutable std::vector<char> stale_flag_;
+  mutable std::vector<std::pair<Time, Duration>> indexed_as_;
 };
 
 template <typename Fn>
