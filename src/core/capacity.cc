@@ -100,6 +100,25 @@ void EraseSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> x) {
   if (it != v.end() && *it == x) v.erase(it);
 }
 
+// Replaces `from` (in the sorted vector `v`) by `to`, moving only the elements between the two.
+void MoveSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> from, std::pair<Time, int> to) {
+  if (from == to) return;
+  auto at = std::lower_bound(v.begin(), v.end(), from);
+  if (at == v.end() || *at != from) {
+    InsertSorted(v, to);
+    return;
+  }
+  if (from < to) {
+    auto dest = std::lower_bound(at + 1, v.end(), to);  // the first element after `to`'s place
+    std::rotate(at, at + 1, dest);
+    *(dest - 1) = to;
+  } else {
+    auto dest = std::lower_bound(v.begin(), at, to);
+    std::rotate(dest, at, at + 1);
+    *dest = to;
+  }
+}
+
 // Erases `del` from the sorted vector `v` (each is there) and inserts `add`, in one pass over v.
 void Replace(std::vector<std::pair<Time, int>>& v, std::vector<std::pair<Time, int>> del,
              std::vector<std::pair<Time, int>> add) {
@@ -285,10 +304,14 @@ void CapacityPlan::SyncIndexes() const {
     const Unit& u = units_[ui];
     auto& [tail, hole] = indexed_as_[ui];
     if (one_by_one) {
-      EraseSorted(tails_, {tail, ui});
-      InsertSorted(tails_, {u.tail, ui});
-      if (hole > 0) EraseSorted(holes_, {hole, ui});
-      if (u.max_hole > 0) InsertSorted(holes_, {u.max_hole, ui});
+      MoveSorted(tails_, {tail, ui}, {u.tail, ui});
+      if (hole > 0 && u.max_hole > 0) {
+        MoveSorted(holes_, {hole, ui}, {u.max_hole, ui});
+      } else if (hole > 0) {
+        EraseSorted(holes_, {hole, ui});
+      } else if (u.max_hole > 0) {
+        InsertSorted(holes_, {u.max_hole, ui});
+      }
     } else {
       del_tails.emplace_back(tail, ui);
       add_tails.emplace_back(u.tail, ui);
