@@ -119,24 +119,26 @@ void MoveSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> from,
   }
 }
 
-// Erases `del` from the sorted vector `v` (each is there) and inserts `add`, in one pass over v.
-void Replace(std::vector<std::pair<Time, int>>& v, std::vector<std::pair<Time, int>> del,
-             std::vector<std::pair<Time, int>> add) {
+// Erases `del` from the sorted vector `v` (each is there) and inserts `add`, in one pass over v
+// into `scratch` (kept by the caller, so that its memory is reused), which then takes v's place.
+void Replace(std::vector<std::pair<Time, int>>& v, std::vector<std::pair<Time, int>>& del,
+             std::vector<std::pair<Time, int>>& add, std::vector<std::pair<Time, int>>& scratch) {
   std::sort(del.begin(), del.end());
   std::sort(add.begin(), add.end());
+  scratch.clear();
+  scratch.reserve(v.size() + add.size());
   auto d = del.begin();
-  auto out = v.begin();
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    if (d != del.end() && *it == *d) {
+  auto a = add.begin();
+  for (const auto& x : v) {
+    if (d != del.end() && x == *d) {
       ++d;
       continue;
     }
-    *out++ = *it;
+    while (a != add.end() && *a < x) scratch.push_back(*a++);
+    scratch.push_back(x);
   }
-  v.erase(out, v.end());
-  const auto mid = static_cast<long>(v.size());
-  v.insert(v.end(), add.begin(), add.end());
-  std::inplace_merge(v.begin(), v.begin() + mid, v.end());
+  scratch.insert(scratch.end(), a, add.end());
+  v.swap(scratch);
 }
 
 // A change in how many cards can hold a multi-card request from an instant on (EarliestMulti).
@@ -299,7 +301,11 @@ void CapacityPlan::SyncIndexes() const {
   if (stale_.empty()) return;
   // A few cards are moved one by one; a multi-card commit's in one pass over each index.
   const bool one_by_one = stale_.size() <= 2;
-  Index del_tails, add_tails, del_holes, add_holes;
+  Index& del_tails = sync_[0];
+  Index& add_tails = sync_[1];
+  Index& del_holes = sync_[2];
+  Index& add_holes = sync_[3];
+  for (Index& list : sync_) list.clear();
   for (int ui : stale_) {
     const Unit& u = units_[ui];
     auto& [tail, hole] = indexed_as_[ui];
@@ -324,8 +330,8 @@ void CapacityPlan::SyncIndexes() const {
   }
   stale_.clear();
   if (!one_by_one) {
-    Replace(tails_, std::move(del_tails), std::move(add_tails));
-    Replace(holes_, std::move(del_holes), std::move(add_holes));
+    Replace(tails_, del_tails, add_tails, sync_[4]);
+    Replace(holes_, del_holes, add_holes, sync_[4]);
   }
 }
 

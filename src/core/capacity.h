@@ -219,6 +219,7 @@ class CapacityPlan {
   mutable std::vector<int> stale_;
   mutable std::vector<char> stale_flag_;
   mutable std::vector<std::pair<Time, Duration>> indexed_as_;
+  mutable Index sync_[5];  // SyncIndexes' lists and scratch, kept for their memory
 };
 
 template <typename Fn>
