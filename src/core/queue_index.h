@@ -97,6 +97,10 @@ class QueueIndex {
   }
   // The jobs that the bound on overtaking may protect (every tier but explore), oldest first.
   const std::set<std::pair<Time, JobId>>& Protectable() const { return protectable_; }
+  // The pending jobs counted by what they ask for: whole cards, memory share, MIG profile.
+  const std::map<int, int>& WholeRequests() const { return whole_; }
+  const std::map<MiB, int>& ShareRequests() const { return shares_; }
+  const std::map<std::string, int>& MigRequests() const { return mig_; }
   // The accounts of the pending jobs, each once (PriorityModel).
   const std::vector<std::string_view>& Users() const { return users_list_; }
   const std::vector<std::string_view>& Projects() const { return projects_list_; }

@@ -2,11 +2,25 @@
 #include "sim/idle.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace rota::sim {
 
-std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
-                                          const std::vector<std::pair<const Job*, WaitReason>>& waiting) {
+namespace {
+
+// What is idle after a pass, as the causes are judged.
+struct IdleCapacity {
+  double idle = 0;  // GPU-equivalents nobody holds
+  int max_node = 0;
+  int max_node_free = 0;
+  int free_whole = 0;
+  MiB max_share_free = 0;
+  std::vector<const std::string*> free_profiles;  // of the free MIG slices
+};
+
+IdleCapacity Measure(const ClusterState& state) {
+  IdleCapacity c;
   const size_t n = state.gpus.size();
   std::vector<MiB> used(n, 0);
   std::vector<std::pair<int, int>> slices_held;  // (card, slice) of the MIG slices in use
@@ -23,14 +37,10 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
     }
   }
   // A card in MIG mode is idle by its free slices' memory and serves only slices: the profiles free.
-  std::vector<const std::string*> free_profiles;
   // Nodes are small integers (the simulator numbers them from 0); per-node counts in vectors.
   int nodes = 0;
   for (const Gpu& gpu : state.gpus) nodes = std::max(nodes, gpu.node + 1);
   std::vector<int> node_size(static_cast<size_t>(nodes), 0), node_free(static_cast<size_t>(nodes), 0);
-  int free_whole = 0;
-  MiB max_share_free = 0;
-  double idle = 0;
   for (size_t g = 0; g < n; ++g) {
     const Gpu& gpu = state.gpus[g];
     const size_t node = static_cast<size_t>(std::max(0, gpu.node));
@@ -42,22 +52,40 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
         const std::pair<int, int> slice{static_cast<int>(g), static_cast<int>(k)};
         if (std::find(slices_held.begin(), slices_held.end(), slice) != slices_held.end()) continue;
         free += gpu.mig[k].memory;
-        free_profiles.push_back(&gpu.mig[k].profile);
+        c.free_profiles.push_back(&gpu.mig[k].profile);
       }
-      idle += static_cast<double>(std::min(free, gpu.memory)) / static_cast<double>(gpu.memory);
+      c.idle += static_cast<double>(std::min(free, gpu.memory)) / static_cast<double>(gpu.memory);
       continue;
     }
     const MiB left = std::max<MiB>(0, gpu.memory - used[g]);
-    idle += static_cast<double>(left) / static_cast<double>(gpu.memory);
-    max_share_free = std::max(max_share_free, left);
+    c.idle += static_cast<double>(left) / static_cast<double>(gpu.memory);
+    c.max_share_free = std::max(c.max_share_free, left);
     if (used[g] == 0) {
-      ++free_whole;
+      ++c.free_whole;
       ++node_free[node];
     }
   }
-  const int max_node = node_size.empty() ? 0 : *std::max_element(node_size.begin(), node_size.end());
-  const int max_node_free = node_free.empty() ? 0 : *std::max_element(node_free.begin(), node_free.end());
-  if (idle <= 0) return {IdleCause::kNoWork, 0.0};  // nothing idle: no cause to find
+  c.max_node = node_size.empty() ? 0 : *std::max_element(node_size.begin(), node_size.end());
+  c.max_node_free = node_free.empty() ? 0 : *std::max_element(node_free.begin(), node_free.end());
+  return c;
+}
+
+bool HasProfile(const IdleCapacity& c, const std::string& profile) {
+  return std::any_of(c.free_profiles.begin(), c.free_profiles.end(),
+                     [&profile](const std::string* p) { return *p == profile; });
+}
+
+}  // namespace
+
+std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
+                                          const std::vector<std::pair<const Job*, WaitReason>>& waiting) {
+  const IdleCapacity c = Measure(state);
+  if (c.idle <= 0) return {IdleCause::kNoWork, 0.0};  // nothing idle: no cause to find
+  const int max_node = c.max_node;
+  const int max_node_free = c.max_node_free;
+  const int free_whole = c.free_whole;
+  const MiB max_share_free = c.max_share_free;
+  const double idle = c.idle;
 
   bool any = false, fits_held = false, fits_booking = false, fits_quota = false, by_count = false;
   for (const auto& [job, reason] : waiting) {
@@ -71,8 +99,7 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
     } else if (r.kind == RequestKind::kMemShare) {
       fits = r.memory <= max_share_free;
     } else {
-      fits = std::any_of(free_profiles.begin(), free_profiles.end(),
-                         [&r](const std::string* p) { return *p == r.mig_profile; });
+      fits = HasProfile(c, r.mig_profile);
     }
     if (!fits) continue;
     if (reason == WaitReason::kBooking)
@@ -91,6 +118,27 @@ std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
                     : by_count     ? IdleCause::kFragmented
                                    : IdleCause::kDraining;
   return {cause, idle};
+}
+
+std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state, const std::map<int, int>& whole,
+                                          const std::map<MiB, int>& shares,
+                                          const std::map<std::string, int>& mig) {
+  const IdleCapacity c = Measure(state);
+  if (c.idle <= 0) return {IdleCause::kNoWork, 0.0};
+  if (whole.empty() && shares.empty() && mig.empty()) return {IdleCause::kNoWork, c.idle};
+  // As the loop above, with every job waiting for capacity: a whole-card request fits on one node
+  // when it fits in one (the smallest such decides), else by the count of free cards (the smallest
+  // larger than a node decides); a share by the largest free memory; a slice by a free profile.
+  bool fits = false;
+  auto small = whole.begin();  // smallest request overall
+  if (small != whole.end() && small->first <= c.max_node) fits = small->first <= c.max_node_free;
+  auto large = whole.upper_bound(c.max_node);  // smallest request larger than a node
+  if (large != whole.end()) fits = fits || large->first <= c.free_whole;
+  if (!shares.empty()) fits = fits || shares.begin()->first <= c.max_share_free;
+  for (const auto& [profile, n] : mig) fits = fits || HasProfile(c, profile);
+  const bool by_count = small != whole.end() && small->first <= c.free_whole;
+  const IdleCause cause = fits ? IdleCause::kHeld : by_count ? IdleCause::kFragmented : IdleCause::kDraining;
+  return {cause, c.idle};
 }
 
 void AddIdle(IdleGpuSeconds& into, IdleCause cause, double gpu_seconds) {

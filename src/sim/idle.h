@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,13 @@ enum class IdleCause : std::uint8_t { kHeld, kBooking, kQuota, kFragmented, kDra
 // nobody holds plus the unheld part of shared cards). MIG slices are not simulated.
 std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state,
                                           const std::vector<std::pair<const Job*, WaitReason>>& waiting);
+
+// The same where every waiting job waits for capacity (WaitReason::kPriority), from the shapes
+// of what they ask for alone: jobs by whole cards asked for, by memory share, by MIG profile (as
+// QueueIndex counts them), without visiting the queue.
+std::pair<IdleCause, double> ClassifyIdle(const ClusterState& state, const std::map<int, int>& whole,
+                                          const std::map<MiB, int>& shares,
+                                          const std::map<std::string, int>& mig);
 
 void AddIdle(IdleGpuSeconds& into, IdleCause cause, double gpu_seconds);
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,59 @@ TEST(IdleTest, MigCardsCountTheirFreeSlices) {
   // A whole card is no use to anyone here.
   Job whole = testing::MakeJob(3, "u", 1, 3600, 0);
   EXPECT_EQ(ClassifyIdle(s, {{&whole, WaitReason::kResources}}).first, IdleCause::kDraining);
+}
+
+// The shapes overload (what a replay with a queue index uses) against the list of jobs, every job
+// waiting for capacity, on random states: nodes of 2 to 4 cards, some busy, some shared, waiting
+// requests of whole cards (up to more than a node), shares and none.
+TEST(IdleTest, ShapesGiveTheSameCauseAsTheJobs) {
+  std::uint64_t seed = 99;
+  auto next = [&seed](int n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((seed >> 33) % static_cast<std::uint64_t>(n));
+  };
+  int causes[6] = {0, 0, 0, 0, 0, 0};
+  for (int round = 0; round < 2000; ++round) {
+    ClusterState s;
+    const int nodes = 1 + next(3);
+    const int per = 2 + next(3);
+    for (int i = 0; i < nodes * per; ++i) s.gpus.push_back(testing::Card(i, k80GiB, i / per));
+    for (int i = 0; i < nodes * per; ++i) {
+      const int roll = next(3);
+      if (roll == 0) s.running.push_back(testing::Running(100 + i, "o", {i}, 0, 3600));
+      if (roll == 1 && next(2) == 0) {
+        RunningJob r = testing::Running(200 + i, "o", {i}, 0, 3600);
+        r.alloc.memory = 1024 * (1 + next(79));
+        s.running.push_back(r);
+      }
+    }
+    std::vector<Job> jobs;
+    std::map<int, int> whole;
+    std::map<MiB, int> shares;
+    for (int k = next(4); k > 0; --k) {
+      Job j = testing::MakeJob(k, "u", 1 + next(nodes * per + 1), 3600, 0);
+      if (next(3) == 0) {
+        j.request.kind = RequestKind::kMemShare;
+        j.request.memory = 1024 * (1 + next(80));
+        ++shares[j.request.memory];
+      } else {
+        ++whole[j.request.gpus];
+      }
+      jobs.push_back(j);
+    }
+    Waiting waiting;
+    for (const Job& j : jobs) waiting.emplace_back(&j, WaitReason::kPriority);
+    const auto want = ClassifyIdle(s, waiting);
+    const auto got = ClassifyIdle(s, whole, shares, {});
+    ASSERT_EQ(got.first, want.first) << "round " << round;
+    ASSERT_DOUBLE_EQ(got.second, want.second) << "round " << round;
+    ++causes[static_cast<int>(want.first)];
+  }
+  // Each cause a queue of capacity waiters can have turns up.
+  EXPECT_GT(causes[static_cast<int>(IdleCause::kHeld)], 0);
+  EXPECT_GT(causes[static_cast<int>(IdleCause::kFragmented)], 0);
+  EXPECT_GT(causes[static_cast<int>(IdleCause::kDraining)], 0);
+  EXPECT_GT(causes[static_cast<int>(IdleCause::kNoWork)], 0);
 }
 
 TEST(IdleTest, AddsUpByCause) {

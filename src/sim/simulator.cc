@@ -209,7 +209,11 @@ class Replay {
   std::pair<IdleCause, double> Idle(const Decisions& d) {
     waiting_.clear();
     if (!policy_.explain) {
-      // No reasons given (see Run): every job left waits for capacity held or missing.
+      // No reasons given (see Run): every job left waits for capacity held or missing, and what
+      // they ask for is all that matters, which the index counts.
+      if (index_) {
+        return ClassifyIdle(state_, index_->WholeRequests(), index_->ShareRequests(), index_->MigRequests());
+      }
       for (const Job& j : state_.pending) waiting_.emplace_back(&j, WaitReason::kPriority);
       return ClassifyIdle(state_, waiting_);
     }
