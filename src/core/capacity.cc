@@ -52,6 +52,12 @@ void AddInterval(Profile& p, Time s, Time e, MiB delta) {
   if (p.empty()) {
     p.reserve(8);  // a running job and a reservation or two: one allocation per unit
     p.push_back({kMinusInfinity, 0});
+    if (s > kMinusInfinity) {
+      // The first interval of a unit (most of a plan's, one per running job): written, not searched.
+      p.push_back({s, delta});
+      if (e != kNever) p.push_back({e, 0});
+      return;
+    }
   }
   size_t i = Split(p, s);
   size_t j = e == kNever ? p.size() : Split(p, e);
