@@ -88,7 +88,7 @@ void QueueIndex::Add(const Job& job, size_t pos) {
   const double age = policy_.age_max > 0 ? policy_.weights.age * static_cast<double>(job.submit_time) /
                                                static_cast<double>(policy_.age_max)
                                          : 0.0;
-  r.item = Item{size - age, job.submit_time, job.id};
+  r.item = Item{size - age, job.submit_time, job.id, pos};
   r.group = -1;
   if (by_rank_) {
     r.group = GroupOf(job, IsHeavy(job, gpus, policy_));
@@ -146,7 +146,20 @@ void QueueIndex::Remove(JobId id) {
 
 void QueueIndex::Moved(JobId id, size_t pos) {
   auto it = recs_.find(id);
-  if (it != recs_.end()) it->second.pos = pos;
+  if (it == recs_.end()) return;
+  Rec& r = it->second;
+  r.pos = pos;
+  r.item.pos = pos;
+  // The copy in its run, which the pass reads.
+  const Run* run = &all_;
+  Item key = r.item;
+  if (r.group >= 0) {
+    const Group& g = groups_[static_cast<size_t>(r.group)];
+    run = r.capped ? &g.capped : &g.young;
+    if (r.capped) key.key = r.sized;
+  }
+  auto in = run->find(key);
+  if (in != run->end()) in->pos = pos;
 }
 
 void QueueIndex::Advance(Time now) {
@@ -157,7 +170,7 @@ void QueueIndex::Advance(Time now) {
         Rec& r = recs_.at(id);
         g.young.erase(r.item);
         g.young_by_submit.erase(g.young_by_submit.begin());
-        g.capped.insert(Item{r.sized, r.item.submit, id});
+        g.capped.insert(Item{r.sized, r.item.submit, id, r.pos});
         r.capped = true;
       }
     }

@@ -52,6 +52,7 @@ class QueueIndex {
     double key;
     Time submit;
     JobId id;
+    mutable size_t pos = 0;  // in state.pending: not part of the order (Moved keeps it)
   };
   struct ItemOrder {
     bool operator()(const Item& a, const Item& b) const {

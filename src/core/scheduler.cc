@@ -551,9 +551,7 @@ class Pass {
         guards.push_back(e);
       }
     }
-    return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) {
-      return MakeEntry(index_->PositionOf(item.id));
-    });
+    return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) { return MakeEntry(item.pos); });
   }
 
   // The entry of pending job `i`, ranked now (rota) or by submit time (the others).
