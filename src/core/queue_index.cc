@@ -79,7 +79,6 @@ void QueueIndex::Add(const Job& job, size_t pos) {
   const double gpus = gpu_table_.Of(job.request);
   const double size = policy_.weights.size * SizeFactor(job, gpus, policy_, log_size_max_);
   Rec r;
-  r.pos = pos;
   r.request = job.request;
   r.has_deps = !job.after.empty() || !job.after_ok.empty();
   r.capped = false;
@@ -148,7 +147,6 @@ void QueueIndex::Moved(JobId id, size_t pos) {
   auto it = recs_.find(id);
   if (it == recs_.end()) return;
   Rec& r = it->second;
-  r.pos = pos;
   r.item.pos = pos;
   // The copy in its run, which the pass reads.
   const Run* run = &all_;
@@ -170,7 +168,7 @@ void QueueIndex::Advance(Time now) {
         Rec& r = recs_.at(id);
         g.young.erase(r.item);
         g.young_by_submit.erase(g.young_by_submit.begin());
-        g.capped.insert(Item{r.sized, r.item.submit, id, r.pos});
+        g.capped.insert(Item{r.sized, r.item.submit, id, r.item.pos});
         r.capped = true;
       }
     }
@@ -179,10 +177,9 @@ void QueueIndex::Advance(Time now) {
 }
 
 bool QueueIndex::Serves(const ClusterState& state, const Policy& policy, Time now) const {
-  const QuotaPolicy& q = policy.quota;
-  const bool quotas = q.default_hours >= 0 || !q.role_hours.empty() || !q.user_hours.empty() ||
-                      !q.project_hours.empty();
-  if (policy.explain || policy.estimate_starts || quotas || !state.bookings.empty()) return false;
+  if (policy.explain || policy.estimate_starts || !QuotasUnlimited(policy.quota) || !state.bookings.empty()) {
+    return false;
+  }
   if (advanced_to_ != now || recs_.size() != state.pending.size() || with_deps_ > 0) return false;
   if (!by_submit_.empty() && by_submit_.rbegin()->first > now) return false;
   if (!SameRanking(policy, policy_) || !SameCards(state.gpus, gpus_)) return false;

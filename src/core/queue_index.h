@@ -82,7 +82,7 @@ class QueueIndex {
 
   // ---- For the pass (scheduler.cc) ----
   // Position in state.pending of a job the index holds.
-  size_t PositionOf(JobId id) const { return recs_.at(id).pos; }
+  size_t PositionOf(JobId id) const { return recs_.at(id).item.pos; }
   // The runs in no particular order; each is in the pass's order within itself (for fifo and
   // backfill, one run by submit time).
   template <typename Fn>
@@ -117,7 +117,6 @@ class QueueIndex {
     std::set<std::pair<Time, JobId>> young_by_submit;  // the order in which they reach the cap
   };
   struct Rec {
-    size_t pos;
     int group;
     Item item;     // in its group's young run (key by size and age) ...
     double sized;  // ... or the capped one (key by size alone)

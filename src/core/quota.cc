@@ -67,10 +67,13 @@ double AllocationGpus(const ClusterState& state, const Allocation& alloc) {
   return static_cast<double>(alloc.gpus.size());
 }
 
+bool QuotasUnlimited(const QuotaPolicy& q) {
+  return q.default_hours < 0 && q.role_hours.empty() && q.user_hours.empty() && q.project_hours.empty();
+}
+
 QuotaBook::QuotaBook(const ClusterState& state, const Policy& policy, Time now)
     : policy_(policy), week_start_(WeekStart(now, policy)),
-      unlimited_(policy.quota.default_hours < 0 && policy.quota.role_hours.empty() &&
-                 policy.quota.user_hours.empty() && policy.quota.project_hours.empty()) {
+      unlimited_(QuotasUnlimited(policy.quota)) {
   if (unlimited_) return;  // nothing to count
   // Hybrid mode: what a user ran on the project pool does not eat into the user's own quota.
   const bool hybrid = policy.mode == AccountMode::kHybrid;

@@ -32,6 +32,9 @@ class RequestGpuTable {
 };
 double AllocationGpus(const ClusterState& state, const Allocation& alloc);
 
+// Whether no quota of `q` limits anyone: no default, role, user or project hours.
+bool QuotasUnlimited(const QuotaPolicy& q);
+
 enum class QuotaVerdict { kOk, kFromPool, kExhausted };
 
 // What is left of every account's quota during one scheduling pass.

@@ -275,8 +275,8 @@ class Pass {
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index)
       : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
         quota_(state, policy, now), request_gpus_(state) {
-    if (index != nullptr && index->Serves(state, policy, now) && quota_.Unlimited() && !plan_.HasBookings() &&
-        index->AllPossible(plan_)) {
+    // Serves refuses quotas and bookings; the cards' possibility needs the plan.
+    if (index != nullptr && index->Serves(state, policy, now) && index->AllPossible(plan_)) {
       index_ = index;
     }
     // Fair shares cost a pass over every account; the baselines only need them for display.

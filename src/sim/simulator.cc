@@ -110,9 +110,7 @@ class Replay {
     InitBookings();
     // Reasons are read only for bookings (who waits for one) and the idle causes; without bookings
     // and quotas every waiting job in a trace waits for capacity, which Idle() knows already.
-    const QuotaPolicy& q = policy_.quota;
-    policy_.explain = !books_.empty() || dependencies || q.default_hours >= 0 || !q.role_hours.empty() ||
-                      !q.user_hours.empty() || !q.project_hours.empty();
+    policy_.explain = !books_.empty() || dependencies || !QuotasUnlimited(policy_.quota);
     // Unexplained, the passes take their order from an index of the queue kept here between them
     // (core/queue_index.h): what a pass does not reach costs nothing. Bookings change a waiting
     // job's limit in place, and explained passes read every job anyway.
