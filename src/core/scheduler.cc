@@ -820,6 +820,8 @@ Decisions Schedule(const ClusterState& state, const Policy& policy, Time now) {
 Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index) {
   Decisions out;
   HandleRunning(state, policy, now, out);
+  // Nothing waits: there is nothing to place, and the plan would be built for nothing.
+  if (state.pending.empty()) return out;
   Pass(state, policy, now, out, index).Run();
   return out;
 }
