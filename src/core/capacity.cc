@@ -64,6 +64,14 @@ void AddInterval(Profile& p, Time s, Time e, MiB delta) {
   for (size_t k = i; k < j; ++k) p[k].second += delta;
 }
 
+// Drops the breakpoint at t where it no longer changes the value (a kept plan's runs come and go),
+// and a profile left with nothing committed, so that it is what a plan built anew holds.
+void Tidy(Profile& p, Time t) {
+  auto it = std::lower_bound(p.begin(), p.end(), t, [](const auto& bp, Time x) { return bp.first < x; });
+  if (it != p.end() && it != p.begin() && it->first == t && std::prev(it)->second == it->second) p.erase(it);
+  if (p.size() == 1 && p.front().second == 0) p.clear();
+}
+
 // Index of the segment containing t.
 size_t SegmentAt(const Profile& p, Time t) {
   auto it = std::upper_bound(p.begin(), p.end(), t, [](Time x, const auto& bp) { return x < bp.first; });
@@ -194,7 +202,30 @@ struct CardWindows {
 }  // namespace
 
 CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time now)
-    : state_(state), now_(now) {
+    : state_(&state), now_(now) {
+  Layout(state);
+  AddBookings(state);
+  running_end_.resize(state.running.size());
+  for (size_t ri = 0; ri < state.running.size(); ++ri) {
+    const RunningJob& r = state.running[ri];
+    running_end_[ri] = ExpectedEnd(r, policy, now);
+    AddRunning(r, now, running_end_[ri]);
+  }
+  for (size_t ui = 0; ui < units_.size(); ++ui) Reindex(static_cast<int>(ui));
+  RefreshNowSummary();
+}
+
+CapacityPlan::CapacityPlan(Kept, const ClusterState& state, const Policy& policy)
+    : state_(&state), now_(0), kept_(true), enforce_limits_(policy.enforce_time_limits),
+      overdue_grace_(policy.overdue_grace) {
+  Layout(state);
+  touched_.assign(units_.size(), 0);
+}
+
+void CapacityPlan::Layout(const ClusterState& state) {
+  // A plan for one pass takes its profiles from the arena; a kept one from the heap, which takes
+  // back what it frees.
+  std::pmr::memory_resource* memory = kept_ ? std::pmr::new_delete_resource() : &arena_;
   first_unit_.assign(state.gpus.size(), -1);
   size_t n_units = 0;
   int max_node = -1;
@@ -225,7 +256,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
     int dense = dense_of(g.node);
     if (static_cast<size_t>(dense) >= node_size.size()) node_size.resize(dense + 1, 0);
     if (g.mig.empty()) {
-      Unit u(&arena_);
+      Unit u(memory);
       u.gpu = static_cast<int>(gi);
       u.node = g.node;
       u.capacity = g.memory;
@@ -238,7 +269,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
       max_node_size_ = std::max(max_node_size_, ++node_size[dense]);
     } else {
       for (size_t si = 0; si < g.mig.size(); ++si) {
-        Unit u(&arena_);
+        Unit u(memory);
         u.gpu = static_cast<int>(gi);
         u.mig = static_cast<int>(si);
         u.node = g.node;
@@ -251,28 +282,27 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
     }
   }
   node_free_.assign(node_size.size(), 0);
+}
+
+void CapacityPlan::AddBookings(const ClusterState& state) {
   for (const Booking& b : state.bookings) {
-    if (b.end <= now) continue;
+    if (b.end <= now_) continue;
     int uid = booking_users_.try_emplace(b.user, static_cast<int>(booking_users_.size())).first->second;
     ForAllocation(b.alloc, [&](int ui, MiB amount, bool) {
       units_[ui].bookings.push_back({b.start, b.end, amount, uid});
     });
   }
   claimed_.assign(booking_users_.size(), 0);
-  running_end_.resize(state.running.size());
-  for (size_t ri = 0; ri < state.running.size(); ++ri) {
-    const RunningJob& r = state.running[ri];
-    Time end = ExpectedEnd(r, policy, now);
-    running_end_[ri] = end;
-    ForAllocation(r.alloc, [&](int ui, MiB amount, bool share) {
-      Unit& u = units_[ui];
-      AddInterval(u.profile, now, end, amount);
-      u.used_now += amount;
-      u.shared = u.shared || share;
-    });
-  }
-  for (size_t ui = 0; ui < units_.size(); ++ui) Reindex(static_cast<int>(ui));
-  RefreshNowSummary();
+}
+
+void CapacityPlan::AddRunning(const RunningJob& r, Time from, Time end) {
+  ForAllocation(r.alloc, [&](int ui, MiB amount, bool share) {
+    Unit& u = units_[ui];
+    AddInterval(u.profile, from, end, amount);
+    u.used_now += amount;
+    u.shared = u.shared || share;
+    u.running_shares += share ? 1 : 0;
+  });
 }
 
 int CapacityPlan::UserId(std::string_view user) const {
@@ -300,7 +330,11 @@ void CapacityPlan::Reindex(int ui) {
       run = kNever;
     }
   }
-  u.tail = u.profile.empty() ? now_ : run;  // kNever when committed for ever
+  if (u.profile.empty() || run == now_) {
+    u.tail = kFreeNow;
+  } else {
+    u.tail = run;  // kNever when committed for ever
+  }
 }
 
 void CapacityPlan::SyncIndexes() const {
@@ -433,7 +467,7 @@ void CapacityPlan::RefreshNowSummary() {
   if (mig_units_.empty()) return;
   free_mig_.clear();
   free_slices_ = 0;
-  gpu_free_slices_.assign(state_.gpus.size(), 0);
+  gpu_free_slices_.assign(state_->gpus.size(), 0);
   for (const auto& [profile, list] : mig_units_) {
     int n = 0;
     for (int ui : list) {
@@ -792,7 +826,7 @@ Placement CapacityPlan::PickAt(Time t, Duration d, int user, Holds holds, const 
 std::vector<int> CapacityPlan::PickWithinNode(std::vector<int> cands, std::vector<int> rank, int n) const {
   if (static_cast<int>(cands.size()) <= n) return cands;
   auto linked = [&](int a, int b) {
-    const auto& peers = state_.gpus[units_[a].gpu].nvlink;
+    const auto& peers = state_->gpus[units_[a].gpu].nvlink;
     return std::find(peers.begin(), peers.end(), units_[b].gpu) != peers.end();
   };
   std::vector<int> chosen;
@@ -839,6 +873,7 @@ Placement CapacityPlan::Earliest(const Request& req, Duration duration, int user
 
 void CapacityPlan::Commit(const Placement& p, const Request& req, Time start, Time end) {
   for (int ui : p.units) {
+    Touch(ui);
     Unit& u = units_[ui];
     MiB amount = Amount(u, req);
     AddInterval(u.profile, std::max(start, now_), end, amount);
@@ -856,7 +891,8 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
   if (running < 0 || static_cast<size_t>(running) >= running_end_.size()) return kNever;
   Time old = running_end_[running];
   if (old == end) return old;
-  ForAllocation(state_.running[running].alloc, [&](int ui, MiB amount, bool) {
+  ForAllocation(state_->running[running].alloc, [&](int ui, MiB amount, bool) {
+    Touch(ui);
     Profile& prof = units_[ui].profile;
     if (end < old) AddInterval(prof, std::max(end, now_), old, -amount);
     else AddInterval(prof, std::max(old, now_), end, amount);
@@ -864,6 +900,151 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
   });
   running_end_[running] = end;
   return old;
+}
+
+bool CapacityPlan::Keeps(const ClusterState& state, const Policy& policy) const {
+  return kept_ && state.bookings.empty() && state.gpus.size() == first_unit_.size() &&
+         policy.enforce_time_limits == enforce_limits_ && policy.overdue_grace == overdue_grace_;
+}
+
+void CapacityPlan::Rebuild(const ClusterState& state) {
+  ++rebuilds_;
+  for (Unit& u : units_) {
+    u.profile.clear();
+    u.used_now = 0;
+    u.shared = false;
+    u.running_shares = 0;
+    u.device_free = u.mig < 0 ? state.gpus[u.gpu].reported_free : -1;
+  }
+  runs_.clear();
+  const Policy ends = EndRules();
+  for (const RunningJob& r : state.running) {
+    const Time end = ExpectedEnd(r, ends, now_);
+    AddRunning(r, kMinusInfinity, end);
+    runs_.push_back({r.job.id, r.start_time, end, r.alloc});
+  }
+  for (size_t ui = 0; ui < units_.size(); ++ui) Reindex(static_cast<int>(ui));
+  // Sorted again when first read.
+  tails_built_ = false;
+  tails_.clear();
+  holes_.clear();
+  stale_.clear();
+  broken_ = false;
+}
+
+void CapacityPlan::Sync(const ClusterState& state, Time now) {
+  Rollback();  // a pass that did not roll back (it cannot, but the plan stays right)
+  state_ = &state;
+  now_ = now;
+  in_pass_ = true;
+  bool lined_up = !broken_ && runs_.size() <= state.running.size();
+  for (size_t ri = 0; lined_up && ri < runs_.size(); ++ri) {
+    const KeptRun& k = runs_[ri];
+    lined_up = k.job == 0 || (k.job == state.running[ri].job.id && k.start == state.running[ri].start_time);
+  }
+  if (!lined_up) {
+    Rebuild(state);
+  } else {
+    const Policy ends = EndRules();
+    for (size_t ri = 0; ri < state.running.size(); ++ri) {
+      const RunningJob& r = state.running[ri];
+      const Time end = ExpectedEnd(r, ends, now);
+      if (ri >= runs_.size() || runs_[ri].job == 0) {
+        // A run started since: committed from the start of time, taken out the same way.
+        AddRunning(r, kMinusInfinity, end);
+        ForAllocation(r.alloc, [&](int ui, MiB, bool) { Reindex(ui); });
+        KeptRun k{r.job.id, r.start_time, end, r.alloc};
+        if (ri >= runs_.size()) {
+          runs_.push_back(std::move(k));
+        } else {
+          runs_[ri] = std::move(k);
+        }
+        continue;
+      }
+      KeptRun& k = runs_[ri];
+      if (k.end == end) continue;
+      // A stop was signalled, or the run is overdue and expected a little later again.
+      ForAllocation(k.alloc, [&](int ui, MiB amount, bool) {
+        Profile& prof = units_[ui].profile;
+        if (end < k.end) {
+          AddInterval(prof, end, k.end, -amount);
+        } else {
+          AddInterval(prof, k.end, end, amount);
+        }
+        Tidy(prof, k.end);
+        Reindex(ui);
+      });
+      k.end = end;
+    }
+  }
+  running_end_.resize(runs_.size());
+  for (size_t ri = 0; ri < runs_.size(); ++ri) running_end_[ri] = runs_[ri].end;
+  RefreshNowSummary();
+}
+
+Policy CapacityPlan::EndRules() const {
+  Policy p;
+  p.enforce_time_limits = enforce_limits_;
+  p.overdue_grace = overdue_grace_;
+  return p;
+}
+
+void CapacityPlan::RunningTaken(const ClusterState& state, size_t i) {
+  if (!kept_ || broken_ || in_pass_) {
+    broken_ = true;
+    return;
+  }
+  if (i >= runs_.size()) return;  // one the plan has not seen yet; the last moves within those
+  KeptRun& k = runs_[i];
+  if (k.job != 0) {
+    const Time end = k.end;
+    ForAllocation(k.alloc, [&](int ui, MiB amount, bool share) {
+      Unit& u = units_[ui];
+      AddInterval(u.profile, kMinusInfinity, end, -amount);
+      Tidy(u.profile, end);
+      u.used_now -= amount;
+      u.running_shares -= share ? 1 : 0;
+      u.shared = u.running_shares > 0;
+      Reindex(ui);
+    });
+  }
+  // The caller's last run moves into slot i: one the plan holds (the last of its own), or one it
+  // has not seen yet, to be added by the next Sync().
+  if (runs_.size() == state.running.size() + 1) {
+    if (i + 1 != runs_.size()) runs_[i] = std::move(runs_.back());
+    runs_.pop_back();
+  } else {
+    runs_[i] = KeptRun{};
+  }
+}
+
+void CapacityPlan::Touch(int ui) {
+  if (!in_pass_ || touched_[ui]) return;
+  touched_[ui] = 1;
+  if (n_saved_ == saved_.size()) saved_.emplace_back();
+  Saved& s = saved_[n_saved_++];
+  const Unit& u = units_[ui];
+  s.unit = ui;
+  s.profile.assign(u.profile.begin(), u.profile.end());
+  s.used_now = u.used_now;
+  s.device_free = u.device_free;
+  s.shared = u.shared;
+}
+
+void CapacityPlan::Rollback() {
+  if (!in_pass_) return;
+  for (size_t i = 0; i < n_saved_; ++i) {
+    Saved& s = saved_[i];
+    Unit& u = units_[s.unit];
+    u.profile.swap(s.profile);
+    u.used_now = s.used_now;
+    u.device_free = s.device_free;
+    u.shared = s.shared;
+    touched_[s.unit] = 0;
+    Reindex(s.unit);
+  }
+  n_saved_ = 0;
+  in_pass_ = false;
 }
 
 Allocation CapacityPlan::ToAllocation(const Placement& p, const Request& req) const {

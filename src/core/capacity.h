@@ -11,7 +11,11 @@
 // preemptible job (Holds::kBorrow): it may borrow booked capacity, because it leaves (preempted)
 // when the owner needs it; it still never touches a running job or a reservation.
 //
-// Thread-compatible; borrows the ClusterState it was built from (it must outlive the plan).
+// A plan is built for one pass, or kept between passes by a caller that schedules the same cards
+// again and again (the simulator): see "Kept between passes" below.
+//
+// Thread-compatible; borrows the ClusterState it was built from (it must outlive the plan), or
+// for a kept plan the one of the last Sync().
 #pragma once
 
 #include <algorithm>
@@ -59,10 +63,15 @@ struct Unit {
   std::vector<BookingHold> bookings;
   // Index of the profile for whole-unit requests (kept by CapacityPlan::Reindex): from `tail`
   // on nothing is committed, and no stretch with nothing committed before it is longer than
-  // `max_hole`. A unit without a hole long enough is then answered without a scan.
+  // `max_hole`. A unit without a hole long enough is then answered without a scan. A unit free
+  // from now on has the tail kFreeNow, below every time: it stays right as time moves on (a kept
+  // plan), and such units keep their order by unit among themselves.
   Time tail = 0;
   Duration max_hole = 0;
+  int running_shares = 0;  // a kept plan's: memory shares of running jobs on the unit
 };
+
+constexpr Time kFreeNow = std::numeric_limits<Time>::min();
 
 // When a running job is expected to release its capacity: its kill time when a stop is under way,
 // else start + time limit; a job already past that is assumed to end within a second (limits
@@ -94,6 +103,10 @@ struct Placement {
 class CapacityPlan {
  public:
   CapacityPlan(const ClusterState& state, const Policy& policy, Time now);
+  // A plan to keep between passes, on the cards of `state` (which must not change while it is
+  // kept) and the expected ends of `policy`; it is brought to each pass's state by Sync().
+  struct Kept {};
+  CapacityPlan(Kept, const ClusterState& state, const Policy& policy);
   CapacityPlan(const CapacityPlan&) = delete;
   CapacityPlan& operator=(const CapacityPlan&) = delete;
 
@@ -136,6 +149,31 @@ class CapacityPlan {
   const std::vector<Unit>& units() const { return units_; }
   Time now() const { return now_; }
 
+  // ---- Kept between passes ----
+  // A pass builds its plan from the running jobs, at a cost that grows with the cards and the
+  // running jobs: most of a replay's time on a large cluster. A kept plan holds the running jobs'
+  // commitments from one pass to the next and changes only what changed: Sync() adds the runs
+  // the caller appended to state.running, moves the expected ends that moved (a stop signalled,
+  // a job overdue), and RunningTaken() removes one as the caller removes it. What a pass commits
+  // (starts, reservations, earlier ends of preemption victims) is undone by Rollback(), so that
+  // the plan then holds the running jobs alone again. Every answer is the one a plan built for
+  // the pass would give (kept_plan_test.cc compares them, and whole replays give the same
+  // figures); where the runs do not line up with what it holds (a job replaced without telling
+  // it), Sync() builds it again from the state.
+  //
+  // Whether this kept plan can serve a pass on `state` under `policy`: the same cards, no
+  // bookings (their holds are a pass's own), and the same rules for expected ends.
+  bool Keeps(const ClusterState& state, const Policy& policy) const;
+  // Brings the plan to `state` at `now`, for one pass (then Rollback()).
+  void Sync(const ClusterState& state, Time now);
+  // The caller removed state.running[i] from `state` (the one of the last Sync) by moving the last
+  // run into its place.
+  void RunningTaken(const ClusterState& state, size_t i);
+  // Undoes every commitment since Sync().
+  void Rollback();
+  // How often Sync() had to build the plan from the state (the first time included).
+  int rebuilds() const { return rebuilds_; }
+
  private:
   MiB Amount(const Unit& u, const Request& req) const;
   // The unit's profile with the bookings that bind `user` added (or the profile itself when none
@@ -170,6 +208,15 @@ class CapacityPlan {
   // start == kNever if they do not suffice.
   Placement PickAt(Time t, Duration d, int user, Holds holds, const std::vector<int>& usable,
                    const std::vector<int>& per_node, int n) const;
+  void Layout(const ClusterState& state);
+  void AddBookings(const ClusterState& state);
+  // Commits running job `r` until `end`: from `from` (the plan's now) or, kept, from the start of
+  // time (so that it can be taken out again whatever the time then).
+  void AddRunning(const RunningJob& r, Time from, Time end);
+  void Rebuild(const ClusterState& state);
+  Policy EndRules() const;  // the policy's rules for expected ends, as kept
+  // Saves unit `ui` before a pass changes a kept plan's unit (Rollback).
+  void Touch(int ui);
   void RefreshNowSummary();
   void Reindex(int ui);
   void BuildTails() const;
@@ -178,7 +225,7 @@ class CapacityPlan {
   // usable card has a hole of d or longer; nullopt when that does not hold.
   std::optional<Placement> EarliestWholeByTails(int n, Duration d, Time t0) const;
 
-  const ClusterState& state_;
+  const ClusterState* state_;
   Time now_;
   // The units' profiles come from one arena: a plan lives for one pass, and is built for every
   // pass. Declared before the units, which must not outlive it.
@@ -220,13 +267,38 @@ class CapacityPlan {
   mutable std::vector<char> stale_flag_;
   mutable std::vector<std::pair<Time, Duration>> indexed_as_;
   mutable Index sync_[5];  // SyncIndexes' lists and scratch, kept for their memory
+
+  // A kept plan's (see "Kept between passes").
+  bool kept_ = false;
+  bool enforce_limits_ = false;  // the policy's rules for expected ends
+  Duration overdue_grace_ = 0;
+  struct KeptRun {
+    JobId job = 0;  // 0: a run the plan does not hold (RunningTaken moved one it had not seen)
+    Time start = 0;
+    Time end = 0;
+    Allocation alloc;
+  };
+  std::vector<KeptRun> runs_;  // what the plan holds of state.running, in its order
+  bool broken_ = true;         // Sync() must build the plan from the state
+  int rebuilds_ = 0;
+  struct Saved {
+    int unit = 0;
+    Profile profile;
+    MiB used_now = 0;
+    MiB device_free = 0;
+    bool shared = false;
+  };
+  std::vector<Saved> saved_;  // the units a pass changed, as they were; kept for their memory
+  size_t n_saved_ = 0;
+  std::vector<char> touched_;  // per unit: in saved_
+  bool in_pass_ = false;       // between Sync() and Rollback()
 };
 
 template <typename Fn>
 void CapacityPlan::ForAllocation(const Allocation& a, Fn&& fn) const {
   for (int gi : a.gpus) {
-    if (gi < 0 || static_cast<size_t>(gi) >= state_.gpus.size()) continue;
-    const Gpu& g = state_.gpus[gi];
+    if (gi < 0 || static_cast<size_t>(gi) >= state_->gpus.size()) continue;
+    const Gpu& g = state_->gpus[gi];
     if (a.mig >= 0) {
       if (static_cast<size_t>(a.mig) < g.mig.size()) fn(first_unit_[gi] + a.mig, g.mig[a.mig].memory, false);
     } else if (g.mig.empty()) {

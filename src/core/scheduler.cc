@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -272,8 +273,12 @@ void HandleRunning(const ClusterState& state, const Policy& policy, Time now, De
 
 class Pass {
  public:
-  Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index)
-      : state_(state), policy_(policy), now_(now), out_(out), plan_(state, policy, now),
+  // `kept`: a plan kept between passes, brought to this state (CapacityPlan::Sync), or null.
+  Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index,
+       CapacityPlan* kept)
+      : state_(state), policy_(policy), now_(now), out_(out),
+        own_plan_(kept == nullptr ? std::make_unique<CapacityPlan>(state, policy, now) : nullptr),
+        plan_(kept == nullptr ? *own_plan_ : *kept),
         quota_(state, policy, now), request_gpus_(state) {
     // Serves refuses quotas and bookings; the cards' possibility needs the plan.
     if (index != nullptr && index->Serves(state, policy, now) && index->AllPossible(plan_)) {
@@ -783,7 +788,8 @@ class Pass {
   const Policy& policy_;
   const Time now_;
   Decisions& out_;
-  CapacityPlan plan_;
+  std::unique_ptr<CapacityPlan> own_plan_;  // built for this pass, unless one is kept
+  CapacityPlan& plan_;
   std::optional<PriorityModel> priority_;
   QuotaBook quota_;
   const RequestGpuTable request_gpus_;
@@ -818,11 +824,19 @@ Decisions Schedule(const ClusterState& state, const Policy& policy, Time now) {
 }
 
 Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index) {
+  return Schedule(state, policy, now, index, nullptr);
+}
+
+Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index,
+                   CapacityPlan* plan) {
   Decisions out;
   HandleRunning(state, policy, now, out);
   // Nothing waits: there is nothing to place, and the plan would be built for nothing.
   if (state.pending.empty()) return out;
-  Pass(state, policy, now, out, index).Run();
+  if (plan != nullptr && !plan->Keeps(state, policy)) plan = nullptr;
+  if (plan != nullptr) plan->Sync(state, now);
+  Pass(state, policy, now, out, index, plan).Run();
+  if (plan != nullptr) plan->Rollback();  // the running jobs alone again, for the next pass
   return out;
 }
 

@@ -23,4 +23,11 @@ class QueueIndex;
 // for a caller that schedules the same queue again and again (the simulator).
 Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index);
 
+class CapacityPlan;
+// The same decisions again, the capacity plan kept between passes in `plan` where it serves
+// (CapacityPlan::Keeps; core/capacity.h, "Kept between passes"): for the same caller, which tells
+// the plan of every run it removes (CapacityPlan::RunningTaken).
+Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, const QueueIndex* index,
+                   CapacityPlan* plan);
+
 }  // namespace rota

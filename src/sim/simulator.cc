@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/arrivals.h"
+#include "core/capacity.h"
 #include "core/forecast.h"
 #include "core/queue_index.h"
 #include "core/quota.h"
@@ -114,7 +115,11 @@ class Replay {
     // Unexplained, the passes take their order from an index of the queue kept here between them
     // (core/queue_index.h): what a pass does not reach costs nothing. Bookings change a waiting
     // job's limit in place, and explained passes read every job anyway.
-    if (!policy_.explain) index_.emplace(policy_, state_.gpus);
+    // The capacity plan too is kept between such passes, told of every run that ends (TakeRunning).
+    if (!policy_.explain) {
+      index_.emplace(policy_, state_.gpus);
+      plan_.emplace(CapacityPlan::Kept{}, state_, policy_);
+    }
     // Trace jobs are sorted by submit; relative offsets keep that order.
     size_t next_arrival = 0;
     Time now = n_trace_ == 0 ? 0 : jobs_[0].job.submit_time;
@@ -142,7 +147,7 @@ class Replay {
         foresee.clear();
       }
       if (index_) index_->Advance(now);
-      Decisions d = Schedule(state_, policy_, now, index_ ? &*index_ : nullptr);
+      Decisions d = Schedule(state_, policy_, now, index_ ? &*index_ : nullptr, plan_ ? &*plan_ : nullptr);
       ++result.schedule_calls;
       Apply(d, now, result);
       Compact();
@@ -605,6 +610,7 @@ class Replay {
     RunningJob r = std::move(state_.running[i]);
     if (i + 1 != state_.running.size()) state_.running[i] = std::move(state_.running.back());
     state_.running.pop_back();
+    if (plan_) plan_->RunningTaken(state_, i);
     return r;
   }
 
@@ -720,6 +726,7 @@ class Replay {
   ClusterState state_;
   std::vector<SimJob> jobs_;
   std::optional<QueueIndex> index_;  // the queue's order for unexplained passes (Run)
+  std::optional<CapacityPlan> plan_;  // their capacity plan, kept between them (Run)
   std::vector<size_t> pending_pos_;  // by job id: index in state_.pending (valid until Compact)
   std::vector<char> removed_;        // by job id: marked by RemovePending
   bool any_removed_ = false;
