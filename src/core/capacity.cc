@@ -133,26 +133,37 @@ void MoveSorted(std::vector<std::pair<Time, int>>& v, std::pair<Time, int> from,
   }
 }
 
-// Erases `del` from the sorted vector `v` (each is there) and inserts `add`, in one pass over v
-// into `scratch` (kept by the caller, so that its memory is reused), which then takes v's place.
+// Erases `del` from the sorted vector `v` (each is there) and inserts `add`. Only the stretch of v
+// between the least and the greatest of them changes: it is merged once into `scratch` (kept by
+// the caller, so that its memory is reused) and copied back in its place.
 void Replace(std::vector<std::pair<Time, int>>& v, std::vector<std::pair<Time, int>>& del,
              std::vector<std::pair<Time, int>>& add, std::vector<std::pair<Time, int>>& scratch) {
+  if (del.empty() && add.empty()) return;
   std::sort(del.begin(), del.end());
   std::sort(add.begin(), add.end());
+  const auto first = del.empty() ? add.front() : add.empty() ? del.front() : std::min(del.front(), add.front());
+  const auto last = del.empty() ? add.back() : add.empty() ? del.back() : std::max(del.back(), add.back());
+  const auto lo = std::lower_bound(v.begin(), v.end(), first);
+  const auto hi = std::upper_bound(lo, v.end(), last);
   scratch.clear();
-  scratch.reserve(v.size() + add.size());
   auto d = del.begin();
   auto a = add.begin();
-  for (const auto& x : v) {
-    if (d != del.end() && x == *d) {
+  for (auto it = lo; it != hi; ++it) {
+    if (d != del.end() && *it == *d) {
       ++d;
       continue;
     }
-    while (a != add.end() && *a < x) scratch.push_back(*a++);
-    scratch.push_back(x);
+    while (a != add.end() && *a < *it) scratch.push_back(*a++);
+    scratch.push_back(*it);
   }
   scratch.insert(scratch.end(), a, add.end());
-  v.swap(scratch);
+  const auto at = lo - v.begin();
+  if (scratch.size() == static_cast<size_t>(hi - lo)) {
+    std::copy(scratch.begin(), scratch.end(), lo);  // as many out as in: a card's tail moved
+  } else {
+    v.erase(lo, hi);
+    v.insert(v.begin() + at, scratch.begin(), scratch.end());
+  }
 }
 
 // A change in how many cards can hold a multi-card request from an instant on (EarliestMulti).
@@ -339,8 +350,8 @@ void CapacityPlan::Reindex(int ui) {
 
 void CapacityPlan::SyncIndexes() const {
   if (stale_.empty()) return;
-  // A few cards are moved one by one; a multi-card commit's in one pass over each index.
-  const bool one_by_one = stale_.size() <= 2;
+  // Only the cards whose entries changed (a kept plan's rolled-back cards are mostly as indexed).
+  // A few are moved one by one; a multi-card commit's in one pass over the index.
   Index& del_tails = sync_[0];
   Index& add_tails = sync_[1];
   Index& del_holes = sync_[2];
@@ -349,18 +360,11 @@ void CapacityPlan::SyncIndexes() const {
   for (int ui : stale_) {
     const Unit& u = units_[ui];
     auto& [tail, hole] = indexed_as_[ui];
-    if (one_by_one) {
-      MoveSorted(tails_, {tail, ui}, {u.tail, ui});
-      if (hole > 0 && u.max_hole > 0) {
-        MoveSorted(holes_, {hole, ui}, {u.max_hole, ui});
-      } else if (hole > 0) {
-        EraseSorted(holes_, {hole, ui});
-      } else if (u.max_hole > 0) {
-        InsertSorted(holes_, {u.max_hole, ui});
-      }
-    } else {
+    if (tail != u.tail) {
       del_tails.emplace_back(tail, ui);
       add_tails.emplace_back(u.tail, ui);
+    }
+    if (hole != u.max_hole) {
       if (hole > 0) del_holes.emplace_back(hole, ui);
       if (u.max_hole > 0) add_holes.emplace_back(u.max_hole, ui);
     }
@@ -369,10 +373,24 @@ void CapacityPlan::SyncIndexes() const {
     stale_flag_[ui] = 0;
   }
   stale_.clear();
-  if (!one_by_one) {
-    Replace(tails_, del_tails, add_tails, sync_[4]);
-    Replace(holes_, del_holes, add_holes, sync_[4]);
-  }
+  auto apply = [this](Index& index, Index& del, Index& add) {
+    if (del.size() + add.size() > 4) {
+      Replace(index, del, add, sync_[4]);
+      return;
+    }
+    // Pairs of one card (its old and new entry) are moved; the rest erased or inserted.
+    size_t a = 0;
+    for (const auto& d : del) {
+      if (a < add.size() && add[a].second == d.second) {
+        MoveSorted(index, d, add[a++]);
+      } else {
+        EraseSorted(index, d);
+      }
+    }
+    for (; a < add.size(); ++a) InsertSorted(index, add[a]);
+  };
+  apply(tails_, del_tails, add_tails);
+  apply(holes_, del_holes, add_holes);
 }
 
 void CapacityPlan::BuildTails() const {
