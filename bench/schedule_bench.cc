@@ -65,7 +65,9 @@ BENCHMARK(BM_Schedule)->Apply(Args);
 
 // The simulator's pass with the queue kept in order between passes (core/queue_index.h): the
 // same states without their dependencies (an index serves no pass with them; traces have none)
-// and without start estimates, the index built once outside the timing as a replay keeps it.
+// and without start estimates, the index built once outside the timing as a replay keeps it;
+// with `kept`, the capacity plan too is kept between passes (CapacityPlan::Kept), as the
+// simulator keeps it, brought to the state once outside the timing.
 void BM_ScheduleIndexed(benchmark::State& st) {
   const int gpus = static_cast<int>(st.range(0));
   const int pending = static_cast<int>(st.range(1));
@@ -92,24 +94,28 @@ void BM_ScheduleIndexed(benchmark::State& st) {
     st.SkipWithError("the index does not serve this state");
     return;
   }
+  const bool keep = st.range(3) != 0;
+  rota::CapacityPlan kept(rota::CapacityPlan::Kept{}, state, policy);
+  kept.Sync(state, now);
+  kept.Rollback();
   size_t starts = 0;
   for (auto _ : st) {
-    rota::Decisions d = rota::Schedule(state, policy, now, &index);
+    rota::Decisions d = rota::Schedule(state, policy, now, &index, keep ? &kept : nullptr);
     starts = d.starts.size();
     benchmark::DoNotOptimize(d);
   }
   st.counters["starts"] = static_cast<double>(starts);
-  st.SetLabel(std::string(rota::AlgorithmName(policy.algorithm)) + " indexed");
+  st.SetLabel(std::string(rota::AlgorithmName(policy.algorithm)) + (keep ? " indexed, plan kept" : " indexed"));
 }
 
 void IndexedArgs(benchmark::internal::Benchmark* b) {
   for (int a : {static_cast<int>(Algorithm::kFifo), static_cast<int>(Algorithm::kBackfill),
                 static_cast<int>(Algorithm::kRota)}) {
     for (auto [gpus, pending] : {std::pair{8, 1000}, std::pair{64, 10000}, std::pair{1024, 100000}}) {
-      b->Args({gpus, pending, a});
+      for (int kept : {0, 1}) b->Args({gpus, pending, a, kept});
     }
   }
-  b->ArgNames({"gpus", "pending", "policy"});
+  b->ArgNames({"gpus", "pending", "policy", "kept"});
   b->Unit(benchmark::kMillisecond);
 }
 
