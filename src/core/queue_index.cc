@@ -80,6 +80,7 @@ void QueueIndex::Add(const Job& job, size_t pos) {
   const double size = policy_.weights.size * SizeFactor(job, gpus, policy_, log_size_max_);
   Rec r;
   r.request = job.request;
+  r.limit = job.time_limit;
   r.has_deps = !job.after.empty() || !job.after_ok.empty();
   r.capped = false;
   r.sized = size;
@@ -110,6 +111,8 @@ void QueueIndex::Add(const Job& job, size_t pos) {
     case RequestKind::kMemShare: CountShape(shares_, job.request.memory, +1); break;
     case RequestKind::kMig: CountShape(mig_, job.request.mig_profile, +1); break;
   }
+  Shape& shape = shapes_.try_emplace(KeyOf(job.request), Shape{job.request, {}}).first->second;
+  shape.limits.insert(job.time_limit);
   recs_.emplace(job.id, std::move(r));
   advanced_to_ = kNever;
 }
@@ -139,6 +142,12 @@ void QueueIndex::Remove(JobId id) {
     case RequestKind::kWholeGpus: CountShape(whole_, r.request.gpus, -1); break;
     case RequestKind::kMemShare: CountShape(shares_, r.request.memory, -1); break;
     case RequestKind::kMig: CountShape(mig_, r.request.mig_profile, -1); break;
+  }
+  auto shape = shapes_.find(KeyOf(r.request));
+  if (shape != shapes_.end()) {
+    auto limit = shape->second.limits.find(r.limit);
+    if (limit != shape->second.limits.end()) shape->second.limits.erase(limit);
+    if (shape->second.limits.empty()) shapes_.erase(shape);
   }
   recs_.erase(it);
 }

@@ -102,6 +102,13 @@ class QueueIndex {
   const std::map<int, int>& WholeRequests() const { return whole_; }
   const std::map<MiB, int>& ShareRequests() const { return shares_; }
   const std::map<std::string, int>& MigRequests() const { return mig_; }
+  // Each request shape of the pending jobs, with the shortest time limit among its jobs: what
+  // does not start now for that limit starts for none of them (the pass's early stop,
+  // scheduler.cc). fn(const Request&, Duration shortest).
+  template <typename Fn>
+  void ForShapes(Fn&& fn) const {
+    for (const auto& [key, shape] : shapes_) fn(shape.request, *shape.limits.begin());
+  }
   // The accounts of the pending jobs, each once (PriorityModel).
   const std::vector<std::string_view>& Users() const { return users_list_; }
   const std::vector<std::string_view>& Projects() const { return projects_list_; }
@@ -122,8 +129,15 @@ class QueueIndex {
     double sized;  // ... or the capped one (key by size alone)
     bool capped;
     Request request;
+    Duration limit;
     bool has_deps;
   };
+  struct Shape {
+    Request request;
+    std::multiset<Duration> limits;  // of its pending jobs
+  };
+  using ShapeKey = std::tuple<RequestKind, int, MiB, std::string>;
+  static ShapeKey KeyOf(const Request& r) { return {r.kind, r.gpus, r.memory, r.mig_profile}; }
   int GroupOf(const Job& job, bool heavy);
   bool CappedAt(Time submit, Time now) const;
   void Count(std::map<std::string, int>& counts, std::vector<std::string_view>& list, const std::string& key,
@@ -146,6 +160,7 @@ class QueueIndex {
   std::map<int, int> whole_;             // jobs by cards asked for
   std::map<MiB, int> shares_;            // ... by memory share asked for
   std::map<std::string, int> mig_;       // ... by MIG profile
+  std::map<ShapeKey, Shape> shapes_;     // ... by the whole request, with their limits
   Time advanced_to_ = kNever;            // the last Advance(); kNever after an Add since
 };
 

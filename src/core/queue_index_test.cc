@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "core/scheduler.h"
+#include "core/capacity.h"
 #include "testing/builders.h"
+#include "testing/random_state.h"
 #include "testing/requests.h"
 
 namespace rota {
@@ -189,6 +191,72 @@ TEST(QueueIndexTest, SameDecisionsAsWithoutTheIndexOnRandomSequences) {
   // sequences do schedule.
   EXPECT_GT(served, passes * 3 / 4) << served << " of " << passes;
   EXPECT_GT(started, 2000);
+}
+
+// Long queues on a busy cluster with cards free that nothing waiting fits now (held for a
+// reservation, or too few on a node): an unexplained pass stops walking once every shape the
+// queue holds fails for its shortest limit (with the index), or once the pass's preemption
+// budget is spent, and must still make every decision an explained pass makes. Three passes per
+// state, the decisions applied in between.
+TEST(QueueIndexTest, LongQueuesStopWhereNothingMoreCanStartWithTheSameDecisions) {
+  int signals = 0;
+  int starts = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    for (Algorithm a : {Algorithm::kBackfill, Algorithm::kRota}) {
+      ClusterState state = testing::LargeState(64, 8, 3000, 90, seed);
+      for (Job& j : state.pending) {
+        j.after.clear();
+        j.after_ok.clear();
+      }
+      Policy explained;
+      explained.algorithm = a;
+      explained.estimate_starts = false;
+      Policy policy = explained;
+      policy.explain = false;
+      QueueIndex index(policy, state.gpus);
+      for (size_t i = 0; i < state.pending.size(); ++i) index.Add(state.pending[i], i);
+      CapacityPlan kept(CapacityPlan::Kept{}, state, policy);
+      Time now = testing::kLargeStateNow;
+      for (int step = 0; step < 3; ++step) {
+        const std::string where = std::string(AlgorithmName(a)) + " seed " + std::to_string(seed) + " step " +
+                                  std::to_string(step);
+        index.Advance(now);
+        ASSERT_TRUE(index.Serves(state, policy, now)) << where;
+        Decisions all = Schedule(state, explained, now);
+        std::erase_if(all.pending, [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
+        const Decisions plain = Schedule(state, policy, now);
+        const Decisions fast = Schedule(state, policy, now, &index, &kept);
+        ASSERT_EQ(Describe(plain), Describe(all)) << where;
+        ASSERT_EQ(Describe(fast), Describe(all)) << where;
+        for (const Start& st : all.starts) {
+          for (size_t i = 0; i < state.pending.size(); ++i) {
+            if (state.pending[i].id != st.job) continue;
+            RunningJob r;
+            r.job = state.pending[i];
+            r.alloc = st.alloc;
+            r.start_time = now;
+            r.preemptible = st.preemptible;
+            state.running.push_back(std::move(r));
+            SwapRemove(state, index, i);
+            ++starts;
+            break;
+          }
+        }
+        for (const Signal& sig : all.signals) {
+          for (RunningJob& r : state.running) {
+            if (r.job.id != sig.job) continue;
+            r.signalled = true;
+            r.kill_at = sig.kill_at;
+            r.preempted = sig.cause == StopCause::kPreempted;
+            ++signals;
+          }
+        }
+        now += 10 * 60;
+      }
+    }
+  }
+  EXPECT_GT(starts, 20);
+  EXPECT_GT(signals, 5);
 }
 
 // Where the index cannot give the order, the pass orders the queue itself: a job that can never

@@ -208,6 +208,7 @@ class FailedShapes {
   }
 
   void Remember(const Request& r, Duration d) {
+    ++changes_;
     switch (r.kind) {
       case RequestKind::kWholeGpus: {
         // whole_[n]: the shortest duration known to fail for some request of <= n cards.
@@ -231,12 +232,17 @@ class FailedShapes {
   }
 
   void Clear() {
+    ++changes_;
     whole_.clear();
     shares_.clear();
     mig_.clear();
   }
 
+  // How often it changed (the pass's early stop checks again only then).
+  long changes() const { return changes_; }
+
  private:
+  long changes_ = 0;
   std::vector<Duration> whole_;  // by card count (see Remember)
   std::vector<std::pair<MiB, Duration>> shares_;
   std::unordered_map<std::string, Duration> mig_;
@@ -349,13 +355,16 @@ class Pass {
     // Unexplained, the walk stops once the rest of the queue can change no decision: every
     // reservation that decisions depend on is made (to the depth) and nothing more can start,
     // because fifo starts nothing behind a blocked job or because no card, share or slice is free
-    // now. Not while a quota may still set the week's wake-up or preemption make room. What is
-    // left is only to list the jobs that can never run.
-    const bool may_stop = !explain && quota_.Unlimited() &&
-                          !(policy_.algorithm == Algorithm::kRota && policy_.preemption &&
-                            !preemptible_running_.empty());
+    // now. Not while a quota may still set the week's wake-up or preemption make room (until the
+    // pass's preemption budget is spent: Preempt tries no more then). What is left is only to
+    // list the jobs that can never run.
+    const bool may_stop = !explain && quota_.Unlimited();
+    const bool may_preempt =
+        policy_.algorithm == Algorithm::kRota && policy_.preemption && !preemptible_running_.empty();
     auto rest_changes_nothing = [&] {
-      return may_stop && reserved >= depth && (fifo ? blocked_seen : plan_.NothingFreeNow());
+      if (!may_stop || reserved < depth || (may_preempt && !PreemptionSpent())) return false;
+      if (fifo) return blocked_seen;
+      return plan_.NothingFreeNow() || NothingWaitingFits();
     };
     while (!rest_changes_nothing()) {
       const Entry* next = queue.Next();
@@ -559,6 +568,26 @@ class Pass {
     return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) { return MakeEntry(item.pos); });
   }
 
+  // With the index: whether no job still waiting can start now, though something is free (a
+  // reservation holds it, or it is too small for what waits). Every shape the queue holds, for
+  // the shortest limit among its jobs, does not fit now or failed in this pass already; a job of
+  // that shape asks for at least as long, so it would fail without a search (FailedShapes), and
+  // past the planning depth that is all the walk would learn of it. Only unexplained passes
+  // without bookings, quotas or preemption ask (Run's may_stop; the index serves no other), where
+  // every job's view is failed_[0]. Asked again only after a start or a new failure.
+  bool NothingWaitingFits() {
+    if (index_ == nullptr) return false;
+    const long version = failed_[0].changes() + static_cast<long>(out_.starts.size());
+    if (version == nothing_fits_version_) return nothing_fits_;
+    nothing_fits_version_ = version;
+    nothing_fits_ = true;
+    index_->ForShapes([this](const Request& r, Duration shortest) {
+      if (!nothing_fits_ || !plan_.PhysicallyFitsNow(r)) return;
+      nothing_fits_ = failed_[0].Known(r, std::max<Duration>(1, shortest));
+    });
+    return nothing_fits_;
+  }
+
   // The entry of pending job `i`, ranked now (rota) or by submit time (the others).
   Entry MakeEntry(size_t i) {
     const Job& j = state_.pending[i];
@@ -670,12 +699,17 @@ class Pass {
     return false;
   }
 
+  // Whether the pass's preemption budget is spent: Preempt tries nothing more.
+  bool PreemptionSpent() const {
+    return failed_preemptions_ >= kMaxFailedPreemptions || preempt_searches_ >= kMaxPreemptionSearches;
+  }
+
   // Preempts lower-tier preemptible jobs, and preemptible jobs of others on the owner's bookings
   // (claims; only those when `claims_only`), so that `job` can start within their grace. Claims
   // are tried first: the owner takes back what was borrowed before anyone else loses work. Then
   // least work lost (fewest GPU-seconds done, youngest first). Returns whether it preempted.
   bool Preempt(const Job& job, Duration d, int uid, bool claims_only) {
-    if (failed_preemptions_ >= kMaxFailedPreemptions || preempt_searches_ >= kMaxPreemptionSearches) return false;
+    if (PreemptionSpent()) return false;
     struct Candidate {
       int running;
       bool claim;
@@ -812,6 +846,8 @@ class Pass {
   std::vector<LiveBooking> live_bookings_;  // bookings with end > now
   std::vector<Time> limit_stop_;  // per running job: kill time of a time-limit signal sent now
   double usable_gpus_ = 0;
+  long nothing_fits_version_ = -1;  // NothingWaitingFits, as last asked
+  bool nothing_fits_ = false;
   int failed_preemptions_ = 0;
   int preempt_searches_ = 0;
   bool quota_blocked_ = false;
