@@ -133,6 +133,20 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
     }
   }
 
+  // Runs outside Rota: their hours per day and per user (their charge is in the week's usage).
+  for (const UsageOutsideRun& r : input.outside) {
+    const Time end = std::min(r.end, input.now);
+    for (Time t = std::max(r.start, first); t < end;) {
+      const int d = day_of(t);
+      if (d < 0) break;
+      const Time until = std::min(end, starts[static_cast<size_t>(d) + 1]);
+      const double hours = r.gpus * static_cast<double>(until - t) / kHourSeconds;
+      out.days[static_cast<size_t>(d)].gpu_hours[r.user] += hours;
+      user(r.user).outside_gpu_hours += hours;
+      t = until;
+    }
+  }
+
   for (const UsageBookingOutcome& b : input.bookings) {
     if (day_of(b.start) < 0) continue;
     user(b.user);

@@ -32,6 +32,15 @@ struct UsageRun {
   double idle_gpu_seconds = 0;
 };
 
+// A run of a cluster's job outside Rota (plain sbatch/srun): GPU-hours only (no wait, no
+// measures: Rota neither queued nor sampled it as a job of its own).
+struct UsageOutsideRun {
+  std::string user;
+  double gpus = 0;
+  Time start = 0;
+  Time end = 0;
+};
+
 struct UsageBookingOutcome {
   std::string user;
   Time start = 0;
@@ -44,6 +53,7 @@ struct UsageInput {
   int days = 28;  // the report covers the local days [today - days + 1, today]
   std::vector<UsageRun> runs;  // every job that ran or waited in the period, and all running ones
   std::vector<UsageBookingOutcome> bookings;
+  std::vector<UsageOutsideRun> outside;  // runs outside Rota that ended in the period
   // The week's charged GPU-seconds (core/usage.h), by user and by project.
   std::map<std::string, Usage> users;
   std::map<std::string, Usage> projects;
@@ -63,6 +73,7 @@ struct UserUsage {
   std::optional<double> quota_gpu_hours;  // nullopt: unlimited
   double pool_gpu_hours = 0;         // of which borrowed from the explore pool
   int jobs = 0;                      // jobs started in the period
+  double outside_gpu_hours = 0;      // held by its jobs outside Rota in the period (also in the days)
   UsageTotals totals;                // this user's part of the period
 };
 

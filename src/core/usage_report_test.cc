@@ -61,6 +61,30 @@ TEST(UsageReportTest, SplitsRunsOverLocalDaysAndCountsRunningJobsUpToNow) {
   EXPECT_EQ(Find(r, "carol"), nullptr);
 }
 
+// Jobs outside Rota (a cluster's plain sbatch) add their GPU-hours to the days and to their
+// owner's row, but no job, wait or measure: Rota neither queued nor sampled them.
+TEST(UsageReportTest, RunsOutsideRotaCountTheirHoursOnly) {
+  Policy policy;
+  UsageInput in;
+  in.now = kMon + 2 * kDay + 12 * kHour;  // Wednesday 12:00
+  in.days = 2;                            // Tuesday, Wednesday
+  in.runs.push_back(MakeRun("alice", kMon + kDay + 9 * kHour, kMon + kDay + 10 * kHour, kMon + kDay + 11 * kHour, 1));
+  // 4 GPUs from Monday 23:00 to Tuesday 01:00: only Tuesday's hour is in the period.
+  in.outside.push_back({"alice", 4, kMon + 23 * kHour, kMon + kDay + kHour});
+  in.outside.push_back({"dan", 2, kMon + 2 * kDay + 9 * kHour, kMon + 2 * kDay + 10 * kHour + 1800});
+  const UsageReport r = BuildUsageReport(in, policy);
+  ASSERT_EQ(r.days.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.days[0].gpu_hours.at("alice"), 4.0 + 1.0);
+  EXPECT_DOUBLE_EQ(r.days[1].gpu_hours.at("dan"), 3.0);
+  ASSERT_NE(Find(r, "alice"), nullptr);
+  EXPECT_DOUBLE_EQ(Find(r, "alice")->outside_gpu_hours, 4.0);
+  EXPECT_EQ(Find(r, "alice")->jobs, 1);  // her Rota job only
+  ASSERT_NE(Find(r, "dan"), nullptr);
+  EXPECT_DOUBLE_EQ(Find(r, "dan")->outside_gpu_hours, 3.0);
+  EXPECT_EQ(Find(r, "dan")->jobs, 0);
+  EXPECT_DOUBLE_EQ(r.totals.avg_wait_seconds, 3600);  // alice's wait alone
+}
+
 TEST(UsageReportTest, WeekHoursAddChargedCountersToRunningPartsAndCompareWithQuota) {
   Policy policy;
   policy.quota.user_hours["alice"] = 10;

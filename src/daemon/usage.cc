@@ -96,6 +96,9 @@ json UsageLedger::Report(const Caller& caller, const json& request, const JobTab
     in.bookings.push_back({b.entry.spec.user, b.entry.spec.start, b.entry.state == BookingState::kNoShow,
                            b.entry.state == BookingState::kOverrun});
   }
+  StatusOr<std::vector<store::OutsideRun>> outside = setup_.store->OutsideRunsSince(first);
+  if (!outside.ok()) return api::ErrorReply(outside.status());
+  for (const store::OutsideRun& o : *outside) in.outside.push_back({o.user, o.gpus, o.start, o.end});
   for (const auto& [name, u] : usage_.users) in.users[name] = u;
   for (const auto& [name, u] : usage_.projects) in.projects[name] = u;
   const UsageReport report = BuildUsageReport(in, setup_.config->policy);
@@ -114,6 +117,7 @@ json UsageLedger::Report(const Caller& caller, const json& request, const JobTab
                 {"week_gpu_hours", u.week_gpu_hours},
                 {"quota_gpu_hours", Optional(u.quota_gpu_hours)},
                 {"pool_gpu_hours", u.pool_gpu_hours},
+                {"outside_gpu_hours", u.outside_gpu_hours},
                 {"jobs", u.jobs}};
     row.update(TotalsJson(u.totals));
     users.push_back(std::move(row));

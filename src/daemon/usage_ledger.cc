@@ -47,6 +47,30 @@ Status UsageLedger::SaveWith(const store::JobRecord& rec, Time at, const std::fu
   return ended.ok() ? committed : ended;
 }
 
+Status UsageLedger::ChargeOutside(const store::OutsideRun& run) {
+  if (run.user.empty() || run.gpus <= 0 || run.end < run.start) return Status();
+  Usage before;
+  if (auto it = usage_.users.find(run.user); it != usage_.users.end()) before = it->second;
+  bool added = false;
+  Status committed = setup_.store->InOneTransaction([&]() -> Status {
+    StatusOr<bool> recorded = setup_.store->AddOutsideRun(run);
+    if (!recorded.ok()) return recorded.status();
+    added = *recorded;
+    if (!added) return Status();
+    Job owner;
+    owner.user = run.user;
+    ChargeOwners(usage_.users, usage_.projects, owner, run.gpus, run.start, run.end, false,
+                 setup_.config->policy);
+    return setup_.store->SaveUsage(store::AccountKind::kUser, run.user, usage_.users[run.user]);
+  });
+  if (!committed.ok()) {
+    usage_.users[run.user] = before;  // as the store has it
+    return committed;
+  }
+  if (added && setup_.notes != nullptr) setup_.notes->CheckQuota(run.user, usage_, run.end);
+  return Status();
+}
+
 void UsageLedger::Save(const store::JobRecord& rec, Time end) {
   if (!Charges(rec, end)) return;
   if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]);

@@ -44,6 +44,10 @@ class UsageLedger {
   // run's end), then tells the owner of a quota level crossed. The status is `end`'s, else the
   // commit's.
   Status SaveWith(const store::JobRecord& rec, Time at, const std::function<Status()>& end);
+  // A run of a cluster's job outside Rota (a plain sbatch the Slurm engine saw end): recorded and
+  // charged to its owner (fair share and the quota week; no project) in one commit, once: a run
+  // recorded already charges nothing. Its owner hears of a quota level crossed, as after a job.
+  Status ChargeOutside(const store::OutsideRun& run);
 
   // The usage report (`usage`: `rota usage`, the web page's Usage view; usage.cc): the ledger's
   // figures with what the samples measured of each run, the ended ones' from the store and the

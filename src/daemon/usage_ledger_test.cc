@@ -133,6 +133,36 @@ TEST_F(UsageLedgerTest, TheOwnerIsToldWhenAChargeCrossesEightyPercentOfTheirQuot
   EXPECT_EQ(notes_->outbox()->List(std::nullopt)->at(0).event, "quota_80");
 }
 
+// A plain sbatch of alice's that the Slurm engine saw end: charged to her week and fair share
+// once, stored, and listed in her report row; the same run seen end again (after a restart)
+// charges nothing more, and crossing 80 % of her quota tells her, as a job of Rota's would.
+TEST_F(UsageLedgerTest, ARunOutsideRotaIsChargedOnceAndReported) {
+  const store::OutsideRun run{"4711", "alice", 4, kStart, kStart + 2 * kHour};  // 8 of her 10 hours
+  ASSERT_TRUE(ledger_->ChargeOutside(run).ok());
+  EXPECT_DOUBLE_EQ(WeekHours("alice"), 8.0);
+  EXPECT_GT(ledger_->maps().users.at("alice").decayed_gpu_seconds, 0.0);
+  EXPECT_TRUE(ledger_->maps().projects.empty());
+  EXPECT_EQ(Queued(), 1u);
+  EXPECT_EQ(notes_->outbox()->List(std::nullopt)->at(0).event, "quota_80");
+  ledger_ = MakeLedger();  // a restart
+  EXPECT_DOUBLE_EQ(WeekHours("alice"), 8.0);
+  ASSERT_TRUE(ledger_->ChargeOutside(run).ok());  // seen end again
+  EXPECT_DOUBLE_EQ(WeekHours("alice"), 8.0);
+  EXPECT_EQ(Queued(), 1u);
+  // Nothing to charge: no owner, no GPU, an end before its start.
+  ASSERT_TRUE(ledger_->ChargeOutside({"1", "", 1, kStart, kStart + kHour}).ok());
+  ASSERT_TRUE(ledger_->ChargeOutside({"2", "bob", 0, kStart, kStart + kHour}).ok());
+  ASSERT_TRUE(ledger_->ChargeOutside({"3", "bob", 1, kStart, kStart - 1}).ok());
+  EXPECT_EQ(ledger_->maps().users.count("bob"), 0u);
+
+  const json report = ledger_->Report(testing::Person("alice", 20001), {{"days", 7}}, JobTable(), kStart + 3 * kHour);
+  ASSERT_TRUE(report.value("ok", false)) << report.dump();
+  ASSERT_EQ(report["users"].size(), 1u) << report.dump();
+  EXPECT_DOUBLE_EQ(report["users"][0]["outside_gpu_hours"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(report["users"][0]["week_gpu_hours"].get<double>(), 8.0);
+  EXPECT_EQ(report["users"][0]["jobs"], 0);
+}
+
 TEST_F(UsageLedgerTest, TheReportJoinsTheChargesWithWhatWasMeasuredAndShowsEachUserTheirOwn) {
   // Bob's run ended: 2 GPU-hours measured, half of them busy.
   store::JobRecord bobs;

@@ -51,6 +51,16 @@ struct ApiToken {
 
 enum class AccountKind : std::uint8_t { kUser, kProject };
 
+// A run of a cluster's job outside Rota (plain sbatch/srun) that held GPUs (schema v15).
+struct OutsideRun {
+  std::string cluster_job;  // the cluster's id ("4711")
+  std::string user;
+  double gpus = 0;  // whole GPUs, over all its nodes
+  Time start = 0;
+  Time end = 0;
+  bool operator==(const OutsideRun&) const = default;
+};
+
 // Accumulated usage by account, shaped like ClusterState::user_usage / project_usage.
 // GPU-seconds of a job's allocation as the samples saw it: sampled at all, busy (weighted by
 // utilisation), and under the idle threshold.
@@ -147,6 +157,12 @@ class JobStore {
   Status AddJobMeasures(JobId id, const JobMeasures& measures);
   // The measures of every job that is running or ended at or after `since`, by id.
   StatusOr<std::map<JobId, JobMeasures>> LoadJobMeasures(Time since);
+
+  // Runs of jobs outside Rota (outside_store.cc). AddOutsideRun records one and says whether it
+  // was new: a run recorded already (the same cluster job and start) is left as it is.
+  StatusOr<bool> AddOutsideRun(const OutsideRun& run);
+  // The runs that ended at or after `since`, oldest end first.
+  StatusOr<std::vector<OutsideRun>> OutsideRunsSince(Time since);
 
   // Inserts or replaces one account's usage.
   Status SaveUsage(AccountKind kind, std::string_view name, const Usage& usage);

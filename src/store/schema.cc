@@ -253,8 +253,23 @@ ALTER TABLE jobs ADD COLUMN forecast_at INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN forecast_start INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<std::string_view, 14> kMigrations = {kV1, kV2,  kV3,  kV4,  kV5,  kV6,  kV7,
-                                                          kV8, kV9, kV10, kV11, kV12, kV13, kV14};
+// Version 15: the runs of a cluster's jobs outside Rota (plain sbatch or srun with GPUs) that the
+// Slurm engine saw end, charged to their owner's usage: once each (the key: the cluster's job and
+// its start), whatever restarts; `rota usage` lists their GPU-hours.
+constexpr std::string_view kV15 = R"sql(
+CREATE TABLE outside_runs (
+  cluster_job TEXT    NOT NULL,
+  start_time  INTEGER NOT NULL,
+  end_time    INTEGER NOT NULL,
+  user        TEXT    NOT NULL,
+  gpus        REAL    NOT NULL CHECK (gpus >= 0),
+  PRIMARY KEY (cluster_job, start_time)
+);
+CREATE INDEX outside_runs_end ON outside_runs (end_time);
+)sql";
+
+constexpr std::array<std::string_view, 15> kMigrations = {kV1, kV2,  kV3,  kV4,  kV5,  kV6,  kV7, kV8,
+                                                          kV9, kV10, kV11, kV12, kV13, kV14, kV15};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -504,6 +504,33 @@ TEST_F(JobStoreTest, QuotaNoticesRoundTripAndTheLastWeekWins) {
                                                                  {"张伟", {kT0, 100}}}));
 }
 
+// A run outside Rota is recorded once by its cluster job and start, whatever restarts: the same
+// run seen end again is not new; another run of the same job (requeued: a new start) is.
+TEST_F(JobStoreTest, OutsideRunsAreRecordedOnceAndReadBackByTheirEnd) {
+  const OutsideRun a{"4711", "张伟", 2, kT0, kT0 + 3600};
+  const OutsideRun again{"4711", "张伟", 3, kT0, kT0 + 7200};  // same job and start: already there
+  const OutsideRun requeued{"4711", "张伟", 2, kT0 + 8000, kT0 + 9000};
+  const OutsideRun old{"12", "bob", 1, kT0 - 86400, kT0 - 80000};
+  for (const OutsideRun* r : {&a, &old}) {
+    auto added = store_->AddOutsideRun(*r);
+    ASSERT_TRUE(added.ok()) << added.status().ToString();
+    EXPECT_TRUE(*added);
+  }
+  store_.reset();
+  store_ = OpenOrDie(path());
+  auto added = store_->AddOutsideRun(again);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_FALSE(*added);
+  added = store_->AddOutsideRun(requeued);
+  ASSERT_TRUE(added.ok() && *added);
+  auto since = store_->OutsideRunsSince(kT0);
+  ASSERT_TRUE(since.ok()) << since.status().ToString();
+  EXPECT_EQ(*since, (std::vector<OutsideRun>{a, requeued}));  // the first kept as it was; bob's ended before
+  auto all = store_->OutsideRunsSince(0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+}
+
 TEST_F(JobStoreTest, UsageRoundTrip) {
   Usage a{1234.5, kT0, 3600.25, 100, kT0 - 86400};
   Usage b{99, kT0 + 1, 0, 0, kT0 - 86400};

@@ -217,7 +217,7 @@ class PackageTest(unittest.TestCase):
         self.assertFalse([f for f in os.listdir(self.path("/etc/rota")) if ".dpkg-" in f])
         self.start_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
-        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "14")
+        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "15")
         db.close()
         self.assertEqual(self.job(done)["state"], "completed")
         self.assertEqual(self.job(running)["state"], "running")  # re-adopted
