@@ -36,10 +36,13 @@ std::string Wait(double seconds) { return seconds <= 0 ? "-" : FormatDuration(st
 std::string FormatUsage(const nlohmann::json& reply, int days_shown) {
   std::string out = "This week (since " + FormatTime(fields::Int(reply, "week_start"), "%a %m-%d %H:%M", "?") +
                     "), GPU-hours:\n";
-  Table users({"USER", "WEEK", "QUOTA", "POOL", "JOBS", "AVG WAIT", "UTIL", "IDLE GPU-H", "NO-SHOWS", "OVERRUNS"});
+  // OUTSIDE: GPU-hours of the user's jobs outside Rota (a cluster's plain sbatch) in the period.
+  Table users({"USER", "WEEK", "QUOTA", "POOL", "JOBS", "OUTSIDE", "AVG WAIT", "UTIL", "IDLE GPU-H", "NO-SHOWS",
+               "OVERRUNS"});
   for (const nlohmann::json& u : fields::Arr(reply, "users")) {
     users.AddRow({fields::Str(u, "name"), Hours(fields::Num(u, "week_gpu_hours")), OptionalHours(u, "quota_gpu_hours"),
                   Hours(fields::Num(u, "pool_gpu_hours")), std::to_string(fields::Int(u, "jobs")),
+                  Hours(fields::Num(u, "outside_gpu_hours")),
                   Wait(fields::Num(u, "avg_wait_seconds")), Percent(u, "allocated_util"),
                   Hours(fields::Num(u, "idle_gpu_hours")), std::to_string(fields::Int(u, "no_shows")),
                   std::to_string(fields::Int(u, "overruns"))});

@@ -15,6 +15,7 @@ nlohmann::json Reply() {
     "ok": true, "now": 1704196800, "week_start": 1704067200, "days_covered": 2,
     "users": [
       {"name": "alice", "week_gpu_hours": 12.3, "quota_gpu_hours": 40, "pool_gpu_hours": 1.5, "jobs": 3,
+       "outside_gpu_hours": 7.4,
        "avg_wait_seconds": 150, "allocated_util": 63.4, "idle_gpu_hours": 0.5, "no_shows": 1, "overruns": 0},
       {"name": "张伟", "week_gpu_hours": 2, "quota_gpu_hours": null, "pool_gpu_hours": 0, "jobs": 0,
        "avg_wait_seconds": 0, "allocated_util": null, "idle_gpu_hours": 0, "no_shows": 0, "overruns": 2}],
@@ -39,7 +40,7 @@ TEST_F(UsageFormatTest, UsersProjectsDaysAndTotals) {
   EXPECT_EQ(text.rfind("This week (since Mon 01-01 00:00), GPU-hours:\n", 0), 0u) << text;
   // alice: hours with one decimal, the quota, the wait as a duration, utilisation rounded.
   const std::string alice = LineStarting(text, "alice");
-  for (const char* part : {"12.3", "40.0", "1.5", "2m", "63%", "0.5"}) {
+  for (const char* part : {"12.3", "40.0", "1.5", "7.4", "2m", "63%", "0.5"}) {
     EXPECT_NE(alice.find(part), std::string::npos) << part << " in: " << alice;
   }
   // No quota and no measurement print as "-"; the columns of the Chinese name's row line up with

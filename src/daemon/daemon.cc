@@ -450,6 +450,21 @@ void Daemon::JobPlaced(JobId id, const std::vector<std::string>& cards) { runner
 
 void Daemon::ClusterHolders(const std::vector<ClusterHolder>& holders) { card_desk_->SetClusterHolders(holders); }
 
+void Daemon::OutsideRunEnded(const OutsideRunEnd& run) {
+  // A user who bypasses Rota pays for it as for a job of Rota's: fair share and the quota week.
+  const std::optional<std::string> user = UserName(run.uid);
+  if (!user) {
+    spdlog::warn("Slurm job {} (outside Rota) ended; its uid {} has no name here: not charged", run.job, run.uid);
+    return;
+  }
+  const store::OutsideRun charged{run.job, *user, static_cast<double>(run.gpus), run.start, run.end};
+  if (Status s = ledger_->ChargeOutside(charged); !s.ok()) {
+    spdlog::error("charging Slurm job {} (outside Rota) to {}: {}", run.job, *user, s.message());
+    return;
+  }
+  dirty_ = true;  // fair share and quotas moved
+}
+
 void Daemon::EngineAvailable() {
   // Jobs postponed while the cluster did not answer wait no longer than the next pass (their
   // backoff reached minutes while it was away).

@@ -137,6 +137,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void EngineAvailable() override;
   void JobPlaced(JobId id, const std::vector<std::string>& cards) override;
   void ClusterHolders(const std::vector<ClusterHolder>& holders) override;
+  void OutsideRunEnded(const OutsideRunEnd& run) override;
 
 
   // Adds a line to job `id`'s audit trail (and the log).

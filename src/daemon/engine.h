@@ -39,6 +39,16 @@ struct ClusterHolder {
   bool operator==(const ClusterHolder&) const = default;
 };
 
+// A run of a cluster's job outside Rota (plain sbatch/srun) that held whole GPUs: seen running
+// from `start` (the cluster's start time) until it was seen gone at `end`.
+struct OutsideRunEnd {
+  std::string job;  // the cluster's id of it ("4711")
+  uid_t uid = 0;
+  int gpus = 0;  // over all its nodes
+  Time start = 0;
+  Time end = 0;
+};
+
 // What the daemon hears from its engine.
 class EngineEvents {
  public:
@@ -61,6 +71,8 @@ class EngineEvents {
   // The cards that the cluster's jobs outside Rota (plain sbatch/srun) hold now, and whose: all of
   // them each time the set changes.
   virtual void ClusterHolders(const std::vector<ClusterHolder>& /*holders*/) {}
+  // A job outside Rota that held GPUs is no longer running: its owner is charged for it.
+  virtual void OutsideRunEnded(const OutsideRunEnd& /*run*/) {}
 
  protected:
   ~EngineEvents() = default;

@@ -433,6 +433,33 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
   if (gone) TellHolders();
 }
 
+void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours) {
+  const Time now = clock_.Now();
+  std::set<std::string> running;
+  for (const slurm::QueuedJob& q : queue) {
+    if (q.state != "RUNNING" || ours.count(q.id) > 0 || GpusPerNode(q) == 0) continue;
+    running.insert(q.id);
+    auto [it, added] = outside_runs_.try_emplace(q.id);
+    it->second.seen = now;
+    if (!added) continue;
+    StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(q.nodes);
+    const int node_count = nodes.ok() && !nodes->empty() ? static_cast<int>(nodes->size()) : 1;
+    it->second.uid = q.uid;
+    it->second.gpus = GpusPerNode(q) * node_count;
+    it->second.start = q.start > 0 && q.start <= now ? q.start : now;
+  }
+  for (auto it = outside_runs_.begin(); it != outside_runs_.end();) {
+    if (running.count(it->first) > 0) {
+      ++it;
+      continue;
+    }
+    const OutsideRun& r = it->second;
+    const Time end = now - r.seen <= kOutsideEndSlack ? now : r.seen;
+    events_.OutsideRunEnded({it->first, r.uid, r.gpus, r.start, end});
+    it = outside_runs_.erase(it);
+  }
+}
+
 void SlurmEngine::TellHolders() {
   std::vector<ClusterHolder> holders;
   for (const auto& [slurm_id, job] : outside_) {
@@ -831,6 +858,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
     }
   }
   FollowOutside(queue, ours);
+  ChargeOutside(queue, ours);
   return completing;
 }
 

@@ -218,6 +218,8 @@ class SlurmEngine final : public Engine {
   // followed) and hold GPUs: which GPUs each has is asked once (`scontrol -d show job`), and the
   // daemon told of every change (EngineEvents::ClusterHolders).
   void FollowOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
+  // The runs outside Rota holding whole GPUs: those new are followed, those gone are charged.
+  void ChargeOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
   void TellHolders();
   // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says a job on `node`
   // with `count` GPUs and the shards of `shard_cards` cards has (a card whose shards it holds is
@@ -302,6 +304,18 @@ class SlurmEngine final : public Engine {
     std::vector<std::string> cards;  // empty until scontrol said (or where it cannot say)
   };
   std::map<std::string, OutsideJob> outside_;  // by Slurm id
+  // Every running job outside Rota that holds whole GPUs (not only those named above), for the
+  // charge when it ends (OutsideRunEnded).
+  struct OutsideRun {
+    uid_t uid = 0;
+    int gpus = 0;
+    Time start = 0;
+    Time seen = 0;  // the last read that listed it running
+  };
+  std::map<std::string, OutsideRun> outside_runs_;  // by Slurm id
+  // A run gone since a read longer ago than this (Slurm did not answer meanwhile) is charged to
+  // that read, not to now: its end is not known, and a charge should not exceed the use.
+  static constexpr Duration kOutsideEndSlack = 30;
   int outside_asking_ = 0;                     // scontrol runs for so many of them
   std::vector<ClusterHolder> told_holders_;
   std::vector<slurm::Reservation> wanted_reservations_;

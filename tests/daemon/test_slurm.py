@@ -398,6 +398,41 @@ class SlurmEngineTest(DaemonTest):
         wait_for(lambda: not any(g["held_by"] or g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]),
                  what="no card held outside Rota once it ended")
 
+    def test_a_job_outside_rota_is_charged_to_its_owner_once(self):
+        # A user's plain sbatch on 2 GPUs for 8 seconds, with rotad killed and started again while
+        # it runs (most of it before the restart): charged from Slurm's start time to its end, once,
+        # to the owner's week and fair share, and listed in `rota usage` as outside Rota (no job of
+        # Rota's).
+        start = time.time()
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 8", user=DEFAULT_USER).stdout.strip()
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
+                 what="two cards held outside Rota")
+        time.sleep(4)
+        self.d.kill9()
+        time.sleep(1)
+        self.d.start()
+
+        def mine():
+            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                         if u["name"] == DEFAULT_USER), None)
+        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=60,
+                       what=f"Slurm job {outside} charged")
+        seconds = row["outside_gpu_hours"] * 3600
+        self.assertGreaterEqual(seconds, 2 * 7, row)  # 2 GPUs for its 8 s (Slurm's seconds are whole)
+        self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
+        self.assertAlmostEqual(row["week_gpu_hours"], row["outside_gpu_hours"], places=6)
+        self.assertEqual(row["jobs"], 0)
+        self.assertRegex(self.d.rota("usage").stdout, rf"(?m)^{DEFAULT_USER}\s.*\b{row['outside_gpu_hours']:.1f}\b")
+        # Seen end again by a restarted rotad (Slurm still lists it as ended): not charged twice.
+        self.d.kill9()
+        time.sleep(1)
+        self.d.start()
+        time.sleep(3)
+        again = mine()
+        self.assertAlmostEqual(again["outside_gpu_hours"], row["outside_gpu_hours"], places=9)
+        self.assertAlmostEqual(again["week_gpu_hours"], row["week_gpu_hours"], places=9)
+
     def test_job_names_made_to_break_slurms_output_change_nothing(self):
         # sbatch takes any bytes in a name: one with rotad's delimiter would make a queue that
         # holds names unreadable (Rota would take Slurm for down and start nothing); one with a
