@@ -76,11 +76,11 @@ export function mount(root, ctx) {
       h('p', { class: 'muted' }, t('usage.week_from', { at: fmtDay(r.week_start) })),
       h('h2', {}, t('usage.users')),
       h('div', { class: 'table-wrap' }, h('table', { class: 'usage-users' },
-        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', 'usage.avg_wait', 'usage.util_short', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
+        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', 'usage.outside', 'usage.avg_wait', 'usage.util_short', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
           .map((k) => h('th', { scope: 'col' }, t(k))))),
         h('tbody', {}, (r.users || []).map((u) => h('tr', {},
           h('th', { scope: 'row' }, u.name), quotaCell(u.week_gpu_hours, u.quota_gpu_hours), h('td', {}, fmtHours(u.pool_gpu_hours)),
-          h('td', {}, String(u.jobs ?? 0)), h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, pct(u.allocated_util)), h('td', {}, fmtHours(u.idle_gpu_hours)),
+          h('td', {}, String(u.jobs ?? 0)), h('td', {}, fmtHours(u.outside_gpu_hours ?? 0)), h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, pct(u.allocated_util)), h('td', {}, fmtHours(u.idle_gpu_hours)),
           h('td', { class: u.no_shows ? 'warn' : '' }, String(u.no_shows ?? 0)), h('td', { class: u.overruns ? 'warn' : '' }, String(u.overruns ?? 0))))))),
       (r.projects || []).length ? [h('h2', {}, t('usage.projects')),
         h('div', { class: 'table-wrap' }, h('table', {},
