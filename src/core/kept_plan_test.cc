@@ -16,32 +16,12 @@
 #include "core/scheduler.h"
 #include "testing/builders.h"
 #include "testing/random_state.h"
+#include "testing/reference_scheduler.h"
 #include "testing/requests.h"
 
 namespace rota {
 namespace kept_plan_test {
 namespace {
-
-std::string Describe(const Decisions& d) {
-  std::string out;
-  for (const Start& s : d.starts) {
-    out += "start " + std::to_string(s.job) + " on";
-    for (int g : s.alloc.gpus) out += " " + std::to_string(g);
-    out += " mem " + std::to_string(s.alloc.memory) + " mig " + std::to_string(s.alloc.mig) +
-           (s.preemptible ? " preemptible" : "") + (s.from_pool ? " pool" : "") + "\n";
-  }
-  for (const Signal& s : d.signals) {
-    out += "signal " + std::to_string(s.job) + " kill " + std::to_string(s.kill_at) + " by " +
-           std::to_string(s.preempted_by) + "\n";
-  }
-  for (const Kill& k : d.kills) out += "kill " + std::to_string(k.job) + "\n";
-  for (const PendingInfo& p : d.pending) {
-    out += "pending " + std::to_string(p.job) + " " + WaitReasonName(p.reason) + " at " +
-           std::to_string(p.expected_start) + (p.estimated ? " estimated" : "") + "\n";
-  }
-  out += "wake " + std::to_string(d.next_wakeup) + "\n";
-  return out;
-}
 
 // The committed amount of `p` at `t`.
 MiB ValueAt(const Profile& p, Time t) {
@@ -125,7 +105,7 @@ void RunSequence(std::uint64_t seed, bool tell_every, Counts& counts) {
     const Decisions fresh = Schedule(state, policy, now);
     const Decisions kept = Schedule(state, policy, now, nullptr, &plan);
     ++counts.passes;
-    ASSERT_EQ(Describe(kept), Describe(fresh)) << where;
+    ASSERT_EQ(testing::DescribeDecisions(kept, now), testing::DescribeDecisions(fresh, now)) << where;
     if (step % 5 == 0) {
       plan.Sync(state, now);
       CapacityPlan built(state, policy, now);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/scheduler.h"
@@ -106,6 +107,37 @@ void SwapRemove(ClusterState& state, QueueIndex& index, size_t i) {
   state.pending.pop_back();
 }
 
+// Applies `d`'s starts and signals as the simulator does (starts removed from the queue by
+// swapping, the index told); returns how many of each.
+std::pair<int, int> ApplyStartsAndSignals(ClusterState& state, QueueIndex& index, const Decisions& d, Time now) {
+  int starts = 0;
+  int signals = 0;
+  for (const Start& st : d.starts) {
+    for (size_t i = 0; i < state.pending.size(); ++i) {
+      if (state.pending[i].id != st.job) continue;
+      RunningJob r;
+      r.job = state.pending[i];
+      r.alloc = st.alloc;
+      r.start_time = now;
+      r.preemptible = st.preemptible;
+      state.running.push_back(std::move(r));
+      SwapRemove(state, index, i);
+      ++starts;
+      break;
+    }
+  }
+  for (const Signal& sig : d.signals) {
+    for (RunningJob& r : state.running) {
+      if (r.job.id != sig.job) continue;
+      r.signalled = true;
+      r.kill_at = sig.kill_at;
+      r.preempted = sig.cause == StopCause::kPreempted;
+      ++signals;
+    }
+  }
+  return {starts, signals};
+}
+
 TEST(QueueIndexTest, SameDecisionsAsWithoutTheIndexOnRandomSequences) {
   int served = 0;
   int passes = 0;
@@ -160,28 +192,7 @@ TEST(QueueIndexTest, SameDecisionsAsWithoutTheIndexOnRandomSequences) {
           if (state.pending[i].id == p.job) SwapRemove(state, index, i);
         }
       }
-      for (const Start& st : plain.starts) {
-        for (size_t i = 0; i < state.pending.size(); ++i) {
-          if (state.pending[i].id != st.job) continue;
-          RunningJob r;
-          r.job = state.pending[i];
-          r.alloc = st.alloc;
-          r.start_time = now;
-          r.preemptible = st.preemptible;
-          state.running.push_back(std::move(r));
-          SwapRemove(state, index, i);
-          ++started;
-          break;
-        }
-      }
-      for (const Signal& sig : plain.signals) {
-        for (RunningJob& r : state.running) {
-          if (r.job.id != sig.job) continue;
-          r.signalled = true;
-          r.kill_at = sig.kill_at;
-          r.preempted = sig.cause == StopCause::kPreempted;
-        }
-      }
+      started += ApplyStartsAndSignals(state, index, plain, now).first;
       Time next = now + 60 * (1 + rnd(40));
       if (plain.next_wakeup > now) next = std::min(next, plain.next_wakeup);
       now = next;
@@ -228,29 +239,9 @@ TEST(QueueIndexTest, LongQueuesStopWhereNothingMoreCanStartWithTheSameDecisions)
         const Decisions fast = Schedule(state, policy, now, &index, &kept);
         ASSERT_EQ(Describe(plain), Describe(all)) << where;
         ASSERT_EQ(Describe(fast), Describe(all)) << where;
-        for (const Start& st : all.starts) {
-          for (size_t i = 0; i < state.pending.size(); ++i) {
-            if (state.pending[i].id != st.job) continue;
-            RunningJob r;
-            r.job = state.pending[i];
-            r.alloc = st.alloc;
-            r.start_time = now;
-            r.preemptible = st.preemptible;
-            state.running.push_back(std::move(r));
-            SwapRemove(state, index, i);
-            ++starts;
-            break;
-          }
-        }
-        for (const Signal& sig : all.signals) {
-          for (RunningJob& r : state.running) {
-            if (r.job.id != sig.job) continue;
-            r.signalled = true;
-            r.kill_at = sig.kill_at;
-            r.preempted = sig.cause == StopCause::kPreempted;
-            ++signals;
-          }
-        }
+        const auto [started, signalled] = ApplyStartsAndSignals(state, index, all, now);
+        starts += started;
+        signals += signalled;
         now += 10 * 60;
       }
     }
