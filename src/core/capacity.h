@@ -282,6 +282,8 @@ class CapacityPlan {
   bool broken_ = true;         // Sync() must build the plan from the state
   int rebuilds_ = 0;
   struct Saved {
+    // From the heap, as the kept plan's units: Rollback swaps the two, which needs one resource.
+    Saved() : profile(std::pmr::new_delete_resource()) {}
     int unit = 0;
     Profile profile;
     MiB used_now = 0;
