@@ -573,8 +573,10 @@ class Pass {
   // the shortest limit among its jobs, does not fit now or failed in this pass already; a job of
   // that shape asks for at least as long, so it would fail without a search (FailedShapes), and
   // past the planning depth that is all the walk would learn of it. Only unexplained passes
-  // without bookings, quotas or preemption ask (Run's may_stop; the index serves no other), where
-  // every job's view is failed_[0]. Asked again only after a start or a new failure.
+  // without bookings or quotas ask, with no preemption left to try (Run's may_stop; the index
+  // serves no other), where every job's view is failed_[0]. The shortest limit counts the jobs
+  // started in this pass too: the check can only be too careful. Asked again only after a start
+  // or a new failure.
   bool NothingWaitingFits() {
     if (index_ == nullptr) return false;
     const long version = failed_[0].changes() + static_cast<long>(out_.starts.size());
