@@ -198,14 +198,16 @@ class PackageTest(unittest.TestCase):
             page = r.read().decode()
         self.assertIn("<html", page.lower())  # served from /usr/share/rota/web, found beside rotad
 
-        # The store as the previous schema left it (no image, deadline or forecast column, schema 11), rotad
-        # stopped as an upgrade's restart stops it: the running job keeps running.
+        # The store as an older schema left it (no image, deadline or forecast column, no table of
+        # runs outside Rota: schema 11), rotad stopped as an upgrade's restart stops it: the running
+        # job keeps running.
         self.stop_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
         db.execute("ALTER TABLE jobs DROP COLUMN image")
         db.execute("ALTER TABLE jobs DROP COLUMN deadline")
         db.execute("ALTER TABLE jobs DROP COLUMN forecast_at")
         db.execute("ALTER TABLE jobs DROP COLUMN forecast_start")
+        db.execute("DROP TABLE outside_runs")
         db.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
         db.commit()
         db.close()
