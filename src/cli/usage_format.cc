@@ -36,16 +36,26 @@ std::string Wait(double seconds) { return seconds <= 0 ? "-" : FormatDuration(st
 std::string FormatUsage(const nlohmann::json& reply, int days_shown) {
   std::string out = "This week (since " + FormatTime(fields::Int(reply, "week_start"), "%a %m-%d %H:%M", "?") +
                     "), GPU-hours:\n";
-  // OUTSIDE: GPU-hours of the user's jobs outside Rota (a cluster's plain sbatch) in the period.
-  Table users({"USER", "WEEK", "QUOTA", "POOL", "JOBS", "OUTSIDE", "AVG WAIT", "UTIL", "IDLE GPU-H", "NO-SHOWS",
-               "OVERRUNS"});
-  for (const nlohmann::json& u : fields::Arr(reply, "users")) {
-    users.AddRow({fields::Str(u, "name"), Hours(fields::Num(u, "week_gpu_hours")), OptionalHours(u, "quota_gpu_hours"),
-                  Hours(fields::Num(u, "pool_gpu_hours")), std::to_string(fields::Int(u, "jobs")),
-                  Hours(fields::Num(u, "outside_gpu_hours")),
-                  Wait(fields::Num(u, "avg_wait_seconds")), Percent(u, "allocated_util"),
-                  Hours(fields::Num(u, "idle_gpu_hours")), std::to_string(fields::Int(u, "no_shows")),
-                  std::to_string(fields::Int(u, "overruns"))});
+  // OUTSIDE: GPU-hours of the user's jobs outside Rota (a cluster's plain sbatch) in the period;
+  // shown only where someone has some (never on one server of Rota's own).
+  const nlohmann::json& rows = fields::Arr(reply, "users");
+  const bool outside = std::any_of(rows.begin(), rows.end(),
+                                   [](const nlohmann::json& u) { return fields::Num(u, "outside_gpu_hours") > 0; });
+  std::vector<std::string> header{"USER", "WEEK", "QUOTA", "POOL", "JOBS"};
+  if (outside) header.push_back("OUTSIDE");
+  for (const char* h : {"AVG WAIT", "UTIL", "IDLE GPU-H", "NO-SHOWS", "OVERRUNS"}) header.push_back(h);
+  Table users(std::move(header));
+  for (const nlohmann::json& u : rows) {
+    std::vector<std::string> row{fields::Str(u, "name"), Hours(fields::Num(u, "week_gpu_hours")),
+                                 OptionalHours(u, "quota_gpu_hours"), Hours(fields::Num(u, "pool_gpu_hours")),
+                                 std::to_string(fields::Int(u, "jobs"))};
+    if (outside) row.push_back(Hours(fields::Num(u, "outside_gpu_hours")));
+    for (std::string cell : {Wait(fields::Num(u, "avg_wait_seconds")), Percent(u, "allocated_util"),
+                             Hours(fields::Num(u, "idle_gpu_hours")), std::to_string(fields::Int(u, "no_shows")),
+                             std::to_string(fields::Int(u, "overruns"))}) {
+      row.push_back(std::move(cell));
+    }
+    users.AddRow(std::move(row));
   }
   out += users.Render();
   if (!fields::Arr(reply, "projects").empty()) {

@@ -37,6 +37,7 @@ std::string LineStarting(const std::string& text, const std::string& start) {
 
 TEST_F(UsageFormatTest, UsersProjectsDaysAndTotals) {
   const std::string text = FormatUsage(Reply(), 7);
+  EXPECT_NE(text.find("OUTSIDE"), std::string::npos) << text;  // alice's jobs outside Rota
   EXPECT_EQ(text.rfind("This week (since Mon 01-01 00:00), GPU-hours:\n", 0), 0u) << text;
   // alice: hours with one decimal, the quota, the wait as a duration, utilisation rounded.
   const std::string alice = LineStarting(text, "alice");
@@ -63,6 +64,15 @@ TEST_F(UsageFormatTest, ShowsOnlyTheMostRecentDays) {
   const std::string text = FormatUsage(Reply(), 1);
   EXPECT_EQ(text.find("2024-01-01"), std::string::npos) << text;
   EXPECT_NE(text.find("2024-01-02"), std::string::npos) << text;
+}
+
+// A lab without jobs outside Rota (one server, or nobody bypasses it) sees no such column.
+TEST_F(UsageFormatTest, NoOutsideColumnWhereNobodyHasAny) {
+  nlohmann::json reply = Reply();
+  reply["users"][0]["outside_gpu_hours"] = 0;
+  const std::string text = FormatUsage(reply, 7);
+  EXPECT_EQ(text.find("OUTSIDE"), std::string::npos) << text;
+  EXPECT_NE(LineStarting(text, "alice").find("12.3"), std::string::npos) << text;
 }
 
 }  // namespace

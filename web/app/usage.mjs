@@ -64,6 +64,8 @@ export function mount(root, ctx) {
     }
     if (!alive) return;
     const tot = r.totals || {};
+    // GPU-hours outside Rota (a cluster's plain sbatch): a column only where someone has some.
+    const outside = (r.users || []).some((u) => (u.outside_gpu_hours || 0) > 0);
     const tile = (k, v) => h('div', { class: 'tile' }, h('span', { class: 'tile-v' }, v), h('span', { class: 'tile-k' }, t(k)));
     const chartsBox = h('div', { class: 'charts' });
     replace(body,
@@ -76,11 +78,11 @@ export function mount(root, ctx) {
       h('p', { class: 'muted' }, t('usage.week_from', { at: fmtDay(r.week_start) })),
       h('h2', {}, t('usage.users')),
       h('div', { class: 'table-wrap' }, h('table', { class: 'usage-users' },
-        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', 'usage.outside', 'usage.avg_wait', 'usage.util_short', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
+        h('thead', {}, h('tr', {}, ['usage.user', 'usage.week_hours', 'usage.pool', 'usage.jobs', ...(outside ? ['usage.outside'] : []), 'usage.avg_wait', 'usage.util_short', 'usage.idle_hours', 'usage.no_shows', 'usage.overruns']
           .map((k) => h('th', { scope: 'col' }, t(k))))),
         h('tbody', {}, (r.users || []).map((u) => h('tr', {},
           h('th', { scope: 'row' }, u.name), quotaCell(u.week_gpu_hours, u.quota_gpu_hours), h('td', {}, fmtHours(u.pool_gpu_hours)),
-          h('td', {}, String(u.jobs ?? 0)), h('td', {}, fmtHours(u.outside_gpu_hours ?? 0)), h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, pct(u.allocated_util)), h('td', {}, fmtHours(u.idle_gpu_hours)),
+          h('td', {}, String(u.jobs ?? 0)), outside ? h('td', {}, fmtHours(u.outside_gpu_hours ?? 0)) : null, h('td', {}, fmtDur(u.avg_wait_seconds)), h('td', {}, pct(u.allocated_util)), h('td', {}, fmtHours(u.idle_gpu_hours)),
           h('td', { class: u.no_shows ? 'warn' : '' }, String(u.no_shows ?? 0)), h('td', { class: u.overruns ? 'warn' : '' }, String(u.overruns ?? 0))))))),
       (r.projects || []).length ? [h('h2', {}, t('usage.projects')),
         h('div', { class: 'table-wrap' }, h('table', {},
