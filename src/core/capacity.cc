@@ -227,8 +227,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
 }
 
 CapacityPlan::CapacityPlan(Kept, const ClusterState& state, const Policy& policy)
-    : state_(&state), now_(0), kept_(true), enforce_limits_(policy.enforce_time_limits),
-      overdue_grace_(policy.overdue_grace) {
+    : state_(&state), now_(0), kept_(true), ends_(policy) {
   Layout(state);
   touched_.assign(units_.size(), 0);
 }
@@ -922,7 +921,7 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
 
 bool CapacityPlan::Keeps(const ClusterState& state, const Policy& policy) const {
   return kept_ && state.bookings.empty() && state.gpus.size() == first_unit_.size() &&
-         policy.enforce_time_limits == enforce_limits_ && policy.overdue_grace == overdue_grace_;
+         policy.enforce_time_limits == ends_.enforce_time_limits && policy.overdue_grace == ends_.overdue_grace;
 }
 
 void CapacityPlan::Rebuild(const ClusterState& state) {
@@ -935,9 +934,8 @@ void CapacityPlan::Rebuild(const ClusterState& state) {
     u.device_free = u.mig < 0 ? state.gpus[u.gpu].reported_free : -1;
   }
   runs_.clear();
-  const Policy ends = EndRules();
   for (const RunningJob& r : state.running) {
-    const Time end = ExpectedEnd(r, ends, now_);
+    const Time end = ExpectedEnd(r, ends_, now_);
     AddRunning(r, kMinusInfinity, end);
     runs_.push_back({r.job.id, r.start_time, end, r.alloc});
   }
@@ -963,10 +961,9 @@ void CapacityPlan::Sync(const ClusterState& state, Time now) {
   if (!lined_up) {
     Rebuild(state);
   } else {
-    const Policy ends = EndRules();
     for (size_t ri = 0; ri < state.running.size(); ++ri) {
       const RunningJob& r = state.running[ri];
-      const Time end = ExpectedEnd(r, ends, now);
+      const Time end = ExpectedEnd(r, ends_, now);
       if (ri >= runs_.size() || runs_[ri].job == 0) {
         // A run started since: committed from the start of time, taken out the same way.
         AddRunning(r, kMinusInfinity, end);
@@ -998,13 +995,6 @@ void CapacityPlan::Sync(const ClusterState& state, Time now) {
   running_end_.resize(runs_.size());
   for (size_t ri = 0; ri < runs_.size(); ++ri) running_end_[ri] = runs_[ri].end;
   RefreshNowSummary();
-}
-
-Policy CapacityPlan::EndRules() const {
-  Policy p;
-  p.enforce_time_limits = enforce_limits_;
-  p.overdue_grace = overdue_grace_;
-  return p;
 }
 
 void CapacityPlan::RunningTaken(const ClusterState& state, size_t i) {

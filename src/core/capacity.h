@@ -214,7 +214,6 @@ class CapacityPlan {
   // time (so that it can be taken out again whatever the time then).
   void AddRunning(const RunningJob& r, Time from, Time end);
   void Rebuild(const ClusterState& state);
-  Policy EndRules() const;  // the policy's rules for expected ends, as kept
   // Saves unit `ui` before a pass changes a kept plan's unit (Rollback).
   void Touch(int ui);
   void RefreshNowSummary();
@@ -270,8 +269,7 @@ class CapacityPlan {
 
   // A kept plan's (see "Kept between passes").
   bool kept_ = false;
-  bool enforce_limits_ = false;  // the policy's rules for expected ends
-  Duration overdue_grace_ = 0;
+  Policy ends_;  // the policy it was made for: its rules for expected ends (ExpectedEnd)
   struct KeptRun {
     JobId job = 0;  // 0: a run the plan does not hold (RunningTaken moved one it had not seen)
     Time start = 0;
