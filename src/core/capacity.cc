@@ -64,6 +64,16 @@ void AddInterval(Profile& p, Time s, Time e, MiB delta) {
   for (size_t k = i; k < j; ++k) p[k].second += delta;
 }
 
+// Moves the end of `amount` committed until `from` to `to`: released over [to, from) when earlier,
+// added over [from, to) when later.
+void MoveEnd(Profile& p, Time from, Time to, MiB amount) {
+  if (to < from) {
+    AddInterval(p, to, from, -amount);
+  } else {
+    AddInterval(p, from, to, amount);
+  }
+}
+
 // Drops the breakpoint at t where it no longer changes the value (a kept plan's runs come and go),
 // and a profile left with nothing committed, so that it is what a plan built anew holds.
 void Tidy(Profile& p, Time t) {
@@ -910,9 +920,8 @@ Time CapacityPlan::SetRunningEnd(int running, Time end) {
   if (old == end) return old;
   ForAllocation(state_->running[running].alloc, [&](int ui, MiB amount, bool) {
     Touch(ui);
-    Profile& prof = units_[ui].profile;
-    if (end < old) AddInterval(prof, std::max(end, now_), old, -amount);
-    else AddInterval(prof, std::max(old, now_), end, amount);
+    // Only from now on: what lies before is never read.
+    MoveEnd(units_[ui].profile, std::max(old, now_), std::max(end, now_), amount);
     Reindex(ui);
   });
   running_end_[running] = end;
@@ -980,12 +989,9 @@ void CapacityPlan::Sync(const ClusterState& state, Time now) {
       if (k.end == end) continue;
       // A stop was signalled, or the run is overdue and expected a little later again.
       ForAllocation(k.alloc, [&](int ui, MiB amount, bool) {
+        // The whole interval, unclipped: the run is taken out later from the start of time.
         Profile& prof = units_[ui].profile;
-        if (end < k.end) {
-          AddInterval(prof, end, k.end, -amount);
-        } else {
-          AddInterval(prof, k.end, end, amount);
-        }
+        MoveEnd(prof, k.end, end, amount);
         Tidy(prof, k.end);
         Reindex(ui);
       });
