@@ -8,6 +8,7 @@
 #include "core/usage_report.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/quota.h"
 #include "core/usage.h"
@@ -81,6 +82,21 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
     return u;
   };
   Sums all;
+  // Adds `gpus` held by `who` over [start, end) to the days of the report it covers; the hours
+  // added, or nullopt where it covers none.
+  auto add_to_days = [&](const std::string& who, double gpus, Time start, Time end) -> std::optional<double> {
+    std::optional<double> added;
+    for (Time t = std::max(start, first); t < end;) {
+      const int d = day_of(t);
+      if (d < 0) break;
+      const Time until = std::min(end, starts[static_cast<size_t>(d) + 1]);
+      const double hours = gpus * static_cast<double>(until - t) / kHourSeconds;
+      out.days[static_cast<size_t>(d)].gpu_hours[who] += hours;
+      added = added.value_or(0) + hours;
+      t = until;
+    }
+    return added;
+  };
 
   for (const auto& [name, usage] : input.users) {
     UserUsage& u = user(name);
@@ -109,15 +125,7 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
         p.week_gpu_hours += week_part;
       }
     }
-    // Hours per day.
-    for (Time t = std::max(r.start, first); t < end;) {
-      const int d = day_of(t);
-      if (d < 0) break;
-      const Time day_end = starts[static_cast<size_t>(d) + 1];
-      const Time until = std::min(end, day_end);
-      out.days[static_cast<size_t>(d)].gpu_hours[r.user] += r.gpus * static_cast<double>(until - t) / kHourSeconds;
-      t = until;
-    }
+    add_to_days(r.user, r.gpus, r.start, end);
     // Wait, on the day it started.
     if (int d = day_of(r.start); d >= 0) {
       const double wait = static_cast<double>(std::max<Time>(0, r.start - r.submit));
@@ -135,15 +143,8 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
 
   // Runs outside Rota: their hours per day and per user (their charge is in the week's usage).
   for (const UsageOutsideRun& r : input.outside) {
-    const Time end = std::min(r.end, input.now);
-    for (Time t = std::max(r.start, first); t < end;) {
-      const int d = day_of(t);
-      if (d < 0) break;
-      const Time until = std::min(end, starts[static_cast<size_t>(d) + 1]);
-      const double hours = r.gpus * static_cast<double>(until - t) / kHourSeconds;
-      out.days[static_cast<size_t>(d)].gpu_hours[r.user] += hours;
-      user(r.user).outside_gpu_hours += hours;
-      t = until;
+    if (auto hours = add_to_days(r.user, r.gpus, r.start, std::min(r.end, input.now))) {
+      user(r.user).outside_gpu_hours += *hours;
     }
   }
 
