@@ -248,6 +248,63 @@ class FailedShapes {
   std::unordered_map<std::string, Duration> mig_;
 };
 
+// The request shapes of a queue, each with the shortest time limit among its jobs, gathered while
+// a pass without a queue index orders the queue (QueueIndex keeps its own): what the early stop
+// asks of every shape (Pass::NothingWaitingFits). Whole-card requests by count, shares and slices
+// in a short list; a queue with more distinct shapes than that gives up (`complete` false), and
+// its walk does not stop on shapes.
+class QueueShapes {
+ public:
+  void Add(const Request& r, Duration limit) {
+    if (r.kind == RequestKind::kWholeGpus) {
+      const size_t n = static_cast<size_t>(std::max(r.gpus, 0));
+      if (n >= kMaxWhole) {
+        complete_ = false;
+        return;
+      }
+      if (whole_.size() <= n) whole_.resize(n + 1, kNever);
+      whole_[n] = std::min(whole_[n], limit);
+      return;
+    }
+    for (Shape& s : others_) {
+      if (s.request.kind == r.kind && s.request.memory == r.memory && s.request.mig_profile == r.mig_profile) {
+        s.shortest = std::min(s.shortest, limit);
+        return;
+      }
+    }
+    if (others_.size() >= kMaxOthers) {
+      complete_ = false;
+      return;
+    }
+    others_.push_back({r, limit});
+  }
+
+  bool complete() const { return complete_; }
+
+  // fn(const Request&, Duration shortest), as QueueIndex::ForShapes.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    Request whole;
+    for (size_t n = 0; n < whole_.size(); ++n) {
+      if (whole_[n] == kNever) continue;
+      whole.gpus = static_cast<int>(n);
+      fn(whole, whole_[n]);
+    }
+    for (const Shape& s : others_) fn(s.request, s.shortest);
+  }
+
+ private:
+  static constexpr size_t kMaxWhole = 4096;
+  static constexpr size_t kMaxOthers = 64;
+  struct Shape {
+    Request request;
+    Duration shortest;
+  };
+  std::vector<Duration> whole_;  // by card count: the shortest limit, kNever where none asks
+  std::vector<Shape> others_;
+  bool complete_ = true;
+};
+
 void HandleRunning(const ClusterState& state, const Policy& policy, Time now, Decisions& out) {
   for (const RunningJob& r : state.running) {
     const Job& j = r.job;
@@ -507,6 +564,8 @@ class Pass {
     gpus_.assign(n, -1.0);  // computed when first needed (Gpus)
     // Only rota and estimates read factors: the baselines' passes do not write 64 bytes per job.
     factors_.assign(want_factors ? n : 0, PriorityFactors{});
+    // The shapes for the early stop, where it may be taken (NothingWaitingFits).
+    gather_shapes_ = !policy_.explain && quota_.Unlimited() && !plan_.HasBookings();
     if (!want_factors && InSubmitOrder()) return Queue(state_.pending, plan_);
     std::vector<Entry> order;
     order.reserve(n);  // never grows past n: `old` points into it
@@ -528,6 +587,7 @@ class Pass {
       }
       const bool possible = plan_.Possible(j.request);
       impossible_left_ += possible ? 0 : 1;
+      if (gather_shapes_) shapes_.Add(j.request, j.time_limit);
       order.push_back({rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
                        static_cast<int>(i), false, possible});
       sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
@@ -568,25 +628,30 @@ class Pass {
     return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) { return MakeEntry(item.pos); });
   }
 
-  // With the index: whether no job still waiting can start now, though something is free (a
-  // reservation holds it, or it is too small for what waits). Every shape the queue holds, for
-  // the shortest limit among its jobs, does not fit now or failed in this pass already; a job of
-  // that shape asks for at least as long, so it would fail without a search (FailedShapes), and
-  // past the planning depth that is all the walk would learn of it. Only unexplained passes
-  // without bookings or quotas ask, with no preemption left to try (Run's may_stop; the index
-  // serves no other), where every job's view is failed_[0]. The shortest limit counts the jobs
-  // started in this pass too: the check can only be too careful. Asked again only after a start
-  // or a new failure.
+  // Whether no job still waiting can start now, though something is free (a reservation holds
+  // it, or it is too small for what waits). Every shape the queue holds (the index's, or those
+  // gathered as the queue was ordered), for the shortest limit among its jobs, does not fit now or
+  // failed in this pass already; a job of that shape asks for at least as long, so it would fail
+  // without a search (FailedShapes), and past the planning depth that is all the walk would learn
+  // of it. Only unexplained passes without bookings or quotas ask, with no preemption left to try
+  // (Run's may_stop; the index serves no other), where every job's view is failed_[0]. The
+  // shortest limit counts the jobs started in this pass too, and jobs whose dependencies are not
+  // met: the check can only be too careful. Asked again only after a start or a new failure.
   bool NothingWaitingFits() {
-    if (index_ == nullptr) return false;
+    if (index_ == nullptr && !(gather_shapes_ && shapes_.complete())) return false;
     const long version = failed_[0].changes() + static_cast<long>(out_.starts.size());
     if (version == nothing_fits_version_) return nothing_fits_;
     nothing_fits_version_ = version;
     nothing_fits_ = true;
-    index_->ForShapes([this](const Request& r, Duration shortest) {
+    auto check = [this](const Request& r, Duration shortest) {
       if (!nothing_fits_ || !plan_.PhysicallyFitsNow(r)) return;
       nothing_fits_ = failed_[0].Known(r, std::max<Duration>(1, shortest));
-    });
+    };
+    if (index_ != nullptr) {
+      index_->ForShapes(check);
+    } else {
+      shapes_.ForEach(check);
+    }
     return nothing_fits_;
   }
 
@@ -611,6 +676,7 @@ class Pass {
     for (const Job& j : state_.pending) {
       if (prev != nullptr && SubmittedBefore(j.submit_time, j.id, prev->submit_time, prev->id)) return false;
       impossible += plan_.Possible(j.request) ? 0 : 1;
+      if (gather_shapes_) shapes_.Add(j.request, j.time_limit);
       prev = &j;
     }
     impossible_left_ = impossible;
@@ -669,10 +735,20 @@ class Pass {
   bool DependenciesMet(const Job& job) {
     if (job.after.empty() && job.after_ok.empty()) return true;
     if (!active_built_) {
-      // Ids still pending, held or running; built when the first job with a dependency asks.
-      for (const Job& j : state_.pending) active_.insert(j.id);
-      for (const RunningJob& r : state_.running) active_.insert(r.job.id);
-      active_.insert(state_.held.begin(), state_.held.end());
+      // The ids some job waits on that are still pending, held or running; built when the first
+      // job with a dependency asks. Only the ids waited on are kept: a long queue's ids would
+      // cost a node each.
+      std::unordered_set<JobId> waited_on;
+      for (const Job& j : state_.pending) {
+        waited_on.insert(j.after.begin(), j.after.end());
+        waited_on.insert(j.after_ok.begin(), j.after_ok.end());
+      }
+      auto mark = [&](JobId id) {
+        if (waited_on.count(id)) active_.insert(id);
+      };
+      for (const Job& j : state_.pending) mark(j.id);
+      for (const RunningJob& r : state_.running) mark(r.job.id);
+      for (JobId id : state_.held) mark(id);
       active_built_ = true;
     }
     for (const std::vector<JobId>* deps : {&job.after, &job.after_ok}) {
@@ -848,6 +924,8 @@ class Pass {
   std::vector<LiveBooking> live_bookings_;  // bookings with end > now
   std::vector<Time> limit_stop_;  // per running job: kill time of a time-limit signal sent now
   double usable_gpus_ = 0;
+  QueueShapes shapes_;          // of the queue, gathered by Order where gather_shapes_
+  bool gather_shapes_ = false;  // (NothingWaitingFits)
   long nothing_fits_version_ = -1;  // NothingWaitingFits, as last asked
   bool nothing_fits_ = false;
   int failed_preemptions_ = 0;

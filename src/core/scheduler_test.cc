@@ -206,6 +206,32 @@ TEST(SchedulerBackfillTest, EasyProtectsOnlyTheFirstBlockedJob) {
   EXPECT_TRUE(Info(d, 4).estimated);
 }
 
+// An unexplained pass (the simulator's, and the daemon's decisions) stops walking once no shape
+// the queue holds can start now, for the shortest limit among its jobs of that shape. Card 0 is
+// busy until kNow + 1000, card 1 free. A (2 cards) is reserved at kNow + 1000; B (1 card for
+// 2000 s) would delay it and fails; C (3000 s) fails without a search; D (500 s) ends before the
+// reservation and starts: the walk must not stop after B, though every 1-card job so far failed.
+TEST(SchedulerBackfillTest, AnUnexplainedPassStopsOnlyWhereNoShapeCanStartForItsShortestLimit) {
+  ClusterState s = Cards(2);
+  s.running.push_back(Running(100, {0}, kNow - 2600, kHour));  // until kNow + 1000
+  s.pending.push_back(MakeJob(1, 2, kHour, kNow - 400));
+  s.pending.push_back(MakeJob(2, 1, 2000, kNow - 300));
+  s.pending.push_back(MakeJob(3, 1, 3000, kNow - 200));
+  s.pending.push_back(MakeJob(4, 1, 500, kNow - 100));
+  for (Algorithm a : {Algorithm::kBackfill, Algorithm::kRota}) {
+    Policy p = Quiet(a);
+    p.weights.size = 0;  // rota: submit order, as backfill's
+    p.plan_depth = 1;    // rota: as backfill, the walk may stop once A is reserved
+    p.estimate_starts = false;
+    p.explain = false;
+    const Decisions d = Schedule(s, p, kNow);
+    ASSERT_EQ(d.starts.size(), 1u) << AlgorithmName(a);
+    EXPECT_EQ(d.starts[0].job, 4) << AlgorithmName(a);
+    EXPECT_EQ(d.starts[0].alloc.gpus, (std::vector<int>{1})) << AlgorithmName(a);
+    EXPECT_TRUE(d.pending.empty()) << AlgorithmName(a);
+  }
+}
+
 TEST(SchedulerRotaTest, ConservativeBackfillProtectsEveryReservation) {
   Policy p = Quiet(Algorithm::kRota);
   p.weights.size = 0;  // one user, equal tiers: priority order = age order = submit order
