@@ -26,29 +26,47 @@ bool RuleContains(const TimeOfDayRule& r, int weekday, int minute) {
 
 using UsageMap = std::unordered_map<std::string, Usage>;
 
+}  // namespace
+
 // Fair-share factor per account from decayed usage plus running jobs' elapsed GPU-seconds.
-// `pending`: the accounts of the pending jobs, or nullptr to read them off state.pending.
+// `pending`: the accounts of the pending jobs, or nullptr to read them off state.pending, each
+// job's slot then kept in `pending_slots` (a long queue is ranked by slot, not hashed twice).
+// The factors are summed in the map's order, as they always were: the same figures.
 template <typename KeyOf>
-std::unordered_map<std::string_view, double> FairShares(const ClusterState& state, const UsageMap& usage,
-                                                        KeyOf key_of, const Policy& policy, Time now,
-                                                        const std::vector<std::string_view>* pending) {
-  std::unordered_map<std::string_view, double> used;
-  for (const auto& [k, u] : usage) used[k] += DecayedUsage(u, now, policy.fairshare_half_life);
+void PriorityModel::Accounts::Build(const ClusterState& state, const UsageMap& usage, KeyOf key_of,
+                                    const Policy& policy, Time now, const std::vector<std::string_view>* pending,
+                                    std::vector<std::uint32_t>* pending_slots) {
+  auto add = [this](std::string_view k) -> std::uint32_t {
+    auto [it, inserted] = slots.try_emplace(k, static_cast<std::uint32_t>(values.size()));
+    if (inserted) values.push_back(0.0);
+    return it->second;
+  };
+  for (const auto& [k, u] : usage) values[add(k)] += DecayedUsage(u, now, policy.fairshare_half_life);
   for (const RunningJob& r : state.running) {
     double elapsed = static_cast<double>(std::max<Time>(0, now - r.start_time));
-    used[key_of(r.job)] += AllocationGpus(state, r.alloc) * elapsed;
+    values[add(key_of(r.job))] += AllocationGpus(state, r.alloc) * elapsed;
   }
   if (pending != nullptr) {
-    for (std::string_view k : *pending) used.try_emplace(k, 0.0);
+    for (std::string_view k : *pending) add(k);
   } else {
-    for (const Job& j : state.pending) used.try_emplace(key_of(j), 0.0);
+    pending_slots->reserve(state.pending.size());
+    for (const Job& j : state.pending) pending_slots->push_back(add(key_of(j)));
   }
   double total = 0;
-  for (const auto& [k, v] : used) total += v;
-  double n = static_cast<double>(used.size());
-  for (auto& [k, v] : used) v = total > 0 ? std::exp2(-(v / total) * n) : 1.0;
-  return used;
+  for (const auto& [k, slot] : slots) total += values[slot];
+  double n = static_cast<double>(slots.size());
+  for (const auto& [k, slot] : slots) {
+    double& v = values[slot];
+    v = total > 0 ? std::exp2(-(v / total) * n) : 1.0;
+  }
 }
+
+double PriorityModel::Accounts::Of(std::string_view key) const {
+  auto it = slots.find(key);
+  return it == slots.end() ? 1.0 : values[it->second];
+}
+
+namespace {
 
 }  // namespace
 
@@ -103,35 +121,47 @@ PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Ti
     : state_(state), policy_(policy), now_(now), tod_(TimeOfDayFactor(policy, now)),
       log_size_max_(SizeLogMax(policy)) {
   if (policy.mode != AccountMode::kProject) {
-    user_fs_ = FairShares(state, state.user_usage, [](const Job& j) -> std::string_view { return j.user; },
-                          policy, now, pending_users);
+    users_.Build(state, state.user_usage, [](const Job& j) -> std::string_view { return j.user; }, policy, now,
+                 pending_users, &pending_user_);
   }
   if (policy.mode != AccountMode::kUser) {
-    project_fs_ = FairShares(state, state.project_usage,
-                             [](const Job& j) -> std::string_view { return j.project; }, policy, now,
-                             pending_projects);
+    projects_.Build(state, state.project_usage, [](const Job& j) -> std::string_view { return j.project; },
+                    policy, now, pending_projects, &pending_project_);
   }
 }
 
-double PriorityModel::Lookup(const Shares& shares, std::string_view key) {
-  auto it = shares.find(key);
-  return it == shares.end() ? 1.0 : it->second;
-}
-
-double PriorityModel::UserFairShare(const std::string& user) const { return Lookup(user_fs_, user); }
-double PriorityModel::ProjectFairShare(const std::string& project) const {
-  return Lookup(project_fs_, project);
-}
+double PriorityModel::UserFairShare(const std::string& user) const { return users_.Of(user); }
+double PriorityModel::ProjectFairShare(const std::string& project) const { return projects_.Of(project); }
 
 PriorityFactors PriorityModel::Factors(const Job& job, double gpus, bool as_explore) const {
+  double user = 0;
+  double project = 0;
+  if (policy_.mode != AccountMode::kProject) user = users_.Of(job.user);
+  if (policy_.mode != AccountMode::kUser) project = projects_.Of(job.project);
+  return Factors(job, user, project, gpus, as_explore);
+}
+
+PriorityFactors PriorityModel::PendingFactors(size_t i, double gpus, bool as_explore) const {
+  const Job& job = state_.pending[i];
+  double user = 0;
+  double project = 0;
+  if (policy_.mode != AccountMode::kProject) {
+    user = pending_user_.empty() ? users_.Of(job.user) : users_.values[pending_user_[i]];
+  }
+  if (policy_.mode != AccountMode::kUser) {
+    project = pending_project_.empty() ? projects_.Of(job.project) : projects_.values[pending_project_[i]];
+  }
+  return Factors(job, user, project, gpus, as_explore);
+}
+
+PriorityFactors PriorityModel::Factors(const Job& job, double user_fs, double project_fs, double gpus,
+                                       bool as_explore) const {
   PriorityFactors f;
   f.tier = as_explore ? 0.0 : static_cast<double>(job.tier) / (kTierCount - 1);
   switch (policy_.mode) {
-    case AccountMode::kUser: f.fairshare = Lookup(user_fs_, job.user); break;
-    case AccountMode::kProject: f.fairshare = Lookup(project_fs_, job.project); break;
-    case AccountMode::kHybrid:
-      f.fairshare = 0.5 * (Lookup(user_fs_, job.user) + Lookup(project_fs_, job.project));
-      break;
+    case AccountMode::kUser: f.fairshare = user_fs; break;
+    case AccountMode::kProject: f.fairshare = project_fs; break;
+    case AccountMode::kHybrid: f.fairshare = 0.5 * (user_fs + project_fs); break;
   }
   if (policy_.age_max > 0) {
     f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);

@@ -17,6 +17,8 @@
 //              gain at night. The tier term is outside it, so tiers stay ordered.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,6 +55,9 @@ class PriorityModel {
 
   // `as_explore`: the job runs over quota in the explore tier.
   PriorityFactors Factors(const Job& job, double gpus, bool as_explore) const;
+  // The same for state.pending[i], found by the slot its accounts got when the model read the
+  // queue (the first constructor): a pass that ranks a long queue hashes each name once.
+  PriorityFactors PendingFactors(size_t i, double gpus, bool as_explore) const;
   double UserFairShare(const std::string& user) const;
   double ProjectFairShare(const std::string& project) const;
 
@@ -60,16 +65,27 @@ class PriorityModel {
   PriorityModel(const ClusterState& state, const Policy& policy, Time now,
                 const std::vector<std::string_view>* pending_users,
                 const std::vector<std::string_view>* pending_projects);
-  using Shares = std::unordered_map<std::string_view, double>;
-  static double Lookup(const Shares& shares, std::string_view key);
+  // The fair-share factor of each account (user or project): a slot per account.
+  struct Accounts {
+    std::unordered_map<std::string_view, std::uint32_t> slots;
+    std::vector<double> values;  // by slot
+    template <typename KeyOf>
+    void Build(const ClusterState& state, const std::unordered_map<std::string, Usage>& usage, KeyOf key_of,
+               const Policy& policy, Time now, const std::vector<std::string_view>* pending,
+               std::vector<std::uint32_t>* pending_slots);
+    double Of(std::string_view key) const;  // 1 for an account it does not know
+  };
+  PriorityFactors Factors(const Job& job, double user_fs, double project_fs, double gpus, bool as_explore) const;
 
   const ClusterState& state_;
   const Policy& policy_;
   Time now_;
   double tod_;
   double log_size_max_;  // log1p of Policy::size_max_gpu_hours: once, not once per job
-  Shares user_fs_;
-  Shares project_fs_;
+  Accounts users_;
+  Accounts projects_;
+  std::vector<std::uint32_t> pending_user_;     // by pending job: its user's slot (first constructor)
+  std::vector<std::uint32_t> pending_project_;  // and its project's
 };
 
 }  // namespace rota

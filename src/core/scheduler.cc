@@ -583,7 +583,7 @@ class Pass {
           quota_.Check(j, Gpus(i) * static_cast<double>(std::max<Duration>(1, j.time_limit))) ==
               QuotaVerdict::kExhausted;
       if (want_factors) {
-        factors_[i] = priority_->Factors(j, Gpus(i), exhausted && policy_.quota.overflow_as_explore);
+        factors_[i] = priority_->PendingFactors(i, Gpus(i), exhausted && policy_.quota.overflow_as_explore);
       }
       const bool possible = plan_.Possible(j.request);
       impossible_left_ += possible ? 0 : 1;
