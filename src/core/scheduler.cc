@@ -85,7 +85,7 @@ class Queue {
       Head h{&run, run.begin(), {}};
       if (Advance(h)) heads_.push_back(h);
     });
-    std::make_heap(heads_.begin(), heads_.end(), HeadAfter);
+    std::make_heap(heads_.begin(), heads_.end(), HeadAfter{});
     merging_ = true;
   }
 
@@ -93,10 +93,10 @@ class Queue {
   Queue(std::vector<Entry> entries, bool sorted, bool walk_all)
       : entries_(std::move(entries)), end_(entries_.size()), sorted_(sorted) {
     if (!sorted_ && walk_all) {
-      std::sort(entries_.begin(), entries_.end(), Before);
+      std::sort(entries_.begin(), entries_.end(), InOrder{});
       sorted_ = true;
     }
-    if (!sorted_) std::make_heap(entries_.begin(), entries_.end(), After);
+    if (!sorted_) std::make_heap(entries_.begin(), entries_.end(), After{});
   }
 
   // The next entry in order, or nullptr; valid until the next call.
@@ -109,7 +109,7 @@ class Queue {
       SortRest();
       return Next();
     }
-    std::pop_heap(entries_.begin(), entries_.begin() + static_cast<long>(end_), After);
+    std::pop_heap(entries_.begin(), entries_.begin() + static_cast<long>(end_), After{});
     return &entries_[--end_];
   }
 
@@ -129,12 +129,18 @@ class Queue {
 
   // From a heap to sorted: the entries given out lie past end_, and stay valid.
   void SortRest() {
-    std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), Before);
+    std::sort(entries_.begin(), entries_.begin() + static_cast<long>(end_), InOrder{});
     sorted_ = true;
   }
 
+  // The orders as types rather than function pointers, so that the sort and the heap inline them.
+  struct InOrder {
+    bool operator()(const Entry& a, const Entry& b) const { return Before(a, b); }
+  };
   // The heap's order: its front is the entry that comes first.
-  static bool After(const Entry& a, const Entry& b) { return Before(b, a); }
+  struct After {
+    bool operator()(const Entry& a, const Entry& b) const { return Before(b, a); }
+  };
 
   // A run of the index being merged, at its next job (`entry`); a guard has no run.
   struct Head {
@@ -142,7 +148,9 @@ class Queue {
     QueueIndex::Run::const_iterator it;
     Entry entry;
   };
-  static bool HeadAfter(const Head& a, const Head& b) { return Before(b.entry, a.entry); }
+  struct HeadAfter {
+    bool operator()(const Head& a, const Head& b) const { return Before(b.entry, a.entry); }
+  };
 
   // Moves `h` to its run's next job that is not a guard; false at the run's end.
   bool Advance(Head& h) {
@@ -155,11 +163,11 @@ class Queue {
 
   const Entry* NextMerged() {
     if (heads_.empty()) return nullptr;
-    std::pop_heap(heads_.begin(), heads_.end(), HeadAfter);
+    std::pop_heap(heads_.begin(), heads_.end(), HeadAfter{});
     Head& h = heads_.back();
     made_ = h.entry;
     if (h.run != nullptr && Advance(h)) {
-      std::push_heap(heads_.begin(), heads_.end(), HeadAfter);
+      std::push_heap(heads_.begin(), heads_.end(), HeadAfter{});
     } else {
       heads_.pop_back();
     }
