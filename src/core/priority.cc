@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/quota.h"
 #include "core/usage.h"
@@ -100,11 +101,35 @@ bool IsHeavy(const Job& job, double gpus, const Policy& policy) {
 
 double SizeLogMax(const Policy& policy) { return std::log1p(std::max(policy.size_max_gpu_hours, 1e-9)); }
 
-double SizeFactor(const Job& job, double gpus, const Policy& policy, double log_size_max) {
+namespace {
+
+double GpuHoursSized(const Job& job, double gpus, const Policy& policy) {
   const bool on_prediction = policy.size_by_prediction && job.predicted_run > 0 && job.predicted_run < job.time_limit;
   const Duration sized = on_prediction ? job.predicted_run : job.time_limit;
-  const double gpu_hours = gpus * static_cast<double>(sized) / kHour;
+  return gpus * static_cast<double>(sized) / kHour;
+}
+
+double SizeOfHours(double gpu_hours, double log_size_max) {
   return std::clamp(1.0 - std::log1p(gpu_hours) / log_size_max, 0.0, 1.0);
+}
+
+}  // namespace
+
+double SizeFactor(const Job& job, double gpus, const Policy& policy, double log_size_max) {
+  return SizeOfHours(GpuHoursSized(job, gpus, policy), log_size_max);
+}
+
+// A queue holds few distinct sizes (card counts or shares times limits), and the logarithm is a
+// good part of ranking a long one: each slot remembers the last size that hashed to it. The same
+// arithmetic as SizeFactor, so the same value.
+double PriorityModel::Size(const Job& job, double gpus) const {
+  const double hours = GpuHoursSized(job, gpus, policy_);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &hours, sizeof bits);
+  bits *= 0x9E3779B97F4A7C15ull;  // Fibonacci hashing: the high bits pick the slot
+  SizeMemo& slot = size_memo_[bits >> (64 - kSizeMemoBits)];
+  if (!slot.used || slot.hours != hours) slot = {true, hours, SizeOfHours(hours, log_size_max_)};
+  return slot.size;
 }
 
 PriorityModel::PriorityModel(const ClusterState& state, const Policy& policy, Time now)
@@ -167,7 +192,7 @@ PriorityFactors PriorityModel::Factors(const Job& job, double user_fs, double pr
     f.age = std::clamp(static_cast<double>(now_ - job.submit_time) / static_cast<double>(policy_.age_max), 0.0, policy_.age_cap);
   }
   f.sized_on_prediction = policy_.size_by_prediction && job.predicted_run > 0 && job.predicted_run < job.time_limit;
-  f.size = SizeFactor(job, gpus, policy_, log_size_max_);
+  f.size = Size(job, gpus);
   f.time_of_day = IsHeavy(job, gpus, policy_) ? tod_ : 1.0;
   // Hashing the name is a good part of the cost when a long queue is ranked: most labs have no
   // penalties, and the simulator never has.

@@ -17,6 +17,7 @@
 //              gain at night. The tier term is outside it, so tiers stay ordered.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -76,6 +77,7 @@ class PriorityModel {
     double Of(std::string_view key) const;  // 1 for an account it does not know
   };
   PriorityFactors Factors(const Job& job, double user_fs, double project_fs, double gpus, bool as_explore) const;
+  double Size(const Job& job, double gpus) const;  // SizeFactor, remembered (size_memo_)
 
   const ClusterState& state_;
   const Policy& policy_;
@@ -86,6 +88,14 @@ class PriorityModel {
   Accounts projects_;
   std::vector<std::uint32_t> pending_user_;     // by pending job: its user's slot (first constructor)
   std::vector<std::uint32_t> pending_project_;  // and its project's
+  struct SizeMemo {
+    bool used = false;
+    double hours = 0;
+    double size = 0;
+  };
+  static constexpr int kSizeMemoBits = 8;
+  // Not thread-safe, as the rest: a model ranks one pass's jobs on one thread.
+  mutable std::array<SizeMemo, 1 << kSizeMemoBits> size_memo_{};
 };
 
 }  // namespace rota
