@@ -87,6 +87,8 @@ class BookingDesk {
   // booking (its owner running on it, others waiting for its capacity) goes to Advance, and the
   // owner's jobs on a booking that overran while others wait are stopped. When it is due again.
   Time Pass(Time now);
+  // Whether a booking is active (the pass then explains the queue: the next Pass reads who waits).
+  bool AnyActive() const;
 
  private:
   Time Now() const { return clock_->Now(); }

@@ -6,6 +6,13 @@
 
 namespace rota::daemon {
 
+bool BookingDesk::AnyActive() const {
+  for (const auto& [id, b] : book().all()) {
+    if (b.entry.state == BookingState::kActive) return true;
+  }
+  return false;
+}
+
 Time BookingDesk::Pass(Time now) {
   JobTable& jobs = *jobs_;
   // Who waits for capacity that an active booking may be keeping: jobs the scheduler says wait
@@ -18,7 +25,9 @@ Time BookingDesk::Pass(Time now) {
     const Request* request;
   };
   std::vector<Waiting> waiting;
-  for (const auto& [jid, info] : jobs.waiting()) {
+  // Who waits is asked only where a booking is active: the notes may have to be made for it.
+  static const std::unordered_map<JobId, PendingInfo> kNone;
+  for (const auto& [jid, info] : AnyActive() ? jobs.waiting() : kNone) {
     auto job = jobs.find(jid);
     if (job == jobs.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources))
       continue;

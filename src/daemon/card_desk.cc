@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "api/protocol.h"
@@ -220,6 +221,13 @@ void CardDesk::SetClusterHolders(const std::vector<ClusterHolder>& holders) {
 
 void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
   if (snap != nullptr) CountClusterHeld(*snap);
+  // The device's free memory only matters for placing shares; a pass for every sample would
+  // cost CPU for nothing when no job waits. Asked once, and only where a card's memory moved.
+  std::optional<bool> any_pending;
+  auto waiting = [&] {
+    if (!any_pending) any_pending = jobs_.AnyPending();
+    return *any_pending;
+  };
   for (Gpu& g : cards_.gpus()) {
     const CardWatch::CardState& c = watch_->State(g.uuid);
     // A card held outside Rota (a process here, a cluster job) or out of service takes no new work.
@@ -228,10 +236,7 @@ void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
     MiB free = -1;
     if (read != nullptr && c.health.state == HealthState::kHealthy && read->mig.empty())
       free = read->memory_free;
-    // The device's free memory only matters for placing shares; a pass for every sample would
-    // cost CPU for nothing when no job waits.
-    const bool waiting = !jobs_.waiting_order().empty();
-    if (drained != g.drained || (waiting && free != g.reported_free)) setup_.changed();
+    if (drained != g.drained || (free != g.reported_free && waiting())) setup_.changed();
     g.drained = drained;
     g.reported_free = free;
   }

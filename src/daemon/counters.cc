@@ -29,7 +29,8 @@ nlohmann::json SchedulerCounters::PassesJson() const {
   return {{"passes", passes},
           {"last_ms", pass_last_seconds_ * 1e3},
           {"mean_ms", passes ? pass_seconds_.sum() / static_cast<double>(passes) * 1e3 : 0.0},
-          {"max_ms", pass_max_seconds_ * 1e3}};
+          {"max_ms", pass_max_seconds_ * 1e3},
+          {"explained", explained_}};
 }
 
 void SchedulerCounters::WriteRuns(web::MetricsWriter& w) const {
@@ -37,6 +38,9 @@ void SchedulerCounters::WriteRuns(web::MetricsWriter& w) const {
   w.HistogramSamples("rota_job_wait_seconds", {}, wait_seconds_);
   w.Family("rota_schedule_pass_seconds", "histogram", "How long each scheduling pass took since rotad started.");
   w.HistogramSamples("rota_schedule_pass_seconds", {}, pass_seconds_);
+  w.Family("rota_schedule_explained_total", "counter",
+           "Times the waiting jobs were explained (reasons and expected starts) since rotad started.");
+  w.Sample("rota_schedule_explained_total", {}, static_cast<double>(explained_));
   w.Family("rota_jobs_started_total", "counter", "Jobs and sessions started since rotad started.");
   w.Sample("rota_jobs_started_total", {}, static_cast<double>(started_));
   w.Family("rota_jobs_ended_total", "counter", "Jobs and sessions ended since rotad started, by how they ended.");

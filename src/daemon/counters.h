@@ -23,10 +23,13 @@ class SchedulerCounters {
   void JobEnded(const std::string& how);
   // A scheduling pass took `seconds` (wall time).
   void PassTook(double seconds);
+  // The pending jobs were explained (every one ranked and described): in a pass that needed it,
+  // or on demand after passes that did not (Daemon::ExplainWaiting).
+  void Explained() { ++explained_; }
   // A card sample at `now` found `idle` cards with no job: they have been idle since the last one.
   void CardsSampled(std::size_t idle, Time now);
 
-  // `rota status`'s "scheduler": {"passes", "last_ms", "mean_ms", "max_ms"}.
+  // `rota status`'s "scheduler": {"passes", "last_ms", "mean_ms", "max_ms", "explained"}.
   nlohmann::json PassesJson() const;
   // The families of GET /metrics: the wait and pass histograms and the started and ended
   // totals (WriteRuns), the idle card-seconds (WriteIdle).
@@ -42,6 +45,7 @@ class SchedulerCounters {
   double pass_last_seconds_ = 0;
   double pass_max_seconds_ = 0;
   std::uint64_t started_ = 0;
+  std::uint64_t explained_ = 0;
   std::map<std::string, std::uint64_t> ended_;  // by how they ended
   double idle_gpu_seconds_ = 0;
   Time idle_counted_at_ = 0;

@@ -150,6 +150,7 @@ Status Daemon::Open() {
   views.clock = deps_.clock;
   views.config = &config_;
   views.jobs = &jobs_;
+  jobs_.SetExplainer([this] { ExplainWaiting(); });
   views.cards = &cards_;
   views.accounts = [this](uid_t uid) { return Account(uid); };
   Foresight::Setup foresight;

@@ -126,6 +126,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
   ClusterState BuildState(const std::vector<BookingEntry>& bookings) const;
+  // The waiting jobs' notes (JobTable::SetExplainer) made on the state of now: an explained pass
+  // whose decisions are not applied (the next pass makes them).
+  void ExplainWaiting();
   // Keeps each waiting job's first start forecast (to calibrate later ones); returns when to try
   // again for the jobs the time budget left without one (kNever: none left).
   Time RecordFirstForecasts(Time now);

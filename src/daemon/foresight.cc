@@ -130,7 +130,6 @@ void Foresight::Refresh(JobId id, Entry& e) const {
 
 const std::unordered_map<JobId, Foresight::Entry>& Foresight::All(Time now, Time* made_at) {
   if (Due(now)) Compute(now);
-  for (auto& [id, e] : entries_) Refresh(id, e);
   if (made_at != nullptr) *made_at = made_at_;
   return entries_;
 }

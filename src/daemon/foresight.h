@@ -54,7 +54,9 @@ class Foresight {
   // A pending job's forecast (computed now if out of date and the time budget allows; the last one
   // otherwise); null when it has none yet.
   const Entry* Of(JobId id, Time now);
-  // Every forecast, as Of computes them. `made_at`: when they were made.
+  // Every forecast, as Of computes them, their ranges as Of last refreshed them: the caller
+  // (the first forecasts kept) reads the starts alone, and a range reads the queue's notes,
+  // which a pass that acts does not make (JobTable::SetExplainer). `made_at`: when they were made.
   const std::unordered_map<JobId, Entry>& All(Time now, Time* made_at = nullptr);
   // Whether a forecast says more than the plan on time limits: some history predicted the run
   // times, or past forecasts calibrated the range. A lab without history gets the plan alone.

@@ -80,7 +80,9 @@ void JobTable::AddTo(ClusterState& st, const AfterOk& after_ok, Time now) const 
   for (const auto& [id, holds] : withdrawn_) st.running.push_back(holds);
 }
 
-Time JobTable::NoteWaiting(const std::vector<PendingInfo>& decided, const AfterOk& after_ok, Time now) {
+Time JobTable::NoteWaiting(const std::vector<PendingInfo>& decided, const AfterOk& after_ok, Time now,
+                           bool explained) {
+  explained_ = explained;
   waiting_.clear();
   waiting_order_.clear();
   for (const PendingInfo& p : decided) {
@@ -104,12 +106,37 @@ Time JobTable::NoteWaiting(const std::vector<PendingInfo>& decided, const AfterO
   return next_retry;
 }
 
+void JobTable::Explained() const {
+  if (explained_ || explaining_ || !explain_) return;
+  explaining_ = true;
+  explain_();
+  explaining_ = false;
+  explained_ = true;  // also where the explainer could not: asked again only after the next pass
+}
+
 const PendingInfo* JobTable::Waiting(JobId id) const {
+  Explained();
   auto it = waiting_.find(id);
   return it == waiting_.end() ? nullptr : &it->second;
 }
 
+const std::unordered_map<JobId, PendingInfo>& JobTable::waiting() const {
+  Explained();
+  return waiting_;
+}
+
+const std::vector<JobId>& JobTable::waiting_order() const {
+  Explained();
+  return waiting_order_;
+}
+
+bool JobTable::AnyPending() const {
+  return std::any_of(jobs_.begin(), jobs_.end(),
+                     [](const auto& entry) { return entry.second.rec.state == store::JobState::kPending; });
+}
+
 int JobTable::PositionOf(JobId id) const {
+  Explained();
   auto it = std::find(waiting_order_.begin(), waiting_order_.end(), id);
   return static_cast<int>(it - waiting_order_.begin()) + 1;
 }

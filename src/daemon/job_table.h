@@ -11,6 +11,7 @@
 // whole daemon, lifecycle_test.cc and tests/daemon.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -76,15 +77,29 @@ class JobTable {
   // with their cards (a job whose processes are gone holds none), and the withdrawn launches.
   void AddTo(ClusterState& st, const AfterOk& after_ok, Time now) const;
 
-  // ---- What the last pass said of the pending jobs ----
-  // `decided`: the pass's pending jobs, in priority order; the jobs held out of it follow, with
-  // why they wait. Returns the earliest start retry still to come (kNever: none).
-  Time NoteWaiting(const std::vector<PendingInfo>& decided, const AfterOk& after_ok, Time now);
+  // ---- What the scheduler says of the pending jobs (why each waits, its place, its start) ----
+  // `decided`: a pass's pending jobs, in priority order; the jobs held out of it follow, with
+  // why they wait. `explained`: the pass listed every job (Policy::explain); a pass that lists
+  // only those that can never run leaves the notes to be made on demand (below). Returns the
+  // earliest start retry still to come (kNever: none).
+  Time NoteWaiting(const std::vector<PendingInfo>& decided, const AfterOk& after_ok, Time now,
+                   bool explained = true);
+  // Explaining is a pass of its own (every job ranked and described), so the daemon's passes
+  // that act do without it and the notes are made when first read after one (`rota queue`, a
+  // job's page, a waiting session, the bookings' step): `explain` (the daemon's) computes them on
+  // the state of now and calls NoteWaiting. Reading is logically const: the notes are a cache of
+  // what an explained pass says of the queue. Without an explainer they are what the last
+  // NoteWaiting left.
+  void SetExplainer(std::function<void()> explain) { explain_ = std::move(explain); }
+  // Whether the notes are those of the last pass (or made since it).
+  bool explained() const { return explained_; }
   const PendingInfo* Waiting(JobId id) const;
-  const std::unordered_map<JobId, PendingInfo>& waiting() const { return waiting_; }
-  const std::vector<JobId>& waiting_order() const { return waiting_order_; }
+  const std::unordered_map<JobId, PendingInfo>& waiting() const;
+  const std::vector<JobId>& waiting_order() const;
   // 1 for the first job of the order; past the end for a job not in it.
   int PositionOf(JobId id) const;
+  // Whether any job is pending (without making the notes).
+  bool AnyPending() const;
 
   // ---- Start retries ----
   // When a start that failed `failures` times before is tried again.
@@ -103,8 +118,14 @@ class JobTable {
   Map jobs_;
   std::unordered_map<ConnId, JobId> sessions_;  // connection -> its interactive job
   std::map<JobId, RunningJob> withdrawn_;
+  // Made explained if they are not (see SetExplainer), unless being made now.
+  void Explained() const;
+
   std::unordered_map<JobId, PendingInfo> waiting_;
   std::vector<JobId> waiting_order_;  // priority order of the last pass, then the held-out jobs
+  std::function<void()> explain_;
+  mutable bool explained_ = true;   // the notes are the last pass's, or made since
+  mutable bool explaining_ = false;  // explain_ runs: its own reads take the notes as they are
   int start_record_failures_ = 0;     // failed start records in a row
 };
 

@@ -107,6 +107,51 @@ TEST(JobTableTest, WhatThePassSaidOfThePendingJobsAndOfThoseHeldOut) {
   EXPECT_EQ(t.size(), 3u);
 }
 
+// A pass that lists no reasons leaves the notes to its explainer, which the first reader calls,
+// once until the next such pass; an explained pass's notes are read as they are. The explainer's
+// own reads take the notes as they are (no recursion).
+TEST(JobTableTest, NotesOfAPassThatListedNoReasonsAreMadeWhenFirstRead) {
+  JobTable t;
+  AfterOk after_ok;
+  t.Add(Pending(1));
+  t.Add(Pending(2));
+  EXPECT_TRUE(t.AnyPending());
+  int explained = 0;
+  t.SetExplainer([&] {
+    ++explained;
+    EXPECT_EQ(t.Waiting(1), nullptr);  // as they are: the unexplained pass listed none
+    PendingInfo one{1, WaitReason::kResources, kNow + 60, false, {}};
+    PendingInfo two{2, WaitReason::kPriority, kNow + 120, false, {}};
+    t.NoteWaiting({two, one}, after_ok, kNow);
+  });
+  t.NoteWaiting({}, after_ok, kNow, /*explained=*/false);
+  EXPECT_FALSE(t.explained());
+  EXPECT_EQ(explained, 0);  // nobody asked yet
+  EXPECT_EQ(t.PositionOf(2), 1);
+  EXPECT_EQ(explained, 1);
+  EXPECT_TRUE(t.explained());
+  ASSERT_NE(t.Waiting(1), nullptr);
+  EXPECT_EQ(t.Waiting(1)->reason, WaitReason::kResources);
+  EXPECT_EQ(t.waiting_order(), (std::vector<JobId>{2, 1}));
+  EXPECT_EQ(t.waiting().size(), 2u);
+  EXPECT_EQ(explained, 1);  // made once until the next pass
+  // An explained pass: its notes, no explainer.
+  PendingInfo first{1, WaitReason::kPriority, kNow + 30, false, {}};
+  t.NoteWaiting({first}, after_ok, kNow + 1);
+  EXPECT_EQ(t.waiting_order(), (std::vector<JobId>{1}));
+  EXPECT_EQ(explained, 1);
+  // The next unexplained pass: made again when read.
+  t.NoteWaiting({}, after_ok, kNow + 2, false);
+  EXPECT_EQ(t.Waiting(2)->reason, WaitReason::kPriority);
+  EXPECT_EQ(explained, 2);
+  // Nothing pending: none to explain, and AnyPending says so without asking.
+  t.Take(t.find(1));
+  t.Take(t.find(2));
+  t.NoteWaiting({}, after_ok, kNow + 3, false);
+  EXPECT_FALSE(t.AnyPending());
+  EXPECT_EQ(explained, 2);
+}
+
 TEST(JobTableTest, ASessionIsBoundToItsConnectionUntilItsJobIsTakenOrItLetsGo) {
   JobTable t;
   ActiveJob session = Pending(7);

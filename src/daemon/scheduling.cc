@@ -71,14 +71,21 @@ void Daemon::SchedulePass() {
   foresight_->Changed();
   const Time foresee = RecordFirstForecasts(now);
   ClusterState state = BuildState(bookings);
-  Decisions d = Schedule(state, config_.policy, now);
+  // A pass that acts needs no reasons (design.md, "Reasons on demand"): they are made in the pass
+  // only where they will be read before the next one (a waiting session is told its place, the
+  // bookings' step reads who waits), and otherwise when first asked for.
+  const bool explain = sessions_->AnyWaiting() || desk_->AnyActive();
+  Policy acting = config_.policy;
+  if (!explain) acting.explain = acting.estimate_starts = false;
+  Decisions d = Schedule(state, acting, now);
   for (const rota::Start& s : d.starts) runner_->ApplyStart(s, now);
   for (const Signal& s : d.signals) runner_->ApplySignal(s, now);
   // Starts and signals change the state this pass was computed on (a started job's time-limit
   // warning is a new deadline): run another pass before sleeping.
   if (!d.starts.empty() || !d.signals.empty()) dirty_ = true;
   for (const Kill& k : d.kills) runner_->ApplyKill(k.job, now);
-  const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
+  const Time retry = jobs_.NoteWaiting(d.pending, runner_->after_ok(), now, explain);
+  if (explain) counters_.Explained();
   foresight_->Changed();
   const Time wake = std::min({d.next_wakeup, bookings_due, retry, notes_->RemindTimeLimits(jobs_.all(), now),
                               runner_->NextEscalation(), foresee});
@@ -87,6 +94,14 @@ void Daemon::SchedulePass() {
   deps_.clock->WakeAt(wake);  // the loop wakes then (its clock fd), unless an event comes first
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   counters_.PassTook(took);
+}
+
+void Daemon::ExplainWaiting() {
+  const Time now = Now();
+  const ClusterState state = BuildState(desk_->book().Entries());
+  const Decisions d = Schedule(state, config_.policy, now);
+  jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
+  counters_.Explained();
 }
 
 Time Daemon::RecordFirstForecasts(Time now) {

@@ -289,6 +289,14 @@ void SessionDesk::CancelOrphaned(ActiveJob& a, Time now) {
   setup_.changed();
 }
 
+bool SessionDesk::AnyWaiting() const {
+  for (const auto& [conn, id] : jobs_.sessions()) {
+    auto it = jobs_.find(id);
+    if (it != jobs_.end() && it->second.rec.state == store::JobState::kPending) return true;
+  }
+  return false;
+}
+
 void SessionDesk::SendWaitingUpdates() {
   for (const auto& [conn, id] : jobs_.sessions()) {
     auto it = jobs_.find(id);

@@ -89,6 +89,8 @@ class SessionDesk {
   void Start(ActiveJob& a, const rota::Start& start, Time now);
   // The waiting sessions' clients told their place and expected start, when they changed.
   void SendWaitingUpdates();
+  // Whether a session's client waits for its start (the pass then explains the queue).
+  bool AnyWaiting() const;
   // An attached session about to start: false when its client exited while it waited (then it
   // is cancelled here).
   bool StillWaits(ActiveJob& a, Time now);

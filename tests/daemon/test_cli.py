@@ -118,6 +118,31 @@ class CliTest(DaemonTest):
         self.assertEqual(self.d.job(waiting)["pending"]["reason"], "resources")
         self.d.rota("cancel", str(blocker), str(waiting))
 
+    def test_reasons_are_made_when_asked_for_not_in_every_pass(self):
+        # The passes that act list no reasons (design.md, "Reasons on demand"): the first
+        # question after them has the queue explained, once, and later ones read that.
+        def explained():
+            return json.loads(self.d.rota("status", "--json").stdout)["scheduler"]["explained"]
+
+        blocker = self.d.submit("--gpus", "2", "--time", "1h", "--", "sleep", "60")
+        self.d.wait_state(blocker, "running")
+        before = explained()
+        waiting = [self.d.submit("--gpus", "1", "--time", "10m", "--", "true") for _ in range(3)]
+        self.assertEqual(explained(), before)  # their passes ran (status waits for them), unexplained
+        jobs = {j["id"]: j for j in json.loads(self.d.rota("queue", "--json").stdout)}
+        self.assertEqual(explained(), before + 1)
+        # The first waits for the cards, the others behind it.
+        self.assertEqual([jobs[w]["pending"]["reason"] for w in waiting], ["resources", "priority", "priority"])
+        self.assertEqual(self.d.job(waiting[2])["pending"]["reason"], "priority")
+        self.assertIn("Reason: Resources", self.d.rota("show", str(waiting[0])).stdout)
+        self.assertEqual(explained(), before + 1)  # the same notes until the next pass
+        self.d.rota("cancel", str(waiting[0]))
+        queue = json.loads(self.d.rota("queue", "--json").stdout)
+        self.assertEqual([j["id"] for j in queue if j["state"] == "pending"], waiting[1:])
+        self.assertTrue(all(j["pending"]["expected_start"] for j in queue if j["state"] == "pending"))
+        self.assertEqual(explained(), before + 2)
+        self.d.rota("cancel", str(blocker), *[str(w) for w in waiting[1:]])
+
     def test_status_reports_how_long_scheduling_passes_take(self):
         job = self.d.submit("--", "true")
         self.d.wait_state(job, "completed")
