@@ -198,6 +198,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // New jobs' checks, the users' limits on them, submissions' group commit (admission.h).
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
+  std::uint64_t forecasts_recorded_from_ = 0;  // the computation RecordFirstForecasts last used
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)
   std::string host_;  // this server's name, for the messages

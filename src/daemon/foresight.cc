@@ -88,6 +88,7 @@ void Foresight::Compute(Time now) {
   const size_t jobs =
       std::max<size_t>(1, state.pending.size() + state.running.size() + options.arrivals.size() / 2);
   jobs_seen_ = jobs;
+  ++computations_;
   options.max_passes = static_cast<int>(std::clamp<size_t>(kMaxWork / jobs, 20, kMaxPasses));
   const std::unordered_map<JobId, Time> starts =
       ForecastStarts(state, setup_.config->policy, now, model_, options);

@@ -14,6 +14,7 @@
 // Runs on the daemon's loop thread. Tested by foresight_test.cc and tests/daemon/test_forecast.py.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -72,6 +73,8 @@ class Foresight {
 
   // When a forecast held back for a long queue may be made again.
   Time next_due() const;
+  // How many times the forecasts were computed: All's entries change only then.
+  std::uint64_t computations() const { return computations_; }
 
   int calibration_samples() const { return calibration_.samples(); }
   std::int64_t learnt() const { return model_.size(); }
@@ -95,6 +98,7 @@ class Foresight {
   Time made_at_ = 0;
   std::unordered_map<JobId, Entry> entries_;
   size_t jobs_seen_ = 0;  // pending and running in the last computation's state
+  std::uint64_t computations_ = 0;
   int arrivals_ = 0;      // the jobs foreseen to arrive in the last computation
 };
 

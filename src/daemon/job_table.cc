@@ -64,6 +64,7 @@ bool JobTable::HeldOut(const ActiveJob& a, const AfterOk& after_ok, Time now) co
 }
 
 void JobTable::AddTo(ClusterState& st, const AfterOk& after_ok, Time now) const {
+  st.pending.reserve(st.pending.size() + jobs_.size());  // most of a long table waits
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kPending) {
       if (HeldOut(a, after_ok, now)) {

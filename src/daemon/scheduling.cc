@@ -112,6 +112,11 @@ Time Daemon::RecordFirstForecasts(Time now) {
   if (unforeseen.empty()) return kNever;
   Time made = 0;
   const auto& all = foresight_->All(now, &made);
+  // The same computation as last time: what it had is recorded, what it lacked it still lacks
+  // (a long queue's forecast is made at most every minute; the jobs that came since would be
+  // looked up again at every pass).
+  if (foresight_->computations() == forecasts_recorded_from_) return std::max(now + 1, foresight_->next_due());
+  forecasts_recorded_from_ = foresight_->computations();
   bool left = false;
   // One commit for a burst of submissions.
   const Status kept = store_->InOneTransaction([&] {
