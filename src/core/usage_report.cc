@@ -141,10 +141,13 @@ UsageReport BuildUsageReport(const UsageInput& input, const Policy& policy) {
     }
   }
 
-  // Runs outside Rota: their hours per day and per user (their charge is in the week's usage).
+  // Runs outside Rota: their hours per day and per user. An ended one's charge is in the week's
+  // usage; a running one is charged only when it ends: its part of this week is added now.
   for (const UsageOutsideRun& r : input.outside) {
-    if (auto hours = add_to_days(r.user, r.gpus, r.start, std::min(r.end, input.now))) {
-      user(r.user).outside_gpu_hours += *hours;
+    const Time end = std::min(r.end, input.now);
+    if (auto hours = add_to_days(r.user, r.gpus, r.start, end)) user(r.user).outside_gpu_hours += *hours;
+    if (r.running && end > r.start && end > out.week_start) {
+      user(r.user).week_gpu_hours += WeekPartHours(r.gpus, r.start, end, out.week_start);
     }
   }
 

@@ -38,7 +38,8 @@ struct UsageOutsideRun {
   std::string user;
   double gpus = 0;
   Time start = 0;
-  Time end = 0;
+  Time end = 0;        // ended; or, running, the last time it was seen running
+  bool running = false;  // not charged yet: its part of the week so far counts, as a running job's
 };
 
 struct UsageBookingOutcome {

@@ -85,6 +85,25 @@ TEST(UsageReportTest, RunsOutsideRotaCountTheirHoursOnly) {
   EXPECT_DOUBLE_EQ(r.totals.avg_wait_seconds, 3600);  // alice's wait alone
 }
 
+// A run outside Rota still running is not charged yet: its part of the week so far counts in its
+// owner's week hours, as a running job's; an ended one's is in the charged usage already.
+TEST(UsageReportTest, ARunOutsideRotaStillRunningCountsItsPartOfTheWeekSoFar) {
+  Policy policy;
+  UsageInput in;
+  in.now = kMon + 2 * kDay + 12 * kHour;  // Wednesday 12:00
+  in.days = 1;
+  // Since Sunday 22:00 on 2 GPUs, last seen running at 11:00: Monday 00:00 to 11:00 Wednesday.
+  in.outside.push_back({"erin", 2, kMon - 2 * kHour, kMon + 2 * kDay + 11 * kHour, true});
+  in.outside.push_back({"dan", 2, kMon + 2 * kDay + 9 * kHour, kMon + 2 * kDay + 10 * kHour, false});
+  const UsageReport r = BuildUsageReport(in, policy);
+  ASSERT_NE(Find(r, "erin"), nullptr);
+  EXPECT_DOUBLE_EQ(Find(r, "erin")->week_gpu_hours, 2.0 * 59);
+  EXPECT_DOUBLE_EQ(Find(r, "erin")->outside_gpu_hours, 2.0 * 11);  // today's, to when it was seen
+  ASSERT_NE(Find(r, "dan"), nullptr);
+  EXPECT_DOUBLE_EQ(Find(r, "dan")->week_gpu_hours, 0.0);  // ended: its charge is in the usage
+  EXPECT_DOUBLE_EQ(Find(r, "dan")->outside_gpu_hours, 2.0);
+}
+
 TEST(UsageReportTest, WeekHoursAddChargedCountersToRunningPartsAndCompareWithQuota) {
   Policy policy;
   policy.quota.user_hours["alice"] = 10;

@@ -451,7 +451,7 @@ void Daemon::JobPlaced(JobId id, const std::vector<std::string>& cards) { runner
 
 void Daemon::ClusterHolders(const std::vector<ClusterHolder>& holders) { card_desk_->SetClusterHolders(holders); }
 
-void Daemon::OutsideRunEnded(const OutsideRunEnd& run) {
+void Daemon::OutsideRunEnded(const OutsideRun& run) {
   // A user who bypasses Rota pays for it as for a job of Rota's: fair share and the quota week.
   const std::optional<std::string> user = UserName(run.uid);
   if (!user) {

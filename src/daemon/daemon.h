@@ -7,9 +7,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -126,6 +129,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // (their place and reason in the queue, or their start, are part of the answer).
   void CatchUpOnSubmissions();
   ClusterState BuildState(const std::vector<BookingEntry>& bookings) const;
+  // The engine's runs outside Rota still running (Engine::OutsideRunning), with their owners'
+  // names (each looked up once per run: outside_names_); runs whose uid has no name are left out.
+  std::vector<store::OutsideRun> OutsideRunning() const;
   // The waiting jobs' notes (JobTable::SetExplainer) made on the state of now: an explained pass
   // whose decisions are not applied (the next pass makes them).
   void ExplainWaiting();
@@ -140,7 +146,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void EngineAvailable() override;
   void JobPlaced(JobId id, const std::vector<std::string>& cards) override;
   void ClusterHolders(const std::vector<ClusterHolder>& holders) override;
-  void OutsideRunEnded(const OutsideRunEnd& run) override;
+  void OutsideRunEnded(const OutsideRun& run) override;
 
 
   // Adds a line to job `id`'s audit trail (and the log).
@@ -199,6 +205,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<HttpDoor> door_;  // the HTTP front end, its waiting calls, credentials (http_door.h)
   std::uint64_t forecasts_recorded_from_ = 0;  // the computation RecordFirstForecasts last used
+  // The owner's name of each run outside Rota still running, by the cluster's id (OutsideRunning:
+  // a cache that a const state builder keeps).
+  mutable std::map<std::string, std::optional<std::string>> outside_names_;
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)
   std::string host_;  // this server's name, for the messages

@@ -40,8 +40,10 @@ struct ClusterHolder {
 };
 
 // A run of a cluster's job outside Rota (plain sbatch/srun) that held whole GPUs: seen running
-// from `start` (the cluster's start time) until it was seen gone at `end`.
-struct OutsideRunEnd {
+// from `start` (the cluster's start time) until it was seen gone at `end`
+// (EngineEvents::OutsideRunEnded), or, while it runs, until the last read that listed it
+// (Engine::OutsideRunning).
+struct OutsideRun {
   std::string job;  // the cluster's id of it ("4711")
   uid_t uid = 0;
   int gpus = 0;  // over all its nodes
@@ -72,7 +74,7 @@ class EngineEvents {
   // them each time the set changes.
   virtual void ClusterHolders(const std::vector<ClusterHolder>& /*holders*/) {}
   // A job outside Rota that held GPUs is no longer running: its owner is charged for it.
-  virtual void OutsideRunEnded(const OutsideRunEnd& /*run*/) {}
+  virtual void OutsideRunEnded(const OutsideRun& /*run*/) {}
 
  protected:
   ~EngineEvents() = default;
@@ -152,6 +154,9 @@ class Engine {
     Time end = 0;
   };
   virtual void Booked(const std::vector<BookedNodes>& /*bookings*/) {}
+  // The runs outside Rota that hold GPUs now (OutsideRun), each up to the last read that listed
+  // it: their use so far counts for their owners (fair share, the quota week) before they end.
+  virtual std::vector<OutsideRun> OutsideRunning() const { return {}; }
 
   // An interactive session (`rota run`, `rota shell`) the core started: where and with what.
   struct SessionStart {

@@ -70,7 +70,7 @@ void Daemon::RegisterOps() {
   });
   pipeline_->Register("events",
                       [this](ConnId, const Caller& c, const json& r) { return views_->Events(c, r); });
-  pipeline_->Register("usage", [this](ConnId, const Caller& c, const json& r) { return ledger_->Report(c, r, jobs_, Now()); });
+  pipeline_->Register("usage", [this](ConnId, const Caller& c, const json& r) { return ledger_->Report(c, r, jobs_, Now(), OutsideRunning()); });
   pipeline_->Register("book", [this](ConnId, const Caller& c, const json& r) { return desk_->Book(c, r); });
   pipeline_->Register("bookings",
                       [this](ConnId, const Caller& c, const json& r) {

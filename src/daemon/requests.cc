@@ -73,7 +73,7 @@ json Daemon::Rules(const Caller& caller, const json& request) {
   }
   // The quota week's GPU-hours, as `rota usage` counts them: one's own, an admin's everyone's.
   RulesReader reader{caller.name, caller.admin, {}};
-  for (const auto& [name, hours] : ledger_->WeekHours(jobs_, Now())) {
+  for (const auto& [name, hours] : ledger_->WeekHours(jobs_, Now(), OutsideRunning())) {
     if (caller.admin || name == caller.name) reader.week_hours[name] = hours;
   }
   const RulesDoc doc = DescribeRules(config_, reader, language);

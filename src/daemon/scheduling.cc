@@ -16,8 +16,10 @@ namespace rota::daemon {
 ClusterState Daemon::BuildState(const std::vector<BookingEntry>& bookings) const {
   ClusterState st;
   st.gpus = cards_.gpus();
-  st.user_usage = ledger_->maps().users;
-  st.project_usage = ledger_->maps().projects;
+  // Jobs outside Rota count while they run, as Rota's own do (design.md, Slurm engine).
+  store::UsageMaps usage = ledger_->MapsWith(OutsideRunning());
+  st.user_usage = std::move(usage.users);
+  st.project_usage = std::move(usage.projects);
   const Time now = Now();
   jobs_.AddTo(st, runner_->after_ok(), now);
   runner_->AddHeld(st);
@@ -29,6 +31,19 @@ ClusterState Daemon::BuildState(const std::vector<BookingEntry>& bookings) const
     }
   }
   return st;
+}
+
+std::vector<store::OutsideRun> Daemon::OutsideRunning() const {
+  std::vector<store::OutsideRun> out;
+  std::map<std::string, std::optional<std::string>> names;
+  for (const OutsideRun& r : engine_->OutsideRunning()) {
+    auto known = outside_names_.find(r.job);
+    const std::optional<std::string> name = known != outside_names_.end() ? known->second : UserName(r.uid);
+    names[r.job] = name;
+    if (name) out.push_back({r.job, *name, static_cast<double>(r.gpus), r.start, r.end});
+  }
+  outside_names_ = std::move(names);  // the runs that ended are forgotten
+  return out;
 }
 
 void Daemon::RunPasses() {

@@ -453,11 +453,18 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
       ++it;
       continue;
     }
-    const OutsideRun& r = it->second;
+    const FollowedRun& r = it->second;
     const Time end = now - r.seen <= kOutsideEndSlack ? now : r.seen;
     events_.OutsideRunEnded({it->first, r.uid, r.gpus, r.start, end});
     it = outside_runs_.erase(it);
   }
+}
+
+std::vector<OutsideRun> SlurmEngine::OutsideRunning() const {
+  std::vector<OutsideRun> out;
+  out.reserve(outside_runs_.size());
+  for (const auto& [id, r] : outside_runs_) out.push_back({id, r.uid, r.gpus, r.start, std::max(r.start, r.seen)});
+  return out;
 }
 
 void SlurmEngine::TellHolders() {

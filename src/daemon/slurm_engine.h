@@ -120,6 +120,7 @@ class SlurmEngine final : public Engine {
   // lasts and exists in Slurm; any job's Slurm limit stops where a reservation on its node
   // begins (Slurm would not start a job that reaches into one).
   void Booked(const std::vector<BookedNodes>& bookings) override;
+  std::vector<OutsideRun> OutsideRunning() const override;
 
   // Every request shape runs (Engine::Refuses' default): memory shares as their card's shards
   // where every card is its own gres type with shards (the inventory says where not:
@@ -306,13 +307,13 @@ class SlurmEngine final : public Engine {
   std::map<std::string, OutsideJob> outside_;  // by Slurm id
   // Every running job outside Rota that holds whole GPUs (not only those named above), for the
   // charge when it ends (OutsideRunEnded).
-  struct OutsideRun {
+  struct FollowedRun {
     uid_t uid = 0;
     int gpus = 0;
     Time start = 0;
     Time seen = 0;  // the last read that listed it running
   };
-  std::map<std::string, OutsideRun> outside_runs_;  // by Slurm id
+  std::map<std::string, FollowedRun> outside_runs_;  // by Slurm id
   // A run gone since a read longer ago than this (Slurm did not answer meanwhile) is charged to
   // that read, not to now: its end is not known, and a charge should not exceed the use.
   static constexpr Duration kOutsideEndSlack = 30;

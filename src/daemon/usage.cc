@@ -37,7 +37,8 @@ json TotalsJson(const UsageTotals& t) {
 
 }  // namespace
 
-std::map<std::string, double> UsageLedger::WeekHours(const JobTable& jobs, Time now) const {
+std::map<std::string, double> UsageLedger::WeekHours(const JobTable& jobs, Time now,
+                                                     const std::vector<store::OutsideRun>& outside_running) const {
   const Time week = WeekStart(now, setup_.config->policy);
   std::map<std::string, double> hours;
   for (const auto& [name, u] : usage_.users) hours[name] += WeekUsage(u, week) / 3600.0;
@@ -46,10 +47,14 @@ std::map<std::string, double> UsageLedger::WeekHours(const JobTable& jobs, Time 
     if (rec.state != store::JobState::kRunning || rec.start_time <= 0 || rec.placement.alloc.gpus.empty()) continue;
     hours[rec.job.user] += WeekPartHours(AllocationGpus(*setup_.cards, rec.placement.alloc), rec.start_time, now, week);
   }
+  for (const store::OutsideRun& o : outside_running) {
+    if (o.end > o.start) hours[o.user] += WeekPartHours(o.gpus, o.start, std::min(o.end, now), week);
+  }
   return hours;
 }
 
-json UsageLedger::Report(const Caller& caller, const json& request, const JobTable& jobs, Time now) {
+json UsageLedger::Report(const Caller& caller, const json& request, const JobTable& jobs, Time now,
+                         const std::vector<store::OutsideRun>& outside_running) {
   int days = kDefaultDays;
   if (auto it = request.find("days"); it != request.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > kMaxDays) {
@@ -98,7 +103,8 @@ json UsageLedger::Report(const Caller& caller, const json& request, const JobTab
   }
   StatusOr<std::vector<store::OutsideRun>> outside = setup_.store->OutsideRunsSince(first);
   if (!outside.ok()) return api::ErrorReply(outside.status());
-  for (const store::OutsideRun& o : *outside) in.outside.push_back({o.user, o.gpus, o.start, o.end});
+  for (const store::OutsideRun& o : *outside) in.outside.push_back({o.user, o.gpus, o.start, o.end, false});
+  for (const store::OutsideRun& o : outside_running) in.outside.push_back({o.user, o.gpus, o.start, o.end, true});
   for (const auto& [name, u] : usage_.users) in.users[name] = u;
   for (const auto& [name, u] : usage_.projects) in.projects[name] = u;
   const UsageReport report = BuildUsageReport(in, setup_.config->policy);

@@ -71,6 +71,17 @@ Status UsageLedger::ChargeOutside(const store::OutsideRun& run) {
   return Status();
 }
 
+store::UsageMaps UsageLedger::MapsWith(const std::vector<store::OutsideRun>& running) const {
+  store::UsageMaps maps = usage_;
+  for (const store::OutsideRun& run : running) {
+    if (run.user.empty() || run.gpus <= 0 || run.end <= run.start) continue;
+    Job owner;
+    owner.user = run.user;
+    ChargeOwners(maps.users, maps.projects, owner, run.gpus, run.start, run.end, false, setup_.config->policy);
+  }
+  return maps;
+}
+
 void UsageLedger::Save(const store::JobRecord& rec, Time end) {
   if (!Charges(rec, end)) return;
   if (Status s = setup_.store->SaveUsage(store::AccountKind::kUser, rec.job.user, usage_.users[rec.job.user]);

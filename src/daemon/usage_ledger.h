@@ -48,14 +48,21 @@ class UsageLedger {
   // charged to its owner (fair share and the quota week; no project) in one commit, once: a run
   // recorded already charges nothing. Its owner hears of a quota level crossed, as after a job.
   Status ChargeOutside(const store::OutsideRun& run);
+  // The usage with `running` (runs outside Rota still running, each up to the last read that
+  // listed it) charged so far, in a copy: what the scheduler plans with. A Rota job counts while
+  // it runs (QuotaBook, fair share), so must a job that bypassed Rota; stored only when it ends.
+  store::UsageMaps MapsWith(const std::vector<store::OutsideRun>& running) const;
 
   // The usage report (`usage`: `rota usage`, the web page's Usage view; usage.cc): the ledger's
   // figures with what the samples measured of each run, the ended ones' from the store and the
-  // running ones' of `jobs`, over the days the request asks for up to `now`.
-  nlohmann::json Report(const Caller& caller, const nlohmann::json& request, const JobTable& jobs, Time now);
+  // running ones' of `jobs`, over the days the request asks for up to `now`; `outside_running`:
+  // the runs outside Rota still running, their part so far (MapsWith).
+  nlohmann::json Report(const Caller& caller, const nlohmann::json& request, const JobTable& jobs, Time now,
+                        const std::vector<store::OutsideRun>& outside_running = {});
   // Each user's GPU-hours of the quota week at `now`, as the report's week_gpu_hours counts them:
-  // the charged runs and the running jobs' part so far (`rota rules`).
-  std::map<std::string, double> WeekHours(const JobTable& jobs, Time now) const;
+  // the charged runs and the running jobs' part so far, outside Rota's too (`rota rules`).
+  std::map<std::string, double> WeekHours(const JobTable& jobs, Time now,
+                                          const std::vector<store::OutsideRun>& outside_running = {}) const;
 
  private:
   void Save(const store::JobRecord& rec, Time end);

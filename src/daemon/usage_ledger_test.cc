@@ -163,6 +163,30 @@ TEST_F(UsageLedgerTest, ARunOutsideRotaIsChargedOnceAndReported) {
   EXPECT_EQ(report["users"][0]["jobs"], 0);
 }
 
+// A run outside Rota still running counts so far where the scheduler plans (MapsWith: a copy,
+// nothing stored), in `rota rules`' week hours and in the report; when it ends, its charge takes
+// the place of the part so far, not added to it.
+TEST_F(UsageLedgerTest, ARunOutsideRotaStillRunningCountsSoFarAndOnceItEnds) {
+  const store::OutsideRun so_far{"4712", "alice", 2, kStart, kStart + kHour};
+  const store::UsageMaps planned = ledger_->MapsWith({so_far, {"9", "", 1, kStart, kStart + kHour}});
+  const Time week = WeekStart(kStart, config_.policy);
+  EXPECT_DOUBLE_EQ(WeekUsage(planned.users.at("alice"), week), 2.0 * kHour);
+  EXPECT_GT(planned.users.at("alice").decayed_gpu_seconds, 0.0);
+  EXPECT_EQ(planned.users.size(), 1u);  // a run without an owner counts for nobody
+  EXPECT_EQ(ledger_->maps().users.count("alice"), 0u);  // only a copy
+  EXPECT_DOUBLE_EQ(ledger_->WeekHours(JobTable(), kStart + 2 * kHour, {so_far})["alice"], 2.0);
+  json report = ledger_->Report(testing::Person("alice", 20001), {{"days", 7}}, JobTable(), kStart + 2 * kHour, {so_far});
+  ASSERT_EQ(report["users"].size(), 1u) << report.dump();
+  EXPECT_DOUBLE_EQ(report["users"][0]["week_gpu_hours"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(report["users"][0]["outside_gpu_hours"].get<double>(), 2.0);
+  // It ended at kStart + 3 h: charged, no longer running.
+  ASSERT_TRUE(ledger_->ChargeOutside({"4712", "alice", 2, kStart, kStart + 3 * kHour}).ok());
+  EXPECT_DOUBLE_EQ(ledger_->WeekHours(JobTable(), kStart + 4 * kHour)["alice"], 6.0);
+  report = ledger_->Report(testing::Person("alice", 20001), {{"days", 7}}, JobTable(), kStart + 4 * kHour);
+  EXPECT_DOUBLE_EQ(report["users"][0]["week_gpu_hours"].get<double>(), 6.0);
+  EXPECT_DOUBLE_EQ(report["users"][0]["outside_gpu_hours"].get<double>(), 6.0);
+}
+
 TEST_F(UsageLedgerTest, TheReportJoinsTheChargesWithWhatWasMeasuredAndShowsEachUserTheirOwn) {
   // Bob's run ended: 2 GPU-hours measured, half of them busy.
   store::JobRecord bobs;

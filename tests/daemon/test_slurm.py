@@ -400,24 +400,32 @@ class SlurmEngineTest(DaemonTest):
 
     def test_a_job_outside_rota_is_charged_to_its_owner_once(self):
         # A user's plain sbatch on 2 GPUs for 8 seconds, with rotad killed and started again while
-        # it runs (most of it before the restart): charged from Slurm's start time to its end, once,
-        # to the owner's week and fair share, and listed in `rota usage` as outside Rota (no job of
-        # Rota's).
+        # it runs (most of it before the restart): counted while it runs (so far, in the week's
+        # hours), then charged from Slurm's start time to its end, once, to the owner's week and
+        # fair share, and listed in `rota usage` as outside Rota (no job of Rota's).
         start = time.time()
         outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
                                    "--wrap", "sleep 8", user=DEFAULT_USER).stdout.strip()
-        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
-                 what="two cards held outside Rota")
-        time.sleep(4)
-        self.d.kill9()
-        time.sleep(1)
-        self.d.start()
+        held = lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"])
+        wait_for(lambda: held() == 2, what="two cards held outside Rota")
 
         def mine():
             return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
                          if u["name"] == DEFAULT_USER), None)
-        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=60,
-                       what=f"Slurm job {outside} charged")
+        time.sleep(2)
+        so_far = wait_for(lambda: (lambda u: u if u and u["week_gpu_hours"] > 0 else None)(mine()), timeout=4,
+                          what=f"Slurm job {outside} counted while it runs")
+        state = self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T").stdout.strip()
+        self.assertEqual(state, "RUNNING", "counted only once it ended")
+        self.assertLessEqual(so_far["week_gpu_hours"] * 3600, 2 * (time.time() - start + 1), so_far)
+        self.assertAlmostEqual(so_far["outside_gpu_hours"], so_far["week_gpu_hours"], places=6)
+        time.sleep(2)
+        self.d.kill9()
+        time.sleep(1)
+        self.d.start()
+        # Its end seen: the cards are free again, and the charge takes the place of the part so far.
+        wait_for(lambda: held() == 0, timeout=60, what=f"Slurm job {outside} seen ended")
+        row = mine()
         seconds = row["outside_gpu_hours"] * 3600
         self.assertGreaterEqual(seconds, 2 * 7, row)  # 2 GPUs for its 8 s (Slurm's seconds are whole)
         self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
@@ -452,6 +460,34 @@ class SlurmEngineTest(DaemonTest):
         self.assertNotIn(forged, held_by)
         wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
                  what="still two cards held outside Rota, one named")
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class SlurmOutsideQuotaTest(DaemonTest):
+    def setUp(self):
+        self.cluster = SlurmCluster().start()
+        self.addCleanup(self.cluster.stop)
+        # 0.02 GPU-hours a week: 72 GPU-seconds, room for one 1-minute job on one card.
+        self.CONFIG = slurm_config(self.cluster, extra="[quota]\ndefault = 0.02\noverflow_as_explore = false\n")
+        super().setUp()
+
+    def test_a_job_outside_rota_counts_against_its_owners_quota_while_it_runs(self):
+        # A plain sbatch on 2 cards: after 7 s it has used 14 GPU-seconds, and a 1-minute job of
+        # its owner's (60) no longer fits the quota's 72, though cards are free; counted so far,
+        # not only once it ends (design.md, Slurm engine).
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 120", user=DEFAULT_USER).stdout.strip()
+        self.addCleanup(lambda: self.cluster.run("scancel", outside, check=False))
+        wait_for(lambda: sum(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]) == 2,
+                 what="two cards held outside Rota")
+        time.sleep(8)
+        job = self.d.submit("--gpus", "1", "--time", "1m", "--", "true")
+        info = wait_for(lambda: (lambda j: j if j.get("pending", {}).get("reason") == "quota" else None)(
+            self.d.job(job)), timeout=10, what=f"job {job} held by the quota")
+        self.assertEqual(info["state"], "pending")
+        state = self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T").stdout.strip()
+        self.assertEqual(state, "RUNNING")
+        self.d.rota("cancel", str(job))
 
 
 if __name__ == "__main__":
