@@ -67,10 +67,6 @@ double PriorityModel::Accounts::Of(std::string_view key) const {
   return it == slots.end() ? 1.0 : values[it->second];
 }
 
-namespace {
-
-}  // namespace
-
 double TimeOfDayFactor(const Policy& policy, Time now) {
   int weekday = LocalWeekday(now, policy.zone);
   int minute = LocalMinuteOfDay(now, policy.zone);

@@ -150,7 +150,6 @@ Status Daemon::Open() {
   views.clock = deps_.clock;
   views.config = &config_;
   views.jobs = &jobs_;
-  jobs_.SetExplainer([this] { ExplainWaiting(); });
   views.cards = &cards_;
   views.accounts = [this](uid_t uid) { return Account(uid); };
   Foresight::Setup foresight;
@@ -161,6 +160,8 @@ Status Daemon::Open() {
   foresight_ = std::make_unique<Foresight>(std::move(foresight));
   views.foresight = foresight_.get();
   views_ = std::make_unique<JobViews>(std::move(views));
+  // The waiting jobs' notes are made when first read after a pass that did not (JobTable).
+  jobs_.SetExplainer([this] { ExplainWaiting(); });
   ReplayDesk::Setup replays;
   replays.history = [this](const std::string& since) { return LabHistory(since); };
   replays.policy = [this] { return config_.policy; };
