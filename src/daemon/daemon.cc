@@ -459,7 +459,7 @@ void Daemon::OutsideRunEnded(const OutsideRun& run) {
     spdlog::warn("Slurm job {} (outside Rota) ended; its uid {} has no name here: not charged", run.job, run.uid);
     return;
   }
-  const store::OutsideRun charged{run.job, *user, static_cast<double>(run.gpus), run.start, run.end};
+  const store::OutsideRun charged{run.job, *user, OutsideGpus(run), run.start, run.end};
   if (Status s = ledger_->ChargeOutside(charged); !s.ok()) {
     spdlog::error("charging Slurm job {} (outside Rota) to {}: {}", run.job, *user, s.message());
     return;

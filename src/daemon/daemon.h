@@ -132,6 +132,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The engine's runs outside Rota still running (Engine::OutsideRunning), with their owners'
   // names (each looked up once per run: outside_names_); runs whose uid has no name are left out.
   std::vector<store::OutsideRun> OutsideRunning() const;
+  // What a run outside Rota holds in GPUs: its whole GPUs and its shards (Inventory::ShardGpus).
+  double OutsideGpus(const OutsideRun& run) const;
   // The waiting jobs' notes (JobTable::SetExplainer) made on the state of now: an explained pass
   // whose decisions are not applied (the next pass makes them).
   void ExplainWaiting();

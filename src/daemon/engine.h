@@ -46,9 +46,13 @@ struct ClusterHolder {
 struct OutsideRun {
   std::string job;  // the cluster's id of it ("4711")
   uid_t uid = 0;
-  int gpus = 0;  // over all its nodes
+  int gpus = 0;  // whole GPUs, over all its nodes
   Time start = 0;
   Time end = 0;
+  // Shards of cards (gres/shard) it holds on each of `nodes`: (the card's gres type, "" when
+  // untyped; count). What they are in GPUs the daemon's inventory knows (Inventory::ShardGpus).
+  std::vector<std::string> nodes;
+  std::vector<std::pair<std::string, int>> shards;
 };
 
 // What the daemon hears from its engine.

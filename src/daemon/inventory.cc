@@ -174,6 +174,17 @@ int Inventory::ClusterSharesOf(const Allocation& alloc) const {
   return static_cast<int>(std::min<std::int64_t>(shares, (alloc.memory * shares + card - 1) / card));
 }
 
+double Inventory::ShardGpus(const std::string& node, const std::string& type, int count) const {
+  if (node.empty() || count <= 0) return 0;
+  for (size_t i = 0; i < state_.gpus.size(); ++i) {
+    const size_t n = static_cast<size_t>(state_.gpus[i].node);
+    if (n >= node_names_.size() || node_names_[n] != node || cluster_shares_[i] <= 0) continue;
+    if (!type.empty() && cluster_names_[i] != type) continue;
+    return std::min(1.0, static_cast<double>(count) / cluster_shares_[i]);
+  }
+  return 0;
+}
+
 std::string Inventory::WhyNoShares() const {
   for (size_t i = 0; i < state_.gpus.size(); ++i) {
     if (cluster_shares_[i] != 0 || !state_.gpus[i].mig.empty()) continue;

@@ -60,6 +60,11 @@ class Inventory {
   // the card has none).
   std::vector<std::string> ClusterNamesOf(const Allocation& alloc) const;
   int ClusterSharesOf(const Allocation& alloc) const;
+  // What `count` shards of the card of gres type `type` on cluster node `node` are in GPUs (a
+  // job outside Rota that holds them is charged so much): count over the card's shards, at most
+  // the card. Untyped (`type` ""): of the node's first card with shards. 0 where no such card
+  // with shards is known.
+  double ShardGpus(const std::string& node, const std::string& type, int count) const;
   // Why no memory share can run on these cards ("" when they can): a cluster's card that its
   // scheduler cannot share (Slurm's without shards of their own type). Shares are refused at
   // submission then: the core would place them on any card.

@@ -176,6 +176,14 @@ TEST(InventoryTest, ACardOfItsOwnTypeIsAskedForByNameAndSharedInWholeShards) {
   EXPECT_EQ(inv.ShareGiven(1), 10240);
   EXPECT_EQ(inv.ShareGiven(81920), 81920);
   EXPECT_EQ(inv.ShareGiven(90000), 90000);  // more than a card: refused as it is
+  // A job outside Rota holding shards: their part of their card, in GPUs (its charge).
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu1", "c1", 2), 0.25);
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu1", "", 4), 0.5);    // untyped: the node's first shared card
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu1", "c0", 12), 1.0);  // never more than the card
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu2", "c1", 2), 0.0);   // that card has no shards
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu9", "c0", 2), 0.0);   // no such node
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu1", "c7", 2), 0.0);   // no such card
+  EXPECT_DOUBLE_EQ(inv.ShardGpus("gpu1", "c0", 0), 0.0);
 
   snap.gpus.resize(2);  // gpu1 alone: every card shared
   inv.Load(&snap);

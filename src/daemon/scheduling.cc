@@ -40,10 +40,18 @@ std::vector<store::OutsideRun> Daemon::OutsideRunning() const {
     auto known = outside_names_.find(r.job);
     const std::optional<std::string> name = known != outside_names_.end() ? known->second : UserName(r.uid);
     names[r.job] = name;
-    if (name) out.push_back({r.job, *name, static_cast<double>(r.gpus), r.start, r.end});
+    if (name) out.push_back({r.job, *name, OutsideGpus(r), r.start, r.end});
   }
   outside_names_ = std::move(names);  // the runs that ended are forgotten
   return out;
+}
+
+double Daemon::OutsideGpus(const OutsideRun& run) const {
+  double gpus = run.gpus;
+  for (const std::string& node : run.nodes) {
+    for (const auto& [type, count] : run.shards) gpus += cards_.ShardGpus(node, type, count);
+  }
+  return gpus;
 }
 
 void Daemon::RunPasses() {

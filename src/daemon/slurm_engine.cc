@@ -437,16 +437,22 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
   const Time now = clock_.Now();
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
-    if (q.state != "RUNNING" || ours.count(q.id) > 0 || GpusPerNode(q) == 0) continue;
+    if (q.state != "RUNNING" || ours.count(q.id) > 0 || (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0))
+      continue;
     running.insert(q.id);
     auto [it, added] = outside_runs_.try_emplace(q.id);
     it->second.seen = now;
     if (!added) continue;
     StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(q.nodes);
     const int node_count = nodes.ok() && !nodes->empty() ? static_cast<int>(nodes->size()) : 1;
-    it->second.uid = q.uid;
-    it->second.gpus = GpusPerNode(q) * node_count;
-    it->second.start = q.start > 0 && q.start <= now ? q.start : now;
+    FollowedRun& run = it->second;
+    run.uid = q.uid;
+    run.gpus = GpusPerNode(q) * node_count;
+    run.start = q.start > 0 && q.start <= now ? q.start : now;
+    if (nodes.ok()) run.nodes = *nodes;
+    for (const slurm::Gres& g : q.per_node) {
+      if (g.name == "shard" && g.count > 0) run.shards.emplace_back(g.type, g.count);
+    }
   }
   for (auto it = outside_runs_.begin(); it != outside_runs_.end();) {
     if (running.count(it->first) > 0) {
@@ -455,7 +461,7 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
     }
     const FollowedRun& r = it->second;
     const Time end = now - r.seen <= kOutsideEndSlack ? now : r.seen;
-    events_.OutsideRunEnded({it->first, r.uid, r.gpus, r.start, end});
+    events_.OutsideRunEnded({it->first, r.uid, r.gpus, r.start, end, r.nodes, r.shards});
     it = outside_runs_.erase(it);
   }
 }
@@ -463,7 +469,9 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
 std::vector<OutsideRun> SlurmEngine::OutsideRunning() const {
   std::vector<OutsideRun> out;
   out.reserve(outside_runs_.size());
-  for (const auto& [id, r] : outside_runs_) out.push_back({id, r.uid, r.gpus, r.start, std::max(r.start, r.seen)});
+  for (const auto& [id, r] : outside_runs_) {
+    out.push_back({id, r.uid, r.gpus, r.start, std::max(r.start, r.seen), r.nodes, r.shards});
+  }
   return out;
 }
 

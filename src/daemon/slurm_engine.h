@@ -305,13 +305,15 @@ class SlurmEngine final : public Engine {
     std::vector<std::string> cards;  // empty until scontrol said (or where it cannot say)
   };
   std::map<std::string, OutsideJob> outside_;  // by Slurm id
-  // Every running job outside Rota that holds whole GPUs (not only those named above), for the
-  // charge when it ends (OutsideRunEnded).
+  // Every running job outside Rota that holds whole GPUs or shards of them (not only those named
+  // above), for the charge when it ends (OutsideRunEnded).
   struct FollowedRun {
     uid_t uid = 0;
     int gpus = 0;
     Time start = 0;
     Time seen = 0;  // the last read that listed it running
+    std::vector<std::string> nodes;                    // where it runs, for its shards
+    std::vector<std::pair<std::string, int>> shards;  // per node: (card type, count)
   };
   std::map<std::string, FollowedRun> outside_runs_;  // by Slurm id
   // A run gone since a read longer ago than this (Slurm did not answer meanwhile) is charged to

@@ -3,6 +3,7 @@ their own gres type with shards (slurm_cluster.py's `shards`): `--gpus N` goes t
 cards Rota chose, `--gpu-mem` to its card's shards (gres/shard), `--mig` to one slice of its MIG
 gres type (`mig`). Real rotad and rota processes; a cluster per
 test. The untyped cluster, where Slurm chooses and shares are refused: test_slurm.py."""
+import json
 import os
 import time
 import unittest
@@ -140,6 +141,27 @@ class SlurmSharesTest(DaemonTest):
         self.assertEqual(self.d.job(four)["state"], "pending")
         self.cluster.run("scancel", outside)
         self.d.wait_state(four, "completed", timeout=30)
+
+    def test_shards_held_outside_rota_are_charged_as_their_part_of_the_card(self):
+        # Two of a card's four shards for 6 s: half a GPU, so 3 GPU-seconds, counted for its owner
+        # while it runs and charged once it ends, as whole GPUs held outside Rota are (test_slurm.py).
+        start = time.time()
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=shard:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 6", user=DEFAULT_USER).stdout.strip()
+
+        def mine():
+            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                         if u["name"] == DEFAULT_USER), None)
+        wait_for(lambda: (lambda u: u and u["week_gpu_hours"] > 0)(mine()), timeout=5,
+                 what=f"Slurm job {outside} counted while it runs")
+        self.assertEqual(self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T").stdout.strip(), "RUNNING")
+        wait_for(lambda: not any(g["held_by"] for g in self.d.api({"op": "gpus"})["gpus"]), timeout=60,
+                 what=f"Slurm job {outside} seen ended")
+        row = mine()
+        seconds = row["outside_gpu_hours"] * 3600
+        self.assertGreaterEqual(seconds, 0.5 * 5, row)  # Slurm's seconds are whole
+        self.assertLessEqual(seconds, 0.5 * (time.time() - start + 1), row)
+        self.assertAlmostEqual(row["week_gpu_hours"], row["outside_gpu_hours"], places=6)
 
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
