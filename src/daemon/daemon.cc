@@ -342,6 +342,7 @@ Status Daemon::Open() {
   });
 
   if (Status s = Recover(); !s.ok()) return s;
+  CatchUpOutside();  // the cluster's jobs outside Rota that ended while rotad was away
   if (Status s = card_desk_->StartSampling(); !s.ok()) return s;
   if (Status s = ConfigureNotifications(); !s.ok()) return s;
 
@@ -489,6 +490,7 @@ int Daemon::Run() {
   RunPasses();
   loop_->Run();
   runner_->RecordEnds();  // jobs that ended in the last batch of events
+  if (config_.engine.kind == config::EngineKind::kSlurm) KeepOutsideSeenUntil(Now() - kOutsideWatermarkLag);
   // Running jobs keep running; what was measured of them so far is kept.
   for (auto& [id, a] : jobs_) allocs_->SaveMeasures(a);
   return exit_code_;

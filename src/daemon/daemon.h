@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -134,6 +135,16 @@ class Daemon : public Server::Handler, private EngineEvents {
   std::vector<store::OutsideRun> OutsideRunning() const;
   // What a run outside Rota holds in GPUs: its whole GPUs and its shards (Inventory::ShardGpus).
   double OutsideGpus(const OutsideRun& run) const;
+  // At the start: the runs outside Rota that ended while rotad was away, asked of the engine
+  // from the time the store keeps (outside_runs.cc).
+  void CatchUpOutside();
+  // Keeps in the store that every run outside Rota that ended up to `until` is charged (not while
+  // a catch-up runs). A pass keeps now - kOutsideWatermarkLag every kOutsideWatermarkEvery: a run
+  // is charged when a read sees it gone (a read a second while the cluster answers), and the lag
+  // covers a cluster that did not answer for a while.
+  void KeepOutsideSeenUntil(Time until);
+  static constexpr Duration kOutsideWatermarkLag = 10 * 60;
+  static constexpr Duration kOutsideWatermarkEvery = 5 * 60;
   // The waiting jobs' notes (JobTable::SetExplainer) made on the state of now: an explained pass
   // whose decisions are not applied (the next pass makes them).
   void ExplainWaiting();
@@ -149,6 +160,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   void JobPlaced(JobId id, const std::vector<std::string>& cards) override;
   void ClusterHolders(const std::vector<ClusterHolder>& holders) override;
   void OutsideRunEnded(const OutsideRun& run) override;
+  void OutsideCaughtUp(Time until) override;
 
 
   // Adds a line to job `id`'s audit trail (and the log).
@@ -210,6 +222,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The owner's name of each run outside Rota still running, by the cluster's id (OutsideRunning:
   // a cache that a const state builder keeps).
   mutable std::map<std::string, std::optional<std::string>> outside_names_;
+  bool outside_catching_up_ = false;  // Engine::CatchUpOutside asked, OutsideCaughtUp not heard yet
+  Time outside_seen_kept_ = 0;        // when KeepOutsideSeenUntil last wrote
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)
   std::string host_;  // this server's name, for the messages

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +80,9 @@ class EngineEvents {
   virtual void ClusterHolders(const std::vector<ClusterHolder>& /*holders*/) {}
   // A job outside Rota that held GPUs is no longer running: its owner is charged for it.
   virtual void OutsideRunEnded(const OutsideRun& /*run*/) {}
+  // Engine::CatchUpOutside has told every run outside Rota that ended up to `until` (each through
+  // OutsideRunEnded): the daemon may count from there the next time it starts.
+  virtual void OutsideCaughtUp(Time /*until*/) {}
 
  protected:
   ~EngineEvents() = default;
@@ -161,6 +165,11 @@ class Engine {
   // The runs outside Rota that hold GPUs now (OutsideRun), each up to the last read that listed
   // it: their use so far counts for their owners (fair share, the quota week) before they end.
   virtual std::vector<OutsideRun> OutsideRunning() const { return {}; }
+  // The runs outside Rota that ended while rotad was away, from `since` to now (the cluster's
+  // accounting, where it keeps one): each through EngineEvents::OutsideRunEnded, then
+  // OutsideCaughtUp. `ours`: the cluster's ids of Rota's own jobs in that time, which are not
+  // outside Rota. Asynchronous; engines without such a record do nothing.
+  virtual void CatchUpOutside(Time /*since*/, std::set<std::string> /*ours*/) {}
 
   // An interactive session (`rota run`, `rota shell`) the core started: where and with what.
   struct SessionStart {

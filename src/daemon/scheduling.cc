@@ -33,27 +33,6 @@ ClusterState Daemon::BuildState(const std::vector<BookingEntry>& bookings) const
   return st;
 }
 
-std::vector<store::OutsideRun> Daemon::OutsideRunning() const {
-  std::vector<store::OutsideRun> out;
-  std::map<std::string, std::optional<std::string>> names;
-  for (const OutsideRun& r : engine_->OutsideRunning()) {
-    auto known = outside_names_.find(r.job);
-    const std::optional<std::string> name = known != outside_names_.end() ? known->second : UserName(r.uid);
-    names[r.job] = name;
-    if (name) out.push_back({r.job, *name, OutsideGpus(r), r.start, r.end});
-  }
-  outside_names_ = std::move(names);  // the runs that ended are forgotten
-  return out;
-}
-
-double Daemon::OutsideGpus(const OutsideRun& run) const {
-  double gpus = run.gpus;
-  for (const std::string& node : run.nodes) {
-    for (const auto& [type, count] : run.shards) gpus += cards_.ShardGpus(node, type, count);
-  }
-  return gpus;
-}
-
 void Daemon::RunPasses() {
   // A pass that started or signalled jobs asks for another; a few rounds always settle (each
   // round starts only jobs that were pending), the limit guards against a bug looping. The
@@ -115,6 +94,7 @@ void Daemon::SchedulePass() {
   sessions_->SendWaitingUpdates();
   sessions_->RemoveStaleCgroups();
   deps_.clock->WakeAt(wake);  // the loop wakes then (its clock fd), unless an event comes first
+  if (now - outside_seen_kept_ >= kOutsideWatermarkEvery) KeepOutsideSeenUntil(now - kOutsideWatermarkLag);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   counters_.PassTook(took);
 }

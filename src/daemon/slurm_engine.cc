@@ -475,6 +475,56 @@ std::vector<OutsideRun> SlurmEngine::OutsideRunning() const {
   return out;
 }
 
+void SlurmEngine::CatchUpOutside(Time since, std::set<std::string> ours) {
+  catch_up_ = CatchUp{since, std::move(ours)};  // after the next read of the queue
+}
+
+void SlurmEngine::StartCatchUp(Time since, std::set<std::string> ours) {
+  const Time until = clock_.Now();
+  // Rota's jobs as this engine knows them now too: a launch found by its tag at the restart has
+  // its Slurm id only since.
+  for (const auto& [id, j] : jobs_) {
+    if (!j.slurm_id.empty()) ours.insert(j.slurm_id);
+  }
+  if (options_.sacct.empty() || accounting_off_) {  // no accounting: nothing to learn, from now on
+    events_.OutsideCaughtUp(until);
+    return;
+  }
+  std::vector<std::string> argv = {options_.sacct};
+  for (std::string& a : slurm::WindowArgs(since - kClockSlack, until)) argv.push_back(std::move(a));
+  commands_->Start(AsRotad(std::move(argv)), [this, since, until, ours = std::move(ours)](ChildResult r) {
+    if (!r.ok()) {
+      if (slurm::AccountingDisabled(r.out + r.err)) {  // no slurmdbd: nothing to learn
+        events_.OutsideCaughtUp(until);
+        return;
+      }
+      // The time kept stays: the next start asks again.
+      spdlog::warn("jobs outside Rota that ended while rotad was away: Slurm's accounting does not "
+                   "answer ({}); not charged", r.Describe());
+      return;
+    }
+    StatusOr<std::vector<slurm::AccountedUse>> uses = slurm::ParseWindow(r.out);
+    if (!uses.ok()) {
+      spdlog::warn("jobs outside Rota that ended while rotad was away: {}; not charged", uses.status().message());
+      return;
+    }
+    int told = 0;
+    for (const slurm::AccountedUse& u : *uses) {
+      // Ended in the window, held GPUs, not Rota's, not one the queue reads follow (still running).
+      if (u.end <= 0 || u.end < since || u.start <= 0 || u.end < u.start || u.state == "RUNNING") continue;
+      if ((u.gpus == 0 && u.shards.empty()) || ours.count(u.id) > 0 || outside_runs_.count(u.id) > 0) continue;
+      // AllocTRES counts over all the job's nodes: its shards are found on its first node's cards.
+      StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(u.nodes);
+      std::vector<std::string> first;
+      if (nodes.ok() && !nodes->empty()) first.push_back(nodes->front());
+      events_.OutsideRunEnded({u.id, u.uid, u.gpus, u.start, u.end, first, u.shards});
+      ++told;
+    }
+    if (told > 0) spdlog::info("{} job(s) outside Rota ended while rotad was away: charged to their owners", told);
+    events_.OutsideCaughtUp(until);
+  });
+}
+
 void SlurmEngine::TellHolders() {
   std::vector<ClusterHolder> holders;
   for (const auto& [slurm_id, job] : outside_) {
@@ -874,6 +924,13 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
   }
   FollowOutside(queue, ours);
   ChargeOutside(queue, ours);
+  if (catch_up_) {
+    // After a read: what still ran then is followed from here on (outside_runs_), what ended
+    // before it is in Slurm's accounting.
+    std::optional<CatchUp> asked = std::move(catch_up_);
+    catch_up_.reset();
+    StartCatchUp(asked->since, std::move(asked->ours));
+  }
   return completing;
 }
 

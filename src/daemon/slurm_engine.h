@@ -121,6 +121,7 @@ class SlurmEngine final : public Engine {
   // begins (Slurm would not start a job that reaches into one).
   void Booked(const std::vector<BookedNodes>& bookings) override;
   std::vector<OutsideRun> OutsideRunning() const override;
+  void CatchUpOutside(Time since, std::set<std::string> ours) override;
 
   // Every request shape runs (Engine::Refuses' default): memory shares as their card's shards
   // where every card is its own gres type with shards (the inventory says where not:
@@ -316,6 +317,14 @@ class SlurmEngine final : public Engine {
     std::vector<std::pair<std::string, int>> shards;  // per node: (card type, count)
   };
   std::map<std::string, FollowedRun> outside_runs_;  // by Slurm id
+  // The runs outside Rota that ended while rotad was away (CatchUpOutside), asked of sacct after
+  // the next read of the queue: every run either still runs then (followed) or ended before.
+  struct CatchUp {
+    Time since;
+    std::set<std::string> ours;
+  };
+  std::optional<CatchUp> catch_up_;
+  void StartCatchUp(Time since, std::set<std::string> ours);
   // A run gone since a read longer ago than this (Slurm did not answer meanwhile) is charged to
   // that read, not to now: its end is not known, and a charge should not exceed the use.
   static constexpr Duration kOutsideEndSlack = 30;

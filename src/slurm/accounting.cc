@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "slurm/nodes.h"
 #include "slurm/parsable.h"
 
 namespace rota::slurm {
@@ -68,6 +69,92 @@ StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text) {
     j.nodes = r[5] == "None assigned" || r[5] == "(null)" ? "" : std::move(r[5]);
     if (Status s = ReadTimes(r[6], r[7], j); !s.ok()) return s;
     out.push_back(std::move(j));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr std::array<const char*, 7> kWindowFields = {"UID", "State", "NodeList", "Start", "End", "AllocTRES",
+                                                      "JobID"};
+
+// AllocTRES's GPUs and shards (see AccountedUse). An item "gres/gpu=2" is the untyped total,
+// "gres/gpu:card0=1" one type's part of it.
+bool ReadTres(std::string_view tres, AccountedUse& use) {
+  int untyped_gpus = 0, typed_gpus = 0, untyped_shards = 0;
+  bool typed = false;
+  while (!tres.empty()) {
+    const size_t comma = tres.find(',');
+    std::string_view item = tres.substr(0, comma);
+    tres = comma == std::string_view::npos ? std::string_view() : tres.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = item.substr(0, eq);
+    int count = 0;
+    if (!key.starts_with("gres/")) continue;
+    if (!WholeNumber(item.substr(eq + 1), count) || count < 0) return false;
+    key.remove_prefix(5);
+    const size_t colon = key.find(':');
+    const std::string_view name = key.substr(0, colon);
+    const std::string type = colon == std::string_view::npos ? "" : std::string(key.substr(colon + 1));
+    if (name == "gpu") {
+      if (type.empty()) {
+        untyped_gpus = count;
+      } else if (MigProfile(type).empty()) {
+        typed_gpus += count;
+        typed = true;
+      } else {
+        typed = true;  // a slice: not a whole GPU
+      }
+    } else if (name == "shard") {
+      if (type.empty()) {
+        untyped_shards = count;
+      } else if (count > 0) {
+        use.shards.emplace_back(type, count);
+      }
+    }
+  }
+  use.gpus = typed ? typed_gpus : untyped_gpus;
+  if (use.shards.empty() && untyped_shards > 0) use.shards.emplace_back("", untyped_shards);
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> WindowArgs(Time since, Time until) {
+  std::string fields;
+  for (const char* f : kWindowFields) {
+    if (!fields.empty()) fields += ',';
+    fields += f;
+  }
+  return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", fields,
+          "-S", SlurmTime(since), "-E", SlurmTime(until)};
+}
+
+StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text) {
+  StatusOr<std::vector<std::vector<std::string>>> records =
+      SplitRecords(text, kAccountingDelimiter, kWindowFields.size());
+  if (!records.ok()) return records.status();
+  std::vector<AccountedUse> out;
+  out.reserve(records->size());
+  for (std::vector<std::string>& r : *records) {
+    AccountedUse use;
+    use.id = std::move(r[6]);
+    std::string_view state = r[1];
+    if (const size_t by = state.find(" by "); by != std::string_view::npos) state = state.substr(0, by);
+    use.state = std::string(state);
+    unsigned long uid = 0;
+    QueuedJob times;
+    if (use.id.empty() || use.state.empty() || !WholeNumber(r[0], uid) || !ReadTimes(r[3], r[4], times).ok() ||
+        !ReadTres(r[5], use)) {
+      return InvalidArgument("Slurm's accounting has a job line that cannot be read: job \"" + use.id +
+                             "\", user \"" + r[0] + "\", state \"" + r[1] + "\", TRES \"" + r[5] + "\"");
+    }
+    use.uid = static_cast<uid_t>(uid);
+    use.nodes = r[2] == "None assigned" || r[2] == "(null)" ? "" : std::move(r[2]);
+    use.start = times.start;
+    use.end = times.end;
+    out.push_back(std::move(use));
   }
   return out;
 }

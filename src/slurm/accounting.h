@@ -45,4 +45,22 @@ StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text);
 // Whether sacct's words say the cluster keeps no accounting (no slurmdbd): asking again will not help.
 bool AccountingDisabled(std::string_view sacct_output);
 
+// ---- Everyone's jobs that ran in a window: runs outside Rota that ended while rotad was away ----
+// sacct's arguments for the jobs of every user that ran between `since` and `until`, one line a
+// job, without names: sbatch takes any bytes in a name, so one user's job could make the output
+// unreadable; Rota's own are told apart by their Slurm ids.
+std::vector<std::string> WindowArgs(Time since, Time until);
+// One such job: its use of GPUs from AllocTRES ("billing=2,cpu=2,gres/gpu=2,gres/gpu:card0=1,
+// gres/gpu:card1=1,mem=1000M,node=1"), over all its nodes.
+struct AccountedUse {
+  std::string id;
+  uid_t uid = 0;
+  std::string state;  // "COMPLETED", "CANCELLED" (" by N" dropped), "RUNNING", ...
+  std::string nodes;  // as printed ("n1", "n[1-2]"); "" when it never ran
+  Time start = 0, end = 0;  // 0 when not known
+  int gpus = 0;             // whole GPUs: the typed counts but MIG slices, else the untyped total
+  std::vector<std::pair<std::string, int>> shards;  // (card type, count); ("", n) when untyped only
+};
+StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text);
+
 }  // namespace rota::slurm

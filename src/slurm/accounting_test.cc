@@ -110,6 +110,56 @@ TEST(AccountingTest, ALineThatCannotBeReadFailsItAll) {
   EXPECT_TRUE(ParseAccounting("").ok());  // nothing recorded: no entries, not an error
 }
 
+// Everyone's jobs of a window, as 22.05.8 printed them with AccountingStorageTRES=gres/gpu,gres/shard
+// (the first line captured; the typed and shard ones as Slurm writes typed TRES).
+TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
+  testing::ScopedTz tz("UTC");
+  const std::vector<std::string> args = WindowArgs(1'796'256'000, 1'796'259'600);
+  auto at = [&](const std::string& flag) {
+    auto it = std::find(args.begin(), args.end(), flag);
+    return it == args.end() || it + 1 == args.end() ? std::string() : *(it + 1);
+  };
+  EXPECT_EQ(at("-S"), "2026-12-03T00:00:00");
+  EXPECT_EQ(at("-E"), "2026-12-03T01:00:00");
+  EXPECT_EQ(at("-o").find("JobName"), std::string::npos);  // no names: any bytes may be in one
+  EXPECT_NE(std::find(args.begin(), args.end(), "-a"), args.end());
+  const std::string text =
+      Line({"1002", "COMPLETED", "rota-n1", "2026-12-07T07:42:24", "2026-12-07T07:42:25",
+            "billing=1,cpu=1,gres/gpu=2,mem=1G,node=1", "1"}) +
+      Line({"1003", "CANCELLED by 0", "n[1-2]", "2026-12-07T07:00:00", "2026-12-07T08:00:00",
+            "billing=4,cpu=4,gres/gpu=4,gres/gpu:card0=2,gres/gpu:1g.10gb=2,node=2", "7"}) +
+      Line({"1004", "FAILED", "rota-n1", "2026-12-07T07:00:00", "2026-12-07T07:30:00",
+            "billing=1,cpu=1,gres/shard=3,gres/shard:card1=3,node=1", "8"}) +
+      Line({"1005", "RUNNING", "rota-n1", "2026-12-07T07:00:00", "Unknown", "billing=1,cpu=1,gres/shard=2,node=1",
+            "9"}) +
+      Line({"1006", "CANCELLED by 1006", "None assigned", "None", "2026-12-07T07:10:00", "billing=1,cpu=1,node=1",
+            "10"});
+  StatusOr<std::vector<AccountedUse>> uses = ParseWindow(text);
+  ASSERT_TRUE(uses.ok()) << uses.status().message();
+  ASSERT_EQ(uses->size(), 5u);
+  const AccountedUse& a = (*uses)[0];
+  EXPECT_EQ(a.id, "1");
+  EXPECT_EQ(a.uid, 1002u);
+  EXPECT_EQ(a.state, "COMPLETED");
+  EXPECT_EQ(a.nodes, "rota-n1");
+  EXPECT_EQ(a.end - a.start, 1);
+  EXPECT_EQ(a.gpus, 2);
+  EXPECT_TRUE(a.shards.empty());
+  EXPECT_EQ((*uses)[1].state, "CANCELLED");
+  EXPECT_EQ((*uses)[1].gpus, 2);  // typed counts, the slices apart
+  EXPECT_EQ((*uses)[2].gpus, 0);
+  EXPECT_EQ((*uses)[2].shards, (std::vector<std::pair<std::string, int>>{{"card1", 3}}));
+  EXPECT_EQ((*uses)[3].shards, (std::vector<std::pair<std::string, int>>{{"", 2}}));  // untyped only
+  EXPECT_EQ((*uses)[3].end, 0);  // still running
+  EXPECT_EQ((*uses)[4].nodes, "");  // never ran
+  EXPECT_EQ((*uses)[4].start, 0);
+  // A line that cannot be read fails it all.
+  EXPECT_FALSE(ParseWindow(text + Line({"x", "COMPLETED", "n1", "None", "None", "node=1", "11"})).ok());
+  EXPECT_FALSE(ParseWindow(text + Line({"1", "COMPLETED", "n1", "None", "None", "gres/gpu=two", "11"})).ok());
+  EXPECT_FALSE(ParseWindow(text + Line({"1", "COMPLETED", "n1", "None", "None", "node=1"})).ok());
+  EXPECT_TRUE(ParseWindow("").ok());
+}
+
 TEST(AccountingTest, NoSlurmdbdIsToldFromAFailureToReachIt) {
   EXPECT_TRUE(AccountingDisabled("Slurm accounting storage is disabled\n"));
   EXPECT_FALSE(AccountingDisabled(

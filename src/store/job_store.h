@@ -163,6 +163,10 @@ class JobStore {
   StatusOr<bool> AddOutsideRun(const OutsideRun& run);
   // The runs that ended at or after `since`, oldest end first.
   StatusOr<std::vector<OutsideRun>> OutsideRunsSince(Time since);
+  // Up to when the runs outside Rota that ended are known to have been charged (a meta row): a
+  // restarted rotad asks the cluster's accounting for those that ended since. nullopt: never said.
+  StatusOr<std::optional<Time>> OutsideSeenUntil();
+  Status SetOutsideSeenUntil(Time until);
 
   // Inserts or replaces one account's usage.
   Status SaveUsage(AccountKind kind, std::string_view name, const Usage& usage);

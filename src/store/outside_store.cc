@@ -39,4 +39,22 @@ StatusOr<std::vector<OutsideRun>> JobStore::OutsideRunsSince(Time since) {
   }
 }
 
+StatusOr<std::optional<Time>> JobStore::OutsideSeenUntil() {
+  StatusOr<Statement> st = db_->Prepare("SELECT value FROM meta WHERE key = 'outside_seen_until'");
+  if (!st.ok()) return st.status();
+  StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Time>();
+  return std::optional<Time>(st->Int(0));
+}
+
+Status JobStore::SetOutsideSeenUntil(Time until) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  StatusOr<Statement> st = db_->Prepare(
+      "INSERT INTO meta (key, value) VALUES ('outside_seen_until', ?1) "
+      "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  if (!st.ok()) return st.status();
+  return st->Bind(1, std::to_string(until)).Run();
+}
+
 }  // namespace rota::store

@@ -531,6 +531,21 @@ TEST_F(JobStoreTest, OutsideRunsAreRecordedOnceAndReadBackByTheirEnd) {
   EXPECT_EQ(all->size(), 3u);
 }
 
+// Up to when the ended runs outside Rota were charged: unsaid at first, then the last one said,
+// across a reopen.
+TEST_F(JobStoreTest, TheTimeOutsideRunsWereChargedUntilIsKept) {
+  auto until = store_->OutsideSeenUntil();
+  ASSERT_TRUE(until.ok()) << until.status().ToString();
+  EXPECT_FALSE(until->has_value());
+  ASSERT_TRUE(store_->SetOutsideSeenUntil(kT0).ok());
+  ASSERT_TRUE(store_->SetOutsideSeenUntil(kT0 + 600).ok());
+  store_.reset();
+  store_ = OpenOrDie(path());
+  until = store_->OutsideSeenUntil();
+  ASSERT_TRUE(until.ok() && until->has_value());
+  EXPECT_EQ(**until, kT0 + 600);
+}
+
 TEST_F(JobStoreTest, UsageRoundTrip) {
   Usage a{1234.5, kT0, 3600.25, 100, kT0 - 86400};
   Usage b{99, kT0 + 1, 0, 0, kT0 - 86400};

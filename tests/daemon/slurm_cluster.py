@@ -251,9 +251,12 @@ SlurmdParameters=config_overrides
     def accounting_lines(self):
         if not self.accounting:
             return "AccountingStorageType=accounting_storage/none"
-        # AccountingStoragePass: for slurmdbd, the munge socket its clients (sacct) use.
+        # AccountingStoragePass: for slurmdbd, the munge socket its clients (sacct) use. The GPUs
+        # and shards in each job's AllocTRES (gres/gpu, gres/shard), as a lab that accounts GPUs
+        # keeps them: how Rota charges jobs outside it that ended while rotad was away.
         return (f"AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=localhost\n"
-                f"AccountingStoragePort={self.dbd_port}\nAccountingStoragePass={self.munge_socket}")
+                f"AccountingStoragePort={self.dbd_port}\nAccountingStoragePass={self.munge_socket}\n"
+                "AccountingStorageTRES=gres/gpu,gres/shard")
 
     def write_accounting_config(self):
         self.db_port, self.dbd_port = free_port(), free_port()

@@ -9,7 +9,7 @@ import signal
 import time
 import unittest
 
-from harness import DaemonTest, wait_for
+from harness import DEFAULT_USER, DaemonTest, wait_for
 from slurm_cluster import SlurmCluster, accounting_missing, slurm_config, slurm_missing
 
 
@@ -116,6 +116,38 @@ class WithAccountingTest(ForgottenEndsTest):
         self.assertIn("how it ended is not known", done["end_reason"])
         self.assertIn("Slurm's accounting does not answer", done["end_reason"])
         self.assertIn("asked again", self.d.read_log())
+
+    def test_a_job_outside_rota_that_ran_while_rotad_was_away_is_charged_once(self):
+        # A plain sbatch on 2 GPUs that starts and ends while rotad is dead: found in Slurm's
+        # accounting at the restart and charged to its owner, once (not again after another
+        # restart). Rota's own job that ended meanwhile is Rota's, not outside Rota.
+        ours = self.d.submit("--", "sh", "-c", "sleep 2")
+        self.running(ours)
+        self.d.kill9()
+        start = time.time()
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 3", user=DEFAULT_USER).stdout.strip()
+        active = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
+        wait_for(lambda: self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T", check=False).stdout.strip()
+                 not in active, timeout=60, interval=0.5, what=f"Slurm job {outside} to end")
+        wait_for(lambda: "COMPLETED" in self.cluster.run("sacct", "-n", "-X", "-j", outside, "-o", "State").stdout,
+                 timeout=30, interval=0.5, what=f"Slurm's accounting of job {outside}")
+        self.d.start()
+
+        def mine():
+            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                         if u["name"] == DEFAULT_USER), None)
+        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=30,
+                       what=f"Slurm job {outside} charged")
+        seconds = row["outside_gpu_hours"] * 3600
+        self.assertGreaterEqual(seconds, 2 * 2, row)  # 3 s on 2 GPUs (Slurm's seconds are whole)
+        self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
+        self.assertIn("1 job(s) outside Rota ended while rotad was away", self.d.read_log())
+        self.ended(ours, "completed")
+        self.d.kill9()
+        self.d.start()
+        time.sleep(3)
+        self.assertAlmostEqual(mine()["outside_gpu_hours"], row["outside_gpu_hours"], places=9)
 
 
 @unittest.skipIf(slurm_missing(), slurm_missing())
