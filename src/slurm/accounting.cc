@@ -25,21 +25,27 @@ bool WaitStatusOf(std::string_view exit_code, int& status) {
   return true;
 }
 
+// Every user's allocations (no steps), parsable with our delimiter, no header: `fields`.
+std::vector<std::string> AllocationArgs(std::span<const char* const> fields) {
+  std::string joined;
+  for (const char* f : fields) {
+    if (!joined.empty()) joined += ',';
+    joined += f;
+  }
+  return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", joined};
+}
+
 }  // namespace
 
 std::vector<std::string> AccountingArgs(std::string_view tag, std::span<const JobId> ids, Time since) {
-  std::string fields;
-  for (const char* f : kFields) {
-    if (!fields.empty()) fields += ',';
-    fields += f;
-  }
   std::string names = "--name=";
   for (size_t i = 0; i < ids.size() && i < kAccountingBatch; ++i) {
     if (i > 0) names += ',';
     names += TagOf(tag, ids[i]);
   }
-  return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", fields,
-          names, "-S", SlurmTime(since)};
+  std::vector<std::string> args = AllocationArgs(kFields);
+  for (std::string a : {names, std::string("-S"), SlurmTime(since)}) args.push_back(std::move(a));
+  return args;
 }
 
 StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text) {
@@ -122,13 +128,10 @@ bool ReadTres(std::string_view tres, AccountedUse& use) {
 }  // namespace
 
 std::vector<std::string> WindowArgs(Time since, Time until) {
-  std::string fields;
-  for (const char* f : kWindowFields) {
-    if (!fields.empty()) fields += ',';
-    fields += f;
-  }
-  return {"-P", "-n", "-X", "-a", std::string("--delimiter=") + kAccountingDelimiter, "-o", fields,
-          "-S", SlurmTime(since), "-E", SlurmTime(until)};
+  std::vector<std::string> args = AllocationArgs(kWindowFields);
+  for (std::string a : {std::string("-S"), SlurmTime(since), std::string("-E"), SlurmTime(until)})
+    args.push_back(std::move(a));
+  return args;
 }
 
 StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text) {
