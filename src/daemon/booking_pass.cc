@@ -26,12 +26,13 @@ Time BookingDesk::Pass(Time now) {
   };
   std::vector<Waiting> waiting;
   // Who waits is asked only where a booking is active: the notes may have to be made for it.
-  static const std::unordered_map<JobId, PendingInfo> kNone;
-  for (const auto& [jid, info] : AnyActive() ? jobs.waiting() : kNone) {
-    auto job = jobs.find(jid);
-    if (job == jobs.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources))
-      continue;
-    waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});
+  if (AnyActive()) {
+    for (const auto& [jid, info] : jobs.waiting()) {
+      auto job = jobs.find(jid);
+      if (job == jobs.end() || (info.reason != WaitReason::kBooking && info.reason != WaitReason::kResources))
+        continue;
+      waiting.push_back({&job->second.rec.job.user, info.reason, &job->second.rec.job.request});
+    }
   }
   std::unordered_map<std::int64_t, BookingObservation> seen;
   for (const auto& [id, b] : book().all()) {

@@ -490,7 +490,7 @@ int Daemon::Run() {
   RunPasses();
   loop_->Run();
   runner_->RecordEnds();  // jobs that ended in the last batch of events
-  if (config_.engine.kind == config::EngineKind::kSlurm) KeepOutsideSeenUntil(Now() - kOutsideWatermarkLag);
+  KeepOutsideSeenUntil(Now() - kOutsideWatermarkLag);  // the Slurm engine's, once caught up
   // Running jobs keep running; what was measured of them so far is kept.
   for (auto& [id, a] : jobs_) allocs_->SaveMeasures(a);
   return exit_code_;

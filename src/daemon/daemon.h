@@ -138,8 +138,8 @@ class Daemon : public Server::Handler, private EngineEvents {
   // At the start: the runs outside Rota that ended while rotad was away, asked of the engine
   // from the time the store keeps (outside_runs.cc).
   void CatchUpOutside();
-  // Keeps in the store that every run outside Rota that ended up to `until` is charged (not while
-  // a catch-up runs). A pass keeps now - kOutsideWatermarkLag every kOutsideWatermarkEvery: a run
+  // Keeps in the store that every run outside Rota that ended up to `until` is charged (only once
+  // the Slurm engine has caught up: outside_seen_moves_). A pass keeps now - kOutsideWatermarkLag every kOutsideWatermarkEvery: a run
   // is charged when a read sees it gone (a read a second while the cluster answers), and the lag
   // covers a cluster that did not answer for a while.
   void KeepOutsideSeenUntil(Time until);
@@ -222,7 +222,7 @@ class Daemon : public Server::Handler, private EngineEvents {
   // The owner's name of each run outside Rota still running, by the cluster's id (OutsideRunning:
   // a cache that a const state builder keeps).
   mutable std::map<std::string, std::optional<std::string>> outside_names_;
-  bool outside_catching_up_ = false;  // Engine::CatchUpOutside asked, OutsideCaughtUp not heard yet
+  bool outside_seen_moves_ = false;  // OutsideCaughtUp heard: the kept time may move on
   Time outside_seen_kept_ = 0;        // when KeepOutsideSeenUntil last wrote
   SchedulerCounters counters_;  // for `rota status` and /metrics, since this rotad started
   std::unique_ptr<Notifications> notes_;  // the outbox, the notifier, reminders (notifications.h)

@@ -32,8 +32,7 @@ double Daemon::OutsideGpus(const OutsideRun& run) const {
 }
 
 void Daemon::CatchUpOutside() {
-  outside_catching_up_ = true;  // until the engine has caught up; the local engine never asks
-  if (config_.engine.kind != config::EngineKind::kSlurm) return;
+  if (config_.engine.kind != config::EngineKind::kSlurm) return;  // the kept time never moves then
   StatusOr<std::optional<Time>> since = store_->OutsideSeenUntil();
   if (!since.ok()) {
     spdlog::warn("jobs outside Rota that ended while rotad was away are not looked for: {}", since.status().message());
@@ -61,13 +60,14 @@ void Daemon::CatchUpOutside() {
 }
 
 void Daemon::OutsideCaughtUp(Time until) {
-  outside_catching_up_ = false;
+  outside_seen_moves_ = true;
   KeepOutsideSeenUntil(until);
 }
 
 void Daemon::KeepOutsideSeenUntil(Time until) {
-  // While a catch-up runs the older time stays: a crash then asks again from it.
-  if (outside_catching_up_) return;
+  // Until the engine has caught up the older time stays (a crash then asks again from it); with
+  // the local engine, which never does, nothing is kept.
+  if (!outside_seen_moves_) return;
   if (Status s = store_->SetOutsideSeenUntil(until); !s.ok()) {
     spdlog::warn("keeping when the jobs outside Rota were last charged: {}", s.message());
     return;

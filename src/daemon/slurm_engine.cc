@@ -441,11 +441,12 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
       continue;
     running.insert(q.id);
     auto [it, added] = outside_runs_.try_emplace(q.id);
-    it->second.seen = now;
+    OutsideRun& run = it->second;
+    run.end = now;
     if (!added) continue;
     StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(q.nodes);
     const int node_count = nodes.ok() && !nodes->empty() ? static_cast<int>(nodes->size()) : 1;
-    FollowedRun& run = it->second;
+    run.job = q.id;
     run.uid = q.uid;
     run.gpus = GpusPerNode(q) * node_count;
     run.start = q.start > 0 && q.start <= now ? q.start : now;
@@ -459,9 +460,9 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
       ++it;
       continue;
     }
-    const FollowedRun& r = it->second;
-    const Time end = now - r.seen <= kOutsideEndSlack ? now : r.seen;
-    events_.OutsideRunEnded({it->first, r.uid, r.gpus, r.start, end, r.nodes, r.shards});
+    OutsideRun& r = it->second;
+    if (now - r.end <= kOutsideEndSlack) r.end = now;  // else the last read that listed it
+    events_.OutsideRunEnded(r);
     it = outside_runs_.erase(it);
   }
 }
@@ -469,9 +470,7 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
 std::vector<OutsideRun> SlurmEngine::OutsideRunning() const {
   std::vector<OutsideRun> out;
   out.reserve(outside_runs_.size());
-  for (const auto& [id, r] : outside_runs_) {
-    out.push_back({id, r.uid, r.gpus, r.start, std::max(r.start, r.seen), r.nodes, r.shards});
-  }
+  for (const auto& [id, r] : outside_runs_) out.push_back(r);
   return out;
 }
 

@@ -307,16 +307,9 @@ class SlurmEngine final : public Engine {
   };
   std::map<std::string, OutsideJob> outside_;  // by Slurm id
   // Every running job outside Rota that holds whole GPUs or shards of them (not only those named
-  // above), for the charge when it ends (OutsideRunEnded).
-  struct FollowedRun {
-    uid_t uid = 0;
-    int gpus = 0;
-    Time start = 0;
-    Time seen = 0;  // the last read that listed it running
-    std::vector<std::string> nodes;                    // where it runs, for its shards
-    std::vector<std::pair<std::string, int>> shards;  // per node: (card type, count)
-  };
-  std::map<std::string, FollowedRun> outside_runs_;  // by Slurm id
+  // above), for the charge when it ends (OutsideRunEnded), by Slurm id; its `end` is the last
+  // read that listed it running, as OutsideRunning gives it.
+  std::map<std::string, OutsideRun> outside_runs_;
   // The runs outside Rota that ended while rotad was away (CatchUpOutside), asked of sacct after
   // the next read of the queue: every run either still runs then (followed) or ended before.
   struct CatchUp {
