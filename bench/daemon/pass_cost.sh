@@ -16,28 +16,11 @@ N=${N:-10000}
 PASSES=${PASSES:-20}
 [ -x "$ROTAD" ] && [ -x "$ROTA" ] || { echo "build rotad and rota first (make build)" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/rota-pass-cost.XXXXXX)"
-export ROTA_SOCKET="$WORK/rota.sock"
-cat > "$WORK/rota.toml" <<TOML
-allow_root_jobs = true
-[limits]
-submit_rate = 0
-pending_per_user = 0
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = $GPUS
-TOML
-"$ROTAD" --config "$WORK/rota.toml" --state-dir "$WORK/state" --socket "$ROTA_SOCKET" > "$WORK/rotad.log" 2>&1 &
-ROTAD_PID=$!
-trap 'kill $ROTAD_PID 2>/dev/null; wait $ROTAD_PID 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 100); do "$ROTA" status >/dev/null 2>&1 && break; sleep 0.1; done
-blocker=$("$ROTA" submit --parsable --gpus "$GPUS" --time 2h --output /dev/null -- sleep 3600)
-for _ in $(seq 100); do
-  "$ROTA" show --json "$blocker" | grep -q '"state": *"running"' && break
-  sleep 0.05
-done
+source "$ROOT/bench/daemon/rotad_sim.sh"
+ROTAD_PID=
+trap '[ -z "$ROTAD_PID" ] || { kill $ROTAD_PID 2>/dev/null; wait $ROTAD_PID 2>/dev/null; }; rm -rf "$WORK"' EXIT
+rotad_sim_start "$GPUS" $'[limits]\nsubmit_rate = 0\npending_per_user = 0'
+rotad_sim_hold_all "$GPUS"
 python3 "$ROOT/bench/daemon/api_submit.py" "$ROTA_SOCKET" "$N" "$WORK" > /dev/null
 sums() { "$ROTA" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["scheduler"]; print(s["passes"], s["mean_ms"] * s["passes"], s.get("explained", -1))'; }
 read -r p0 t0 _ <<< "$(sums)"

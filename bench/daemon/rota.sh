@@ -5,44 +5,25 @@
 # parallel rota processes, the daemon's resident memory and its CPU while idle.
 # Usage: bench/daemon/rota.sh   (env: see lib.sh; ROTAD/ROTA default to build/rotad, build/rota)
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/rotad_sim.sh"
 ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
 ROTAD=${ROTAD:-$ROOT/build/rotad}
 ROTA=${ROTA:-$ROOT/build/rota}
 [ -x "$ROTAD" ] && [ -x "$ROTA" ] || { echo "build rotad and rota first (make build)" >&2; exit 1; }
 
 bench_mkwork rota
-export ROTA_SOCKET="$WORK/rota.sock"
-cat > "$WORK/rota.toml" <<TOML
-allow_root_jobs = true   # the baselines run as root too
-[gpus]
-source = "simulated"
-[[gpus.card]]
-model = "NVIDIA A100-SXM4-80GB"
-memory = "80G"
-count = $GPUS
-TOML
-"$ROTAD" --config "$WORK/rota.toml" --state-dir "$WORK/state" --socket "$ROTA_SOCKET" \
-  > "$WORK/rotad.log" 2>&1 &
-ROTAD_PID=$!
+ROTAD_PID=
 sys_cleanup() {
   "$ROTA" queue --all --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)))' \
     | xargs -r "$ROTA" cancel >/dev/null 2>&1
-  kill "$ROTAD_PID" 2>/dev/null; wait "$ROTAD_PID" 2>/dev/null
+  [ -z "$ROTAD_PID" ] || { kill "$ROTAD_PID" 2>/dev/null; wait "$ROTAD_PID" 2>/dev/null; }
 }
-for _ in $(seq 100); do "$ROTA" status >/dev/null 2>&1 && break; sleep 0.1; done
+rotad_sim_start "$GPUS"
 
 active_ids() { "$ROTA" queue --all --json | python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)))'; }
 BLOCKER=
-# The blocker holds every GPU before the loop starts: submitted jobs must only queue. (Its start
-# is decided by a pass up to 5 ms later; submissions that arrive before it could start first.)
-sys_submit_prepare() {
-  BLOCKER=$("$ROTA" submit --parsable --gpus "$GPUS" --output /dev/null -- sleep 3600)
-  for _ in $(seq 100); do
-    "$ROTA" show --json "$BLOCKER" | grep -q '"state": *"running"' && return 0
-    sleep 0.05
-  done
-  log "warning: the blocker $BLOCKER did not start"
-}
+# The blocker holds every GPU before the loop starts: submitted jobs must only queue.
+sys_submit_prepare() { rotad_sim_hold_all "$GPUS"; }
 sys_submit_trivial() { "$ROTA" submit --parsable --gpus 1 --output /dev/null -- true; }
 sys_submit_cleanup() { local ids; ids=$(active_ids); if [ -n "$ids" ]; then "$ROTA" cancel $ids >/dev/null 2>&1 || true; fi; }
 sys_submit_gpu() { "$ROTA" submit --parsable --gpus 1 --output /dev/null -- sh -c "$1"; }
