@@ -223,7 +223,8 @@ void AddCard(const json& g, const Painter& paint, std::vector<Row>* rows) {
     if (p.is_object() && Bool(p, "in_slurm")) shown.insert(Str(p, "slurm_job"));
   }
   for (const json& h : Arr(g, "held_by")) {
-    if (!h.is_object() || shown.count(Str(h, "slurm_job")) > 0) continue;
+    // (Once each: on a card in MIG mode a job holding two slices is listed for each.)
+    if (!h.is_object() || !shown.insert(Str(h, "slurm_job")).second) continue;
     items.push_back(paint(Str(h, "user", "?"), Bool(h, "mine") ? kBoldCyan : kCyan) + "/slurm:" +
                     Str(h, "slurm_job", "?") + "(outside Rota)");
   }
@@ -257,6 +258,9 @@ void AddCard(const json& g, const Painter& paint, std::vector<Row>* rows) {
       if (h.is_object() && Str(h, "mig_uuid") == uuid) slice_items.push_back(Holder(h, paint));
     }
     for (std::string& s : Strays(Arr(m, "processes"), paint)) slice_items.push_back(std::move(s));
+    // A cluster's job outside Rota holds it (which job holds which slice the cluster does not say:
+    // the card's line names the jobs).
+    if (slice_items.empty() && Bool(m, "held_outside")) slice_items.push_back(paint("held outside Rota", kYellow));
     Row slice;
     slice.cells[1] = {"\u2514 " + Str(m, "profile", "?")};
     slice.cells[4] = {MemoryCell(m)};

@@ -157,13 +157,15 @@ TEST_F(GpusFormatTest, MigSlicesAreNestedUnderTheirCard) {
                  {{"uuid", "MIG-b"}, {"profile", "3g.40gb"}, {"memory_total", 40960}, {"memory_used", 3276},
                   {"processes", json::array({Process(999, "bob", 3276, 0)})}},
                  {{"uuid", "MIG-c"}, {"profile", "1g.10gb"}, {"memory_total", 10240}, {"memory_used", 0},
-                  {"processes", json::array()}}};
+                  {"processes", json::array()}},
+                 {{"uuid", "MIG-d"}, {"profile", "1g.10gb"}, {"memory_total", 10240}, {"memory_used", 0},
+                  {"held_outside", true}, {"processes", json::array()}}};
   json on_slice = Holder(21, "alice", "lm", "thesis", 10240);
   on_slice["mig_uuid"] = "MIG-a";
   card["jobs"] = json::array({on_slice});
   auto lines = Lines(Plain(Reply({card, Card(4)})));
-  // title, header, card 3, its three slices, card 4
-  ASSERT_EQ(lines.size(), 7u) << Plain(Reply({card, Card(4)}));
+  // title, header, card 3, its four slices, card 4
+  ASSERT_EQ(lines.size(), 8u) << Plain(Reply({card, Card(4)}));
   EXPECT_EQ(lines[2].find("alice"), std::string::npos) << "the slice's holder is not on the card line";
   EXPECT_EQ(lines[2].find("free"), std::string::npos) << lines[2];
   EXPECT_NE(lines[3].find("\u2514 3g.40gb"), std::string::npos) << lines[3];
@@ -172,7 +174,9 @@ TEST_F(GpusFormatTest, MigSlicesAreNestedUnderTheirCard) {
   EXPECT_NE(lines[4].find("bob/outside(3.2G)"), std::string::npos) << lines[4];
   EXPECT_NE(lines[5].find("\u2514 1g.10gb"), std::string::npos) << lines[5];
   EXPECT_NE(lines[5].find("free"), std::string::npos) << lines[5];
-  EXPECT_EQ(lines[6].find("4 "), lines[6].find_first_not_of(' ')) << "card 4 follows the slices: " << lines[6];
+  EXPECT_NE(lines[6].find("held outside Rota"), std::string::npos) << lines[6];  // a cluster's job's
+  EXPECT_EQ(lines[6].find("free"), std::string::npos) << lines[6];
+  EXPECT_EQ(lines[7].find("4 "), lines[7].find_first_not_of(' ')) << "card 4 follows the slices: " << lines[7];
   // The slice lines have no index of their own: they start with blanks under the GPU column.
   EXPECT_EQ(lines[3].front(), ' ');
 }
@@ -211,7 +215,9 @@ TEST_F(GpusFormatTest, ProcessesOfSlurmJobsOutsideRotaOnANode) {
 TEST_F(GpusFormatTest, CardsHeldBySlurmJobsOutsideRota) {
   json held = Card(2), counted = Card(3), both = Card(4);
   held["held_outside"] = true;
-  held["held_by"] = {{{"user", "bob"}, {"uid", 1002}, {"slurm_job", "4711"}, {"mine", false}}};
+  // Two entries of one job: two slices of a card in MIG mode, listed once.
+  held["held_by"] = {{{"user", "bob"}, {"uid", 1002}, {"slurm_job", "4711"}, {"mine", false}},
+                     {{"user", "bob"}, {"uid", 1002}, {"slurm_job", "4711"}, {"mine", false}}};
   counted["held_outside"] = true;
   both["held_outside"] = true;
   both["held_by"] = held["held_by"];
@@ -222,6 +228,7 @@ TEST_F(GpusFormatTest, CardsHeldBySlurmJobsOutsideRota) {
   const std::string out = Plain(Reply({held, counted, both}));
   std::string line = CardLine(out, 2);
   EXPECT_NE(line.find("bob/slurm:4711(outside Rota)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("slurm:4711"), line.rfind("slurm:4711")) << line;  // once
   EXPECT_EQ(line.find("free"), std::string::npos) << line;
   line = CardLine(out, 3);
   EXPECT_NE(line.find("held outside Rota"), std::string::npos) << line;

@@ -294,7 +294,7 @@ void CapacityPlan::Layout(const ClusterState& state) {
         u.mig = static_cast<int>(si);
         u.node = g.node;
         u.capacity = g.mig[si].memory;
-        u.usable = !g.drained;
+        u.usable = !g.drained && !g.mig[si].drained;
         mig_units_[g.mig[si].profile].push_back(static_cast<int>(units_.size()));
         units_.push_back(std::move(u));
         dense_node_.push_back(dense);

@@ -17,6 +17,7 @@ struct MigSlice {
   std::string uuid;
   std::string profile;  // e.g. "3g.40gb"
   MiB memory = 0;
+  bool drained = false;  // held outside Rota (a cluster's job): no new work on it, as Gpu::drained
 };
 
 struct Gpu {

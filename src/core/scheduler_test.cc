@@ -748,6 +748,34 @@ TEST(SchedulerTest, SharesAndMigStart) {
   EXPECT_EQ(b.alloc.memory, 0);
 }
 
+
+TEST(SchedulerTest, ASliceHeldOutsideRotaTakesNoJobAndTheJobWaitsForOneThatIsFree) {
+  ClusterState s;
+  Gpu mig;
+  mig.memory = 81920;
+  mig.mig = {{"s0", "1g.10gb", 10240}, {"s1", "1g.10gb", 10240}};
+  mig.mig[0].drained = true;  // a cluster's job outside Rota holds it
+  s.gpus.push_back(mig);
+  Job first = MakeJob(1, 1, kHour, kNow - 100);
+  first.request.kind = RequestKind::kMig;
+  first.request.mig_profile = "1g.10gb";
+  Job second = first;
+  second.id = 2;
+  second.submit_time = kNow - 90;
+  s.pending = {first, second};
+  for (bool explain : {true, false}) {
+    Policy p = Quiet();
+    p.explain = explain;
+    Decisions d = Schedule(s, p, kNow);
+    ASSERT_EQ(d.starts.size(), 1u) << explain;
+    EXPECT_EQ(d.starts[0].job, 1) << explain;
+    EXPECT_EQ(d.starts[0].alloc.mig, 1) << explain;  // the free slice, not the held one
+  }
+  s.gpus[0].mig[1].drained = true;  // both held: nothing starts, and the job can still run later
+  Decisions d = Schedule(s, Quiet(), kNow);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
+}
 // ---- Time limits ---------------------------------------------------------------------------
 
 TEST(SchedulerTimeLimitTest, SignalAtLimitMinusGraceKillAtEnd) {

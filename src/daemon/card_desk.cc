@@ -215,8 +215,37 @@ void CardDesk::CountClusterHeld(const device::Snapshot& snap) {
 
 void CardDesk::SetClusterHolders(const std::vector<ClusterHolder>& holders) {
   cluster_holders_.clear();
-  for (const ClusterHolder& h : holders) cluster_holders_.emplace(h.card, h);
+  slice_holders_.clear();
+  std::map<std::string, int> slices;  // held of each card in MIG mode
+  for (const ClusterHolder& h : holders) {
+    const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == h.card; });
+    if (g != cards_.gpus().end() && !g->mig.empty()) {
+      ++slices[h.card];
+      slice_holders_.emplace(h.card, h);
+    } else {
+      cluster_holders_.emplace(h.card, h);
+    }
+  }
+  HoldSlices(slices);
   UpdateSchedulable(watch_->sample_error().empty() ? &watch_->last_sample() : nullptr);
+}
+
+void CardDesk::HoldSlices(const std::map<std::string, int>& held) {
+  cluster_held_slices_.clear();
+  std::set<std::string> rota_slices;
+  for (const auto& [id, a] : jobs_) {
+    if (a.rec.state == store::JobState::kRunning && !a.rec.placement.mig_uuid.empty())
+      rota_slices.insert(a.rec.placement.mig_uuid);
+  }
+  for (const auto& [card, count] : held) {
+    const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == card; });
+    int left = count;
+    for (auto m = g->mig.rbegin(); m != g->mig.rend() && left > 0; ++m) {
+      if (rota_slices.count(m->uuid) > 0) continue;
+      cluster_held_slices_.insert(m->uuid);
+      --left;
+    }
+  }
 }
 
 void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
@@ -239,6 +268,11 @@ void CardDesk::UpdateSchedulable(const device::Snapshot* snap) {
     if (drained != g.drained || (free != g.reported_free && waiting())) setup_.changed();
     g.drained = drained;
     g.reported_free = free;
+    for (MigSlice& m : g.mig) {
+      const bool held = cluster_held_slices_.count(m.uuid) > 0;
+      if (held != m.drained) setup_.changed();
+      m.drained = held;
+    }
   }
 }
 

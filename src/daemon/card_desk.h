@@ -93,7 +93,8 @@ class CardDesk {
   std::size_t IdleCards() const;
 
   // The cards a cluster's jobs outside Rota hold, and whose (the engine's ClusterHolders). They
-  // take no new work, as the counted ones (CountClusterHeld) do, and `rota gpus` names them.
+  // take no new work, as the counted ones (CountClusterHeld) do, and `rota gpus` names them. A
+  // holder of a card in MIG mode holds one of its slices (HoldSlices), not the card.
   void SetClusterHolders(const std::vector<ClusterHolder>& holders);
 
   // ---- Requests (api/ops.h: who may call each is checked before) ----
@@ -125,6 +126,10 @@ class CardDesk {
   // The cards that a cluster's jobs outside Rota hold (cluster_held_): on each node, as many as
   // it has GPUs in use beyond Rota's jobs and the named holders there, among the cards neither is on.
   void CountClusterHeld(const device::Snapshot& snap);
+  // The MIG slices that a cluster's jobs outside Rota hold (cluster_held_slices_): of each card in
+  // MIG mode (a node's slices of one type), `held` of them, the last ones Rota's jobs are not on
+  // (the cluster does not say which).
+  void HoldSlices(const std::map<std::string, int>& held);
   // Held by a process outside Rota on this machine, or by a cluster's job outside Rota.
   bool HeldOutside(const std::string& uuid) const {
     return outside_.Holds(uuid) || cluster_held_.count(uuid) > 0 || cluster_holders_.count(uuid) > 0;
@@ -169,7 +174,9 @@ class CardDesk {
   std::unique_ptr<CardWatch> watch_;
   OutsideWatch outside_;
   std::set<std::string> cluster_held_;  // card UUIDs (CountClusterHeld)
+  std::set<std::string> cluster_held_slices_;  // MIG slice UUIDs (CountClusterHeld)
   std::multimap<std::string, ClusterHolder> cluster_holders_;  // by card UUID (SetClusterHolders)
+  std::multimap<std::string, ClusterHolder> slice_holders_;    // of cards in MIG mode, one a slice
 };
 
 }  // namespace rota::daemon

@@ -179,6 +179,78 @@ TEST_F(CardDeskTest, ACardThatFailsDrainAfterSamplesInARowStopsTheJobOnIt) {
   EXPECT_EQ(stopped_.size(), 1u);  // once
 }
 
+// A cluster's MIG slices (one card in MIG mode per node and type) that its jobs outside Rota hold:
+// the engine names a holder for each slice (ClusterHolders) without saying which slice, so as many
+// are held, the last ones no Rota job is on; they take no new work and `rota gpus` says so. The
+// card itself stays in service.
+class CardDeskSlicesTest : public CardDeskTest {
+ protected:
+  void SetUp() override {
+    CardDeskTest::SetUp();
+    // The same desk over cards of which the second is in MIG mode with three slices.
+    config_ = testing::ParsedConfig(
+        "[gpus]\nsource = \"simulated\"\n[[gpus.card]]\nmemory = \"80G\"\n"
+        "[[gpus.card]]\nmemory = \"80G\"\nmig = [\"1g.10gb\", \"1g.10gb\", \"1g.10gb\"]\n");
+  }
+
+  std::vector<bool> Held() const {
+    std::vector<bool> held;
+    for (const MigSlice& m : cards_.gpus()[1].mig) held.push_back(m.drained);
+    return held;
+  }
+  std::vector<bool> HeldInGpus() const {
+    std::vector<bool> held;
+    const json gpus = desk_->Gpus(testing::Person("alice", 20001));
+    for (const json& m : gpus["gpus"][1]["mig"]) held.push_back(m["held_outside"].get<bool>());
+    return held;
+  }
+  // `n` slices of the second card held by bob's Slurm job 4711.
+  void HoldSlices(int n) {
+    std::vector<ClusterHolder> holders(static_cast<size_t>(n), ClusterHolder{cards_.gpus()[1].uuid, 20002, "4711"});
+    desk_->SetClusterHolders(holders);
+  }
+};
+
+TEST_F(CardDeskSlicesTest, SlicesHeldOutsideRotaAreTheLastOnesRotaIsNotOn) {
+  desk_->Load(kStart);
+  ASSERT_EQ(cards_.gpus().size(), 2u);
+  ASSERT_EQ(cards_.gpus()[1].mig.size(), 3u);
+  EXPECT_EQ(Held(), (std::vector<bool>{false, false, false}));
+
+  const int before = changes_;
+  HoldSlices(1);
+  EXPECT_EQ(Held(), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(HeldInGpus(), Held());
+  EXPECT_GT(changes_, before);  // a pass sees it
+  EXPECT_FALSE(cards_.gpus()[1].drained);  // the card's other slices still take work
+  const json gpus = desk_->Gpus(testing::Person("bob", 20002));
+  EXPECT_FALSE(gpus["gpus"][1]["held_outside"].get<bool>());
+  ASSERT_EQ(gpus["gpus"][1]["held_by"].size(), 1u) << gpus.dump();
+  EXPECT_EQ(gpus["gpus"][1]["held_by"][0]["slurm_job"], "4711");
+  EXPECT_TRUE(gpus["gpus"][1]["held_by"][0]["mine"].get<bool>());
+
+  // Rota's job on the last slice: the two held are the others.
+  ActiveJob a;
+  a.rec.job.id = 9;
+  a.rec.job.user = "alice";
+  a.rec.job.request.kind = RequestKind::kMig;
+  a.rec.job.request.mig_profile = "1g.10gb";
+  a.rec.state = store::JobState::kRunning;
+  a.rec.start_time = kStart;
+  Allocation alloc;
+  alloc.gpus = {1};
+  alloc.mig = 2;
+  a.rec.placement = cards_.PlacementOf(alloc);
+  jobs_.Add(std::move(a));
+  HoldSlices(2);
+  EXPECT_EQ(Held(), (std::vector<bool>{true, true, false}));
+  HoldSlices(5);  // more than are free: every one Rota is not on
+  EXPECT_EQ(Held(), (std::vector<bool>{true, true, false}));
+  HoldSlices(0);  // the job outside Rota ended
+  EXPECT_EQ(Held(), (std::vector<bool>{false, false, false}));
+  EXPECT_TRUE(desk_->Gpus(testing::Person("bob", 20002))["gpus"][1]["held_by"].empty());
+}
+
 }  // namespace
 }  // namespace card_desk_test
 }  // namespace rota::daemon

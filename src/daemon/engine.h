@@ -32,7 +32,8 @@
 
 namespace rota::daemon {
 
-// A card (its UUID in the inventory) held by a cluster's job outside Rota.
+// A card (its UUID in the inventory) held by a cluster's job outside Rota; on a card in MIG mode
+// (a Slurm node's slices of one gres type), one slice of it: as many holders as slices held.
 struct ClusterHolder {
   std::string card;
   uid_t uid = 0;
@@ -40,7 +41,7 @@ struct ClusterHolder {
   bool operator==(const ClusterHolder&) const = default;
 };
 
-// A run of a cluster's job outside Rota (plain sbatch/srun) that held whole GPUs: seen running
+// A run of a cluster's job outside Rota (plain sbatch/srun) that held GPUs: seen running
 // from `start` (the cluster's start time) until it was seen gone at `end`
 // (EngineEvents::OutsideRunEnded), or, while it runs, until the last read that listed it
 // (Engine::OutsideRunning).
@@ -54,6 +55,8 @@ struct OutsideRun {
   // untyped; count). What they are in GPUs the daemon's inventory knows (Inventory::ShardGpus).
   std::vector<std::string> nodes;
   std::vector<std::pair<std::string, int>> shards;
+  // And MIG slices on each of `nodes` (gres/gpu of a MIG type: the type, count; Inventory::SliceGpus).
+  std::vector<std::pair<std::string, int>> slices;
 };
 
 // What the daemon hears from its engine.

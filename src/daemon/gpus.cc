@@ -100,16 +100,20 @@ json CardDesk::Gpus(const Caller& caller) const {
                      {"profile", m.profile},
                      {"memory_total", m.memory_total},
                      {"memory_used", m.memory_used},
+                     {"held_outside", cluster_held_slices_.count(m.uuid) > 0},
                      {"processes", processes_json(m.processes, g.uuid)}});
     }
     // A cluster's jobs outside Rota on the card (plain sbatch): whose, and which job.
+    // On a card in MIG mode, one entry for each slice they hold.
     json held_by = json::array();
-    for (auto [it, end] = cluster_holders_.equal_range(g.uuid); it != end; ++it) {
-      const std::optional<std::string> name = UserName(it->second.uid);
-      held_by.push_back({{"user", name ? *name : std::to_string(it->second.uid)},
-                         {"uid", it->second.uid},
-                         {"slurm_job", it->second.job},
-                         {"mine", it->second.uid == caller.uid}});
+    for (const auto* outside : {&cluster_holders_, &slice_holders_}) {
+      for (auto [it, end] = outside->equal_range(g.uuid); it != end; ++it) {
+        const std::optional<std::string> name = UserName(it->second.uid);
+        held_by.push_back({{"user", name ? *name : std::to_string(it->second.uid)},
+                           {"uid", it->second.uid},
+                           {"slurm_job", it->second.job},
+                           {"mine", it->second.uid == caller.uid}});
+      }
     }
     const CardWatch::CardState& c = watch_->State(g.uuid);
     std::string drained_by, drain_reason;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/quota.h"
 #include "exec/device_filter.h"
 
 namespace rota::daemon {
@@ -181,6 +182,20 @@ double Inventory::ShardGpus(const std::string& node, const std::string& type, in
     if (n >= node_names_.size() || node_names_[n] != node || cluster_shares_[i] <= 0) continue;
     if (!type.empty() && cluster_names_[i] != type) continue;
     return std::min(1.0, static_cast<double>(count) / cluster_shares_[i]);
+  }
+  return 0;
+}
+
+double Inventory::SliceGpus(const std::string& node, const std::string& type, int count) const {
+  if (node.empty() || type.empty() || count <= 0) return 0;
+  for (size_t i = 0; i < state_.gpus.size(); ++i) {
+    const size_t n = static_cast<size_t>(state_.gpus[i].node);
+    if (n >= node_names_.size() || node_names_[n] != node || state_.gpus[i].mig.empty()) continue;
+    if (cluster_names_[i] != type) continue;
+    Allocation one;
+    one.gpus = {static_cast<int>(i)};
+    one.mig = 0;
+    return count * AllocationGpus(state_, one);
   }
   return 0;
 }

@@ -65,6 +65,9 @@ class Inventory {
   // the card. Untyped (`type` ""): of the node's first card with shards. 0 where no such card
   // with shards is known.
   double ShardGpus(const std::string& node, const std::string& type, int count) const;
+  // What `count` MIG slices of gres type `type` on cluster node `node` are in GPUs: each what a
+  // Rota job on one of them is charged (AllocationGpus). 0 where the node has no slices of it.
+  double SliceGpus(const std::string& node, const std::string& type, int count) const;
   // Why no memory share can run on these cards ("" when they can): a cluster's card that its
   // scheduler cannot share (Slurm's without shards of their own type). Shares are refused at
   // submission then: the core would place them on any card.

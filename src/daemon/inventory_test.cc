@@ -209,6 +209,24 @@ TEST(InventoryTest, ACardOfItsOwnTypeIsAskedForByNameAndSharedInWholeShards) {
   EXPECT_TRUE(inv.ClusterNamesOf(Allocation{{0}, -1, 0}).empty());
 }
 
+TEST(InventoryTest, MigSlicesHeldOutsideRotaAreChargedAsARotaJobOnOneIs) {
+  // A Slurm node's whole card and its slices of one gres type (one card in MIG mode, 80 GiB).
+  device::Snapshot snap;
+  snap.gpus = {Card(0, -1), Card(1, -1)};
+  for (device::GpuInfo& g : snap.gpus) g.node = "gpu1";
+  snap.gpus[0].cluster_name = "card0";
+  snap.gpus[1].cluster_name = "a100_1g.10gb";
+  for (int k = 0; k < 3; ++k) snap.gpus[1].mig.push_back({"S-" + std::to_string(k), "1g.10gb", 10240, -1, {}});
+  Inventory inv;
+  inv.Load(&snap);
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu1", "a100_1g.10gb", 1), 0.125);
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu1", "a100_1g.10gb", 2), 0.25);
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu1", "card0", 1), 0.0);        // a whole card, not slices
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu1", "a100_3g.40gb", 1), 0.0);  // no such slices there
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu2", "a100_1g.10gb", 1), 0.0);  // no such node
+  EXPECT_DOUBLE_EQ(inv.SliceGpus("gpu1", "a100_1g.10gb", 0), 0.0);
+}
+
 TEST(InventoryTest, HostMemoryIsPerGpuTimesTheCards) {
   store::JobRecord rec;
   EXPECT_EQ(HostMemoryLimit(rec, Allocation{{0, 1}, -1, 0}, 1024), 2048LL * 1024 * 1024);

@@ -27,6 +27,7 @@ double Daemon::OutsideGpus(const OutsideRun& run) const {
   double gpus = run.gpus;
   for (const std::string& node : run.nodes) {
     for (const auto& [type, count] : run.shards) gpus += cards_.ShardGpus(node, type, count);
+    for (const auto& [type, count] : run.slices) gpus += cards_.SliceGpus(node, type, count);
   }
   return gpus;
 }

@@ -11,6 +11,8 @@ std::string SlurmCardUuid(const std::string& node, int index) {
   return "SLURM-" + node + "-" + std::to_string(index);
 }
 
+std::string SlicesUuid(const std::string& node, const std::string& type) { return "SLURM-" + node + "-" + type; }
+
 namespace {
 
 // Why a node's cards take no new work ("" when they do): not failing cards, since the node's jobs
@@ -26,7 +28,7 @@ std::string OutOfService(const slurm::Node& n) {
 device::GpuInfo SlicesOf(const slurm::Node& n, const slurm::Gres& g, const std::string& profile, int index,
                          const std::string& model, MiB memory) {
   device::GpuInfo c;
-  c.uuid = "SLURM-" + n.name + "-" + g.type;
+  c.uuid = SlicesUuid(n.name, g.type);
   c.index = index;
   c.node = n.name;
   c.name = model;

@@ -37,7 +37,10 @@ struct SlurmCardsOptions {
 // On a node whose every GPU is its own gres type (slurm::Node::CardTypes), each card's
 // cluster_name is its type and cluster_shares its shards; elsewhere Slurm chooses the cards and
 // no share can be asked of one (cluster_shares 0).
+// A node's MIG slices of one gres type are one card in MIG mode, "SLURM-<node>-<type>", with
+// that many slices of the type's profile.
 std::string SlurmCardUuid(const std::string& node, int index);
+std::string SlicesUuid(const std::string& node, const std::string& type);
 std::vector<device::GpuInfo> CardsOfNodes(const std::vector<slurm::Node>& nodes, const std::string& model,
                                           MiB memory);
 

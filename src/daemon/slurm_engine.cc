@@ -397,7 +397,8 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
     if (q.state != "RUNNING" || ours.count(q.id) > 0) continue;
-    // (Its MIG slices are not followed: Slurm's indices of them name no card of Rota's.)
+    // (Its MIG slices are not named: Slurm's indices of them name no card of Rota's; they are held
+    // by the nodes' counts of slices in use, CardDesk::CountClusterHeld.)
     if (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0) continue;
     running.insert(q.id);
     // At most kOutsideAsks at a time: a user's thousand small sbatch jobs are named a few per
@@ -437,7 +438,8 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
   const Time now = clock_.Now();
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
-    if (q.state != "RUNNING" || ours.count(q.id) > 0 || (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0))
+    if (q.state != "RUNNING" || ours.count(q.id) > 0 ||
+        (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0 && SlicesPerNode(q) == 0))
       continue;
     running.insert(q.id);
     auto [it, added] = outside_runs_.try_emplace(q.id);
@@ -453,6 +455,7 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
     if (nodes.ok()) run.nodes = *nodes;
     for (const slurm::Gres& g : q.per_node) {
       if (g.name == "shard" && g.count > 0) run.shards.emplace_back(g.type, g.count);
+      if (g.name == "gpu" && g.count > 0 && !slurm::MigProfile(g.type).empty()) run.slices.emplace_back(g.type, g.count);
     }
   }
   for (auto it = outside_runs_.begin(); it != outside_runs_.end();) {
@@ -511,12 +514,15 @@ void SlurmEngine::StartCatchUp(Time since, std::set<std::string> ours) {
     for (const slurm::AccountedUse& u : *uses) {
       // Ended in the window, held GPUs, not Rota's, not one the queue reads follow (still running).
       if (u.end <= 0 || u.end < since || u.start <= 0 || u.end < u.start || u.state == "RUNNING") continue;
-      if ((u.gpus == 0 && u.shards.empty()) || ours.count(u.id) > 0 || outside_runs_.count(u.id) > 0) continue;
-      // AllocTRES counts over all the job's nodes: its shards are found on its first node's cards.
+      if ((u.gpus == 0 && u.shards.empty() && u.slices.empty()) || ours.count(u.id) > 0 ||
+          outside_runs_.count(u.id) > 0)
+        continue;
+      // AllocTRES counts over all the job's nodes: its shards and slices are found on its first
+      // node's cards.
       StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(u.nodes);
       std::vector<std::string> first;
       if (nodes.ok() && !nodes->empty()) first.push_back(nodes->front());
-      events_.OutsideRunEnded({u.id, u.uid, u.gpus, u.start, u.end, first, u.shards});
+      events_.OutsideRunEnded({u.id, u.uid, u.gpus, u.start, u.end, first, u.shards, u.slices});
       ++told;
     }
     if (told > 0) spdlog::info("{} job(s) outside Rota ended while rotad was away: charged to their owners", told);
@@ -528,6 +534,14 @@ void SlurmEngine::TellHolders() {
   std::vector<ClusterHolder> holders;
   for (const auto& [slurm_id, job] : outside_) {
     for (const std::string& card : job.cards) holders.push_back({card, job.uid, slurm_id});
+  }
+  // MIG slices, from the queue's counts of each node's (which slice Slurm gave is not said).
+  for (const auto& [slurm_id, run] : outside_runs_) {
+    for (const std::string& node : run.nodes) {
+      for (const auto& [type, count] : run.slices) {
+        for (int k = 0; k < count; ++k) holders.push_back({SlicesUuid(node, type), run.uid, slurm_id});
+      }
+    }
   }
   if (holders == told_holders_) return;
   told_holders_ = holders;
@@ -923,6 +937,7 @@ int SlurmEngine::Apply(const std::vector<slurm::QueuedJob>& queue) {
   }
   FollowOutside(queue, ours);
   ChargeOutside(queue, ours);
+  TellHolders();  // the slices held, as ChargeOutside follows them (told when they changed)
   if (catch_up_) {
     // After a read: what still ran then is followed from here on (outside_runs_), what ended
     // before it is in Slurm's accounting.

@@ -111,6 +111,7 @@ bool ReadTres(std::string_view tres, AccountedUse& use) {
         typed = true;
       } else {
         typed = true;  // a slice: not a whole GPU
+        if (count > 0) use.slices.emplace_back(type, count);
       }
     } else if (name == "shard") {
       if (type.empty()) {

@@ -60,6 +60,7 @@ struct AccountedUse {
   Time start = 0, end = 0;  // 0 when not known
   int gpus = 0;             // whole GPUs: the typed counts but MIG slices, else the untyped total
   std::vector<std::pair<std::string, int>> shards;  // (card type, count); ("", n) when untyped only
+  std::vector<std::pair<std::string, int>> slices;  // MIG slices: (gres type, count)
 };
 StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text);
 

@@ -133,10 +133,12 @@ TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
       Line({"1005", "RUNNING", "rota-n1", "2026-12-07T07:00:00", "Unknown", "billing=1,cpu=1,gres/shard=2,node=1",
             "9"}) +
       Line({"1006", "CANCELLED by 1006", "None assigned", "None", "2026-12-07T07:10:00", "billing=1,cpu=1,node=1",
-            "10"});
+            "10"}) +
+      Line({"1007", "COMPLETED", "rota-n1", "2026-12-07T07:00:00", "2026-12-07T07:20:00",
+            "billing=1,cpu=1,gres/gpu=1,gres/gpu:a100_1g.10gb=1,node=1", "12"});
   StatusOr<std::vector<AccountedUse>> uses = ParseWindow(text);
   ASSERT_TRUE(uses.ok()) << uses.status().message();
-  ASSERT_EQ(uses->size(), 5u);
+  ASSERT_EQ(uses->size(), 6u);
   const AccountedUse& a = (*uses)[0];
   EXPECT_EQ(a.id, "1");
   EXPECT_EQ(a.uid, 1002u);
@@ -147,6 +149,10 @@ TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
   EXPECT_TRUE(a.shards.empty());
   EXPECT_EQ((*uses)[1].state, "CANCELLED");
   EXPECT_EQ((*uses)[1].gpus, 2);  // typed counts, the slices apart
+  EXPECT_EQ((*uses)[1].slices, (std::vector<std::pair<std::string, int>>{{"1g.10gb", 2}}));
+  EXPECT_TRUE(a.slices.empty());
+  EXPECT_EQ((*uses)[5].gpus, 0);  // a slice alone: no whole GPU
+  EXPECT_EQ((*uses)[5].slices, (std::vector<std::pair<std::string, int>>{{"a100_1g.10gb", 1}}));
   EXPECT_EQ((*uses)[2].gpus, 0);
   EXPECT_EQ((*uses)[2].shards, (std::vector<std::pair<std::string, int>>{{"card1", 3}}));
   EXPECT_EQ((*uses)[3].shards, (std::vector<std::pair<std::string, int>>{{"", 2}}));  // untyped only

@@ -229,6 +229,39 @@ class SlurmMigTest(DaemonTest):
         self.assertIn("can never run here", r.stderr)
         self.assertIn("1g.10gb", r.stderr)  # what the cards offer
 
+    def test_a_slice_held_outside_rota_takes_no_rota_job_and_is_charged_as_a_slice(self):
+        # A user's plain sbatch of one slice: Slurm counts it among the type's slices in use, so Rota
+        # holds one of its two slices (the last), starts one slice job, not two, and charges the
+        # outside run as a slice job of Rota's is charged (10 GiB of an 80 GiB card: 1/8 GPU).
+        start = time.time()
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:a100_1g.10gb:1", "-o", "/dev/null",
+                                   "-D", "/tmp", "--wrap", "sleep 8", user=DEFAULT_USER).stdout.strip()
+        slices_card = f"SLURM-{self.cluster.node}-a100_1g.10gb"
+
+        def held():
+            card = next(g for g in self.d.api({"op": "gpus"})["gpus"] if g["uuid"] == slices_card)
+            return [m["held_outside"] for m in card["mig"]]
+        wait_for(lambda: held() == [False, True], what=f"a slice held by Slurm job {outside}")
+
+        def mine():
+            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                         if u["name"] == DEFAULT_USER), None)
+        wait_for(lambda: (lambda u: u and u["week_gpu_hours"] > 0)(mine()), timeout=5,
+                 what=f"Slurm job {outside} counted while it runs")
+        first, second = (self.d.submit("--mig", "1g.10gb", "--", "sleep", "30") for _ in range(2))
+        self.d.wait_state(first, "running")
+        time.sleep(1.5)
+        self.assertEqual(self.d.job(second)["state"], "pending")  # in Rota, not waiting in Slurm
+        self.assertEqual(self.cluster.jobs().get(f"rota-{second}", []), [])
+        self.d.wait_state(second, "running", timeout=30)  # once the outside job ended
+        ended = time.time()
+        row = mine()
+        seconds = row["outside_gpu_hours"] * 3600
+        self.assertGreaterEqual(seconds, 0.125 * 7, row)  # Slurm's seconds are whole
+        self.assertLessEqual(seconds, 0.125 * (ended - start + 1), row)
+        for job in (first, second):
+            self.d.rota("cancel", str(job))
+
     def test_a_restart_keeps_slices_and_shares_where_rota_put_them(self):
         # Re-adopted after kill -9, a slice's and a share's records stay as placed: Slurm's index
         # of a slice names no card of Rota's, and a share's card is the one it named.
