@@ -510,24 +510,65 @@ void SlurmEngine::StartCatchUp(Time since, std::set<std::string> ours) {
       spdlog::warn("jobs outside Rota that ended while rotad was away: {}; not charged", uses.status().message());
       return;
     }
-    int told = 0;
+    // Jobs Slurm requeued: the window lists their first run alone (slurm::RunsArgs), so every run
+    // of theirs is asked by id.
+    std::map<std::string, uid_t> requeued;
     for (const slurm::AccountedUse& u : *uses) {
-      // Ended in the window, held GPUs, not Rota's, not one the queue reads follow (still running).
-      if (u.end <= 0 || u.end < since || u.start <= 0 || u.end < u.start || u.state == "RUNNING") continue;
-      if ((u.gpus == 0 && u.shards.empty() && u.slices.empty()) || ours.count(u.id) > 0 ||
-          outside_runs_.count(u.id) > 0)
-        continue;
-      // AllocTRES counts over all the job's nodes: its shards and slices are found on its first
-      // node's cards.
-      StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(u.nodes);
-      std::vector<std::string> first;
-      if (nodes.ok() && !nodes->empty()) first.push_back(nodes->front());
-      events_.OutsideRunEnded({u.id, u.uid, u.gpus, u.start, u.end, first, u.shards, u.slices});
-      ++told;
+      if (u.state == "REQUEUED" && ours.count(u.id) == 0 && requeued.size() < slurm::kAccountingBatch)
+        requeued.emplace(u.id, u.uid);
     }
-    if (told > 0) spdlog::info("{} job(s) outside Rota ended while rotad was away: charged to their owners", told);
-    events_.OutsideCaughtUp(until);
+    if (requeued.empty()) {
+      ChargeCaughtUp(since, until, ours, *uses);
+      return;
+    }
+    std::vector<std::string> ids;
+    for (const auto& [id, uid] : requeued) ids.push_back(id);
+    std::vector<std::string> again = {options_.sacct};
+    for (std::string& a : slurm::RunsArgs(ids)) again.push_back(std::move(a));
+    commands_->Start(AsRotad(std::move(again)), [this, since, until, ours, requeued,
+                                                 uses = std::move(*uses)](ChildResult runs) mutable {
+      StatusOr<std::vector<slurm::AccountedUse>> more =
+          runs.ok() ? slurm::ParseWindow(runs.out) : StatusOr<std::vector<slurm::AccountedUse>>(Unavailable(runs.Describe()));
+      if (!more.ok()) {
+        spdlog::warn("the later runs of {} requeued job(s) outside Rota that ran while rotad was away: {}; "
+                     "not charged", requeued.size(), more.status().message());
+      } else {
+        for (slurm::AccountedUse& u : *more) {
+          auto owner = requeued.find(u.id);
+          if (owner == requeued.end() || std::any_of(uses.begin(), uses.end(), [&](const slurm::AccountedUse& k) {
+                return k.id == u.id && k.start == u.start;
+              }))
+            continue;
+          u.uid = owner->second;  // recorded as 0 (slurm::RunsArgs)
+          uses.push_back(std::move(u));
+        }
+      }
+      ChargeCaughtUp(since, until, ours, uses);
+    });
   });
+}
+
+void SlurmEngine::ChargeCaughtUp(Time since, Time until, const std::set<std::string>& ours,
+                                 const std::vector<slurm::AccountedUse>& uses) {
+  int told = 0;
+  for (const slurm::AccountedUse& u : uses) {
+    // Ended in the window, held GPUs, not Rota's, not the run the queue reads follow (still
+    // running; an earlier run of a job Slurm requeued is charged).
+    if (u.end <= 0 || u.end < since || u.start <= 0 || u.end < u.start || u.state == "RUNNING") continue;
+    const auto followed = outside_runs_.find(u.id);
+    if ((u.gpus == 0 && u.shards.empty() && u.slices.empty()) || ours.count(u.id) > 0 ||
+        (followed != outside_runs_.end() && followed->second.start == u.start))
+      continue;
+    // AllocTRES counts over all the job's nodes: its shards and slices are found on its first
+    // node's cards.
+    StatusOr<std::vector<std::string>> nodes = slurm::ExpandHostlist(u.nodes);
+    std::vector<std::string> first;
+    if (nodes.ok() && !nodes->empty()) first.push_back(nodes->front());
+    events_.OutsideRunEnded({u.id, u.uid, u.gpus, u.start, u.end, first, u.shards, u.slices});
+    ++told;
+  }
+  if (told > 0) spdlog::info("{} run(s) of jobs outside Rota ended while rotad was away: charged to their owners", told);
+  events_.OutsideCaughtUp(until);
 }
 
 void SlurmEngine::TellHolders() {

@@ -45,6 +45,7 @@
 #include "daemon/clock.h"
 #include "daemon/engine.h"
 #include "daemon/event_loop.h"
+#include "slurm/accounting.h"
 #include "slurm/queue.h"
 #include "slurm/reservations.h"
 #include "slurm/submit.h"
@@ -318,6 +319,10 @@ class SlurmEngine final : public Engine {
   };
   std::optional<CatchUp> catch_up_;
   void StartCatchUp(Time since, std::set<std::string> ours);
+  // Charges the runs of `uses` that ended in the window from `since` and are outside Rota, then
+  // says the engine caught up to `until`.
+  void ChargeCaughtUp(Time since, Time until, const std::set<std::string>& ours,
+                      const std::vector<slurm::AccountedUse>& uses);
   // A run gone since a read longer ago than this (Slurm did not answer meanwhile) is charged to
   // that read, not to now: its end is not known, and a charge should not exceed the use.
   static constexpr Duration kOutsideEndSlack = 30;

@@ -130,8 +130,22 @@ bool ReadTres(std::string_view tres, AccountedUse& use) {
 
 std::vector<std::string> WindowArgs(Time since, Time until) {
   std::vector<std::string> args = AllocationArgs(kWindowFields);
-  for (std::string a : {std::string("-S"), SlurmTime(since), std::string("-E"), SlurmTime(until)})
+  // Every run of a job that Slurm requeued (state REQUEUED, each its own start and end), not only
+  // its latest.
+  for (std::string a : {std::string("--duplicates"), std::string("-S"), SlurmTime(since), std::string("-E"),
+                        SlurmTime(until)})
     args.push_back(std::move(a));
+  return args;
+}
+
+std::vector<std::string> RunsArgs(std::span<const std::string> ids) {
+  std::vector<std::string> args = AllocationArgs(kWindowFields);
+  std::string list;
+  for (size_t i = 0; i < ids.size() && i < kAccountingBatch; ++i) {
+    if (i > 0) list += ',';
+    list += ids[i];
+  }
+  for (std::string a : {std::string("--duplicates"), std::string("-j"), list}) args.push_back(std::move(a));
   return args;
 }
 

@@ -48,7 +48,8 @@ bool AccountingDisabled(std::string_view sacct_output);
 // ---- Everyone's jobs that ran in a window: runs outside Rota that ended while rotad was away ----
 // sacct's arguments for the jobs of every user that ran between `since` and `until`, one line a
 // job, without names: sbatch takes any bytes in a name, so one user's job could make the output
-// unreadable; Rota's own are told apart by their Slurm ids.
+// unreadable; Rota's own are told apart by their Slurm ids. Every run of a job Slurm requeued is a
+// line of its own (`--duplicates`), each its own start and end, state REQUEUED but the latest's.
 std::vector<std::string> WindowArgs(Time since, Time until);
 // One such job: its use of GPUs from AllocTRES ("billing=2,cpu=2,gres/gpu=2,gres/gpu:card0=1,
 // gres/gpu:card1=1,mem=1000M,node=1"), over all its nodes.
@@ -63,5 +64,10 @@ struct AccountedUse {
   std::vector<std::pair<std::string, int>> slices;  // MIG slices: (gres type, count)
 };
 StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text);
+// sacct's arguments for every run of the Slurm jobs `ids` (at most kAccountingBatch), read as a
+// window's (ParseWindow). Why: 22.05.8 records a requeued job's later runs with uid 0 and no
+// eligible time, and a window (-S/-E) lists none of them, only the first run (REQUEUED); asked by
+// id they are listed (their owner is the first run's).
+std::vector<std::string> RunsArgs(std::span<const std::string> ids);
 
 }  // namespace rota::slurm

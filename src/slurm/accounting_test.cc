@@ -121,6 +121,7 @@ TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
   };
   EXPECT_EQ(at("-S"), "2026-12-03T00:00:00");
   EXPECT_EQ(at("-E"), "2026-12-03T01:00:00");
+  EXPECT_NE(std::find(args.begin(), args.end(), "--duplicates"), args.end());  // each run of a requeued job
   EXPECT_EQ(at("-o").find("JobName"), std::string::npos);  // no names: any bytes may be in one
   EXPECT_NE(std::find(args.begin(), args.end(), "-a"), args.end());
   const std::string text =
@@ -135,10 +136,15 @@ TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
       Line({"1006", "CANCELLED by 1006", "None assigned", "None", "2026-12-07T07:10:00", "billing=1,cpu=1,node=1",
             "10"}) +
       Line({"1007", "COMPLETED", "rota-n1", "2026-12-07T07:00:00", "2026-12-07T07:20:00",
-            "billing=1,cpu=1,gres/gpu=1,gres/gpu:a100_1g.10gb=1,node=1", "12"});
+            "billing=1,cpu=1,gres/gpu=1,gres/gpu:a100_1g.10gb=1,node=1", "12"}) +
+      // A job Slurm requeued: its first run, then its latest (one job id, two lines).
+      Line({"1002", "REQUEUED", "rota-n1", "2026-12-07T08:00:00", "2026-12-07T08:00:04",
+            "billing=1,cpu=1,gres/gpu=1,node=1", "13"}) +
+      Line({"1002", "COMPLETED", "rota-n1", "2026-12-07T08:00:06", "2026-12-07T08:00:09",
+            "billing=1,cpu=1,gres/gpu=1,node=1", "13"});
   StatusOr<std::vector<AccountedUse>> uses = ParseWindow(text);
   ASSERT_TRUE(uses.ok()) << uses.status().message();
-  ASSERT_EQ(uses->size(), 6u);
+  ASSERT_EQ(uses->size(), 8u);
   const AccountedUse& a = (*uses)[0];
   EXPECT_EQ(a.id, "1");
   EXPECT_EQ(a.uid, 1002u);
@@ -153,6 +159,10 @@ TEST(AccountingTest, ReadsEveryonesJobsOfAWindowWithTheirGpusAndShards) {
   EXPECT_TRUE(a.slices.empty());
   EXPECT_EQ((*uses)[5].gpus, 0);  // a slice alone: no whole GPU
   EXPECT_EQ((*uses)[5].slices, (std::vector<std::pair<std::string, int>>{{"a100_1g.10gb", 1}}));
+  EXPECT_EQ((*uses)[6].state, "REQUEUED");
+  EXPECT_EQ((*uses)[6].id, (*uses)[7].id);
+  EXPECT_EQ((*uses)[6].end - (*uses)[6].start, 4);
+  EXPECT_EQ((*uses)[7].end - (*uses)[7].start, 3);
   EXPECT_EQ((*uses)[2].gpus, 0);
   EXPECT_EQ((*uses)[2].shards, (std::vector<std::pair<std::string, int>>{{"card1", 3}}));
   EXPECT_EQ((*uses)[3].shards, (std::vector<std::pair<std::string, int>>{{"", 2}}));  // untyped only

@@ -3,6 +3,7 @@ here, 300 s by default), through real rotad and rota processes on a real Slurm: 
 accounting (slurmdbd on MariaDB, started by slurm_cluster.py), rotad asks sacct and the job ends
 as it did in Slurm; without it, the end is said to be unknown. Both when rotad was away (killed,
 restarted) and when it did not read Slurm's queue meanwhile (stopped with SIGSTOP)."""
+import datetime
 import json
 import os
 import signal
@@ -142,12 +143,60 @@ class WithAccountingTest(ForgottenEndsTest):
         seconds = row["outside_gpu_hours"] * 3600
         self.assertGreaterEqual(seconds, 2 * 2, row)  # 3 s on 2 GPUs (Slurm's seconds are whole)
         self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
-        self.assertIn("1 job(s) outside Rota ended while rotad was away", self.d.read_log())
+        self.assertIn("1 run(s) of jobs outside Rota ended while rotad was away", self.d.read_log())
         self.ended(ours, "completed")
         self.d.kill9()
         self.d.start()
         time.sleep(3)
         self.assertAlmostEqual(mine()["outside_gpu_hours"], row["outside_gpu_hours"], places=9)
+
+
+    def test_each_run_of_a_job_outside_rota_that_slurm_requeued_while_rotad_was_away_is_charged(self):
+        # A plain sbatch --requeue on one GPU that Slurm requeues after a second or more and that
+        # then runs again to its end, all while rotad is dead: both runs are charged at the restart
+        # (sacct without --duplicates lists the latest alone).
+        self.d.kill9()
+        start = time.time()
+        outside = self.cluster.run("sbatch", "--parsable", "--requeue", "--gres=gpu:1", "-o", "/dev/null",
+                                   "-D", "/tmp", "--wrap", "sleep 3", user=DEFAULT_USER).stdout.strip()
+
+        def state():
+            return self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T", check=False).stdout.strip()
+        wait_for(lambda: state() == "RUNNING", timeout=30, interval=0.2, what=f"Slurm job {outside} to run")
+        time.sleep(1.5)
+        self.cluster.run("scontrol", "requeue", outside, user=DEFAULT_USER)
+        # Slurm holds a requeued job back a while (BeginTime); an admin may let it go at once. (Its
+        # second run may then fail at once on this test node, the job's credential revoked: a run
+        # all the same.)
+        wait_for(lambda: state() == "PENDING", timeout=30, interval=0.2, what=f"Slurm job {outside} requeued")
+        self.cluster.run("scontrol", "update", f"JobId={outside}", "StartTime=now", user=DEFAULT_USER)
+
+        def runs():
+            return self.cluster.run("sacct", "-n", "-X", "-D", "-j", outside, "-o", "State").stdout.split()
+        wait_for(lambda: len(runs()) == 2 and runs()[1] in ("COMPLETED", "FAILED"), timeout=60, interval=0.5,
+                 what=f"Slurm job {outside} run again to its end")
+        self.assertEqual(runs()[0], "REQUEUED")
+        self.d.start()
+
+        def mine():
+            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                         if u["name"] == DEFAULT_USER), None)
+        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=30,
+                       what=f"Slurm job {outside} charged")
+        seconds = row["outside_gpu_hours"] * 3600
+        # Each run as Slurm's accounting has it (the later one recorded under uid 0: charged to the
+        # job's owner all the same).
+        times = [line.split("|") for line in self.cluster.run(
+            "sacct", "-n", "-X", "-D", "-P", "-j", outside, "-o", "Start,End").stdout.split()]
+        self.assertEqual(len(times), 2, times)
+        ran = sum(datetime.datetime.fromisoformat(e).timestamp() - datetime.datetime.fromisoformat(b).timestamp()
+                  for b, e in times)
+        self.assertGreaterEqual(ran, 1)
+        self.assertAlmostEqual(seconds, ran, places=3)
+        self.assertLessEqual(seconds, time.time() - start + 1, row)
+        self.assertIn("2 run(s) of jobs outside Rota ended while rotad was away", self.d.read_log())
+        users = json.loads(self.d.rota("usage", "--json").stdout)["users"]
+        self.assertFalse(any(u["name"] == "root" and u["outside_gpu_hours"] > 0 for u in users), users)
 
 
 @unittest.skipIf(slurm_missing(), slurm_missing())
