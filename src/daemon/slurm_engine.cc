@@ -166,6 +166,7 @@ std::string SlurmEngine::Describe() const {
   if (!options_.node.empty()) d += ", node " + options_.node;
   d += ")";
   if (!reachable_) d += "; Slurm does not answer (" + unreachable_why_ + "): jobs wait until it does";
+  if (!accounting_gap_.empty()) d += "; " + accounting_gap_;
   return d;
 }
 
@@ -571,6 +572,18 @@ void SlurmEngine::ChargeCaughtUp(Time since, Time until, const std::set<std::str
   events_.OutsideCaughtUp(until);
 }
 
+void SlurmEngine::CheckAccounting() {
+  accounting_checked_ = true;  // once, after the first read that answered: slurmctld is there
+  commands_->Start(AsRotad({options_.scontrol, "show", "config"}), [this](ChildResult r) {
+    if (!r.ok()) {
+      accounting_checked_ = false;  // asked again after a later read
+      return;
+    }
+    accounting_gap_ = slurm::AccountingGap(r.out);
+    if (!accounting_gap_.empty()) spdlog::warn("{}", accounting_gap_);
+  });
+}
+
 void SlurmEngine::TellHolders() {
   std::vector<ClusterHolder> holders;
   for (const auto& [slurm_id, job] : outside_) {
@@ -861,6 +874,7 @@ void SlurmEngine::OnQueue(StatusOr<std::vector<slurm::QueuedJob>> queue) {
     // looked at again soon, not at the next poll.
     if (Apply(*queue) > 0) poke_timer_->Arm(kCompletingRecheckMs * 1'000'000);
     if (clock_.Now() >= next_reservation_check_) SyncReservations();
+    if (!accounting_checked_) CheckAccounting();
   }
   if (read_again_) {
     ReadQueue();

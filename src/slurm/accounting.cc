@@ -177,6 +177,26 @@ StatusOr<std::vector<AccountedUse>> ParseWindow(std::string_view text) {
   return out;
 }
 
+std::string AccountingGap(std::string_view show_config) {
+  const std::string type = ConfigValue(show_config, "AccountingStorageType");
+  if (type.empty()) return "";
+  if (type == "accounting_storage/none") {
+    return "Slurm keeps no accounting (AccountingStorageType is accounting_storage/none): how a job ended "
+           "that Slurm has forgotten is not known, and jobs outside Rota that end while rotad is away are "
+           "not charged";
+  }
+  const std::string tres = ConfigValue(show_config, "AccountingStorageTRES");
+  std::string_view rest = tres;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (item == "gres/gpu" || item.starts_with("gres/gpu:")) return "";
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return "Slurm's accounting keeps no GPUs (AccountingStorageTRES has no gres/gpu): jobs outside Rota "
+         "that end while rotad is away are not charged";
+}
+
 bool AccountingDisabled(std::string_view sacct_output) {
   return sacct_output.find("accounting storage is disabled") != std::string_view::npos;
 }

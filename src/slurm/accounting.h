@@ -45,6 +45,13 @@ StatusOr<std::vector<QueuedJob>> ParseAccounting(std::string_view text);
 // Whether sacct's words say the cluster keeps no accounting (no slurmdbd): asking again will not help.
 bool AccountingDisabled(std::string_view sacct_output);
 
+// What the cluster's accounting settings (`scontrol show config`) keep from Rota, as a sentence
+// for `rota status` ("" when nothing): no slurmdbd (AccountingStorageType accounting_storage/none:
+// ends Slurm forgot are not known, runs outside Rota that ended while rotad was away are not
+// charged), or GPUs not among the accounted TRES (AccountingStorageTRES without gres/gpu: those
+// runs are not charged). "" too where the settings are not there (not read: nothing is said).
+std::string AccountingGap(std::string_view show_config);
+
 // ---- Everyone's jobs that ran in a window: runs outside Rota that ended while rotad was away ----
 // sacct's arguments for the jobs of every user that ran between `since` and `until`, one line a
 // job, without names: sbatch takes any bytes in a name, so one user's job could make the output

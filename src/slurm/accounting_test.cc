@@ -183,5 +183,24 @@ TEST(AccountingTest, NoSlurmdbdIsToldFromAFailureToReachIt) {
       "host:localhost:6819: Connection refused"));
 }
 
+// `scontrol show config` as 22.05.8 prints it (the lines around cut away): Slurm adds the base
+// TRES to what AccountingStorageTRES sets.
+TEST(AccountingTest, SettingsThatKeepRunsOutsideRotaFromBeingChargedAreSaid) {
+  auto config = [](const std::string& type, const std::string& tres) {
+    return "AccountingStorageHost   = localhost\nAccountingStorageTRES   = " + tres +
+           "\nAccountingStorageType   = " + type + "\nAccountingStorageUser   = N/A\n";
+  };
+  const std::string base = "cpu,mem,energy,node,billing,fs/disk,vmem,pages";
+  EXPECT_EQ(AccountingGap(config("accounting_storage/slurmdbd", base + ",gres/gpu,gres/shard")), "");
+  EXPECT_EQ(AccountingGap(config("accounting_storage/slurmdbd", base + ",gres/gpu:a100")), "");
+  const std::string no_gpus = AccountingGap(config("accounting_storage/slurmdbd", base));
+  EXPECT_NE(no_gpus.find("AccountingStorageTRES has no gres/gpu"), std::string::npos) << no_gpus;
+  // A TRES whose name only starts like it is not it.
+  EXPECT_NE(AccountingGap(config("accounting_storage/slurmdbd", base + ",gres/gpumem")), "");
+  const std::string none = AccountingGap(config("accounting_storage/none", base));
+  EXPECT_NE(none.find("Slurm keeps no accounting"), std::string::npos) << none;
+  EXPECT_EQ(AccountingGap(""), "");  // not read: nothing said
+}
+
 }  // namespace
 }  // namespace rota::slurm

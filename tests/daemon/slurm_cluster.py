@@ -110,7 +110,8 @@ class SlurmCluster:
     slurmd then finds no cgroup file system, `nsenter --net` does not)."""
 
     def __init__(self, node="rota-n1", gpus=4, cpus=8, memory_mb=16000, second_node=None, epilog_ctld=None,
-                 epilog=None, accounting=False, min_job_age=300, shards=None, mig=0):
+                 epilog=None, accounting=False, min_job_age=300, shards=None, mig=0,
+                 accounting_tres="gres/gpu,gres/shard"):
         self.node = node
         # mig: that many MIG slices of gres type a100_1g.10gb besides the whole GPUs (typed ones:
         # with `shards` set), each a placeholder device as a GPU is.
@@ -138,6 +139,7 @@ class SlurmCluster:
         # With accounting: slurmdbd (port dbd_port) on a private MariaDB (datadir mysql/, TCP on
         # 127.0.0.1:db_port), so sacct remembers jobs after slurmctld forgets them (MinJobAge).
         self.accounting = accounting
+        self.accounting_tres = accounting_tres
         self.min_job_age = min_job_age
         self.mysqld = None
 
@@ -256,7 +258,7 @@ SlurmdParameters=config_overrides
         # keeps them: how Rota charges jobs outside it that ended while rotad was away.
         return (f"AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=localhost\n"
                 f"AccountingStoragePort={self.dbd_port}\nAccountingStoragePass={self.munge_socket}\n"
-                "AccountingStorageTRES=gres/gpu,gres/shard")
+                + (f"AccountingStorageTRES={self.accounting_tres}" if self.accounting_tres else ""))
 
     def write_accounting_config(self):
         self.db_port, self.dbd_port = free_port(), free_port()

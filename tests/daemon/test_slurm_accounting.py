@@ -144,6 +144,7 @@ class WithAccountingTest(ForgottenEndsTest):
         self.assertGreaterEqual(seconds, 2 * 2, row)  # 3 s on 2 GPUs (Slurm's seconds are whole)
         self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
         self.assertIn("1 run(s) of jobs outside Rota ended while rotad was away", self.d.read_log())
+        self.assertNotIn("keeps no", self.d.rota("status").stdout)  # gres/gpu accounted
         self.ended(ours, "completed")
         self.d.kill9()
         self.d.start()
@@ -199,9 +200,39 @@ class WithAccountingTest(ForgottenEndsTest):
         self.assertFalse(any(u["name"] == "root" and u["outside_gpu_hours"] > 0 for u in users), users)
 
 
+@unittest.skipIf(slurm_missing() or accounting_missing(), slurm_missing() or accounting_missing())
+class AccountingWithoutGpusTest(DaemonTest):
+    """slurmdbd without gres/gpu among the accounted TRES: AllocTRES names no GPUs."""
+
+    def setUp(self):
+        self.cluster = SlurmCluster(accounting=True, min_job_age=2, accounting_tres="").start()
+        self.addCleanup(self.cluster.stop)
+        self.CONFIG = slurm_config(self.cluster)
+        super().setUp()
+
+    def test_rota_status_says_that_runs_outside_rota_while_rotad_is_away_cannot_be_charged(self):
+        why = "Slurm's accounting keeps no GPUs (AccountingStorageTRES has no gres/gpu)"
+        wait_for(lambda: why in self.d.rota("status").stdout, what="the accounting's gap in rota status")
+        self.assertIn(why, self.d.read_log())
+        # What it means: a plain sbatch that runs and ends while rotad is dead is not charged.
+        self.d.kill9()
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 1", user=DEFAULT_USER).stdout.strip()
+        wait_for(lambda: "COMPLETED" in self.cluster.run("sacct", "-n", "-X", "-j", outside, "-o", "State").stdout,
+                 timeout=60, interval=0.5, what=f"Slurm's accounting of job {outside}")
+        self.d.start()
+        wait_for(lambda: why in self.d.rota("status").stdout, what="the gap said again after the restart")
+        users = json.loads(self.d.rota("usage", "--json").stdout)["users"]
+        self.assertFalse(any(u["outside_gpu_hours"] > 0 for u in users), users)
+
+
 @unittest.skipIf(slurm_missing(), slurm_missing())
 class WithoutAccountingTest(ForgottenEndsTest):
     ACCOUNTING = False
+
+    def test_rota_status_says_that_slurm_keeps_no_accounting(self):
+        wait_for(lambda: "Slurm keeps no accounting" in self.d.rota("status").stdout,
+                 what="no accounting said in rota status")
 
     def test_without_accounting_an_end_slurm_forgot_is_said_to_be_unknown(self):
         three, cancelled = self.ended_while_rotad_was_away()
