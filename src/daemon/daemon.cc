@@ -226,6 +226,7 @@ Status Daemon::Open() {
     counters_.CardsSampled(card_desk_->IdleCards(), now);
     allocs_->Measure(now);
     allocs_->Watch(now);
+    TellOutsideQuota(now);
   };
   card_desk_ = std::make_unique<CardDesk>(std::move(cards));
   if (Status s = card_desk_->Open(); !s.ok()) return s;

@@ -138,6 +138,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // At the start: the runs outside Rota that ended while rotad was away, asked of the engine
   // from the time the store keeps (outside_runs.cc).
   void CatchUpOutside();
+  // Tells the owners of runs outside Rota still running when their week's usage so far (the runs
+  // counted so far) crosses a quota level, as a charge would at the run's end (each sample).
+  void TellOutsideQuota(Time now);
   // Keeps in the store that every run outside Rota that ended up to `until` is charged (only once
   // the Slurm engine has caught up: outside_seen_moves_). A pass keeps now - kOutsideWatermarkLag every kOutsideWatermarkEvery: a run
   // is charged when a read sees it gone (a read a second while the cluster answers), and the lag

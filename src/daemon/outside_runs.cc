@@ -32,6 +32,15 @@ double Daemon::OutsideGpus(const OutsideRun& run) const {
   return gpus;
 }
 
+void Daemon::TellOutsideQuota(Time now) {
+  const std::vector<store::OutsideRun> running = OutsideRunning();
+  if (running.empty()) return;
+  const store::UsageMaps usage = ledger_->MapsWith(running);
+  std::set<std::string> owners;
+  for (const store::OutsideRun& r : running) owners.insert(r.user);
+  for (const std::string& user : owners) notes_->CheckQuota(user, usage, now);  // once a level a week
+}
+
 void Daemon::CatchUpOutside() {
   if (config_.engine.kind != config::EngineKind::kSlurm) return;  // the kept time never moves then
   StatusOr<std::optional<Time>> since = store_->OutsideSeenUntil();

@@ -467,9 +467,34 @@ class SlurmOutsideQuotaTest(DaemonTest):
     def setUp(self):
         self.cluster = SlurmCluster().start()
         self.addCleanup(self.cluster.stop)
-        # 0.02 GPU-hours a week: 72 GPU-seconds, room for one 1-minute job on one card.
-        self.CONFIG = slurm_config(self.cluster, extra="[quota]\ndefault = 0.02\noverflow_as_explore = false\n")
+        # 0.02 GPU-hours a week: 72 GPU-seconds, room for one 1-minute job on one card. The quota's
+        # notices go to a webhook that answers nothing (the outbox keeps them, `rota notify log`).
+        self.CONFIG = slurm_config(self.cluster, extra=(
+            "[quota]\ndefault = 0.02\noverflow_as_explore = false\n"
+            "[notify]\nuser_channels = [\"lab\"]\nuser_events = [\"quota_80\", \"quota_100\"]\n"
+            "[notify.channels.lab]\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/lab\"\n"))
         super().setUp()
+
+    def test_its_owner_hears_of_the_quota_while_a_job_outside_rota_still_runs(self):
+        # A plain sbatch on 2 cards reaches 80 % of the 72 GPU-seconds after about 29 s: the notice
+        # comes then, not when the job ends.
+        outside = self.cluster.run("sbatch", "--parsable", "--gres=gpu:2", "-o", "/dev/null", "-D", "/tmp",
+                                   "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        self.addCleanup(lambda: self.cluster.run("scancel", outside, check=False))
+
+        def told():
+            log = json.loads(self.d.rota("notify", "log", "--json", user="root").stdout)["messages"]
+            return sorted(m["event"] for m in log if m["event"].startswith("quota_")) or None
+        self.assertIsNone(told())
+        self.assertEqual(wait_for(told, timeout=60, interval=1, what="the quota's notice"), ["quota_80"])
+        self.assertEqual(self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T").stdout.strip(), "RUNNING")
+        wait_for(lambda: told() == ["quota_100", "quota_80"], timeout=30, interval=1, what="the 100 % notice")
+        self.assertEqual(self.cluster.run("squeue", "-h", "-j", outside, "-o", "%T").stdout.strip(), "RUNNING")
+        self.cluster.run("scancel", outside)
+        wait_for(lambda: not any(g["held_outside"] for g in self.d.api({"op": "gpus"})["gpus"]),
+                 what=f"Slurm job {outside} seen ended")
+        time.sleep(1)
+        self.assertEqual(told(), ["quota_100", "quota_80"])  # once each, not again at the charge
 
     def test_a_job_outside_rota_counts_against_its_owners_quota_while_it_runs(self):
         # A plain sbatch on 2 cards: after 7 s it has used 14 GPU-seconds, and a 1-minute job of
