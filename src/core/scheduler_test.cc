@@ -748,7 +748,6 @@ TEST(SchedulerTest, SharesAndMigStart) {
   EXPECT_EQ(b.alloc.memory, 0);
 }
 
-
 TEST(SchedulerTest, ASliceHeldOutsideRotaTakesNoJobAndTheJobWaitsForOneThatIsFree) {
   ClusterState s;
   Gpu mig;
@@ -776,6 +775,7 @@ TEST(SchedulerTest, ASliceHeldOutsideRotaTakesNoJobAndTheJobWaitsForOneThatIsFre
   EXPECT_TRUE(d.starts.empty());
   EXPECT_EQ(Info(d, 1).reason, WaitReason::kResources);
 }
+
 // ---- Time limits ---------------------------------------------------------------------------
 
 TEST(SchedulerTimeLimitTest, SignalAtLimitMinusGraceKillAtEnd) {

@@ -239,6 +239,7 @@ void CardDesk::HoldSlices(const std::map<std::string, int>& held) {
   }
   for (const auto& [card, count] : held) {
     const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == card; });
+    if (g == cards_.gpus().end()) continue;
     int left = count;
     for (auto m = g->mig.rbegin(); m != g->mig.rend() && left > 0; ++m) {
       if (rota_slices.count(m->uuid) > 0) continue;

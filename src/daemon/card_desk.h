@@ -174,7 +174,7 @@ class CardDesk {
   std::unique_ptr<CardWatch> watch_;
   OutsideWatch outside_;
   std::set<std::string> cluster_held_;  // card UUIDs (CountClusterHeld)
-  std::set<std::string> cluster_held_slices_;  // MIG slice UUIDs (CountClusterHeld)
+  std::set<std::string> cluster_held_slices_;  // MIG slice UUIDs (HoldSlices)
   std::multimap<std::string, ClusterHolder> cluster_holders_;  // by card UUID (SetClusterHolders)
   std::multimap<std::string, ClusterHolder> slice_holders_;    // of cards in MIG mode, one a slice
 };

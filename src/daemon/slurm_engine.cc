@@ -398,8 +398,8 @@ void SlurmEngine::FollowOutside(const std::vector<slurm::QueuedJob>& queue, cons
   std::set<std::string> running;
   for (const slurm::QueuedJob& q : queue) {
     if (q.state != "RUNNING" || ours.count(q.id) > 0) continue;
-    // (Its MIG slices are not named: Slurm's indices of them name no card of Rota's; they are held
-    // by the nodes' counts of slices in use, CardDesk::CountClusterHeld.)
+    // (Its MIG slices are not asked: Slurm's indices of them name no card of Rota's; TellHolders
+    // names a holder for each from the queue's counts, ChargeOutside's runs.)
     if (GpusPerNode(q) == 0 && ShardCardsPerNode(q) == 0) continue;
     running.insert(q.id);
     // At most kOutsideAsks at a time: a user's thousand small sbatch jobs are named a few per

@@ -130,8 +130,8 @@ bool ReadTres(std::string_view tres, AccountedUse& use) {
 
 std::vector<std::string> WindowArgs(Time since, Time until) {
   std::vector<std::string> args = AllocationArgs(kWindowFields);
-  // Every run of a job that Slurm requeued (state REQUEUED, each its own start and end), not only
-  // its latest.
+  // Every run the window lists of a job that Slurm requeued (REQUEUED, each its own start and
+  // end), not only its latest; 22.05's later runs need RunsArgs.
   for (std::string a : {std::string("--duplicates"), std::string("-S"), SlurmTime(since), std::string("-E"),
                         SlurmTime(until)})
     args.push_back(std::move(a));

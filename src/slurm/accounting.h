@@ -55,8 +55,8 @@ std::string AccountingGap(std::string_view show_config);
 // ---- Everyone's jobs that ran in a window: runs outside Rota that ended while rotad was away ----
 // sacct's arguments for the jobs of every user that ran between `since` and `until`, one line a
 // job, without names: sbatch takes any bytes in a name, so one user's job could make the output
-// unreadable; Rota's own are told apart by their Slurm ids. Every run of a job Slurm requeued is a
-// line of its own (`--duplicates`), each its own start and end, state REQUEUED but the latest's.
+// unreadable; Rota's own are told apart by their Slurm ids. Each run the window lists of a job Slurm
+// requeued is a line of its own (`--duplicates`), state REQUEUED but the latest's (RunsArgs).
 std::vector<std::string> WindowArgs(Time since, Time until);
 // One such job: its use of GPUs from AllocTRES ("billing=2,cpu=2,gres/gpu=2,gres/gpu:card0=1,
 // gres/gpu:card1=1,mem=1000M,node=1"), over all its nodes.

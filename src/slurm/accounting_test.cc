@@ -183,6 +183,23 @@ TEST(AccountingTest, NoSlurmdbdIsToldFromAFailureToReachIt) {
       "host:localhost:6819: Connection refused"));
 }
 
+TEST(AccountingTest, EveryRunOfRequeuedJobsIsAskedByTheirIds) {
+  const std::vector<std::string> ids = {"17", "23"};
+  std::vector<std::string> args = RunsArgs(ids);
+  auto at = std::find(args.begin(), args.end(), "-j");
+  ASSERT_NE(at, args.end());
+  ASSERT_NE(at + 1, args.end());
+  EXPECT_EQ(*(at + 1), "17,23");
+  EXPECT_NE(std::find(args.begin(), args.end(), "--duplicates"), args.end());
+  EXPECT_EQ(std::find(args.begin(), args.end(), "-S"), args.end());  // no window: by id alone
+  std::vector<std::string> many;
+  for (size_t i = 0; i < kAccountingBatch + 5; ++i) many.push_back(std::to_string(i + 1));
+  args = RunsArgs(many);
+  at = std::find(args.begin(), args.end(), "-j");
+  ASSERT_NE(at + 1, args.end());
+  EXPECT_EQ(static_cast<size_t>(std::count(at[1].begin(), at[1].end(), ',')), kAccountingBatch - 1);
+}
+
 // `scontrol show config` as 22.05.8 prints it (the lines around cut away): Slurm adds the base
 // TRES to what AccountingStorageTRES sets.
 TEST(AccountingTest, SettingsThatKeepRunsOutsideRotaFromBeingChargedAreSaid) {

@@ -118,6 +118,16 @@ class WithAccountingTest(ForgottenEndsTest):
         self.assertIn("Slurm's accounting does not answer", done["end_reason"])
         self.assertIn("asked again", self.d.read_log())
 
+    def usage(self):
+        """DEFAULT_USER's row of `rota usage` (None: none yet)."""
+        return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
+                     if u["name"] == DEFAULT_USER), None)
+
+    def outside_charged(self, outside):
+        """DEFAULT_USER's usage row once Slurm job `outside` (outside Rota) is charged."""
+        return wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(self.usage()),
+                        timeout=30, what=f"Slurm job {outside} charged")
+
     def test_a_job_outside_rota_that_ran_while_rotad_was_away_is_charged_once(self):
         # A plain sbatch on 2 GPUs that starts and ends while rotad is dead: found in Slurm's
         # accounting at the restart and charged to its owner, once (not again after another
@@ -135,11 +145,7 @@ class WithAccountingTest(ForgottenEndsTest):
                  timeout=30, interval=0.5, what=f"Slurm's accounting of job {outside}")
         self.d.start()
 
-        def mine():
-            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
-                         if u["name"] == DEFAULT_USER), None)
-        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=30,
-                       what=f"Slurm job {outside} charged")
+        row = self.outside_charged(outside)
         seconds = row["outside_gpu_hours"] * 3600
         self.assertGreaterEqual(seconds, 2 * 2, row)  # 3 s on 2 GPUs (Slurm's seconds are whole)
         self.assertLessEqual(seconds, 2 * (time.time() - start + 1), row)
@@ -149,7 +155,7 @@ class WithAccountingTest(ForgottenEndsTest):
         self.d.kill9()
         self.d.start()
         time.sleep(3)
-        self.assertAlmostEqual(mine()["outside_gpu_hours"], row["outside_gpu_hours"], places=9)
+        self.assertAlmostEqual(self.usage()["outside_gpu_hours"], row["outside_gpu_hours"], places=9)
 
 
     def test_each_run_of_a_job_outside_rota_that_slurm_requeued_while_rotad_was_away_is_charged(self):
@@ -179,11 +185,7 @@ class WithAccountingTest(ForgottenEndsTest):
         self.assertEqual(runs()[0], "REQUEUED")
         self.d.start()
 
-        def mine():
-            return next((u for u in json.loads(self.d.rota("usage", "--json").stdout)["users"]
-                         if u["name"] == DEFAULT_USER), None)
-        row = wait_for(lambda: (lambda u: u if u and u["outside_gpu_hours"] > 0 else None)(mine()), timeout=30,
-                       what=f"Slurm job {outside} charged")
+        row = self.outside_charged(outside)
         seconds = row["outside_gpu_hours"] * 3600
         # Each run as Slurm's accounting has it (the later one recorded under uid 0: charged to the
         # job's owner all the same).
