@@ -237,10 +237,11 @@ void CardDesk::HoldSlices(const std::map<std::string, int>& held) {
     if (a.rec.state == store::JobState::kRunning && !a.rec.placement.mig_uuid.empty())
       rota_slices.insert(a.rec.placement.mig_uuid);
   }
-  for (const auto& [card, count] : held) {
+  for (const auto& entry : held) {
+    const std::string& card = entry.first;  // (a structured binding: clang's lambdas cannot take it)
     const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == card; });
     if (g == cards_.gpus().end()) continue;
-    int left = count;
+    int left = entry.second;
     for (auto m = g->mig.rbegin(); m != g->mig.rend() && left > 0; ++m) {
       if (rota_slices.count(m->uuid) > 0) continue;
       cluster_held_slices_.insert(m->uuid);
