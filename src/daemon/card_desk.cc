@@ -216,11 +216,11 @@ void CardDesk::CountClusterHeld(const device::Snapshot& snap) {
 void CardDesk::SetClusterHolders(const std::vector<ClusterHolder>& holders) {
   cluster_holders_.clear();
   slice_holders_.clear();
-  std::map<std::string, int> slices;  // held of each card in MIG mode
+  std::map<size_t, int> slices;  // held of each card in MIG mode, by its position
   for (const ClusterHolder& h : holders) {
     const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == h.card; });
     if (g != cards_.gpus().end() && !g->mig.empty()) {
-      ++slices[h.card];
+      ++slices[static_cast<size_t>(g - cards_.gpus().begin())];
       slice_holders_.emplace(h.card, h);
     } else {
       cluster_holders_.emplace(h.card, h);
@@ -230,19 +230,17 @@ void CardDesk::SetClusterHolders(const std::vector<ClusterHolder>& holders) {
   UpdateSchedulable(watch_->sample_error().empty() ? &watch_->last_sample() : nullptr);
 }
 
-void CardDesk::HoldSlices(const std::map<std::string, int>& held) {
+void CardDesk::HoldSlices(const std::map<size_t, int>& held) {
   cluster_held_slices_.clear();
   std::set<std::string> rota_slices;
   for (const auto& [id, a] : jobs_) {
     if (a.rec.state == store::JobState::kRunning && !a.rec.placement.mig_uuid.empty())
       rota_slices.insert(a.rec.placement.mig_uuid);
   }
-  for (const auto& entry : held) {
-    const std::string& card = entry.first;  // (a structured binding: clang's lambdas cannot take it)
-    const auto g = std::find_if(cards_.gpus().begin(), cards_.gpus().end(), [&](const Gpu& c) { return c.uuid == card; });
-    if (g == cards_.gpus().end()) continue;
-    int left = entry.second;
-    for (auto m = g->mig.rbegin(); m != g->mig.rend() && left > 0; ++m) {
+  for (const auto& [card, count] : held) {
+    const std::vector<MigSlice>& mig = cards_.gpus()[card].mig;
+    int left = count;
+    for (auto m = mig.rbegin(); m != mig.rend() && left > 0; ++m) {
       if (rota_slices.count(m->uuid) > 0) continue;
       cluster_held_slices_.insert(m->uuid);
       --left;

@@ -127,9 +127,9 @@ class CardDesk {
   // it has GPUs in use beyond Rota's jobs and the named holders there, among the cards neither is on.
   void CountClusterHeld(const device::Snapshot& snap);
   // The MIG slices that a cluster's jobs outside Rota hold (cluster_held_slices_): of each card in
-  // MIG mode (a node's slices of one type), `held` of them, the last ones Rota's jobs are not on
-  // (the cluster does not say which).
-  void HoldSlices(const std::map<std::string, int>& held);
+  // MIG mode (a node's slices of one type; `held` by its position in the inventory), as many as
+  // held, the last ones Rota's jobs are not on (the cluster does not say which).
+  void HoldSlices(const std::map<size_t, int>& held);
   // Held by a process outside Rota on this machine, or by a cluster's job outside Rota.
   bool HeldOutside(const std::string& uuid) const {
     return outside_.Holds(uuid) || cluster_held_.count(uuid) > 0 || cluster_holders_.count(uuid) > 0;
