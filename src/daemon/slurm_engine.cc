@@ -579,9 +579,14 @@ void SlurmEngine::CheckAccounting() {
       accounting_checked_ = false;  // asked again after a later read
       return;
     }
-    accounting_gap_ = slurm::AccountingGap(r.out);
-    if (!accounting_gap_.empty()) spdlog::warn("{}", accounting_gap_);
+    TakeAccountingGap(r.out);
   });
+}
+
+void SlurmEngine::TakeAccountingGap(const std::string& show_config) {
+  accounting_checked_ = true;
+  accounting_gap_ = slurm::AccountingGap(show_config);
+  if (!accounting_gap_.empty()) spdlog::warn("{}", accounting_gap_);
 }
 
 void SlurmEngine::TellHolders() {
@@ -1029,6 +1034,7 @@ const std::optional<std::vector<slurm::QueuedJob>>& SlurmEngine::StartupQueue() 
 
 void SlurmEngine::ReadMinJobAge() {
   ChildResult r = ChildCommands::RunNow(AsRotad({options_.scontrol, "show", "config"}));
+  if (r.ok()) TakeAccountingGap(r.out);  // the same answer: not asked again after the first read
   const std::string value = r.ok() ? slurm::ConfigValue(r.out, "MinJobAge") : "";
   StatusOr<long> seconds = slurm::ConfigSeconds(value);
   if (!seconds.ok()) {

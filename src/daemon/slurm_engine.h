@@ -298,10 +298,12 @@ class SlurmEngine final : public Engine {
   std::optional<std::vector<slurm::QueuedJob>> startup_queue_;
   bool accounting_off_ = false;          // sacct missing, or the cluster keeps no accounting
   // What the cluster's accounting settings keep from Rota (slurm::AccountingGap), in Describe():
-  // read once with `scontrol show config` after the first read of the queue (CheckAccounting).
+  // read once with `scontrol show config`, at a restart with MinJobAge (ReadMinJobAge), else
+  // after the first read of the queue (CheckAccounting).
   std::string accounting_gap_;
   bool accounting_checked_ = false;
   void CheckAccounting();
+  void TakeAccountingGap(const std::string& show_config);
   // How long Slurm lists an ended job: its MinJobAge as read at the restart, else the option's.
   Duration listed_after_end_;
   bool startup_accounting_failed_ = false;  // sacct did not answer at the restart: not asked again then
