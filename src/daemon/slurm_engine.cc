@@ -495,7 +495,7 @@ void SlurmEngine::StartCatchUp(Time since, std::set<std::string> ours) {
   }
   std::vector<std::string> argv = {options_.sacct};
   for (std::string& a : slurm::WindowArgs(since - kClockSlack, until)) argv.push_back(std::move(a));
-  commands_->Start(AsRotad(std::move(argv)), [this, since, until, ours = std::move(ours)](ChildResult r) {
+  commands_->Start(AsRotad(std::move(argv)), [this, since, until, ours = std::move(ours)](ChildResult r) mutable {
     if (!r.ok()) {
       if (slurm::AccountingDisabled(r.out + r.err)) {  // no slurmdbd: nothing to learn
         events_.OutsideCaughtUp(until);
@@ -520,32 +520,38 @@ void SlurmEngine::StartCatchUp(Time since, std::set<std::string> ours) {
     }
     if (requeued.empty()) {
       ChargeCaughtUp(since, until, ours, *uses);
+    } else {
+      ChargeWithLaterRuns(since, until, std::move(ours), std::move(*uses), std::move(requeued));
+    }
+  });
+}
+
+void SlurmEngine::ChargeWithLaterRuns(Time since, Time until, std::set<std::string> ours,
+                                      std::vector<slurm::AccountedUse> uses, std::map<std::string, uid_t> requeued) {
+  std::vector<std::string> ids;
+  for (const auto& [id, uid] : requeued) ids.push_back(id);
+  std::vector<std::string> argv = {options_.sacct};
+  for (std::string& a : slurm::RunsArgs(ids)) argv.push_back(std::move(a));
+  commands_->Start(AsRotad(std::move(argv)), [this, since, until, ours = std::move(ours), uses = std::move(uses),
+                                              requeued = std::move(requeued)](ChildResult r) mutable {
+    StatusOr<std::vector<slurm::AccountedUse>> more =
+        r.ok() ? slurm::ParseWindow(r.out) : StatusOr<std::vector<slurm::AccountedUse>>(Unavailable(r.Describe()));
+    if (!more.ok()) {
+      spdlog::warn("the later runs of {} requeued job(s) outside Rota that ran while rotad was away: {}; "
+                   "not charged", requeued.size(), more.status().message());
+      ChargeCaughtUp(since, until, ours, uses);
       return;
     }
-    std::vector<std::string> ids;
-    for (const auto& [id, uid] : requeued) ids.push_back(id);
-    std::vector<std::string> again = {options_.sacct};
-    for (std::string& a : slurm::RunsArgs(ids)) again.push_back(std::move(a));
-    commands_->Start(AsRotad(std::move(again)), [this, since, until, ours, requeued,
-                                                 uses = std::move(*uses)](ChildResult runs) mutable {
-      StatusOr<std::vector<slurm::AccountedUse>> more =
-          runs.ok() ? slurm::ParseWindow(runs.out) : StatusOr<std::vector<slurm::AccountedUse>>(Unavailable(runs.Describe()));
-      if (!more.ok()) {
-        spdlog::warn("the later runs of {} requeued job(s) outside Rota that ran while rotad was away: {}; "
-                     "not charged", requeued.size(), more.status().message());
-      } else {
-        for (slurm::AccountedUse& u : *more) {
-          auto owner = requeued.find(u.id);
-          if (owner == requeued.end() || std::any_of(uses.begin(), uses.end(), [&](const slurm::AccountedUse& k) {
-                return k.id == u.id && k.start == u.start;
-              }))
-            continue;
-          u.uid = owner->second;  // recorded as 0 (slurm::RunsArgs)
-          uses.push_back(std::move(u));
-        }
-      }
-      ChargeCaughtUp(since, until, ours, uses);
-    });
+    for (slurm::AccountedUse& u : *more) {
+      auto owner = requeued.find(u.id);
+      const bool known = std::any_of(uses.begin(), uses.end(), [&](const slurm::AccountedUse& k) {
+        return k.id == u.id && k.start == u.start;
+      });
+      if (owner == requeued.end() || known) continue;
+      u.uid = owner->second;  // recorded as 0 (slurm::RunsArgs)
+      uses.push_back(std::move(u));
+    }
+    ChargeCaughtUp(since, until, ours, uses);
   });
 }
 

@@ -326,6 +326,10 @@ class SlurmEngine final : public Engine {
   };
   std::optional<CatchUp> catch_up_;
   void StartCatchUp(Time since, std::set<std::string> ours);
+  // ChargeCaughtUp with every run of the jobs `requeued` (Slurm id: its owner's uid) added, asked
+  // of sacct by id (slurm::RunsArgs): the window listed their first runs alone.
+  void ChargeWithLaterRuns(Time since, Time until, std::set<std::string> ours,
+                           std::vector<slurm::AccountedUse> uses, std::map<std::string, uid_t> requeued);
   // Charges the runs of `uses` that ended in the window from `since` and are outside Rota, then
   // says the engine caught up to `until`.
   void ChargeCaughtUp(Time since, Time until, const std::set<std::string>& ours,
