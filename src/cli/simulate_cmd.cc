@@ -80,6 +80,16 @@ Status ApplySetting(const std::string& kv, Policy& p) {
     *it->second = v;
     return Status();
   }
+  if (key == "promise_slack") {
+    if (value == "off") {
+      p.promise_slack = -1;
+      return Status();
+    }
+    auto d = ParseDuration(value);
+    if (!d) return InvalidArgument("--set promise_slack: expected a duration such as 0s or 12h, or off");
+    p.promise_slack = *d;
+    return Status();
+  }
   if (key == "age_max" || key == "fairshare_half_life" || key == "protect_after") {
     if (key == "protect_after" && value == "off") {
       p.protect_after = -1;
@@ -108,7 +118,7 @@ Status ApplySetting(const std::string& kv, Policy& p) {
   return InvalidArgument("--set: unknown key \"" + key +
                          "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
                          "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
-                         "protect_max, size_by=limit|prediction)");
+                         "protect_max, promise_slack, size_by=limit|prediction)");
 }
 
 int SimulateFail(const std::string& message) {

@@ -88,6 +88,9 @@ struct Job {
   // simulator where Policy::size_by_prediction asks for it; 0: not known (the limit is used).
   // Only the size factor reads it: plans and reservations stay on time_limit.
   Duration predicted_run = 0;
+  // The start first come first served would have promised it at arrival (core/promise.h), set by
+  // the simulator and the daemon where Policy::promise_slack asks for it; kNever: none.
+  Time promise = kNever;
 };
 
 struct RunningJob {

@@ -99,6 +99,9 @@ struct Policy {
   // cluster into first come first served.
   Duration protect_after = 7 * kDay;
   int protect_max = 1;
+  // A job is also protected once it is this long past its promise (Job::promise: the start
+  // first come first served would have given it at arrival). Negative: promises are not kept.
+  Duration promise_slack = -1;
   // Blocked jobs that get an exact reservation (conservative backfill), in priority order. Every
   // pending job is still considered for starting now; later ones get an estimated start.
   // 64: on every replay in docs/benchmarks.md deeper plans (up to 1,000) change the waits by a

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/priority.h"
+#include "core/promise.h"
 
 namespace rota {
 
@@ -36,6 +37,7 @@ bool SameRanking(const Policy& a, const Policy& b) {
          x.age == y.age && x.size == y.size && x.penalty == y.penalty && a.age_max == b.age_max &&
          a.age_cap == b.age_cap && a.size_max_gpu_hours == b.size_max_gpu_hours &&
          a.size_by_prediction == b.size_by_prediction && a.heavy_gpus == b.heavy_gpus &&
+         a.protect_after == b.protect_after && a.promise_slack == b.promise_slack &&
          a.heavy_time == b.heavy_time;
 }
 
@@ -81,6 +83,7 @@ void QueueIndex::Add(const Job& job, size_t pos) {
   Rec r;
   r.request = job.request;
   r.limit = job.time_limit;
+  r.due = by_rank_ && job.tier != Tier::kExplore && Protecting(policy_) ? ProtectedFrom(job, policy_) : kNever;
   r.has_deps = !job.after.empty() || !job.after_ok.empty();
   r.capped = false;
   r.sized = size;
@@ -95,7 +98,7 @@ void QueueIndex::Add(const Job& job, size_t pos) {
     Group& g = groups_[static_cast<size_t>(r.group)];
     g.young.insert(r.item);
     g.young_by_submit.insert({job.submit_time, job.id});
-    if (job.tier != Tier::kExplore) protectable_.insert({job.submit_time, job.id});
+    if (r.due != kNever) not_due_.insert({r.due, job.submit_time, job.id});
   } else {
     r.item.key = 0;
     all_.insert(r.item);
@@ -130,7 +133,8 @@ void QueueIndex::Remove(JobId id) {
       g.young.erase(r.item);
       g.young_by_submit.erase({submit, id});
     }
-    protectable_.erase({submit, id});
+    not_due_.erase({r.due, submit, id});
+    due_.erase({submit, id});
     Count(users_, users_list_, g.user, -1);
     Count(projects_, projects_list_, g.project, -1);
   } else {
@@ -182,6 +186,17 @@ void QueueIndex::Advance(Time now) {
       }
     }
   }
+  // Jobs become due as time passes (and, should it go back, are not due any more).
+  if (due_to_ != kNever && now < due_to_) {
+    for (const auto& [submit, id] : due_) not_due_.insert({recs_.at(id).due, submit, id});
+    due_.clear();
+  }
+  while (!not_due_.empty() && std::get<0>(*not_due_.begin()) <= now) {
+    const auto [due, submit, id] = *not_due_.begin();
+    due_.insert({submit, id});
+    not_due_.erase(not_due_.begin());
+  }
+  due_to_ = now;
   advanced_to_ = now;
 }
 

@@ -96,8 +96,11 @@ class QueueIndex {
       if (!g.capped.empty()) fn(g.capped);
     }
   }
-  // The jobs that the bound on overtaking may protect (every tier but explore), oldest first.
-  const std::set<std::pair<Time, JobId>>& Protectable() const { return protectable_; }
+  // The jobs that the bound on overtaking may protect (every tier but explore) and are due by the
+  // time Advance() was given (core/promise.h, ProtectedFrom), as (submit, id): longest waiting
+  // first. The others by when they will be due, as (due, submit, id).
+  const std::set<std::pair<Time, JobId>>& Due() const { return due_; }
+  const std::set<std::tuple<Time, Time, JobId>>& NotDueYet() const { return not_due_; }
   // The pending jobs counted by what they ask for: whole cards, memory share, MIG profile.
   const std::map<int, int>& WholeRequests() const { return whole_; }
   const std::map<MiB, int>& ShareRequests() const { return shares_; }
@@ -130,6 +133,7 @@ class QueueIndex {
     bool capped;
     Request request;
     Duration limit;
+    Time due;  // ProtectedFrom; kNever where it is not protectable
     bool has_deps;
   };
   struct Shape {
@@ -152,7 +156,9 @@ class QueueIndex {
   std::vector<Group> groups_;
   std::map<std::tuple<Tier, bool, std::string, std::string>, int> group_of_;
   Run all_;  // fifo, backfill
-  std::set<std::pair<Time, JobId>> protectable_;
+  std::set<std::pair<Time, JobId>> due_;
+  std::set<std::tuple<Time, Time, JobId>> not_due_;
+  Time due_to_ = kNever;  // the time due_ was brought to (Advance)
   std::set<std::pair<Time, JobId>> by_submit_;  // every job: the latest submit time
   std::map<std::string, int> users_, projects_;
   std::vector<std::string_view> users_list_, projects_list_;  // keys of users_, projects_

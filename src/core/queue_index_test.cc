@@ -15,6 +15,7 @@
 
 #include "core/scheduler.h"
 #include "core/capacity.h"
+#include "core/promise.h"
 #include "testing/builders.h"
 #include "testing/random_state.h"
 #include "testing/requests.h"
@@ -78,6 +79,7 @@ Policy RandomPolicy(Rand& rnd) {
     r.factor = 0.25 + 0.25 * rnd(4);
     p.time_of_day.push_back(r);
   }
+  p.promise_slack = rnd(3) == 0 ? -1 : rnd(2) * 30 * kMinute;
   return p;
 }
 
@@ -174,10 +176,15 @@ TEST(QueueIndexTest, SameDecisionsAsWithoutTheIndexOnRandomSequences) {
         }
         ++i;
       }
-      for (int a = rnd(4); a > 0; --a) {
-        state.pending.push_back(RandomJob(rnd, next_id++, now, nodes * per_node));
-        index.Add(state.pending.back(), state.pending.size() - 1);
+      const size_t before = state.pending.size();
+      for (int a = rnd(4); a > 0; --a) state.pending.push_back(RandomJob(rnd, next_id++, now, nodes * per_node));
+      // Promised as the daemon does, before the pass (their due times are the index's).
+      for (const auto& [id, promise] : MakePromises(state, policy, now)) {
+        for (Job& j : state.pending) {
+          if (j.id == id) j.promise = promise;
+        }
       }
+      for (size_t i = before; i < state.pending.size(); ++i) index.Add(state.pending[i], i);
       if (rnd(6) == 0) state.penalty[rnd(2) == 0 ? "ann" : "bob"] = 0.1 * rnd(10);
       index.Advance(now);
       const Decisions plain = Schedule(state, policy, now);

@@ -24,6 +24,7 @@
 
 #include "core/capacity.h"
 #include "core/priority.h"
+#include "core/promise.h"
 #include "core/queue_index.h"
 #include "core/quota.h"
 #include "core/usage.h"
@@ -578,7 +579,7 @@ class Pass {
     std::vector<Entry> order;
     order.reserve(n);  // never grows past n: `old` points into it
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
-    const bool protecting = rota && policy_.protect_after >= 0 && policy_.protect_max > 0;
+    const bool protecting = Protecting(policy_);
     bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
     std::vector<Entry*> old;  // waited protect_after
     Time next_old = kNever;   // when the next candidate will have
@@ -600,10 +601,11 @@ class Pass {
                        static_cast<int>(i), false, possible});
       sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
-        if (now_ - j.submit_time >= policy_.protect_after) {
+        const Time due = ProtectedFrom(j, policy_);
+        if (now_ >= due) {
           old.push_back(&order[i]);
         } else {
-          next_old = std::min(next_old, j.submit_time + policy_.protect_after);
+          next_old = std::min(next_old, due);
         }
       }
     }
@@ -619,18 +621,17 @@ class Pass {
   Queue IndexedOrder() {
     const bool rota = policy_.algorithm == Algorithm::kRota;
     std::vector<Entry> guards;
-    if (rota && policy_.protect_after >= 0 && policy_.protect_max > 0) {
-      // As Protect: of the jobs that waited protect_after (oldest first), the protect_max oldest;
-      // with fewer, the pass wakes when the next one will have waited long enough.
-      for (const auto& [submit, id] : index_->Protectable()) {
+    if (rota && Protecting(policy_)) {
+      // As Protect: of the jobs due by now, the protect_max that waited longest; with fewer, the
+      // pass wakes when the next one will be due.
+      for (const auto& [submit, id] : index_->Due()) {
         if (guards.size() >= static_cast<size_t>(policy_.protect_max)) break;
-        if (now_ - submit < policy_.protect_after) {
-          out_.next_wakeup = std::min(out_.next_wakeup, submit + policy_.protect_after);
-          break;
-        }
         Entry e = MakeEntry(index_->PositionOf(id));
         e.guard = true;
         guards.push_back(e);
+      }
+      if (guards.size() < static_cast<size_t>(policy_.protect_max) && !index_->NotDueYet().empty()) {
+        out_.next_wakeup = std::min(out_.next_wakeup, std::get<0>(*index_->NotDueYet().begin()));
       }
     }
     return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) { return MakeEntry(item.pos); });

@@ -382,6 +382,34 @@ TEST(SchedulerProtectionTest, AJobThatWaitedLongEnoughCannotBeOvertaken) {
   EXPECT_EQ(PendingIds(Schedule(Overtaking(kHour), Quiet(Algorithm::kFifo), kNow)), (std::vector<JobId>{1, 2}));
 }
 
+TEST(SchedulerProtectionTest, AJobPastItsPromiseCannotBeOvertaken) {
+  // A waited an hour (far from the week) but was promised kNow - 60: first come first served
+  // would have started it by now. With promises kept it is protected, as after a week.
+  ClusterState s = Overtaking(kHour);
+  s.pending[0].promise = kNow - 60;
+  Policy p = Quiet();
+  EXPECT_EQ(PendingIds(Schedule(s, p, kNow)), (std::vector<JobId>{2, 1}));  // promises not kept
+  p.promise_slack = 0;
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1, 2}));
+  EXPECT_TRUE(Info(d, 1).factors.is_protected);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
+  // The slack is how far past its promise a job may be overtaken; the week still applies.
+  p.promise_slack = 120;
+  d = Schedule(s, p, kNow);
+  EXPECT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
+  EXPECT_LE(d.next_wakeup, kNow + 60);  // when A becomes protected
+  EXPECT_EQ(PendingIds(Schedule(Overtaking(7 * kDay), p, kNow)), (std::vector<JobId>{1, 2}));
+  // A job with no promise (it came before promises were kept) has only the week.
+  s.pending[0].promise = kNever;
+  p.promise_slack = 0;
+  EXPECT_EQ(PendingIds(Schedule(s, p, kNow)), (std::vector<JobId>{2, 1}));
+  // Promises alone, the week turned off.
+  s.pending[0].promise = kNow - 60;
+  p.protect_after = -1;
+  EXPECT_EQ(PendingIds(Schedule(s, p, kNow)), (std::vector<JobId>{1, 2}));
+}
+
 TEST(SchedulerProtectionTest, APassWakesWhenTheNextJobBecomesProtected) {
   // One card held for ten more days; A waited six days. Nothing else would wake the pass before
   // the card frees, but A is protected in a day, which may change the order then.

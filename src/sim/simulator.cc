@@ -22,7 +22,9 @@
 #include "core/arrivals.h"
 #include "core/capacity.h"
 #include "core/forecast.h"
+#include "core/promise.h"
 #include "core/queue_index.h"
+#include "core/quota.h"
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/start_range.h"
@@ -116,6 +118,10 @@ class Replay {
     // (core/queue_index.h): what a pass does not reach costs nothing. Bookings change a waiting
     // job's limit in place, and explained passes read every job anyway.
     // The capacity plan too is kept between such passes, told of every run that ends (TakeRunning).
+    if (policy_.algorithm == Algorithm::kRota && policy_.promise_slack >= 0) {
+      promises_.emplace(static_cast<double>(state_.gpus.size()));
+      gpu_table_.emplace(state_);
+    }
     if (!policy_.explain) {
       index_.emplace(policy_, state_.gpus);
       plan_.emplace(CapacityPlan::Kept{}, state_, policy_);
@@ -548,7 +554,7 @@ class Replay {
     return actual;
   }
 
-  void Arrive(SimJob& s, Time /*now*/) {
+  void Arrive(SimJob& s, Time now) {
     s.job.time_limit = Estimate(s);
     // The daemon asks its model at each pass; here the prediction is the one at arrival (the model
     // moves little while a job waits, and asking again for every waiting job at every pass would
@@ -556,6 +562,9 @@ class Replay {
     if (policy_.size_by_prediction && model_.size() > 0) {
       const RuntimePrediction p = model_.Predict(s.trace->user, s.job.name, s.job.time_limit);
       if (TellsTheJobApart(p.basis)) s.job.predicted_run = p.runtime;
+    }
+    if (promises_ && Promisable(s.job)) {
+      s.job.promise = promises_->Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
     }
     PushPending(s.job);
     if (foresee_arrivals_) recent_.push_back(s.job);
@@ -631,6 +640,7 @@ class Replay {
       if (done <= now && (r.kill_at == kNever || done <= r.kill_at)) {
         RunningJob ended = TakeRunning(i);
         Charge(ended, done);
+        ReleasePromise(ended.job, now);
         Complete(s, done, AllocationGpus(state_, ended.alloc));
         continue;
       }
@@ -644,12 +654,19 @@ class Replay {
         if (ended.job.requeue) {
           PushPending(ended.job);  // original submit time kept
         } else {
+          ReleasePromise(ended.job, now);
           Complete(s, ended.kill_at, AllocationGpus(state_, ended.alloc));
         }
         continue;
       }
       ++i;
     }
+  }
+
+  // A job that ended holds nothing of its promise from now on (PromiseBook).
+  void ReleasePromise(const Job& job, Time now) {
+    if (!promises_ || job.promise == kNever) return;
+    promises_->Release(now, gpu_table_->Of(job.request), job.promise, job.time_limit);
   }
 
   void Complete(SimJob& s, Time end, double gpus) {
@@ -727,6 +744,9 @@ class Replay {
   std::vector<SimJob> jobs_;
   std::optional<QueueIndex> index_;  // the queue's order for unexplained passes (Run)
   std::optional<CapacityPlan> plan_;  // their capacity plan, kept between them (Run)
+  // Promises at arrival (Policy::promise_slack), on the cluster's GPUs in all.
+  std::optional<PromiseBook> promises_;
+  std::optional<RequestGpuTable> gpu_table_;
   std::vector<size_t> pending_pos_;  // by job id: index in state_.pending (valid until Compact)
   std::vector<char> removed_;        // by job id: marked by RemovePending
   bool any_removed_ = false;

@@ -196,6 +196,9 @@ void FillJobBasics(Rng& rng, Job& j, Time now) {
   // From the id, not the generator, so that the seeded states stay what they were: none for a
   // quarter, the rest a sixth to all of the limit.
   if (j.id % 4 != 0) j.predicted_run = std::max<Duration>(60, j.time_limit * static_cast<Duration>(j.id % 6 + 1) / 6);
+  // Promises (Policy::promise_slack), also from the id: none for a third, the rest from the
+  // submission to a day after it, some past and some to come.
+  if (j.id % 3 != 0) j.promise = j.submit_time + (j.id % 7) * 4 * kHour;
 }
 
 Usage RandomUsage(Rng& rng, Time now) {
@@ -498,6 +501,7 @@ Policy RandomPolicy(Rng& rng) {
   p.protect_after = rng.Pick<Duration>({-1, 0, kHour, kDay, 7 * kDay});
   p.protect_max = rng.Pick<int>({0, 1, 1, 3, 100});
   p.size_by_prediction = rng.Chance(0.5);  // last: the draws above stay what they were
+  p.promise_slack = rng.Pick<Duration>({-1, -1, 0, kHour});
   return p;
 }
 

@@ -653,14 +653,14 @@ class Checker {
     }
     order_.resize(s_.pending.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
-    // The bound on overtaking: of the jobs it may protect (Protectable) that waited
-    // protect_after, the protect_max that waited longest are protected.
+    // The bound on overtaking: of the jobs it may protect (Protectable) that are due (waited
+    // protect_after, or promise_slack past their promise), the protect_max that waited longest
+    // are protected.
     std::vector<char> guard(facts_.size(), 0);
-    if (rota_ && p_.protect_after >= 0 && p_.protect_max > 0) {
+    if (rota_ && p_.protect_max > 0 && (p_.protect_after >= 0 || p_.promise_slack >= 0)) {
       std::vector<int> old;
       for (size_t i = 0; i < facts_.size(); ++i) {
-        const Job& j = *facts_[i].job;
-        if (Protectable(facts_[i]) && now_ - j.submit_time >= p_.protect_after) old.push_back(static_cast<int>(i));
+        if (Protectable(facts_[i]) && Due(*facts_[i].job) <= now_) old.push_back(static_cast<int>(i));
       }
       std::sort(old.begin(), old.end(), [this](int a, int b) {
         const Job& x = *facts_[a].job;
@@ -706,6 +706,15 @@ class Checker {
   // tier or over quota, its dependencies met, its request within its quota as the pass begins).
   bool Protectable(const Facts& f) const {
     return f.factors.tier > 0 && f.deps_met && QuotaVerdictOf(book_, *f.job, f.need) != Verdict::kExhausted;
+  }
+
+  // When a job may first be protected: protect_after after its submission, or promise_slack
+  // after its promise, whichever is earlier (either off when negative, or with no promise).
+  Time Due(const Job& j) const {
+    Time due = kNever;
+    if (p_.protect_after >= 0) due = j.submit_time + p_.protect_after;
+    if (p_.promise_slack >= 0 && j.promise != kNever && j.promise + p_.promise_slack < due) due = j.promise + p_.promise_slack;
+    return due;
   }
 
   void CheckFactors() {
@@ -1483,15 +1492,15 @@ class Checker {
     }
     if (quota_blocked) bound(week_start_ + kWeek, "the next quota week");
     // A job that will become protected while fewer than protect_max are: the order changes then.
-    if (rota_ && p_.protect_after >= 0 && p_.protect_max > 0) {
+    if (rota_ && p_.protect_max > 0 && (p_.protect_after >= 0 || p_.promise_slack >= 0)) {
       int old = 0;
       Time next = kNever;
       for (const Facts& f : facts_) {
         if (!Protectable(f)) continue;
-        if (now_ - f.job->submit_time >= p_.protect_after)
+        if (Due(*f.job) <= now_)
           ++old;
         else
-          next = std::min(next, f.job->submit_time + p_.protect_after);
+          next = std::min(next, Due(*f.job));
       }
       if (old < p_.protect_max) bound(next, "the protection of the next job old enough");
     }

@@ -1,0 +1,101 @@
+#include "core/promise.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "core/quota.h"
+
+namespace rota {
+
+void PromiseBook::Forget(Time now) {
+  auto it = used_.upper_bound(now);
+  if (it == used_.begin()) return;
+  const double at_now = std::prev(it)->second;
+  used_.erase(used_.begin(), it);
+  if (at_now != 0) used_.emplace(now, at_now);
+}
+
+bool Protecting(const Policy& policy) {
+  return policy.algorithm == Algorithm::kRota && policy.protect_max > 0 &&
+         (policy.protect_after >= 0 || policy.promise_slack >= 0);
+}
+
+Time ProtectedFrom(const Job& job, const Policy& policy) {
+  Time due = policy.protect_after >= 0 ? job.submit_time + policy.protect_after : kNever;
+  if (policy.promise_slack >= 0 && job.promise != kNever) due = std::min(due, job.promise + policy.promise_slack);
+  return due;
+}
+
+void PromiseBook::Hold(Time now, double gpus, Time promise, Duration limit) {
+  const Time end = promise + std::max<Duration>(1, limit);
+  const Time from = std::max(promise, now);
+  if (from >= end) return;
+  gpus = std::min(gpus, capacity_);
+  auto last = Split(end);
+  for (auto it = Split(from); it != last; ++it) it->second += gpus;
+}
+
+Time PromiseBook::Promise(Time now, double gpus, Duration limit) {
+  Forget(now);
+  gpus = std::min(gpus, capacity_);
+  limit = std::max<Duration>(1, limit);
+  const double room = capacity_ - gpus + 1e-9;
+  // Walk the steps: `start` is the candidate; a step over `room` before start + limit moves it
+  // to that step's end.
+  Time start = now;
+  for (auto it = used_.begin(); it != used_.end(); ++it) {
+    const Time step_end = std::next(it) == used_.end() ? kNever : std::next(it)->first;
+    if (step_end <= start) continue;
+    if (it->first >= start + limit) break;
+    if (it->second > room) start = step_end;
+  }
+  // Hold [start, start + limit): split at both ends, then add to the steps between.
+  auto last = Split(start + limit);
+  for (auto it = Split(start); it != last; ++it) it->second += gpus;
+  return start;
+}
+
+std::map<Time, double>::iterator PromiseBook::Split(Time t) {
+  auto it = used_.lower_bound(t);
+  if (it != used_.end() && it->first == t) return it;
+  const double v = it == used_.begin() ? 0.0 : std::prev(it)->second;
+  return used_.emplace_hint(it, t, v);
+}
+
+void PromiseBook::Release(Time now, double gpus, Time promise, Duration limit) {
+  Forget(now);
+  const Time from = std::max(promise, now);
+  const Time to = promise + std::max<Duration>(1, limit);
+  if (from >= to) return;
+  gpus = std::min(gpus, capacity_);
+  auto last = Split(to);
+  for (auto it = Split(from); it != last; ++it) it->second = std::max(0.0, it->second - gpus);
+}
+
+bool Promisable(const Job& j) { return j.tier != Tier::kExplore && j.after.empty() && j.after_ok.empty(); }
+
+std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now) {
+  std::vector<std::pair<JobId, Time>> made;
+  if (policy.algorithm != Algorithm::kRota || policy.promise_slack < 0) return made;
+  std::vector<const Job*> wanting;
+  for (const Job& j : state.pending) {
+    if (j.promise == kNever && Promisable(j)) wanting.push_back(&j);
+  }
+  if (wanting.empty()) return made;
+  const RequestGpuTable gpus(state);
+  PromiseBook book(static_cast<double>(state.gpus.size()));
+  for (const RunningJob& r : state.running) {
+    if (r.job.promise != kNever) book.Hold(now, gpus.Of(r.job.request), r.job.promise, r.job.time_limit);
+  }
+  for (const Job& j : state.pending) {
+    if (j.promise != kNever) book.Hold(now, gpus.Of(j.request), j.promise, j.time_limit);
+  }
+  std::sort(wanting.begin(), wanting.end(), [](const Job* a, const Job* b) {
+    return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
+  });
+  made.reserve(wanting.size());
+  for (const Job* j : wanting) made.push_back({j->id, book.Promise(now, gpus.Of(j->request), j->time_limit)});
+  return made;
+}
+
+}  // namespace rota

@@ -1,0 +1,67 @@
+// PromiseBook: the start each job would be promised if the queue were first come first served,
+// with every job reserved where it first fits (conservative backfill on the cluster's GPUs in all,
+// no node boundaries, on time limits). The bound on overtaking protects a job once it is past its
+// promise (Policy::promise_slack; docs/design.md, "How a decision is made", step 2).
+//
+//   PromiseBook book(/*capacity=*/64);
+//   Time p = book.Promise(now, /*gpus=*/8, /*limit=*/kHour);  // and holds [p, p + limit)
+//
+// A promise is made once, at arrival, and never moved: a job that ends early gives back the rest
+// of its hold for later arrivals (Release) but does not move the promises made already, so each
+// one is at least as late as the start conservative backfill would give it. The book is what the
+// jobs not ended yet were promised: the daemon rebuilds it from its stored promises
+// (MakePromises), the simulator keeps one (Promise, Release). Pure: no clock, no I/O.
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "core/types.h"
+
+namespace rota {
+
+// Whether the bound on overtaking protects any job under `policy` (rota only; by age, by promise
+// or both).
+bool Protecting(const Policy& policy);
+// When `job` may first be protected: once it has waited protect_after, or is promise_slack past
+// its promise, whichever comes first; kNever if neither applies. Explore jobs are never protected
+// (the caller checks the tier a job ranks in).
+Time ProtectedFrom(const Job& job, const Policy& policy);
+class PromiseBook {
+ public:
+  explicit PromiseBook(double capacity) : capacity_(capacity) {}
+
+  // The earliest t >= now with `gpus` free over [t, t + limit), which is then held. A request
+  // wider than the cluster is treated as the whole cluster.
+  Time Promise(Time now, double gpus, Duration limit);
+  // Gives back what is left from now on of the hold [promise, promise + limit) of `gpus`: the job
+  // ended (sooner than its limit, or before its promise).
+  void Release(Time now, double gpus, Time promise, Duration limit);
+  // Holds [promise, promise + limit) for a job promised already (rebuilding the book).
+  void Hold(Time now, double gpus, Time promise, Duration limit);
+  // Steps held (for tests and the replay's statistics).
+  size_t steps() const { return used_.size(); }
+
+ private:
+  void Forget(Time now);  // steps that ended before now
+  std::map<Time, double>::iterator Split(Time t);  // a step that starts at t
+
+  double capacity_;
+  std::map<Time, double> used_;  // GPUs held from each key until the next; 0 after the last
+};
+
+// Whether `job` is promised a start (MakePromises): it may be protected (not explore) and waits on
+// no other job.
+bool Promisable(const Job& job);
+
+// The promises to make on `state` at `now` (Policy::promise_slack >= 0, rota): every pending job
+// without one (Job::promise == kNever) that may be protected (not explore, no dependencies) is
+// promised, in submit order, on a book that holds what the pending and running jobs were promised
+// already (the running jobs' holds stay until they end). Returns (job, promise) pairs, in submit
+// order; empty when promises are not kept or every job has one.
+std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now);
+
+}  // namespace rota
