@@ -179,6 +179,7 @@ json JobToJson(const store::JobRecord& r, const PendingInfo* pending, bool with_
                         {"time_of_day", f.time_of_day}}},
                       {"size_on", f.sized_on_prediction ? "prediction" : "limit"},
                       {"protected", f.is_protected}};
+    if (j.promise != kNever) out["pending"]["promise"] = j.promise;
   }
   return out;
 }

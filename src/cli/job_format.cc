@@ -382,6 +382,10 @@ std::string RenderShow(const json& job, const json& events, Time now) {
         add("Size", "on the run the owner's history predicts, not the time limit (the lab sizes by prediction; "
                     "reservations stay on limits)");
       }
+      if (Int(pending, "promise") > 0) {
+        add("Promised", FormatLocalTime(Int(pending, "promise")) +
+                            " (when first come first served would have started it: past that it is protected)");
+      }
       if (pending.value("protected", false)) {
         add("Protected", "yes: it waited past the lab's bound, so it is first in line within its tier and "
                          "nothing submitted later may delay it");

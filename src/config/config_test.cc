@@ -513,6 +513,15 @@ TEST(Config, TheBoundOnOvertakingIsSetOrTurnedOff) {
   EXPECT_EQ(c->policy.protect_max, 0);
   EXPECT_TRUE(Has(OneError("[policy]\nprotect_after = 7\n", 2), "is not a duration"));
   EXPECT_TRUE(Has(OneError("[policy]\nprotect_max = -1\n", 2), "protect_max"));
+  // Promises: off unless set.
+  EXPECT_EQ(ParseConfig("", "rota.toml")->policy.promise_slack, -1);
+  c = ParseConfig("[policy]\npromise_slack = \"0s\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.promise_slack, 0);
+  c = ParseConfig("[policy]\npromise_slack = \"6h\"\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.promise_slack, 6 * kHour);
+  EXPECT_TRUE(Has(OneError("[policy]\npromise_slack = \"soon\"\n", 2), "promise_slack"));
 }
 
 TEST(Config, SizeByTheLimitOrThePrediction) {

@@ -154,6 +154,9 @@ class Daemon : public Server::Handler, private EngineEvents {
   // Keeps each waiting job's first start forecast (to calibrate later ones); returns when to try
   // again for the jobs the time budget left without one (kNever: none left).
   Time RecordFirstForecasts(Time now);
+  // Promises the pending jobs that have none yet (core/promise.h, [policy] promise_slack), in the
+  // state, the store and the job table.
+  void KeepPromises(ClusterState& state, Time now);
   // What the engine reports (EngineEvents), for the job runner.
   void JobReleased(JobId id, Time at) override;
   void JobEnded(JobId id, const JobExit& exit) override;

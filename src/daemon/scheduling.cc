@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "core/promise.h"
 #include "core/runtime_model.h"
 #include "core/scheduler.h"
 #include "daemon/daemon.h"
@@ -73,6 +77,7 @@ void Daemon::SchedulePass() {
   foresight_->Changed();
   const Time foresee = RecordFirstForecasts(now);
   ClusterState state = BuildState(bookings);
+  KeepPromises(state, now);
   // A pass that acts needs no reasons (design.md, "Reasons on demand"): they are made in the pass
   // only where they will be read before the next one (a waiting session is told its place, the
   // bookings' step reads who waits), and otherwise when first asked for.
@@ -105,6 +110,28 @@ void Daemon::ExplainWaiting() {
   const Decisions d = Schedule(state, config_.policy, now);
   jobs_.NoteWaiting(d.pending, runner_->after_ok(), now);
   counters_.Explained();
+}
+
+void Daemon::KeepPromises(ClusterState& state, Time now) {
+  const std::vector<std::pair<JobId, Time>> made = MakePromises(state, config_.policy, now);
+  if (made.empty()) return;
+  std::unordered_map<JobId, Time> promise_of(made.begin(), made.end());
+  for (Job& j : state.pending) {
+    if (auto it = promise_of.find(j.id); it != promise_of.end()) j.promise = it->second;
+  }
+  // One commit for a burst of submissions. A promise that could not be stored is made again at
+  // the next pass (on the book then), so the job is never without one for long.
+  const Status kept = store_->InOneTransaction([&] {
+    for (const auto& [id, promise] : made) {
+      if (Status s = store_->SetPromise(id, promise); !s.ok()) {
+        spdlog::warn("job {}: keeping its promise: {}", id, s.message());
+        continue;
+      }
+      if (auto it = jobs_.find(id); it != jobs_.end()) it->second.rec.job.promise = promise;
+    }
+    return Status::Ok();
+  });
+  if (!kept.ok()) spdlog::warn("keeping promises: {}", kept.message());
 }
 
 Time Daemon::RecordFirstForecasts(Time now) {

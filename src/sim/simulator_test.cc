@@ -219,6 +219,21 @@ TEST(SimulatorTest, RotaRunsShortJobAheadOfLongOne) {
   EXPECT_EQ(Waits(fifo), (WaitMap{{1, 0}, {2, 90}, {3, 1080}}));
 }
 
+TEST(SimulatorTest, PromisesKeepALongJobFromBeingOvertakenPastWhatFifoGaveIt) {
+  // The trace above with promises kept (Policy::promise_slack): B is promised 100 (behind A),
+  // C 1100 (behind B). At 100 B is past its promise and protected: fifo's order, waits B 90,
+  // C 1080. With 50 s of slack, C may go first: B starts at 110, within 100 + 50.
+  Trace t = MakeTrace({Whole(0, 100, 1), Whole(10, 1000, 1), Whole(20, 10, 1)});
+  SimConfig c = Config(Algorithm::kRota, 1);
+  c.policy.promise_slack = 0;
+  EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 90}, {3, 1080}}));
+  c.policy.promise_slack = 50;
+  EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 100}, {3, 80}}));
+  // With 5 s, B is due at 105, after C started at 100: protection stops no job that runs.
+  c.policy.promise_slack = 5;
+  EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 100}, {3, 80}}));
+}
+
 // ---- Rejections and shares ----
 
 TEST(SimulatorTest, JobLargerThanClusterIsRejected) {

@@ -28,7 +28,7 @@ constexpr std::string_view kJobColumns =
     "time_limit, submit_time, after_jobs, signal, grace, requeue, host_mem_per_gpu, command, cwd, env, "
     "output, state, start_time, end_time, alloc_gpus, alloc_gpu_uuids, alloc_mig, alloc_mig_uuid, "
     "alloc_memory, exit_code, end_reason, preemptible, from_pool, signalled, kill_at, preempted, pid, "
-    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image, deadline, forecast_at, forecast_start";
+    "pgid, cgroup, interactive, after_ok_jobs, engine_job, image, deadline, forecast_at, forecast_start, promise";
 
 const char* AccountKindName(AccountKind kind) { return kind == AccountKind::kUser ? "user" : "project"; }
 
@@ -143,6 +143,7 @@ StatusOr<JobRecord> ReadJob(const Statement& st) {
   r.deadline = st.Int(43);
   r.forecast_at = st.Int(44);
   r.forecast_start = st.Int(45);
+  j.promise = st.Int(46) == 0 ? kNever : st.Int(46);
   return r;
 }
 
@@ -337,6 +338,14 @@ Status JobStore::SetForecast(JobId id, Time at, Time start) {
       db_->Prepare("UPDATE jobs SET forecast_at = ?2, forecast_start = ?3 WHERE id = ?1 AND state = 'pending'");
   if (!st.ok()) return st.status();
   st->Bind(1, id).Bind(2, at).Bind(3, start);
+  return st->Run();
+}
+
+Status JobStore::SetPromise(JobId id, Time promise) {
+  if (Status s = Durability(false); !s.ok()) return s;
+  StatusOr<Statement> st = db_->Prepare("UPDATE jobs SET promise = ?2 WHERE id = ?1 AND state = 'pending'");
+  if (!st.ok()) return st.status();
+  st->Bind(1, id).Bind(2, promise);
   return st->Run();
 }
 

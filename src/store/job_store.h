@@ -114,6 +114,8 @@ class JobStore {
   // A pending job's first start forecast (JobRecord::forecast_at, forecast_start), with no entry
   // in its history (a forecast is no event). A job that is no longer pending is left alone.
   Status SetForecast(JobId id, Time at, Time start);
+  // A pending job's promise (Job::promise; core/promise.h), with no entry in its history.
+  Status SetPromise(JobId id, Time promise);
   // The running job's cards as its engine placed it (a cluster that picks which of a node's GPUs:
   // Slurm), with `reason` in its history. REQUIRES state running; the same number of GPUs.
   Status MovePlacement(JobId id, const Placement& placement, std::string_view reason, Time now);

@@ -268,8 +268,14 @@ CREATE TABLE outside_runs (
 CREATE INDEX outside_runs_end ON outside_runs (end_time);
 )sql";
 
-constexpr std::array<std::string_view, 15> kMigrations = {kV1, kV2,  kV3,  kV4,  kV5,  kV6,  kV7, kV8,
-                                                          kV9, kV10, kV11, kV12, kV13, kV14, kV15};
+// Version 16: the start first come first served promised a job when it came (core/promise.h;
+// [policy] promise_slack), Unix seconds; 0 = none. Kept across requeues: it is the job's bound.
+constexpr std::string_view kV16 = R"sql(
+ALTER TABLE jobs ADD COLUMN promise INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<std::string_view, 16> kMigrations = {kV1,  kV2,  kV3,  kV4,  kV5,  kV6,  kV7,  kV8,
+                                                          kV9,  kV10, kV11, kV12, kV13, kV14, kV15, kV16};
 
 constexpr std::string_view kCreateMeta =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -17,7 +17,7 @@ TEST(SchemaTest, MigratesEmptyFileToLatest) {
   EXPECT_EQ(*SchemaVersion(**db), 0);
   ASSERT_TRUE(Migrate(**db).ok());
   EXPECT_EQ(*SchemaVersion(**db), LatestSchemaVersion());
-  EXPECT_EQ(LatestSchemaVersion(), 15);
+  EXPECT_EQ(LatestSchemaVersion(), 16);
   for (const char* table : {"meta", "jobs", "job_events", "usage", "job_measures", "api_tokens", "outbox"}) {
     EXPECT_EQ(*(*db)->QueryText(
                   std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +

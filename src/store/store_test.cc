@@ -392,6 +392,20 @@ TEST_F(JobStoreTest, AFirstForecastIsKeptSilentlyUntilARequeue) {
   EXPECT_EQ(store_->History(kT0)->at(0).forecast_at, 0);
 }
 
+TEST_F(JobStoreTest, APromiseIsKeptSilentlyAndAcrossARequeue) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  EXPECT_EQ(store_->Get(id)->job.promise, kNever);  // none yet
+  ASSERT_TRUE(store_->SetPromise(id, kT0 + 3600).ok());
+  EXPECT_EQ(store_->Get(id)->job.promise, kT0 + 3600);
+  EXPECT_EQ(store_->Events(id)->size(), 1u);  // "Submitted" only: a promise is no event
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 500).ok());
+  ASSERT_TRUE(store_->SetPromise(id, kT0 + 9).ok());  // running: left alone
+  EXPECT_EQ(store_->Get(id)->job.promise, kT0 + 3600);
+  // Requeued: the promise is the job's bound, and it stays.
+  ASSERT_TRUE(store_->Requeue(id, "Preempted by job 9 (requeued)", kT0 + 700).ok());
+  EXPECT_EQ(store_->Get(id)->job.promise, kT0 + 3600);
+}
+
 TEST_F(JobStoreTest, AContainerJobKeepsItsImage) {
   JobRecord r = MakeJob();
   r.image = "docker.io/pytorch/pytorch:2.1";

@@ -217,6 +217,47 @@ protect_after = "2s"
             self.d.wait_state(job, "completed")
 
 
+class PromiseTest(DaemonTest):
+    """Promises ([policy] promise_slack): each job is promised, when it comes, the start first
+    come first served would give it; once past it, the job is protected as after the week."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+promise_slack = "0s"
+"""
+
+    def test_a_job_past_its_promise_goes_before_a_smaller_later_one(self):
+        # Both cards for 6 s: the 2-card job behind it is promised their end (the time limit),
+        # even though the small job ranks higher and would otherwise take a card first.
+        held = self.d.submit("--gpus", "2", "--time", "6s", "--", "sleep", "60")
+        rec = self.d.wait_state(held, "running")
+        big = self.d.submit("--gpus", "2", "--time", "10h", "--", "sh", "-c", until("big"))
+        small = self.d.submit("--gpus", "1", "--time", "5m", "--", "sh", "-c", until("small"))
+        wait_for(lambda: "promise" in self.d.job(big).get("pending", {}), what="big promised")
+        promise = self.d.job(big)["pending"]["promise"]
+        self.assertEqual(promise, rec["start_time"] + 6)
+        self.assertGreater(self.d.job(small)["pending"]["priority"], self.d.job(big)["pending"]["priority"])
+        self.assertFalse(self.d.job(big)["pending"]["protected"])
+        self.assertIn("\nPromised: ", self.d.rota("show", str(big)).stdout)
+        self.assertIn("每个作业提交时都会得到一个承诺", self.d.rota("rules").stdout)
+        # The held job's limit ends: the big job is due then and takes both cards.
+        self.d.wait_state(held, "timeout")
+        self.d.wait_state(big, "running")
+        self.assertEqual(self.d.job(small)["state"], "pending")
+        # The small job was promised at once: promises pool the GPUs (the MIG card counts as one
+        # of three), so it is protected too, but nothing may start that delays the big one.
+        small_promise = self.d.job(small)["pending"]["promise"]
+        self.assertLess(small_promise, promise)
+        # A restart keeps the promises.
+        self.d.stop()
+        self.d.start()
+        self.assertEqual(self.d.job(small)["pending"]["promise"], small_promise)
+        self.open_gate("big")
+        self.d.wait_state(small, "running")
+        self.open_gate("small")
+        for job in (big, small):
+            self.d.wait_state(job, "completed")
+
+
 class SystemdNotifyTest(unittest.TestCase):
     def test_rotad_tells_systemd_when_it_is_ready(self):
         d = Rotad(SMALL_CLUSTER)
