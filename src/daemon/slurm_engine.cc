@@ -345,7 +345,7 @@ void SlurmEngine::AskGpus(JobId id, const slurm::QueuedJob& q) {
 int SlurmEngine::GpusPerNode(const slurm::QueuedJob& q) {
   int n = 0;
   for (const slurm::Gres& g : q.per_node) {
-    if (g.name == "gpu" && slurm::MigProfile(g.type).empty()) n += g.count;
+    if (slurm::IsWholeGpu(g)) n += g.count;
   }
   return n;
 }
@@ -353,7 +353,7 @@ int SlurmEngine::GpusPerNode(const slurm::QueuedJob& q) {
 int SlurmEngine::SlicesPerNode(const slurm::QueuedJob& q) {
   int n = 0;
   for (const slurm::Gres& g : q.per_node) {
-    if (g.name == "gpu" && !slurm::MigProfile(g.type).empty()) n += g.count;
+    if (slurm::IsGpuSlice(g)) n += g.count;
   }
   return n;
 }
@@ -456,7 +456,7 @@ void SlurmEngine::ChargeOutside(const std::vector<slurm::QueuedJob>& queue, cons
     if (nodes.ok()) run.nodes = *nodes;
     for (const slurm::Gres& g : q.per_node) {
       if (g.name == "shard" && g.count > 0) run.shards.emplace_back(g.type, g.count);
-      if (g.name == "gpu" && g.count > 0 && !slurm::MigProfile(g.type).empty()) run.slices.emplace_back(g.type, g.count);
+      if (g.count > 0 && slurm::IsGpuSlice(g)) run.slices.emplace_back(g.type, g.count);
     }
   }
   for (auto it = outside_runs_.begin(); it != outside_runs_.end();) {

@@ -14,9 +14,10 @@ bool Digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-bool WholeGpu(const Gres& g) { return g.name == "gpu" && MigProfile(g.type).empty(); }
-
 }  // namespace
+
+bool IsWholeGpu(const Gres& g) { return g.name == "gpu" && MigProfile(g.type).empty(); }
+bool IsGpuSlice(const Gres& g) { return g.name == "gpu" && !MigProfile(g.type).empty(); }
 
 std::string MigProfile(std::string_view type) {
   const size_t under = type.rfind('_');
@@ -31,7 +32,7 @@ std::string MigProfile(std::string_view type) {
 int Node::Gpus() const {
   int n = 0;
   for (const Gres& g : gres) {
-    if (WholeGpu(g)) n += g.count;
+    if (IsWholeGpu(g)) n += g.count;
   }
   return n;
 }
@@ -39,7 +40,7 @@ int Node::Gpus() const {
 std::vector<std::string> Node::CardTypes() const {
   std::vector<std::string> types;
   for (const Gres& g : gres) {
-    if (!WholeGpu(g)) continue;
+    if (!IsWholeGpu(g)) continue;
     if (g.type.empty() || g.count != 1 || std::find(types.begin(), types.end(), g.type) != types.end()) return {};
     types.push_back(g.type);
   }
@@ -91,7 +92,7 @@ StatusOr<std::vector<Node>> ParseNodes(std::string_view text) {
     StatusOr<std::vector<Gres>> used = ParseGresList(r[4]);
     if (!used.ok()) return Status(used.status().code(), "node " + n.name + ": " + used.status().message());
     for (const Gres& g : *used) {
-      if (WholeGpu(g)) n.gpus_used += g.count;
+      if (IsWholeGpu(g)) n.gpus_used += g.count;
     }
     n.usable = UsableState(n.state);
     out.push_back(std::move(n));

@@ -48,6 +48,9 @@ struct Node {
 // autodetection writes the card's model first) or "1g.10gb+me"; "" for any other type. Such items
 // are MIG slices of that profile, not whole GPUs.
 std::string MigProfile(std::string_view type);
+// Whether `g` counts whole GPUs ("gpu" of a type that is no MIG profile), or MIG slices.
+bool IsWholeGpu(const Gres& g);
+bool IsGpuSlice(const Gres& g);
 
 inline constexpr char kNodesDelimiter = '\x1f';
 std::string NodesFormat();

@@ -80,6 +80,13 @@ TEST(NodesTest, MigSlicesAreNotWholeGpus) {
   for (const char* t : {"", "a100", "card0", "g.10gb", "1g.gb", "1g.10", "xg.10gb", "1g.10gbx", "1g10gb"}) {
     EXPECT_EQ(MigProfile(t), "") << t;
   }
+  EXPECT_TRUE(IsWholeGpu(Gres{"gpu", "a100", 2, {}}));
+  EXPECT_TRUE(IsWholeGpu(Gres{"gpu", "", 2, {}}));
+  EXPECT_FALSE(IsWholeGpu(Gres{"gpu", "a100_1g.10gb", 2, {}}));
+  EXPECT_FALSE(IsWholeGpu(Gres{"shard", "a100", 2, {}}));
+  EXPECT_TRUE(IsGpuSlice(Gres{"gpu", "a100_1g.10gb", 1, {}}));
+  EXPECT_FALSE(IsGpuSlice(Gres{"gpu", "a100", 1, {}}));
+  EXPECT_FALSE(IsGpuSlice(Gres{"shard", "1g.10gb", 1, {}}));
   StatusOr<std::vector<Node>> nodes =
       ParseNodes(NodeLine({"n1", "mixed", "none", "gpu:card0:1,gpu:card1:1,gpu:a100_1g.10gb:3",
                            "gpu:card0:1(IDX:0),gpu:card1:0(IDX:N/A),gpu:a100_1g.10gb:2(IDX:2-3)"}));
