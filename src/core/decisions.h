@@ -36,8 +36,8 @@ struct PriorityFactors {
   double priority = 0;     // the weighted sum
   // The size was computed on the job's predicted run, not its limit (Policy::size_by_prediction).
   bool sized_on_prediction = false;
-  // Waited Policy::protect_after (rota): first in line within its tier, whatever its priority;
-  // nothing that comes later may delay its reservation.
+  // Waited Policy::protect_after, or promise_slack past its promise (rota): first in line within
+  // its tier, whatever its priority; nothing that comes later may delay its reservation.
   bool is_protected = false;
 };
 

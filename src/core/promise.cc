@@ -1,3 +1,5 @@
+// Tested by promise_test.cc, scheduler_test.cc (SchedulerProtectionTest), queue_index_test.cc,
+// the random reference test (scheduler_random_test.cc) and tests/daemon/test_cli.py (PromiseTest).
 #include "core/promise.h"
 
 #include <algorithm>
@@ -6,14 +8,6 @@
 #include "core/quota.h"
 
 namespace rota {
-
-void PromiseBook::Forget(Time now) {
-  auto it = used_.upper_bound(now);
-  if (it == used_.begin()) return;
-  const double at_now = std::prev(it)->second;
-  used_.erase(used_.begin(), it);
-  if (at_now != 0) used_.emplace(now, at_now);
-}
 
 bool Protecting(const Policy& policy) {
   return policy.algorithm == Algorithm::kRota && policy.protect_max > 0 &&
@@ -24,6 +18,14 @@ Time ProtectedFrom(const Job& job, const Policy& policy) {
   Time due = policy.protect_after >= 0 ? job.submit_time + policy.protect_after : kNever;
   if (policy.promise_slack >= 0 && job.promise != kNever) due = std::min(due, job.promise + policy.promise_slack);
   return due;
+}
+
+void PromiseBook::Forget(Time now) {
+  auto it = used_.upper_bound(now);
+  if (it == used_.begin()) return;
+  const double at_now = std::prev(it)->second;
+  used_.erase(used_.begin(), it);
+  if (at_now != 0) used_.emplace(now, at_now);
 }
 
 void PromiseBook::Hold(Time now, double gpus, Time promise, Duration limit) {

@@ -30,6 +30,7 @@ bool Protecting(const Policy& policy);
 // its promise, whichever comes first; kNever if neither applies. Explore jobs are never protected
 // (the caller checks the tier a job ranks in).
 Time ProtectedFrom(const Job& job, const Policy& policy);
+
 class PromiseBook {
  public:
   explicit PromiseBook(double capacity) : capacity_(capacity) {}

@@ -45,7 +45,7 @@ struct Entry {
   Time submit;
   JobId id;
   int index;      // into state.pending, factors_ and gpus_
-  bool guard;     // protected: waited Policy::protect_after (rota)
+  bool guard;     // protected by the bound on overtaking (rota; core/promise.h, ProtectedFrom)
   bool possible;  // CapacityPlan::Possible: some unit could ever hold it
 };
 
@@ -581,8 +581,8 @@ class Pass {
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = Protecting(policy_);
     bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
-    std::vector<Entry*> old;  // waited protect_after
-    Time next_old = kNever;   // when the next candidate will have
+    std::vector<Entry*> old;  // due for protection (ProtectedFrom)
+    Time next_old = kNever;   // when the next candidate will be
     for (size_t i = 0; i < n; ++i) {
       const Job& j = state_.pending[i];
       // The whole request against its account's quota as the pass begins: an exhausted job ranks
@@ -719,9 +719,10 @@ class Pass {
   }
 
   // The bound on overtaking: of the jobs that could start but for capacity (not explore by tier
-  // or over quota, dependencies met, within quota) and waited at least protect_after (`old`), the
-  // protect_max that waited longest are protected. A job that cannot start anyway would hold the
-  // place for nothing. `next_old`: when the next such job will have waited long enough.
+  // or over quota, dependencies met, within quota) that are due (`old`: waited protect_after, or
+  // promise_slack past their promise), the protect_max that waited longest are protected. A job
+  // that cannot start anyway would hold the place for nothing. `next_old`: when the next such job
+  // will be due.
   // Returns how many it protected.
   size_t Protect(std::vector<Entry*>& old, Time next_old) {
     // Fewer than protect_max protected: the next one old enough will be, and the order changes

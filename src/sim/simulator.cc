@@ -25,7 +25,6 @@
 #include "core/promise.h"
 #include "core/queue_index.h"
 #include "core/quota.h"
-#include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/start_range.h"
 #include "core/usage.h"
@@ -43,6 +42,7 @@ struct SimJob {
   Time first_start = -1;
   Time run_start = -1;     // start of the current run
   Time signalled_at = -1;  // preemption signal of the current run
+  Duration promised_for = 0;  // the limit its promise holds (PromiseBook), as at arrival
 };
 
 // A booking in the replay: the rules' entry plus what the metrics want to know.
@@ -565,6 +565,7 @@ class Replay {
     }
     if (promises_ && Promisable(s.job)) {
       s.job.promise = promises_->Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
+      s.promised_for = s.job.time_limit;
     }
     PushPending(s.job);
     if (foresee_arrivals_) recent_.push_back(s.job);
@@ -640,7 +641,7 @@ class Replay {
       if (done <= now && (r.kill_at == kNever || done <= r.kill_at)) {
         RunningJob ended = TakeRunning(i);
         Charge(ended, done);
-        ReleasePromise(ended.job, now);
+        ReleasePromise(s, now);
         Complete(s, done, AllocationGpus(state_, ended.alloc));
         continue;
       }
@@ -654,7 +655,7 @@ class Replay {
         if (ended.job.requeue) {
           PushPending(ended.job);  // original submit time kept
         } else {
-          ReleasePromise(ended.job, now);
+          ReleasePromise(s, now);
           Complete(s, ended.kill_at, AllocationGpus(state_, ended.alloc));
         }
         continue;
@@ -663,10 +664,11 @@ class Replay {
     }
   }
 
-  // A job that ended holds nothing of its promise from now on (PromiseBook).
-  void ReleasePromise(const Job& job, Time now) {
-    if (!promises_ || job.promise == kNever) return;
-    promises_->Release(now, gpu_table_->Of(job.request), job.promise, job.time_limit);
+  // A job that ended holds nothing of its promise from now on (PromiseBook), whatever a booking
+  // did to its limit since.
+  void ReleasePromise(const SimJob& s, Time now) {
+    if (!promises_ || s.job.promise == kNever) return;
+    promises_->Release(now, gpu_table_->Of(s.job.request), s.job.promise, s.promised_for);
   }
 
   void Complete(SimJob& s, Time end, double gpus) {
