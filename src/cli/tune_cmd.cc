@@ -75,6 +75,7 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
                           {"tried", r->tried},
                           {"current", replay::TuneFiguresJson(r->current)},
                           {"proposed", replay::TuneFiguresJson(r->best)},
+                          {"proposed_other_promises", replay::TuneFiguresJson(r->other_promises)},
                           {"change", r->change},
                           {"changes", r->changes}};
     std::printf("%s\n", out.dump(2).c_str());
@@ -85,13 +86,21 @@ int RunTune(const ClientOptions& client, const TuneArgs& args) {
       st->trace.jobs.size(), args.since.c_str(), st->gpus, r->tried);
   const sim::Metrics& a = r->current.result.metrics;
   const sim::Metrics& b = r->best.result.metrics;
-  Table t({"", "NOW", "PROPOSED"});
-  t.AddRow({"average wait", Secs(a.avg_wait), Secs(b.avg_wait)});
-  t.AddRow({"p99 wait", Secs(a.p99_wait), Secs(b.p99_wait)});
-  t.AddRow({"longest wait", Secs(a.max_wait), Secs(b.max_wait)});
-  t.AddRow({"GPU utilisation", Percent(a.utilisation), Percent(b.utilisation)});
-  t.AddRow({"fairness (Jain, slowdown)", Jain(a.jain_slowdown), Jain(b.jain_slowdown)});
+  // Beside the proposal, the same with promises the other way: the lab's choice, never proposed.
+  const sim::Metrics& o = r->other_promises.result.metrics;
+  const bool keeps = r->other_promises.promise_slack < 0;
+  Table t({"", "NOW", "PROPOSED", keeps ? "PROPOSED, NO PROMISES" : "PROPOSED, PROMISES KEPT"});
+  t.AddRow({"average wait", Secs(a.avg_wait), Secs(b.avg_wait), Secs(o.avg_wait)});
+  t.AddRow({"p99 wait", Secs(a.p99_wait), Secs(b.p99_wait), Secs(o.p99_wait)});
+  t.AddRow({"longest wait", Secs(a.max_wait), Secs(b.max_wait), Secs(o.max_wait)});
+  t.AddRow({"GPU utilisation", Percent(a.utilisation), Percent(b.utilisation), Percent(o.utilisation)});
+  t.AddRow({"fairness (Jain, slowdown)", Jain(a.jain_slowdown), Jain(b.jain_slowdown), Jain(o.jain_slowdown)});
   std::printf("%s", t.Render().c_str());
+  std::printf(keeps ? "Without promises (no [policy] promise_slack): as a rule, shorter average waits and longer\n"
+                      "longest ones. The choice is the lab's.\n"
+                    : "With promises ([policy] promise_slack = \"0s\"), a job is protected once past the start first\n"
+                      "come first served promised it: as a rule, longer average waits and shorter longest ones. The\n"
+                      "choice is the lab's.\n");
   Table u({"USER", "JOBS", "AVG NOW", "AVG PROPOSED", "P99 NOW", "P99 PROPOSED"});
   const std::vector<sim::UserWaits> before = sim::PerUserWaits(r->current.result.outcomes);
   const std::vector<sim::UserWaits> after = sim::PerUserWaits(r->best.result.outcomes);

@@ -95,6 +95,7 @@ StatusOr<nlohmann::json> TuneHistoryJson(const StoreTrace& st, const Policy& pol
   out["tried"] = r->tried;
   out["current"] = TuneFiguresJson(r->current);
   out["proposed"] = TuneFiguresJson(r->best);
+  out["proposed_other_promises"] = TuneFiguresJson(r->other_promises);
   out["change"] = r->change;
   out["changes"] = r->changes;
   return out;

@@ -33,7 +33,7 @@ StatusOr<nlohmann::json> ReplayHistoryJson(const StoreTrace& st, const Policy& p
                                            const std::atomic<bool>* stop = nullptr);
 
 // `rota tune` on the history against `policy`: {"jobs", "skipped", "gpus", "notes", "tried",
-// "current", "proposed", "change", "changes"}.
+// "current", "proposed", "proposed_other_promises", "change", "changes"}.
 StatusOr<nlohmann::json> TuneHistoryJson(const StoreTrace& st, const Policy& policy,
                                          const std::atomic<bool>* stop = nullptr);
 

@@ -86,7 +86,9 @@ TEST(LabHistory, ReplaysUnderEachPolicyAndTunes) {
   EXPECT_EQ((*replay)["jobs"], 2);
   StatusOr<json> tune = TuneHistoryJson(*st, p);
   ASSERT_TRUE(tune.ok()) << tune.status().ToString();
-  EXPECT_EQ((*tune)["tried"], 100);
+  EXPECT_EQ((*tune)["tried"], 101);  // the grid and the proposal with promises
+  EXPECT_EQ((*tune)["proposed_other_promises"]["promise_slack"], 0);
+  EXPECT_EQ((*tune)["proposed_other_promises"]["weights"], (*tune)["proposed"]["weights"]);
   EXPECT_EQ((*tune)["change"], false);  // nothing can wait less than one job behind another
   std::atomic<bool> stop{true};
   EXPECT_EQ(ReplayHistoryJson(*st, p, &stop).status().code(), StatusCode::kUnavailable);

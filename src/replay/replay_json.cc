@@ -114,6 +114,7 @@ nlohmann::json TuneFiguresJson(const sim::TuneCandidate& c) {
             {"penalty", c.weights.penalty}}},
           {"time_of_day", c.time_of_day},
           {"size_by", c.size_by_prediction ? "prediction" : "limit"},
+          {"promise_slack", c.promise_slack},
           {"avg_wait", m.avg_wait},
           {"p99_wait", m.p99_wait},
           {"max_wait", m.max_wait},

@@ -39,20 +39,23 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
   config.keep_outcomes = true;
   config.predict_every = 0;
   TuneResult out;
-  auto replay = [&](const Weights& w, bool time_of_day, bool by_prediction) -> StatusOr<TuneCandidate> {
+  const Duration slack = config.policy.promise_slack;
+  auto replay = [&](const Weights& w, bool time_of_day, bool by_prediction,
+                    Duration promise_slack) -> StatusOr<TuneCandidate> {
     SimConfig c = config;
     c.policy.weights = w;
     if (!time_of_day) c.policy.time_of_day.clear();
     c.policy.size_by_prediction = by_prediction;
+    c.policy.promise_slack = promise_slack;
     StatusOr<SimResult> r = Simulate(trace, c);
     if (!r.ok()) return r.status();
     ++out.tried;
-    return TuneCandidate{w, time_of_day, by_prediction, std::move(*r)};
+    return TuneCandidate{w, time_of_day, by_prediction, promise_slack, std::move(*r)};
   };
   const Weights& now = config.policy.weights;
   const bool has_table = !config.policy.time_of_day.empty();
   const bool by_prediction = config.policy.size_by_prediction;
-  StatusOr<TuneCandidate> current = replay(now, has_table, by_prediction);
+  StatusOr<TuneCandidate> current = replay(now, has_table, by_prediction, slack);
   if (!current.ok()) return current.status();
   out.current = *current;
   out.best = out.current;
@@ -70,7 +73,7 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
             if (fairshare == now.fairshare && age == now.age && size == now.size && table == has_table &&
                 predicted == by_prediction)
               continue;
-            StatusOr<TuneCandidate> c = replay(w, table, predicted);
+            StatusOr<TuneCandidate> c = replay(w, table, predicted, slack);
             if (!c.ok()) return c.status();
             const Metrics& m = c->result.metrics;
             if (!Keeps(m, out.current.result.metrics)) continue;
@@ -82,6 +85,10 @@ StatusOr<TuneResult> Tune(const Trace& trace, const SimConfig& base) {
       }
     }
   }
+  StatusOr<TuneCandidate> other =
+      replay(out.best.weights, out.best.time_of_day, out.best.size_by_prediction, slack >= 0 ? -1 : 0);
+  if (!other.ok()) return other.status();
+  out.other_promises = std::move(*other);
   const Weights& b = out.best.weights;
   if (b.fairshare != now.fairshare)
     out.changes.push_back("[policy.weights] fairshare = " + Number(b.fairshare));

@@ -36,6 +36,30 @@ Trace Burst() {
   return t;
 }
 
+TEST(Tune, TheProposalIsShownWithPromisesTurnedTheOtherWay) {
+  // The burst ranked by size: the short jobs first, the long one waits 90 minutes. It was
+  // promised the start at once (first in submit order), so with promises kept it goes first and
+  // the nine short jobs wait behind it, as in submit order.
+  StatusOr<TuneResult> r = Tune(Burst(), OneCard());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->best.promise_slack, -1);
+  EXPECT_EQ(r->best.result.metrics.max_wait, 90 * kMinute);
+  const TuneCandidate& p = r->other_promises;
+  EXPECT_EQ(p.promise_slack, 0);
+  EXPECT_EQ(p.weights.size, r->best.weights.size);
+  EXPECT_EQ(p.result.metrics.max_wait, 10 * kHour + 80 * kMinute);
+  EXPECT_GT(p.result.metrics.avg_wait, r->best.result.metrics.avg_wait);
+  // A lab that keeps promises sees the proposal without them.
+  SimConfig c = OneCard();
+  c.policy.promise_slack = 0;
+  r = Tune(Burst(), c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->best.promise_slack, 0);
+  EXPECT_EQ(r->best.result.metrics.max_wait, 10 * kHour + 80 * kMinute);
+  EXPECT_EQ(r->other_promises.promise_slack, -1);
+  EXPECT_EQ(r->other_promises.result.metrics.max_wait, 90 * kMinute);
+}
+
 TEST(Tune, AConfigurationThatOrdersABurstBadlyIsChanged) {
   SimConfig c = OneCard();
   c.policy.weights.fairshare = 0;
@@ -45,7 +69,7 @@ TEST(Tune, AConfigurationThatOrdersABurstBadlyIsChanged) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   // 4 fair-share values x 5 age values x (size 0, and 1000 and 2000 each on the limit or the
   // prediction) (the configuration's are among them), no time-of-day table to turn off.
-  EXPECT_EQ(r->tried, 4 * 5 * 5);
+  EXPECT_EQ(r->tried, 4 * 5 * 5 + 1);  // and the proposal with promises
   EXPECT_TRUE(r->change);
   EXPECT_GT(r->best.weights.size, 0);
   // Before: the nine short jobs wait 10 h and more; after: the long one waits 90 minutes.
@@ -75,7 +99,7 @@ TEST(Tune, AProposalNeverGivesUpTheTailUtilisationOrFairness) {
   c.gpus_per_node = 2;
   StatusOr<TuneResult> r = Tune(t, c);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->tried, 4 * 5 * 5 * 2);  // and the time-of-day table on or off
+  EXPECT_EQ(r->tried, 4 * 5 * 5 * 2 + 1);  // and the time-of-day table on or off
   const Metrics& before = r->current.result.metrics;
   const Metrics& after = r->best.result.metrics;
   EXPECT_LE(after.p99_wait, before.p99_wait);

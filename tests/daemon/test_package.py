@@ -198,15 +198,16 @@ class PackageTest(unittest.TestCase):
             page = r.read().decode()
         self.assertIn("<html", page.lower())  # served from /usr/share/rota/web, found beside rotad
 
-        # The store as an older schema left it (no image, deadline or forecast column, no table of
-        # runs outside Rota: schema 11), rotad stopped as an upgrade's restart stops it: the running
-        # job keeps running.
+        # The store as an older schema left it (no image, deadline, forecast or promise column, no
+        # table of runs outside Rota: schema 11), rotad stopped as an upgrade's restart stops it: the
+        # running job keeps running.
         self.stop_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
         db.execute("ALTER TABLE jobs DROP COLUMN image")
         db.execute("ALTER TABLE jobs DROP COLUMN deadline")
         db.execute("ALTER TABLE jobs DROP COLUMN forecast_at")
         db.execute("ALTER TABLE jobs DROP COLUMN forecast_start")
+        db.execute("ALTER TABLE jobs DROP COLUMN promise")
         db.execute("DROP TABLE outside_runs")
         db.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
         db.commit()
@@ -219,7 +220,7 @@ class PackageTest(unittest.TestCase):
         self.assertFalse([f for f in os.listdir(self.path("/etc/rota")) if ".dpkg-" in f])
         self.start_rotad()
         db = sqlite3.connect(self.path("/var/lib/rota/rota.db"))
-        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "15")
+        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "16")
         db.close()
         self.assertEqual(self.job(done)["state"], "completed")
         self.assertEqual(self.job(running)["state"], "running")  # re-adopted

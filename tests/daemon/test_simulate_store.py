@@ -107,7 +107,11 @@ class SimulateFromStoreTest(DaemonTest):
         r = json.loads(self.d.rota("tune", "--since", "1d", "--config", conf, "--json").stdout)
         self.assertEqual(r["jobs"], len(jobs))
         # Size 0, or 1000 and 2000 on the limit or the prediction; no time-of-day table to turn off.
-        self.assertEqual(r["tried"], 4 * 5 * 5)
+        self.assertEqual(r["tried"], 4 * 5 * 5 + 1)  # and the proposal with promises
+        other = r["proposed_other_promises"]
+        self.assertEqual(other["promise_slack"], 0)
+        self.assertEqual(other["weights"], r["proposed"]["weights"])
+        self.assertEqual(r["proposed"]["promise_slack"], -1)
         self.assertEqual(r["current"]["size_by"], "limit")
         self.assertIn(r["proposed"]["size_by"], ("limit", "prediction"))
         self.assertEqual(r["current"]["weights"]["fairshare"], 0)
@@ -118,8 +122,9 @@ class SimulateFromStoreTest(DaemonTest):
                          sorted(u["user"] for u in r["current"]["per_user"]))
         self.assertEqual(r["change"], bool(r["changes"]))
         text = self.d.rota("tune", "--since", "1d", "--config", conf).stdout
-        self.assertIn("under 100 configurations of the rota policy", text)
-        self.assertRegex(text, r"average wait +\S+ +\S+")
+        self.assertIn("under 101 configurations of the rota policy", text)
+        self.assertRegex(text, r"average wait +\S+ +\S+ +\S+")
+        self.assertIn("PROPOSED, PROMISES KEPT", text)
         self.assertTrue("Keep the current weights" in text or "Proposed change to " + conf in text, text)
         # Without --config: the lab's file, or the defaults when there is none (said, not an error).
         self.assertEqual(self.d.rota("tune", "--since", "1d", "--json", check=False).returncode, 0)
@@ -167,7 +172,7 @@ class SimulateFromStoreTest(DaemonTest):
         cli_t = json.loads(self.d.rota("tune", "--since", "1d", "--config", self.d.config_path, "--json").stdout)
         for k in ("tried", "change", "changes"):
             self.assertEqual(t["result"][k], cli_t[k], k)
-        for k in ("current", "proposed"):
+        for k in ("current", "proposed", "proposed_other_promises"):
             self.assertEqual(t["result"][k]["avg_wait"], cli_t[k]["avg_wait"], k)
             self.assertEqual(t["result"][k]["weights"], cli_t[k]["weights"], k)
         # Bad input, and nothing to replay.

@@ -78,6 +78,7 @@ function config(port, rules, timezone = 'UTC') {
 [policy]
 timezone = "${timezone}"
 protect_after = "2s"            # the queue shows a job that waited past the bound as next in line
+promise_slack = "1h"            # and each job's promise (first come first served's start)
 
 [rules]
 account = "Ask 王老师 for an account.\\nBring your student card."
@@ -531,6 +532,9 @@ async function main() {
       // Under the rota policy the forecast foresees the week's jobs coming again, and says so.
       const why = await wrow.locator('.forecast').getAttribute('title');
       expect(/foresees the last week's \d+ jobs coming again/.test(why), 'forecast title: ' + why);
+      // Its promise: when first come first served would have started it (the running job's end
+      // by its limit, half an hour away; promise_slack = "1h" here).
+      await wrow.locator('.promise', { hasText: 'promised by' }).waitFor();
       // Past the bound ([policy] protect_after = "2s" here) it is marked next in line.
       await wrow.locator('.protected', { hasText: 'next in line' }).waitFor({ timeout: 15000 });
       await row.locator('button.logs').click();
@@ -604,7 +608,10 @@ async function main() {
       await page.locator('#tune-figures tr[data-row=avg]').waitFor({ timeout: 120000 });
       await page.locator('#tune-changes, #tune-keep').first().waitFor();
       const tried = await page.locator('.replay-body p', { hasText: 'configurations of the rota policy replayed' }).innerText();
-      expect(/^(100|200) configurations/.test(tried), 'tried: ' + tried);
+      expect(/^(101|201) configurations/.test(tried), 'tried: ' + tried);
+      // Beside the proposal, the same without promises (this lab keeps them).
+      await page.locator('#tune-figures th', { hasText: 'Proposed, no promises' }).waitFor();
+      await page.locator('#tune-figures tr[data-row=max] td.other-promises').waitFor();
       await shot('7-replay');
     });
 

@@ -94,6 +94,7 @@ export function mount(root, ctx) {
           const p = j.pending;
           when = p ? [h('span', { class: 'reason' }, t('reason.' + p.reason)),
             p.protected ? h('div', { class: 'protected', title: t('job.protected_why') }, t('job.protected')) : null,
+            p.promise ? h('div', { class: 'muted promise', title: t('job.promise_why') }, t('job.promise', { at: fmtTime(p.promise) })) : null,
             p.forecast && p.forecast.p50 ? h('div', { class: 'forecast', title: t('job.forecast_why') +
                 (p.forecast.arrivals > 0 ? ' ' + t('job.forecast_arrivals', { n: p.forecast.arrivals }) : '') },
               t(p.forecast.calibrated_on > 0 ? 'job.likely' : 'job.likely_plan',

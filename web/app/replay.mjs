@@ -71,13 +71,18 @@ function showReplay(r) {
 function showTune(r) {
   const res = r.result;
   const a = res.current || {}, b = res.proposed || {};
-  const row = (key, f, x, y) => h('tr', { 'data-row': key }, h('th', { scope: 'row' }, t('replay.' + key)),
-    h('td', {}, f(x)), h('td', {}, f(y)));
+  // Beside the proposal, the same with promises the other way ([policy] promise_slack): shown,
+  // never proposed, since they trade the average for the longest waits.
+  const o = res.proposed_other_promises || {};
+  const otherHead = o.promise_slack >= 0 ? t('replay.with_promises') : t('replay.without_promises');
+  const row = (key, f, x, y, z) => h('tr', { 'data-row': key }, h('th', { scope: 'row' }, t('replay.' + key)),
+    h('td', {}, f(x)), h('td', {}, f(y)), h('td', { class: 'other-promises' }, f(z)));
   const out = [notes(res), h('p', {}, t('replay.tried', { n: res.tried })),
-    table('tune-figures', ['', t('replay.now'), t('replay.proposed')], [
-      row('avg', fmtDur, a.avg_wait, b.avg_wait), row('p99', fmtDur, a.p99_wait, b.p99_wait),
-      row('max', fmtDur, a.max_wait, b.max_wait), row('util', pct, a.utilisation, b.utilisation),
-      row('jain', jain, a.jain_slowdown, b.jain_slowdown)])];
+    table('tune-figures', ['', t('replay.now'), t('replay.proposed'), otherHead], [
+      row('avg', fmtDur, a.avg_wait, b.avg_wait, o.avg_wait), row('p99', fmtDur, a.p99_wait, b.p99_wait, o.p99_wait),
+      row('max', fmtDur, a.max_wait, b.max_wait, o.max_wait), row('util', pct, a.utilisation, b.utilisation, o.utilisation),
+      row('jain', jain, a.jain_slowdown, b.jain_slowdown, o.jain_slowdown)]),
+    h('p', { class: 'muted', id: 'tune-promises' }, t(o.promise_slack >= 0 ? 'replay.promises_why' : 'replay.no_promises_why'))];
   if (res.change) {
     out.push(h('p', {}, t('replay.change')), h('pre', { class: 'cmd', id: 'tune-changes' }, (res.changes || []).join('\n')));
   } else {
