@@ -78,7 +78,7 @@ bool Promisable(const Job& j) { return j.tier != Tier::kExplore && j.after.empty
 
 std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now) {
   std::vector<std::pair<JobId, Time>> made;
-  if (policy.algorithm != Algorithm::kRota || policy.promise_slack < 0) return made;
+  if (!Protecting(policy) || policy.promise_slack < 0) return made;  // it would protect nothing
   std::vector<const Job*> wanting;
   for (const Job& j : state.pending) {
     if (j.promise == kNever && Promisable(j)) wanting.push_back(&j);

@@ -58,7 +58,7 @@ class PromiseBook {
 // no other job.
 bool Promisable(const Job& job);
 
-// The promises to make on `state` at `now` (Policy::promise_slack >= 0, rota): every pending job
+// The promises to make on `state` at `now` (Policy::promise_slack >= 0, rota, protect_max > 0): every pending job
 // without one (Job::promise == kNever) that may be protected (not explore, no dependencies) is
 // promised, in submit order, on a book that holds what the pending and running jobs were promised
 // already (the running jobs' holds stay until they end). Returns (job, promise) pairs, in submit

@@ -112,6 +112,11 @@ TEST(PromiseTest, OnlyJobsThatMayBeProtectedArePromisedInSubmitOrder) {
   policy.algorithm = Algorithm::kBackfill;
   state.pending[0].promise = kNever;
   EXPECT_TRUE(MakePromises(state, policy, kNow).empty());
+  // Nothing is protected: a promise would mean nothing.
+  policy.algorithm = Algorithm::kRota;
+  EXPECT_EQ(MakePromises(state, policy, kNow).size(), 1u);
+  policy.protect_max = 0;
+  EXPECT_TRUE(MakePromises(state, policy, kNow).empty());
 }
 
 TEST(PromiseTest, AJobIsDueAtTheEarlierOfTheWeekAndItsPromise) {
