@@ -7,13 +7,16 @@
 // to docs/benchmarks.md with the command line.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/capacity.h"
 #include "core/forecast.h"
+#include "core/promise.h"
 #include "core/queue_index.h"
 #include "core/scheduler.h"
 #include "testing/random_state.h"
@@ -144,6 +147,47 @@ BENCHMARK(BM_FifoPlanOfEveryJob)
     ->Args({1024, 100000, 100000})
     ->Args({1024, 100000, rota::kFifoPlanDepth})
     ->ArgNames({"gpus", "pending", "depth"})
+    ->Unit(benchmark::kMillisecond);
+
+// Promises (core/promise.h, [policy] promise_slack) made in a daemon's pass: `fresh` jobs just
+// submitted to a queue whose other jobs were all promised already (the book rebuilt from their
+// promises, then the new ones promised in submit order). fresh == pending: promises turned on for
+// a whole queue at once.
+void BM_MakePromises(benchmark::State& st) {
+  const int gpus = static_cast<int>(st.range(0));
+  const int pending = static_cast<int>(st.range(1));
+  const int fresh = static_cast<int>(st.range(2));
+  rota::Policy policy;
+  policy.promise_slack = 0;
+  const rota::Time now = rota::testing::kLargeStateNow;
+  rota::ClusterState state = State(gpus, pending);
+  for (rota::Job& j : state.pending) j.promise = rota::kNever;
+  for (rota::RunningJob& r : state.running) r.job.promise = r.start_time;
+  std::map<rota::JobId, rota::Time> made;
+  for (const auto& [id, t] : rota::MakePromises(state, policy, now)) made[id] = t;
+  // The `fresh` last submitted lose theirs.
+  std::vector<rota::Job*> by_submit;
+  for (rota::Job& j : state.pending) by_submit.push_back(&j);
+  std::sort(by_submit.begin(), by_submit.end(), [](const rota::Job* a, const rota::Job* b) {
+    return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
+  });
+  for (size_t i = 0; i < by_submit.size(); ++i) {
+    if (i + static_cast<size_t>(fresh) < by_submit.size() && made.count(by_submit[i]->id))
+      by_submit[i]->promise = made[by_submit[i]->id];
+  }
+  size_t n = 0;
+  for (auto _ : st) {
+    std::vector<std::pair<rota::JobId, rota::Time>> p = rota::MakePromises(state, policy, now);
+    n = p.size();
+    benchmark::DoNotOptimize(p);
+  }
+  st.counters["promised"] = static_cast<double>(n);
+}
+BENCHMARK(BM_MakePromises)
+    ->Args({64, 10000, 40})
+    ->Args({64, 10000, 10000})
+    ->Args({1024, 100000, 40})
+    ->ArgNames({"gpus", "pending", "fresh"})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

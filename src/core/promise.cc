@@ -28,13 +28,28 @@ void PromiseBook::Forget(Time now) {
   if (at_now != 0) used_.emplace(now, at_now);
 }
 
-void PromiseBook::Hold(Time now, double gpus, Time promise, Duration limit) {
-  const Time end = promise + std::max<Duration>(1, limit);
-  const Time from = std::max(promise, now);
-  if (from >= end) return;
-  gpus = std::min(gpus, capacity_);
-  auto last = Split(end);
-  for (auto it = Split(from); it != last; ++it) it->second += gpus;
+PromiseBook PromiseBook::Of(double capacity, Time now, const std::vector<Held>& held) {
+  PromiseBook book(capacity);
+  std::vector<std::pair<Time, double>> deltas;  // +gpus at the start, -gpus at the end
+  deltas.reserve(2 * held.size());
+  for (const Held& h : held) {
+    const Time end = h.promise + std::max<Duration>(1, h.limit);
+    const Time from = std::max(h.promise, now);
+    if (from >= end) continue;
+    const double gpus = std::min(h.gpus, capacity);
+    deltas.push_back({from, gpus});
+    deltas.push_back({end, -gpus});
+  }
+  std::sort(deltas.begin(), deltas.end());
+  double used = 0;
+  for (size_t i = 0; i < deltas.size();) {
+    const Time t = deltas[i].first;
+    for (; i < deltas.size() && deltas[i].first == t; ++i) used += deltas[i].second;
+    // Sums of whole GPUs and card fractions: round what should be nothing to nothing.
+    if (used < 1e-9) used = 0;
+    book.used_.emplace_hint(book.used_.end(), t, used);
+  }
+  return book;
 }
 
 Time PromiseBook::Promise(Time now, double gpus, Duration limit) {
@@ -85,13 +100,14 @@ std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, cons
   }
   if (wanting.empty()) return made;
   const RequestGpuTable gpus(state);
-  PromiseBook book(static_cast<double>(state.gpus.size()));
+  std::vector<PromiseBook::Held> held;
   for (const RunningJob& r : state.running) {
-    if (r.job.promise != kNever) book.Hold(now, gpus.Of(r.job.request), r.job.promise, r.job.time_limit);
+    if (r.job.promise != kNever) held.push_back({r.job.promise, r.job.time_limit, gpus.Of(r.job.request)});
   }
   for (const Job& j : state.pending) {
-    if (j.promise != kNever) book.Hold(now, gpus.Of(j.request), j.promise, j.time_limit);
+    if (j.promise != kNever) held.push_back({j.promise, j.time_limit, gpus.Of(j.request)});
   }
+  PromiseBook book = PromiseBook::Of(static_cast<double>(state.gpus.size()), now, held);
   std::sort(wanting.begin(), wanting.end(), [](const Job* a, const Job* b) {
     return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
   });

@@ -41,8 +41,14 @@ class PromiseBook {
   // Gives back what is left from now on of the hold [promise, promise + limit) of `gpus`: the job
   // ended (sooner than its limit, or before its promise).
   void Release(Time now, double gpus, Time promise, Duration limit);
-  // Holds [promise, promise + limit) for a job promised already (rebuilding the book).
-  void Hold(Time now, double gpus, Time promise, Duration limit);
+  // What jobs promised already hold, from now on: [promise, promise + limit) of gpus each.
+  struct Held {
+    Time promise;
+    Duration limit;
+    double gpus;
+  };
+  // The book holding all of `held` (rebuilding it: one sort, not a walk per hold).
+  static PromiseBook Of(double capacity, Time now, const std::vector<Held>& held);
   // Steps held (for tests and the replay's statistics).
   size_t steps() const { return used_.size(); }
 
