@@ -5,7 +5,8 @@
 # scheduler sums (wall time of each pass: building the state from the job table, the decision,
 # and applying it) over those passes, and how long `rota queue --json` then takes (it has the
 # reasons made once, design.md "Reasons on demand", and lists every job).
-# Usage: bench/daemon/pass_cost.sh   (env: ROTAD, ROTA, GPUS, N, PASSES)
+# Usage: bench/daemon/pass_cost.sh   (env: ROTAD, ROTA, GPUS, N, PASSES; POLICY: lines added to
+# [policy], e.g. POLICY='promise_slack = "0s"')
 # Prints one JSON object: {"pending", "gpus", "pass_ms", "queue_s", "explained"}.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -14,12 +15,13 @@ ROTA=${ROTA:-$ROOT/build/rota}
 GPUS=${GPUS:-64}
 N=${N:-10000}
 PASSES=${PASSES:-20}
+POLICY=${POLICY:-}
 [ -x "$ROTAD" ] && [ -x "$ROTA" ] || { echo "build rotad and rota first (make build)" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/rota-pass-cost.XXXXXX)"
 source "$ROOT/bench/daemon/rotad_sim.sh"
 ROTAD_PID=
 trap '[ -z "$ROTAD_PID" ] || { kill $ROTAD_PID 2>/dev/null; wait $ROTAD_PID 2>/dev/null; }; rm -rf "$WORK"' EXIT
-rotad_sim_start "$GPUS" $'[limits]\nsubmit_rate = 0\npending_per_user = 0'
+rotad_sim_start "$GPUS" $'[limits]\nsubmit_rate = 0\npending_per_user = 0\n[policy]\n'"$POLICY"
 rotad_sim_hold_all "$GPUS"
 python3 "$ROOT/bench/daemon/api_submit.py" "$ROTA_SOCKET" "$N" "$WORK" > /dev/null
 sums() { "$ROTA" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["scheduler"]; print(s["passes"], s["mean_ms"] * s["passes"], s.get("explained", -1))'; }
