@@ -119,19 +119,26 @@ void Daemon::KeepPromises(ClusterState& state, Time now) {
   for (Job& j : state.pending) {
     if (auto it = promise_of.find(j.id); it != promise_of.end()) j.promise = it->second;
   }
-  // One commit for a burst of submissions. A promise that could not be stored is made again at
-  // the next pass (on the book then), so the job is never without one for long.
+  // One commit for a burst of submissions; the job table takes what was committed. A promise that
+  // could not be stored serves this pass only and is made again at the next (on the book then).
+  std::vector<std::pair<JobId, Time>> stored;
   const Status kept = store_->InOneTransaction([&] {
     for (const auto& [id, promise] : made) {
       if (Status s = store_->SetPromise(id, promise); !s.ok()) {
         spdlog::warn("job {}: keeping its promise: {}", id, s.message());
         continue;
       }
-      if (auto it = jobs_.find(id); it != jobs_.end()) it->second.rec.job.promise = promise;
+      stored.push_back({id, promise});
     }
     return Status::Ok();
   });
-  if (!kept.ok()) spdlog::warn("keeping promises: {}", kept.message());
+  if (!kept.ok()) {
+    spdlog::warn("keeping promises: {}", kept.message());
+    return;
+  }
+  for (const auto& [id, promise] : stored) {
+    if (auto it = jobs_.find(id); it != jobs_.end()) it->second.rec.job.promise = promise;
+  }
 }
 
 Time Daemon::RecordFirstForecasts(Time now) {
