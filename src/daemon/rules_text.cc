@@ -201,7 +201,7 @@ RulesSection Tiers(const Config& c, bool zh) {
     if (p.promise_slack >= 0 && p.protect_max > 0) {
       const bool now = p.promise_slack == 0;
       say(zh ? fmt::format("每个作业提交时都会得到一个承诺：先来先服务时它最晚何时开始。{}仍未开始的作业同样受到保护。",
-                           now ? "过了承诺时间" : "超过承诺 " + Span(p.promise_slack, zh) + " ")
+                           now ? "过了承诺时间" : "超过承诺 " + Span(p.promise_slack, zh))
              : fmt::format("Each job is promised, when it comes, the start first come first served would give it; "
                            "a job still waiting {} is protected too.",
                            now ? "past its promise" : Span(p.promise_slack, zh) + " past its promise"));

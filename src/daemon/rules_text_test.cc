@@ -64,6 +64,24 @@ TEST(RulesText, FiguresComeFromTheConfiguration) {
   EXPECT_TRUE(Has(SectionText(plain, "tiers"), "an admin (root)")) << SectionText(plain, "tiers");
 }
 
+TEST(RulesText, PromisesAreSaidWhereTheLabKeepsThem) {
+  const std::string plain = SectionText(DescribeRules(Config{}, {"alice", false, {}}, "en"), "tiers");
+  EXPECT_FALSE(Has(plain, "promised")) << plain;
+  const std::string at_once =
+      SectionText(DescribeRules(Parse("[policy]\npromise_slack = \"0s\"\n"), {"alice", false, {}}, "en"), "tiers");
+  EXPECT_TRUE(Has(at_once, "the start first come first served would give it; a job still waiting past its promise "
+                           "is protected too."))
+      << at_once;
+  const std::string slack =
+      SectionText(DescribeRules(Parse("[policy]\npromise_slack = \"6h\"\n"), {"alice", false, {}}, "zh"), "tiers");
+  EXPECT_TRUE(Has(slack, "超过承诺 6 小时仍未开始")) << slack;
+  // Nothing protected: nothing said.
+  const std::string none = SectionText(
+      DescribeRules(Parse("[policy]\npromise_slack = \"0s\"\nprotect_max = 0\n"), {"alice", false, {}}, "en"),
+      "tiers");
+  EXPECT_FALSE(Has(none, "promised")) << none;
+}
+
 TEST(RulesText, EachPersonSeesTheirOwnStandingAndAdminsEveryones) {
   const Config c = Parse(kLab);
   const std::map<std::string, double> used = {{"alice", 12.5}, {"bob", 25}, {"dave", 3}};
