@@ -84,15 +84,21 @@ namespace {
 constexpr std::array<const char*, 7> kWindowFields = {"UID", "State", "NodeList", "Start", "End", "AllocTRES",
                                                       "JobID"};
 
+// Takes the first item off a comma-separated list (AllocTRES, AccountingStorageTRES).
+std::string_view NextItem(std::string_view& list) {
+  const size_t comma = list.find(',');
+  const std::string_view item = list.substr(0, comma);
+  list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  return item;
+}
+
 // AllocTRES's GPUs and shards (see AccountedUse). An item "gres/gpu=2" is the untyped total,
 // "gres/gpu:card0=1" one type's part of it.
 bool ReadTres(std::string_view tres, AccountedUse& use) {
   int untyped_gpus = 0, typed_gpus = 0, untyped_shards = 0;
   bool typed = false;
   while (!tres.empty()) {
-    const size_t comma = tres.find(',');
-    std::string_view item = tres.substr(0, comma);
-    tres = comma == std::string_view::npos ? std::string_view() : tres.substr(comma + 1);
+    const std::string_view item = NextItem(tres);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view key = item.substr(0, eq);
@@ -186,12 +192,9 @@ std::string AccountingGap(std::string_view show_config) {
            "not charged";
   }
   const std::string tres = ConfigValue(show_config, "AccountingStorageTRES");
-  std::string_view rest = tres;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
+  for (std::string_view rest = tres; !rest.empty();) {
+    const std::string_view item = NextItem(rest);
     if (item == "gres/gpu" || item.starts_with("gres/gpu:")) return "";
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   return "Slurm's accounting keeps no GPUs (AccountingStorageTRES has no gres/gpu): jobs outside Rota "
          "that end while rotad is away are not charged";
