@@ -14,6 +14,8 @@ bool Protecting(const Policy& policy) {
          (policy.protect_after >= 0 || policy.promise_slack >= 0);
 }
 
+bool KeepsPromises(const Policy& policy) { return policy.promise_slack >= 0 && Protecting(policy); }
+
 Time ProtectedFrom(const Job& job, const Policy& policy) {
   Time due = policy.protect_after >= 0 ? job.submit_time + policy.protect_after : kNever;
   if (policy.promise_slack >= 0 && job.promise != kNever) due = std::min(due, job.promise + policy.promise_slack);
@@ -66,10 +68,14 @@ Time PromiseBook::Promise(Time now, double gpus, Duration limit) {
     if (it->first >= start + limit) break;
     if (it->second > room) start = step_end;
   }
-  // Hold [start, start + limit): split at both ends, then add to the steps between.
-  auto last = Split(start + limit);
-  for (auto it = Split(start); it != last; ++it) it->second += gpus;
+  Add(start, start + limit, gpus);
   return start;
+}
+
+void PromiseBook::Add(Time from, Time to, double gpus) {
+  // Split at both ends, then add to the steps between.
+  auto last = Split(to);
+  for (auto it = Split(from); it != last; ++it) it->second = std::max(0.0, it->second + gpus);
 }
 
 std::map<Time, double>::iterator PromiseBook::Split(Time t) {
@@ -84,16 +90,14 @@ void PromiseBook::Release(Time now, double gpus, Time promise, Duration limit) {
   const Time from = std::max(promise, now);
   const Time to = promise + std::max<Duration>(1, limit);
   if (from >= to) return;
-  gpus = std::min(gpus, capacity_);
-  auto last = Split(to);
-  for (auto it = Split(from); it != last; ++it) it->second = std::max(0.0, it->second - gpus);
+  Add(from, to, -std::min(gpus, capacity_));
 }
 
 bool Promisable(const Job& j) { return j.tier != Tier::kExplore && j.after.empty() && j.after_ok.empty(); }
 
 std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now) {
   std::vector<std::pair<JobId, Time>> made;
-  if (!Protecting(policy) || policy.promise_slack < 0) return made;  // it would protect nothing
+  if (!KeepsPromises(policy)) return made;
   std::vector<const Job*> wanting;
   for (const Job& j : state.pending) {
     if (j.promise == kNever && Promisable(j)) wanting.push_back(&j);

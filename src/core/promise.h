@@ -26,6 +26,8 @@ namespace rota {
 // Whether the bound on overtaking protects any job under `policy` (rota only; by age, by promise
 // or both).
 bool Protecting(const Policy& policy);
+// Whether jobs are promised starts under `policy`: promise_slack set, and something protected.
+bool KeepsPromises(const Policy& policy);
 // When `job` may first be protected: once it has waited protect_after, or is promise_slack past
 // its promise, whichever comes first; kNever if neither applies. Explore jobs are never protected
 // (the caller checks the tier a job ranks in).
@@ -49,12 +51,10 @@ class PromiseBook {
   };
   // The book holding all of `held` (rebuilding it: one sort, not a walk per hold).
   static PromiseBook Of(double capacity, Time now, const std::vector<Held>& held);
-  // Steps held (for tests and the replay's statistics).
-  size_t steps() const { return used_.size(); }
-
  private:
   void Forget(Time now);  // steps that ended before now
   std::map<Time, double>::iterator Split(Time t);  // a step that starts at t
+  void Add(Time from, Time to, double gpus);       // to [from, to), never below nothing
 
   double capacity_;
   std::map<Time, double> used_;  // GPUs held from each key until the next; 0 after the last
@@ -64,7 +64,7 @@ class PromiseBook {
 // no other job.
 bool Promisable(const Job& job);
 
-// The promises to make on `state` at `now` (Policy::promise_slack >= 0, rota, protect_max > 0): every pending job
+// The promises to make on `state` at `now` (where the policy KeepsPromises): every pending job
 // without one (Job::promise == kNever) that may be protected (not explore, no dependencies) is
 // promised, in submit order, on a book that holds what the pending and running jobs were promised
 // already (the running jobs' holds stay until they end). Returns (job, promise) pairs, in submit

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/promise.h"
 #include "core/quota.h"
 #include "core/types.h"
 
@@ -198,7 +199,7 @@ RulesSection Tiers(const Config& c, bool zh) {
                            "submitted later may delay it.",
                            Span(p.protect_after, zh)));
     }
-    if (p.promise_slack >= 0 && p.protect_max > 0) {
+    if (KeepsPromises(p)) {
       const bool now = p.promise_slack == 0;
       say(zh ? fmt::format("每个作业提交时都会得到一个承诺：先来先服务时它最晚何时开始。{}仍未开始的作业同样受到保护。",
                            now ? "过了承诺时间" : "超过承诺 " + Span(p.promise_slack, zh))

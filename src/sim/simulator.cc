@@ -118,7 +118,7 @@ class Replay {
     // (core/queue_index.h): what a pass does not reach costs nothing. Bookings change a waiting
     // job's limit in place, and explained passes read every job anyway.
     // The capacity plan too is kept between such passes, told of every run that ends (TakeRunning).
-    if (Protecting(policy_) && policy_.promise_slack >= 0) {
+    if (KeepsPromises(policy_)) {
       promises_.emplace(static_cast<double>(state_.gpus.size()));
       gpu_table_.emplace(state_);
     }
