@@ -105,6 +105,11 @@ Status ApplySetting(const std::string& kv, Policy& p) {
     p.protect_max = static_cast<int>(v);
     return Status();
   }
+  if (key == "protect_foreseen") {
+    if (value != "on" && value != "off") return InvalidArgument("--set protect_foreseen: expected on or off");
+    p.protect_foreseen = value == "on";
+    return Status();
+  }
   if (key == "time_of_day" && value == "off") {
     p.time_of_day.clear();
     return Status();

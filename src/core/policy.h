@@ -102,6 +102,10 @@ struct Policy {
   // A job is also protected once it is this long past its promise (Job::promise: the start
   // first come first served would have given it at arrival). Negative: promises are not kept.
   Duration promise_slack = -1;
+  // Protection foreseen: a job is also protected (while fewer than protect_max are) as soon as
+  // the pass's plan reserves it later than it will be due, since it would be protected before it
+  // starts anyway; its reservation then holds from now on, and the others' are planned around it.
+  bool protect_foreseen = true;
   // Blocked jobs that get an exact reservation (conservative backfill), in priority order. Every
   // pending job is still considered for starting now; later ones get an estimated start.
   // 64: on every replay in docs/benchmarks.md deeper plans (up to 1,000) change the waits by a

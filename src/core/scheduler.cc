@@ -346,9 +346,10 @@ void HandleRunning(const ClusterState& state, const Policy& policy, Time now, De
 class Pass {
  public:
   // `kept`: a plan kept between passes, brought to this state (CapacityPlan::Sync), or null.
+  // `foreseen`: jobs protected before they are due (Policy::protect_foreseen; see Schedule).
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index,
-       CapacityPlan* kept)
-      : state_(state), policy_(policy), now_(now), out_(out),
+       CapacityPlan* kept, const std::vector<JobId>& foreseen = {})
+      : state_(state), policy_(policy), now_(now), out_(out), foreseen_(foreseen),
         own_plan_(kept == nullptr ? std::make_unique<CapacityPlan>(state, policy, now) : nullptr),
         plan_(kept == nullptr ? *own_plan_ : *kept),
         quota_(state, policy, now), request_gpus_(state) {
@@ -398,8 +399,14 @@ class Pass {
     }
   }
 
+  // Jobs that may be protected, not due yet, that this pass reserved later than they will be due
+  // (only where Policy::protect_foreseen), by (submit time, id); and how many it protected.
+  std::vector<std::pair<Time, JobId>>& Late() { return late_; }
+  size_t guarded() const { return guarded_; }
+
   void Run() {
     const bool explain = policy_.explain;
+    const bool foresee = policy_.protect_foreseen && policy_.algorithm == Algorithm::kRota && Protecting(policy_);
     Queue queue = Order();
     if (explain) out_.pending.reserve(state_.pending.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
@@ -533,6 +540,10 @@ class Pass {
         if (p.start != kNever) {
           plan_.Commit(p, job.request, p.start, p.start + d);
           info.expected_start = p.start;
+          if (foresee && !e.guard && Protectable(e)) {
+            const Time due = ProtectedFrom(job, policy_);
+            if (due > now_ && due != kNever && p.start > due) late_.emplace_back(job.submit_time, job.id);
+          }
           last_reserved = std::max(last_reserved, p.start);
           if (fifo) fifo_floor = p.start;
           if (p.start > now_) out_.next_wakeup = std::min(out_.next_wakeup, p.start);
@@ -580,6 +591,7 @@ class Pass {
     order.reserve(n);  // never grows past n: `old` points into it
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = Protecting(policy_);
+    if (protecting) within_quota_.assign(n, 0);
     bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
     std::vector<Entry*> old;  // due for protection (ProtectedFrom)
     Time next_old = kNever;   // when the next candidate will be
@@ -600,9 +612,10 @@ class Pass {
       order.push_back({rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
                        static_cast<int>(i), false, possible});
       sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
+      if (protecting && !exhausted) within_quota_[i] = 1;
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
         const Time due = ProtectedFrom(j, policy_);
-        if (now_ >= due) {
+        if (now_ >= due || Foreseen(j.id)) {
           old.push_back(&order[i]);
         } else {
           next_old = std::min(next_old, due);
@@ -610,7 +623,8 @@ class Pass {
       }
     }
     // Protected jobs move ahead: the order is known no more.
-    if (protecting && Protect(old, next_old) > 0) sorted = false;
+    if (protecting) guarded_ = Protect(old, next_old);
+    if (guarded_ > 0) sorted = false;
     return Queue(std::move(order), sorted, /*walk_all=*/policy_.explain);
   }
 
@@ -630,8 +644,19 @@ class Pass {
         e.guard = true;
         guards.push_back(e);
       }
-      if (guards.size() < static_cast<size_t>(policy_.protect_max) && !index_->NotDueYet().empty()) {
-        out_.next_wakeup = std::min(out_.next_wakeup, std::get<0>(*index_->NotDueYet().begin()));
+      for (JobId id : foreseen_) {
+        Entry e = MakeEntry(index_->PositionOf(id));
+        e.guard = true;
+        guards.push_back(e);
+      }
+      guarded_ = guards.size();
+      // Room left: the next job due that is not protected already (at most protect_max skipped).
+      if (guarded_ < static_cast<size_t>(policy_.protect_max)) {
+        for (const auto& [due, submit, id] : index_->NotDueYet()) {
+          if (Foreseen(id)) continue;
+          out_.next_wakeup = std::min(out_.next_wakeup, due);
+          break;
+        }
       }
     }
     return Queue(*index_, std::move(guards), [this](const QueueIndex::Item& item) { return MakeEntry(item.pos); });
@@ -740,6 +765,17 @@ class Pass {
       factors_[old[i]->index].is_protected = true;
     }
     return k;
+  }
+
+  // Whether the bound on overtaking may protect the job of `e`: as Protect's candidates, not
+  // explore by tier or over quota as the pass began (the index serves no pass with quotas),
+  // dependencies met (a reserved job's are).
+  bool Protectable(const Entry& e) const {
+    return e.tier > 0 && (within_quota_.empty() || within_quota_[e.index] != 0);
+  }
+
+  bool Foreseen(JobId id) const {
+    return !foreseen_.empty() && std::find(foreseen_.begin(), foreseen_.end(), id) != foreseen_.end();
   }
 
   bool DependenciesMet(const Job& job) {
@@ -910,6 +946,10 @@ class Pass {
   const Policy& policy_;
   const Time now_;
   Decisions& out_;
+  const std::vector<JobId>& foreseen_;
+  size_t guarded_ = 0;  // jobs protected in this pass
+  std::vector<std::pair<Time, JobId>> late_;  // (submit, id): see Late()
+  std::vector<char> within_quota_;  // per pending job as the pass began, where Order ranked them
   std::unique_ptr<CapacityPlan> own_plan_;  // built for this pass, unless one is kept
   CapacityPlan& plan_;
   std::optional<PriorityModel> priority_;
@@ -961,8 +1001,29 @@ Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, co
   if (state.pending.empty()) return out;
   if (plan != nullptr && !plan->Keeps(state, policy)) plan = nullptr;
   if (plan != nullptr) plan->Sync(state, now);
-  Pass(state, policy, now, out, index, plan).Run();
+  std::vector<JobId> foreseen;
+  {
+    Pass pass(state, policy, now, out, index, plan);
+    pass.Run();
+    // Protection foreseen (Policy::protect_foreseen): jobs the plan reserved later than they will
+    // be due would be protected before they start; while fewer than protect_max are protected,
+    // the longest waiting of them are protected now, in a second pass that plans around them.
+    std::vector<std::pair<Time, JobId>>& late = pass.Late();
+    const size_t places = static_cast<size_t>(std::max(0, policy.protect_max));
+    const size_t room = places - std::min(pass.guarded(), places);
+    if (!late.empty() && room > 0) {
+      std::sort(late.begin(), late.end());
+      for (size_t i = 0; i < late.size() && i < room; ++i) foreseen.push_back(late[i].second);
+    }
+  }
   if (plan != nullptr) plan->Rollback();  // the running jobs alone again, for the next pass
+  if (!foreseen.empty()) {
+    out = Decisions{};
+    HandleRunning(state, policy, now, out);
+    if (plan != nullptr) plan->Sync(state, now);
+    Pass(state, policy, now, out, index, plan, foreseen).Run();
+    if (plan != nullptr) plan->Rollback();
+  }
   return out;
 }
 

@@ -395,7 +395,10 @@ TEST(SchedulerProtectionTest, AJobPastItsPromiseCannotBeOvertaken) {
   EXPECT_TRUE(Info(d, 1).factors.is_protected);
   EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
   // The slack is how far past its promise a job may be overtaken; the week still applies.
+  // (A overtaken would start at kNow + 6000, past its due time: protection foreseen would protect
+  // it at once; AJobThePlanWouldStartPastItsDueTimeIsProtectedAtOnce.)
   p.promise_slack = 120;
+  p.protect_foreseen = false;
   d = Schedule(s, p, kNow);
   EXPECT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
   EXPECT_LE(d.next_wakeup, kNow + 60);  // when A becomes protected
@@ -417,6 +420,7 @@ TEST(SchedulerProtectionTest, APassWakesWhenTheNextJobBecomesProtected) {
   s.running.push_back(Running(100, {0}, kNow - kDay, 11 * kDay));
   s.pending.push_back(MakeJob(1, 1, kHour, kNow - 6 * kDay));
   Policy p = Quiet();
+  p.protect_foreseen = false;  // which would protect A at once: it cannot start before it is due
   EXPECT_EQ(Schedule(s, p, kNow).next_wakeup, kNow + kDay);
   // Already protected, or protection off: the next wake-up is the card's warning, days later.
   p.protect_after = -1;
@@ -424,6 +428,64 @@ TEST(SchedulerProtectionTest, APassWakesWhenTheNextJobBecomesProtected) {
   EXPECT_GT(later, kNow + kDay);
   p.protect_after = 5 * kDay;
   EXPECT_EQ(Schedule(s, p, kNow).next_wakeup, later);
+}
+
+TEST(SchedulerProtectionTest, AJobThePlanWouldStartPastItsDueTimeIsProtectedAtOnce) {
+  // A is due in an hour (the week). Overtaken by B it would start at kNow + 6000, after that
+  // hour: it would be protected before it starts anyway, so it is protected now, reserved first
+  // (kNow + 3000), and B's expected start is planned around it.
+  ClusterState s = Overtaking(7 * kDay - kHour);
+  Policy p = Quiet();
+  Decisions d = Schedule(s, p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{1, 2}));
+  EXPECT_TRUE(Info(d, 1).factors.is_protected);
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 3000);
+  EXPECT_EQ(Info(d, 2).expected_start, kNow + 3000 + 10 * kHour);
+  // Turned off, A is overtaken until it is due, and B's expected start is the one it loses then.
+  p.protect_foreseen = false;
+  d = Schedule(s, p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
+  EXPECT_EQ(Info(d, 1).expected_start, kNow + 6000);
+  EXPECT_FALSE(Info(d, 1).factors.is_protected);
+  p.protect_foreseen = true;
+  // Due in two hours, A overtaken still starts before then: nothing is foreseen.
+  d = Schedule(Overtaking(7 * kDay - 2 * kHour), p, kNow);
+  ASSERT_EQ(PendingIds(d), (std::vector<JobId>{2, 1}));
+  EXPECT_FALSE(Info(d, 1).factors.is_protected);
+  // With the one place held by a job due already, A is not protected before it is due.
+  s.pending.push_back(MakeJob(3, 1, kHour, kNow - 8 * kDay));
+  d = Schedule(s, p, kNow);
+  EXPECT_TRUE(Info(d, 3).factors.is_protected);
+  EXPECT_FALSE(Info(d, 1).factors.is_protected);
+  // Two places: A takes the second at once.
+  p.protect_max = 2;
+  d = Schedule(s, p, kNow);
+  EXPECT_TRUE(Info(d, 3).factors.is_protected);
+  EXPECT_TRUE(Info(d, 1).factors.is_protected);
+  // An explore job is never protected, foreseen or not.
+  s.pending[0].tier = Tier::kExplore;
+  d = Schedule(s, p, kNow);
+  EXPECT_FALSE(Info(d, 1).factors.is_protected);
+}
+
+TEST(SchedulerProtectionTest, ProtectionForeseenFillsOnlyTheRoomTheDueJobsLeave) {
+  // One card busy for ten hours. A and B are due by the week in one and two hours, both reserved
+  // past that; C came a minute ago but is past its promise: due now. Two places: C (due) takes
+  // one, and of A and B the longer waiting, A, the other, though both waited longer than C.
+  ClusterState s = Cards(1);
+  s.running.push_back(Running(100, {0}, kNow - kHour, 11 * kHour));
+  s.pending.push_back(MakeJob(1, 1, kHour, kNow - 7 * kDay + kHour));
+  s.pending.push_back(MakeJob(2, 1, kHour, kNow - 7 * kDay + 2 * kHour));
+  s.pending.push_back(MakeJob(3, 1, kHour, kNow - 60));
+  s.pending[2].promise = kNow - 60;
+  Policy p = Quiet();
+  p.promise_slack = 0;
+  p.protect_max = 2;
+  const Decisions d = Schedule(s, p, kNow);
+  EXPECT_TRUE(Info(d, 3).factors.is_protected);
+  EXPECT_TRUE(Info(d, 1).factors.is_protected);
+  EXPECT_FALSE(Info(d, 2).factors.is_protected);
+  EXPECT_EQ(PendingIds(d), (std::vector<JobId>{1, 3, 2}));
 }
 
 TEST(SchedulerProtectionTest, AJobThatCannotStartAnywayDoesNotTakeTheProtectedPlace) {

@@ -229,8 +229,12 @@ TEST(SimulatorTest, PromisesKeepALongJobFromBeingOvertakenPastWhatFifoGaveIt) {
   EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 90}, {3, 1080}}));
   c.policy.promise_slack = 50;
   EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 100}, {3, 80}}));
-  // With 5 s, B is due at 105, after C started at 100: protection stops no job that runs.
+  // With 5 s, B is due at 105. When C comes (20) the plan starts B at 110, past its due time, so
+  // B is protected then (Policy::protect_foreseen): fifo's order again.
   c.policy.promise_slack = 5;
+  EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 90}, {3, 1080}}));
+  // Not foreseen, B is due after C started at 100: protection stops no job that runs.
+  c.policy.protect_foreseen = false;
   EXPECT_EQ(Waits(Replay(t, c)), (WaitMap{{1, 0}, {2, 100}, {3, 80}}));
 }
 

@@ -502,6 +502,7 @@ Policy RandomPolicy(Rng& rng) {
   p.protect_max = rng.Pick<int>({0, 1, 1, 3, 100});
   p.size_by_prediction = rng.Chance(0.5);  // last: the draws above stay what they were
   p.promise_slack = rng.Pick<Duration>({-1, -1, 0, kHour});
+  p.protect_foreseen = rng.Chance(0.5);
   return p;
 }
 

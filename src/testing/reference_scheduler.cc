@@ -668,6 +668,13 @@ class Checker {
         return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
       });
       for (size_t k = 0; k < old.size() && k < static_cast<size_t>(p_.protect_max); ++k) guard[old[k]] = 1;
+      if (p_.protect_foreseen) {
+        const size_t room = static_cast<size_t>(p_.protect_max) - std::min(old.size(), static_cast<size_t>(p_.protect_max));
+        for (int i : Foreseen(room)) {
+          guard[i] = 1;
+          foreseen_.insert(facts_[i].job->id);
+        }
+      }
     }
     // Tiers first, then protected jobs by submit time, then priority, then submit time and id.
     std::sort(order_.begin(), order_.end(), [this, &guard](int a, int b) {
@@ -700,6 +707,40 @@ class Checker {
       Violation(Cat("PendingInfo is not in the scheduler's order (",
                     rota_ ? "tier, protected, priority, submit time, id" : "submit time, id", "): expected", w, ", got", g));
     }
+  }
+
+  // Protection foreseen (Policy::protect_foreseen), up to `room` jobs. With the same pass's
+  // decisions without it (CheckOptions::unforeseen): the protectable jobs not due yet that it
+  // reserved (not estimated) later than they will be due, the longest waiting first. Without
+  // them, what the scheduler says it protected is taken where the rule allows it (protectable,
+  // not due yet, within the room): the order and the timeline are checked with those.
+  std::vector<int> Foreseen(size_t room) {
+    std::vector<int> late;
+    std::unordered_map<JobId, int> index;
+    for (size_t i = 0; i < facts_.size(); ++i) index.emplace(facts_[i].job->id, static_cast<int>(i));
+    auto may = [this](int i) {
+      const Time due = Due(*facts_[i].job);
+      return Protectable(facts_[i]) && due != kNever && due > now_;
+    };
+    if (opt_.unforeseen != nullptr) {
+      for (const PendingInfo& pi : opt_.unforeseen->pending) {
+        auto it = index.find(pi.job);
+        if (it == index.end() || pi.factors.is_protected || pi.estimated || pi.expected_start == kNever) continue;
+        if (may(it->second) && pi.expected_start > Due(*facts_[it->second].job)) late.push_back(it->second);
+      }
+    } else {
+      for (size_t i = 0; i < facts_.size(); ++i) {
+        if (facts_[i].info && facts_[i].info->factors.is_protected && may(static_cast<int>(i)))
+          late.push_back(static_cast<int>(i));
+      }
+    }
+    std::sort(late.begin(), late.end(), [this](int a, int b) {
+      const Job& x = *facts_[a].job;
+      const Job& y = *facts_[b].job;
+      return x.submit_time != y.submit_time ? x.submit_time < y.submit_time : x.id < y.id;
+    });
+    if (late.size() > room) late.resize(room);
+    return late;
   }
 
   // A job the bound on overtaking may protect: it could start but for capacity (not explore by
@@ -1497,7 +1538,7 @@ class Checker {
       Time next = kNever;
       for (const Facts& f : facts_) {
         if (!Protectable(f)) continue;
-        if (Due(*f.job) <= now_)
+        if (Due(*f.job) <= now_ || foreseen_.count(f.job->id))
           ++old;
         else
           next = std::min(next, Due(*f.job));
@@ -1536,6 +1577,7 @@ class Checker {
   Time stopping_until_ = 0;
   Book book_;
   std::vector<Facts> facts_;
+  std::set<JobId> foreseen_;  // protected before they are due (Foreseen)
   std::set<std::string> claimed_;  // users whose bookings bind borrowers (ComputeOrder)
   std::vector<int> order_;
 

@@ -57,7 +57,10 @@
 //     reason Resources; kill_at = now + grace, requeue as the victim asks.
 //  The timeline (conservative / EASY backfill), the key property
 //   Let O be the order in which the scheduler considered the pending jobs (submit time then id
-//   for fifo and backfill; priority, submit time, id for rota). Replay O on an explicit timeline
+//   for fifo and backfill; for rota tier, then the protected jobs by submit time (of the due ones
+//   the protect_max longest waiting; under Policy::protect_foreseen, in the room left, those the
+//   same pass without it reserved past their due time: CheckOptions::unforeseen), then priority,
+//   submit time, id). Replay O on an explicit timeline
 //   that starts with the running jobs (until their expected end: kill_at when a stop is under
 //   way, else start + limit; a job past that ends within a second, or after overdue_grace when
 //   limits are not enforced) and the bookings (which bind every user but their owner, except a
@@ -120,6 +123,11 @@ struct CheckOptions {
   long max_search_steps = 200000;
   // Record every failed step of the timeline search in CheckResult::trace (for debugging).
   bool trace = false;
+  // Under Policy::protect_foreseen: the decisions of the same pass with it off and explained, so
+  // that the jobs it must protect early can be read off their reservations (the caller makes them
+  // with Schedule() and checks them too). Without them, the jobs the decisions say are protected
+  // early are only checked to be ones the rule may protect, within protect_max.
+  const Decisions* unforeseen = nullptr;
 };
 
 struct CheckResult {
