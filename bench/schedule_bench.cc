@@ -68,6 +68,35 @@ void Args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Schedule)->Apply(Args);
 
+// Protection foreseen's worst case (Policy::protect_foreseen): the bound just past the oldest
+// jobs' wait (they are submitted up to two days back), so that the longest waiting are due within
+// the hour but reserved later, and the pass plans twice; `foreseen` 0 plans once, waiting for them.
+void BM_ScheduleForeseen(benchmark::State& st) {
+  rota::Policy policy;
+  policy.algorithm = Algorithm::kRota;
+  policy.explain = st.range(2) != 0;
+  policy.estimate_starts = policy.explain;
+  policy.protect_after = 2 * rota::kDay + rota::kHour;
+  policy.protect_foreseen = st.range(3) != 0;
+  const rota::ClusterState& state = State(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)));
+  size_t protected_jobs = 0, starts = 0;
+  for (auto _ : st) {
+    rota::Decisions d = rota::Schedule(state, policy, rota::testing::kLargeStateNow);
+    starts = d.starts.size();
+    protected_jobs = 0;
+    for (const rota::PendingInfo& p : d.pending) protected_jobs += p.factors.is_protected ? 1 : 0;
+    benchmark::DoNotOptimize(d);
+  }
+  st.counters["protected"] = static_cast<double>(protected_jobs);  // waiting; shown where explained
+  st.counters["starts"] = static_cast<double>(starts);
+}
+BENCHMARK(BM_ScheduleForeseen)
+    ->ArgsProduct({{64}, {10000}, {1, 0}, {1, 0}})
+    ->Args({1024, 100000, 0, 1})
+    ->Args({1024, 100000, 0, 0})
+    ->ArgNames({"gpus", "pending", "explain", "foreseen"})
+    ->Unit(benchmark::kMillisecond);
+
 // The simulator's pass with the queue kept in order between passes (core/queue_index.h): the
 // same states without their dependencies (an index serves no pass with them; traces have none)
 // and without start estimates, the index built once outside the timing as a replay keeps it;

@@ -522,6 +522,12 @@ TEST(Config, TheBoundOnOvertakingIsSetOrTurnedOff) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->policy.promise_slack, 6 * kHour);
   EXPECT_TRUE(Has(OneError("[policy]\npromise_slack = \"soon\"\n", 2), "promise_slack"));
+  // Protection foreseen: on unless turned off.
+  EXPECT_TRUE(ParseConfig("", "rota.toml")->policy.protect_foreseen);
+  c = ParseConfig("[policy]\nprotect_foreseen = false\n", "rota.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->policy.protect_foreseen);
+  EXPECT_TRUE(Has(OneError("[policy]\nprotect_foreseen = \"yes\"\n", 2), "protect_foreseen"));
 }
 
 TEST(Config, SizeByTheLimitOrThePrediction) {

@@ -156,6 +156,7 @@ void ReadPolicy(Section& root, Config& config) {
   if (auto d = s.DurationOf("protect_after", 0)) p.protect_after = *d;
   if (auto v = s.Integer("protect_max", 0, 1000000)) p.protect_max = static_cast<int>(*v);
   if (auto d = s.DurationOf("promise_slack", 0)) p.promise_slack = *d;
+  if (auto b = s.Bool("protect_foreseen")) p.protect_foreseen = *b;
   if (auto v = s.String("default_signal")) {
     if (!v->empty()) {
       StatusOr<SignalSpec> spec = ParseSignalSpec(*v);

@@ -207,6 +207,11 @@ RulesSection Tiers(const Config& c, bool zh) {
                            "a job still waiting {} is protected too.",
                            now ? "past its promise" : Span(p.promise_slack, zh) + " past its promise"));
     }
+    if (p.protect_foreseen && Protecting(p)) {
+      say(zh ? "若排队计划显示某作业要到该受保护的时候仍开始不了，它会立即受到保护，不必等到那时。"
+             : "A job the plan shows still waiting when it is due for protection is protected at once, not only "
+               "then.");
+    }
   } else {
     say(zh ? fmt::format("同一级别内按提交顺序（{}）。", AlgorithmName(p.algorithm))
            : fmt::format("Within a tier, jobs run in the order they were submitted ({}).", AlgorithmName(p.algorithm)));
