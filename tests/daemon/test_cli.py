@@ -219,10 +219,12 @@ protect_after = "2s"
 
 class PromiseTest(DaemonTest):
     """Promises ([policy] promise_slack): each job is promised, when it comes, the start first
-    come first served would give it; once past it, the job is protected as after the week."""
+    come first served would give it; once past it, the job is protected as after the week. Here
+    without protection foreseen (ForeseenTest), so that the job is protected when it is due."""
     CONFIG = SMALL_CLUSTER + """
 [policy]
 promise_slack = "0s"
+protect_foreseen = false
 """
 
     def test_a_job_past_its_promise_goes_before_a_smaller_later_one(self):
@@ -255,6 +257,42 @@ promise_slack = "0s"
         self.d.wait_state(small, "running")
         self.open_gate("small")
         for job in (big, small):
+            self.d.wait_state(job, "completed")
+
+
+class ForeseenTest(DaemonTest):
+    """Protection foreseen (the default): a job the plan shows still waiting when it is due is
+    protected at once, so that the expected starts of the jobs it will go before say so."""
+    CONFIG = SMALL_CLUSTER + """
+[policy]
+protect_after = "30s"
+"""
+
+    def test_a_job_the_plan_starts_past_its_due_time_is_protected_at_once(self):
+        # Both cards for a minute. The 2-card job is due in 30 s; the smaller job ranks higher and
+        # would take a card first, pushing the big one to five minutes past the minute: so the
+        # big one (the longer waiting of the two the plan starts late) is protected now, and the
+        # small one is expected after its ten hours.
+        held = self.d.submit("--gpus", "2", "--time", "60s", "--", "sh", "-c", until("held"))
+        rec = self.d.wait_state(held, "running")
+        big = self.d.submit("--gpus", "2", "--time", "10h", "--", "sh", "-c", until("big"))
+        small = self.d.submit("--gpus", "1", "--time", "5m", "--", "sh", "-c", until("small"))
+        wait_for(lambda: self.d.job(big).get("pending", {}).get("protected"), what="big protected")
+        self.assertLess(time.time(), self.d.job(big)["submit_time"] + 30)  # before it was due
+        self.assertEqual(self.d.job(big)["pending"]["expected_start"], rec["start_time"] + 60)
+        self.assertFalse(self.d.job(small)["pending"]["protected"])
+        self.assertGreater(self.d.job(small)["pending"]["priority"], self.d.job(big)["pending"]["priority"])
+        self.assertGreaterEqual(self.d.job(small)["pending"]["expected_start"], rec["start_time"] + 60 + 10 * 3600)
+        rules = " ".join(self.d.rota("rules", "--lang", "en").stdout.split())
+        self.assertIn("is due for protection is protected at once", rules)
+        # The held job ends early: the big one starts, the small one still waits for it.
+        self.open_gate("held")
+        self.d.wait_state(big, "running")
+        self.assertEqual(self.d.job(small)["state"], "pending")
+        self.open_gate("big")
+        self.d.wait_state(small, "running")
+        self.open_gate("small")
+        for job in (held, big, small):
             self.d.wait_state(job, "completed")
 
 
