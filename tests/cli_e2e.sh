@@ -46,6 +46,11 @@ printf '%s\n' "$text" | grep -q '^POLICY  *HELD  *BOOKING'; check "the idle tabl
 "$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
   --set promise_slack=soon 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'promise_slack: expected a duration' "$tmp/err"; check "a promise_slack that is no duration is refused" $?
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --set protect_foreseen=off --json >/dev/null; check "protection foreseen can be turned off" $?
+"$ROTA" simulate --trace "$tmp/t.csv" --columns submit=submit,duration=duration,gpus=gpus,user=user --gpus 2 \
+  --set protect_foreseen=maybe 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'protect_foreseen: expected on or off' "$tmp/err"; check "protect_foreseen other than on or off is refused" $?
 
 "$ROTA" simulate --trace "$tmp/missing.csv" --format philly --gpus 8 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'missing.csv' "$tmp/err"; check "missing trace: exit 1 naming the file" $?

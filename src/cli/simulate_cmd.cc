@@ -123,7 +123,7 @@ Status ApplySetting(const std::string& kv, Policy& p) {
   return InvalidArgument("--set: unknown key \"" + key +
                          "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
                          "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
-                         "protect_max, promise_slack, size_by=limit|prediction)");
+                         "protect_max, promise_slack, protect_foreseen=on|off, size_by=limit|prediction)");
 }
 
 int SimulateFail(const std::string& message) {
