@@ -93,6 +93,12 @@ void PromiseBook::Release(Time now, double gpus, Time promise, Duration limit) {
   Add(from, to, -std::min(gpus, capacity_));
 }
 
+double PromiseBooks::Cards(const std::vector<Gpu>& gpus, bool mig) {
+  double n = 0;
+  for (const Gpu& g : gpus) n += g.mig.empty() != mig ? 1.0 : 0.0;
+  return n;
+}
+
 bool Promisable(const Job& j) { return j.tier != Tier::kExplore && j.after.empty() && j.after_ok.empty(); }
 
 std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now) {
@@ -104,19 +110,21 @@ std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, cons
   }
   if (wanting.empty()) return made;
   const RequestGpuTable gpus(state);
-  std::vector<PromiseBook::Held> held;
-  for (const RunningJob& r : state.running) {
-    if (r.job.promise != kNever) held.push_back({r.job.promise, r.job.time_limit, gpus.Of(r.job.request)});
-  }
-  for (const Job& j : state.pending) {
-    if (j.promise != kNever) held.push_back({j.promise, j.time_limit, gpus.Of(j.request)});
-  }
-  PromiseBook book = PromiseBook::Of(static_cast<double>(state.gpus.size()), now, held);
+  std::vector<PromiseBook::Held> held[2];  // on the cards not in MIG mode, and on those that are
+  auto hold = [&](const Job& j) {
+    if (j.promise != kNever) held[PromiseBooks::OnMigCards(j.request)].push_back({j.promise, j.time_limit, gpus.Of(j.request)});
+  };
+  for (const RunningJob& r : state.running) hold(r.job);
+  for (const Job& j : state.pending) hold(j);
+  PromiseBooks books(PromiseBook::Of(PromiseBooks::Cards(state.gpus, false), now, held[0]),
+                     PromiseBook::Of(PromiseBooks::Cards(state.gpus, true), now, held[1]));
   std::sort(wanting.begin(), wanting.end(), [](const Job* a, const Job* b) {
     return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
   });
   made.reserve(wanting.size());
-  for (const Job* j : wanting) made.push_back({j->id, book.Promise(now, gpus.Of(j->request), j->time_limit)});
+  for (const Job* j : wanting) {
+    made.push_back({j->id, books.For(j->request).Promise(now, gpus.Of(j->request), j->time_limit)});
+  }
   return made;
 }
 

@@ -119,6 +119,33 @@ TEST(PromiseTest, OnlyJobsThatMayBeProtectedArePromisedInSubmitOrder) {
   EXPECT_TRUE(MakePromises(state, policy, kNow).empty());
 }
 
+TEST(PromiseTest, EachRequestIsPromisedOnTheCardsThatCouldHoldIt) {
+  // Two cards and one in MIG mode; a running 2-card job holds both cards for an hour.
+  ClusterState state;
+  state.gpus = testing::Cards(3);
+  state.gpus[2].mig = {{"", "3g.40gb", 40960}, {"", "3g.40gb", 40960}};
+  state.running.push_back({});
+  state.running[0].job = testing::MakeJob(9, "u", 2, kHour, kNow);
+  state.running[0].job.promise = kNow;
+  state.pending.push_back(testing::MakeJob(1, "u", 1, kHour, kNow - 20));
+  Job slice = testing::MakeJob(2, "u", 1, kHour, kNow - 10);
+  slice.request = {RequestKind::kMig, 0, 0, "3g.40gb"};
+  state.pending.push_back(slice);
+  Policy policy;
+  policy.promise_slack = 0;
+  const auto made = MakePromises(state, policy, kNow);
+  // The 1-card job only once the two cards free (pooled, the MIG card would have promised it a
+  // start now); the slice at once, on the MIG card, whatever the whole cards hold.
+  ASSERT_EQ(made.size(), 2u);
+  EXPECT_EQ(made[0], std::make_pair(JobId{1}, kNow + kHour));
+  EXPECT_EQ(made[1], std::make_pair(JobId{2}, kNow));
+  // The simulator's kept books promise alike.
+  PromiseBooks books(state.gpus);
+  EXPECT_EQ(books.For(state.running[0].job.request).Promise(kNow, 2, kHour), kNow);
+  EXPECT_EQ(books.For(state.pending[0].request).Promise(kNow, 1, kHour), kNow + kHour);
+  EXPECT_EQ(books.For(slice.request).Promise(kNow, 0.5, kHour), kNow);
+}
+
 TEST(PromiseTest, AJobIsDueAtTheEarlierOfTheWeekAndItsPromise) {
   Job j = testing::MakeJob(1, "u", 1, kHour, kNow);
   Policy p;

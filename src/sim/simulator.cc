@@ -119,7 +119,7 @@ class Replay {
     // job's limit in place, and explained passes read every job anyway.
     // The capacity plan too is kept between such passes, told of every run that ends (TakeRunning).
     if (KeepsPromises(policy_)) {
-      promises_.emplace(static_cast<double>(state_.gpus.size()));
+      promises_.emplace(state_.gpus);
       gpu_table_.emplace(state_);
     }
     if (!policy_.explain) {
@@ -564,7 +564,7 @@ class Replay {
       if (TellsTheJobApart(p.basis)) s.job.predicted_run = p.runtime;
     }
     if (promises_ && Promisable(s.job)) {
-      s.job.promise = promises_->Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
+      s.job.promise = promises_->For(s.job.request).Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
       s.promised_for = s.job.time_limit;
     }
     PushPending(s.job);
@@ -668,7 +668,7 @@ class Replay {
   // did to its limit since.
   void ReleasePromise(const SimJob& s, Time now) {
     if (!promises_ || s.job.promise == kNever) return;
-    promises_->Release(now, gpu_table_->Of(s.job.request), s.job.promise, s.promised_for);
+    promises_->For(s.job.request).Release(now, gpu_table_->Of(s.job.request), s.job.promise, s.promised_for);
   }
 
   void Complete(SimJob& s, Time end, double gpus) {
@@ -746,8 +746,8 @@ class Replay {
   std::vector<SimJob> jobs_;
   std::optional<QueueIndex> index_;  // the queue's order for unexplained passes (Run)
   std::optional<CapacityPlan> plan_;  // their capacity plan, kept between them (Run)
-  // Promises at arrival (Policy::promise_slack), on the cluster's GPUs in all.
-  std::optional<PromiseBook> promises_;
+  // Promises at arrival (Policy::promise_slack), one book per kind of card (PromiseBooks).
+  std::optional<PromiseBooks> promises_;
   std::optional<RequestGpuTable> gpu_table_;
   std::vector<size_t> pending_pos_;  // by job id: index in state_.pending (valid until Compact)
   std::vector<char> removed_;        // by job id: marked by RemovePending

@@ -245,10 +245,10 @@ protect_foreseen = false
         self.d.wait_state(held, "timeout")
         self.d.wait_state(big, "running")
         self.assertEqual(self.d.job(small)["state"], "pending")
-        # The small job was promised at once: promises pool the GPUs (the MIG card counts as one
-        # of three), so it is protected too, but nothing may start that delays the big one.
+        # The small job was promised behind the big one, on the two cards that could hold it
+        # (not on the MIG card, which takes slices only).
         small_promise = self.d.job(small)["pending"]["promise"]
-        self.assertLess(small_promise, promise)
+        self.assertEqual(small_promise, promise + 10 * 3600)
         # A restart keeps the promises.
         self.d.stop()
         self.d.start()
