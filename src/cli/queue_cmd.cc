@@ -34,9 +34,10 @@ void AddQueueCommand(CLI::App& app, ClientOptions* options, int* exit_code) {
       "ST: PD pending, R running, CG stopping. TIME: run time so far (running) or wait so far (pending).\n"
       "GPUS: 2 (whole GPUs), 20G (memory share), 3g.40gb (MIG). WHERE: gpu0,1, gpu3:20G, gpu2/mig1;\n"
       "for pending jobs the reason: (Resources) (Priority) (Quota) (Dependency) (Booking) (PeakHours)\n"
-      "(Impossible) (StartRetry), with ,Protected when it waited past the lab's bound and is next in\n"
-      "line within its tier. START: expected start, ~ when estimated (the forecast from the lab's\n"
-      "history, else the plan on time limits), - when unknown; P90: nine in ten such jobs started by then.\n"
+      "(Impossible) (StartRetry), with ,Protected when it waited (or by the plan would wait) past the\n"
+      "lab's bound and is next in line within its tier. START: expected start, ~ when estimated (the\n"
+      "forecast from the lab's history, else the plan on time limits), - when unknown; P90: nine in ten\n"
+      "such jobs started by then.\n"
       "--json prints the daemon's job objects (docs/api.md).");
   AddSocketFlag(c, options);
   c->add_flag("--all,-a", args->all, "everyone's jobs");
