@@ -179,6 +179,19 @@ timezone = "Asia/Shanghai"
         self.assertIn("up since " + time.strftime("%Y-%m-%d %H:%M", time.gmtime(started + 8 * 3600)), out)
 
 
+def big_before_small(test, gate, held, big, small):
+    """Opens `gate` (which ends `held`): the protected 2-card job `big` starts, `small` still waits
+    for it; then each ends in turn (their gates "big" and "small")."""
+    test.open_gate(gate)
+    test.d.wait_state(big, "running")
+    test.assertEqual(test.d.job(small)["state"], "pending")
+    test.open_gate("big")
+    test.d.wait_state(small, "running")
+    test.open_gate("small")
+    for job in (held, big, small):
+        test.d.wait_state(job, "completed")
+
+
 class ProtectionTest(DaemonTest):
     """The bound on overtaking ([policy] protect_after): a job that waited that long is first in
     line within its tier, whatever its priority, and rota show says so."""
@@ -207,14 +220,7 @@ protect_after = "2s"
         self.assertTrue(rows[big].endswith("(Resources,Protected)"), queue)
         self.assertNotIn("Protected", rows[small])
         # Both cards free at once: the protected job takes them; the small one would have delayed it.
-        self.open_gate("go")
-        self.d.wait_state(big, "running")
-        self.assertEqual(self.d.job(small)["state"], "pending")
-        self.open_gate("big")
-        self.d.wait_state(small, "running")
-        self.open_gate("small")
-        for job in (held, big, small):
-            self.d.wait_state(job, "completed")
+        big_before_small(self, "go", held, big, small)
 
 
 class PromiseTest(DaemonTest):
@@ -286,14 +292,7 @@ protect_after = "30s"
         rules = " ".join(self.d.rota("rules", "--lang", "en").stdout.split())
         self.assertIn("is due for protection is protected at once", rules)
         # The held job ends early: the big one starts, the small one still waits for it.
-        self.open_gate("held")
-        self.d.wait_state(big, "running")
-        self.assertEqual(self.d.job(small)["state"], "pending")
-        self.open_gate("big")
-        self.d.wait_state(small, "running")
-        self.open_gate("small")
-        for job in (held, big, small):
-            self.d.wait_state(job, "completed")
+        big_before_small(self, "held", held, big, small)
 
 
 class SystemdNotifyTest(unittest.TestCase):
