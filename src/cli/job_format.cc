@@ -387,8 +387,9 @@ std::string RenderShow(const json& job, const json& events, Time now) {
                             " (when first come first served would have started it: past that it is protected)");
       }
       if (pending.value("protected", false)) {
-        add("Protected", "yes: it waited past the lab's bound (or would have, by the plan, before it could "
-                         "start), so it is first in line within its tier and nothing submitted later may delay it");
+        add("Protected",
+            "yes: it waited past the lab's bound (or would have, by the plan, before it could "
+            "start), so it is first in line within its tier and nothing submitted later may delay it");
       }
     }
   }

@@ -309,9 +309,10 @@ TEST_F(JobFormatTest, ShowSaysWhenAJobIsProtected) {
   EXPECT_EQ(RenderShow(job, json::array(), kNow).find("Protected:"), std::string::npos);
   job["pending"]["protected"] = true;
   const std::string out = RenderShow(job, json::array(), kNow);
-  EXPECT_NE(out.find("Protected: yes: it waited past the lab's bound (or would have, by the plan, before it could "
-                     "start)"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("Protected: yes: it waited past the lab's bound (or would have, by the plan, before it could "
+               "start)"),
+      std::string::npos)
       << out;
   EXPECT_EQ(out.find("Promised:"), std::string::npos) << out;  // promises not kept
   job["pending"]["promise"] = kNow + 3600;

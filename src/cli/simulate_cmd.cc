@@ -120,10 +120,11 @@ Status ApplySetting(const std::string& kv, Policy& p) {
     p.size_by_prediction = value == "prediction";
     return Status();
   }
-  return InvalidArgument("--set: unknown key \"" + key +
-                         "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
-                         "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
-                         "protect_max, promise_slack, protect_foreseen=on|off, size_by=limit|prediction)");
+  return InvalidArgument(
+      "--set: unknown key \"" + key +
+      "\" (known: weight.tier, weight.fairshare, weight.age, weight.size, weight.penalty, "
+      "size_max_gpu_hours, age_cap, age_max, fairshare_half_life, time_of_day=off, protect_after, "
+      "protect_max, promise_slack, protect_foreseen=on|off, size_by=limit|prediction)");
 }
 
 int SimulateFail(const std::string& message) {

@@ -112,7 +112,8 @@ std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, cons
   const RequestGpuTable gpus(state);
   std::vector<PromiseBook::Held> held[2];  // on the cards not in MIG mode, and on those that are
   auto hold = [&](const Job& j) {
-    if (j.promise != kNever) held[PromiseBooks::OnMigCards(j.request)].push_back({j.promise, j.time_limit, gpus.Of(j.request)});
+    if (j.promise != kNever)
+      held[PromiseBooks::OnMigCards(j.request)].push_back({j.promise, j.time_limit, gpus.Of(j.request)});
   };
   for (const RunningJob& r : state.running) hold(r.job);
   for (const Job& j : state.pending) hold(j);

@@ -1,7 +1,8 @@
 // PromiseBook: the start each job would be promised if the queue were first come first served,
 // with every job reserved where it first fits (conservative backfill on the cluster's GPUs of its
-// kind in all, no node boundaries, on time limits; PromiseBooks keeps one per kind). The bound on overtaking protects a job once it is past its
-// promise (Policy::promise_slack; docs/design.md, "How a decision is made", step 2).
+// kind in all, no node boundaries, on time limits; PromiseBooks keeps one per kind). The bound on
+// overtaking protects a job once it is past its promise (Policy::promise_slack; docs/design.md,
+// "How a decision is made", step 2).
 //
 //   PromiseBook book(/*capacity=*/64);
 //   Time p = book.Promise(now, /*gpus=*/8, /*limit=*/kHour);  // and holds [p, p + limit)
@@ -65,8 +66,7 @@ class PromiseBook {
 // that could hold it (pooled together, a whole-GPU job would be promised a start on MIG cards).
 class PromiseBooks {
  public:
-  explicit PromiseBooks(const std::vector<Gpu>& gpus)
-      : cards_(Cards(gpus, false)), mig_(Cards(gpus, true)) {}
+  explicit PromiseBooks(const std::vector<Gpu>& gpus) : cards_(Cards(gpus, false)), mig_(Cards(gpus, true)) {}
   PromiseBooks(PromiseBook cards, PromiseBook mig) : cards_(std::move(cards)), mig_(std::move(mig)) {}
   // The book of `request`'s cards.
   PromiseBook& For(const Request& request) { return OnMigCards(request) ? mig_ : cards_; }
@@ -86,8 +86,8 @@ bool Promisable(const Job& job);
 // The promises to make on `state` at `now` (where the policy KeepsPromises): every pending job
 // without one (Job::promise == kNever) that may be protected (not explore, no dependencies) is
 // promised, in submit order, on books (PromiseBooks) that hold what the pending and running jobs
-// were promised already (the running jobs' holds stay until they end). Returns (job, promise) pairs, in submit
-// order; empty when promises are not kept or every job has one.
+// were promised already (the running jobs' holds stay until they end). Returns (job, promise)
+// pairs, in submit order; empty when promises are not kept or every job has one.
 std::vector<std::pair<JobId, Time>> MakePromises(const ClusterState& state, const Policy& policy, Time now);
 
 }  // namespace rota

@@ -349,10 +349,15 @@ class Pass {
   // `foreseen`: jobs protected before they are due (Policy::protect_foreseen; see Schedule).
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index,
        CapacityPlan* kept, const std::vector<JobId>& foreseen = {})
-      : state_(state), policy_(policy), now_(now), out_(out), foreseen_(foreseen),
+      : state_(state),
+        policy_(policy),
+        now_(now),
+        out_(out),
+        foreseen_(foreseen),
         own_plan_(kept == nullptr ? std::make_unique<CapacityPlan>(state, policy, now) : nullptr),
         plan_(kept == nullptr ? *own_plan_ : *kept),
-        quota_(state, policy, now), request_gpus_(state) {
+        quota_(state, policy, now),
+        request_gpus_(state) {
     // Serves refuses quotas and bookings; the cards' possibility needs the plan.
     if (index != nullptr && index->Serves(state, policy, now) && index->AllPossible(plan_)) {
       index_ = index;
@@ -406,7 +411,8 @@ class Pass {
 
   void Run() {
     const bool explain = policy_.explain;
-    const bool foresee = policy_.protect_foreseen && policy_.algorithm == Algorithm::kRota && Protecting(policy_);
+    const bool foresee =
+        policy_.protect_foreseen && policy_.algorithm == Algorithm::kRota && Protecting(policy_);
     Queue queue = Order();
     if (explain) out_.pending.reserve(state_.pending.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
@@ -947,9 +953,9 @@ class Pass {
   const Time now_;
   Decisions& out_;
   const std::vector<JobId>& foreseen_;
-  size_t guarded_ = 0;  // jobs protected in this pass
+  size_t guarded_ = 0;                        // jobs protected in this pass
   std::vector<std::pair<Time, JobId>> late_;  // (submit, id): see Late()
-  std::vector<char> within_quota_;  // per pending job as the pass began, where Order ranked them
+  std::vector<char> within_quota_;            // per pending job as the pass began, where Order ranked them
   std::unique_ptr<CapacityPlan> own_plan_;  // built for this pass, unless one is kept
   CapacityPlan& plan_;
   std::optional<PriorityModel> priority_;

@@ -19,10 +19,10 @@
 #include <set>
 #include <string>
 
+#include "core/promise.h"
 #include "core/quota.h"
 #include "core/scheduler.h"
 #include "core/usage.h"
-#include "core/promise.h"
 #include "testing/builders.h"
 #include "testing/random_state.h"
 #include "testing/reference_scheduler.h"
@@ -510,7 +510,8 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
   const int n = only >= 0 ? 1 : Iterations() / 3;
   int failures = 0, foreseen = 0, past_room = 0;
   for (int i = 0; i < n && failures < 3; ++i) {
-    const std::uint64_t seed = only >= 0 ? static_cast<std::uint64_t>(only) : 2'000'000 + static_cast<std::uint64_t>(i);
+    const std::uint64_t seed =
+        only >= 0 ? static_cast<std::uint64_t>(only) : 2'000'000 + static_cast<std::uint64_t>(i);
     RandomCase c = RandomCaseFromSeed(seed);
     Rng rng(seed);
     c.policy.algorithm = Algorithm::kRota;
@@ -544,7 +545,8 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
       const Time due = ProtectedFrom(j, c.policy);
       if (p.factors.is_protected || due <= c.now || p.estimated || p.expected_start <= due) continue;
       ++late;
-      auto now_info = std::find_if(d.pending.begin(), d.pending.end(), [&](const PendingInfo& q) { return q.job == p.job; });
+      auto now_info = std::find_if(d.pending.begin(), d.pending.end(),
+                                   [&](const PendingInfo& q) { return q.job == p.job; });
       if (now_info != d.pending.end() && now_info->factors.is_protected) ++early;
     }
     foreseen += early > 0;
@@ -553,8 +555,10 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
     Policy quiet = c.policy;
     quiet.explain = false;
     Decisions only_impossible = d;
-    std::erase_if(only_impossible.pending, [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
-    if (DescribeDecisions(only_impossible, c.now) != DescribeDecisions(Schedule(c.state, quiet, c.now), c.now))
+    std::erase_if(only_impossible.pending,
+                  [](const PendingInfo& p) { return p.reason != WaitReason::kImpossible; });
+    if (DescribeDecisions(only_impossible, c.now) !=
+        DescribeDecisions(Schedule(c.state, quiet, c.now), c.now))
       violations.push_back("explain = false changed a decision");
     if (!violations.empty()) {
       ++failures;
@@ -562,7 +566,8 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
     }
   }
   if (only < 0 && n >= 300) {
-    if (EnvLong("ROTA_RANDOM_VERBOSE", 0) != 0) std::printf("foreseen %d, past the room %d, of %d\n", foreseen, past_room, n);
+    if (EnvLong("ROTA_RANDOM_VERBOSE", 0) != 0)
+      std::printf("foreseen %d, past the room %d, of %d\n", foreseen, past_room, n);
     EXPECT_GT(foreseen, n / 10) << "protection foreseen is rarely exercised";
     EXPECT_GT(past_room, n / 100) << "protection foreseen rarely has more late jobs than room";
   }

@@ -85,12 +85,13 @@ TEST(RulesText, PromisesAreSaidWhereTheLabKeepsThem) {
 
 TEST(RulesText, ProtectionForeseenIsSaidWhereItActs) {
   const std::string plain = SectionText(DescribeRules(Config{}, {"alice", false, {}}, "en"), "tiers");
-  EXPECT_TRUE(Has(plain, "A job the plan shows still waiting when it is due for protection is protected at once"))
+  EXPECT_TRUE(
+      Has(plain, "A job the plan shows still waiting when it is due for protection is protected at once"))
       << plain;
   const std::string zh = SectionText(DescribeRules(Config{}, {"alice", false, {}}, "zh"), "tiers");
   EXPECT_TRUE(Has(zh, "它会立即受到保护")) << zh;
-  const std::string off =
-      SectionText(DescribeRules(Parse("[policy]\nprotect_foreseen = false\n"), {"alice", false, {}}, "en"), "tiers");
+  const std::string off = SectionText(
+      DescribeRules(Parse("[policy]\nprotect_foreseen = false\n"), {"alice", false, {}}, "en"), "tiers");
   EXPECT_FALSE(Has(off, "protected at once")) << off;
   EXPECT_TRUE(Has(off, "is protected: it goes first in its tier")) << off;
 }

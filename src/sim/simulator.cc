@@ -564,7 +564,8 @@ class Replay {
       if (TellsTheJobApart(p.basis)) s.job.predicted_run = p.runtime;
     }
     if (promises_ && Promisable(s.job)) {
-      s.job.promise = promises_->For(s.job.request).Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
+      s.job.promise =
+          promises_->For(s.job.request).Promise(now, gpu_table_->Of(s.job.request), s.job.time_limit);
       s.promised_for = s.job.time_limit;
     }
     PushPending(s.job);

@@ -669,7 +669,8 @@ class Checker {
       });
       for (size_t k = 0; k < old.size() && k < static_cast<size_t>(p_.protect_max); ++k) guard[old[k]] = 1;
       if (p_.protect_foreseen) {
-        const size_t room = static_cast<size_t>(p_.protect_max) - std::min(old.size(), static_cast<size_t>(p_.protect_max));
+        const size_t room =
+            static_cast<size_t>(p_.protect_max) - std::min(old.size(), static_cast<size_t>(p_.protect_max));
         for (int i : Foreseen(room)) {
           guard[i] = 1;
           foreseen_.insert(facts_[i].job->id);
@@ -725,7 +726,8 @@ class Checker {
     if (opt_.unforeseen != nullptr) {
       for (const PendingInfo& pi : opt_.unforeseen->pending) {
         auto it = index.find(pi.job);
-        if (it == index.end() || pi.factors.is_protected || pi.estimated || pi.expected_start == kNever) continue;
+        if (it == index.end() || pi.factors.is_protected || pi.estimated || pi.expected_start == kNever)
+          continue;
         if (may(it->second) && pi.expected_start > Due(*facts_[it->second].job)) late.push_back(it->second);
       }
     } else {
@@ -1577,7 +1579,7 @@ class Checker {
   Time stopping_until_ = 0;
   Book book_;
   std::vector<Facts> facts_;
-  std::set<JobId> foreseen_;  // protected before they are due (Foreseen)
+  std::set<JobId> foreseen_;       // protected before they are due (Foreseen)
   std::set<std::string> claimed_;  // users whose bookings bind borrowers (ComputeOrder)
   std::vector<int> order_;
 
