@@ -21,6 +21,7 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/capacity.h"
 #include "core/priority.h"
@@ -348,12 +349,12 @@ class Pass {
   // `kept`: a plan kept between passes, brought to this state (CapacityPlan::Sync), or null.
   // `foreseen`: jobs protected before they are due (Policy::protect_foreseen; see Schedule).
   Pass(const ClusterState& state, const Policy& policy, Time now, Decisions& out, const QueueIndex* index,
-       CapacityPlan* kept, const std::vector<JobId>& foreseen = {})
+       CapacityPlan* kept, std::vector<JobId> foreseen = {})
       : state_(state),
         policy_(policy),
         now_(now),
         out_(out),
-        foreseen_(foreseen),
+        foreseen_(std::move(foreseen)),
         own_plan_(kept == nullptr ? std::make_unique<CapacityPlan>(state, policy, now) : nullptr),
         plan_(kept == nullptr ? *own_plan_ : *kept),
         quota_(state, policy, now),
@@ -952,7 +953,7 @@ class Pass {
   const Policy& policy_;
   const Time now_;
   Decisions& out_;
-  const std::vector<JobId>& foreseen_;
+  const std::vector<JobId> foreseen_;  // owned: a default argument would not outlive the constructor
   size_t guarded_ = 0;                        // jobs protected in this pass
   std::vector<std::pair<Time, JobId>> late_;  // (submit, id): see Late()
   std::vector<char> within_quota_;            // per pending job as the pass began, where Order ranked them
@@ -1027,7 +1028,7 @@ Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, co
     out = Decisions{};
     HandleRunning(state, policy, now, out);
     if (plan != nullptr) plan->Sync(state, now);
-    Pass(state, policy, now, out, index, plan, foreseen).Run();
+    Pass(state, policy, now, out, index, plan, std::move(foreseen)).Run();
     if (plan != nullptr) plan->Rollback();
   }
   return out;
