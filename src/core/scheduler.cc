@@ -354,11 +354,13 @@ class Pass {
         policy_(policy),
         now_(now),
         out_(out),
+        foresee_(policy.protect_foreseen && policy.algorithm == Algorithm::kRota && Protecting(policy)),
         foreseen_(std::move(foreseen)),
         own_plan_(kept == nullptr ? std::make_unique<CapacityPlan>(state, policy, now) : nullptr),
         plan_(kept == nullptr ? *own_plan_ : *kept),
         quota_(state, policy, now),
         request_gpus_(state) {
+    std::sort(foreseen_.begin(), foreseen_.end());  // for Foreseen
     // Serves refuses quotas and bookings; the cards' possibility needs the plan.
     if (index != nullptr && index->Serves(state, policy, now) && index->AllPossible(plan_)) {
       index_ = index;
@@ -405,15 +407,21 @@ class Pass {
     }
   }
 
-  // Jobs that may be protected, not due yet, that this pass reserved later than they will be due
-  // (only where Policy::protect_foreseen), by (submit time, id); and how many it protected.
-  std::vector<std::pair<Time, JobId>>& Late() { return late_; }
-  size_t guarded() const { return guarded_; }
+  // Protection foreseen (Policy::protect_foreseen), after Run: of the jobs that may be protected,
+  // not due yet, that this pass reserved later than they will be due, the longest waiting, as
+  // many as fit in the room the protected jobs left.
+  std::vector<JobId> ToForesee() {
+    const size_t places = static_cast<size_t>(std::max(0, policy_.protect_max));
+    const size_t room = places - std::min(guarded_, places);
+    std::vector<JobId> out;
+    if (late_.empty() || room == 0) return out;
+    std::sort(late_.begin(), late_.end());
+    for (size_t i = 0; i < late_.size() && i < room; ++i) out.push_back(late_[i].second);
+    return out;
+  }
 
   void Run() {
     const bool explain = policy_.explain;
-    const bool foresee =
-        policy_.protect_foreseen && policy_.algorithm == Algorithm::kRota && Protecting(policy_);
     Queue queue = Order();
     if (explain) out_.pending.reserve(state_.pending.size());
     const bool fifo = policy_.algorithm == Algorithm::kFifo;
@@ -547,7 +555,7 @@ class Pass {
         if (p.start != kNever) {
           plan_.Commit(p, job.request, p.start, p.start + d);
           info.expected_start = p.start;
-          if (foresee && !e.guard && Protectable(e)) {
+          if (foresee_ && !e.guard && Protectable(e)) {
             const Time due = ProtectedFrom(job, policy_);
             if (due > now_ && due != kNever && p.start > due) late_.emplace_back(job.submit_time, job.id);
           }
@@ -598,7 +606,7 @@ class Pass {
     order.reserve(n);  // never grows past n: `old` points into it
     // Candidates for the bound on overtaking (see Protect), gathered in the same walk.
     const bool protecting = Protecting(policy_);
-    if (protecting) within_quota_.assign(n, 0);
+    if (foresee_) candidate_.assign(n, 0);
     bool sorted = true;       // so far: the simulator keeps fifo's and backfill's in submit order
     std::vector<Entry*> old;  // due for protection (ProtectedFrom)
     Time next_old = kNever;   // when the next candidate will be
@@ -619,8 +627,8 @@ class Pass {
       order.push_back({rota ? factors_[i].tier : 0.0, rota ? factors_[i].priority : 0.0, j.submit_time, j.id,
                        static_cast<int>(i), false, possible});
       sorted = sorted && (i == 0 || !Before(order[i], order[i - 1]));
-      if (protecting && !exhausted) within_quota_[i] = 1;
       if (protecting && factors_[i].tier > 0 && !exhausted && DependenciesMet(j)) {
+        if (foresee_) candidate_[i] = 1;
         const Time due = ProtectedFrom(j, policy_);
         if (now_ >= due || Foreseen(j.id)) {
           old.push_back(&order[i]);
@@ -774,16 +782,11 @@ class Pass {
     return k;
   }
 
-  // Whether the bound on overtaking may protect the job of `e`: as Protect's candidates, not
-  // explore by tier or over quota as the pass began (the index serves no pass with quotas),
-  // dependencies met (a reserved job's are).
-  bool Protectable(const Entry& e) const {
-    return e.tier > 0 && (within_quota_.empty() || within_quota_[e.index] != 0);
-  }
+  // Whether the bound on overtaking may protect the job of `e`: one of Protect's candidates (Order),
+  // or off the index (which serves no pass with quotas or dependencies) not explore by tier.
+  bool Protectable(const Entry& e) const { return candidate_.empty() ? e.tier > 0 : candidate_[e.index] != 0; }
 
-  bool Foreseen(JobId id) const {
-    return !foreseen_.empty() && std::find(foreseen_.begin(), foreseen_.end(), id) != foreseen_.end();
-  }
+  bool Foreseen(JobId id) const { return std::binary_search(foreseen_.begin(), foreseen_.end(), id); }
 
   bool DependenciesMet(const Job& job) {
     if (job.after.empty() && job.after_ok.empty()) return true;
@@ -953,10 +956,12 @@ class Pass {
   const Policy& policy_;
   const Time now_;
   Decisions& out_;
-  const std::vector<JobId> foreseen_;  // owned: a default argument would not outlive the constructor
+  const bool foresee_;  // Policy::protect_foreseen applies: late_ is gathered
+  // Protected before they are due, sorted; owned: a default argument would not outlive the constructor.
+  std::vector<JobId> foreseen_;
   size_t guarded_ = 0;                        // jobs protected in this pass
-  std::vector<std::pair<Time, JobId>> late_;  // (submit, id): see Late()
-  std::vector<char> within_quota_;            // per pending job as the pass began, where Order ranked them
+  std::vector<std::pair<Time, JobId>> late_;  // (submit, id): see ToForesee
+  std::vector<char> candidate_;               // per pending job, where Order ranked them: see Protectable
   std::unique_ptr<CapacityPlan> own_plan_;  // built for this pass, unless one is kept
   CapacityPlan& plan_;
   std::optional<PriorityModel> priority_;
@@ -1008,20 +1013,14 @@ Decisions Schedule(const ClusterState& state, const Policy& policy, Time now, co
   if (state.pending.empty()) return out;
   if (plan != nullptr && !plan->Keeps(state, policy)) plan = nullptr;
   if (plan != nullptr) plan->Sync(state, now);
+  // Protection foreseen (Policy::protect_foreseen): jobs the plan reserved later than they will be
+  // due would be protected before they start; while fewer than protect_max are protected, the
+  // longest waiting of them are protected now, in a second pass that plans around them.
   std::vector<JobId> foreseen;
   {
     Pass pass(state, policy, now, out, index, plan);
     pass.Run();
-    // Protection foreseen (Policy::protect_foreseen): jobs the plan reserved later than they will
-    // be due would be protected before they start; while fewer than protect_max are protected,
-    // the longest waiting of them are protected now, in a second pass that plans around them.
-    std::vector<std::pair<Time, JobId>>& late = pass.Late();
-    const size_t places = static_cast<size_t>(std::max(0, policy.protect_max));
-    const size_t room = places - std::min(pass.guarded(), places);
-    if (!late.empty() && room > 0) {
-      std::sort(late.begin(), late.end());
-      for (size_t i = 0; i < late.size() && i < room; ++i) foreseen.push_back(late[i].second);
-    }
+    foreseen = pass.ToForesee();
   }
   if (plan != nullptr) plan->Rollback();  // the running jobs alone again, for the next pass
   if (!foreseen.empty()) {
