@@ -525,9 +525,11 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
         ahead.push_back(&p);
     }
     if (ahead.empty()) continue;
+    auto pending_job = [&c](JobId id) -> const Job& {
+      return *std::find_if(c.state.pending.begin(), c.state.pending.end(), [id](const Job& j) { return j.id == id; });
+    };
     const PendingInfo& target = *ahead[rng.Below(ahead.size())];
-    const Job& job = *std::find_if(c.state.pending.begin(), c.state.pending.end(),
-                                   [&](const Job& j) { return j.id == target.job; });
+    const Job& job = pending_job(target.job);
     c.policy.protect_after = c.now - job.submit_time + (target.expected_start - c.now) / 2;
     c.policy.protect_max = rng.Pick<int>({1, 1, 2, 3});
     c.policy.protect_foreseen = true;
@@ -540,9 +542,7 @@ TEST(SchedulerRandomTest, ProtectionForeseenSatisfiesTheReference) {
     off.protect_foreseen = false;
     int early = 0, late = 0;
     for (const PendingInfo& p : Schedule(c.state, off, c.now).pending) {
-      const Job& j = *std::find_if(c.state.pending.begin(), c.state.pending.end(),
-                                   [&](const Job& x) { return x.id == p.job; });
-      const Time due = ProtectedFrom(j, c.policy);
+      const Time due = ProtectedFrom(pending_job(p.job), c.policy);
       if (p.factors.is_protected || due <= c.now || p.estimated || p.expected_start <= due) continue;
       ++late;
       auto now_info = std::find_if(d.pending.begin(), d.pending.end(),

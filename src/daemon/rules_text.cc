@@ -209,9 +209,8 @@ RulesSection Tiers(const Config& c, bool zh) {
     }
     if (p.protect_foreseen && Protecting(p)) {
       say(zh ? "若排队计划显示某作业要到该受保护的时候仍开始不了，它会立即受到保护，不必等到那时。"
-             : "A job the plan shows still waiting when it is due for protection is protected at once, not "
-               "only "
-               "then.");
+             : "A job the plan shows still waiting when it is due for protection is protected at once, "
+               "not only then.");
     }
   } else {
     say(zh ? fmt::format("同一级别内按提交顺序（{}）。", AlgorithmName(p.algorithm))
