@@ -198,6 +198,7 @@ class ProtectionTest(DaemonTest):
     CONFIG = SMALL_CLUSTER + """
 [policy]
 protect_after = "2s"
+time_of_day = []  # at night the time-of-day rules favour the big job
 """
 
     def test_a_job_that_waited_past_the_bound_goes_before_a_smaller_later_one(self):
@@ -231,6 +232,7 @@ class PromiseTest(DaemonTest):
 [policy]
 promise_slack = "0s"
 protect_foreseen = false
+time_of_day = []  # at night the time-of-day rules favour the big job
 """
 
     def test_a_job_past_its_promise_goes_before_a_smaller_later_one(self):
@@ -268,10 +270,12 @@ protect_foreseen = false
 
 class ForeseenTest(DaemonTest):
     """Protection foreseen (the default): a job the plan shows still waiting when it is due is
-    protected at once, so that the expected starts of the jobs it will go before say so."""
+    protected at once, so that the expected starts of the jobs it will go before say so. The
+    time-of-day rules are off: at night they favour the big job."""
     CONFIG = SMALL_CLUSTER + """
 [policy]
 protect_after = "30s"
+time_of_day = []
 """
 
     def test_a_job_the_plan_starts_past_its_due_time_is_protected_at_once(self):
