@@ -10,13 +10,14 @@
 #include <csignal>
 #include <filesystem>
 #include <limits>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "daemon/slurm_cards.h"
 #include "exec/files.h"
 #include "json/bounded.h"
 #include "slurm/accounting.h"
+#include "slurm/job_gpus.h"
 #include "slurm/parsable.h"
 
 namespace rota::daemon {
@@ -363,34 +364,21 @@ int SlurmEngine::ShardCardsPerNode(const slurm::QueuedJob& q) {
                                         [](const slurm::Gres& g) { return g.name == "shard" && g.count > 0; }));
 }
 
-StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r, const std::string& node,
+StatusOr<std::vector<std::string>> SlurmEngine::GivenCards(const ChildResult& r, const std::string& nodes,
                                                            int count, int shard_cards) {
   if (!r.ok()) return Unavailable(r.Describe());
-  // One node only: a job over several ("n[1-2]") names no one node's indices; its cards stay
-  // counted (GresUsed), not named. (A Rota job is on one node.)
-  if (node.empty() || node.find_first_of("[,") != std::string::npos)
-    return FailedPrecondition("not on one node (" + node + ")");
-  StatusOr<std::vector<slurm::NodeGres>> given = slurm::ParseJobNodeGres(r.out);
+  // Checked against the queue (slurm::GpusGiven): scontrol also prints the job's name, command
+  // and paths, which the user chose, so a made-up "Nodes=... GRES=gpu(IDX:...)" line among them
+  // (Slurm's own is always there too) is told by its nodes or counts, and nothing is taken.
+  StatusOr<std::vector<slurm::NodeGpus>> given = slurm::GpusGiven(r.out, nodes, count, shard_cards);
   if (!given.ok()) return given.status();
-  // scontrol prints the job's name, command, directory and paths, which the user chose and which
-  // may hold newlines: a made-up "Nodes=... GRES=gpu(IDX:...)" line among them is told by the
-  // count (Slurm's own line is always there too) or the node, and nothing is taken from it.
   std::vector<std::string> cards;
-  std::set<int> shared;
-  for (const slurm::NodeGres& n : *given) {
-    if (n.nodes != node) return InvalidArgument("a GPU line for node " + n.nodes + ", not " + node);
-    for (int index : n.gpu_indices) cards.push_back(SlurmCardUuid(n.nodes, index));
-    shared.insert(n.shard_indices.begin(), n.shard_indices.end());
+  for (const slurm::NodeGpus& n : *given) {
+    for (int index : n.gpus) cards.push_back(SlurmCardUuid(n.node, index));
   }
-  if (static_cast<int>(cards.size()) != count) {
-    return InvalidArgument("scontrol names " + std::to_string(cards.size()) + " GPUs where the job has " +
-                           std::to_string(count));
+  for (const slurm::NodeGpus& n : *given) {
+    for (int index : n.shard_cards) cards.push_back(SlurmCardUuid(n.node, index));
   }
-  if (static_cast<int>(shared.size()) != shard_cards) {
-    return InvalidArgument("scontrol names the shards of " + std::to_string(shared.size()) +
-                           " GPUs where the job has those of " + std::to_string(shard_cards));
-  }
-  for (int index : shared) cards.push_back(SlurmCardUuid(node, index));
   return cards;
 }
 

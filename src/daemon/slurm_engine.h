@@ -224,12 +224,13 @@ class SlurmEngine final : public Engine {
   // The runs outside Rota holding whole GPUs: those new are followed, those gone are charged.
   void ChargeOutside(const std::vector<slurm::QueuedJob>& queue, const std::set<std::string>& ours);
   void TellHolders();
-  // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says a job on `node`
-  // with `count` GPUs and the shards of `shard_cards` cards has (a card whose shards it holds is
-  // held: a whole GPU would wait there); an error unless its lines name that node alone and
-  // exactly those counts.
-  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& node, int count,
-                                                       int shard_cards = 0);
+  // The cards (SLURM-<node>-<i>) that `scontrol -d show job`'s answer `r` says a job on `nodes`
+  // (the queue's host list: a Rota job's one node, or an outside job's several) with `count` GPUs
+  // and the shards of `shard_cards` cards on each has (a card whose shards it holds is held: a
+  // whole GPU would wait there); an error unless its lines name those nodes, each once, with
+  // exactly those counts (slurm::GpusGiven).
+  static StatusOr<std::vector<std::string>> GivenCards(const ChildResult& r, const std::string& nodes,
+                                                       int count, int shard_cards = 0);
   // The whole GPUs a queue entry asks per node (its tres-per-node), its MIG slices
   // (slurm::MigProfile), and the cards whose shards it asks (one for each shard item: a job's
   // shards of one request come from one card).

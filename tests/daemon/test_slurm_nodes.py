@@ -456,6 +456,34 @@ class TwoNodesTest(DaemonTest):
         wait_for(lambda: os.path.exists(self.path(f"rota-{b}.out")) and self.read(f"rota-{b}.out"), what="b's output")
         self.assertEqual(self.read(f"rota-{b}.out").split()[1], "0,1")
 
+    def test_a_job_outside_rota_over_both_nodes_holds_the_cards_slurm_gave_on_each(self):
+        # Two plain sbatch jobs of a user: one GPU on the first node, then one GPU on each node. Slurm
+        # gives the second job GPU 1 of the first node and GPU 0 of the second (its lowest free ones):
+        # Rota names exactly those, on both nodes, not the count's guess (the last free card).
+        sbatch = lambda *argv: self.cluster.run("sbatch", "--parsable", "-o", "/dev/null", "-D", "/tmp", *argv,
+                                                "--wrap", "sleep 300", user=DEFAULT_USER).stdout.strip()
+        one = sbatch("-w", self.cluster.node, "--gres=gpu:1")
+        running = lambda job: self.cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip() == "RUNNING"
+        wait_for(lambda: running(one), what="the first outside job running")
+        both = sbatch("-N2", "--gres=gpu:1")
+        wait_for(lambda: running(both), what="the outside job over both nodes running")
+        held = lambda: {g["uuid"]: sorted(h["slurm_job"] for h in g["held_by"]) for g in self.d.api({"op": "gpus"})["gpus"]}
+        wait_for(lambda: held() == {"SLURM-rota-n1-0": [one], "SLURM-rota-n1-1": [both],
+                                    "SLURM-rota-n2-0": [both], "SLURM-rota-n2-1": []},
+                 what="the cards of both outside jobs named", timeout=15)
+        gpus = {g["uuid"]: g for g in self.d.api({"op": "gpus"})["gpus"]}
+        self.assertFalse(gpus["SLURM-rota-n2-1"]["held_outside"])
+        listing = self.d.rota("gpus").stdout
+        self.assertEqual(listing.count(f"{DEFAULT_USER}/slurm:{both}(outside Rota)"), 2, listing)
+        # The one free card takes a Rota job, and Slurm agrees it is that card.
+        job = self.d.submit("--gpus", "1", "--", "sleep", "300")
+        wait_for(lambda: self.node_of(job), what="the Rota job running in Slurm")
+        self.assertEqual(self.node_of(job), self.cluster.second)
+        wait_for(lambda: self.d.job(job)["gpu_uuids"] == ["SLURM-rota-n2-1"], what="the job on the free card")
+        self.cluster.run("scancel", both)
+        wait_for(lambda: held()["SLURM-rota-n2-0"] == [] and held()["SLURM-rota-n1-1"] == [],
+                 what="the cards of the ended job no longer held")
+
     def test_a_node_that_fails_under_a_job_requeues_it_elsewhere(self):
         # Both GPUs of the first node taken, so the requeue-able job goes to the second.
         blocker = self.d.submit("--gpus", "2", "--", "sleep", "300")
