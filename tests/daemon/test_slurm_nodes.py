@@ -512,5 +512,126 @@ class TwoNodesTest(DaemonTest):
         wait_for(lambda: self.node_of(job) == self.cluster.node, what="the job running on the first node")
 
 
+
+@unittest.skipIf(WHY_NOT_TWO, WHY_NOT_TWO)
+class SecondNodeOverTheNetworkTest(DaemonTest):
+    """The second node as a compute node is: in its own network namespace, it reaches the head only
+    over the veth pair, at the head's address there (not loopback, no socket). Its agent posts its
+    cards' readings and its slurmd's Epilog pokes with `rotad --agent URL --poke`, each with the
+    node's own token (picked by the node's hostname, as a site's shared Epilog would)."""
+    TOKENS = {"rota-n1": "token-of-the-first-node-0123456789", "rota-n2": "token-of-the-second-node-012345678"}
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="rota-node2-")
+        os.chmod(self.dir, 0o755)
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        os.makedirs(os.path.join(self.dir, "tokens"))
+        for node, token in self.TOKENS.items():
+            self.write(f"tokens/{node}.token", token + "\n")
+            self.write(f"agent-{node}.token", token + "\n")
+        self.write("agent.toml", f'[gpus]\nsource = "nvml"\nnvml_library = "{FAKE_NVML}"\nnvml_timeout = "1s"\n')
+        self.write("nvml.json", json.dumps({"driver_version": "550.54.15",
+                                            "cards": [fake_card(0, 63), fake_card(1, 8)]}))
+        self.hook = os.path.join(self.dir, "epilog")
+        self.log = os.path.join(self.dir, "log")
+        self.write("epilog", "#!/bin/sh\nexit 0\n", mode=0o755)
+        self.cluster = SlurmCluster(gpus=2, second_node="rota-n2", epilog=self.hook).start()
+        self.addCleanup(self.cluster.stop)
+        self.url = f"http://{self.cluster.addr[0]}:{free_port()}"
+        # What the queue lists the moment the poke has returned, with the node that poked.
+        self.write("epilog", f"""#!/bin/sh
+{ROTAD} --agent {self.url} --token-file {self.dir}/agent-$(uname -n).token --poke
+rc=$?
+names=$(SLURM_CONF={self.cluster.conf} squeue -h -a -t all -o %j | tr '\\n' ' ')
+echo "$SLURM_JOB_ID $(uname -n) rc=$rc $names" >> {self.log}
+exit 0
+""", mode=0o755)
+        # A poll of a minute: only the poke can make an end seen within seconds.
+        self.CONFIG = slurm_config(
+            self.cluster, extra=f'agent_tokens = "{self.dir}/tokens"\nagent_stale_after = "3s"\n'
+        ).replace("poll_interval = 0.2", "poll_interval = 60") + \
+            f'[web]\nlisten = "{self.url.removeprefix("http://")}"\n'
+        super().setUp()
+        self.agent = None
+        self.addCleanup(self.stop_agent)
+
+    def write(self, name, text, mode=0o600):
+        path = os.path.join(self.dir, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.chmod(path + ".tmp", mode)
+        os.replace(path + ".tmp", path)
+
+    def start_agent(self, token_node="rota-n2"):
+        """`rotad --agent` for the second node, run in its network namespace."""
+        self.agent_log = open(os.path.join(self.dir, "agent.log"), "a")
+        self.agent = subprocess.Popen(
+            ["nsenter", f"--net=/run/netns/{self.cluster.netns}", ROTAD, "--agent", self.url,
+             "--node", self.cluster.second, "--token-file", os.path.join(self.dir, f"agent-{token_node}.token"),
+             "--interval", "0.3", "-c", os.path.join(self.dir, "agent.toml")],
+            stdout=self.agent_log, stderr=subprocess.STDOUT,
+            env=dict(os.environ, FAKE_NVML_STATE=os.path.join(self.dir, "nvml.json")))
+
+    def stop_agent(self):
+        if self.agent and self.agent.poll() is None:
+            self.agent.send_signal(signal.SIGTERM)
+            self.assertEqual(self.agent.wait(timeout=10), 0)
+        if self.agent:
+            self.agent_log.close()
+            self.agent = None
+
+    def agent_said(self):
+        with open(os.path.join(self.dir, "agent.log")) as f:
+            return f.read()
+
+    def utils(self):
+        return {g["uuid"]: g["util"] for g in self.d.api({"op": "gpus"})["gpus"]}
+
+    def epilog_lines(self):
+        try:
+            with open(self.log) as f:
+                return [line.split() for line in f]
+        except FileNotFoundError:
+            return []
+
+    def test_the_second_nodes_agent_reaches_the_head_over_the_network(self):
+        # The namespace has no route to the head's loopback: only the veth address reaches it.
+        loop = subprocess.run(["nsenter", f"--net=/run/netns/{self.cluster.netns}", ROTAD, "--agent",
+                               f"http://127.0.0.1:{self.url.rsplit(':', 1)[1]}", "--token-file",
+                               os.path.join(self.dir, "agent-rota-n2.token"), "--poke"],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(loop.returncode, 1, loop.stderr)
+        self.start_agent()
+        wait_for(lambda: self.utils() == {"SLURM-rota-n1-0": -1, "SLURM-rota-n1-1": -1,
+                                          "SLURM-rota-n2-0": 63, "SLURM-rota-n2-1": 8},
+                 what="the second node's readings on its cards, and only on its")
+        self.assertRegex(self.d.rota("status").stdout, r"Agents:\n  rota-n2: readings of .*\d\n")
+        self.stop_agent()
+        wait_for(lambda: self.utils()["SLURM-rota-n2-0"] == -1, timeout=15, what="the readings to go stale")
+        # The first node's token does not speak for the second node: refused, the agent says so and
+        # keeps trying, and the second node's cards stay unknown.
+        self.start_agent(token_node="rota-n1")
+        wait_for(lambda: "node rota-n1's: it may post only that node's readings" in self.agent_said(),
+                 what="the refusal")
+        self.assertEqual(self.utils()["SLURM-rota-n2-0"], -1)
+        self.stop_agent()
+
+    def test_the_second_nodes_epilog_poke_brings_the_next_job_into_slurm_before_it_returns(self):
+        # The first node's GPUs taken, the short job runs on the second; the third waits in Rota.
+        blocker = self.d.submit("--gpus", "2", "--", "sleep", "300")
+        self.d.wait_state(blocker, "running", timeout=20)
+        short = self.d.submit("--gpus", "2", "--", "sleep", "1")
+        self.d.wait_state(short, "running", timeout=20)
+        after = self.d.submit("--gpus", "2", "--", "true")
+        self.assertEqual(self.d.job(after)["state"], "pending")
+        self.d.wait_state(after, "completed", timeout=20)
+        short_slurm = self.d.job(short)["engine_job"].split()[-1]
+        wait_for(lambda: any(line[0] == short_slurm for line in self.epilog_lines()), what="the short job's epilog")
+        line = next(line for line in self.epilog_lines() if line[0] == short_slurm)
+        self.assertEqual(line[1:3], ["rota-n2", "rc=0"], line)
+        self.assertIn(f"rota-{after}", line[3:])
+        self.d.rota("cancel", str(blocker))
+
+
 if __name__ == "__main__":
     unittest.main()
