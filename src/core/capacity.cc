@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -223,7 +224,7 @@ struct CardWindows {
 }  // namespace
 
 CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time now)
-    : state_(&state), now_(now) {
+    : state_(&state), now_(now), span_nodes_(policy.span_nodes) {
   Layout(state);
   AddBookings(state);
   running_end_.resize(state.running.size());
@@ -237,7 +238,7 @@ CapacityPlan::CapacityPlan(const ClusterState& state, const Policy& policy, Time
 }
 
 CapacityPlan::CapacityPlan(Kept, const ClusterState& state, const Policy& policy)
-    : state_(&state), now_(0), kept_(true), ends_(policy) {
+    : state_(&state), now_(0), span_nodes_(policy.span_nodes), kept_(true), ends_(policy) {
   Layout(state);
   touched_.assign(units_.size(), 0);
 }
@@ -455,7 +456,7 @@ std::optional<Placement> CapacityPlan::EarliestWholeByTails(int n, Duration d, T
     if (tail == kNever) break;
     int c = ++per_node[dense_node_[ui]];
     ++total;
-    if (n <= max_node_size_ ? c >= n : total >= n) {
+    if (OneNode(n) ? c >= n : total >= n) {
       t = std::max(t0, tail);
       break;
     }
@@ -512,7 +513,8 @@ bool CapacityPlan::Possible(const Request& req) const {
   switch (req.kind) {
     case RequestKind::kWholeGpus:
       if (req.gpus < 1) return false;
-      return req.gpus <= max_node_size_ || static_cast<size_t>(req.gpus) <= whole_units_.size();
+      return req.gpus <= max_node_size_ ||
+             (span_nodes_ && static_cast<size_t>(req.gpus) <= whole_units_.size());
     case RequestKind::kMemShare:
       return req.memory > 0 && req.memory <= max_card_memory_;
     case RequestKind::kMig:
@@ -524,7 +526,7 @@ bool CapacityPlan::Possible(const Request& req) const {
 bool CapacityPlan::PhysicallyFitsNow(const Request& req) const {
   switch (req.kind) {
     case RequestKind::kWholeGpus:
-      return req.gpus <= max_node_size_ ? max_node_free_ >= req.gpus : free_whole_ >= req.gpus;
+      return OneNode(req.gpus) ? max_node_free_ >= req.gpus : free_whole_ >= req.gpus;
     case RequestKind::kMemShare:
       return max_share_free_ >= req.memory;
     case RequestKind::kMig: {
@@ -721,7 +723,7 @@ Placement CapacityPlan::EarliestMulti(const Request& req, Duration d, int user, 
   std::vector<int> node_count(node_free_.size(), 0);
   int total = 0;
   const int n = req.gpus;
-  const bool one_node = n <= max_node_size_;
+  const bool one_node = OneNode(n);
   std::vector<int> grown;  // nodes that gained a card at the current time
   while (true) {
     Time t = heap.empty() ? kNever : heap.front().e.t;
@@ -799,7 +801,7 @@ Placement CapacityPlan::PickAt(Time t, Duration d, int user, Holds holds, const 
       if (!rank.empty()) cand_rank.push_back(rank[i]);
     }
   };
-  if (n <= max_node_size_) {
+  if (OneNode(n)) {
     // Best fit: the feasible node where the job's cards rank best (the owner's booked ones, or
     // for a borrowing job the fewest booked by others), then with the fewest usable cards at t.
     auto cost = [&](size_t node) {
@@ -1075,9 +1077,11 @@ Allocation CapacityPlan::ToAllocation(const Placement& p, const Request& req) co
 std::string WhyNeverFits(const std::vector<Gpu>& gpus, const Request& r) {
   int whole = 0;
   MiB largest = 0;
+  std::map<int, int> whole_on;  // per node
   for (const Gpu& g : gpus) {
     if (!g.mig.empty()) continue;
     ++whole;
+    ++whole_on[g.node];
     largest = std::max(largest, g.memory);
   }
   const std::vector<std::string> profiles = MigProfiles(gpus, /*in_service_only=*/false);
@@ -1088,6 +1092,13 @@ std::string WhyNeverFits(const std::vector<Gpu>& gpus, const Request& r) {
     case RequestKind::kWholeGpus: {
       std::string what = CountOf(r.gpus, "GPU", "GPUs") + ", but ";
       if (whole == 0) return what + mig_only;
+      if (whole_on.size() > 1 && r.gpus <= whole) {  // larger than any node (Policy::span_nodes off)
+        int most = 0;
+        for (const auto& [node, n] : whole_on) most = std::max(most, n);
+        return what + "a job runs on one node, and the largest here has " +
+               CountOf(most, "whole GPU", "whole GPUs") + " (" + CountOf(whole, "GPU", "GPUs") + " on " +
+               std::to_string(whole_on.size()) + " nodes)";
+      }
       return what + "this server has " + CountOf(whole, "whole GPU", "whole GPUs") +
              (profiles.empty() ? "" : " (cards in MIG mode are used by slice)");
     }

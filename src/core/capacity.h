@@ -239,6 +239,9 @@ class CapacityPlan {
   std::vector<Time> running_end_;  // per running job: when its profile entries end
   std::vector<int> dense_node_;  // per unit: its node numbered 0..nodes-1
   int max_node_size_ = 0;
+  bool span_nodes_ = true;  // Policy::span_nodes
+  // Whether `n` whole cards must be on one node: they fit on one, or jobs never span nodes.
+  bool OneNode(int n) const { return n <= max_node_size_ || !span_nodes_; }
   MiB max_card_memory_ = 0;  // of the whole cards, drained or not (Possible)
   // Summary of what is free now (see PhysicallyFitsNow), refreshed after every start.
   int free_whole_ = 0;
@@ -309,7 +312,8 @@ void CapacityPlan::ForAllocation(const Allocation& a, Fn&& fn) const {
 
 // Why a request that CapacityPlan::Possible refuses can never run on `gpus`, and what to ask for
 // instead: "1 GPU, but every card here is in MIG mode: ask for a slice with --mig (3g.40gb)",
-// "a memory share of 100G, larger than any card (the largest has 80G)".
+// "a memory share of 100G, larger than any card (the largest has 80G)", "3 GPUs, but a job runs
+// on one node, and the largest here has 2 whole GPUs (4 GPUs on 2 nodes)".
 std::string WhyNeverFits(const std::vector<Gpu>& gpus, const Request& r);
 
 }  // namespace rota

@@ -201,6 +201,37 @@ TEST(CapacityTest, JobLargerThanANodeSpreadsOverNodes) {
   EXPECT_TRUE(on_node0 == 4 || on_node0 == 2) << on_node0;
 }
 
+TEST(CapacityTest, WhereJobsNeverSpanNodesOneLargerThanAnyNodeCanNeverRun) {
+  // rotad's setting (Policy::span_nodes off): its jobs run on one node.
+  ClusterState s = Nodes(2, 4);
+  Policy p;
+  p.span_nodes = false;
+  CapacityPlan plan(s, p, kNow);
+  EXPECT_TRUE(plan.Possible(Whole(4)));
+  EXPECT_FALSE(plan.Possible(Whole(5)));
+  EXPECT_FALSE(plan.Possible(Whole(8)));
+  EXPECT_FALSE(plan.PhysicallyFitsNow(Whole(6)));  // 8 free, at most 4 on one node
+  EXPECT_EQ(plan.Earliest(Whole(6), 3600, -1, kNow, true).start, kNever);
+  EXPECT_EQ(plan.Earliest(Whole(6), 3600, -1, kNow, false).start, kNever);
+  // A job that fits on a node is placed as before, on one.
+  Placement four = plan.Earliest(Whole(4), 3600, -1, kNow, true);
+  ASSERT_EQ(four.units.size(), 4u);
+  EXPECT_TRUE(Sorted(four.units) == (std::vector<int>{0, 1, 2, 3}) ||
+              Sorted(four.units) == (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(WhyNeverFits(s.gpus, Whole(6)),
+            "6 GPUs, but a job runs on one node, and the largest here has 4 whole GPUs (8 GPUs on 2 nodes)");
+  EXPECT_EQ(WhyNeverFits(s.gpus, Whole(9)), "9 GPUs, but this server has 8 whole GPUs");
+}
+
+TEST(CapacityTest, AKeptPlanAlsoKeepsJobsOnOneNode) {
+  ClusterState s = Nodes(2, 2);
+  Policy p;
+  p.span_nodes = false;
+  CapacityPlan kept(CapacityPlan::Kept{}, s, p);
+  EXPECT_FALSE(kept.Possible(Whole(3)));
+  EXPECT_TRUE(kept.Possible(Whole(2)));
+}
+
 // ---- Memory shares ------------------------------------------------------------------------
 
 TEST(CapacityTest, SharesPackBestFitOntoSharedCardsSoWholeCardsStayWhole) {

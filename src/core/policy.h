@@ -121,6 +121,12 @@ struct Policy {
   // Starts, signals, kills and wake-ups are the same either way.
   bool explain = true;
   bool enforce_time_limits = true;  // the simulator may turn this off (estimates are not limits)
+  // Whether a job larger than any node may be placed over several nodes. The simulator's traces
+  // have such jobs (64 GPUs on servers of 8); a daemon's job runs on one node (the local engine
+  // has one, the Slurm engine submits `--nodes=1`), so rotad's configuration turns this off
+  // (config::ParseConfig): such a job can never run there (CapacityPlan::Possible), and is refused
+  // at submit rather than placed over nodes and then refused by Slurm.
+  bool span_nodes = true;
   // A running job past its expected end (limits not enforced) is assumed to end this much later.
   Duration overdue_grace = 5 * kMinute;
 

@@ -727,6 +727,25 @@ TEST(SchedulerReasonTest, Impossible) {
   EXPECT_EQ(d.starts[0].job, 4);
 }
 
+TEST(SchedulerReasonTest, LargerThanAnyNodeWhereJobsStayOnOneNode) {
+  // Two nodes of two cards, all free. With jobs that may span nodes (the simulator's traces) a
+  // 3-card job starts over both; rotad's (Policy::span_nodes off) never can, under every policy.
+  ClusterState s = Cards(4);
+  s.gpus[2].node = s.gpus[3].node = 1;
+  s.pending.push_back(MakeJob(1, 3, kHour, kNow - 100));
+  s.pending.push_back(MakeJob(2, 2, kHour, kNow - 90));
+  EXPECT_TRUE(IsStarted(Schedule(s, Quiet(Algorithm::kFifo), kNow), 1));
+  for (Algorithm a : kAlgorithms) {
+    Policy p = Quiet(a);
+    p.span_nodes = false;
+    Decisions d = Schedule(s, p, kNow);
+    ASSERT_TRUE(IsPending(d, 1)) << AlgorithmName(a);
+    EXPECT_EQ(Info(d, 1).reason, WaitReason::kImpossible) << AlgorithmName(a);
+    ASSERT_EQ(d.starts.size(), 1u) << AlgorithmName(a);
+    EXPECT_EQ(d.starts[0].job, 2) << AlgorithmName(a);
+  }
+}
+
 // Unexplained passes (the simulator's) stop walking the queue once the rest can change no
 // decision (scheduler.cc, Run). What lies past that point must still be found.
 Policy Unexplained(Algorithm a, int depth) {

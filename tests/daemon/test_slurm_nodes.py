@@ -447,6 +447,11 @@ class TwoNodesTest(DaemonTest):
         for job in (a, b):
             uuids = self.d.job(job)["gpu_uuids"]
             self.assertEqual({u.rsplit("-", 1)[0] for u in uuids}, {"SLURM-" + self.node_of(job)}, uuids)
+        # A job larger than any node can never run: refused at once, with why (not split over the
+        # nodes, and then refused by Slurm).
+        big = self.d.rota("submit", "--gpus", "3", "--", "true", check=False)
+        self.assertNotEqual(big.returncode, 0)
+        self.assertIn("3 GPUs, but a job runs on one node, and the largest here has 2 whole GPUs", big.stderr)
         # A third 2-GPU job waits: no node has two free GPUs (and a job is never split).
         c = self.d.submit("--gpus", "2", "--", "true")
         time.sleep(1.5)
