@@ -291,8 +291,11 @@ Status JobStore::MarkStarted(JobId id, const StartInfo& start, Time now) {
 
 Status JobStore::MarkSignalled(JobId id, Time kill_at, bool preempted, Time now) {
   if (Status s = Durability(false); !s.ok()) return s;
+  // The kill's time as a span from now: the store knows no zone to print a time in (before, the
+  // history said "kill at 1796687388").
   std::string reason = std::string(preempted ? "Signalled for preemption" : "Signalled for time limit") +
-                       ", kill at " + std::to_string(kill_at);
+                       (kill_at > now ? ", killed in " + FormatDuration(kill_at - now) : ", killed now") +
+                       " if still running";
   return Transition(*db_, id, JobState::kRunning, JobState::kRunning, "signal", reason, "rotad", now, [&] {
     StatusOr<Statement> st =
         db_->Prepare("UPDATE jobs SET signalled = 1, kill_at = ?2, preempted = ?3 WHERE id = ?1");

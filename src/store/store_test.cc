@@ -325,6 +325,16 @@ TEST_F(JobStoreTest, EveryFinalStateFromRunning) {
   }
 }
 
+TEST_F(JobStoreTest, ASignalsHistorySaysWhenTheKillComesAsASpan) {
+  JobId id = SubmitOrDie(MakeJob(), kT0);
+  ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 10).ok());
+  // A job without a grace: its signal and its kill are due at once.
+  ASSERT_TRUE(store_->MarkSignalled(id, kT0 + 70, false, kT0 + 70).ok());
+  auto events = store_->Events(id);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  EXPECT_EQ(events->back().reason, "Signalled for time limit, killed now if still running");
+}
+
 TEST_F(JobStoreTest, EventsInOrderWithReasons) {
   JobId id = SubmitOrDie(MakeJob(), kT0);
   ASSERT_TRUE(store_->MarkStarted(id, TwoGpus(), kT0 + 10).ok());
@@ -340,8 +350,8 @@ TEST_F(JobStoreTest, EventsInOrderWithReasons) {
   std::vector<JobEvent> want = {
       {id, kT0, std::nullopt, S::kPending, "Submitted", "alice"},
       {id, kT0 + 10, S::kPending, S::kRunning, "Started", "rotad"},
-      {id, kT0 + 20, S::kRunning, S::kRunning,
-       "Signalled for preemption, kill at " + std::to_string(kT0 + 320), "rotad"},
+      {id, kT0 + 20, S::kRunning, S::kRunning, "Signalled for preemption, killed in 5m if still running",
+       "rotad"},
       {id, kT0 + 30, S::kRunning, S::kPending, "Preempted by job 42 (requeued)", "rotad"},
       {id, kT0 + 40, S::kPending, S::kRunning, "Started", "rotad"},
       {id, kT0 + 50, S::kRunning, S::kCancelled, "Cancelled by bob", "bob"},
