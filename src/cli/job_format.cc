@@ -121,17 +121,20 @@ std::string WhereCell(const json& job) {
   }
   std::string gpus = JoinInts(Ints(job, "gpus"), ",");
   if (gpus.empty()) return "-";
+  // On a cluster, "@node": the indices are Rota's (as `rota gpus` lists them), not the node's own.
+  const std::string node = Str(job, "node");
+  const std::string at = node.empty() ? std::string() : "@" + node;
   std::string kind = Str(Obj(job, "request"), "kind");
   if (kind == "gpu_mem") {
     long long mem = Int(job, "gpu_mem");
     if (mem <= 0) mem = Int(Obj(job, "request"), "memory");
-    return "gpu" + gpus + ":" + FormatMemory(mem);
+    return "gpu" + gpus + ":" + FormatMemory(mem) + at;
   }
   if (kind == "mig") {
     long long index = Int(job, "mig_index", -1);
-    return "gpu" + gpus + "/mig" + (index >= 0 ? std::to_string(index) : std::string());
+    return "gpu" + gpus + "/mig" + (index >= 0 ? std::to_string(index) : std::string()) + at;
   }
-  return "gpu" + gpus;
+  return "gpu" + gpus + at;
 }
 
 std::string StartCell(const json& job) {

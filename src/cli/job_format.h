@@ -22,8 +22,8 @@ std::string FormatShortTime(Time t, Time now);
 std::string StateCode(const nlohmann::json& job);
 // The request: "2" (whole GPUs), "20G" (a memory share), "3g.40gb" (a MIG slice).
 std::string RequestCell(const nlohmann::json& request);
-// Where a running job runs ("gpu0,1", "gpu3:20G", "gpu2/mig1"), or why a pending one waits
-// ("(Resources)", "(Priority)", "(Quota)", ...).
+// Where a running job runs ("gpu0,1", "gpu3:20G", "gpu2/mig1"; on a cluster "gpu2,3@node2"), or
+// why a pending one waits ("(Resources)", "(Priority)", "(Quota)", ...).
 std::string WhereCell(const nlohmann::json& job);
 // The capitalised reason ("Resources", "PeakHours") of a pending.reason wire value.
 std::string ReasonLabel(const std::string& reason);

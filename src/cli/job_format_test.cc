@@ -148,6 +148,13 @@ TEST_F(JobFormatTest, RequestAndWhereCells) {
               {"gpus", {2}},
               {"mig_index", 1}};
   EXPECT_EQ(WhereCell(mig), "gpu2/mig1");
+  // On a cluster, the node after Rota's indices.
+  json there = Running();
+  there["node"] = "gpu-07";
+  EXPECT_EQ(WhereCell(there), "gpu0,1@gpu-07");
+  share["node"] = mig["node"] = "n2";
+  EXPECT_EQ(WhereCell(share), "gpu3:20G@n2");
+  EXPECT_EQ(WhereCell(mig), "gpu2/mig1@n2");
 }
 
 TEST_F(JobFormatTest, PendingReasons) {

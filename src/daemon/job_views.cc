@@ -63,6 +63,11 @@ json JobViews::JobJson(const store::JobRecord& rec, const Caller& caller) {
       }
     }
   }
+  // On a cluster, the node a running job's cards are on (its GPU indices are Rota's, as `rota gpus`
+  // lists them; a user looks for the job there).
+  if (rec.state == store::JobState::kRunning) {
+    if (const std::string& node = cards_.NodeOf(rec.placement.alloc); !node.empty()) out["node"] = node;
+  }
   // GPU-hours so far (or in all, once ended), in GPU-equivalents of this server's cards.
   if (rec.start_time > 0 && !rec.placement.alloc.gpus.empty()) {
     const Time end = rec.end_time > 0 ? rec.end_time : Now();

@@ -118,6 +118,31 @@ TEST_F(JobViewsTest, TheQueueListsRunningThenPendingInThePassesOrderThenTheNewes
   EXPECT_FALSE(queue["jobs"][2].contains("pending"));  // not in the last pass yet
 }
 
+TEST_F(JobViewsTest, ARunningJobOnAClusterSaysItsNode) {
+  device::Snapshot snap;
+  for (const char* node : {"n1", "n2"}) {
+    device::GpuInfo g;
+    g.uuid = std::string("SLURM-") + node + "-0";
+    g.index = static_cast<int>(snap.gpus.size());
+    g.node = node;
+    g.memory_total = 81920;
+    snap.gpus.push_back(g);
+  }
+  cards_.Load(&snap);
+  const JobId running = Job(alice_);
+  const JobId waiting = Job(alice_);
+  jobs_.at(running).rec.state = store::JobState::kRunning;
+  jobs_.at(running).rec.placement.alloc.gpus = {1};
+  const json jobs = views_->Queue(alice_, json::object())["jobs"];
+  ASSERT_EQ(Ids(jobs), (std::vector<JobId>{running, waiting}));
+  EXPECT_EQ(jobs[0].value("node", ""), "n2") << jobs[0].dump();
+  EXPECT_FALSE(jobs[1].contains("node"));
+  // This machine's cards name no node: neither does the job.
+  snap.gpus[0].node = snap.gpus[1].node = "";
+  cards_.Load(&snap);
+  EXPECT_FALSE(views_->Queue(alice_, json::object())["jobs"][0].contains("node"));
+}
+
 TEST_F(JobViewsTest, HistoryComesAPageAtATimeAndOthersJobsOnlyWithAll) {
   std::vector<JobId> ended;
   for (int i = 0; i < 5; ++i) ended.push_back(Job(alice_, true, kNow - 100 + i));

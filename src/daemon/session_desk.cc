@@ -169,16 +169,18 @@ void SessionDesk::Start(ActiveJob& a, const rota::Start& start, Time now) {
 json SessionDesk::AllocatedEvent(const ActiveJob& a, const rota::Start& start) const {
   json indices = json::array();
   for (int g : start.alloc.gpus) indices.push_back(setup_.cards->gpus()[static_cast<size_t>(g)].index);
-  return {{"v", api::kVersion},
-          {"ok", true},
-          {"event", "allocated"},
-          {"job_id", a.rec.job.id},
-          {"gpus", indices},
-          {"request", api::RequestToJson(a.rec.job.request)},
-          {"mig_index", a.rec.placement.alloc.mig},
-          {"gpu_mem", a.rec.placement.alloc.memory},
-          {"time_limit", a.rec.job.time_limit},
-          {"preemptible", start.preemptible}};
+  json event = {{"v", api::kVersion},
+                {"ok", true},
+                {"event", "allocated"},
+                {"job_id", a.rec.job.id},
+                {"gpus", indices},
+                {"request", api::RequestToJson(a.rec.job.request)},
+                {"mig_index", a.rec.placement.alloc.mig},
+                {"gpu_mem", a.rec.placement.alloc.memory},
+                {"time_limit", a.rec.job.time_limit},
+                {"preemptible", start.preemptible}};
+  if (const std::string& node = setup_.cards->NodeOf(start.alloc); !node.empty()) event["node"] = node;
+  return event;
 }
 
 bool SessionDesk::StillWaits(ActiveJob& a, Time now) {

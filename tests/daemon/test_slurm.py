@@ -61,6 +61,7 @@ class SlurmEngineTest(DaemonTest):
         lines = r.stdout.split()
         job = int(lines[2].split("-")[1])
         self.assertEqual(lines[:3], ["gpus=0,1", DEFAULT_USER, f"tag=rota-{job}"])
+        self.assertIn(f"rota: job {job} running on gpu0,1@{self.cluster.node}, time limit", r.stderr)
         rec = self.d.job(job)
         self.assertTrue(rec["interactive"])
         self.assertEqual((rec["state"], rec["exit_code"]), ("failed", 4))

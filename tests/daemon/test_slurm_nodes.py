@@ -443,10 +443,13 @@ class TwoNodesTest(DaemonTest):
         b = self.d.submit("--gpus", "2", "--", "sh", "-c", script)
         wait_for(lambda: self.node_of(a) and self.node_of(b), what="both jobs running in Slurm")
         self.assertEqual({self.node_of(a), self.node_of(b)}, {"rota-n1", "rota-n2"})
-        # Rota's record agrees with where Slurm runs each job.
+        # Rota's record agrees with where Slurm runs each job, and the queue says the node.
+        queue = self.d.rota("queue").stdout
         for job in (a, b):
             uuids = self.d.job(job)["gpu_uuids"]
             self.assertEqual({u.rsplit("-", 1)[0] for u in uuids}, {"SLURM-" + self.node_of(job)}, uuids)
+            self.assertEqual(self.d.job(job)["node"], self.node_of(job))
+            self.assertRegex(queue, rf"(?m)^\s*{job}\s.*\sgpu\d,\d@{self.node_of(job)}\s", queue)
         # A job larger than any node can never run: refused at once, with why (not split over the
         # nodes, and then refused by Slurm).
         big = self.d.rota("submit", "--gpus", "3", "--", "true", check=False)

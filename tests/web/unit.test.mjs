@@ -11,7 +11,7 @@ if (!globalThis.navigator) globalThis.navigator = { language: 'en-US' };
 
 const APP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web', 'app');
 const { _dictForTests: DICT, setLang } = await import(path.join(APP, 'i18n.mjs'));
-const { commandArgv } = await import(path.join(APP, 'queue.mjs'));
+const { commandArgv, cardsOf } = await import(path.join(APP, 'queue.mjs'));
 const { cardTitle, warningsOf } = await import(path.join(APP, 'now.mjs'));
 const { axisLabels } = await import(path.join(APP, 'fmt.mjs'));
 const { noteLines } = await import(path.join(APP, 'replay.mjs'));
@@ -44,6 +44,16 @@ test('the submit form splits a plain command into words and hands shell syntax t
   assert.deepEqual(commandArgv('python a.py > out.txt'), ['/bin/sh', '-c', 'python a.py > out.txt']);
   assert.deepEqual(commandArgv('cd 数据 && python 训练.py'), ['/bin/sh', '-c', 'cd 数据 && python 训练.py']);
   assert.deepEqual(commandArgv('   '), []);
+});
+
+test('a running job says its cards, and on a cluster their node', () => {
+  setLang('en');
+  assert.equal(cardsOf({ gpus: [0, 1] }), 'GPU 0,1');
+  assert.equal(cardsOf({ gpus: [2, 3], node: 'gpu-07' }), 'GPU 2,3 on gpu-07');
+  assert.equal(cardsOf({ gpus: [] , node: 'gpu-07' }), '');
+  setLang('zh');
+  assert.equal(cardsOf({ gpus: [2], node: 'gpu-07' }), 'GPU 2 在 gpu-07 上');
+  setLang('en');
 });
 
 test('a request refused at the door (too many connections) is sent again, other errors are not', async () => {

@@ -30,6 +30,13 @@ function requestText(r) {
   return t('job.n_gpus', { n: r.gpus });
 }
 
+// Where a running job's cards are: "GPU 0,1" (Rota's indices, as the Now tab lists the cards),
+// on a cluster with its node ("GPU 2,3 on gpu-07"); "" for none.
+export function cardsOf(job) {
+  if (!(job.gpus || []).length) return '';
+  return 'GPU ' + job.gpus.join(',') + (job.node ? ' ' + t('job.on_node', { node: job.node }) : '');
+}
+
 export function mount(root, ctx) {
   const { me, toast, call } = ctx;
   let alive = true, timer = null;
@@ -88,7 +95,7 @@ export function mount(root, ctx) {
         if (j.state === 'running') {
           when = [t('job.left', { d: fmtDur(j.start_time + j.time_limit - n) }),
             j.predicted_end ? h('div', { class: 'muted forecast' }, t('job.likely_end', { at: fmtTime(j.predicted_end.time) })) : null,
-            (j.gpus || []).length ? h('div', { class: 'muted' }, 'GPU ' + j.gpus.join(',')) : null,
+            cardsOf(j) ? h('div', { class: 'muted' }, cardsOf(j)) : null,
             j.kill_at ? h('div', { class: 'warn' }, t('job.stopping')) : null];
         } else {
           const p = j.pending;
