@@ -31,6 +31,10 @@ Status CheckOutputPath(const std::string& output, const std::string& cwd) {
       if (S_ISLNK(st.st_mode))
         return InvalidArgument(given + " is a symbolic link, which a job's output never follows; give the file it points to");
       if (S_ISDIR(st.st_mode)) return InvalidArgument(given + " is a directory; give a file name in it");
+      // Whoever reads a pipe or socket would get the job's output (the shepherd refuses it too).
+      if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+        return InvalidArgument(given + " is a " + (S_ISFIFO(st.st_mode) ? "named pipe" : "socket") +
+                               "; a job's output is a file, or a device such as /dev/null");
       if (::access(path.c_str(), W_OK) != 0)
         return InvalidArgument(given + ": you cannot write to it (" + std::strerror(errno) + ")");
       return Status::Ok();

@@ -50,6 +50,9 @@ TEST_F(OutputPathTest, DirectoriesLinksAndNonDirectoriesAreRefused) {
   ExpectRefused("link.log", "symbolic link");
   std::ofstream(dir_.File("plain")) << "x";
   ExpectRefused("plain/run.log", "is not a directory");
+  // A named pipe: whoever reads it would get the job's output.
+  ASSERT_EQ(::mkfifo(dir_.File("pipe").c_str(), 0666), 0);
+  ExpectRefused("pipe", "is a named pipe");
 }
 
 TEST_F(OutputPathTest, TheDefaultOutputIsNamedAsSuch) {

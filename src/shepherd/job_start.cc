@@ -120,15 +120,28 @@ void SetLimits(const exec::LaunchSpec& spec, int error_fd) {
   set(RLIMIT_NOFILE, spec.max_open_files, "open files");
 }
 
+constexpr const char* kOutputKinds = "a job's output is a file of its owner's, or a device such as /dev/null";
+
 // Standard input from /dev/null, output and error appended to the job's log, opened as its user.
 void OpenLog(const exec::LaunchSpec& spec, int error_fd) {
-  int out = open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a named pipe there must not hold the job until someone reads it (without a reader
+  // the open fails with ENXIO; with one it returns, and is refused below).
+  int out =
+      open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (out < 0 && errno == ENXIO)
+    Fail(error_fd, "the output " + spec.output + " is a named pipe; " + kOutputKinds);
   if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
   // Job ids are predictable: another user may have made the file first in a directory both can
   // write (world-writable, so that they can read what the job writes). A regular file must be the
-  // owner's own, and not writable by everyone; a device such as /dev/null is what it is.
+  // owner's own, and not writable by everyone; a device such as /dev/null is what it is (users
+  // cannot make devices). A named pipe or socket would hand the output to whoever reads it.
   struct stat st {};
   if (fstat(out, &st) != 0) FailErrno(error_fd, "cannot check output " + spec.output, errno);
+  if (S_ISFIFO(st.st_mode)) Fail(error_fd, "the output " + spec.output + " is a named pipe; " + kOutputKinds);
+  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+    Fail(error_fd, "the output " + spec.output + " is neither a file nor a device; " + kOutputKinds);
+  const int flags = fcntl(out, F_GETFL);
+  if (flags < 0 || fcntl(out, F_SETFL, flags & ~O_NONBLOCK) != 0) FailErrno(error_fd, "fcntl", errno);
   if (S_ISREG(st.st_mode) && st.st_uid != spec.uid) {
     Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
                        spec.user + ": someone else made it; remove it or choose another --output");

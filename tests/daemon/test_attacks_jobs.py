@@ -290,6 +290,39 @@ class FilesTest(AttackTest):
             self.assertNotIn("victims-output", f.read())
         self.assertServesOthers()
 
+    def test_a_named_pipe_at_the_output_path_is_refused(self):
+        # The same trap as a FIFO: a pipe is no regular file, so the owner check did not apply, and
+        # the open waited until mallory's reader came, then gave her the victim's output (and
+        # held the job, GPUs and all, as long as she liked). A job's output is never a pipe.
+        shared = self.path("shared")
+        os.makedirs(shared)
+        os.chmod(shared, 0o1777)
+        probe = self.d.submit("--", "true", user=VICTIM, cwd=self.home(VICTIM))
+        self.d.wait_state(probe, FINAL)
+        trap = os.path.join(shared, f"rota-{probe + 1}.out")
+        subprocess.run(argv_as(MALLORY, "sh", "-c", f"umask 0; mkfifo -m 666 {trap}"), check=True)
+        reader = subprocess.Popen(argv_as(MALLORY, "sh", "-c", f"exec cat < {trap}"), stdout=subprocess.PIPE)
+        self.addCleanup(lambda: reader.poll() is None and reader.kill())
+        job = self.d.submit("--", "echo", "victims-output", user=VICTIM, cwd=shared)
+        self.assertEqual(job, probe + 1)
+        rec = self.d.wait_state(job, FINAL)
+        self.assertEqual(rec["state"], "failed", rec)
+        self.assertIn("is a named pipe", rec["end_reason"])
+        reader.kill()
+        self.assertNotIn(b"victims-output", reader.communicate(timeout=10)[0])
+        # Without a reader the job is not held either: it fails at once.
+        idle = os.path.join(shared, f"rota-{job + 1}.out")
+        subprocess.run(argv_as(MALLORY, "sh", "-c", f"umask 0; mkfifo -m 666 {idle}"), check=True)
+        job = self.d.submit("--", "echo", "victims-output", user=VICTIM, cwd=shared)
+        rec = self.d.wait_state(job, FINAL, timeout=10)
+        self.assertEqual(rec["state"], "failed", rec)
+        self.assertIn("is a named pipe", rec["end_reason"])
+        # Named as --output, the pipe is refused at submit.
+        r = self.d.rota("submit", "--output", idle, "--", "true", user=VICTIM, cwd=shared, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is a named pipe", r.stderr)
+        self.assertServesOthers()
+
     def test_a_hard_link_at_the_output_path_is_refused(self):
         # With fs.protected_hardlinks off, a link to someone else's file could be made; its owner
         # is not the job's.
