@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,27 @@ namespace {
   if (text != nullptr) (void)!::write(2, text, std::strlen(text));
   (void)!::write(2, "\n", 1);
   ::_exit(127);
+}
+
+// Why `path` may not be a job's output (nullptr: it may, or is not there yet); as the user, in the
+// forked child: system calls only.
+const char* RefusedOutput(const char* path, uid_t uid) {
+  struct stat st {};
+  if (::lstat(path, &st) != 0) return nullptr;  // made by the job's own open
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
+  if (S_ISFIFO(st.st_mode)) return "is a named pipe";
+  if (S_ISCHR(st.st_mode)) return nullptr;
+  if (!S_ISREG(st.st_mode)) return "is neither a file nor a device";
+  if (st.st_uid != uid) return "belongs to another user: someone else made it";
+  if ((st.st_mode & S_IWOTH) != 0) return "is writable by everyone";
+  return nullptr;
+}
+
+[[noreturn]] void ChildRefuseOutput(const char* path, const char* why) {
+  for (const char* part : {"the output ", path, " ", why,
+                           "; a job's output is a file of its owner's, or a device such as /dev/null\n"})
+    (void)!::write(2, part, std::strlen(part));
+  ::_exit(ChildCommand::kOutputRefused);
 }
 
 StatusOr<Spawned> Spawn(const ChildCommand& cmd) {
@@ -76,6 +98,7 @@ StatusOr<Spawned> Spawn(const ChildCommand& cmd) {
     return Unavailable(exec::ErrnoMessage("open /dev/null", e));
   }
   const char* cwd = cmd.cwd.c_str();
+  const char* output = cmd.refuse_output.empty() ? nullptr : cmd.refuse_output.c_str();
   const gid_t* groups = cmd.groups.data();
   const size_t ngroups = cmd.groups.size();
   const pid_t pid = ::fork();
@@ -99,6 +122,9 @@ StatusOr<Spawned> Spawn(const ChildCommand& cmd) {
       ChildFail("cannot take the user's identity", errno);
     }
     if (::chdir(cwd) != 0) ChildFail(cwd, errno);
+    if (output != nullptr) {
+      if (const char* why = RefusedOutput(output, ::getuid()); why != nullptr) ChildRefuseOutput(output, why);
+    }
     ::execve(argv[0], argv.data(), envp.data());
     ChildFail(argv[0], errno);
   }

@@ -38,6 +38,13 @@ struct ChildCommand {
   std::vector<gid_t> groups;
   std::string cwd = "/";
   std::chrono::milliseconds deadline{10'000};
+  // A job's output path that the child, as the user and before it execs, refuses where it is
+  // already there and is not a file of the user's that others may not write, nor a device (the
+  // shepherd's rule for the local engine's jobs, security.md, Outputs): a link, a named pipe or
+  // socket, another user's file or one everyone may write. Refused, the child says why on stderr
+  // and exits kOutputRefused without running argv. Empty: nothing checked.
+  std::string refuse_output;
+  static constexpr int kOutputRefused = 125;
 };
 
 struct ChildResult {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,9 @@
 #include <cstring>
 #include <optional>
 
+#include "exec/files.h"
 #include "testing/daemon/parts.h"
+#include "testing/temp_dir.h"
 
 namespace rota::daemon {
 namespace {
@@ -144,6 +147,42 @@ TEST_F(ChildCommandTest, RunsAsTheUserNeverAsRoot) {
   ChildResult root = Run(c);
   EXPECT_EQ(root.how, ChildResult::How::kNotStarted);
   EXPECT_NE(root.why.find("as root"), std::string::npos);
+}
+
+TEST_F(ChildCommandTest, AJobsOutputThatIsNoFileOfTheUsersIsRefusedBeforeItRuns) {
+  testing::TempDir dir{"rota-child-output"};
+  ASSERT_TRUE(dir.ok());
+  ChildCommand c = Sh("echo ran");
+  auto outcome = [&](const std::string& path) {
+    c.refuse_output = path;
+    return Run(c);
+  };
+  // Not there yet, a file of one's own, a device: the command runs.
+  EXPECT_EQ(outcome(dir.File("new.out")).out, "ran\n");
+  ASSERT_TRUE(exec::WriteFileAtomic(dir.File("own.out"), "", 0644).ok());
+  EXPECT_EQ(outcome(dir.File("own.out")).out, "ran\n");
+  EXPECT_EQ(outcome("/dev/null").out, "ran\n");
+  // A pipe, a link, a file everyone may write, another user's: refused, and said why.
+  ASSERT_EQ(::mkfifo(dir.File("pipe").c_str(), 0666), 0);
+  ASSERT_EQ(::symlink("own.out", dir.File("link").c_str()), 0);
+  ASSERT_TRUE(exec::WriteFileAtomic(dir.File("open.out"), "", 0644).ok());
+  ASSERT_EQ(::chmod(dir.File("open.out").c_str(), 0666), 0);
+  for (const auto& [name, why] :
+       {std::pair{"pipe", "is a named pipe"}, std::pair{"link", "is a symbolic link"},
+        std::pair{"open.out", "is writable by everyone"}}) {
+    ChildResult r = outcome(dir.File(name));
+    EXPECT_EQ(r.how, ChildResult::How::kExited) << name;
+    EXPECT_EQ(r.code, ChildCommand::kOutputRefused) << name;
+    EXPECT_EQ(r.out, "") << name;
+    EXPECT_EQ(r.err, "the output " + dir.File(name) + " " + why +
+                         "; a job's output is a file of its owner's, or a device such as /dev/null\n");
+  }
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(dir.File("own.out").c_str(), 65534, 65534), 0);
+    ChildResult theirs = outcome(dir.File("own.out"));
+    EXPECT_EQ(theirs.code, ChildCommand::kOutputRefused);
+    EXPECT_NE(theirs.err.find("belongs to another user"), std::string::npos) << theirs.err;
+  }
 }
 
 TEST_F(ChildCommandTest, StoppingKillsWhatRuns) {

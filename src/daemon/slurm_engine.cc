@@ -240,6 +240,10 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   c.gid = spec.gid;
   c.groups = spec.groups;
   c.deadline = options_.deadline;
+  // slurmstepd opens the output on the node, where Rota checks nothing: what is there already (a
+  // pipe or file that another user made at the predictable path) is refused here, before sbatch.
+  if (!spec.output.empty())
+    c.refuse_output = spec.output[0] == '/' ? spec.output : spec.cwd + "/" + spec.output;
   Job& j = jobs_[spec.job_id];
   j.uid = spec.uid;
   j.since = now;
@@ -265,6 +269,15 @@ void SlurmEngine::OnSubmitted(JobId id, const ChildResult& r) {
     return;
   }
   const std::string words = r.Describe();
+  if (r.how == ChildResult::How::kExited && r.code == ChildCommand::kOutputRefused &&
+      r.err.starts_with("the output ")) {
+    spdlog::warn("job {}: not submitted: {}", id, words);
+    JobExit e;
+    e.kind = JobExit::Kind::kStartFailed;
+    e.reason = words;
+    Ended(id, j, e);
+    return;
+  }
   const bool refused = r.how == ChildResult::How::kExited && !NotReached(r.err);
   const bool never_ran = r.how == ChildResult::How::kNotStarted;
   if (refused || never_ran) {

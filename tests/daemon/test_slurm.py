@@ -125,6 +125,26 @@ class SlurmEngineTest(DaemonTest):
         wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(job)),
                  what="the Slurm job to end")
 
+    def test_an_output_path_another_user_laid_a_pipe_at_is_refused_before_sbatch(self):
+        # slurmstepd opens the output on the node, as the user, and a named pipe there would hand
+        # the job's output to its reader (and hold the job until one came): the pipe another user
+        # made at the predictable rota-<id>.out in a shared directory is refused before sbatch.
+        other = "rota-it-other"
+        ensure_user(other)
+        shared = self.path("shared")
+        os.makedirs(shared)
+        os.chmod(shared, 0o1777)
+        probe = self.d.submit("--", "true", cwd=shared)
+        self.d.wait_state(probe, "completed")
+        trap = os.path.join(shared, f"rota-{probe + 1}.out")
+        subprocess.run(["runuser", "-u", other, "--", "sh", "-c", f"umask 0; mkfifo -m 666 {trap}"], check=True)
+        job = self.d.submit("--", "echo", "victims-output", cwd=shared)
+        self.assertEqual(job, probe + 1)
+        rec = self.d.wait_state(job, "failed", timeout=20)
+        self.assertEqual(rec["end_reason"], f"Failed: the output {trap} is a named pipe; a job's output is a "
+                                            "file of its owner's, or a device such as /dev/null")
+        self.assertEqual(self.slurm_jobs(job), [])  # never sent to Slurm
+
     def test_another_user_cannot_cancel_read_or_touch_it(self):
         other = "rota-it-other"
         ensure_user(other)
