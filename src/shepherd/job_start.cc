@@ -129,7 +129,7 @@ void OpenLog(const exec::LaunchSpec& spec, int error_fd) {
   int out =
       open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
   if (out < 0 && errno == ENXIO)
-    Fail(error_fd, "the output " + spec.output + " is a named pipe; " + kOutputKinds);
+    Fail(error_fd, "the output " + spec.output + " is a named pipe or socket; " + kOutputKinds);
   if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
   // Job ids are predictable: another user may have made the file first in a directory both can
   // write (world-writable, so that they can read what the job writes). A regular file must be the

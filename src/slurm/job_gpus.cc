@@ -18,7 +18,9 @@ StatusOr<std::vector<NodeGpus>> GpusGiven(std::string_view detail, std::string_v
   const std::set<std::string> of_job(nodes->begin(), nodes->end());
   std::map<std::string, const NodeGres*> line_of;
   for (const NodeGres& line : *lines) {
-    StatusOr<std::vector<std::string>> named = ExpandHostlist(line.nodes);
+    // At most the job's own nodes: a line the user made up ("Nodes=x[1-99999],y[1-99999]...")
+    // is refused before it is expanded.
+    StatusOr<std::vector<std::string>> named = ExpandHostlist(line.nodes, nodes->size());
     if (!named.ok()) return named.status();
     for (const std::string& node : *named) {
       if (of_job.count(node) == 0)

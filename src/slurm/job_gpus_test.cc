@@ -62,6 +62,12 @@ TEST(GpusGivenTest, ALineThatDoesNotAgreeWithTheQueueNamesNothing) {
   EXPECT_FALSE(GpusGiven(kAlike, "rota-n[1-", 1).ok());
   EXPECT_FALSE(GpusGiven("     Nodes=rota-n[2-1] GRES=gpu:1(IDX:0)\n", "rota-n[1-2]", 1).ok());
   EXPECT_FALSE(GpusGiven("     Nodes=vm GRES=gpu:2(IDX:0-\n", "vm", 2).ok());
+  // A made-up line naming many hosts is refused before they are made (it could name millions).
+  const StatusOr<std::vector<NodeGpus>> many = GpusGiven(
+      std::string(kAlike) + "     Nodes=x[1-99999],y[1-99999] GRES=gpu:1(IDX:0)\n", "rota-n[1-2]", 1);
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("names more than 2 hosts"), std::string::npos)
+      << many.status().message();
 }
 
 }  // namespace

@@ -63,14 +63,21 @@ std::int64_t BookingOfReservation(std::string_view tag, std::string_view name) {
   return id;
 }
 
-StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list) {
+StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list, size_t max_hosts) {
   std::vector<std::string> hosts;
   if (list.empty() || list == "(null)") return hosts;
+  auto too_many = [&](size_t more) {
+    return hosts.size() + more > max_hosts
+               ? InvalidArgument("host list \"" + std::string(list.substr(0, 80)) + "\" names more than " +
+                                 std::to_string(max_hosts) + " hosts")
+               : Status();
+  };
   for (const std::string& item : SplitTopLevel(list, ',')) {
     const size_t open = item.find('[');
     if (open == std::string::npos) {
       if (item.empty() || item.find(']') != std::string::npos)
         return InvalidArgument("bad host list \"" + std::string(list) + "\"");
+      if (Status s = too_many(1); !s.ok()) return s;
       hosts.push_back(item);
       continue;
     }
@@ -86,6 +93,7 @@ StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list) {
       long lo = 0, hi = 0;
       if (!ParseNumber(lo_text, lo) || !ParseNumber(hi_text, hi) || hi < lo || hi - lo > 100000)
         return InvalidArgument("bad range \"" + range + "\" in host list \"" + std::string(list) + "\"");
+      if (Status s = too_many(static_cast<size_t>(hi - lo + 1)); !s.ok()) return s;
       for (long n = lo; n <= hi; ++n) {
         std::string digits = std::to_string(n);
         // Zero padding as written: "gpu[01-10]" -> gpu01 ... gpu10.

@@ -11,6 +11,8 @@
 // Tested by reservations_test.cc on lines captured from Slurm 22.05.8.
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,8 +42,10 @@ std::int64_t BookingOfReservation(std::string_view tag, std::string_view name);
 StatusOr<std::vector<Reservation>> ParseReservations(std::string_view text);
 
 // A Slurm host list ("n1,gpu[01-03,7],x") as host names, in the order written. Refuses unbalanced
-// brackets and ranges that are not ascending numbers.
-StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list);
+// brackets, ranges that are not ascending numbers, and a list of more than `max_hosts` names
+// (before it makes them: a list that a user could write, as in scontrol's lines, costs no more).
+StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list,
+                                                  size_t max_hosts = std::numeric_limits<size_t>::max());
 
 struct ReservationChange {
   enum class Kind { kCreate, kUpdate, kDelete };

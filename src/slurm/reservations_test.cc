@@ -45,6 +45,11 @@ TEST(SlurmReservationsTest, ExpandsHostListsAsSlurmWritesThem) {
   for (const char* bad : {"n[1-", "n[3-1]", "n[a-b]", "n]", "n[1[2]]", "a,,b"}) {
     EXPECT_FALSE(ExpandHostlist(bad).ok()) << bad;
   }
+  // At most so many names: exactly that many pass, one more is refused, by range or by name.
+  EXPECT_EQ(ExpandHostlist("n[1-3]", 3).value().size(), 3u);
+  EXPECT_FALSE(ExpandHostlist("n[1-4]", 3).ok());
+  EXPECT_FALSE(ExpandHostlist("n[1-3],m", 3).ok());
+  EXPECT_FALSE(ExpandHostlist("x[1-99999],y[1-99999]", 2).ok());
 }
 
 Reservation Want(std::int64_t booking, Time start, Time end, std::vector<std::string> nodes = {"n1"}) {
