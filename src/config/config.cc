@@ -75,8 +75,6 @@ StatusOr<Config> ParseConfig(std::string_view text, std::string_view name) {
   internal::Errors errors;
   internal::Section root(table, "", &errors);
   Config c;
-  // Not a setting: every job of a rotad runs on one node (core/policy.h, Policy::span_nodes).
-  c.policy.span_nodes = false;
   ReadTopLevel(root, c);
   internal::ReadPolicy(root, c);
   internal::ReadQuota(root, c);

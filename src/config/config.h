@@ -181,7 +181,12 @@ struct ContainersConfig {
 };
 
 struct Config {
-  Policy policy;
+  // Not a setting: every job of a rotad runs on one node (core/policy.h, Policy::span_nodes).
+  Policy policy = [] {
+    Policy p;
+    p.span_nodes = false;
+    return p;
+  }();
   EngineConfig engine;  // [engine]; read at start only (a reload keeps the engine it has)
   std::string timezone = "UTC";  // as written: a tz database name, an offset, "UTC", or a label given with utc_offset
 

@@ -55,6 +55,12 @@ TEST(Config, EmptyFileIsTheDefaults) {
   EXPECT_EQ(p.fairshare_half_life, d.fairshare_half_life);
   EXPECT_EQ(p.time_of_day.size(), d.time_of_day.size());
   EXPECT_EQ(p.zone.OffsetAt(0), 0);
+  // The one difference from the core's defaults: a rotad's jobs never span nodes, read from a
+  // file or not (the simulator's Policy{} lets a 64-GPU trace job span servers of 8).
+  EXPECT_FALSE(p.span_nodes);
+  EXPECT_TRUE(d.span_nodes);
+  EXPECT_FALSE(Config{}.policy.span_nodes);
+  EXPECT_FALSE(ParseConfig("[policy]\nalgorithm = \"fifo\"\n", "rota.toml")->policy.span_nodes);
   EXPECT_EQ(p.quota.default_hours, d.quota.default_hours);
   EXPECT_EQ(p.quota.week_start_day, 0);
   EXPECT_TRUE(p.quota.role_hours.empty());

@@ -124,7 +124,7 @@ struct Policy {
   // Whether a job larger than any node may be placed over several nodes. The simulator's traces
   // have such jobs (64 GPUs on servers of 8); a daemon's job runs on one node (the local engine
   // has one, the Slurm engine submits `--nodes=1`), so rotad's configuration turns this off
-  // (config::ParseConfig): such a job can never run there (CapacityPlan::Possible), and is refused
+  // (config::Config): such a job can never run there (CapacityPlan::Possible), and is refused
   // at submit rather than placed over nodes and then refused by Slurm.
   bool span_nodes = true;
   // A running job past its expected end (limits not enforced) is assumed to end this much later.
