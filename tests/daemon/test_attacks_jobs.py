@@ -271,18 +271,23 @@ class WhatAJobMayDoTest(AttackTest):
 class FilesTest(AttackTest):
     """Paths that users choose and rotad (root) touches."""
 
-    def test_output_pre_created_by_another_user_is_refused(self):
-        # Job ids are predictable: mallory makes the victim's next output file, world-writable, in a
-        # directory both may write, to read what the job writes.
+    def shared_and_next_output(self):
+        """A directory everyone may write and the path of the victim's next job's default output in
+        it (job ids are predictable), with that job's id."""
         shared = self.path("shared")
         os.makedirs(shared)
         os.chmod(shared, 0o1777)
         probe = self.d.submit("--", "true", user=VICTIM, cwd=self.home(VICTIM))
         self.d.wait_state(probe, FINAL)
-        trap = os.path.join(shared, f"rota-{probe + 1}.out")
+        return shared, os.path.join(shared, f"rota-{probe + 1}.out"), probe + 1
+
+    def test_output_pre_created_by_another_user_is_refused(self):
+        # Job ids are predictable: mallory makes the victim's next output file, world-writable, in a
+        # directory both may write, to read what the job writes.
+        shared, trap, next_job = self.shared_and_next_output()
         subprocess.run(argv_as(MALLORY, "sh", "-c", f"umask 0; : > {trap}; chmod 666 {trap}"), check=True)
         job = self.d.submit("--", "echo", "victims-output", user=VICTIM, cwd=shared)
-        self.assertEqual(job, probe + 1)
+        self.assertEqual(job, next_job)
         rec = self.d.wait_state(job, FINAL)
         self.assertEqual(rec["state"], "failed", rec)
         self.assertIn(f"belongs to uid {self.mallory.pw_uid}, not to {VICTIM}", rec["end_reason"])
@@ -294,17 +299,12 @@ class FilesTest(AttackTest):
         # The same trap as a FIFO: a pipe is no regular file, so the owner check did not apply, and
         # the open waited until mallory's reader came, then gave her the victim's output (and
         # held the job, GPUs and all, as long as she liked). A job's output is never a pipe.
-        shared = self.path("shared")
-        os.makedirs(shared)
-        os.chmod(shared, 0o1777)
-        probe = self.d.submit("--", "true", user=VICTIM, cwd=self.home(VICTIM))
-        self.d.wait_state(probe, FINAL)
-        trap = os.path.join(shared, f"rota-{probe + 1}.out")
+        shared, trap, next_job = self.shared_and_next_output()
         subprocess.run(argv_as(MALLORY, "sh", "-c", f"umask 0; mkfifo -m 666 {trap}"), check=True)
         reader = subprocess.Popen(argv_as(MALLORY, "sh", "-c", f"exec cat < {trap}"), stdout=subprocess.PIPE)
         self.addCleanup(lambda: reader.poll() is None and reader.kill())
         job = self.d.submit("--", "echo", "victims-output", user=VICTIM, cwd=shared)
-        self.assertEqual(job, probe + 1)
+        self.assertEqual(job, next_job)
         rec = self.d.wait_state(job, FINAL)
         self.assertEqual(rec["state"], "failed", rec)
         self.assertIn("is a named pipe", rec["end_reason"])

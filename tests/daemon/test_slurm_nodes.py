@@ -22,6 +22,15 @@ WHY_NOT = slurm_missing()
 WHY_NOT_TWO = WHY_NOT or second_node_missing()
 
 
+def logged_lines(path):
+    """The lines an Epilog wrote to `path`, each split into words ([] before it wrote any)."""
+    try:
+        with open(path) as f:
+            return [line.split() for line in f]
+    except FileNotFoundError:
+        return []
+
+
 @unittest.skipIf(WHY_NOT, WHY_NOT)
 class PokeTest(DaemonTest):
     """Slurm's EpilogSlurmctld runs `rota poke`: rotad sees an end at once, not at its next poll."""
@@ -103,11 +112,7 @@ exit 0
         return ""
 
     def epilog_lines(self):
-        try:
-            with open(self.log) as f:
-                return [line.split() for line in f]
-        except FileNotFoundError:
-            return []
+        return logged_lines(self.log)
 
     def test_the_waiting_poke_returns_once_the_next_job_is_in_slurm(self):
         first = self.d.submit("--gpus", "4", "--", "sleep", "1")
@@ -197,8 +202,36 @@ def fake_card(i, util):
             "temperature": 40 + i, "power_mw": 60000, "processes": []}
 
 
+class AgentProcess:
+    """A node agent (`rotad --agent`) run by a test, with the test's files in self.dir: its tokens,
+    its configuration (agent.toml), the fake library's cards (nvml.json) and its log."""
+
+    def write(self, name, text, mode=0o600):
+        path = os.path.join(self.dir, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.chmod(path + ".tmp", mode)
+        os.replace(path + ".tmp", path)
+
+    def run_agent(self, url, node, token_file, prefix=()):
+        self.agent_log = open(os.path.join(self.dir, "agent.log"), "a")
+        self.agent = subprocess.Popen(
+            [*prefix, ROTAD, "--agent", url, "--node", node, "--token-file", token_file, "--interval", "0.3",
+             "-c", os.path.join(self.dir, "agent.toml")],
+            stdout=self.agent_log, stderr=subprocess.STDOUT,
+            env=dict(os.environ, FAKE_NVML_STATE=os.path.join(self.dir, "nvml.json")))
+
+    def stop_agent(self):
+        if self.agent and self.agent.poll() is None:
+            self.agent.send_signal(signal.SIGTERM)
+            self.assertEqual(self.agent.wait(timeout=10), 0)
+        if self.agent:
+            self.agent_log.close()
+            self.agent = None
+
+
 @unittest.skipIf(WHY_NOT, WHY_NOT)
-class AgentTest(DaemonTest):
+class AgentTest(AgentProcess, DaemonTest):
     """`rotad --agent` on a compute node (here run beside the head: the token, not the address, says
     which node it is) reads its GPUs through NVML (the fake library) and posts them to the head."""
     TOKEN = "token-of-the-first-node-0123456789"
@@ -256,31 +289,11 @@ class AgentTest(DaemonTest):
         except OSError:
             return []
 
-    def write(self, name, text):
-        path = os.path.join(self.dir, name)
-        with open(path + ".tmp", "w") as f:
-            f.write(text)
-        os.chmod(path + ".tmp", 0o600)
-        os.replace(path + ".tmp", path)
-
     def set_nvml(self, cards):
         self.write("nvml.json", json.dumps({"driver_version": "550.54.15", "cards": cards}))
 
     def start_agent(self, node=None, token_file="agent.token"):
-        self.agent_log = open(os.path.join(self.dir, "agent.log"), "a")
-        self.agent = subprocess.Popen(
-            [ROTAD, "--agent", f"http://127.0.0.1:{self.port}", "--node", node or self.cluster.node,
-             "--token-file", os.path.join(self.dir, token_file), "--interval", "0.3",
-             "-c", os.path.join(self.dir, "agent.toml")],
-            stdout=self.agent_log, stderr=subprocess.STDOUT,
-            env=dict(os.environ, FAKE_NVML_STATE=os.path.join(self.dir, "nvml.json")))
-
-    def stop_agent(self):
-        if self.agent and self.agent.poll() is None:
-            self.agent.send_signal(signal.SIGTERM)
-            self.assertEqual(self.agent.wait(timeout=10), 0)
-        if self.agent:
-            self.agent_log.close()
+        self.run_agent(f"http://127.0.0.1:{self.port}", node or self.cluster.node, os.path.join(self.dir, token_file))
 
     def utils(self):
         return [g["util"] for g in self.d.api({"op": "gpus"})["gpus"]]
@@ -522,7 +535,7 @@ class TwoNodesTest(DaemonTest):
 
 
 @unittest.skipIf(WHY_NOT_TWO, WHY_NOT_TWO)
-class SecondNodeOverTheNetworkTest(DaemonTest):
+class SecondNodeOverTheNetworkTest(AgentProcess, DaemonTest):
     """The second node as a compute node is: in its own network namespace, it reaches the head only
     over the veth pair, at the head's address there (not loopback, no socket). Its agent posts its
     cards' readings and its slurmd's Epilog pokes with `rotad --agent URL --poke`, each with the
@@ -563,30 +576,10 @@ exit 0
         self.agent = None
         self.addCleanup(self.stop_agent)
 
-    def write(self, name, text, mode=0o600):
-        path = os.path.join(self.dir, name)
-        with open(path + ".tmp", "w") as f:
-            f.write(text)
-        os.chmod(path + ".tmp", mode)
-        os.replace(path + ".tmp", path)
-
     def start_agent(self, token_node="rota-n2"):
         """`rotad --agent` for the second node, run in its network namespace."""
-        self.agent_log = open(os.path.join(self.dir, "agent.log"), "a")
-        self.agent = subprocess.Popen(
-            ["nsenter", f"--net=/run/netns/{self.cluster.netns}", ROTAD, "--agent", self.url,
-             "--node", self.cluster.second, "--token-file", os.path.join(self.dir, f"agent-{token_node}.token"),
-             "--interval", "0.3", "-c", os.path.join(self.dir, "agent.toml")],
-            stdout=self.agent_log, stderr=subprocess.STDOUT,
-            env=dict(os.environ, FAKE_NVML_STATE=os.path.join(self.dir, "nvml.json")))
-
-    def stop_agent(self):
-        if self.agent and self.agent.poll() is None:
-            self.agent.send_signal(signal.SIGTERM)
-            self.assertEqual(self.agent.wait(timeout=10), 0)
-        if self.agent:
-            self.agent_log.close()
-            self.agent = None
+        self.run_agent(self.url, self.cluster.second, os.path.join(self.dir, f"agent-{token_node}.token"),
+                       prefix=["nsenter", f"--net=/run/netns/{self.cluster.netns}"])
 
     def agent_said(self):
         with open(os.path.join(self.dir, "agent.log")) as f:
@@ -596,11 +589,7 @@ exit 0
         return {g["uuid"]: g["util"] for g in self.d.api({"op": "gpus"})["gpus"]}
 
     def epilog_lines(self):
-        try:
-            with open(self.log) as f:
-                return [line.split() for line in f]
-        except FileNotFoundError:
-            return []
+        return logged_lines(self.log)
 
     def test_the_second_nodes_agent_reaches_the_head_over_the_network(self):
         # The namespace has no route to the head's loopback: only the veth address reaches it.
