@@ -209,6 +209,7 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
     return InvalidArgument("Slurm cannot give this memory share: its GPU has no shards of its own type");
   if (spec.cluster.slice && spec.cluster.cards.empty())
     return InvalidArgument("Slurm cannot give this MIG slice: its card is not Slurm's MIG gres type");
+  if (std::string why = slurm::SlurmCannotName(spec.output); !why.empty()) return InvalidArgument(why);
   const Time now = clock_.Now();
   // Written first: a restart between here and sbatch's reply finds that a launch was under way.
   if (Status s =

@@ -100,6 +100,12 @@ bool DroppedFromSubmission(const std::string& name) {
   return name == "CUDA_VISIBLE_DEVICES" || name == "ROTA_GPUS" || name == "NVIDIA_VISIBLE_DEVICES";
 }
 
+std::string SlurmCannotName(const std::string& path) {
+  if (path.find('\\') == std::string::npos) return "";
+  return "Slurm cannot write the output to " + path +
+         ": it drops every backslash in the name; choose another --output";
+}
+
 Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
   Submission s;
   std::vector<std::string>& a = s.argv;
@@ -111,7 +117,9 @@ Submission BuildSubmission(const BatchJob& job, const SubmitConfig& config) {
     a.push_back("--signal=B:" + SignalArg(job.signal) + "@" + std::to_string(std::min<Duration>(job.grace, 65535)));
   }
   a.push_back("--no-requeue");
-  a.push_back("--output=" + job.output);
+  std::string output;
+  for (char c : job.output) output += c == '%' ? std::string("%%") : std::string(1, c);
+  a.push_back("--output=" + output);
   a.push_back("--open-mode=append");
   a.push_back("--chdir=" + job.cwd);
   a.push_back("--export=ALL");

@@ -17,7 +17,10 @@
 // - --no-requeue: a job that must run again (preempted, its node failed) is requeued by Rota, in
 //   Rota's queue, and started again when Rota's core says: Slurm requeuing it by itself would
 //   run it where and when Rota did not decide.
-// - --output with --open-mode=append (the local engine appends too), --chdir, --export=ALL with
+// - --output with --open-mode=append (the local engine appends too), its '%' doubled: Slurm reads
+//   the name as a pattern ("%u" its user, "%x" its name, "%%" a '%'; seen on 22.05.8), and the
+//   file must be the one Rota names (rota logs, the output's checks); a name with a backslash,
+//   which makes Slurm drop every backslash, cannot be said (SlurmCannotName). --chdir, --export=ALL with
 //   the job's environment as captured at submit (less the variables that would steer sbatch or
 //   name the local cards; Slurm sets CUDA_VISIBLE_DEVICES from the GPUs it gives).
 // - --wrap="exec 'arg0' 'arg1' ...": the job's command, quoted for /bin/sh, with no script file.
@@ -76,6 +79,9 @@ inline constexpr Duration kCapMargin = 30;
 // Added to Rota's time limit for Slurm's: room for Rota's own stop (its grace is inside the
 // limit) and for a daemon that is a little late.
 inline constexpr Duration kBackstopSlack = 120;
+
+// Why Slurm cannot write a job's output to exactly `path` ("" when it can): a backslash.
+std::string SlurmCannotName(const std::string& path);
 
 struct Submission {
   std::vector<std::string> argv;  // argv[0] is config.sbatch

@@ -54,6 +54,16 @@ TEST(SubmitTest, AsksSlurmForWhatTheCoreChose) {
   EXPECT_EQ(Wrap(s), "exec 'python3' 'train.py' '--lr' '0.1'");
 }
 
+TEST(SubmitTest, TheOutputIsNamedAsRotaNamesItNotAsSlurmsPattern) {
+  // Slurm reads --output as a pattern: "%u" would be the user, "%%" is one '%'.
+  BatchJob j = Job();
+  j.output = "/home/alice/run-%u-50%.log";
+  EXPECT_TRUE(Has(BuildSubmission(j, SubmitConfig{}).argv, "--output=/home/alice/run-%%u-50%%.log"));
+  // A backslash makes Slurm drop every backslash and read no pattern: no name says it.
+  EXPECT_EQ(SlurmCannotName("/home/alice/run.log"), "");
+  EXPECT_NE(SlurmCannotName("/home/alice/a\\b.log").find("drops every backslash"), std::string::npos);
+}
+
 TEST(SubmitTest, LeavesOutWhatWasNotAskedFor) {
   Submission s = BuildSubmission(Job(), SubmitConfig{});
   for (const std::string& a : s.argv) {

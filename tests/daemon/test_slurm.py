@@ -125,6 +125,19 @@ class SlurmEngineTest(DaemonTest):
         wait_for(lambda: all(s not in ("RUNNING", "COMPLETING") for s, _, _ in self.slurm_jobs(job)),
                  what="the Slurm job to end")
 
+    def test_the_output_is_the_file_rota_names_not_slurms_pattern(self):
+        # Slurm reads --output as a pattern ("%u" its user, "%%" one '%'): the job writes the file
+        # the user named, and rota logs reads that same file.
+        job = self.d.submit("--output", "run-%u-50%.log", "--", "echo", "the-output")
+        self.d.wait_state(job, "completed")
+        self.assertEqual(self.read("run-%u-50%.log"), "the-output\n")
+        self.assertIn("the-output", self.d.rota("logs", str(job)).stdout)
+        # A name with a backslash Slurm cannot write to (it drops them all): said, not sent.
+        bad = self.d.submit("--output", "a\\b.log", "--", "true")
+        rec = self.d.wait_state(bad, "failed")
+        self.assertIn("drops every backslash", rec["end_reason"])
+        self.assertEqual(self.slurm_jobs(bad), [])
+
     def test_an_output_path_another_user_laid_a_pipe_at_is_refused_before_sbatch(self):
         # slurmstepd opens the output on the node, as the user, and a named pipe there would hand
         # the job's output to its reader (and hold the job until one came): the pipe another user
