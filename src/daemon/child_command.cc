@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "exec/files.h"
+#include "exec/output_rule.h"
 #include "exec/process.h"
 
 namespace rota::daemon {
@@ -40,23 +41,16 @@ namespace {
   ::_exit(127);
 }
 
-// Why `path` may not be a job's output (nullptr: it may, or is not there yet); as the user, in the
-// forked child: system calls only.
-const char* RefusedOutput(const char* path, uid_t uid) {
+// Refuses `path` as a job's output where something another user could have laid is there
+// (exec/output_rule.h; nothing there yet: the job's own open makes it). As the user, in the forked
+// child: system calls only.
+void CheckOutput(const char* path) {
   struct stat st {};
-  if (::lstat(path, &st) != 0) return nullptr;  // made by the job's own open
-  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
-  if (S_ISFIFO(st.st_mode)) return "is a named pipe";
-  if (S_ISCHR(st.st_mode)) return nullptr;
-  if (!S_ISREG(st.st_mode)) return "is neither a file nor a device";
-  if (st.st_uid != uid) return "belongs to another user: someone else made it";
-  if ((st.st_mode & S_IWOTH) != 0) return "is writable by everyone";
-  return nullptr;
-}
-
-[[noreturn]] void ChildRefuseOutput(const char* path, const char* why) {
-  for (const char* part : {"the output ", path, " ", why,
-                           "; a job's output is a file of its owner's, or a device such as /dev/null\n"})
+  if (::lstat(path, &st) != 0) return;
+  const exec::OutputFault fault = exec::JudgeOutput(st, ::getuid());
+  if (fault == exec::OutputFault::kNone) return;
+  for (const char* part :
+       {"the output ", path, " ", exec::OutputFaultWords(fault), "; ", exec::kOutputKinds, "\n"})
     (void)!::write(2, part, std::strlen(part));
   ::_exit(ChildCommand::kOutputRefused);
 }
@@ -122,9 +116,7 @@ StatusOr<Spawned> Spawn(const ChildCommand& cmd) {
       ChildFail("cannot take the user's identity", errno);
     }
     if (::chdir(cwd) != 0) ChildFail(cwd, errno);
-    if (output != nullptr) {
-      if (const char* why = RefusedOutput(output, ::getuid()); why != nullptr) ChildRefuseOutput(output, why);
-    }
+    if (output != nullptr) CheckOutput(output);
     ::execve(argv[0], argv.data(), envp.data());
     ChildFail(argv[0], errno);
   }

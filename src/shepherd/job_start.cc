@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "exec/files.h"
+#include "exec/output_rule.h"
 #include "shepherd/container.h"
 
 namespace rota::shepherd {
@@ -120,8 +121,6 @@ void SetLimits(const exec::LaunchSpec& spec, int error_fd) {
   set(RLIMIT_NOFILE, spec.max_open_files, "open files");
 }
 
-constexpr const char* kOutputKinds = "a job's output is a file of its owner's, or a device such as /dev/null";
-
 // Standard input from /dev/null, output and error appended to the job's log, opened as its user.
 void OpenLog(const exec::LaunchSpec& spec, int error_fd) {
   // O_NONBLOCK: a named pipe there must not hold the job until someone reads it (without a reader
@@ -129,26 +128,27 @@ void OpenLog(const exec::LaunchSpec& spec, int error_fd) {
   int out =
       open(spec.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
   if (out < 0 && errno == ENXIO)
-    Fail(error_fd, "the output " + spec.output + " is a named pipe or socket; " + kOutputKinds);
+    Fail(error_fd, "the output " + spec.output + " is a named pipe or socket; " + exec::kOutputKinds);
   if (out < 0) FailErrno(error_fd, "cannot open output " + spec.output, errno);
-  // Job ids are predictable: another user may have made the file first in a directory both can
-  // write (world-writable, so that they can read what the job writes). A regular file must be the
-  // owner's own, and not writable by everyone; a device such as /dev/null is what it is (users
-  // cannot make devices). A named pipe or socket would hand the output to whoever reads it.
+  // What another user may have laid there first (exec/output_rule.h).
   struct stat st {};
   if (fstat(out, &st) != 0) FailErrno(error_fd, "cannot check output " + spec.output, errno);
-  if (S_ISFIFO(st.st_mode)) Fail(error_fd, "the output " + spec.output + " is a named pipe; " + kOutputKinds);
-  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-    Fail(error_fd, "the output " + spec.output + " is neither a file nor a device; " + kOutputKinds);
+  switch (const exec::OutputFault fault = exec::JudgeOutput(st, spec.uid)) {
+    case exec::OutputFault::kNone:
+      break;
+    case exec::OutputFault::kOthersFile:
+      Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) +
+                         ", not to " + spec.user +
+                         ": someone else made it; remove it or choose another --output");
+    case exec::OutputFault::kWorldWritable:
+      Fail(error_fd, "the output file " + spec.output +
+                         " is writable by everyone; chmod o-w it or choose another --output");
+    default:
+      Fail(error_fd,
+           "the output " + spec.output + " " + exec::OutputFaultWords(fault) + "; " + exec::kOutputKinds);
+  }
   const int flags = fcntl(out, F_GETFL);
   if (flags < 0 || fcntl(out, F_SETFL, flags & ~O_NONBLOCK) != 0) FailErrno(error_fd, "fcntl", errno);
-  if (S_ISREG(st.st_mode) && st.st_uid != spec.uid) {
-    Fail(error_fd, "the output file " + spec.output + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
-                       spec.user + ": someone else made it; remove it or choose another --output");
-  }
-  if (S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH) != 0) {
-    Fail(error_fd, "the output file " + spec.output + " is writable by everyone; chmod o-w it or choose another --output");
-  }
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) FailErrno(error_fd, "cannot open /dev/null", errno);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) FailErrno(error_fd, "dup2", errno);
