@@ -243,8 +243,8 @@ StatusOr<Started> SlurmEngine::Launch(const exec::LaunchSpec& spec) {
   c.deadline = options_.deadline;
   // slurmstepd opens the output on the node, where Rota checks nothing: what is there already (a
   // pipe or file that another user made at the predictable path) is refused here, before sbatch.
-  if (!spec.output.empty())
-    c.refuse_output = spec.output[0] == '/' ? spec.output : spec.cwd + "/" + spec.output;
+  // (The output is absolute: api::JobFromRequest made it so at submit.)
+  c.refuse_output = spec.output;
   Job& j = jobs_[spec.job_id];
   j.uid = spec.uid;
   j.since = now;

@@ -229,6 +229,10 @@ class AgentProcess:
             self.agent_log.close()
             self.agent = None
 
+    def agent_said(self):
+        with open(os.path.join(self.dir, "agent.log")) as f:
+            return f.read()
+
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
 class AgentTest(AgentProcess, DaemonTest):
@@ -427,8 +431,7 @@ class AgentTest(AgentProcess, DaemonTest):
         os.chmod(os.path.join(self.dir, "agent.token"), 0o644)
         self.start_agent()
         self.assertEqual(self.agent.wait(timeout=10), 1)
-        with open(os.path.join(self.dir, "agent.log")) as f:
-            self.assertIn("may be read by others", f.read())
+        self.assertIn("may be read by others", self.agent_said())
 
 
 @unittest.skipIf(WHY_NOT_TWO, WHY_NOT_TWO)
@@ -580,10 +583,6 @@ exit 0
         """`rotad --agent` for the second node, run in its network namespace."""
         self.run_agent(self.url, self.cluster.second, os.path.join(self.dir, f"agent-{token_node}.token"),
                        prefix=["nsenter", f"--net=/run/netns/{self.cluster.netns}"])
-
-    def agent_said(self):
-        with open(os.path.join(self.dir, "agent.log")) as f:
-            return f.read()
 
     def utils(self):
         return {g["uuid"]: g["util"] for g in self.d.api({"op": "gpus"})["gpus"]}
